@@ -1,0 +1,8 @@
+//! Peregrine's benchmarks, run from `peregrine bench …`.
+//!
+//! * [`book`]: the order-book bench (issue 2).
+//! * [`dispatch`]: the non-blocking dispatch bench of seed 000/001 (issue 5).
+#![deny(unsafe_code)]
+
+pub mod book;
+pub mod dispatch;

@@ -1,0 +1,38 @@
+//! `peregrine`: one binary for every part of the stack.
+#![deny(unsafe_code)]
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "peregrine",
+    version,
+    about = "Peregrine low-latency trading stack"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// The order-book benchmark: per-operation latency and throughput.
+    Book(peregrine_bench::book::BookArgs),
+    /// The non-blocking dispatch benchmark of seed 000/001.
+    Dispatch(peregrine_bench::dispatch::DispatchArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Bench(BenchCommand::Book(args)) => peregrine_bench::book::run(args),
+        Command::Bench(BenchCommand::Dispatch(args)) => peregrine_bench::dispatch::run(args),
+    }
+}
