@@ -2,7 +2,9 @@
 //!
 //! * [`book`]: the order-book bench (issue 2).
 //! * [`dispatch`]: the non-blocking dispatch bench of seed 000/001 (issue 5).
+//! * [`handoff`]: two-thread hand-off latency/throughput per queue candidate (issue 5).
 #![deny(unsafe_code)]
 
 pub mod book;
 pub mod dispatch;
+pub mod handoff;

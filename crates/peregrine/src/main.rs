@@ -27,6 +27,8 @@ enum BenchCommand {
     Book(peregrine_bench::book::BookArgs),
     /// The non-blocking dispatch benchmark of seed 000/001.
     Dispatch(peregrine_bench::dispatch::DispatchArgs),
+    /// Two-thread hand-off latency and throughput for every queue candidate.
+    Handoff(peregrine_bench::handoff::HandoffArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,5 +36,6 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Bench(BenchCommand::Book(args)) => peregrine_bench::book::run(args),
         Command::Bench(BenchCommand::Dispatch(args)) => peregrine_bench::dispatch::run(args),
+        Command::Bench(BenchCommand::Handoff(args)) => peregrine_bench::handoff::run(args),
     }
 }
