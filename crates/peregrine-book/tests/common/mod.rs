@@ -1,0 +1,400 @@
+//! Shared test helpers: command builders, a seeded command generator and an
+//! implementation-independent checker of conservation, FIFO and crossing.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+
+use peregrine_book::{
+    Action, Book, Cancel, Command, Event, MassCancel, NewOrder, Replace, RestingOrder, SetStatus,
+};
+use peregrine_types::{
+    AccountId, ClientOrderId, InstrumentId, InstrumentSpec, InstrumentStatus, OrderId, OrderType,
+    Price, Qty, Side, StpMode, TimeInForce, Timestamp,
+};
+
+/// Tick 5, lot 10, qty 20..=10_000, band 10_000 ± 500.
+pub fn spec() -> InstrumentSpec {
+    InstrumentSpec {
+        tick_size: 5,
+        lot_size: 10,
+        min_qty: 20,
+        max_qty: 10_000,
+        band: 500,
+        ..InstrumentSpec::example(1)
+    }
+}
+
+pub const INST: InstrumentId = InstrumentId(1);
+
+/// A GTC limit order.
+pub fn limit(id: u64, account: u32, side: Side, price: i64, qty: i64) -> NewOrder {
+    NewOrder {
+        instrument: INST,
+        id: OrderId(id),
+        client_id: ClientOrderId(1000 + id),
+        account: AccountId(account),
+        side,
+        order_type: OrderType::Limit,
+        tif: TimeInForce::Gtc,
+        stp: StpMode::None,
+        price: Price::from_raw(price),
+        qty: Qty::from_raw(qty),
+        expire_at: Timestamp(0),
+    }
+}
+
+pub fn new(ts: u64, o: NewOrder) -> Command {
+    Command {
+        ts: Timestamp(ts),
+        action: Action::New(o),
+    }
+}
+
+pub fn cancel(ts: u64, id: u64, account: u32) -> Command {
+    Command {
+        ts: Timestamp(ts),
+        action: Action::Cancel(Cancel {
+            instrument: INST,
+            id: OrderId(id),
+            account: AccountId(account),
+            client_id: ClientOrderId(9_000 + id),
+        }),
+    }
+}
+
+pub fn replace(ts: u64, id: u64, account: u32, price: i64, qty: i64) -> Command {
+    Command {
+        ts: Timestamp(ts),
+        action: Action::Replace(Replace {
+            instrument: INST,
+            id: OrderId(id),
+            account: AccountId(account),
+            client_id: ClientOrderId(5_000 + id),
+            price: Price::from_raw(price),
+            qty: Qty::from_raw(qty),
+        }),
+    }
+}
+
+pub fn mass_cancel(ts: u64, account: u32, side: Option<Side>) -> Command {
+    Command {
+        ts: Timestamp(ts),
+        action: Action::MassCancel(MassCancel {
+            instrument: INST,
+            account: AccountId(account),
+            side,
+        }),
+    }
+}
+
+pub fn set_status(ts: u64, status: InstrumentStatus) -> Command {
+    Command {
+        ts: Timestamp(ts),
+        action: Action::SetStatus(SetStatus {
+            instrument: INST,
+            status,
+        }),
+    }
+}
+
+pub fn tick(ts: u64) -> Command {
+    Command {
+        ts: Timestamp(ts),
+        action: Action::Tick,
+    }
+}
+
+/// Runs one command and returns its events.
+pub fn run<B: Book>(book: &mut B, cmd: Command) -> Vec<Event> {
+    let mut ev = Vec::new();
+    book.execute(&cmd, &mut ev);
+    ev
+}
+
+/// All resting orders in priority order.
+pub fn orders<B: Book>(book: &B) -> Vec<RestingOrder> {
+    let mut v = Vec::new();
+    book.for_each_order(&mut |o| v.push(*o));
+    v
+}
+
+/// SplitMix64: a tiny deterministic generator for command streams.
+#[derive(Debug, Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+/// Generates random but meaningful command streams for [`spec`]: prices near the
+/// middle so orders cross often, four accounts so STP triggers, every kind / TIF / STP
+/// mode, some invalid fields, cancels and replaces of live and dead ids, mass cancels,
+/// halts and resumes, and time moving so GTD orders expire.
+#[derive(Debug)]
+pub struct Generator {
+    rng: Rng,
+    ts: u64,
+    next_id: u64,
+    ids: Vec<(u64, u32)>,
+    halted: bool,
+}
+
+impl Generator {
+    pub fn new(seed: u64) -> Generator {
+        Generator {
+            rng: Rng(seed),
+            ts: 1,
+            next_id: 1,
+            ids: Vec::new(),
+            halted: false,
+        }
+    }
+
+    fn price(&mut self) -> i64 {
+        let r = &mut self.rng;
+        match r.below(100) {
+            0 => 10_000 + 3, // off tick
+            1 => 20_000,     // out of band
+            2 => -5,         // invalid
+            _ => 10_000 + 5 * (r.below(13) as i64 - 6),
+        }
+    }
+
+    fn qty(&mut self) -> i64 {
+        let r = &mut self.rng;
+        match r.below(100) {
+            0 => 15,     // off lot
+            1 => 0,      // invalid
+            2 => 20_000, // above max
+            3 => 10,     // below min
+            _ => 20 + 10 * r.below(7) as i64,
+        }
+    }
+
+    fn new_order(&mut self) -> Command {
+        let r = &mut self.rng;
+        let id = if !self.ids.is_empty() && r.chance(2) {
+            self.rng.pick(&self.ids).0 // duplicate id (live or dead)
+        } else {
+            self.next_id += 1;
+            self.next_id
+        };
+        let account = 1 + self.rng.below(4) as u32;
+        let side = if self.rng.chance(50) {
+            Side::Buy
+        } else {
+            Side::Sell
+        };
+        let order_type = self.rng.pick(&[
+            OrderType::Limit,
+            OrderType::Limit,
+            OrderType::Limit,
+            OrderType::Limit,
+            OrderType::Market,
+            OrderType::PostOnly,
+            OrderType::PostOnly,
+        ]);
+        let tif = self.rng.pick(&[
+            TimeInForce::Gtc,
+            TimeInForce::Gtc,
+            TimeInForce::Gtc,
+            TimeInForce::Ioc,
+            TimeInForce::Fok,
+            TimeInForce::Gtd,
+        ]);
+        let stp = self.rng.pick(&[
+            StpMode::None,
+            StpMode::CancelNewest,
+            StpMode::CancelOldest,
+            StpMode::CancelBoth,
+            StpMode::DecrementAndCancel,
+        ]);
+        let expire_at = match (tif, self.rng.below(10)) {
+            (TimeInForce::Gtd, 0) => self.ts, // not in the future
+            (TimeInForce::Gtd, _) => self.ts + 1 + self.rng.below(200),
+            (_, 0) => 77, // expiry on a non-GTD order
+            _ => 0,
+        };
+        let (price, qty) = (self.price(), self.qty());
+        self.ids.push((id, account));
+        new(
+            self.ts,
+            NewOrder {
+                instrument: INST,
+                id: OrderId(id),
+                client_id: ClientOrderId(self.rng.below(1 << 40)),
+                account: AccountId(account),
+                side,
+                order_type,
+                tif,
+                stp,
+                price: Price::from_raw(price),
+                qty: Qty::from_raw(qty),
+                expire_at: Timestamp(expire_at),
+            },
+        )
+    }
+
+    fn known(&mut self) -> (u64, u32) {
+        if self.ids.is_empty() || self.rng.chance(3) {
+            return (999_999, 1);
+        }
+        // Prefer recent ids: they are more likely to be live.
+        let n = self.ids.len() as u64;
+        let back = self.rng.below(n.min(60));
+        let (id, owner) = self.ids[(n - 1 - back) as usize];
+        let account = if self.rng.chance(8) {
+            owner % 4 + 1
+        } else {
+            owner
+        };
+        (id, account)
+    }
+
+    pub fn next_command(&mut self) -> Command {
+        self.ts += self.rng.below(4);
+        if self.ids.len() > 4096 {
+            self.ids.drain(..2048);
+        }
+        let roll = self.rng.below(1000);
+        match roll {
+            0..=549 => self.new_order(),
+            550..=749 => {
+                let (id, account) = self.known();
+                cancel(self.ts, id, account)
+            }
+            750..=969 => {
+                let (id, account) = self.known();
+                let (price, qty) = (self.price(), self.qty());
+                replace(self.ts, id, account, price, qty)
+            }
+            970..=984 => {
+                let account = 1 + self.rng.below(4) as u32;
+                let side = self.rng.pick(&[None, Some(Side::Buy), Some(Side::Sell)]);
+                mass_cancel(self.ts, account, side)
+            }
+            985..=989 => {
+                self.halted = !self.halted;
+                let status = if self.halted {
+                    InstrumentStatus::Halted
+                } else {
+                    InstrumentStatus::Active
+                };
+                set_status(self.ts, status)
+            }
+            _ => {
+                self.ts += self.rng.below(100);
+                tick(self.ts)
+            }
+        }
+    }
+}
+
+/// Tracks every order's life from the event stream alone and checks, against a book's
+/// resting orders, that quantity is conserved (accepted + replace deltas = filled +
+/// cancelled + open), that FIFO order within a level follows the time each order last
+/// gained priority, and that the book is not crossed.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    /// id → (quantity in, filled, cancelled)
+    life: HashMap<u64, (i64, i64, i64)>,
+    /// id → sequence number of the event that last gave the order time priority
+    priority: HashMap<u64, u64>,
+    events_seen: u64,
+}
+
+impl Ledger {
+    pub fn observe(&mut self, events: &[Event]) {
+        for e in events {
+            self.events_seen += 1;
+            match e {
+                Event::Accepted(a) => {
+                    self.life.insert(a.id.0, (a.qty.lots(), 0, 0));
+                    self.priority.insert(a.id.0, self.events_seen);
+                }
+                Event::Replaced(r) => {
+                    let l = self
+                        .life
+                        .get_mut(&r.id.0)
+                        .expect("replace of unknown order");
+                    let open = l.0 - l.1 - l.2;
+                    l.0 += r.qty.lots() - open;
+                    if !r.priority_kept {
+                        self.priority.insert(r.id.0, self.events_seen);
+                    }
+                }
+                Event::Fill(f) => {
+                    assert!(f.qty.lots() > 0, "empty fill");
+                    self.life.get_mut(&f.maker_id.0).expect("maker").1 += f.qty.lots();
+                    self.life.get_mut(&f.taker_id.0).expect("taker").1 += f.qty.lots();
+                }
+                Event::Cancelled(c) => {
+                    assert!(c.qty.lots() > 0, "empty cancel");
+                    self.life
+                        .get_mut(&c.id.0)
+                        .expect("cancel of unknown order")
+                        .2 += c.qty.lots();
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub fn check(&self, resting: &[RestingOrder]) -> Result<(), String> {
+        let mut open: HashMap<u64, i64> = HashMap::new();
+        for o in resting {
+            open.insert(o.id.0, o.qty.lots());
+        }
+        for (id, (qty_in, filled, cancelled)) in &self.life {
+            let o = open.get(id).copied().unwrap_or(0);
+            if qty_in - filled - cancelled != o || o < 0 {
+                return Err(format!(
+                    "order {id}: in {qty_in} filled {filled} cancelled {cancelled} open {o}"
+                ));
+            }
+        }
+        for w in resting.windows(2) {
+            let (a, b) = (&w[0], &w[1]);
+            if a.side == b.side
+                && a.price == b.price
+                && self.priority[&a.id.0] >= self.priority[&b.id.0]
+            {
+                return Err(format!(
+                    "FIFO broken at {}: {} before {}",
+                    a.price, a.id, b.id
+                ));
+            }
+        }
+        let best_bid = resting
+            .iter()
+            .filter(|o| o.side == Side::Buy)
+            .map(|o| o.price)
+            .max();
+        let best_ask = resting
+            .iter()
+            .filter(|o| o.side == Side::Sell)
+            .map(|o| o.price)
+            .min();
+        if let (Some(b), Some(a)) = (best_bid, best_ask) {
+            if b >= a {
+                return Err(format!("crossed: {b} >= {a}"));
+            }
+        }
+        Ok(())
+    }
+}
