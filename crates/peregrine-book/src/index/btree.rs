@@ -61,7 +61,7 @@ impl LevelIndex for BTreeLevels {
         let s = side.index();
         let price = self.slab[handle as usize].price;
         let best = self.best[s];
-        if best == NIL || side.is_better_raw(price, self.slab[best as usize].price) {
+        if best == NIL || better(side, price, self.slab[best as usize].price) {
             self.best[s] = handle;
         }
     }
@@ -109,17 +109,11 @@ impl LevelIndex for BTreeLevels {
     }
 }
 
-/// Raw-price comparison helper, kept here so the index does not build `Price` values.
-trait SideExt {
-    fn is_better_raw(self, a: i64, b: i64) -> bool;
-}
-
-impl SideExt for Side {
-    #[inline]
-    fn is_better_raw(self, a: i64, b: i64) -> bool {
-        match self {
-            Side::Buy => a > b,
-            Side::Sell => a < b,
-        }
+/// Whether raw price `a` is better than `b` for a resting order on `side`.
+#[inline]
+fn better(side: Side, a: i64, b: i64) -> bool {
+    match side {
+        Side::Buy => a > b,
+        Side::Sell => a < b,
     }
 }

@@ -398,3 +398,36 @@ impl Ledger {
         Ok(())
     }
 }
+
+/// Builder-style tweaks for test orders.
+pub trait NewOrderExt: Sized {
+    fn tif(self, tif: TimeInForce) -> Self;
+    fn with_tif(self, tif: TimeInForce) -> Self {
+        self.tif(tif)
+    }
+    fn with_type(self, t: OrderType) -> Self;
+    fn with_stp(self, stp: StpMode) -> Self;
+    fn with_expiry(self, at: u64) -> Self;
+    fn on(self, instrument: InstrumentId) -> Self;
+}
+
+impl NewOrderExt for NewOrder {
+    fn tif(self, tif: TimeInForce) -> Self {
+        NewOrder { tif, ..self }
+    }
+    fn with_type(self, order_type: OrderType) -> Self {
+        NewOrder { order_type, ..self }
+    }
+    fn with_stp(self, stp: StpMode) -> Self {
+        NewOrder { stp, ..self }
+    }
+    fn with_expiry(self, at: u64) -> Self {
+        NewOrder {
+            expire_at: Timestamp(at),
+            ..self
+        }
+    }
+    fn on(self, instrument: InstrumentId) -> Self {
+        NewOrder { instrument, ..self }
+    }
+}
