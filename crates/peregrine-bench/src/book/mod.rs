@@ -1,14 +1,197 @@
-//! The order-book bench (placeholder until the book lands).
+//! `peregrine bench book`: per-operation latency and throughput of the order book, with
+//! published crates as baselines in the same run.
+//!
+//! What the numbers are: single-thread **service time** of one book operation (the
+//! call into the book, event emission into a counting sink included), measured per
+//! operation with the TSC; not queueing latency, not wire-to-wire. Throughput is an
+//! untimed replay of the whole step list. See `docs/performance.md`.
+
+mod candidates;
+mod measure;
+mod workload;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use candidates::{Lobster, OrderbookRs, Peregrine};
+use measure::{measure, timer_overhead_ns, Stats};
+use peregrine_book::{BTreeLevels, Ladder};
+use workload::Scenario;
 
 /// Arguments of `peregrine bench book`.
 #[derive(Debug, clap::Args)]
 pub struct BookArgs {
     /// Write the results as JSON to this file.
     #[arg(long)]
-    pub json: Option<std::path::PathBuf>,
+    pub json: Option<PathBuf>,
+    /// Fewer operations per scenario (a smoke run of a few seconds).
+    #[arg(long)]
+    pub quick: bool,
+    /// Only scenarios whose name contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Skip the baseline crates (Peregrine layouts only).
+    #[arg(long)]
+    pub no_baselines: bool,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct Report<'a> {
+    date: String,
+    machine: Machine,
+    timer_overhead_ns: u64,
+    results: &'a [Stats],
+}
+
+#[derive(Debug, serde::Serialize)]
+struct Machine {
+    nproc: usize,
+    cpu: String,
+}
+
+fn machine() -> Machine {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    Machine {
+        nproc: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cpu,
+    }
+}
+
+fn scenarios(quick: bool) -> Vec<(Scenario, usize)> {
+    let n = if quick { 5_000 } else { 100_000 };
+    let mut v = vec![
+        (workload::insert_resting(n), 3),
+        (workload::cancel_middle_1k(n), 3),
+        (workload::cross_one(n), 3),
+    ];
+    for levels in [1, 5, 10, 25, 50] {
+        v.push((workload::sweep(levels, (n / levels as usize).max(1_000)), 3));
+    }
+    v.push((workload::replace(n), 3));
+    v.push((
+        workload::market_mix(
+            "market_mix_1k",
+            1_000,
+            700,
+            if quick { 20_000 } else { 500_000 },
+        ),
+        3,
+    ));
+    v.push((
+        workload::market_mix(
+            "market_mix_1m",
+            if quick { 50_000 } else { 1_000_000 },
+            50_000,
+            if quick { 20_000 } else { 200_000 },
+        ),
+        1,
+    ));
+    v.push((workload::ferrox_mixed(), 21));
+    v
 }
 
 /// Runs the book bench.
-pub fn run(_args: BookArgs) -> anyhow::Result<()> {
-    anyhow::bail!("the book bench is not built yet")
+pub fn run(args: BookArgs) -> anyhow::Result<()> {
+    let clock = quanta::Clock::new();
+    let overhead = timer_overhead_ns(&clock);
+    let m = machine();
+    println!("peregrine bench book: {} CPUs ({}), TSC via quanta, timer overhead {overhead} ns per read pair (included in every per-op number)", m.nproc, m.cpu);
+    println!("per-op numbers are single-thread service time in ns; ops/s is an untimed replay of every step\n");
+    let mut all = Vec::new();
+    for (s, repeats) in scenarios(args.quick) {
+        if args.only.as_deref().is_some_and(|f| !s.name.contains(f)) {
+            continue;
+        }
+        let mut rows = vec![
+            measure::<Peregrine<Ladder>>(&s, &clock, repeats),
+            measure::<Peregrine<BTreeLevels>>(&s, &clock, repeats),
+        ];
+        if !args.no_baselines {
+            rows.push(measure::<Lobster>(&s, &clock, repeats));
+            rows.push(measure::<OrderbookRs>(&s, &clock, repeats.min(3)));
+        }
+        print_table(&s, &rows);
+        all.extend(rows);
+    }
+    if let Some(path) = args.json {
+        let report = Report {
+            date: today(),
+            machine: m,
+            timer_overhead_ns: overhead,
+            results: &all,
+        };
+        let mut f = std::fs::File::create(&path)?;
+        serde_json::to_writer_pretty(&mut f, &report)?;
+        f.write_all(b"\n")?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_table(s: &Scenario, rows: &[Stats]) {
+    println!(
+        "== {} — {} ({} timed ops)",
+        s.name,
+        s.what,
+        rows.first().map_or(0, |r| r.ops)
+    );
+    println!(
+        "{:<16} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9} {:>8} {:>12} {:>10}   ratio to peregrine (p50, p99, ops/s)",
+        "candidate",
+        "min",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "max",
+        "mean",
+        "ops/s",
+        "run µs",
+    );
+    let base = &rows[0];
+    for r in rows {
+        let ratio = if std::ptr::eq(r, base) {
+            String::new()
+        } else {
+            format!(
+                "{:.1}x, {:.1}x, {:.2}x",
+                r.p50 as f64 / base.p50.max(1) as f64,
+                r.p99 as f64 / base.p99.max(1) as f64,
+                r.ops_per_sec / base.ops_per_sec.max(1.0)
+            )
+        };
+        println!(
+            "{:<16} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9} {:>8.1} {:>12.0} {:>10.1}   {}",
+            r.candidate,
+            r.min,
+            r.p50,
+            r.p90,
+            r.p99,
+            r.p999,
+            r.max,
+            r.mean,
+            r.ops_per_sec,
+            r.run_us,
+            ratio
+        );
+    }
+    println!();
+}
+
+fn today() -> String {
+    std::process::Command::new("date")
+        .arg("-u")
+        .arg("+%Y-%m-%dT%H:%M:%SZ")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
