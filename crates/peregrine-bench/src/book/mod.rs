@@ -185,6 +185,31 @@ fn print_table(s: &Scenario, rows: &[Stats]) {
     println!();
 }
 
+/// The actual share of each op kind among the timed steps.
+fn composition(s: &Scenario) -> String {
+    use workload::Op;
+    let (mut add, mut ioc, mut cancel, mut replace) = (0usize, 0usize, 0usize, 0usize);
+    for (op, timed) in &s.steps {
+        if !timed {
+            continue;
+        }
+        match op {
+            Op::Add { ioc: true, .. } => ioc += 1,
+            Op::Add { .. } => add += 1,
+            Op::Cancel { .. } => cancel += 1,
+            Op::Replace { .. } => replace += 1,
+        }
+    }
+    let n = (add + ioc + cancel + replace).max(1) as f64 / 100.0;
+    format!(
+        "{:.1}% replace, {:.1}% GTC, {:.1}% IOC, {:.1}% cancel",
+        replace as f64 / n,
+        add as f64 / n,
+        ioc as f64 / n,
+        cancel as f64 / n
+    )
+}
+
 fn today() -> String {
     std::process::Command::new("date")
         .arg("-u")
@@ -195,3 +220,6 @@ fn today() -> String {
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests;

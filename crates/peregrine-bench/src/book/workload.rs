@@ -154,10 +154,11 @@ fn background(ids: &mut u64, mid: i64, levels: i64, n: u64, rng: &mut Rng) -> Ve
         .map(|i| {
             *ids += 1;
             let off = 1 + rng.below(levels as u64) as i64;
+            let qty = 20 + 10 * (i as i64 % 3);
             if i % 2 == 0 {
-                add(*ids, Side::Buy, mid - off, 10)
+                add(*ids, Side::Buy, mid - off, qty)
             } else {
-                add(*ids, Side::Sell, mid + off, 10)
+                add(*ids, Side::Sell, mid + off, qty)
             }
         })
         .collect()
@@ -263,7 +264,19 @@ pub fn cross_one(n: usize) -> Scenario {
 pub fn sweep(levels: i64, n: usize) -> Scenario {
     let mut rng = Rng::new(13);
     let mut ids = 0;
-    let mut setup = background(&mut ids, 99_000, 500, 500, &mut rng);
+    // Bids only below: the sweep must meet exactly its N one-order levels first.
+    let mut setup: Vec<Op> = background(&mut ids, 99_000, 500, 500, &mut rng)
+        .into_iter()
+        .filter(|op| {
+            matches!(
+                op,
+                Op::Add {
+                    side: Side::Buy,
+                    ..
+                }
+            )
+        })
+        .collect();
     let deep: Vec<Op> = (0..200)
         .map(|i| {
             ids += 1;
@@ -380,63 +393,66 @@ pub fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize) -> Sce
     for op in &setup {
         apply_sim(&mut sim, op, &mut live, &mut events);
     }
-    let mut mid = mid0;
     let mut steps = Vec::with_capacity(n);
     for _ in 0..n {
-        if rng.per_mille(100) {
-            mid += if rng.below(2) == 0 { 1 } else { -1 };
-        }
+        // Quotes are placed relative to the simulated book's own touch, so passive
+        // orders never cross by accident and aggressive ones always do.
+        let touch = Touch::of(&sim, mid0);
+        // 6% cancels, 3% IOC, 9% GTC, 82% price moves. The cancel/GTC split leans
+        // towards whichever keeps the book near `resting` orders.
         let roll = rng.below(1000);
-        let cancel_bias = live.len() as u64 > resting + resting / 10;
-        let add_bias = (live.len() as u64) < resting - resting / 10;
-        let op = if roll < 60 && !add_bias || cancel_bias && roll < 150 {
+        let low = (live.len() as u64) < resting - resting / 20;
+        let high = live.len() as u64 > resting + resting / 20;
+        let size = 20 + 10 * rng.below(3) as i64;
+        let op = if roll < 150 && !low && (roll < 60 || high) {
             match live.pick(&mut rng) {
                 Some(id) => Op::Cancel { id },
                 None => continue,
             }
-        } else if roll < 90 {
+        } else if (60..90).contains(&roll) {
             ids += 1;
             let side = if rng.below(2) == 0 {
                 Side::Buy
             } else {
                 Side::Sell
             };
-            let p = aggressive(side, mid, &mut rng);
+            let p = touch.aggressive(side, &mut rng);
             Op::Add {
                 id: ids,
                 side,
                 price: p,
-                qty: 10,
+                qty: 5,
                 ioc: true,
             }
-        } else if roll < 180 || add_bias {
+        } else if roll < 150 {
             ids += 1;
             let side = if rng.below(2) == 0 {
                 Side::Buy
             } else {
                 Side::Sell
             };
-            let p = if rng.per_mille(100) {
-                aggressive(side, mid, &mut rng)
+            let (p, q) = if rng.per_mille(100) {
+                (touch.aggressive(side, &mut rng), 5)
             } else {
-                passive(side, mid, spread_levels, &mut rng)
+                (touch.passive(side, spread_levels, &mut rng), size)
             };
-            add(ids, side, p, 10 + 10 * rng.below(3) as i64)
+            add(ids, side, p, q)
         } else {
             let Some(id) = live.pick(&mut rng) else {
                 continue;
             };
             let side = live.side(id);
-            let p = if rng.per_mille(30) {
-                aggressive(side, mid, &mut rng)
+            // 1.5% of price moves cross the spread with a small size (and fill).
+            let (p, q) = if rng.per_mille(15) {
+                (touch.aggressive(side, &mut rng), 5)
             } else {
-                passive(side, mid, spread_levels, &mut rng)
+                (touch.passive(side, spread_levels, &mut rng), size)
             };
             Op::Replace {
                 id,
                 side,
                 price: p,
-                qty: 10,
+                qty: q,
             }
         };
         apply_sim(&mut sim, &op, &mut live, &mut events);
@@ -453,24 +469,41 @@ pub fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize) -> Sce
     }
 }
 
-fn aggressive(side: Side, mid: i64, rng: &mut Rng) -> i64 {
-    let through = rng.below(3) as i64;
-    match side {
-        Side::Buy => mid + 1 + through,
-        Side::Sell => mid - 1 - through,
-    }
+/// Best bid and ask of the simulated book.
+#[derive(Debug, Clone, Copy)]
+struct Touch {
+    bid: i64,
+    ask: i64,
 }
 
-fn passive(side: Side, mid: i64, levels: i64, rng: &mut Rng) -> i64 {
-    // Most quotes near the touch, some deeper.
-    let off = if rng.per_mille(700) {
-        1 + rng.below(20) as i64
-    } else {
-        1 + rng.below(levels as u64) as i64
-    };
-    match side {
-        Side::Buy => mid - off,
-        Side::Sell => mid + off,
+impl Touch {
+    fn of(book: &OrderBook, mid: i64) -> Touch {
+        let bid = book.best(Side::Buy).map_or(mid - 1, |(p, ..)| p.units());
+        let ask = book.best(Side::Sell).map_or(mid + 1, |(p, ..)| p.units());
+        Touch { bid, ask }
+    }
+
+    /// A price that takes: at or up to two ticks through the opposite best.
+    fn aggressive(self, side: Side, rng: &mut Rng) -> i64 {
+        let through = rng.below(3) as i64;
+        match side {
+            Side::Buy => self.ask + through,
+            Side::Sell => self.bid - through,
+        }
+    }
+
+    /// A price that rests: 10% within 20 ticks of the opposite best, the rest spread
+    /// evenly over `levels` ticks (so ~1,000 orders occupy ~750 levels).
+    fn passive(self, side: Side, levels: i64, rng: &mut Rng) -> i64 {
+        let off = if rng.per_mille(100) {
+            1 + rng.below(20) as i64
+        } else {
+            1 + rng.below(levels as u64) as i64
+        };
+        match side {
+            Side::Buy => self.ask - off,
+            Side::Sell => self.bid + off,
+        }
     }
 }
 
