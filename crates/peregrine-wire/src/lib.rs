@@ -5,6 +5,7 @@ pub mod cursor;
 pub mod error;
 pub mod field;
 pub mod header;
+pub mod md;
 pub mod message;
 pub mod order_entry;
 pub mod orders;
