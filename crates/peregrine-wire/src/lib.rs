@@ -11,6 +11,7 @@ pub mod order_entry;
 pub mod orders;
 pub mod reports;
 pub mod session;
+pub mod spec;
 
 pub use error::{DecodeError, EncodeError};
 pub use field::{Credential, LiquidityRole, ReasonCode, RequestKind, WireField};
