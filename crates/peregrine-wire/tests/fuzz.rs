@@ -12,11 +12,14 @@ use proptest::prelude::*;
 
 const CASES: u32 = 10_000;
 
+type Decode<M> = fn(&[u8]) -> Result<(M, usize), DecodeError>;
+type Encode<M> = fn(&M, &mut [u8]) -> Result<usize, EncodeError>;
+
 /// Checks the decoder contract for one family on one input.
 fn contract<M: Copy>(
     bytes: &[u8],
-    decode: fn(&[u8]) -> Result<(M, usize), DecodeError>,
-    encode: fn(&M, &mut [u8]) -> Result<usize, EncodeError>,
+    decode: Decode<M>,
+    encode: Encode<M>,
 ) -> Result<(), TestCaseError> {
     match decode(bytes) {
         Ok((m, used)) => {
