@@ -21,8 +21,9 @@ thread_local! {
     static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
 }
 
-// The allocator adds nothing to `System` but a thread-local counter bump; the
-// counter is a `const`-initialised `Cell`, so touching it never allocates.
+// SAFETY: every method forwards to `System` with the same arguments, so `System`'s
+// guarantees hold unchanged. The only addition is a thread-local counter bump; the
+// counter is a `const`-initialised `Cell`, so touching it never allocates or reenters.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.with(|c| c.set(c.get() + 1));
