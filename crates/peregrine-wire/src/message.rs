@@ -2,7 +2,7 @@
 //! decoding, and the two macros that declare messages and message families.
 //!
 //! A message is declared once, as a list of typed fields. From that one list the
-//! [`wire_message!`] macro derives the struct, the encoder, the validating decoder, the
+//! `wire_message!` macro derives the struct, the encoder, the validating decoder, the
 //! field offsets and total size ([`WireMessage::FIELDS`], [`WireMessage::SIZE`]) and
 //! the documentation tables. Offsets are computed at compile time by [`layout`], so the
 //! code, the layout tests and `docs/protocol.md` cannot disagree.
@@ -80,7 +80,7 @@ pub const fn message_size(fields: &[FieldDesc]) -> usize {
     }
 }
 
-/// A fixed-size message. Implemented by [`wire_message!`]; do not implement by hand.
+/// A fixed-size message. Implemented by `wire_message!`; do not implement by hand.
 pub trait WireMessage: Copy + Sized {
     /// The header's `msg_type` code.
     const MSG_TYPE: u8;
@@ -184,7 +184,7 @@ pub fn decode_frame<M>(
 
 /// Declares a fixed-size message: the struct and its [`WireMessage`] implementation.
 ///
-/// ```ignore
+/// ```text
 /// wire_message! {
 ///     /// What the message is for.
 ///     Cancel = 0x11;
@@ -192,8 +192,6 @@ pub fn decode_frame<M>(
 ///     client_order_id: ClientOrderId,
 /// }
 /// ```
-#[macro_export]
-#[doc(hidden)]
 macro_rules! wire_message {
     (
         $(#[doc = $sdoc:literal])+
@@ -258,8 +256,6 @@ macro_rules! wire_message {
 }
 
 /// Declares a message family: an enum over message types with a stream decoder.
-#[macro_export]
-#[doc(hidden)]
 macro_rules! wire_family {
     (
         $(#[doc = $doc:literal])+
@@ -348,3 +344,5 @@ macro_rules! wire_family {
         } )+
     };
 }
+
+pub(crate) use {wire_family, wire_message};

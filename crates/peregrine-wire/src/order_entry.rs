@@ -4,12 +4,13 @@
 //! decodes; [`Message`] spans both (for tools, logs and captures). Each has a
 //! `decode(bytes) -> Result<(msg, consumed), DecodeError>` for framing a TCP stream.
 
+use crate::message::wire_family;
 use crate::orders::{Cancel, MassCancel, NewOrder, Replace};
 use crate::reports::{Accepted, CancelRejected, Cancelled, Fill, Rejected, Replaced};
 use crate::session::{
     ClientHeartbeat, Login, LoginAccepted, LoginRejected, Logout, ServerHeartbeat,
 };
-use crate::{wire_family, DecodeError};
+use crate::DecodeError;
 
 wire_family! {
     /// A client → exchange message.

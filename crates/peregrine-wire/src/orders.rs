@@ -10,7 +10,7 @@ use peregrine_types::{
     Timestamp,
 };
 
-use crate::wire_message;
+use crate::message::wire_message;
 
 wire_message! {
     /// Client → exchange. Enter a new order.

@@ -10,7 +10,7 @@ use peregrine_types::{
 };
 
 use crate::field::{LiquidityRole, ReasonCode, RequestKind};
-use crate::wire_message;
+use crate::message::wire_message;
 
 wire_message! {
     /// Exchange → client. A `NewOrder` was accepted; it may already have traded

@@ -8,7 +8,7 @@
 use peregrine_types::{AccountId, Timestamp};
 
 use crate::field::{Credential, ReasonCode};
-use crate::wire_message;
+use crate::message::wire_message;
 
 wire_message! {
     /// Client → exchange. Opens a session; must be the first message on a connection.

@@ -13,7 +13,7 @@ pub mod recovery;
 
 use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp};
 
-use crate::{wire_family, wire_message};
+use crate::message::{wire_family, wire_message};
 
 wire_message! {
     /// Feed. A trade printed on the book.

@@ -16,7 +16,7 @@ use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp};
 
 use crate::field::ReasonCode;
 use crate::md::{L2Update, Trade};
-use crate::{wire_family, wire_message};
+use crate::message::{wire_family, wire_message};
 
 wire_message! {
     /// Subscriber → recovery server. Resend a range of feed messages.
