@@ -1,5 +1,6 @@
 //! Market data: the multicast feed messages and their packet framing
-//! ([`packet`]), plus the TCP recovery channel ([`recovery`]).
+//! ([`packet`]), gap detection ([`sequencer`]), and the TCP recovery channel
+//! ([`recovery`]).
 //!
 //! The feed is modelled on MoldUDP64: each UDP datagram is a packet header (session,
 //! sequence number of the first message, message count) followed by whole messages.
@@ -10,6 +11,7 @@
 
 pub mod packet;
 pub mod recovery;
+pub mod sequencer;
 
 use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp};
 
