@@ -113,7 +113,7 @@ pub trait WireMessage: Copy + Sized {
         };
         let out = buf.get_mut(..Self::SIZE).ok_or(too_small)?;
         let mut w = Writer::new(out);
-        // SIZE <= MAX_MESSAGE_SIZE (512) < u16::MAX, checked by the layout tests.
+        // SIZE <= MAX_MESSAGE_SIZE (512) < u16::MAX: a const assertion in `wire_message!`.
         w.u16(Self::SIZE as u16);
         w.u8(Self::MSG_TYPE);
         w.u8(crate::PROTOCOL_VERSION);
@@ -162,8 +162,9 @@ pub fn decode_frame<M>(
     if length != expected {
         return Err(DecodeError::LengthMismatch {
             msg_type: header.msg_type,
-            // Sizes are below MAX_MESSAGE_SIZE (checked by the layout tests).
-            expected: expected as u16,
+            // Message sizes are at most MAX_MESSAGE_SIZE (const-asserted by
+            // `wire_message!`); saturate for a caller-supplied `size_of` that is not.
+            expected: u16::try_from(expected).unwrap_or(u16::MAX),
             actual: header.length,
         });
     }
@@ -252,6 +253,12 @@ macro_rules! wire_message {
                 }
             }
         }
+
+        // The size fits the length field and the cap, so `SIZE as u16` is exact.
+        const _: () = assert!(
+            <$name as $crate::message::WireMessage>::SIZE <= $crate::MAX_MESSAGE_SIZE,
+            concat!(stringify!($name), " exceeds MAX_MESSAGE_SIZE")
+        );
     };
 }
 
