@@ -32,6 +32,7 @@
 //!   received so far and returns the message and the bytes consumed, or
 //!   [`DecodeError::Incomplete`] for a partial frame, or a protocol error. Garbage is
 //!   reported as early as possible: a bad length after two bytes.
+//!   [`stream::RecvBuffer`] wraps that loop around a fixed receive array.
 //!
 //! # Message families
 //!
@@ -78,6 +79,7 @@ pub mod orders;
 pub mod reports;
 pub mod session;
 pub mod spec;
+pub mod stream;
 
 pub use error::{DecodeError, EncodeError};
 pub use field::{Credential, LiquidityRole, ReasonCode, RequestKind, WireField};

@@ -13,6 +13,7 @@ use std::cell::Cell;
 use peregrine_wire::md::packet::{PacketBuilder, PacketReader, DEFAULT_MTU};
 use peregrine_wire::md::recovery::Recovery;
 use peregrine_wire::md::MdMessage;
+use peregrine_wire::stream::RecvBuffer;
 use peregrine_wire::{decode, Inbound, Message, Outbound};
 
 struct Counting;
@@ -87,6 +88,26 @@ fn packet_round_trip() {
     assert_eq!(seen as usize, i);
 }
 
+fn stream_reassembly(rx: &mut RecvBuffer<512>) {
+    let mut wire = [0u8; 1024];
+    let mut len = 0;
+    for i in 0..Message::MESSAGES.len() {
+        len += Message::sample(i, &[3]).encode(&mut wire[len..]).unwrap();
+    }
+    let (mut sent, mut got) = (0, 0);
+    while sent < len {
+        let spare = rx.spare();
+        let n = spare.len().min(13).min(len - sent);
+        spare[..n].copy_from_slice(&wire[sent..sent + n]);
+        rx.commit(n);
+        sent += n;
+        while rx.next(Message::decode).unwrap().is_some() {
+            got += 1;
+        }
+    }
+    assert_eq!(got, Message::MESSAGES.len());
+}
+
 #[test]
 fn encode_and_decode_allocate_nothing() {
     // Warm up once: the first run may touch lazily initialised runtime state.
@@ -101,6 +122,12 @@ fn encode_and_decode_allocate_nothing() {
         allocations_during(packet_round_trip),
         0,
         "market-data packets"
+    );
+    let mut rx = RecvBuffer::<512>::new();
+    assert_eq!(
+        allocations_during(|| stream_reassembly(&mut rx)),
+        0,
+        "stream reassembly"
     );
     // The counter works: a Vec does allocate.
     assert_eq!(
