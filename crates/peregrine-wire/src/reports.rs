@@ -156,8 +156,8 @@ wire_message! {
     client_order_id: ClientOrderId,
     /// The exchange order id the request named (0 for a mass cancel).
     order_id: OrderId,
-    /// The request's instrument (0xFFFF_FFFF for an all-instrument mass cancel).
-    instrument: u32,
+    /// The request's instrument, or 0xFFFF_FFFF for an all-instrument mass cancel.
+    instrument: Option<InstrumentId>,
     /// Why, as an exchange-defined reason code.
     reason: ReasonCode,
     /// Which request: 0 Cancel, 1 Replace, 2 MassCancel.
