@@ -1,0 +1,88 @@
+//! The binary wire protocol of the Peregrine exchange: order entry over TCP, a
+//! MoldUDP64-style market-data feed over UDP, and the feed's TCP recovery channel.
+//! The normative specification, with every byte layout, is `docs/protocol.md`.
+//!
+//! # Design
+//!
+//! * **Fixed-size little-endian messages.** Every message starts with the same 8-byte
+//!   [`Header`] (`length: u16`, `msg_type: u8`, `version: u8`, `reserved: u32`) and has
+//!   one fixed size per version. Body fields are ordered by decreasing width, so each
+//!   is naturally aligned; there are no variable-length fields, so there is nothing to
+//!   cap beyond [`MAX_MESSAGE_SIZE`].
+//! * **One declaration per message.** Each message is written once, as a list of typed
+//!   fields, in [`session`], [`orders`], [`reports`], [`md`] and [`md::recovery`]. The
+//!   `wire_message!` macro turns it into a plain `Copy` struct plus a [`WireMessage`]
+//!   implementation: encoder, validating decoder, compile-time field offsets
+//!   ([`WireMessage::FIELDS`]) and size. The layout tests, the golden vectors and the
+//!   tables of `docs/protocol.md` ([`spec`]) are all derived from or checked against
+//!   those descriptors, so the code and the document cannot drift apart.
+//! * **Typed fields.** Fields use `peregrine-types` ([`peregrine_types::Price`],
+//!   [`peregrine_types::Qty`], ids, [`peregrine_types::Side`], order kinds); each field
+//!   type knows its wire form through [`WireField`]. Enum bytes are validated with the
+//!   types' own `from_u8`; business rules (positive quantities, ticks) are left to the
+//!   exchange, which answers with [`ReasonCode`]s: plain `u16`s whose table the
+//!   exchange owns.
+//! * **Safe, bounded, allocation-free.** No `unsafe`: bytes move through
+//!   `to_le_bytes`/`from_le_bytes` in [`cursor::Reader`] and [`cursor::Writer`], which
+//!   check every bound and return errors instead of panicking. Encoding writes into a
+//!   caller-provided buffer; decoding borrows the input; errors ([`DecodeError`],
+//!   [`EncodeError`]) are small `Copy` enums. `tests/alloc.rs` proves with a counting
+//!   global allocator that encoding and decoding never allocate.
+//! * **Stream framing.** [`decode`] (and each family's `decode`) takes the bytes
+//!   received so far and returns the message and the bytes consumed, or
+//!   [`DecodeError::Incomplete`] for a partial frame, or a protocol error. Garbage is
+//!   reported as early as possible: a bad length after two bytes.
+//!   [`stream::RecvBuffer`] wraps that loop around a fixed receive array.
+//!
+//! # Message families
+//!
+//! | Family | Direction | Decoder |
+//! |---|---|---|
+//! | [`Inbound`] | client → exchange order entry | [`Inbound::decode`] |
+//! | [`Outbound`] | exchange → client order entry | [`Outbound::decode`] |
+//! | [`Message`] | either order-entry direction | [`decode`] |
+//! | [`md::MdMessage`] | feed messages, inside [`md::packet`]s | [`md::packet::PacketReader`] |
+//! | [`md::recovery::Recovery`] | recovery channel, both directions | [`md::recovery::Recovery::decode`] |
+//!
+//! # Example
+//!
+//! ```
+//! use peregrine_types::{ClientOrderId, InstrumentId, OrderType, Price, Qty, Side, StpMode,
+//!     TimeInForce, Timestamp};
+//! use peregrine_wire::{decode, orders::NewOrder, Message, WireMessage};
+//!
+//! let order = NewOrder {
+//!     client_order_id: ClientOrderId(1),
+//!     price: Price::from_raw(10_050),
+//!     qty: Qty::from_raw(3),
+//!     expire_at: Timestamp(0),
+//!     instrument: InstrumentId(7),
+//!     side: Side::Buy,
+//!     order_type: OrderType::Limit,
+//!     tif: TimeInForce::Gtc,
+//!     stp: StpMode::None,
+//! };
+//! let mut buf = [0u8; NewOrder::SIZE];
+//! let n = order.encode(&mut buf).unwrap();
+//! assert_eq!(decode(&buf[..n]), Ok((Message::NewOrder(order), NewOrder::SIZE)));
+//! ```
+#![deny(unsafe_code)]
+
+pub mod cursor;
+pub mod error;
+pub mod field;
+pub mod header;
+pub mod md;
+pub mod message;
+pub mod order_entry;
+pub mod orders;
+pub mod reports;
+pub mod session;
+pub mod spec;
+pub mod stream;
+
+pub use error::{DecodeError, EncodeError};
+pub use field::{Credential, LiquidityRole, ReasonCode, RequestKind, WireField};
+pub use header::{Header, HEADER_SIZE, MAX_MESSAGE_SIZE, PROTOCOL_VERSION};
+pub use message::{FieldDesc, MessageDesc, WireMessage};
+pub use order_entry::{decode, Inbound, Message, Outbound};

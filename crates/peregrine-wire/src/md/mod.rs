@@ -1,0 +1,76 @@
+//! Market data: the multicast feed messages and their packet framing
+//! ([`packet`]), gap detection ([`sequencer`]), and the TCP recovery channel
+//! ([`recovery`]).
+//!
+//! The feed is modelled on MoldUDP64: each UDP datagram is a packet header (session,
+//! sequence number of the first message, message count) followed by whole messages.
+//! Market-data messages use the same 8-byte header as order entry, whose first field is
+//! the message length, so that field is the per-message length prefix. Sequence numbers
+//! belong to the feed session and start at 1; a subscriber that sees a gap asks the
+//! recovery server for a replay, or for a per-instrument snapshot.
+
+pub mod packet;
+pub mod recovery;
+pub mod sequencer;
+
+use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp};
+
+use crate::message::{wire_family, wire_message};
+
+wire_message! {
+    /// Feed. A trade printed on the book.
+    Trade = 0x40;
+    /// Trade (match) id, the same as in the two private `Fill`s.
+    trade_id: u64,
+    /// Trade price in price units.
+    price: Price,
+    /// Traded quantity in quantity units.
+    qty: Qty,
+    /// Engine time of the trade, nanoseconds since the Unix epoch.
+    engine_time: Timestamp,
+    /// Instrument.
+    instrument: InstrumentId,
+    /// Side of the incoming (aggressing) order: 0 Buy, 1 Sell.
+    aggressor_side: Side,
+}
+
+wire_message! {
+    /// Feed. A price level changed: its new aggregate quantity and order count.
+    /// Quantity 0 (with order count 0) means the level is gone.
+    L2Update = 0x41;
+    /// Level price in price units.
+    price: Price,
+    /// New total quantity resting at the level; 0 removes the level.
+    qty: Qty,
+    /// Engine time of the change, nanoseconds since the Unix epoch.
+    engine_time: Timestamp,
+    /// Instrument.
+    instrument: InstrumentId,
+    /// Number of orders resting at the level.
+    order_count: u32,
+    /// Book side: 0 Buy (bid), 1 Sell (ask).
+    side: Side,
+}
+
+wire_family! {
+    /// A message carried in a market-data packet.
+    MdMessage { Trade, L2Update }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::WireMessage;
+
+    #[test]
+    fn md_messages_round_trip() {
+        for i in 0..MdMessage::MESSAGES.len() {
+            let m = MdMessage::sample(i, &[1, 2, 3, 4, 5, 6]);
+            let mut buf = [0u8; 64];
+            let n = m.encode(&mut buf).unwrap();
+            assert_eq!(MdMessage::decode(&buf), Ok((m, n)));
+        }
+        assert_eq!(Trade::SIZE, 45);
+        assert_eq!(L2Update::SIZE, 41);
+    }
+}

@@ -1,0 +1,386 @@
+//! Market-data packets (MoldUDP64-style framing over UDP).
+//!
+//! A packet is a [`PACKET_HEADER_SIZE`]-byte header followed by `count` whole
+//! messages, back to back. Each message starts with the common 8-byte header, whose
+//! first field is the message length: that is the length prefix. Message `i` (from 0)
+//! of a packet has sequence number `first_seq + i`.
+//!
+//! Two counts are special and carry no messages: [`HEARTBEAT_COUNT`] (0), sent when the
+//! feed is idle, whose `first_seq` is the sequence number of the next message; and
+//! [`END_OF_SESSION_COUNT`] (0xFFFF), sent when the session ends.
+
+use crate::cursor::{Reader, Writer};
+use crate::md::MdMessage;
+use crate::message::FieldDesc;
+use crate::{DecodeError, EncodeError};
+
+/// Bytes in a packet header.
+pub const PACKET_HEADER_SIZE: usize = 18;
+
+/// A conservative payload size that fits an Ethernet MTU with IP/UDP headers and
+/// common tunnel overheads.
+pub const DEFAULT_MTU: usize = 1400;
+
+/// Message count of a heartbeat packet.
+pub const HEARTBEAT_COUNT: u16 = 0;
+
+/// Message count of an end-of-session packet.
+pub const END_OF_SESSION_COUNT: u16 = 0xFFFF;
+
+/// The packet header fields, for layout tables and tests.
+pub const PACKET_HEADER_FIELDS: [FieldDesc; 3] = [
+    FieldDesc::new(
+        "session_id",
+        0,
+        8,
+        "u64",
+        "Feed session; sequence numbers restart per session.",
+    ),
+    FieldDesc::new(
+        "first_seq",
+        8,
+        8,
+        "u64",
+        "Sequence number of the first message (next one for a heartbeat).",
+    ),
+    FieldDesc::new(
+        "count",
+        16,
+        2,
+        "u16",
+        "Messages in the packet; 0 heartbeat, 0xFFFF end of session.",
+    ),
+];
+
+/// A decoded packet header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketHeader {
+    /// Feed session id.
+    pub session_id: u64,
+    /// Sequence number of the first message (of the next message, for a heartbeat).
+    pub first_seq: u64,
+    /// Raw message count.
+    pub count: u16,
+}
+
+/// What a packet carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketKind {
+    /// `n > 0` messages.
+    Messages(u16),
+    /// No messages; the feed is alive and `first_seq` is the next sequence number.
+    Heartbeat,
+    /// No messages; the session is over.
+    EndOfSession,
+}
+
+impl PacketHeader {
+    /// What the packet carries.
+    pub const fn kind(&self) -> PacketKind {
+        match self.count {
+            HEARTBEAT_COUNT => PacketKind::Heartbeat,
+            END_OF_SESSION_COUNT => PacketKind::EndOfSession,
+            n => PacketKind::Messages(n),
+        }
+    }
+
+    /// Messages in the packet (0 for heartbeat and end of session).
+    pub const fn message_count(&self) -> u16 {
+        match self.kind() {
+            PacketKind::Messages(n) => n,
+            PacketKind::Heartbeat | PacketKind::EndOfSession => 0,
+        }
+    }
+
+    /// The sequence number following this packet's messages.
+    pub const fn next_seq(&self) -> u64 {
+        self.first_seq.wrapping_add(self.message_count() as u64)
+    }
+
+    fn write(&self, out: &mut [u8]) -> Result<(), EncodeError> {
+        let available = out.len();
+        let mut w = Writer::new(out);
+        w.u64(self.session_id);
+        w.u64(self.first_seq);
+        w.u16(self.count);
+        if w.overflowed() {
+            return Err(EncodeError::BufferTooSmall {
+                needed: PACKET_HEADER_SIZE,
+                available,
+            });
+        }
+        Ok(())
+    }
+
+    fn read(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(bytes);
+        let header = PacketHeader {
+            session_id: r.u64()?,
+            first_seq: r.u64()?,
+            count: r.u16()?,
+        };
+        if header
+            .first_seq
+            .checked_add(u64::from(header.message_count()))
+            .is_none()
+        {
+            return Err(DecodeError::InvalidField {
+                field: "first_seq",
+                value: header.first_seq,
+            });
+        }
+        Ok(header)
+    }
+}
+
+/// Writes a message-less packet (heartbeat or end of session) into `buf`; returns its
+/// length.
+fn encode_control(buf: &mut [u8], header: PacketHeader) -> Result<usize, EncodeError> {
+    let too_small = EncodeError::BufferTooSmall {
+        needed: PACKET_HEADER_SIZE,
+        available: buf.len(),
+    };
+    header.write(buf.get_mut(..PACKET_HEADER_SIZE).ok_or(too_small)?)?;
+    Ok(PACKET_HEADER_SIZE)
+}
+
+/// Encodes a heartbeat packet; `next_seq` is the sequence number of the next message.
+pub fn encode_heartbeat(
+    buf: &mut [u8],
+    session_id: u64,
+    next_seq: u64,
+) -> Result<usize, EncodeError> {
+    encode_control(
+        buf,
+        PacketHeader {
+            session_id,
+            first_seq: next_seq,
+            count: HEARTBEAT_COUNT,
+        },
+    )
+}
+
+/// Encodes an end-of-session packet; `next_seq` is one past the last message sent.
+pub fn encode_end_of_session(
+    buf: &mut [u8],
+    session_id: u64,
+    next_seq: u64,
+) -> Result<usize, EncodeError> {
+    let header = PacketHeader {
+        session_id,
+        first_seq: next_seq,
+        count: END_OF_SESSION_COUNT,
+    };
+    encode_control(buf, header)
+}
+
+/// Why a message was not added to a packet. Hands the message back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushError {
+    /// The packet would exceed its buffer (the MTU), or already holds the maximum
+    /// count; send it and start another.
+    Full(MdMessage),
+}
+
+/// Appends messages into a caller-provided buffer, up to the buffer's length (slice it
+/// to the MTU) and at most `0xFFFE` messages. The packet is valid after every push.
+#[derive(Debug)]
+pub struct PacketBuilder<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+    header: PacketHeader,
+}
+
+impl<'a> PacketBuilder<'a> {
+    /// Starts an empty packet whose first message will get `first_seq`.
+    pub fn new(buf: &'a mut [u8], session_id: u64, first_seq: u64) -> Result<Self, EncodeError> {
+        let header = PacketHeader {
+            session_id,
+            first_seq,
+            count: 0,
+        };
+        encode_control(buf, header)?;
+        Ok(PacketBuilder {
+            buf,
+            len: PACKET_HEADER_SIZE,
+            header,
+        })
+    }
+
+    /// Appends a message; returns the sequence number it got.
+    pub fn push(&mut self, msg: impl Into<MdMessage>) -> Result<u64, PushError> {
+        let msg = msg.into();
+        let full = PushError::Full(msg);
+        if self.header.count >= END_OF_SESSION_COUNT - 1 {
+            return Err(full);
+        }
+        let dst = self.buf.get_mut(self.len..).ok_or(full)?;
+        let n = msg.encode(dst).map_err(|_| full)?;
+        let seq = self.header.next_seq();
+        self.len += n;
+        self.header.count += 1;
+        // The header fits: `new` wrote it into this buffer.
+        self.header
+            .write(&mut self.buf[..PACKET_HEADER_SIZE])
+            .map_err(|_| full)?;
+        Ok(seq)
+    }
+
+    /// Messages so far.
+    pub const fn count(&self) -> u16 {
+        self.header.count
+    }
+
+    /// True if no message was pushed (sending it would read as a heartbeat).
+    pub const fn is_empty(&self) -> bool {
+        self.header.count == 0
+    }
+
+    /// Bytes so far, header included.
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes still free.
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.len
+    }
+
+    /// The sequence number the next pushed message will get.
+    pub const fn next_seq(&self) -> u64 {
+        self.header.next_seq()
+    }
+
+    /// The packet bytes so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// Ends the builder; returns the packet bytes.
+    pub fn finish(self) -> &'a [u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// Reads a packet: the header, then each message with its sequence number, bounds
+/// checked. Iteration yields `Ok((seq, msg))` per message and stops after the first
+/// error; a packet whose messages do not exactly fill it yields
+/// [`DecodeError::Truncated`] or [`DecodeError::TrailingBytes`].
+#[derive(Debug, Clone)]
+pub struct PacketReader<'a> {
+    header: PacketHeader,
+    rest: &'a [u8],
+    index: u16,
+    done: bool,
+}
+
+impl<'a> PacketReader<'a> {
+    /// Parses the packet header.
+    pub fn new(packet: &'a [u8]) -> Result<Self, DecodeError> {
+        let header = PacketHeader::read(packet)?;
+        let rest = &packet[PACKET_HEADER_SIZE..];
+        if header.message_count() == 0 && !rest.is_empty() {
+            return Err(DecodeError::TrailingBytes { extra: rest.len() });
+        }
+        Ok(PacketReader {
+            header,
+            rest,
+            index: 0,
+            done: false,
+        })
+    }
+
+    /// The packet header.
+    pub const fn header(&self) -> PacketHeader {
+        self.header
+    }
+
+    /// What the packet carries.
+    pub const fn kind(&self) -> PacketKind {
+        self.header.kind()
+    }
+
+    fn next_message(&mut self) -> Option<Result<(u64, MdMessage), DecodeError>> {
+        if self.index == self.header.message_count() {
+            return (!self.rest.is_empty()).then_some(Err(DecodeError::TrailingBytes {
+                extra: self.rest.len(),
+            }));
+        }
+        let (msg, n) = match MdMessage::decode(self.rest) {
+            Ok(ok) => ok,
+            Err(DecodeError::Incomplete { needed, available }) => {
+                return Some(Err(DecodeError::Truncated { needed, available }))
+            }
+            Err(e) => return Some(Err(e)),
+        };
+        self.rest = &self.rest[n..];
+        let seq = self.header.first_seq + u64::from(self.index);
+        self.index += 1;
+        Some(Ok((seq, msg)))
+    }
+}
+
+impl Iterator for PacketReader<'_> {
+    type Item = Result<(u64, MdMessage), DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.next_message();
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::md::{L2Update, Trade};
+    use crate::WireMessage;
+
+    #[test]
+    fn builder_and_reader_agree() {
+        let mut buf = [0u8; DEFAULT_MTU];
+        let mut b = PacketBuilder::new(&mut buf, 7, 100).unwrap();
+        assert_eq!(b.push(Trade::sample(&[1])), Ok(100));
+        assert_eq!(b.push(L2Update::sample(&[2])), Ok(101));
+        assert_eq!(b.len(), PACKET_HEADER_SIZE + Trade::SIZE + L2Update::SIZE);
+        let packet = b.finish();
+        let r = PacketReader::new(packet).unwrap();
+        assert_eq!(r.kind(), PacketKind::Messages(2));
+        let got: [_; 2] = [r.clone().next(), r.clone().nth(1)];
+        assert_eq!(got[0], Some(Ok((100, Trade::sample(&[1]).into()))));
+        assert_eq!(got[1], Some(Ok((101, L2Update::sample(&[2]).into()))));
+        assert_eq!(r.count(), 2);
+    }
+
+    #[test]
+    fn builder_stops_at_the_mtu_and_hands_the_message_back() {
+        let mut buf = [0u8; 100];
+        let mut b = PacketBuilder::new(&mut buf, 1, 1).unwrap();
+        let t = Trade::sample(&[5]);
+        assert_eq!(b.push(t), Ok(1));
+        assert_eq!(b.push(t), Err(PushError::Full(t.into())));
+        assert_eq!(b.count(), 1);
+        assert_eq!(b.remaining(), 100 - PACKET_HEADER_SIZE - Trade::SIZE);
+    }
+
+    #[test]
+    fn control_packets() {
+        let mut buf = [0u8; 32];
+        let n = encode_heartbeat(&mut buf, 3, 50).unwrap();
+        let r = PacketReader::new(&buf[..n]).unwrap();
+        assert_eq!(r.kind(), PacketKind::Heartbeat);
+        assert_eq!(r.header().next_seq(), 50);
+        assert_eq!(r.count(), 0);
+        let n = encode_end_of_session(&mut buf, 3, 50).unwrap();
+        assert_eq!(
+            PacketReader::new(&buf[..n]).unwrap().kind(),
+            PacketKind::EndOfSession
+        );
+        assert!(encode_heartbeat(&mut buf[..17], 3, 50).is_err());
+    }
+}
