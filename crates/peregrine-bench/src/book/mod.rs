@@ -143,6 +143,11 @@ fn print_table(s: &Scenario, rows: &[Stats]) {
         rows.first().map_or(0, |r| r.ops)
     );
     println!(
+        "   ops: {}; book set up with {} orders",
+        composition(s),
+        s.setup.len()
+    );
+    println!(
         "{:<16} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9} {:>8} {:>12} {:>10}   ratio to peregrine (p50, p99, ops/s)",
         "candidate",
         "min",
