@@ -130,7 +130,8 @@ impl InstrumentSpec {
     #[inline]
     pub fn check_price(&self, price: Price) -> Result<(), SpecError> {
         let p = price.units();
-        if p % self.tick_size != 0 {
+        // The common tick of 1 skips the division (~20-40 cycles) on every order.
+        if self.tick_size != 1 && p % self.tick_size != 0 {
             return Err(SpecError::PriceOffTick);
         }
         if p < self.band_low() || p > self.band_high() {
@@ -143,7 +144,7 @@ impl InstrumentSpec {
     #[inline]
     pub fn check_qty(&self, qty: Qty) -> Result<(), SpecError> {
         let q = qty.lots();
-        if q % self.lot_size != 0 {
+        if self.lot_size != 1 && q % self.lot_size != 0 {
             return Err(SpecError::QtyOffLot);
         }
         if q < self.min_qty {

@@ -21,7 +21,11 @@ impl Ladder {
     #[inline]
     fn tick_index(&self, price: i64) -> u32 {
         debug_assert!(price >= self.low && (price - self.low) % self.tick == 0);
-        ((price - self.low) / self.tick) as u32
+        if self.tick == 1 {
+            (price - self.low) as u32
+        } else {
+            ((price - self.low) / self.tick) as u32
+        }
     }
 
     #[inline]
