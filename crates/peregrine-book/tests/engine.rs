@@ -114,3 +114,53 @@ fn bad_specs_are_refused() {
     let dup = [common::spec(), common::spec()];
     assert!(MatchingEngine::<peregrine_book::Ladder>::new(&dup, 8).is_err());
 }
+
+/// The pre-match seam: a stage that refuses large orders sees every new order and
+/// replace (with its assigned id) before the book, and its reject leaves books untouched.
+#[test]
+fn pre_match_stage_can_refuse_before_the_book() {
+    use peregrine_book::{NewOrder, PreMatch, Replace};
+    #[derive(Default)]
+    struct MaxQty {
+        seen: Vec<u64>,
+    }
+    impl PreMatch for MaxQty {
+        fn check_new(&mut self, o: &NewOrder, _: &InstrumentSpec) -> Result<(), RejectReason> {
+            self.seen.push(o.id.0);
+            if o.qty.lots() > 100 {
+                Err(RejectReason::QtyAboveMax)
+            } else {
+                Ok(())
+            }
+        }
+        fn check_replace(&mut self, r: &Replace, _: &InstrumentSpec) -> Result<(), RejectReason> {
+            if r.qty.lots() > 100 {
+                Err(RejectReason::QtyAboveMax)
+            } else {
+                Ok(())
+            }
+        }
+    }
+    let mut e: MatchingEngine<peregrine_book::Ladder, MaxQty> =
+        MatchingEngine::with_pre_match(&[common::spec()], 64, MaxQty::default()).unwrap();
+    let mut ev = Vec::new();
+    e.execute(&new(1, limit(0, 1, Side::Buy, 9_990, 200)), &mut ev);
+    assert!(
+        matches!(ev[..], [Event::Rejected(r)] if r.reason == RejectReason::QtyAboveMax && r.id.0 == 1)
+    );
+    ev.clear();
+    e.execute(&new(1, limit(0, 1, Side::Buy, 9_990, 20)), &mut ev);
+    assert!(matches!(ev[0], Event::Accepted(a) if a.id.0 == 2));
+    ev.clear();
+    e.execute(&replace(1, 2, 1, 9_990, 500), &mut ev);
+    assert!(matches!(ev[..], [Event::Rejected(r)] if r.reason == RejectReason::QtyAboveMax));
+    assert_eq!(e.pre_match().seen, vec![1, 2]);
+    assert_eq!(
+        e.book(InstrumentId(1))
+            .unwrap()
+            .order_qty(peregrine_types::OrderId(2))
+            .unwrap()
+            .lots(),
+        20
+    );
+}
