@@ -11,10 +11,12 @@
 //!   (max order qty and notional, price collar, max open orders, max position including
 //!   open orders, order-rate token bucket, duplicate client order id, kill switch), each
 //!   changeable at run time; every reject has a reason code and is counted.
+//! * [`venue`]: the venue adapter trait gateways drive, and seed 000's simulated venue.
 #![deny(unsafe_code)]
 
 pub mod position;
 pub mod risk;
+pub mod venue;
 
 pub use position::{Position, PositionBook};
 pub use risk::{Breach, Fill, Limits, OrderRequest, RiskEngine, RiskReject, StrategyId};

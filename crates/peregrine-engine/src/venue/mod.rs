@@ -1,0 +1,81 @@
+//! Venue adapters: what a gateway thread drives.
+//!
+//! A gateway owns one adapter for one (venue, credential). It submits and cancels
+//! orders and polls for reports; the adapter never blocks the caller (a slow or broken
+//! venue only delays its own reports), so one gateway's venue cannot stall another.
+//! Two adapters: [`sim::SimVenue`] (seed 000's simulated venue) and, with the exchange
+//! issue, the Peregrine exchange over its TCP protocol.
+
+pub mod sim;
+
+use peregrine_types::{InstrumentId, Price, Qty, Side};
+
+/// An order as sent to a venue. `engine_id` is the engine's id for it; the venue
+/// answers with its own id, which the gateway maps back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VenueOrder {
+    /// The engine's order id.
+    pub engine_id: u64,
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// Side.
+    pub side: Side,
+    /// Limit price.
+    pub price: Price,
+    /// Quantity.
+    pub qty: Qty,
+}
+
+/// What a venue reports about an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// Accepted; the venue's id for the order.
+    Ack { engine_id: u64, venue_id: u64 },
+    /// Refused by the venue.
+    Rejected { engine_id: u64, reason: u16 },
+    /// A fill.
+    Fill {
+        engine_id: u64,
+        price: Price,
+        qty: Qty,
+        leaves: Qty,
+    },
+    /// Cancelled (all of what was left).
+    Cancelled { engine_id: u64, qty: Qty },
+}
+
+impl Report {
+    /// The engine id the report is about.
+    pub fn engine_id(&self) -> u64 {
+        match *self {
+            Report::Ack { engine_id, .. }
+            | Report::Rejected { engine_id, .. }
+            | Report::Fill { engine_id, .. }
+            | Report::Cancelled { engine_id, .. } => engine_id,
+        }
+    }
+}
+
+/// Why a venue refused a request synchronously.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum VenueError {
+    /// The adapter's outbound buffer is full (back-pressure).
+    #[error("venue busy")]
+    Busy,
+    /// Not connected.
+    #[error("venue disconnected")]
+    Disconnected,
+    /// Unknown order.
+    #[error("unknown order {0}")]
+    UnknownOrder(u64),
+}
+
+/// A venue connection, driven by one gateway thread.
+pub trait Venue {
+    /// Sends a new order.
+    fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError>;
+    /// Asks to cancel an order.
+    fn cancel(&mut self, engine_id: u64, now_ns: u64) -> Result<(), VenueError>;
+    /// Hands every report due by `now_ns` to `out`; returns how many.
+    fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) -> usize;
+}

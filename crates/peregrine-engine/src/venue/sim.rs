@@ -1,0 +1,296 @@
+//! Seed 000's simulated venue: every order is held for a delay D ~ Uniform(lo, hi),
+//! then acknowledged and filled by a configurable model. Pending releases sit in a
+//! min-heap keyed by release time (ties by arrival), so `poll` is O(log n) per report.
+//! Delays come from a seeded generator: the same inputs give the same reports.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use peregrine_types::Qty;
+
+use super::{Report, Venue, VenueError, VenueOrder};
+
+/// How the simulated venue fills an order once its delay has passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum FillModel {
+    /// Ack, then one fill of the whole quantity at the limit price.
+    Full,
+    /// Ack, then a fill of `percent`% (rounded down, at least 1 lot) and the rest rests
+    /// until cancelled.
+    Partial {
+        /// Share filled.
+        percent: u8,
+    },
+    /// Ack only: the order rests until cancelled.
+    Rest,
+    /// Every `every`-th order is rejected (reason 1); the others fill fully.
+    RejectEvery {
+        /// Period.
+        every: u32,
+    },
+}
+
+/// Simulated venue settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Smallest delay, ns.
+    pub delay_lo_ns: u64,
+    /// Largest delay, ns.
+    pub delay_hi_ns: u64,
+    /// Fill model.
+    pub model: FillModel,
+    /// Seed of the delay generator.
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Pending {
+    /// Release the order: ack and fill per model.
+    Release(u64),
+    /// Confirm a cancel.
+    Cancel(u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    order: VenueOrder,
+    leaves: i64,
+    released: bool,
+}
+
+/// The simulated venue.
+#[derive(Debug)]
+pub struct SimVenue {
+    cfg: SimConfig,
+    rng: u64,
+    seq: u64,
+    next_venue_id: u64,
+    orders_seen: u64,
+    heap: BinaryHeap<Reverse<(u64, u64, Pending)>>,
+    orders: HashMap<u64, Held>,
+}
+
+impl SimVenue {
+    /// A venue with `cfg`.
+    pub fn new(cfg: SimConfig) -> SimVenue {
+        SimVenue {
+            cfg,
+            rng: cfg.seed,
+            seq: 0,
+            next_venue_id: 1,
+            orders_seen: 0,
+            heap: BinaryHeap::new(),
+            orders: HashMap::new(),
+        }
+    }
+
+    /// The delay drawn for the next event (also used by tests to know the schedule).
+    fn delay(&mut self) -> u64 {
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let span = self.cfg.delay_hi_ns.saturating_sub(self.cfg.delay_lo_ns) + 1;
+        self.cfg.delay_lo_ns + z % span
+    }
+
+    fn schedule(&mut self, at: u64, what: Pending) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, self.seq, what)));
+    }
+
+    /// Orders still held or resting.
+    pub fn open_orders(&self) -> usize {
+        self.orders.len()
+    }
+
+    fn release(&mut self, id: u64, out: &mut dyn FnMut(Report)) -> usize {
+        let Some(h) = self.orders.get_mut(&id) else {
+            return 0;
+        };
+        h.released = true;
+        self.orders_seen += 1;
+        let order = h.order;
+        let reject = matches!(self.cfg.model, FillModel::RejectEvery { every } if every > 0 && self.orders_seen.is_multiple_of(every as u64));
+        if reject {
+            self.orders.remove(&id);
+            out(Report::Rejected {
+                engine_id: id,
+                reason: 1,
+            });
+            return 1;
+        }
+        let venue_id = self.next_venue_id;
+        self.next_venue_id += 1;
+        out(Report::Ack {
+            engine_id: id,
+            venue_id,
+        });
+        let qty = order.qty.lots();
+        let fill = match self.cfg.model {
+            FillModel::Full | FillModel::RejectEvery { .. } => qty,
+            FillModel::Partial { percent } => (qty * percent.min(100) as i64 / 100).clamp(1, qty),
+            FillModel::Rest => 0,
+        };
+        if fill == 0 {
+            return 1;
+        }
+        let leaves = qty - fill;
+        out(Report::Fill {
+            engine_id: id,
+            price: order.price,
+            qty: Qty::from_raw(fill),
+            leaves: Qty::from_raw(leaves),
+        });
+        if leaves == 0 {
+            self.orders.remove(&id);
+        } else if let Some(h) = self.orders.get_mut(&id) {
+            h.leaves = leaves;
+        }
+        2
+    }
+}
+
+impl Venue for SimVenue {
+    fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError> {
+        let at = now_ns + self.delay();
+        self.orders.insert(
+            order.engine_id,
+            Held {
+                order,
+                leaves: order.qty.lots(),
+                released: false,
+            },
+        );
+        self.schedule(at, Pending::Release(order.engine_id));
+        Ok(())
+    }
+
+    fn cancel(&mut self, engine_id: u64, now_ns: u64) -> Result<(), VenueError> {
+        if !self.orders.contains_key(&engine_id) {
+            return Err(VenueError::UnknownOrder(engine_id));
+        }
+        let at = now_ns + self.delay();
+        self.schedule(at, Pending::Cancel(engine_id));
+        Ok(())
+    }
+
+    fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {
+        let mut n = 0;
+        while let Some(&Reverse((at, _, what))) = self.heap.peek() {
+            if at > now_ns {
+                break;
+            }
+            self.heap.pop();
+            n += match what {
+                Pending::Release(id) => self.release(id, out),
+                Pending::Cancel(id) => match self.orders.get(&id) {
+                    // A cancel that overtakes the release cancels the order unseen.
+                    Some(h) => {
+                        let qty = Qty::from_raw(h.leaves);
+                        self.orders.remove(&id);
+                        out(Report::Cancelled { engine_id: id, qty });
+                        1
+                    }
+                    None => 0, // already filled or rejected: nothing to cancel
+                },
+            };
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_types::{InstrumentId, Price, Side};
+
+    fn order(id: u64, qty: i64) -> VenueOrder {
+        VenueOrder {
+            engine_id: id,
+            instrument: InstrumentId(1),
+            side: Side::Buy,
+            price: Price::from_raw(100),
+            qty: Qty::from_raw(qty),
+        }
+    }
+
+    fn venue(model: FillModel) -> SimVenue {
+        SimVenue::new(SimConfig {
+            delay_lo_ns: 1_000,
+            delay_hi_ns: 5_000,
+            model,
+            seed: 42,
+        })
+    }
+
+    fn drain(v: &mut SimVenue, now: u64) -> Vec<Report> {
+        let mut r = Vec::new();
+        v.poll(now, &mut |x| r.push(x));
+        r
+    }
+
+    #[test]
+    fn nothing_before_the_delay_then_ack_and_full_fill() {
+        let mut v = venue(FillModel::Full);
+        v.submit(order(1, 10), 0).unwrap();
+        assert!(drain(&mut v, 999).is_empty());
+        let r = drain(&mut v, 5_000);
+        assert_eq!(r.len(), 2);
+        assert!(matches!(r[0], Report::Ack { engine_id: 1, .. }));
+        assert!(
+            matches!(r[1], Report::Fill { engine_id: 1, qty, leaves, .. } if qty.lots() == 10 && leaves.is_zero())
+        );
+        assert_eq!(v.open_orders(), 0);
+    }
+
+    #[test]
+    fn releases_in_time_order_whatever_the_submit_order() {
+        let mut v = venue(FillModel::Rest);
+        for id in 1..=50 {
+            v.submit(order(id, 1), id).unwrap();
+        }
+        let r = drain(&mut v, 1_000_000);
+        assert_eq!(r.len(), 50);
+        // Same seed, same schedule: a second venue gives the same order.
+        let mut w = venue(FillModel::Rest);
+        for id in 1..=50 {
+            w.submit(order(id, 1), id).unwrap();
+        }
+        assert_eq!(drain(&mut w, 1_000_000), r);
+    }
+
+    #[test]
+    fn partial_then_cancel_the_rest() {
+        let mut v = venue(FillModel::Partial { percent: 30 });
+        v.submit(order(1, 10), 0).unwrap();
+        let r = drain(&mut v, 10_000);
+        assert!(
+            matches!(r[1], Report::Fill { qty, leaves, .. } if qty.lots() == 3 && leaves.lots() == 7)
+        );
+        v.cancel(1, 10_000).unwrap();
+        assert_eq!(
+            drain(&mut v, 20_000),
+            vec![Report::Cancelled {
+                engine_id: 1,
+                qty: Qty::from_raw(7)
+            }]
+        );
+        assert_eq!(v.cancel(1, 20_000), Err(VenueError::UnknownOrder(1)));
+    }
+
+    #[test]
+    fn reject_model_rejects_every_nth() {
+        let mut v = venue(FillModel::RejectEvery { every: 2 });
+        v.submit(order(1, 1), 0).unwrap();
+        v.submit(order(2, 1), 0).unwrap();
+        let rejected = drain(&mut v, 10_000)
+            .iter()
+            .filter(|r| matches!(r, Report::Rejected { .. }))
+            .count();
+        assert_eq!(rejected, 1);
+    }
+}
