@@ -175,6 +175,28 @@ impl<T: Send + 'static> Family<T> for RtrbMux {
     }
 }
 
+/// One plain `rtrb` ring (1 → 1 only).
+#[derive(Debug)]
+pub struct RtrbSpsc;
+impl<T: Send + 'static> Family<T> for RtrbSpsc {
+    type Tx = rtrb::Producer<T>;
+    type Rx = rtrb::Consumer<T>;
+    const NAME: &'static str = "rtrb";
+    fn channel(producers: usize, capacity: usize) -> anyhow::Result<(Vec<Self::Tx>, Self::Rx)> {
+        anyhow::ensure!(producers == 1, "an SPSC ring has one producer");
+        let (tx, rx) = rtrb::RingBuffer::new(capacity);
+        Ok((vec![tx], rx))
+    }
+    #[inline]
+    fn send(tx: &mut Self::Tx, value: T) -> Result<(), T> {
+        tx.push(value).map_err(|rtrb::PushError::Full(v)| v)
+    }
+    #[inline]
+    fn recv(rx: &mut Self::Rx) -> Option<T> {
+        rx.pop().ok()
+    }
+}
+
 /// Where ring files go: `/dev/shm` when it exists, else the temp dir.
 fn shm_path(tag: &str) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
