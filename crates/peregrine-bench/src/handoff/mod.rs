@@ -226,15 +226,19 @@ pub fn run(args: HandoffArgs) -> anyhow::Result<()> {
         cores: &cores,
         wait: args.wait,
     };
-    let mut results = Vec::new();
-    for candidate in candidates {
-        let mut result = CandidateResult {
-            candidate: candidate.name(),
+    // Repeat-major: every candidate once per round, so drift in the host (vCPUs move,
+    // shared/FACTS.md) hits all candidates alike.
+    let mut results: Vec<CandidateResult> = candidates
+        .iter()
+        .map(|c| CandidateResult {
+            candidate: c.name(),
             round_trips: Vec::new(),
             throughput_mps: Vec::new(),
             pins: Vec::new(),
-        };
-        for repeat in 0..repeats {
+        })
+        .collect();
+    for repeat in 0..repeats {
+        for (candidate, result) in candidates.iter().zip(results.iter_mut()) {
             let (rt, pins, mps) = candidate.visit(Measure { plan, sizes })?;
             eprintln!(
                 "[{} {}/{repeats}] round trip p50 {} ns p99 {} ns, {mps:.1} M msgs/s",
@@ -249,7 +253,6 @@ pub fn run(args: HandoffArgs) -> anyhow::Result<()> {
             result.round_trips.push(rt);
             result.throughput_mps.push(mps);
         }
-        results.push(result);
     }
     let table = table(&results);
     println!("{table}");
