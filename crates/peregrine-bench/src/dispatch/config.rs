@@ -19,6 +19,7 @@
 //! | `wait` | `busy-spin`, `spin-yield` or `park` | busy-spin |
 //! | `seed` | schedule RNG seed | 1 |
 //! | `candidates` | comma-separated subset of the candidates | all |
+//! | `clock` | `monotonic` (ordered across threads) or `tsc` (cheaper, unordered) | monotonic |
 //! | `drain_timeout_ms` | give up this long after the last order is due back | 10000 |
 
 use std::collections::HashMap;
@@ -27,6 +28,7 @@ use std::str::FromStr;
 use peregrine_queue::WaitStrategy;
 
 use super::candidates::Candidate;
+use super::order::ClockKind;
 
 /// A config problem, with the 1-based line it is on (0 when it is not on a line).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,6 +72,8 @@ pub struct Config {
     pub candidates: Vec<Candidate>,
     /// Give up this long after the last order is due back.
     pub drain_timeout_ms: u64,
+    /// Time source of the order stamps.
+    pub clock: ClockKind,
 }
 
 fn wait_name<S: serde::Serializer>(wait: &WaitStrategy, s: S) -> Result<S::Ok, S::Error> {
@@ -94,6 +98,7 @@ impl Default for Config {
             seed: 1,
             candidates: Candidate::ALL.to_vec(),
             drain_timeout_ms: 10_000,
+            clock: ClockKind::Monotonic,
         }
     }
 }
@@ -185,6 +190,7 @@ impl Config {
             "seed" => self.seed = num(line, key, value)?,
             "candidates" => self.candidates = list(line, value, Candidate::from_str)?,
             "drain_timeout_ms" => self.drain_timeout_ms = num(line, key, value)?,
+            "clock" => self.clock = value.parse().map_err(|e: String| err(line, e))?,
             other => return Err(err(line, format!("unknown key {other:?}"))),
         }
         Ok(())
@@ -248,6 +254,7 @@ wait: spin-yield
 seed: 42
 candidates: array-queue, spsc-mux
 drain_timeout_ms: 300
+clock: tsc
 ";
 
     #[test]
@@ -268,6 +275,7 @@ drain_timeout_ms: 300
             seed: 42,
             candidates: vec![Candidate::ArrayQueue, Candidate::SpscMux],
             drain_timeout_ms: 300,
+            clock: ClockKind::Tsc,
         };
         assert_eq!(c, expected);
     }
@@ -320,6 +328,7 @@ drain_timeout_ms: 300
             ("seed: -3", 1, "not a non-negative"),
             ("candidates: array-queue, nope", 1, "unknown candidate"),
             ("drain_timeout_ms: soon", 1, "not a non-negative"),
+            ("clock: wall", 1, "unknown clock"),
             ("n_strategies: 4\norders: 3", 2, "at least n_strategies"),
             ("orders: 5000000000", 1, "fit in u32"),
         ];

@@ -78,9 +78,9 @@ pub struct Cell {
 /// Clock and busy-work calibration.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Timing {
-    /// Mean cost of one TSC clock read (quanta), ns.
+    /// Mean cost of one TSC clock read (quanta, scaled to ns), ns.
     pub clock_read_ns: f64,
-    /// Mean cost of one `Instant::now`, ns.
+    /// Mean cost of one monotonic clock read (`Instant::elapsed`), ns.
     pub instant_now_ns: f64,
     /// Busy-work loop cost per iteration, ns.
     pub work_ns_per_iter: f64,
@@ -133,8 +133,8 @@ pub fn execute(
     cores: &[CoreId],
     mut log: impl FnMut(&str),
 ) -> anyhow::Result<Outcome> {
-    let clock = Clock::new();
-    let (clock_read_ns, instant_now_ns) = clock.overhead_ns(1_000_000);
+    let clock = Clock::new(config.clock);
+    let (clock_read_ns, instant_now_ns) = Clock::overhead_ns(1_000_000);
     let work = Work::calibrate();
     let timing = Timing {
         clock_read_ns,
@@ -142,8 +142,9 @@ pub fn execute(
         work_ns_per_iter: work.ns_per_iter(),
     };
     log(&format!(
-        "timer: quanta TSC read {clock_read_ns:.1} ns, Instant::now {instant_now_ns:.1} ns; \
-         busy work {:.3} ns/iteration",
+        "timer: quanta TSC read {clock_read_ns:.1} ns, CLOCK_MONOTONIC read {instant_now_ns:.1} ns \
+         (stamping with {:?}); busy work {:.3} ns/iteration",
+        config.clock,
         timing.work_ns_per_iter
     ));
     let schedule = Schedule::generate(config);

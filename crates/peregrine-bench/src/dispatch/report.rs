@@ -168,7 +168,7 @@ fn segment_tables(config: &Config, cells: &[Cell]) -> String {
 fn validity_tables(config: &Config, cells: &[Cell]) -> String {
     let mut s = String::from(
         "| W | candidate | Full submit | Full inbox | Full completion | Full return | missing | \
-         out-of-order | timed out | λ (orders/s) | L = λ·mean rt-venue | measured in flight | ratio |\n\
+         out-of-order (max backstep ns) | timed out | λ (orders/s) | L = λ·mean rt-venue | measured in flight | ratio |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for cell in cells {
@@ -182,7 +182,7 @@ fn validity_tables(config: &Config, cells: &[Cell]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} ns | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.3}{flag} |",
+            "| {} ns | {} | {} | {} | {} | {} | {} | {} ({}) | {} | {:.0} | {:.2} | {:.2} | {:.3}{flag} |",
             cell.work_ns,
             cell.candidate,
             sum(|r| r.full.submit),
@@ -191,6 +191,7 @@ fn validity_tables(config: &Config, cells: &[Cell]) -> String {
             sum(|r| r.full.ret),
             sum(|r| r.missing as u64),
             sum(|r| r.out_of_order as u64),
+            cell.runs.iter().map(|r| r.max_backstep_ns).max().unwrap_or(0),
             sum(|r| u64::from(r.timed_out)),
             med(|r| r.little.throughput_per_s),
             med(|r| r.little.predicted_in_flight),
@@ -210,19 +211,36 @@ fn preamble(machine: &Machine, config_path: &Path, config: &Config, outcome: &Ou
         s.push_str(".\n\n");
     }
     let t = outcome.timing;
-    let _ =
-        writeln!(
+    let _ = writeln!(
         s,
         "Machine: {} cores ({}), `{}`, {}. Command: `peregrine bench dispatch --config {}`.\n\n\
          Setup: N = {} strategies, M = {} gateways, capacity {}, {} orders per run over {} ms, \
          D ~ U({} µs, {} µs), W sweep {:?} ns, R = {}, wait {}, pin {}, seed {}.\n\n\
-         Timer: quanta TSC read {:.1} ns, `Instant::now` {:.1} ns. Busy work: {:.3} ns per loop \
+         Timer: quanta TSC read {:.1} ns, CLOCK_MONOTONIC read {:.1} ns; orders stamped with \
+         {:?}. Busy work: {:.3} ns per loop \
          iteration (calibrated once). Polling threads that never sleep: {} on {} cores.\n",
-        machine.nproc, machine.cpu, config_path.display(), machine.date, config_path.display(),
-        config.n_strategies, config.m_gateways, config.capacity, config.orders,
-        config.fire_window_ms, config.venue_delay_min_us, config.venue_delay_max_us,
-        config.orch_work_ns, config.repeats, config.wait.name(), config.pin, config.seed,
-        t.clock_read_ns, t.instant_now_ns, t.work_ns_per_iter, outcome.spinning_threads,
+        machine.nproc,
+        machine.cpu,
+        config_path.display(),
+        machine.date,
+        config_path.display(),
+        config.n_strategies,
+        config.m_gateways,
+        config.capacity,
+        config.orders,
+        config.fire_window_ms,
+        config.venue_delay_min_us,
+        config.venue_delay_max_us,
+        config.orch_work_ns,
+        config.repeats,
+        config.wait.name(),
+        config.pin,
+        config.seed,
+        t.clock_read_ns,
+        t.instant_now_ns,
+        config.clock,
+        t.work_ns_per_iter,
+        outcome.spinning_threads,
         outcome.cores,
     );
     s.push_str("Pinning (first run):\n\n");

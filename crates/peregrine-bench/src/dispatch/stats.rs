@@ -191,6 +191,8 @@ pub struct RunStats {
     pub little: Little,
     /// Orders whose timestamps are not non-decreasing (should be 0).
     pub out_of_order: usize,
+    /// Largest backwards step between consecutive stamps of one order, ns.
+    pub max_backstep_ns: u64,
     /// A thread gave up at the deadline.
     pub timed_out: bool,
 }
@@ -219,6 +221,11 @@ impl RunStats {
             full,
             little: Little::of(orders),
             out_of_order: orders.iter().filter(|o| !o.ts.is_sorted()).count(),
+            max_backstep_ns: orders
+                .iter()
+                .flat_map(|o| o.ts.windows(2).map(|w| w[0].saturating_sub(w[1])))
+                .max()
+                .unwrap_or(0),
             timed_out,
         }
     }
@@ -322,6 +329,7 @@ mod tests {
         orders[3].ts[2] = 0; // out of order
         let s = RunStats::of(&orders, 12, FullCounts::default(), false);
         assert_eq!((s.completed, s.missing, s.out_of_order), (10, 2, 1));
+        assert_eq!(s.max_backstep_ns, 3000);
         assert_eq!(s.rt.p50, 160);
         assert_eq!(s.rt_venue.p50, 110);
         assert_eq!(s.rt_minus_d.p50, 110);

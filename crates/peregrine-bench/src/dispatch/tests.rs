@@ -3,7 +3,7 @@
 
 use super::candidates::Candidate;
 use super::config::Config;
-use super::order::{Clock, Work};
+use super::order::{Clock, ClockKind, Work};
 use super::pipeline::RunSetup;
 use super::schedule::Schedule;
 use super::RunOnce;
@@ -21,7 +21,7 @@ fn tiny() -> Config {
 fn every_order_comes_back_once_with_ordered_stamps() {
     let config = tiny();
     let schedule = Schedule::generate(&config);
-    let clock = Clock::new();
+    let clock = Clock::new(ClockKind::Monotonic);
     for candidate in Candidate::ALL {
         let setup = RunSetup {
             schedule: &schedule,

@@ -16,7 +16,7 @@ use hdrhistogram::Histogram;
 use peregrine_queue::pin::CoreId;
 use peregrine_queue::{pin_current, PinOutcome, WaitStrategy};
 
-use crate::dispatch::order::Clock;
+use crate::dispatch::order::{Clock, ClockKind};
 use crate::dispatch::queues::Family;
 
 /// Stop value for the echo thread.
@@ -88,7 +88,9 @@ pub fn ping_pong<F: Family<u64>>(
         pong_tx.pop().ok_or_else(|| anyhow::anyhow!("no sender"))?,
     );
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)?;
-    let clock = Clock::new();
+    // Both stamps of a round trip are taken on one thread, so the TSC's lack of
+    // ordering across threads does not matter here.
+    let clock = Clock::new(ClockKind::Tsc);
     let wait = plan.wait;
     let (core_a, core_b) = (plan.core(0), plan.core(1));
     let pins = std::thread::scope(|scope| -> anyhow::Result<Vec<PinOutcome>> {
