@@ -20,6 +20,8 @@ pub struct Machine {
     pub cpu: String,
     /// UTC date and time of the report.
     pub date: String,
+    /// /proc/loadavg when the report was written (other work on a shared machine).
+    pub loadavg: String,
 }
 
 impl Machine {
@@ -38,6 +40,9 @@ impl Machine {
             nproc: std::thread::available_parallelism().map_or(0, usize::from),
             cpu,
             date: utc_now(),
+            loadavg: std::fs::read_to_string("/proc/loadavg")
+                .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+                .unwrap_or_default(),
         }
     }
 }
@@ -213,7 +218,7 @@ fn preamble(machine: &Machine, config_path: &Path, config: &Config, outcome: &Ou
     let t = outcome.timing;
     let _ = writeln!(
         s,
-        "Machine: {} cores ({}), `{}`, {}. Command: `peregrine bench dispatch --config {}`.\n\n\
+        "Machine: {} cores ({}), load average {} at the end, {}. Command: `peregrine bench dispatch --config {}`.\n\n\
          Setup: N = {} strategies, M = {} gateways, capacity {}, {} orders per run over {} ms, \
          D ~ U({} µs, {} µs), W sweep {:?} ns, R = {}, wait {}, pin {}, seed {}.\n\n\
          Timer: quanta TSC read {:.1} ns, CLOCK_MONOTONIC read {:.1} ns; orders stamped with \
@@ -221,7 +226,7 @@ fn preamble(machine: &Machine, config_path: &Path, config: &Config, outcome: &Ou
          iteration (calibrated once). Polling threads that never sleep: {} on {} cores.\n",
         machine.nproc,
         machine.cpu,
-        config_path.display(),
+        machine.loadavg,
         machine.date,
         config_path.display(),
         config.n_strategies,

@@ -198,7 +198,7 @@ pub fn run(args: HandoffArgs) -> anyhow::Result<()> {
         Sizes {
             warmup: 10_000,
             pings: 200_000,
-            messages: 5_000_000,
+            messages: 2_000_000,
             capacity: 1024,
         }
     } else {
@@ -255,11 +255,19 @@ pub fn run(args: HandoffArgs) -> anyhow::Result<()> {
         }
     }
     let table = table(&results);
-    println!("{table}");
+    let machine = crate::dispatch::report::Machine::detect();
+    println!(
+        "{} cores ({}), load average {}, {}, wait {}, pinned {}\n\n{table}",
+        machine.nproc,
+        machine.cpu,
+        machine.loadavg,
+        machine.date,
+        args.wait.name(),
+        !cores.is_empty()
+    );
     if let Some(dir) = args.json.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let machine = crate::dispatch::report::Machine::detect();
     let json = serde_json::json!({
         "machine": machine,
         "quick": args.quick,
