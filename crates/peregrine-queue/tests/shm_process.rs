@@ -7,7 +7,7 @@
 #![cfg(not(miri))]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use peregrine_queue::shm::{ShmMpsc, ShmSpsc};
@@ -21,6 +21,9 @@ fn spawn_child(test: &str, path: &Path, id: u64) -> Child {
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(ENV, path)
         .env("PEREGRINE_SHM_CHILD_ID", id.to_string())
+        // The child's own test summary would confuse whoever reads ours; failures still
+        // show on stderr and in the exit status.
+        .stdout(Stdio::null())
         .spawn()
         .unwrap()
 }
