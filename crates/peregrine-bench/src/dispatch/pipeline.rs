@@ -93,112 +93,138 @@ struct Env {
     wait: WaitStrategy,
 }
 
+/// What each pipeline thread hands back when it stops.
+#[derive(Debug, Default)]
+struct ThreadReport {
+    /// Completed orders (strategies only).
+    records: Vec<Order>,
+    /// Full counts of the queues this thread sends on.
+    full: FullCounts,
+    /// Gave up at the deadline.
+    timed_out: bool,
+}
+
+impl RunSetup<'_> {
+    /// The core for thread `k` (orchestrator 0, gateways, then strategies), if pinning.
+    fn core(&self, k: usize) -> Option<CoreId> {
+        (!self.cores.is_empty()).then(|| self.cores[k % self.cores.len()])
+    }
+
+    /// Gateway heap size for `total` orders: peak holding (rate x max D, with margin),
+    /// so the heap does not grow on the hot path; the whole share when that is smaller.
+    fn heap_capacity(&self, total: usize) -> usize {
+        let span = self.schedule.last_due_ns().max(1) as f64;
+        let max_delay = self.schedule.max_delay_ns() as f64;
+        total.min((total as f64 * max_delay / span * 2.0) as usize + 4096)
+    }
+
+    fn env(&self) -> Env {
+        let start = self.clock.now() + START_DELAY_NS;
+        Env {
+            clock: self.clock.clone(),
+            start,
+            deadline: start + self.schedule.last_due_ns() + self.drain_timeout_ns,
+            wait: self.wait,
+        }
+    }
+}
+
+fn spsc_rings(count: usize, capacity: usize) -> (Vec<Producer<Order>>, Vec<Consumer<Order>>) {
+    (0..count).map(|_| spsc::ring(capacity)).unzip()
+}
+
+/// Spawns a named scoped thread that pins itself first.
+fn spawn_pinned<'scope, R: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    name: String,
+    core: Option<CoreId>,
+    body: impl FnOnce() -> R + Send + 'scope,
+) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, (PinOutcome, R)>> {
+    std::thread::Builder::new()
+        .name(name.clone())
+        .spawn_scoped(scope, move || (pin_current(&name, core), body()))
+}
+
 /// Runs the pipeline once with queue family `F` at both contended points.
 pub fn run<F: Family<Order>>(setup: &RunSetup<'_>) -> anyhow::Result<RunOutput> {
-    let n = setup.schedule.per_strategy.len();
-    let m = setup.gateways;
+    let (n, m) = (setup.schedule.per_strategy.len(), setup.gateways);
     let (submit_txs, submit_rx) = F::channel(n, setup.capacity)?;
     let (completion_txs, completion_rx) = F::channel(m, setup.capacity)?;
-    let (inbox_txs, inbox_rxs): (Vec<_>, Vec<_>) =
-        (0..m).map(|_| spsc::ring::<Order>(setup.capacity)).unzip();
-    let (return_txs, return_rxs): (Vec<_>, Vec<_>) =
-        (0..n).map(|_| spsc::ring::<Order>(setup.capacity)).unzip();
-    let start = setup.clock.now() + START_DELAY_NS;
-    let env = Env {
-        clock: setup.clock.clone(),
-        start,
-        deadline: start + setup.schedule.last_due_ns() + setup.drain_timeout_ns,
-        wait: setup.wait,
-    };
+    let (inbox_txs, inbox_rxs) = spsc_rings(m, setup.capacity);
+    let (return_txs, return_rxs) = spsc_rings(n, setup.capacity);
+    let env = setup.env();
     let per_venue = setup.schedule.per_venue(m);
-    // Pre-size each gateway heap for its peak holding (rate x max D, with margin) so it
-    // does not grow on the hot path; the whole venue share when that is smaller.
-    let window = setup.schedule.last_due_ns().max(1) as f64;
-    let max_delay = setup.schedule.max_delay_ns() as f64;
-    let heap_capacity =
-        |total: usize| total.min((total as f64 * max_delay / window * 2.0) as usize + 4096);
-    let core = |k: usize| (!setup.cores.is_empty()).then(|| setup.cores[k % setup.cores.len()]);
-
     std::thread::scope(|scope| -> anyhow::Result<RunOutput> {
-        let spawn = |name: String| std::thread::Builder::new().name(name);
-        let orch = {
-            let env = env.clone();
-            let total = setup.schedule.len();
-            let pin = core(0);
-            let work = setup.work_iters;
-            spawn("orchestrator".into()).spawn_scoped(scope, move || {
-                let pinned = pin_current("orchestrator", pin);
-                let out = orchestrator::<F>(
-                    submit_rx,
-                    completion_rx,
-                    inbox_txs,
-                    return_txs,
-                    total,
-                    work,
-                    &env,
-                );
-                (pinned, out)
-            })?
+        let mut handles = Vec::with_capacity(1 + m + n);
+        let (orch_env, total, work) = (env.clone(), setup.schedule.len(), setup.work_iters);
+        let ends = OrchEnds::<F> {
+            submit: submit_rx,
+            completion: completion_rx,
+            inboxes: inbox_txs,
+            returns: return_txs,
         };
-        let mut gateways = Vec::with_capacity(m);
+        handles.push(spawn_pinned(
+            scope,
+            "orchestrator".into(),
+            setup.core(0),
+            move || orchestrator::<F>(ends, total, work, &orch_env),
+        )?);
         for (g, (inbox, tx)) in inbox_rxs.into_iter().zip(completion_txs).enumerate() {
-            let (env, total, pin) = (env.clone(), per_venue[g], core(1 + g));
-            gateways.push(spawn(format!("gateway-{g}")).spawn_scoped(scope, move || {
-                let pinned = pin_current(&format!("gateway-{g}"), pin);
-                (
-                    pinned,
-                    gateway::<F>(inbox, tx, total, heap_capacity(total), &env),
-                )
-            })?);
+            let (env, total) = (env.clone(), per_venue[g]);
+            let heap = setup.heap_capacity(total);
+            handles.push(spawn_pinned(
+                scope,
+                format!("gateway-{g}"),
+                setup.core(1 + g),
+                move || gateway::<F>(inbox, tx, total, heap, &env),
+            )?);
         }
-        let mut strategies = Vec::with_capacity(n);
         for (s, (tx, ret)) in submit_txs.into_iter().zip(return_rxs).enumerate() {
-            let (env, pin) = (env.clone(), core(1 + m + s));
-            let fires = &setup.schedule.per_strategy[s];
-            strategies.push(spawn(format!("strategy-{s}")).spawn_scoped(scope, move || {
-                let pinned = pin_current(&format!("strategy-{s}"), pin);
-                (pinned, strategy::<F>(s as u16, fires, tx, ret, &env))
-            })?);
+            let (env, fires) = (env.clone(), &setup.schedule.per_strategy[s]);
+            let core = setup.core(1 + m + s);
+            handles.push(spawn_pinned(
+                scope,
+                format!("strategy-{s}"),
+                core,
+                move || strategy::<F>(s as u16, fires, tx, ret, &env),
+            )?);
         }
-        let join_err = || anyhow::anyhow!("a pipeline thread panicked");
         let mut output = RunOutput {
             orders: Vec::with_capacity(setup.schedule.len()),
             scheduled: setup.schedule.len(),
             full: FullCounts::default(),
-            pins: Vec::with_capacity(1 + m + n),
+            pins: Vec::with_capacity(handles.len()),
             timed_out: false,
         };
-        let (pinned, (inbox_full, ret_full, timed_out)) = orch.join().map_err(|_| join_err())?;
-        output.pins.push(pinned);
-        output.full.inbox = inbox_full;
-        output.full.ret = ret_full;
-        output.timed_out |= timed_out;
-        for handle in gateways {
-            let (pinned, (full, timed_out)) = handle.join().map_err(|_| join_err())?;
+        for handle in handles {
+            let (pinned, report) = handle
+                .join()
+                .map_err(|_| anyhow::anyhow!("a pipeline thread panicked"))?;
             output.pins.push(pinned);
-            output.full.completion += full;
-            output.timed_out |= timed_out;
-        }
-        for handle in strategies {
-            let (pinned, (records, full, timed_out)) = handle.join().map_err(|_| join_err())?;
-            output.pins.push(pinned);
-            output.full.submit += full;
-            output.timed_out |= timed_out;
-            output.orders.extend_from_slice(&records);
+            output.full.add(report.full);
+            output.timed_out |= report.timed_out;
+            output.orders.extend_from_slice(&report.records);
         }
         Ok(output)
     })
 }
 
-/// Fires the schedule and collects returns. Returns (records, submit Full count,
-/// timed out).
+/// The queue ends the orchestrator owns.
+struct OrchEnds<F: Family<Order>> {
+    submit: F::Rx,
+    completion: F::Rx,
+    inboxes: Vec<Producer<Order>>,
+    returns: Vec<Producer<Order>>,
+}
+
+/// Fires the schedule and collects returns.
 fn strategy<F: Family<Order>>(
     id: u16,
     fires: &[Fire],
     mut tx: F::Tx,
     mut returns: Consumer<Order>,
     env: &Env,
-) -> (Vec<Order>, u64, bool) {
+) -> ThreadReport {
     let mut records = Vec::with_capacity(fires.len());
     let (mut next, mut full) = (0usize, 0u64);
     let mut waiter = env.wait.waiter();
@@ -236,76 +262,119 @@ fn strategy<F: Family<Order>>(
         if progress {
             waiter.reset();
         } else if now > env.deadline {
-            return (records, full, true);
+            break;
         } else {
             waiter.idle();
         }
     }
-    (records, full, false)
+    ThreadReport {
+        timed_out: records.len() < fires.len(),
+        records,
+        full: FullCounts {
+            submit: full,
+            ..FullCounts::default()
+        },
+    }
 }
 
-/// Routes submits to gateways (after W of busy work) and completions to strategies.
-/// Returns (inbox Full count, return Full count, timed out).
-fn orchestrator<F: Family<Order>>(
-    mut submit: F::Rx,
-    mut completion: F::Rx,
-    mut inboxes: Vec<Producer<Order>>,
-    mut returns: Vec<Producer<Order>>,
-    total: usize,
+/// The orchestrator's state: its queue ends, an order per direction waiting for room,
+/// and its counters.
+struct Orchestrator<'a, F: Family<Order>> {
+    ends: OrchEnds<F>,
+    pending_dispatch: Option<Order>,
+    pending_return: Option<Order>,
     work_iters: u64,
-    env: &Env,
-) -> (u64, u64, bool) {
-    let (mut inbox_full, mut ret_full, mut returned) = (0u64, 0u64, 0usize);
-    let mut pending_dispatch: Option<Order> = None;
-    let mut pending_return: Option<Order> = None;
-    let mut waiter = env.wait.waiter();
-    while returned < total {
-        let mut progress = false;
-        let order = pending_dispatch.take().or_else(|| {
-            F::recv(&mut submit).map(|mut order| {
+    env: &'a Env,
+    full: FullCounts,
+    returned: usize,
+}
+
+impl<F: Family<Order>> Orchestrator<'_, F> {
+    /// Takes one submit (or the one waiting for room), does W, pushes it to its gateway.
+    /// Returns whether an order moved.
+    fn dispatch_one(&mut self) -> bool {
+        let (ends, env, work_iters) = (&mut self.ends, self.env, self.work_iters);
+        let Some(order) = self.pending_dispatch.take().or_else(|| {
+            F::recv(&mut ends.submit).map(|mut order| {
                 order.ts[stamp::ORCH_RECV_SUBMIT] = env.clock.now();
                 Work::run(work_iters);
                 order.ts[stamp::ORCH_DISPATCH] = env.clock.now();
                 order
             })
-        });
-        if let Some(order) = order {
-            match inboxes[usize::from(order.venue)].try_push(order) {
-                Ok(()) => progress = true,
-                Err(e) => {
-                    inbox_full += 1;
-                    pending_dispatch = Some(e.into_inner());
-                }
+        }) else {
+            return false;
+        };
+        match ends.inboxes[usize::from(order.venue)].try_push(order) {
+            Ok(()) => true,
+            Err(e) => {
+                self.full.inbox += 1;
+                self.pending_dispatch = Some(e.into_inner());
+                false
             }
         }
-        let done = pending_return.take().or_else(|| {
-            F::recv(&mut completion).map(|mut order| {
+    }
+
+    /// Takes one completion (or the one waiting for room) and returns it to its
+    /// strategy. Returns whether an order moved.
+    fn return_one(&mut self) -> bool {
+        let (ends, env) = (&mut self.ends, self.env);
+        let Some(order) = self.pending_return.take().or_else(|| {
+            F::recv(&mut ends.completion).map(|mut order| {
                 order.ts[stamp::ORCH_RECV_COMPLETION] = env.clock.now();
                 order.ts[stamp::ORCH_RETURN] = env.clock.now();
                 order
             })
-        });
-        if let Some(order) = done {
-            match returns[usize::from(order.strategy)].try_push(order) {
-                Ok(()) => {
-                    returned += 1;
-                    progress = true;
-                }
-                Err(e) => {
-                    ret_full += 1;
-                    pending_return = Some(e.into_inner());
-                }
+        }) else {
+            return false;
+        };
+        match ends.returns[usize::from(order.strategy)].try_push(order) {
+            Ok(()) => {
+                self.returned += 1;
+                true
+            }
+            Err(e) => {
+                self.full.ret += 1;
+                self.pending_return = Some(e.into_inner());
+                false
             }
         }
-        if progress {
+    }
+}
+
+/// Routes submits to gateways (after W of busy work) and completions to strategies,
+/// one of each per loop, until every order has been returned.
+fn orchestrator<F: Family<Order>>(
+    ends: OrchEnds<F>,
+    total: usize,
+    work_iters: u64,
+    env: &Env,
+) -> ThreadReport {
+    let mut orch = Orchestrator::<F> {
+        ends,
+        pending_dispatch: None,
+        pending_return: None,
+        work_iters,
+        env,
+        full: FullCounts::default(),
+        returned: 0,
+    };
+    let mut waiter = env.wait.waiter();
+    while orch.returned < total {
+        let dispatched = orch.dispatch_one();
+        let returned = orch.return_one();
+        if dispatched || returned {
             waiter.reset();
         } else if env.clock.now() > env.deadline {
-            return (inbox_full, ret_full, true);
+            break;
         } else {
             waiter.idle();
         }
     }
-    (inbox_full, ret_full, false)
+    ThreadReport {
+        records: Vec::new(),
+        full: orch.full,
+        timed_out: orch.returned < total,
+    }
 }
 
 /// An order held by a gateway until `release_at`; ordered by (release_at, strategy,
@@ -342,15 +411,14 @@ impl Ord for Held {
     }
 }
 
-/// Holds each order for its D in a min-heap, then sends it back. Returns (completion
-/// Full count, timed out).
+/// Holds each order for its D in a min-heap, then sends it back.
 fn gateway<F: Family<Order>>(
     mut inbox: Consumer<Order>,
     mut tx: F::Tx,
     total: usize,
     heap_capacity: usize,
     env: &Env,
-) -> (u64, bool) {
+) -> ThreadReport {
     let mut heap: BinaryHeap<Reverse<Held>> = BinaryHeap::with_capacity(heap_capacity);
     let (mut full, mut released) = (0u64, 0usize);
     let mut pending: Option<Order> = None;
@@ -396,10 +464,17 @@ fn gateway<F: Family<Order>>(
         if progress {
             waiter.reset();
         } else if env.clock.now() > env.deadline {
-            return (full, true);
+            break;
         } else {
             waiter.idle();
         }
     }
-    (full, false)
+    ThreadReport {
+        records: Vec::new(),
+        full: FullCounts {
+            completion: full,
+            ..FullCounts::default()
+        },
+        timed_out: released < total,
+    }
 }

@@ -226,8 +226,18 @@ pub fn run(args: HandoffArgs) -> anyhow::Result<()> {
         cores: &cores,
         wait: args.wait,
     };
-    // Repeat-major: every candidate once per round, so drift in the host (vCPUs move,
-    // shared/FACTS.md) hits all candidates alike.
+    let results = measure_all(&candidates, plan, sizes, repeats)?;
+    write_outputs(&args, &results, sizes, repeats, !cores.is_empty())
+}
+
+/// Measures every candidate `repeats` times. Repeat-major: every candidate once per
+/// round, so drift in the host (vCPUs move, shared/FACTS.md) hits all candidates alike.
+fn measure_all(
+    candidates: &[HandoffCandidate],
+    plan: Plan<'_>,
+    sizes: Sizes,
+    repeats: usize,
+) -> anyhow::Result<Vec<CandidateResult>> {
     let mut results: Vec<CandidateResult> = candidates
         .iter()
         .map(|c| CandidateResult {
@@ -254,7 +264,18 @@ pub fn run(args: HandoffArgs) -> anyhow::Result<()> {
             result.throughput_mps.push(mps);
         }
     }
-    let table = table(&results);
+    Ok(results)
+}
+
+/// Prints the table and writes the JSON file.
+fn write_outputs(
+    args: &HandoffArgs,
+    results: &[CandidateResult],
+    sizes: Sizes,
+    repeats: usize,
+    pinned: bool,
+) -> anyhow::Result<()> {
+    let table = table(results);
     let machine = crate::dispatch::report::Machine::detect();
     println!(
         "{} cores ({}), load average {}, {}, wait {}, pinned {}\n\n{table}",
@@ -263,7 +284,7 @@ pub fn run(args: HandoffArgs) -> anyhow::Result<()> {
         machine.loadavg,
         machine.date,
         args.wait.name(),
-        !cores.is_empty()
+        pinned
     );
     if let Some(dir) = args.json.parent() {
         std::fs::create_dir_all(dir)?;
@@ -272,7 +293,7 @@ pub fn run(args: HandoffArgs) -> anyhow::Result<()> {
         "machine": machine,
         "quick": args.quick,
         "wait": args.wait.name(),
-        "pinned": !cores.is_empty(),
+        "pinned": pinned,
         "sizes": sizes,
         "repeats": repeats,
         "results": results,
