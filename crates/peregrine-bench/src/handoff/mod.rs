@@ -197,8 +197,8 @@ pub fn run(args: HandoffArgs) -> anyhow::Result<()> {
     let sizes = if args.quick {
         Sizes {
             warmup: 5_000,
-            pings: 60_000,
-            messages: 1_000_000,
+            pings: 150_000,
+            messages: 3_000_000,
             capacity: 1024,
         }
     } else {
