@@ -39,3 +39,24 @@ pub use mux::Mux;
 pub use pin::{available_cores, pin_current, spinner_warning, PinOutcome};
 pub use spsc::{Consumer, Producer, PushError};
 pub use wait::{WaitStrategy, Waiter};
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    /// Runs `body` on its own thread and fails the test if it takes longer than
+    /// `secs` (a stuck lock-free loop must fail, not hang CI). No timing assertion:
+    /// the limit is orders of magnitude above the expected run time.
+    pub fn with_timeout<T: Send + 'static>(
+        secs: u64,
+        body: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            // The receiver is gone only if we already timed out.
+            let _ = tx.send(body());
+        });
+        match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+            Ok(value) => value,
+            Err(e) => panic!("test body did not finish in {secs} s: {e}"),
+        }
+    }
+}

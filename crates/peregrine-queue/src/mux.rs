@@ -82,38 +82,40 @@ mod tests {
 
     #[test]
     fn stress_many_producers() {
-        let per: u64 = if cfg!(miri) { 50 } else { 200_000 };
-        let (txs, mut rx) = mux::<(usize, u64)>(4, 32);
-        let handles: Vec<_> = txs
-            .into_iter()
-            .enumerate()
-            .map(|(p, mut tx)| {
-                std::thread::spawn(move || {
-                    for i in 0..per {
-                        let mut value = (p, i);
-                        while let Err(e) = tx.try_push(value) {
-                            value = e.into_inner();
-                            std::thread::yield_now();
+        crate::test_util::with_timeout(120, || {
+            let per: u64 = if cfg!(miri) { 50 } else { 200_000 };
+            let (txs, mut rx) = mux::<(usize, u64)>(4, 32);
+            let handles: Vec<_> = txs
+                .into_iter()
+                .enumerate()
+                .map(|(p, mut tx)| {
+                    std::thread::spawn(move || {
+                        for i in 0..per {
+                            let mut value = (p, i);
+                            while let Err(e) = tx.try_push(value) {
+                                value = e.into_inner();
+                                std::thread::yield_now();
+                            }
                         }
-                    }
+                    })
                 })
-            })
-            .collect();
-        let mut next = [0u64; 4];
-        let mut seen = 0;
-        while seen < 4 * per {
-            match rx.try_pop() {
-                Some((p, i)) => {
-                    assert_eq!(next[p], i, "per-producer FIFO");
-                    next[p] += 1;
-                    seen += 1;
+                .collect();
+            let mut next = [0u64; 4];
+            let mut seen = 0;
+            while seen < 4 * per {
+                match rx.try_pop() {
+                    Some((p, i)) => {
+                        assert_eq!(next[p], i, "per-producer FIFO");
+                        next[p] += 1;
+                        seen += 1;
+                    }
+                    None => std::thread::yield_now(),
                 }
-                None => std::thread::yield_now(),
             }
-        }
-        for handle in handles {
-            handle.join().unwrap();
-        }
-        assert_eq!(rx.try_pop(), None);
+            for handle in handles {
+                handle.join().unwrap();
+            }
+            assert_eq!(rx.try_pop(), None);
+        });
     }
 }

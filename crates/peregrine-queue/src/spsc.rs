@@ -302,28 +302,30 @@ mod tests {
 
     #[test]
     fn stress_two_threads() {
-        let count: u64 = if cfg!(miri) { 200 } else { 1_000_000 };
-        let (mut tx, mut rx) = ring::<u64>(if cfg!(miri) { 4 } else { 64 });
-        let producer = std::thread::spawn(move || {
-            for i in 0..count {
-                let mut value = i;
-                while let Err(PushError::Full(v)) = tx.try_push(value) {
-                    value = v;
-                    std::thread::yield_now();
+        crate::test_util::with_timeout(120, || {
+            let count: u64 = if cfg!(miri) { 200 } else { 1_000_000 };
+            let (mut tx, mut rx) = ring::<u64>(if cfg!(miri) { 4 } else { 64 });
+            let producer = std::thread::spawn(move || {
+                for i in 0..count {
+                    let mut value = i;
+                    while let Err(PushError::Full(v)) = tx.try_push(value) {
+                        value = v;
+                        std::thread::yield_now();
+                    }
+                }
+            });
+            let mut expected = 0;
+            while expected < count {
+                match rx.try_pop() {
+                    Some(v) => {
+                        assert_eq!(v, expected);
+                        expected += 1;
+                    }
+                    None => std::thread::yield_now(),
                 }
             }
+            producer.join().unwrap();
+            assert_eq!(rx.try_pop(), None);
         });
-        let mut expected = 0;
-        while expected < count {
-            match rx.try_pop() {
-                Some(v) => {
-                    assert_eq!(v, expected);
-                    expected += 1;
-                }
-                None => std::thread::yield_now(),
-            }
-        }
-        producer.join().unwrap();
-        assert_eq!(rx.try_pop(), None);
     }
 }

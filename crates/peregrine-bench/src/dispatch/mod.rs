@@ -261,4 +261,4 @@ fn progress_line(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -207,6 +207,7 @@ pub fn throughput<F: Family<u64>>(plan: &Plan<'_>, count: u64) -> anyhow::Result
 mod tests {
     use super::*;
     use crate::dispatch::queues::{ArrayQ, PeregrineSpsc, ShmMpscRing};
+    use crate::dispatch::tests::with_timeout;
 
     const PLAN: Plan<'static> = Plan {
         capacity: 64,
@@ -216,15 +217,19 @@ mod tests {
 
     #[test]
     fn ping_pong_orders_percentiles() {
-        let (rt, pins) = ping_pong::<PeregrineSpsc>(&PLAN, 10, 200).unwrap();
-        assert!(rt.p50 <= rt.p90 && rt.p90 <= rt.p99 && rt.p99 <= rt.p999);
-        assert!(rt.p999 <= rt.max && rt.p50 > 0);
-        assert_eq!(pins.len(), 2);
-        ping_pong::<ShmMpscRing>(&PLAN, 0, 50).unwrap();
+        with_timeout(120, || {
+            let (rt, pins) = ping_pong::<PeregrineSpsc>(&PLAN, 10, 200).unwrap();
+            assert!(rt.p50 <= rt.p90 && rt.p90 <= rt.p99 && rt.p99 <= rt.p999);
+            assert!(rt.p999 <= rt.max && rt.p50 > 0);
+            assert_eq!(pins.len(), 2);
+            ping_pong::<ShmMpscRing>(&PLAN, 0, 50).unwrap();
+        });
     }
 
     #[test]
     fn throughput_moves_everything() {
-        assert!(throughput::<ArrayQ>(&PLAN, 10_000).unwrap() > 0.0);
+        with_timeout(120, || {
+            assert!(throughput::<ArrayQ>(&PLAN, 10_000).unwrap() > 0.0)
+        });
     }
 }

@@ -358,32 +358,34 @@ mod tests {
 
     #[test]
     fn every_candidate_measures_tiny() {
-        let plan = Plan {
-            capacity: 16,
-            cores: &[],
-            wait: WaitStrategy::SpinThenYield,
-        };
-        let sizes = Sizes {
-            warmup: 5,
-            pings: 50,
-            messages: 1000,
-            capacity: 16,
-        };
-        let mut results = Vec::new();
-        for c in HandoffCandidate::ALL {
-            let (rt, pins, mps) = c.visit(Measure { plan, sizes }).unwrap();
-            assert_eq!(pins.len(), 2);
-            assert!(c.visit(Callgrind(100)).unwrap().0 == 0, "{}", c.name());
-            results.push(CandidateResult {
-                candidate: c.name(),
-                round_trips: vec![rt],
-                throughput_mps: vec![mps],
-                pins,
-            });
-        }
-        assert_eq!(
-            table(&results).lines().count(),
-            2 + HandoffCandidate::ALL.len()
-        );
+        crate::dispatch::tests::with_timeout(120, || {
+            let plan = Plan {
+                capacity: 16,
+                cores: &[],
+                wait: WaitStrategy::SpinThenYield,
+            };
+            let sizes = Sizes {
+                warmup: 5,
+                pings: 50,
+                messages: 1000,
+                capacity: 16,
+            };
+            let mut results = Vec::new();
+            for c in HandoffCandidate::ALL {
+                let (rt, pins, mps) = c.visit(Measure { plan, sizes }).unwrap();
+                assert_eq!(pins.len(), 2);
+                assert!(c.visit(Callgrind(100)).unwrap().0 == 0, "{}", c.name());
+                results.push(CandidateResult {
+                    candidate: c.name(),
+                    round_trips: vec![rt],
+                    throughput_mps: vec![mps],
+                    pins,
+                });
+            }
+            assert_eq!(
+                table(&results).lines().count(),
+                2 + HandoffCandidate::ALL.len()
+            );
+        });
     }
 }

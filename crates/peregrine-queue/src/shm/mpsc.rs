@@ -255,39 +255,41 @@ mod tests {
 
     #[test]
     fn stress_many_producers() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("mpsc");
-        let ring = ShmMpsc::<[u64; 2]>::create(&path, 32).unwrap();
-        let per = 100_000u64;
-        let producers = 3u64;
-        let handles: Vec<_> = (0..producers)
-            .map(|p| {
-                let tx = ring.producer();
-                std::thread::spawn(move || {
-                    for i in 0..per {
-                        while tx.try_push([p, i]).is_err() {
-                            std::thread::yield_now();
+        crate::test_util::with_timeout(120, || {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("mpsc");
+            let ring = ShmMpsc::<[u64; 2]>::create(&path, 32).unwrap();
+            let per = 100_000u64;
+            let producers = 3u64;
+            let handles: Vec<_> = (0..producers)
+                .map(|p| {
+                    let tx = ring.producer();
+                    std::thread::spawn(move || {
+                        for i in 0..per {
+                            while tx.try_push([p, i]).is_err() {
+                                std::thread::yield_now();
+                            }
                         }
-                    }
+                    })
                 })
-            })
-            .collect();
-        let mut rx = ring.consumer().unwrap();
-        let mut next = vec![0u64; producers as usize];
-        let mut seen = 0;
-        while seen < producers * per {
-            match rx.try_pop() {
-                Some([p, i]) => {
-                    assert_eq!(next[p as usize], i, "per-producer FIFO");
-                    next[p as usize] += 1;
-                    seen += 1;
+                .collect();
+            let mut rx = ring.consumer().unwrap();
+            let mut next = vec![0u64; producers as usize];
+            let mut seen = 0;
+            while seen < producers * per {
+                match rx.try_pop() {
+                    Some([p, i]) => {
+                        assert_eq!(next[p as usize], i, "per-producer FIFO");
+                        next[p as usize] += 1;
+                        seen += 1;
+                    }
+                    None => std::thread::yield_now(),
                 }
-                None => std::thread::yield_now(),
             }
-        }
-        for handle in handles {
-            handle.join().unwrap();
-        }
-        assert_eq!(rx.try_pop(), None);
+            for handle in handles {
+                handle.join().unwrap();
+            }
+            assert_eq!(rx.try_pop(), None);
+        });
     }
 }

@@ -246,32 +246,34 @@ mod tests {
 
     #[test]
     fn stress_two_threads() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ring");
-        let ring = ShmSpsc::<[u64; 2]>::create(&path, 64).unwrap();
-        let mut tx = ring.producer().unwrap();
-        let count = 300_000u64;
-        let producer = std::thread::spawn(move || {
-            for i in 0..count {
-                while tx.try_push([i, !i]).is_err() {
-                    std::thread::yield_now();
+        crate::test_util::with_timeout(120, || {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("ring");
+            let ring = ShmSpsc::<[u64; 2]>::create(&path, 64).unwrap();
+            let mut tx = ring.producer().unwrap();
+            let count = 300_000u64;
+            let producer = std::thread::spawn(move || {
+                for i in 0..count {
+                    while tx.try_push([i, !i]).is_err() {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+            let mut rx = ShmSpsc::<[u64; 2]>::attach(&path)
+                .unwrap()
+                .consumer()
+                .unwrap();
+            let mut expected = 0;
+            while expected < count {
+                match rx.try_pop() {
+                    Some(v) => {
+                        assert_eq!(v, [expected, !expected]);
+                        expected += 1;
+                    }
+                    None => std::thread::yield_now(),
                 }
             }
+            producer.join().unwrap();
         });
-        let mut rx = ShmSpsc::<[u64; 2]>::attach(&path)
-            .unwrap()
-            .consumer()
-            .unwrap();
-        let mut expected = 0;
-        while expected < count {
-            match rx.try_pop() {
-                Some(v) => {
-                    assert_eq!(v, [expected, !expected]);
-                    expected += 1;
-                }
-                None => std::thread::yield_now(),
-            }
-        }
-        producer.join().unwrap();
     }
 }
