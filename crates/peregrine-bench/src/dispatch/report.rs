@@ -145,6 +145,9 @@ fn header_row(first: &str, config: &Config) -> String {
     t
 }
 
+/// Segment p99 at or above this is flagged as a scheduler stall.
+const STALL_NS: f64 = 1_000_000.0;
+
 fn segment_tables(config: &Config, cells: &[Cell]) -> String {
     let mut s = String::new();
     for &w in &config.orch_work_ns {
@@ -162,7 +165,12 @@ fn segment_tables(config: &Config, cells: &[Cell]) -> String {
                             .collect::<Vec<_>>(),
                     )
                 };
-                let _ = write!(s, " {} / {} |", us(p(|x| x.p50)), us(p(|x| x.p99)));
+                let p99 = p(|x| x.p99);
+                // A hand-off hop (not the venue, not W) whose p99 reaches 1 ms is no
+                // queue operation: it is a thread waiting for a core.
+                let stall = *name != "venue_service" && p99 >= STALL_NS;
+                let flag = if stall { " ⚠" } else { "" };
+                let _ = write!(s, " {} / {}{flag} |", us(p(|x| x.p50)), us(p99));
             }
             s.push('\n');
         }
@@ -292,7 +300,9 @@ pub fn markdown(
     }
     s.push_str(
         "\n## Segments\n\nKinds: *MPSC, candidate* are the two contended hand-offs under \
-                test; *SPSC, fixed* are peregrine-queue SPSC rings in every run.\n",
+                test; *SPSC, fixed* are peregrine-queue SPSC rings in every run. ⚠ marks a p99 \
+                of 1 ms or more outside the venue: a thread waiting for a core, not a queue \
+                cost.\n",
     );
     s.push_str(&segment_tables(config, cells));
     s.push_str(
