@@ -79,9 +79,9 @@ pub struct Cell {
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Timing {
     /// Mean cost of one TSC clock read (quanta, scaled to ns), ns.
-    pub clock_read_ns: f64,
+    pub tsc_read_ns: f64,
     /// Mean cost of one monotonic clock read (`Instant::elapsed`), ns.
-    pub instant_now_ns: f64,
+    pub monotonic_read_ns: f64,
     /// Busy-work loop cost per iteration, ns.
     pub work_ns_per_iter: f64,
 }
@@ -134,15 +134,15 @@ pub fn execute(
     mut log: impl FnMut(&str),
 ) -> anyhow::Result<Outcome> {
     let clock = Clock::new(config.clock);
-    let (clock_read_ns, instant_now_ns) = Clock::overhead_ns(1_000_000);
+    let (tsc_read_ns, monotonic_read_ns) = Clock::overhead_ns(1_000_000);
     let work = Work::calibrate();
     let timing = Timing {
-        clock_read_ns,
-        instant_now_ns,
+        tsc_read_ns,
+        monotonic_read_ns,
         work_ns_per_iter: work.ns_per_iter(),
     };
     log(&format!(
-        "timer: quanta TSC read {clock_read_ns:.1} ns, CLOCK_MONOTONIC read {instant_now_ns:.1} ns \
+        "timer: quanta TSC read {tsc_read_ns:.1} ns, CLOCK_MONOTONIC read {monotonic_read_ns:.1} ns \
          (stamping with {:?}); busy work {:.3} ns/iteration",
         config.clock,
         timing.work_ns_per_iter
