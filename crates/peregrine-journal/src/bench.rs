@@ -41,7 +41,7 @@ pub fn bench_append(
             engine_ns: seq,
         };
         journal.append(seq, ts, 1, &payload)?;
-        if batch != 0 && (seq - first + 1) % batch == 0 {
+        if batch != 0 && (seq - first + 1).is_multiple_of(batch) {
             journal.commit()?;
         }
     }

@@ -49,13 +49,17 @@ pub fn check_header(bytes: &[u8]) -> HeaderState {
     let head = &bytes[..bytes.len().min(SEGMENT_HEADER_LEN)];
     if head.len() == SEGMENT_HEADER_LEN && head == header_bytes() {
         HeaderState::Valid
-    } else if head.len() < SEGMENT_HEADER_LEN && header_bytes().starts_with(head) {
-        HeaderState::Torn
-    } else if head.iter().all(|&b| b == 0) {
+    } else if is_torn(head) {
         HeaderState::Torn
     } else {
         HeaderState::Bad
     }
+}
+
+/// A header prefix cut short by a crash, or never written (zeros).
+fn is_torn(head: &[u8]) -> bool {
+    let prefix = head.len() < SEGMENT_HEADER_LEN && header_bytes().starts_with(head);
+    prefix || head.iter().all(|&b| b == 0)
 }
 
 /// File name of the segment whose first record is `first_seq`.

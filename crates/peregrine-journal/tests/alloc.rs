@@ -63,7 +63,7 @@ fn appends_allocate_nothing(policy: FsyncPolicy) {
             engine_ns: seq,
         };
         j.append(seq, ts, 1, &payload).unwrap();
-        if seq % 64 == 0 {
+        if seq.is_multiple_of(64) {
             j.commit().unwrap();
         }
     }

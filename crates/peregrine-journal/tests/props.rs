@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use common::{config, read_all, segments, write_all, Owned};
 use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, JournalError, Timestamps};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 const HEADER: u64 = 36;
 const SEG_HEADER: u64 = 16;
@@ -18,9 +19,8 @@ fn arb_records() -> impl Strategy<Value = Vec<Owned>> {
         prop::collection::vec(any::<u8>(), 0..300),
     );
     (1u64..1_000_000, prop::collection::vec(one, 1..120)).prop_map(|(first, items)| {
-        let mut seq = first;
         let mut out = Vec::new();
-        for (kind, ts, payload) in items {
+        for (seq, (kind, ts, payload)) in (first..).zip(items) {
             let ts = Timestamps {
                 recv_ns: ts,
                 engine_ns: ts.wrapping_add(1),
@@ -31,7 +31,6 @@ fn arb_records() -> impl Strategy<Value = Vec<Owned>> {
                 kind,
                 payload,
             });
-            seq += 1;
         }
         out
     })
@@ -77,7 +76,13 @@ fn set_len(path: &PathBuf, len: u64) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "proptest-regressions/props.txt",
+        ))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn prop_round_trip_with_rotation_and_replay_from(
@@ -93,7 +98,7 @@ proptest! {
             let (mut j, _) = Journal::open(dir.path(), cfg.clone()).unwrap();
             for (i, r) in recs.iter().enumerate() {
                 j.append(r.seq, r.ts, r.kind, &r.payload).unwrap();
-                if i % batch == 0 { j.commit().unwrap(); }
+                if i.is_multiple_of(batch) { j.commit().unwrap(); }
             }
             j.close().unwrap();
         }
@@ -168,7 +173,8 @@ proptest! {
                 prop_assert!(is_last_record, "corruption at {} accepted", pos);
                 let t = report.truncated.unwrap();
                 prop_assert_eq!(t.offset, rec_start);
-                prop_assert_eq!(t.last_good_seq, Some(recs.last().unwrap().seq - 1));
+                let before_last = recs.len().checked_sub(2).map(|i| recs[i].seq);
+                prop_assert_eq!(t.last_good_seq, before_last);
             }
             Err(JournalError::BadSegmentHeader { segment }) => {
                 prop_assert!(pos < SEG_HEADER as usize);
