@@ -36,7 +36,8 @@ pub enum JournalError {
         offset: u64,
         /// What is wrong with it.
         defect: RecordDefect,
-        /// Offset of a valid record found after it, when that made it "middle".
+        /// Offset of a valid record found after it: in the last segment, the
+        /// COMMIT record that made it "middle"; elsewhere any valid record.
         next_valid_at: Option<u64>,
     },
     /// A valid record does not carry the expected sequence number.

@@ -28,6 +28,9 @@ pub struct Journal {
     filled: usize,
     /// Bytes written to the active file since its last sync.
     unsynced: bool,
+    /// Offset in `buf` of the last record appended since the last write,
+    /// which `commit` marks with `FLAG_COMMIT`.
+    last_in_buf: Option<usize>,
     next_seq: Option<u64>,
     first_seq: Option<u64>,
     poisoned: bool,
@@ -55,6 +58,7 @@ impl Journal {
             buf: prefaulted(config.buffer_bytes),
             filled: 0,
             unsynced: false,
+            last_in_buf: None,
             seg_len: rec.last_len,
             active,
             segments: rec.segments,
@@ -85,6 +89,7 @@ impl Journal {
             self.write_buffer()?;
         }
         record::encode_into(&mut self.buf[self.filled..], seq, ts, kind, payload);
+        self.last_in_buf = Some(self.filled);
         self.filled += need;
         self.seg_len += need as u64;
         self.next_seq = Some(seq + 1);
@@ -113,20 +118,29 @@ impl Journal {
         Ok(())
     }
 
-    /// Ends a batch: writes buffered records and, unless the policy is
-    /// `None`, `fdatasync`s the active segment once.
+    /// Ends a batch: marks the batch's last record `FLAG_COMMIT`, writes
+    /// buffered records and, unless the policy is `None`, `fdatasync`s the
+    /// active segment once.
     pub fn commit(&mut self) -> Result<(), JournalError> {
-        self.write_buffer()?;
+        self.write_marked()?;
         if self.config.fsync != FsyncPolicy::None {
             self.sync_active()?;
         }
         Ok(())
     }
 
-    /// Writes and syncs everything regardless of policy, then closes.
+    /// Commits and syncs regardless of policy, then closes.
     pub fn close(mut self) -> Result<(), JournalError> {
-        self.write_buffer()?;
+        self.write_marked()?;
         self.sync_active()
+    }
+
+    /// Marks the last buffered record as a commit point and writes the buffer.
+    fn write_marked(&mut self) -> Result<(), JournalError> {
+        if let Some(at) = self.last_in_buf {
+            record::mark_commit(&mut self.buf[at..self.filled]);
+        }
+        self.write_buffer()
     }
 
     fn write_buffer(&mut self) -> Result<(), JournalError> {
@@ -140,6 +154,7 @@ impl Journal {
             return Err(self.poison("write segment", e));
         }
         self.filled = 0;
+        self.last_in_buf = None;
         self.unsynced = true;
         Ok(())
     }
@@ -200,9 +215,9 @@ impl Journal {
     }
 
     /// Replays records from `from` (inclusive) to the last appended record.
-    /// Buffered records are written first so the replay sees them.
+    /// Pending records are committed first so the replay sees them.
     pub fn replay_from(&mut self, from: u64) -> Result<Replay, JournalError> {
-        self.write_buffer()?;
+        self.commit()?;
         let (first, last) = (self.first_seq.unwrap_or(0), self.last_seq().unwrap_or(0));
         let empty_ok = from == self.next_seq.unwrap_or(from);
         if !empty_ok && (from < first.max(1) || from > last) {

@@ -8,13 +8,16 @@
 //!     16    8 recv_ts    receive timestamp, ns
 //!     24    8 engine_ts  engine timestamp, ns
 //!     32    1 kind       record type, opaque to the journal
-//!     33    3 reserved   must be zero
+//!     33    1 flags      bit 0 COMMIT: last record of an acknowledged commit;
+//!                        other bits zero
+//!     34    2 reserved   must be zero
 //!     36  len payload
 //! ```
 //!
 //! Records are packed back to back with no padding. `seq == 0` is never
 //! valid, so an all-zero header (a preallocated or zero-filled tail) can be
-//! rejected without computing a CRC.
+//! rejected without computing a CRC. The COMMIT flag lets recovery tell a
+//! never-acknowledged region (after the last COMMIT record) from the rest.
 
 /// Size of the record header in bytes.
 pub const HEADER_LEN: usize = 36;
@@ -29,7 +32,10 @@ const SEQ_AT: usize = 8;
 const RECV_AT: usize = 16;
 const ENGINE_AT: usize = 24;
 const KIND_AT: usize = 32;
-const RESERVED_AT: usize = 33;
+const FLAGS_AT: usize = 33;
+const RESERVED_AT: usize = 34;
+/// Flag bit: this record ends an acknowledged commit.
+pub const FLAG_COMMIT: u8 = 1;
 
 /// The two timestamps carried by every record, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -51,6 +57,8 @@ pub struct Record<'a> {
     pub kind: u8,
     /// Opaque command bytes.
     pub payload: &'a [u8],
+    /// True if this record ends an acknowledged commit (`FLAG_COMMIT`).
+    pub commit: bool,
 }
 
 impl Record<'_> {
@@ -69,7 +77,7 @@ pub enum RecordDefect {
     LengthOutOfBounds(u32),
     /// The header says more payload bytes than remain in the segment.
     TruncatedPayload,
-    /// `seq` is zero or the reserved bytes are not zero.
+    /// `seq` is zero, or unknown flag bits or reserved bytes are set.
     BadHeader,
     /// The stored CRC does not match the bytes.
     CrcMismatch,
@@ -81,7 +89,7 @@ impl std::fmt::Display for RecordDefect {
             Self::TruncatedHeader => f.write_str("truncated header"),
             Self::LengthOutOfBounds(n) => write!(f, "payload length {n} > {MAX_PAYLOAD}"),
             Self::TruncatedPayload => f.write_str("payload runs past end of segment"),
-            Self::BadHeader => f.write_str("zero seq or non-zero reserved bytes"),
+            Self::BadHeader => f.write_str("zero seq, unknown flags or non-zero reserved bytes"),
             Self::CrcMismatch => f.write_str("CRC mismatch"),
         }
     }
@@ -100,7 +108,7 @@ pub fn encode_into(out: &mut [u8], seq: u64, ts: Timestamps, kind: u8, payload: 
     out[RECV_AT..ENGINE_AT].copy_from_slice(&ts.recv_ns.to_le_bytes());
     out[ENGINE_AT..KIND_AT].copy_from_slice(&ts.engine_ns.to_le_bytes());
     out[KIND_AT] = kind;
-    out[RESERVED_AT..HEADER_LEN].fill(0);
+    out[FLAGS_AT..HEADER_LEN].fill(0);
     out[HEADER_LEN..].copy_from_slice(payload);
     // One CRC pass over the encoded bytes. Measured against hashing a
     // stack header and the caller's payload with two `update` calls:
@@ -108,6 +116,30 @@ pub fn encode_into(out: &mut [u8], seq: u64, ts: Timestamps, kind: u8, payload: 
     let crc = crc32fast::hash(&out[LEN_AT..]);
     out[CRC_AT..LEN_AT].copy_from_slice(&crc.to_le_bytes());
     total
+}
+
+/// Sets `FLAG_COMMIT` on the encoded record at the start of `rec` and
+/// recomputes its CRC. `rec` must hold a record made by `encode_into`.
+pub fn mark_commit(rec: &mut [u8]) {
+    let total = HEADER_LEN + read_u32(rec, LEN_AT) as usize;
+    rec[FLAGS_AT] |= FLAG_COMMIT;
+    let crc = crc32fast::hash(&rec[LEN_AT..total]);
+    rec[CRC_AT..LEN_AT].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// The checks that need no CRC: at least a header, non-zero `seq`, only
+/// known flag bits, zero reserved bytes. Used to pre-filter positions
+/// when searching for a valid record after a bad one.
+pub fn header_plausible(buf: &[u8]) -> bool {
+    buf.len() >= HEADER_LEN
+        && read_u64(buf, SEQ_AT) != 0
+        && buf[FLAGS_AT] & !FLAG_COMMIT == 0
+        && buf[RESERVED_AT..HEADER_LEN] == [0, 0]
+}
+
+/// True if the record at the start of `buf` (already decoded) has `FLAG_COMMIT`.
+pub fn is_commit(buf: &[u8]) -> bool {
+    buf[FLAGS_AT] & FLAG_COMMIT != 0
 }
 
 /// Decodes and verifies the record at the start of `buf`.
@@ -127,8 +159,7 @@ pub fn decode(buf: &[u8]) -> Result<Record<'_>, RecordDefect> {
     if buf.len() < total {
         return Err(RecordDefect::TruncatedPayload);
     }
-    let seq = read_u64(buf, SEQ_AT);
-    if seq == 0 || buf[RESERVED_AT..HEADER_LEN] != [0, 0, 0] {
+    if !header_plausible(buf) {
         return Err(RecordDefect::BadHeader);
     }
     if crc32fast::hash(&buf[LEN_AT..total]) != read_u32(buf, CRC_AT) {
@@ -151,6 +182,7 @@ pub(crate) fn parse_verified(buf: &[u8]) -> Record<'_> {
         },
         kind: buf[KIND_AT],
         payload: &buf[HEADER_LEN..total],
+        commit: buf[FLAGS_AT] & FLAG_COMMIT != 0,
     }
 }
 
@@ -195,7 +227,7 @@ mod tests {
         assert_eq!(&buf[16..24], &7u64.to_le_bytes());
         assert_eq!(&buf[24..32], &9u64.to_le_bytes());
         assert_eq!(buf[32], 3);
-        assert_eq!(&buf[33..36], &[0, 0, 0]);
+        assert_eq!(&buf[33..36], &[0, 0, 0]); // flags, reserved
         assert_eq!(&buf[36..], b"xy");
         assert_eq!(&buf[0..4], &crc32fast::hash(&buf[4..]).to_le_bytes());
     }
@@ -246,6 +278,16 @@ mod tests {
             Err(RecordDefect::LengthOutOfBounds(_))
         ));
         assert_eq!(decode(&[0u8; 64]), Err(RecordDefect::BadHeader));
+    }
+
+    #[test]
+    fn commit_flag_round_trips_and_unknown_flags_are_rejected() {
+        let mut buf = encode(5, b"p");
+        assert!(!decode(&buf).unwrap().commit);
+        mark_commit(&mut buf);
+        assert!(decode(&buf).unwrap().commit);
+        buf[33] |= 2;
+        assert_eq!(decode(&buf), Err(RecordDefect::BadHeader));
     }
 
     #[test]

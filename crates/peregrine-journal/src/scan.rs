@@ -2,9 +2,12 @@
 //!
 //! A record that fails verification at offset `o` is the *tail* only when
 //! the segment is the last one **and** no byte position after `o` holds a
-//! record that passes every check (length bound, zero reserved bytes,
-//! non-zero seq, CRC). Zeros, garbage and half-written records after `o`
-//! are all tail. Anything else is *middle* corruption and an error.
+//! record that passes every check (length bound, flags and reserved bytes,
+//! non-zero seq, CRC) **and carries the COMMIT flag**. Zeros, garbage,
+//! half-written records and valid records of a never-acknowledged batch
+//! (no COMMIT record after them, e.g. pages written back out of order
+//! before a power loss) are all tail. Anything else is *middle* corruption
+//! and an error.
 //! A CRC-valid record whose seq is not the expected one is always an error.
 
 use std::path::Path;
@@ -97,10 +100,10 @@ fn classify(
     defect: RecordDefect,
     is_last: bool,
 ) -> Result<(), JournalError> {
-    let next_valid = find_valid_after(bytes, off + 1);
-    if is_last && next_valid.is_none() {
+    if is_last && find_valid_after(bytes, off + 1, true).is_none() {
         return Ok(());
     }
+    let next_valid = find_valid_after(bytes, off + 1, is_last);
     Err(JournalError::CorruptRecord {
         segment: path.to_path_buf(),
         offset: off as u64,
@@ -109,21 +112,23 @@ fn classify(
     })
 }
 
-/// First offset at or after `from` where a fully valid record starts.
+/// First offset at or after `from` where a fully valid record starts
+/// (with the COMMIT flag if `commit_only`).
 ///
-/// A cheap pre-filter (non-zero seq, zero reserved bytes, length in bounds
-/// and inside the buffer) keeps the CRC off nearly every position, so a
-/// 64 MiB garbage tail is scanned in well under a second.
-pub fn find_valid_after(bytes: &[u8], from: usize) -> Option<usize> {
+/// A cheap pre-filter (non-zero seq, known flags, zero reserved bytes,
+/// length in bounds and inside the buffer) keeps the CRC off nearly every
+/// position, so a 64 MiB garbage tail is scanned in well under a second.
+pub fn find_valid_after(bytes: &[u8], from: usize, commit_only: bool) -> Option<usize> {
     let last_start = bytes.len().checked_sub(HEADER_LEN)?;
-    (from..=last_start)
-        .find(|&pos| plausible(&bytes[pos..]) && record::decode(&bytes[pos..]).is_ok())
+    (from..=last_start).find(|&pos| {
+        let b = &bytes[pos..];
+        plausible(b) && (!commit_only || record::is_commit(b)) && record::decode(b).is_ok()
+    })
 }
 
 fn plausible(b: &[u8]) -> bool {
     let len = u32::from_le_bytes([b[4], b[5], b[6], b[7]]) as usize;
-    let seq_nonzero = b[8..16].iter().any(|&x| x != 0);
-    seq_nonzero && b[33..36] == [0, 0, 0] && len <= MAX_PAYLOAD && HEADER_LEN + len <= b.len()
+    record::header_plausible(b) && len <= MAX_PAYLOAD && HEADER_LEN + len <= b.len()
 }
 
 fn seq_gap(path: &Path, off: usize, expected: u64, found: u64) -> JournalError {
@@ -138,13 +143,21 @@ fn seq_gap(path: &Path, off: usize, expected: u64, found: u64) -> JournalError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{encode_into, Timestamps, MAX_RECORD};
+    use crate::record::{encode_into, mark_commit, Timestamps, MAX_RECORD};
 
+    /// A segment of `n` records, each marked COMMIT (as under EveryCommand).
     fn segment(first: u64, n: u64) -> Vec<u8> {
+        segment_marked(first, n, true)
+    }
+
+    fn segment_marked(first: u64, n: u64, commit: bool) -> Vec<u8> {
         let mut out = segment::header_bytes().to_vec();
         let mut buf = vec![0u8; MAX_RECORD];
         for seq in first..first + n {
             let len = encode_into(&mut buf, seq, Timestamps::default(), 1, &seq.to_le_bytes());
+            if commit {
+                mark_commit(&mut buf);
+            }
             out.extend_from_slice(&buf[..len]);
         }
         out
@@ -199,6 +212,21 @@ mod tests {
         assert!(
             matches!(err, JournalError::CorruptRecord { offset, next_valid_at, .. }
             if offset == want_off && next_valid_at == want_next)
+        );
+    }
+
+    #[test]
+    fn hole_before_unacknowledged_records_is_tail_in_last_segment() {
+        let mut b = segment(1, 2);
+        let hole_at = b.len();
+        b.extend_from_slice(&segment_marked(3, 3, false)[SEGMENT_HEADER_LEN..]);
+        b[hole_at..hole_at + REC].fill(0); // seq 3 never reached the disk
+        let s = scan(&b, Path::new(P), 1, true).unwrap();
+        assert_eq!((s.last_seq, s.valid_end), (Some(2), hole_at as u64));
+        let err = scan(&b, Path::new(P), 1, false).unwrap_err();
+        let next = Some((hole_at + REC) as u64);
+        assert!(
+            matches!(err, JournalError::CorruptRecord { next_valid_at, .. } if next_valid_at == next)
         );
     }
 

@@ -177,10 +177,39 @@ fn corrupt_middle_record_is_a_typed_error() {
         } => {
             assert_eq!((segment, offset), (seg, second as u64));
             assert_eq!(defect, RecordDefect::CrcMismatch);
-            assert_eq!(next_valid_at, Some(second as u64 + 52));
+            // The proof it is not the tail: the batch's COMMIT record (the last).
+            assert_eq!(next_valid_at, Some(16 + 4 * 52));
         }
         other => panic!("unexpected {other}"),
     }
+}
+
+#[test]
+fn unacknowledged_records_after_a_hole_are_dropped_as_tail() {
+    // A power loss can persist later pages of an uncommitted batch but not
+    // earlier ones: the hole and the records after it were never acknowledged.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(1 << 20, FsyncPolicy::Batch);
+    let (mut j, _) = Journal::open(dir.path(), cfg.clone()).unwrap();
+    for r in records(1, 10, 16) {
+        j.append(r.seq, r.ts, r.kind, &r.payload).unwrap();
+        if r.seq == 4 {
+            j.commit().unwrap();
+        }
+    }
+    drop(j); // Drop commits too, marking seq 10: undo that below.
+    let seg = segments(dir.path()).pop().unwrap();
+    let mut bytes = std::fs::read(&seg).unwrap();
+    let rec = 52;
+    let hole = 16 + 4 * rec; // seq 5
+    bytes[hole..hole + rec].fill(0);
+    let last = 16 + 9 * rec;
+    bytes[last..last + rec].fill(0); // seq 10 (the COMMIT record) lost too
+    std::fs::write(&seg, &bytes).unwrap();
+    let (report, got) = read_all(dir.path(), cfg);
+    assert_eq!(got.len(), 4);
+    let t = report.truncated.unwrap();
+    assert_eq!((t.offset, t.last_good_seq), (hole as u64, Some(4)));
 }
 
 #[test]
