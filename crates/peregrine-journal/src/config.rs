@@ -88,6 +88,14 @@ mod tests {
     }
 
     #[test]
+    fn deserializes_with_defaults_and_rejects_unknown_fields() {
+        let c: JournalConfig = serde_json::from_str(r#"{"fsync": "every_command"}"#).unwrap();
+        assert_eq!(c.fsync, FsyncPolicy::EveryCommand);
+        assert_eq!(c.segment_bytes, JournalConfig::default().segment_bytes);
+        assert!(serde_json::from_str::<JournalConfig>(r#"{"fsync_policy": "none"}"#).is_err());
+    }
+
+    #[test]
     fn validate_reports_every_problem() {
         let c = JournalConfig {
             segment_bytes: 10,
