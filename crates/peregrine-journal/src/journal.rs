@@ -200,7 +200,10 @@ impl Journal {
             .open(&path)
             .map_err(|e| JournalError::io("create segment", &path, e))?;
         if self.config.fsync != FsyncPolicy::None {
-            segment::sync_dir(&self.dir)?;
+            if let Err(e) = segment::sync_dir(&self.dir) {
+                self.poisoned = true; // the new file exists; a retry would collide
+                return Err(e);
+            }
         }
         self.active = Some(file);
         self.segments.push(SegmentFile {

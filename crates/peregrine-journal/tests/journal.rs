@@ -266,3 +266,11 @@ fn config_is_validated_on_open() {
     let err = Journal::open(dir.path(), config(100, FsyncPolicy::None)).unwrap_err();
     assert!(matches!(err, JournalError::Config(p) if p.len() == 1));
 }
+
+#[test]
+fn handles_can_move_to_their_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Journal>();
+    assert_send::<peregrine_journal::SnapshotStore>();
+    assert_send::<peregrine_journal::Replay>();
+}
