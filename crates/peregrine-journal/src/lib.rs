@@ -8,8 +8,9 @@
 //!
 //! # Design
 //! - **Records** ([`record`]): 36-byte little-endian header (CRC32, length,
-//!   seq, two timestamps, kind) + payload of at most 4 KiB, packed back to back
-//!   in **segments** ([`segment`]) named `journal-<first_seq:020>.log`.
+//!   seq, two timestamps, kind, COMMIT flag) + payload of at most 4 KiB, packed
+//!   back to back in **segments** ([`segment`]) named
+//!   `journal-<first_seq:020>.log`.
 //! - **Writer** ([`Journal::append`]): encodes into a preallocated userspace
 //!   buffer with plain `write(2)` at commit time; no allocation, no syscall
 //!   per append. `mmap` was not chosen: it needs `unsafe`, turns a full disk
