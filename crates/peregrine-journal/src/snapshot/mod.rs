@@ -1,0 +1,12 @@
+//! Snapshot store: atomic, CRC-checked snapshot files with retention.
+
+mod format;
+mod prune;
+mod store;
+
+pub use format::{SnapshotDefect, SNAPSHOT_HEADER_LEN, SNAPSHOT_VERSION};
+pub use prune::prune_segments;
+pub use store::{
+    LatestSnapshot, SkippedSnapshot, Snapshot, SnapshotConfig, SnapshotError, SnapshotStore,
+    SnapshotWritten,
+};
