@@ -27,7 +27,7 @@
     unsafe_code,
     reason = "rings hand values across threads and processes through raw slots"
 )]
-#![warn(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 pub mod mux;
 pub mod pin;

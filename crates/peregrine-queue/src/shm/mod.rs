@@ -129,6 +129,9 @@ pub enum ShmError {
         /// Length the header implies.
         expected: u64,
     },
+    /// The message type needs more than the 128-byte alignment slots get.
+    #[error("message alignment {0} is above 128")]
+    AlignTooLarge(u64),
     /// Another handle holds this role.
     #[error("the {0} role is already claimed")]
     AlreadyClaimed(&'static str),
@@ -192,7 +195,10 @@ impl Region {
         init_slots: impl FnOnce(&Region),
     ) -> Result<Region, ShmError> {
         let capacity = capacity as u64;
-        if !capacity.is_power_of_two() || layout.msg_align > 128 {
+        if layout.msg_align > 128 {
+            return Err(ShmError::AlignTooLarge(layout.msg_align));
+        }
+        if !capacity.is_power_of_two() {
             return Err(ShmError::BadCapacity(capacity));
         }
         let len = layout
