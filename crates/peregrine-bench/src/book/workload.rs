@@ -404,7 +404,7 @@ pub fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize) -> Sce
         let low = (live.len() as u64) < resting - resting / 20;
         let high = live.len() as u64 > resting + resting / 20;
         let size = 20 + 10 * rng.below(3) as i64;
-        let op = if roll < 150 && !low && (roll < 60 || high) {
+        let op = if roll < 180 && !low && (roll < 60 || high) {
             match live.pick(&mut rng) {
                 Some(id) => Op::Cancel { id },
                 None => continue,
@@ -424,7 +424,7 @@ pub fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize) -> Sce
                 qty: 5,
                 ioc: true,
             }
-        } else if roll < 150 {
+        } else if roll < 180 {
             ids += 1;
             let side = if rng.below(2) == 0 {
                 Side::Buy

@@ -4,7 +4,8 @@
 //! Storage: an [`Arena`] of 64-byte nodes, a [`LevelIndex`] of price levels each holding
 //! an intrusive FIFO of nodes, an id → slot hash map sized at construction (twice the
 //! arena, so it never grows or rehashes out of place), and a min-heap of GTD expiries
-//! with the same bound.
+//! with the same bound. All of it is written once at construction so that no page is
+//! first touched (and faulted in) on the order path.
 
 mod amend;
 mod new_order;
@@ -59,12 +60,23 @@ impl<L: LevelIndex> OrderBook<L> {
         let levels = L::new(&spec, capacity);
         let mut ids = HashMap::with_hasher(FxBuildHasher);
         ids.reserve(capacity.saturating_mul(2).max(16));
+        // Touch every bucket now so steady state never takes a first-touch page fault
+        // (reserving maps memory; only writing it makes the pages resident).
+        for k in 0..ids.capacity() as u64 {
+            ids.insert(k, 0);
+        }
+        ids.clear();
+        let mut expiry = BinaryHeap::with_capacity(capacity.max(1));
+        for _ in 0..capacity.max(1) {
+            expiry.push(Reverse((0, 0)));
+        }
+        expiry.clear();
         OrderBook {
             spec,
             arena: Arena::with_capacity(capacity),
             ids,
             levels,
-            expiry: BinaryHeap::with_capacity(capacity.max(1)),
+            expiry,
             expiry_cap: capacity.max(1),
             now: 0,
             trade_seq: 0,
