@@ -41,11 +41,13 @@ pub enum RejectReason {
     InvalidTif = 15,
     /// GTD expiry not after the command time, or an expiry on a non-GTD order.
     InvalidExpiry = 16,
+    /// The account's available balance cannot cover the order (pre-match ledger).
+    InsufficientBalance = 17,
 }
 
 impl RejectReason {
     /// Every reason, for tables and exhaustive tests.
-    pub const ALL: [RejectReason; 16] = [
+    pub const ALL: [RejectReason; 17] = [
         Self::InvalidQty,
         Self::InvalidPrice,
         Self::PriceOffTick,
@@ -62,6 +64,7 @@ impl RejectReason {
         Self::PostOnlyWouldTake,
         Self::InvalidTif,
         Self::InvalidExpiry,
+        Self::InsufficientBalance,
     ];
 
     /// The wire code.
@@ -93,6 +96,7 @@ impl RejectReason {
             Self::PostOnlyWouldTake => "post_only_would_take",
             Self::InvalidTif => "invalid_tif",
             Self::InvalidExpiry => "invalid_expiry",
+            Self::InsufficientBalance => "insufficient_balance",
         }
     }
 }

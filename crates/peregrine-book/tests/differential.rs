@@ -109,7 +109,10 @@ fn generator_covers_every_outcome() {
     }
     assert_eq!(kinds.len(), 8, "every event kind");
     for r in RejectReason::ALL {
-        if r != RejectReason::UnknownInstrument {
+        if !matches!(
+            r,
+            RejectReason::UnknownInstrument | RejectReason::InsufficientBalance
+        ) {
             assert!(rejects.contains(&r), "never rejected with {r:?}");
         }
     }

@@ -1,0 +1,311 @@
+//! The ledger: reservations per order, settlement from events.
+
+use peregrine_book::{Event, NewOrder, PreMatch, RejectReason, Replace};
+use peregrine_types::{AccountId, InstrumentId, InstrumentSpec, OrderId, Side};
+use rustc_hash::FxHashMap;
+
+use crate::balances::{AssetId, Balance};
+
+/// The assets an instrument trades.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstrumentAssets {
+    /// What is bought and sold (quantity units).
+    pub base: AssetId,
+    /// What it is paid in (price units × quantity units).
+    pub quote: AssetId,
+}
+
+/// An admin operation was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerError {
+    /// Amounts must be positive.
+    #[error("amount must be positive")]
+    NonPositive,
+    /// A withdrawal larger than the available balance (reserved funds are untouchable).
+    #[error("insufficient available balance: {available} < {requested}")]
+    Insufficient {
+        /// Available now.
+        available: i128,
+        /// Asked for.
+        requested: i128,
+    },
+}
+
+/// What an open order holds.
+#[derive(Debug, Clone, Copy)]
+struct Hold {
+    account: AccountId,
+    side: Side,
+    /// Limit (or protection) price in units.
+    price: i64,
+    /// Open quantity the reservation covers.
+    leaves: i64,
+    assets: InstrumentAssets,
+}
+
+impl Hold {
+    /// The asset and amount currently reserved.
+    fn reserved(&self) -> (AssetId, i128) {
+        match self.side {
+            Side::Buy => (self.assets.quote, self.price as i128 * self.leaves as i128),
+            Side::Sell => (self.assets.base, self.leaves as i128),
+        }
+    }
+}
+
+/// Balances and reservations.
+#[derive(Debug, Default, Clone)]
+pub struct Ledger {
+    instruments: Vec<Option<InstrumentAssets>>,
+    balances: FxHashMap<(AccountId, AssetId), Balance>,
+    holds: FxHashMap<OrderId, Hold>,
+    /// Net deposits per asset, for the conservation check.
+    supply: FxHashMap<AssetId, i128>,
+}
+
+impl Ledger {
+    /// A ledger for instruments with the given assets.
+    pub fn new(instruments: &[(InstrumentId, InstrumentAssets)]) -> Ledger {
+        let mut l = Ledger::default();
+        for (id, assets) in instruments {
+            let i = id.0 as usize;
+            if l.instruments.len() <= i {
+                l.instruments.resize(i + 1, None);
+            }
+            l.instruments[i] = Some(*assets);
+        }
+        l
+    }
+
+    /// Balance of an account in an asset.
+    pub fn balance(&self, account: AccountId, asset: AssetId) -> Balance {
+        self.balances
+            .get(&(account, asset))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Credits `amount` to `account`'s available balance.
+    pub fn deposit(
+        &mut self,
+        account: AccountId,
+        asset: AssetId,
+        amount: i128,
+    ) -> Result<(), LedgerError> {
+        if amount <= 0 {
+            return Err(LedgerError::NonPositive);
+        }
+        self.balances.entry((account, asset)).or_default().available += amount;
+        *self.supply.entry(asset).or_default() += amount;
+        Ok(())
+    }
+
+    /// Debits `amount` from the available balance; reserved funds are never touched.
+    pub fn withdraw(
+        &mut self,
+        account: AccountId,
+        asset: AssetId,
+        amount: i128,
+    ) -> Result<(), LedgerError> {
+        if amount <= 0 {
+            return Err(LedgerError::NonPositive);
+        }
+        let b = self.balances.entry((account, asset)).or_default();
+        if b.available < amount {
+            return Err(LedgerError::Insufficient {
+                available: b.available,
+                requested: amount,
+            });
+        }
+        b.available -= amount;
+        *self.supply.entry(asset).or_default() -= amount;
+        Ok(())
+    }
+
+    /// Checks the invariant: per asset, Σ(available + reserved) = net deposits, and no
+    /// balance is negative; reserved equals what open orders hold.
+    pub fn check(&self) -> Result<(), String> {
+        let mut totals: FxHashMap<AssetId, i128> = FxHashMap::default();
+        let mut reserved: FxHashMap<(AccountId, AssetId), i128> = FxHashMap::default();
+        for ((account, asset), b) in &self.balances {
+            if b.available < 0 || b.reserved < 0 {
+                return Err(format!("negative balance {account:?} {asset:?}: {b:?}"));
+            }
+            *totals.entry(*asset).or_default() += b.total();
+            *reserved.entry((*account, *asset)).or_default() += b.reserved;
+        }
+        for (asset, supply) in &self.supply {
+            let t = totals.get(asset).copied().unwrap_or(0);
+            if t != *supply {
+                return Err(format!(
+                    "asset {asset:?}: balances {t} != deposits {supply}"
+                ));
+            }
+        }
+        for h in self.holds.values() {
+            let (asset, amount) = h.reserved();
+            *reserved.entry((h.account, asset)).or_default() -= amount;
+        }
+        match reserved.iter().find(|(_, v)| **v != 0) {
+            Some((k, v)) => Err(format!("{k:?}: reserved differs from open orders by {v}")),
+            None => Ok(()),
+        }
+    }
+
+    /// The open quantity an order's reservation covers (None when it holds nothing).
+    pub fn held_qty(&self, id: OrderId) -> Option<i64> {
+        self.holds.get(&id).map(|h| h.leaves)
+    }
+
+    /// Orders holding funds.
+    pub fn open_holds(&self) -> usize {
+        self.holds.len()
+    }
+
+    fn assets(&self, instrument: InstrumentId) -> Option<InstrumentAssets> {
+        self.instruments
+            .get(instrument.0 as usize)
+            .copied()
+            .flatten()
+    }
+
+    fn move_reserved(&mut self, account: AccountId, asset: AssetId, amount: i128) {
+        let b = self.balances.entry((account, asset)).or_default();
+        b.reserved -= amount;
+        b.available += amount;
+    }
+
+    /// Applies the events of one command (the post-match stage).
+    pub fn settle(&mut self, events: &[Event]) {
+        for e in events {
+            match e {
+                Event::Fill(f) => self.on_fill(f),
+                Event::Cancelled(c) => self.release(c.id, c.qty.lots()),
+                Event::Rejected(r) if r.command == peregrine_book::CommandKind::New => {
+                    if let Some(h) = self.holds.get(&r.id).copied() {
+                        self.release(r.id, h.leaves);
+                    }
+                }
+                Event::Replaced(r) => self.on_replaced(r.id, r.price.units(), r.qty.lots()),
+                _ => {}
+            }
+        }
+    }
+
+    /// Releases the reservation for `qty` of an order's open quantity.
+    fn release(&mut self, id: OrderId, qty: i64) {
+        let Some(mut h) = self.holds.get(&id).copied() else {
+            return;
+        };
+        let (asset, before) = h.reserved();
+        h.leaves -= qty;
+        let (_, after) = h.reserved();
+        self.move_reserved(h.account, asset, before - after);
+        self.store(id, h);
+    }
+
+    fn store(&mut self, id: OrderId, h: Hold) {
+        if h.leaves <= 0 {
+            self.holds.remove(&id);
+        } else {
+            self.holds.insert(id, h);
+        }
+    }
+
+    fn on_fill(&mut self, f: &peregrine_book::event::Fill) {
+        let (q, p) = (f.qty.lots(), f.price.units());
+        for id in [f.maker_id, f.taker_id] {
+            let Some(mut h) = self.holds.get(&id).copied() else {
+                continue;
+            };
+            let (base, quote) = (h.assets.base, h.assets.quote);
+            let cost = p as i128 * q as i128;
+            match h.side {
+                Side::Buy => {
+                    // Reserved at the limit; pay the trade price, release the improvement.
+                    let held = h.price as i128 * q as i128;
+                    let b = self.balances.entry((h.account, quote)).or_default();
+                    b.reserved -= held;
+                    b.available += held - cost;
+                    self.balances
+                        .entry((h.account, base))
+                        .or_default()
+                        .available += q as i128;
+                }
+                Side::Sell => {
+                    self.balances.entry((h.account, base)).or_default().reserved -= q as i128;
+                    self.balances
+                        .entry((h.account, quote))
+                        .or_default()
+                        .available += cost;
+                }
+            }
+            h.leaves -= q;
+            self.store(id, h);
+        }
+    }
+
+    fn on_replaced(&mut self, id: OrderId, price: i64, qty: i64) {
+        let Some(mut h) = self.holds.get(&id).copied() else {
+            return;
+        };
+        let (asset, before) = h.reserved();
+        h.price = price;
+        h.leaves = qty;
+        let (_, after) = h.reserved();
+        // check_replace made sure `after - before` is available.
+        self.move_reserved(h.account, asset, before - after);
+        self.store(id, h);
+    }
+
+    fn need(side: Side, price: i64, qty: i64, assets: InstrumentAssets) -> (AssetId, i128) {
+        match side {
+            Side::Buy => (assets.quote, price as i128 * qty as i128),
+            Side::Sell => (assets.base, qty as i128),
+        }
+    }
+}
+
+impl PreMatch for Ledger {
+    fn check_new(&mut self, o: &NewOrder, _spec: &InstrumentSpec) -> Result<(), RejectReason> {
+        if o.qty.lots() <= 0 || o.price.units() <= 0 {
+            return Ok(()); // the book rejects these; nothing to reserve
+        }
+        let assets = self
+            .assets(o.instrument)
+            .ok_or(RejectReason::UnknownInstrument)?;
+        let (asset, amount) = Self::need(o.side, o.price.units(), o.qty.lots(), assets);
+        let b = self.balances.entry((o.account, asset)).or_default();
+        if b.available < amount {
+            return Err(RejectReason::InsufficientBalance);
+        }
+        b.available -= amount;
+        b.reserved += amount;
+        self.holds.insert(
+            o.id,
+            Hold {
+                account: o.account,
+                side: o.side,
+                price: o.price.units(),
+                leaves: o.qty.lots(),
+                assets,
+            },
+        );
+        Ok(())
+    }
+
+    fn check_replace(&mut self, r: &Replace, _spec: &InstrumentSpec) -> Result<(), RejectReason> {
+        let Some(h) = self.holds.get(&r.id).copied() else {
+            return Ok(());
+        };
+        if h.account != r.account || r.qty.lots() <= 0 || r.price.units() <= 0 {
+            return Ok(()); // the book rejects these
+        }
+        let (asset, before) = h.reserved();
+        let (_, after) = Self::need(h.side, r.price.units(), r.qty.lots(), h.assets);
+        if after - before > self.balance(h.account, asset).available {
+            return Err(RejectReason::InsufficientBalance);
+        }
+        Ok(())
+    }
+}
