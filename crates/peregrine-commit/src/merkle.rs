@@ -1,0 +1,144 @@
+//! The binary Merkle tree over trade leaves, and inclusion proofs.
+
+use crate::tick::TradeRecord;
+
+/// Hash of one trade leaf: `blake3(0x00 | record)`.
+pub fn leaf_hash(t: &TradeRecord) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(&[0x00]);
+    h.update(&t.encode());
+    *h.finalize().as_bytes()
+}
+
+/// Hash of an inner node: `blake3(0x01 | left | right)`.
+pub fn node_hash(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(&[0x01]);
+    h.update(left);
+    h.update(right);
+    *h.finalize().as_bytes()
+}
+
+/// The root over `leaves` (odd levels duplicate their last hash; no leaves → zeros).
+/// Works in place in `scratch`, which it resizes once to the number of leaves.
+pub fn merkle_root(leaves: &[[u8; 32]], scratch: &mut Vec<[u8; 32]>) -> [u8; 32] {
+    if leaves.is_empty() {
+        return [0; 32];
+    }
+    scratch.clear();
+    scratch.extend_from_slice(leaves);
+    let mut n = scratch.len();
+    while n > 1 {
+        let mut w = 0;
+        for r in (0..n).step_by(2) {
+            let left = scratch[r];
+            let right = if r + 1 < n { scratch[r + 1] } else { left };
+            scratch[w] = node_hash(&left, &right);
+            w += 1;
+        }
+        n = w;
+    }
+    scratch[0]
+}
+
+/// One step of a proof: the sibling hash and whether it sits on the left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProofStep {
+    /// The sibling's hash.
+    pub sibling: [u8; 32],
+    /// True when the sibling is the left input of the parent.
+    pub sibling_is_left: bool,
+}
+
+/// An inclusion proof for the leaf at `index`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proof {
+    /// Leaf position.
+    pub index: usize,
+    /// Steps from the leaf up to the root.
+    pub steps: Vec<ProofStep>,
+}
+
+impl Proof {
+    /// Builds the proof that `leaves[index]` is under `merkle_root(leaves)`.
+    pub fn build(leaves: &[[u8; 32]], index: usize) -> Option<Proof> {
+        if index >= leaves.len() {
+            return None;
+        }
+        let mut level = leaves.to_vec();
+        let mut i = index;
+        let mut steps = Vec::new();
+        while level.len() > 1 {
+            let sibling = if i.is_multiple_of(2) {
+                *level.get(i + 1).unwrap_or(&level[i])
+            } else {
+                level[i - 1]
+            };
+            steps.push(ProofStep {
+                sibling,
+                sibling_is_left: i % 2 == 1,
+            });
+            level = level
+                .chunks(2)
+                .map(|c| node_hash(&c[0], c.get(1).unwrap_or(&c[0])))
+                .collect();
+            i /= 2;
+        }
+        Some(Proof { index, steps })
+    }
+}
+
+/// Checks that `leaf` and `proof` hash up to `root`.
+pub fn verify_proof(leaf: &[u8; 32], proof: &Proof, root: &[u8; 32]) -> bool {
+    let mut h = *leaf;
+    for s in &proof.steps {
+        h = if s.sibling_is_left {
+            node_hash(&s.sibling, &h)
+        } else {
+            node_hash(&h, &s.sibling)
+        };
+    }
+    &h == root
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn leaves(n: usize) -> Vec<[u8; 32]> {
+        (0..n as u8)
+            .map(|i| *blake3::hash(&[i]).as_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn small_trees_by_hand() {
+        let l = leaves(3);
+        let mut s = Vec::new();
+        assert_eq!(merkle_root(&[], &mut s), [0; 32]);
+        assert_eq!(merkle_root(&l[..1], &mut s), l[0]);
+        let ab = node_hash(&l[0], &l[1]);
+        assert_eq!(merkle_root(&l[..2], &mut s), ab);
+        let cc = node_hash(&l[2], &l[2]);
+        assert_eq!(merkle_root(&l, &mut s), node_hash(&ab, &cc));
+    }
+
+    proptest! {
+        #[test]
+        fn prop_every_leaf_proves_and_tampering_fails(n in 1usize..70, pick in any::<usize>(), flip in any::<u8>()) {
+            let l = leaves(n);
+            let root = merkle_root(&l, &mut Vec::new());
+            let i = pick % n;
+            let proof = Proof::build(&l, i).unwrap();
+            prop_assert!(verify_proof(&l[i], &proof, &root));
+            let mut bad = l[i];
+            bad[(flip % 32) as usize] ^= 1;
+            prop_assert!(!verify_proof(&bad, &proof, &root));
+            if n > 1 {
+                let other = (i + 1) % n;
+                prop_assert!(l[other] == l[i] || !verify_proof(&l[other], &proof, &root));
+            }
+        }
+    }
+}

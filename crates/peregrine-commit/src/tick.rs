@@ -1,0 +1,179 @@
+//! A tick's commitment: state hash and Merkle root of its trades.
+
+use peregrine_book::event::Fill;
+
+use crate::merkle::{leaf_hash, merkle_root};
+
+/// A trade as committed (see the crate docs for the exact bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TradeRecord {
+    /// Per-instrument trade id.
+    pub trade_id: u64,
+    /// Instrument.
+    pub instrument: u32,
+    /// Price units.
+    pub price: i64,
+    /// Quantity units.
+    pub qty: i64,
+    /// Resting order.
+    pub maker_order: u64,
+    /// Incoming order.
+    pub taker_order: u64,
+    /// Resting order's account.
+    pub maker_account: u32,
+    /// Incoming order's account.
+    pub taker_account: u32,
+    /// 0 buy, 1 sell.
+    pub taker_side: u8,
+    /// Engine time of the command that traded.
+    pub timestamp: u64,
+}
+
+impl TradeRecord {
+    /// Encoded size.
+    pub const SIZE: usize = 61;
+
+    /// From a book fill at `timestamp`.
+    pub fn from_fill(f: &Fill, timestamp: u64) -> TradeRecord {
+        TradeRecord {
+            trade_id: f.trade_id,
+            instrument: f.instrument.0,
+            price: f.price.units(),
+            qty: f.qty.lots(),
+            maker_order: f.maker_id.0,
+            taker_order: f.taker_id.0,
+            maker_account: f.maker_account.0,
+            taker_account: f.taker_account.0,
+            taker_side: f.taker_side as u8,
+            timestamp,
+        }
+    }
+
+    /// The exact bytes hashed.
+    pub fn encode(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        b[0..8].copy_from_slice(&self.trade_id.to_le_bytes());
+        b[8..12].copy_from_slice(&self.instrument.to_le_bytes());
+        b[12..20].copy_from_slice(&self.price.to_le_bytes());
+        b[20..28].copy_from_slice(&self.qty.to_le_bytes());
+        b[28..36].copy_from_slice(&self.maker_order.to_le_bytes());
+        b[36..44].copy_from_slice(&self.taker_order.to_le_bytes());
+        b[44..48].copy_from_slice(&self.maker_account.to_le_bytes());
+        b[48..52].copy_from_slice(&self.taker_account.to_le_bytes());
+        b[52] = self.taker_side;
+        b[53..61].copy_from_slice(&self.timestamp.to_le_bytes());
+        b
+    }
+}
+
+/// What is published for a tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Commitment {
+    /// Tick sequence.
+    pub tick_seq: u64,
+    /// Tick timestamp.
+    pub timestamp: u64,
+    /// Commands processed in the tick.
+    pub tx_count: u64,
+    /// Trades in the tick.
+    pub trade_count: u64,
+    /// Blake3 state hash.
+    pub state_hash: [u8; 32],
+    /// Merkle root of the trade leaves.
+    pub merkle_root: [u8; 32],
+}
+
+/// Computes a tick's commitment. `leaves` and `scratch` are reused buffers (cleared).
+pub fn commit_tick(
+    tick_seq: u64,
+    timestamp: u64,
+    tx_count: u64,
+    trades: &[TradeRecord],
+    leaves: &mut Vec<[u8; 32]>,
+    scratch: &mut Vec<[u8; 32]>,
+) -> Commitment {
+    let mut h = blake3::Hasher::new();
+    h.update(b"peregrine-tick-v1");
+    h.update(&tick_seq.to_le_bytes());
+    h.update(&timestamp.to_le_bytes());
+    h.update(&(trades.len() as u64).to_le_bytes());
+    leaves.clear();
+    for t in trades {
+        h.update(&t.encode());
+        leaves.push(leaf_hash(t));
+    }
+    h.update(&tx_count.to_le_bytes());
+    Commitment {
+        tick_seq,
+        timestamp,
+        tx_count,
+        trade_count: trades.len() as u64,
+        state_hash: *h.finalize().as_bytes(),
+        merkle_root: merkle_root(leaves, scratch),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merkle::{verify_proof, Proof};
+
+    fn trade(i: u64) -> TradeRecord {
+        TradeRecord {
+            trade_id: i,
+            instrument: 1,
+            price: 10_000 + i as i64,
+            qty: 5,
+            maker_order: 100 + i,
+            taker_order: 200 + i,
+            maker_account: 1,
+            taker_account: 2,
+            taker_side: (i % 2) as u8,
+            timestamp: 77,
+        }
+    }
+
+    #[test]
+    fn layout_is_exactly_as_documented() {
+        let b = trade(3).encode();
+        assert_eq!(b.len(), 61);
+        assert_eq!(&b[0..8], &3u64.to_le_bytes());
+        assert_eq!(&b[12..20], &10_003i64.to_le_bytes());
+        assert_eq!(b[52], 1);
+        assert_eq!(&b[53..61], &77u64.to_le_bytes());
+    }
+
+    #[test]
+    fn commitment_is_deterministic_and_sensitive() {
+        let trades: Vec<_> = (0..10).map(trade).collect();
+        let (mut l, mut s) = (Vec::new(), Vec::new());
+        let a = commit_tick(5, 1_000, 10, &trades, &mut l, &mut s);
+        let b = commit_tick(5, 1_000, 10, &trades, &mut l, &mut s);
+        assert_eq!(a, b);
+        assert_ne!(
+            a.state_hash,
+            commit_tick(6, 1_000, 10, &trades, &mut l, &mut s).state_hash
+        );
+        assert_ne!(
+            a.state_hash,
+            commit_tick(5, 1_000, 11, &trades, &mut l, &mut s).state_hash
+        );
+        let mut changed = trades.clone();
+        changed[9].qty = 6;
+        let c = commit_tick(5, 1_000, 10, &changed, &mut l, &mut s);
+        assert_ne!(a.merkle_root, c.merkle_root);
+        // Every trade proves against the root.
+        let leaves: Vec<_> = trades.iter().map(crate::merkle::leaf_hash).collect();
+        for i in 0..trades.len() {
+            let p = Proof::build(&leaves, i).unwrap();
+            assert!(verify_proof(&leaves[i], &p, &a.merkle_root));
+        }
+    }
+
+    #[test]
+    fn empty_tick_has_zero_root() {
+        let c = commit_tick(1, 1, 3, &[], &mut Vec::new(), &mut Vec::new());
+        assert_eq!(c.merkle_root, [0; 32]);
+        assert_eq!(c.trade_count, 0);
+    }
+}
