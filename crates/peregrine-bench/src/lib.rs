@@ -1,10 +1,12 @@
 //! Peregrine's benchmarks, run from `peregrine bench …`.
 //!
+//! * [`balances`]: the engine with balances and commitments on Olympus's shapes (issue 6).
 //! * [`book`]: the order-book bench (issue 2).
 //! * [`dispatch`]: the non-blocking dispatch bench of seed 000/001 (issue 5).
 //! * [`handoff`]: two-thread hand-off latency/throughput per queue candidate (issue 5).
 #![deny(unsafe_code)]
 
+pub mod balances;
 pub mod book;
 pub mod dispatch;
 pub mod handoff;

@@ -8,13 +8,16 @@
 //! price i64 | qty i64 | maker_order u64 | taker_order u64 | maker_account u32 |
 //! taker_account u32 | taker_side u8 (0 buy, 1 sell) | timestamp u64`.
 //!
-//! **Leaf** = `blake3(0x00 | trade record)`. **Inner node** =
-//! `blake3(0x01 | left | right)`. The prefixes keep a leaf from ever being mistaken for a
-//! node. A level with an odd number of hashes pairs its last hash with itself. The root
-//! of zero trades is 32 zero bytes.
+//! **Leaf** = `blake3::keyed_hash(LEAF_KEY, trade record)`. **Inner node** =
+//! `blake3::keyed_hash(NODE_KEY, left | right)` (exactly one 64-byte block). The two
+//! keys ([`LEAF_KEY`], [`NODE_KEY`], 32 ASCII bytes each) separate the domains, so a leaf
+//! can never be mistaken for a node, without the extra block a prefix byte would cost.
+//! A level with an odd number of hashes pairs its last hash with itself. The root of
+//! zero trades is 32 zero bytes.
 //!
-//! **State hash** of a tick = `blake3("peregrine-tick-v1" | tick_seq u64 | timestamp u64
-//! | trade_count u64 | trade record × trade_count | tx_count u64)`.
+//! **State hash** of a tick = `blake3::keyed_hash(STATE_KEY, tick_seq u64 | timestamp
+//! u64 | trade_count u64 | leaf × trade_count | tx_count u64)`: it covers every trade
+//! through its leaf hash.
 //!
 //! A [`Commitment`] is `(tick_seq, timestamp, tx_count, trade_count, state_hash,
 //! merkle_root)`.
@@ -22,5 +25,8 @@
 mod merkle;
 mod tick;
 
-pub use merkle::{leaf_hash, merkle_root, node_hash, verify_proof, Proof, ProofStep};
+pub use merkle::{
+    leaf_hash, merkle_root, node_hash, verify_proof, Proof, ProofStep, LEAF_KEY, NODE_KEY,
+};
+pub use tick::STATE_KEY;
 pub use tick::{commit_tick, Commitment, TradeRecord};

@@ -2,21 +2,22 @@
 
 use crate::tick::TradeRecord;
 
-/// Hash of one trade leaf: `blake3(0x00 | record)`.
+/// Key of leaf hashes.
+pub const LEAF_KEY: &[u8; 32] = b"peregrine commit v1 : trade leaf";
+/// Key of inner-node hashes.
+pub const NODE_KEY: &[u8; 32] = b"peregrine commit v1 : tree node.";
+
+/// Hash of one trade leaf: `keyed_hash(LEAF_KEY, record)`.
 pub fn leaf_hash(t: &TradeRecord) -> [u8; 32] {
-    let mut h = blake3::Hasher::new();
-    h.update(&[0x00]);
-    h.update(&t.encode());
-    *h.finalize().as_bytes()
+    *blake3::keyed_hash(LEAF_KEY, &t.encode()).as_bytes()
 }
 
-/// Hash of an inner node: `blake3(0x01 | left | right)`.
+/// Hash of an inner node: `keyed_hash(NODE_KEY, left | right)`, one 64-byte block.
 pub fn node_hash(left: &[u8; 32], right: &[u8; 32]) -> [u8; 32] {
-    let mut h = blake3::Hasher::new();
-    h.update(&[0x01]);
-    h.update(left);
-    h.update(right);
-    *h.finalize().as_bytes()
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(left);
+    block[32..].copy_from_slice(right);
+    *blake3::keyed_hash(NODE_KEY, &block).as_bytes()
 }
 
 /// The root over `leaves` (odd levels duplicate their last hash; no leaves → zeros).

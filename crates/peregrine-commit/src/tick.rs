@@ -4,6 +4,9 @@ use peregrine_book::event::Fill;
 
 use crate::merkle::{leaf_hash, merkle_root};
 
+/// Key of the per-tick state hash.
+pub const STATE_KEY: &[u8; 32] = b"peregrine commit v1 : tick state";
+
 /// A trade as committed (see the crate docs for the exact bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TradeRecord {
@@ -92,15 +95,15 @@ pub fn commit_tick(
     leaves: &mut Vec<[u8; 32]>,
     scratch: &mut Vec<[u8; 32]>,
 ) -> Commitment {
-    let mut h = blake3::Hasher::new();
-    h.update(b"peregrine-tick-v1");
+    let mut h = blake3::Hasher::new_keyed(STATE_KEY);
     h.update(&tick_seq.to_le_bytes());
     h.update(&timestamp.to_le_bytes());
     h.update(&(trades.len() as u64).to_le_bytes());
     leaves.clear();
     for t in trades {
-        h.update(&t.encode());
-        leaves.push(leaf_hash(t));
+        let leaf = leaf_hash(t);
+        h.update(&leaf);
+        leaves.push(leaf);
     }
     h.update(&tx_count.to_le_bytes());
     Commitment {

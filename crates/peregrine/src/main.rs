@@ -25,6 +25,8 @@ enum Command {
 enum BenchCommand {
     /// The order-book benchmark: per-operation latency and throughput.
     Book(peregrine_bench::book::BookArgs),
+    /// The engine with balances and commitments, on Olympus's (seed 004) shapes.
+    Balances(peregrine_bench::balances::BalancesArgs),
     /// The non-blocking dispatch benchmark of seed 000/001.
     Dispatch(peregrine_bench::dispatch::DispatchArgs),
     /// Two-thread hand-off latency and throughput for every queue candidate.
@@ -35,6 +37,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Bench(BenchCommand::Book(args)) => peregrine_bench::book::run(args),
+        Command::Bench(BenchCommand::Balances(args)) => peregrine_bench::balances::run(args),
         Command::Bench(BenchCommand::Dispatch(args)) => peregrine_bench::dispatch::run(args),
         Command::Bench(BenchCommand::Handoff(args)) => peregrine_bench::handoff::run(args),
     }

@@ -46,3 +46,28 @@ fn unknown_subcommand_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
 }
+
+#[test]
+fn bench_balances_runs_every_olympus_shape() {
+    let out = peregrine()
+        .args(["bench", "balances", "--quick"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in [
+        "match_order resting",
+        "match_order crossing",
+        "multi-fill sweep 50",
+        "match_tick (10 orders)",
+        "compute_commitments (10 trades)",
+        "continuous",
+        "batch",
+    ] {
+        assert!(text.contains(name), "missing {name} in:\n{text}");
+    }
+}
