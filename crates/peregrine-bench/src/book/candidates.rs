@@ -31,24 +31,8 @@ pub struct Peregrine<L: LevelIndex> {
     ts: u64,
 }
 
-impl Candidate for Peregrine<peregrine_book::Ladder> {
-    const NAME: &'static str = "peregrine";
-    fn build(s: &Scenario) -> Self {
-        Peregrine {
-            book: OrderBook::new(spec_for(s), s.capacity),
-            sink: CountingSink::default(),
-            ts: 0,
-        }
-    }
-    #[inline]
-    fn apply(&mut self, op: &Op) {
-        self.ts += 1;
-        self.book.execute(&to_command(op, self.ts), &mut self.sink);
-    }
-}
-
-impl Candidate for Peregrine<peregrine_book::BTreeLevels> {
-    const NAME: &'static str = "peregrine-btree";
+impl<L: LevelIndex> Candidate for Peregrine<L> {
+    const NAME: &'static str = L::BENCH_NAME;
     fn build(s: &Scenario) -> Self {
         Peregrine {
             book: OrderBook::new(spec_for(s), s.capacity),

@@ -28,6 +28,8 @@ impl LevelIndex for BTreeLevels {
         }
     }
 
+    const BENCH_NAME: &'static str = "peregrine-btree";
+
     fn name() -> &'static str {
         "btree"
     }

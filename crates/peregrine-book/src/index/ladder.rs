@@ -73,6 +73,8 @@ impl LevelIndex for Ladder {
         }
     }
 
+    const BENCH_NAME: &'static str = "peregrine";
+
     fn name() -> &'static str {
         "ladder"
     }

@@ -28,6 +28,8 @@ pub trait LevelIndex {
     fn new(spec: &InstrumentSpec, max_orders: usize) -> Self;
     /// A short name for reports.
     fn name() -> &'static str;
+    /// The name benchmark tables use for a book with this index.
+    const BENCH_NAME: &'static str;
     /// Handle of the level at `price` on `side`, if it has orders.
     fn find(&self, side: Side, price: i64) -> Option<u32>;
     /// Handle of the level at `price`, creating an empty one if needed. The caller
