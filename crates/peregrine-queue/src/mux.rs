@@ -1,6 +1,6 @@
 //! Per-producer SPSC rings drained by one consumer.
 //!
-//! Each producer owns its own [`spsc`](crate::spsc) ring, so producers never write the
+//! Each producer owns its own [`spsc`] ring, so producers never write the
 //! same atomic. The consumer scans the rings round-robin, starting after the ring it
 //! last took a value from, so a busy producer cannot starve a quiet one. The price is
 //! the scan: an empty poll reads N tails.

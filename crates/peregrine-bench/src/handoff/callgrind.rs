@@ -1,8 +1,8 @@
 //! Instruction counts per push and per pop, for `valgrind --tool=callgrind`.
 //!
 //! One thread fills a queue with `ops` values and then drains it, twice: a warm-up
-//! round through [`warm_round`] and a measured round through [`measured_push`] and
-//! [`measured_pop`]. Run under callgrind with `--collect-atstart=no
+//! round through `warm_round` and a measured round through `measured_push` and
+//! `measured_pop`. Run under callgrind with `--collect-atstart=no
 //! --toggle-collect='*measured_push*'` (or `*measured_pop*`), the collected instruction
 //! count divided by `ops` is the cost of one operation plus the loop around it (a few
 //! instructions). Uncontended and single-threaded: this counts the code path, not cache

@@ -1,6 +1,6 @@
 //! Rings in a memory-mapped file, for hand-offs between processes.
 //!
-//! A ring file (usually under `/dev/shm`) starts with a [`Header`] and is followed by
+//! A ring file (usually under `/dev/shm`) starts with a `Header` and is followed by
 //! the slots. The creator sizes the file, fills in the header and stores the magic last
 //! (Release); an attacher loads the magic first (Acquire) and then checks every field
 //! against what it expects: wrong magic, version, kind, message size or alignment,
