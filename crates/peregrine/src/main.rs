@@ -19,6 +19,10 @@ enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run the exchange (order entry over TCP, market data over UDP).
+    Exchange(peregrine_exchange::ExchangeArgs),
+    /// Drive an exchange with many sessions and report latency percentiles.
+    Loadgen(peregrine_exchange::loadgen::LoadgenArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,5 +41,16 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Book(args)) => peregrine_bench::book::run(args),
         Command::Bench(BenchCommand::Dispatch(args)) => peregrine_bench::dispatch::run(args),
         Command::Bench(BenchCommand::Handoff(args)) => peregrine_bench::handoff::run(args),
+        Command::Exchange(args) => peregrine_exchange::run_cli(args),
+        Command::Loadgen(args) => {
+            let summary = peregrine_exchange::loadgen::run(args)?;
+            anyhow::ensure!(
+                summary.lost == 0 && summary.errors == 0,
+                "{} lost and {} errors",
+                summary.lost,
+                summary.errors
+            );
+            Ok(())
+        }
     }
 }
