@@ -1,0 +1,100 @@
+//! Market data and the load generator against a real exchange process.
+
+mod support;
+
+use std::net::UdpSocket;
+use std::time::Duration;
+
+use peregrine_types::{Side, TimeInForce};
+use peregrine_wire::md::packet::{PacketKind, PacketReader};
+use peregrine_wire::md::MdMessage;
+use support::{order, start, with_timeout, Client};
+
+#[test]
+fn feed_carries_trades_and_l2_with_contiguous_sequence_numbers() {
+    with_timeout(60, || {
+        let sub = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sub.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let port = sub.local_addr().unwrap().port();
+        let ex = start(&format!(
+            "[market_data]\ntarget = \"127.0.0.1:{port}\"\nheartbeat_ms = 100"
+        ));
+        let mut a = Client::login(ex.addr, 1);
+        let mut b = Client::login(ex.addr, 2);
+        a.send(&order(1, Side::Sell, 10_005, 4, TimeInForce::Gtc));
+        a.recv_report();
+        a.send(&order(2, Side::Buy, 9_995, 2, TimeInForce::Gtc));
+        a.recv_report();
+        b.send(&order(3, Side::Buy, 10_005, 3, TimeInForce::Ioc));
+        b.recv_report();
+        let (mut next, mut trades, mut levels) = (1u64, 0, 0);
+        let mut buf = [0u8; 2048];
+        while trades == 0 || levels < 3 {
+            let n = sub.recv(&mut buf).expect("feed packet before the timeout");
+            let reader = PacketReader::new(&buf[..n]).unwrap();
+            if reader.kind() != PacketKind::Heartbeat {
+                assert_eq!(reader.header().first_seq, next, "gap or duplicate");
+            }
+            next = reader.header().next_seq();
+            for item in reader {
+                match item.unwrap().1 {
+                    MdMessage::Trade(t) => {
+                        assert_eq!(
+                            (t.price.units(), t.qty.lots(), t.aggressor_side),
+                            (10_005, 3, Side::Buy)
+                        );
+                        trades += 1;
+                    }
+                    MdMessage::L2Update(_) => levels += 1,
+                }
+            }
+        }
+        assert_eq!(trades, 1);
+    });
+}
+
+#[test]
+fn loadgen_short_run_loses_nothing() {
+    with_timeout(120, || {
+        let ex = start("[market_data]\nenabled = false");
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("loadgen.json");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args([
+                "loadgen",
+                "--duration",
+                "1.5",
+                "--rate",
+                "2000",
+                "--connections",
+                "4",
+                "--wait",
+                "park",
+            ])
+            .arg("--config")
+            .arg(&ex.config)
+            .arg("--addr")
+            .arg(ex.addr.to_string())
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("order→ack") && text.contains("p99.99"),
+            "{text}"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(v["lost"], 0);
+        assert_eq!(v["errors"], 0);
+        assert_eq!(v["rejects"], 0);
+        assert!(v["sent"].as_u64().unwrap() >= 2500, "{v}");
+        assert_eq!(v["sent"], v["answered"]);
+        assert!(v["fill"]["count"].as_u64().unwrap() > 0);
+    });
+}
