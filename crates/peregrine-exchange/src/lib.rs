@@ -50,6 +50,7 @@ pub mod ring;
 pub mod server;
 pub mod session;
 pub mod split;
+pub mod subscriber;
 pub mod table;
 pub mod wait;
 

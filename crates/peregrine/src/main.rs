@@ -23,6 +23,8 @@ enum Command {
     Exchange(peregrine_exchange::ExchangeArgs),
     /// Drive an exchange with many sessions and report latency percentiles.
     Loadgen(peregrine_exchange::loadgen::LoadgenArgs),
+    /// Subscribe to the market-data feed and print one instrument's top of book and trades.
+    Md(peregrine_exchange::subscriber::MdArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,6 +44,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Dispatch(args)) => peregrine_bench::dispatch::run(args),
         Command::Bench(BenchCommand::Handoff(args)) => peregrine_bench::handoff::run(args),
         Command::Exchange(args) => peregrine_exchange::run_cli(args),
+        Command::Md(args) => peregrine_exchange::subscriber::run(args),
         Command::Loadgen(args) => {
             let summary = peregrine_exchange::loadgen::run(args)?;
             anyhow::ensure!(

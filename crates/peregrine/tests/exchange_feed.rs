@@ -98,3 +98,34 @@ fn loadgen_short_run_loses_nothing() {
         assert!(v["fill"]["count"].as_u64().unwrap() > 0);
     });
 }
+
+#[test]
+fn md_subscriber_prints_top_of_book_and_trades() {
+    with_timeout(60, || {
+        let port = UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let ex = start(&format!("[market_data]\ntarget = \"127.0.0.1:{port}\""));
+        let md = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args(["md", "--instrument", "PGN-USD", "--duration", "3"])
+            .arg("--config")
+            .arg(&ex.config)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let md = support::KillOnDrop(md);
+        std::thread::sleep(Duration::from_millis(500));
+        let mut a = Client::login(ex.addr, 1);
+        a.send(&order(1, Side::Sell, 10_005, 4, TimeInForce::Gtc));
+        a.recv_report();
+        a.send(&order(2, Side::Buy, 10_005, 1, TimeInForce::Ioc));
+        a.recv_report();
+        let out = md.wait_output();
+        assert!(out.contains("BOOK bid - | ask 4@10005"), "{out}");
+        assert!(out.contains("TRADE 1@10005 aggressor Buy"), "{out}");
+        assert!(out.contains("BOOK bid - | ask 3@10005"), "{out}");
+        assert!(!out.contains("GAP"), "{out}");
+    });
+}

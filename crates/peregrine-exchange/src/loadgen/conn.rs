@@ -120,8 +120,9 @@ impl Conn {
     }
 
     /// Reads and processes whatever arrived; returns how many orders got their
-    /// answer. `now` is nanoseconds since the run's start.
-    pub fn poll(&mut self, now: u64, stats: &mut Stats) -> usize {
+    /// answer. Latencies end at the time the bytes were read (nanoseconds since
+    /// `start`, read after the `read` call returns).
+    pub fn poll(&mut self, start: Instant, stats: &mut Stats) -> usize {
         if !self.alive {
             return 0;
         }
@@ -138,6 +139,7 @@ impl Conn {
                 return 0;
             }
         }
+        let now = start.elapsed().as_nanos() as u64;
         let mut answered = 0;
         loop {
             match self.rx.next(Outbound::decode) {

@@ -118,13 +118,13 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<Summary> {
         let mut busy = false;
         if now < sending {
             busy |= if args.closed {
-                send_closed(&mut conns, &mut k, args.window, now_ns, &spec)
+                send_closed(&mut conns, &mut k, args.window, start, &spec)
             } else {
                 send_open(&mut conns, &mut k, interval_ns, now_ns, &spec)
             };
         }
         for c in conns.iter_mut() {
-            busy |= c.poll(now_ns, &mut stats) > 0;
+            busy |= c.poll(start, &mut stats) > 0;
             c.flush();
         }
         let outstanding: usize = conns
@@ -178,14 +178,14 @@ fn send_closed(
     conns: &mut [Conn],
     k: &mut u64,
     window: usize,
-    now_ns: u64,
+    start: Instant,
     spec: &peregrine_types::InstrumentSpec,
 ) -> bool {
     let mut any = false;
     for c in conns.iter_mut() {
         while c.alive && c.outstanding < window {
             let j = c.sent_count() as u64;
-            c.send_order(mix::order(spec, j), now_ns);
+            c.send_order(mix::order(spec, j), start.elapsed().as_nanos() as u64);
             *k += 1;
             any = true;
         }

@@ -223,3 +223,25 @@ pub fn cancel(client_id: u64, order_id: OrderId) -> Cancel {
         instrument: InstrumentId(1),
     }
 }
+
+/// A child process killed when dropped.
+pub struct KillOnDrop(pub Child);
+
+impl KillOnDrop {
+    /// Waits for exit and returns stdout.
+    pub fn wait_output(mut self) -> String {
+        let mut out = String::new();
+        if let Some(mut s) = self.0.stdout.take() {
+            s.read_to_string(&mut out).unwrap();
+        }
+        let _ = self.0.wait();
+        out
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
