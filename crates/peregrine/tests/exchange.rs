@@ -226,3 +226,41 @@ fn sixty_four_sessions_trade_concurrently() {
         }
     });
 }
+
+#[test]
+fn maker_fills_follow_the_account_to_its_new_session() {
+    with_timeout(60, || {
+        let ex = start(NO_MD);
+        let mut first = Client::login(ex.addr, 1);
+        first.send(&order(5, Side::Sell, 10_050, 2, TimeInForce::Gtc));
+        let rest = accepted(first.recv_report());
+        drop(first);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let mut again = Client::login(ex.addr, 1);
+        let mut taker = Client::login(ex.addr, 2);
+        taker.send(&order(6, Side::Buy, 10_050, 2, TimeInForce::Ioc));
+        accepted(taker.recv_report());
+        let f = fill(again.recv_report());
+        assert_eq!(
+            (f.order_id, f.role, f.session_seq),
+            (rest.order_id, LiquidityRole::Maker, 2)
+        );
+    });
+}
+
+#[test]
+fn idle_sessions_get_heartbeats_and_silent_ones_are_dropped() {
+    with_timeout(60, || {
+        let ex = start("heartbeat_ms = 100\n[market_data]\nenabled = false");
+        let mut c = Client::login(ex.addr, 1);
+        match c.recv() {
+            Some(Outbound::ServerHeartbeat(h)) => assert_eq!(h.session_seq, 2),
+            other => panic!("expected a heartbeat, got {other:?}"),
+        }
+        // The client never sends anything: dropped after three intervals.
+        assert!(c.closed_by_peer());
+        assert!(ex
+            .log_text()
+            .contains("no input for three heartbeat intervals"));
+    });
+}
