@@ -33,6 +33,7 @@ pub fn run<L: CommandLog>(
         core.end_batch()?;
         table.timers();
         table.flush();
+        core.publish();
         if busy {
             idler.reset();
         } else {

@@ -223,14 +223,18 @@ impl<L: CommandLog> Core<L> {
         }
     }
 
-    /// Ends a batch: makes the log durable, then publishes the batch's feed packet.
-    /// Call before writing any report of the batch to a socket.
+    /// Ends a batch: makes the log durable. Call before writing any report of the
+    /// batch to a socket.
     pub fn end_batch(&mut self) -> std::io::Result<()> {
-        self.log.commit()?;
+        self.log.commit()
+    }
+
+    /// Sends the batch's feed packet(s). Called after the batch's reports are written,
+    /// so the UDP send is not on the order→ack path.
+    pub fn publish(&mut self) {
         if let Some(md) = self.md.as_mut() {
             md.flush();
         }
-        Ok(())
     }
 
     /// Housekeeping when idle: feed heartbeats.

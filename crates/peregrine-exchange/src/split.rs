@@ -103,21 +103,32 @@ pub fn matching<L: CommandLog>(
         }
         idler.reset();
         core.end_batch()?;
-        for r in batch.0.drain(..) {
-            let mut r = r;
-            loop {
-                match to_ingest.push(r) {
-                    Ok(()) => break,
-                    Err(rtrb::PushError::Full(back)) => {
-                        if stop.load(Ordering::Relaxed) {
-                            return Ok(());
-                        }
-                        r = back;
-                        std::thread::yield_now();
+        let released = release(&mut batch, &mut to_ingest, stop);
+        core.publish();
+        if !released {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Pushes a committed batch's reports to the ingestion thread; false if stopped
+/// while the ring was full.
+fn release(batch: &mut Batch, to_ingest: &mut Producer<Report>, stop: &AtomicBool) -> bool {
+    for r in batch.0.drain(..) {
+        let mut r = r;
+        loop {
+            match to_ingest.push(r) {
+                Ok(()) => break,
+                Err(rtrb::PushError::Full(back)) => {
+                    if stop.load(Ordering::Relaxed) {
+                        return false;
                     }
+                    r = back;
+                    std::thread::yield_now();
                 }
             }
         }
     }
-    Ok(())
+    true
 }

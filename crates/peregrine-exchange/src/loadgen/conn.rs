@@ -88,7 +88,8 @@ impl Conn {
         let _ = msg.encode(&mut self.tx[start..]);
     }
 
-    /// Queues and writes a new order; `at` is its scheduled (or actual) send time.
+    /// Queues a new order (written by the next [`Conn::flush`]); `at` is its scheduled
+    /// (or actual) send time.
     pub fn send_order(&mut self, mut order: NewOrder, at: u64) {
         order.client_order_id = ClientOrderId(self.sent.len() as u64 + 1);
         self.sent.push(Sent {
@@ -98,7 +99,6 @@ impl Conn {
         });
         self.outstanding += 1;
         self.queue(&order);
-        self.flush();
     }
 
     /// Writes queued bytes; sends a heartbeat when idle for half a second.
@@ -114,9 +114,11 @@ impl Conn {
                 Err(_) => self.alive = false,
             }
         }
-        self.tx.clear();
-        self.tx_sent = 0;
-        self.last_tx = Instant::now();
+        if !self.tx.is_empty() {
+            self.tx.clear();
+            self.tx_sent = 0;
+            self.last_tx = Instant::now();
+        }
     }
 
     /// Reads and processes whatever arrived; returns how many orders got their

@@ -122,6 +122,10 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<Summary> {
             } else {
                 send_open(&mut conns, &mut k, interval_ns, now_ns, &spec)
             };
+            // One write per session per iteration: orders due together share it.
+            for c in conns.iter_mut() {
+                c.flush();
+            }
         }
         for c in conns.iter_mut() {
             busy |= c.poll(start, &mut stats) > 0;
