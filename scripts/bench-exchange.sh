@@ -19,7 +19,7 @@ run() { # topology server_wait loadgen_wait loadgen-args...
   $B exchange --config "$TMP/ex.toml" > "$TMP/out" 2> "$TMP/err" & EX=$!
   sleep 0.5
   echo "== topology=$topo server-wait=$swait loadgen-wait=$lwait $*"
-  RUST_BACKTRACE=0 $B loadgen --config "$TMP/ex.toml" --wait "$lwait" --duration "$DUR" "$@" 2>&1 | tail -4 || true
+  RUST_BACKTRACE=0 $B loadgen --config "$TMP/ex.toml" --wait "$lwait" --duration "$DUR" "$@" 2>&1 | grep -E "^(sent|latency|order|Error)" || true
   kill $EX; wait $EX 2>/dev/null || true
   grep -h "slow reader" "$TMP/err" | head -2 || true
 }

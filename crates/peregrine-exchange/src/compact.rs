@@ -34,6 +34,9 @@ pub fn run<L: CommandLog>(
         table.timers();
         table.flush();
         core.publish();
+        if iteration.is_multiple_of(64) {
+            core.poll_recovery();
+        }
         if busy {
             idler.reset();
         } else {
@@ -41,6 +44,7 @@ pub fn run<L: CommandLog>(
                 continue;
             }
             core.idle();
+            core.poll_recovery();
             idler.idle();
         }
     }

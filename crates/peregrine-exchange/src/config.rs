@@ -98,6 +98,11 @@ pub struct Config {
     pub heartbeat_ms: u32,
     /// Capacity of each split-topology ring (power of two). Default 65,536.
     pub ring_capacity: usize,
+    /// TCP address of the feed's recovery (snapshot) service. Default
+    /// `127.0.0.1:7702`.
+    pub recovery_listen: SocketAddr,
+    /// Serve snapshots at all. Default `true`.
+    pub recovery_enabled: bool,
 }
 
 impl Default for Config {
@@ -122,6 +127,8 @@ impl Default for Config {
             session_out_buffer: 256 * 1024,
             heartbeat_ms: 1000,
             ring_capacity: 65_536,
+            recovery_listen: SocketAddr::from(([127, 0, 0, 1], 7702)),
+            recovery_enabled: true,
         }
     }
 }
@@ -302,6 +309,8 @@ mod tests {
         assert_eq!(c.session_out_buffer, 262_144);
         assert_eq!(c.heartbeat_ms, 1000);
         assert_eq!(c.ring_capacity, 65_536);
+        assert_eq!(c.recovery_listen.to_string(), "127.0.0.1:7702");
+        assert!(c.recovery_enabled);
         assert_eq!(c.validate(), Ok(()));
     }
 

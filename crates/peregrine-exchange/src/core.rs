@@ -19,6 +19,7 @@ use crate::clock::Clock;
 use crate::journal::CommandLog;
 use crate::mapping::{self, Ctx, Dest};
 use crate::md::MdPublisher;
+use crate::recovery::RecoveryServer;
 
 /// Identifies a session across topologies: slot index in the low 32 bits, the slot's
 /// generation in the high 32 (so a report for a closed session is never delivered to
@@ -68,6 +69,7 @@ pub struct Core<L: CommandLog> {
     clock: Clock,
     log: L,
     md: Option<MdPublisher>,
+    recovery: Option<RecoveryServer>,
 }
 
 impl<L: CommandLog> Core<L> {
@@ -91,7 +93,26 @@ impl<L: CommandLog> Core<L> {
             clock: Clock::new(),
             log,
             md,
+            recovery: None,
         }
+    }
+
+    /// Serves book snapshots from this core (see [`crate::recovery`]).
+    pub fn with_recovery(mut self, recovery: RecoveryServer) -> Self {
+        self.recovery = Some(recovery);
+        self
+    }
+
+    /// Answers recovery clients. Call between batches, after [`Core::publish`].
+    pub fn poll_recovery(&mut self) {
+        let Some(r) = self.recovery.as_mut() else {
+            return;
+        };
+        let (session_id, as_of) = self
+            .md
+            .as_ref()
+            .map_or((0, 0), |m| (m.session_id(), m.next_seq() - 1));
+        r.poll(&self.engine, session_id, as_of, self.clock.now());
     }
 
     /// The engine (for tests and state hashes).

@@ -46,6 +46,7 @@ pub mod loadgen;
 pub mod log;
 pub mod mapping;
 pub mod md;
+pub mod recovery;
 pub mod ring;
 pub mod server;
 pub mod session;

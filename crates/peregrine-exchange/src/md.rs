@@ -124,6 +124,11 @@ impl MdPublisher {
         self.next_seq
     }
 
+    /// The feed session id.
+    pub fn session_id(&self) -> u64 {
+        self.session_id
+    }
+
     /// Packets the kernel refused.
     pub fn dropped_packets(&self) -> u64 {
         self.dropped_packets

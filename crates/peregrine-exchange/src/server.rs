@@ -49,7 +49,15 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
         .arena_capacity
         .saturating_mul(config.instruments.len())
         .min(1 << 22);
-    let core = Core::new(engine, owners, Arc::clone(&engine_seq), log, md);
+    let mut core = Core::new(engine, owners, Arc::clone(&engine_seq), log, md);
+    if config.recovery_enabled {
+        let recovery =
+            crate::recovery::RecoveryServer::bind(config.recovery_listen).with_context(|| {
+                format!("binding the recovery service on {}", config.recovery_listen)
+            })?;
+        crate::log!("recovery (snapshots) on {}", recovery.local_addr()?);
+        core = core.with_recovery(recovery);
+    }
     let table = SessionTable::bind(&config, engine_seq)
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = table.local_addr()?;

@@ -98,6 +98,7 @@ pub fn matching<L: CommandLog>(
         }
         if n == 0 {
             core.idle();
+            core.poll_recovery();
             idler.idle();
             continue;
         }
@@ -105,6 +106,7 @@ pub fn matching<L: CommandLog>(
         core.end_batch()?;
         let released = release(&mut batch, &mut to_ingest, stop);
         core.publish();
+        core.poll_recovery();
         if !released {
             return Ok(());
         }

@@ -1,10 +1,11 @@
 //! `peregrine md`: subscribes to the UDP feed, keeps one instrument's L2 book, prints
 //! the top of book and trades, and reports sequence gaps.
 //!
-//! The exchange has no recovery service yet, so a gap is reported (with the missing
-//! range) and the book is kept from what arrives: levels heal as they are next
-//! updated. With the recovery channel, the [`SeqCheck::Gap`] branch is where a replay
-//! or snapshot request goes.
+//! On start, and on every gap, it asks the exchange's recovery service for a book
+//! snapshot (`SnapshotRequest`) and resumes the feed after the snapshot's `as_of_seq`
+//! (the UDP socket is bound first, so nothing between the two is missed). Without a
+//! recovery service (`recovery_enabled = false`) a gap is only reported and the book
+//! heals as levels are next updated.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -86,8 +87,16 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
     let deadline = args
         .duration
         .map(|d| Instant::now() + Duration::from_secs_f64(d));
+    let recovery = config.recovery_enabled.then_some(config.recovery_listen);
     let mut book = L2Book::default();
     let mut seq: Option<FeedSequencer> = None;
+    if let Some(addr) = recovery {
+        let (b, session_id, as_of) = snapshot(addr, spec.id)?;
+        println!("snapshot as of #{as_of}");
+        book = b;
+        seq = Some(FeedSequencer::new(session_id, as_of + 1));
+        print_top(&book);
+    }
     let mut buf = vec![0u8; 65_536];
     while deadline.is_none_or(|d| Instant::now() < d) {
         let n = match socket.recv(&mut buf) {
@@ -111,8 +120,17 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
         let skip = match s.check(&header) {
             SeqCheck::Apply { skip } => skip,
             SeqCheck::Gap { from, to } => {
-                println!("GAP: messages {from}..{to} lost (no recovery service yet; continuing)");
-                s.recovered_to(to);
+                println!("GAP: messages {from}..{to} lost");
+                let resume = match recovery {
+                    Some(addr) => {
+                        let (b, _, as_of) = snapshot(addr, spec.id)?;
+                        println!("recovered from snapshot as of #{as_of}");
+                        book = b;
+                        as_of + 1
+                    }
+                    None => to,
+                };
+                s.recovered_to(resume);
                 match s.check(&header) {
                     SeqCheck::Apply { skip } => skip,
                     _ => continue,
@@ -159,8 +177,48 @@ fn apply<'a>(
         }
     }
     if changed {
-        let (bid, ask) = book.top();
-        println!("BOOK bid {} | ask {}", fmt_level(bid), fmt_level(ask));
+        print_top(book);
+    }
+}
+
+fn print_top(book: &L2Book) {
+    let (bid, ask) = book.top();
+    println!("BOOK bid {} | ask {}", fmt_level(bid), fmt_level(ask));
+}
+
+/// Fetches one instrument's book from the recovery service: (book, feed session,
+/// as-of sequence number).
+pub fn snapshot(addr: SocketAddr, instrument: InstrumentId) -> anyhow::Result<(L2Book, u64, u64)> {
+    use peregrine_wire::md::recovery::{Recovery, SnapshotRequest};
+    use peregrine_wire::WireMessage;
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .with_context(|| format!("connecting to the recovery service {addr}"))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut buf = [0u8; SnapshotRequest::SIZE];
+    SnapshotRequest {
+        request_id: 1,
+        instrument,
+    }
+    .encode(&mut buf)?;
+    stream.write_all(&buf)?;
+    let mut rx = Box::new(peregrine_wire::stream::RecvBuffer::<65536>::new());
+    let (mut book, mut session_id) = (L2Book::default(), 0);
+    loop {
+        while let Some(m) = rx.next(Recovery::decode)? {
+            match m {
+                Recovery::SnapshotHeader(h) => {
+                    anyhow::ensure!(h.reason.0 == 0, "snapshot refused, reason {}", h.reason.0);
+                    session_id = h.session_id;
+                }
+                Recovery::SnapshotLevel(l) => book.update(l.side, l.price.units(), l.qty.lots()),
+                Recovery::SnapshotEnd(e) => return Ok((book, session_id, e.as_of_seq)),
+                other => anyhow::bail!("unexpected recovery message {other:?}"),
+            }
+        }
+        let n = stream.read(rx.spare())?;
+        anyhow::ensure!(n > 0, "recovery service closed the connection mid-snapshot");
+        rx.commit(n);
     }
 }
 

@@ -100,14 +100,23 @@ fn loadgen_short_run_loses_nothing() {
 }
 
 #[test]
-fn md_subscriber_prints_top_of_book_and_trades() {
+fn md_subscriber_starts_from_a_snapshot_and_follows_the_feed() {
     with_timeout(60, || {
         let port = UdpSocket::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let ex = start(&format!("[market_data]\ntarget = \"127.0.0.1:{port}\""));
+        let rec = support::free_port();
+        let ex = start(&format!(
+            "recovery_listen = \"127.0.0.1:{rec}\"\n[market_data]\ntarget = \"127.0.0.1:{port}\""
+        ));
+        let mut a = Client::login(ex.addr, 1);
+        // Before the subscriber starts: only the snapshot can tell it about these.
+        a.send(&order(1, Side::Sell, 10_005, 4, TimeInForce::Gtc));
+        a.recv_report();
+        a.send(&order(2, Side::Buy, 9_990, 7, TimeInForce::Gtc));
+        a.recv_report();
         let md = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
             .args(["md", "--instrument", "PGN-USD", "--duration", "3"])
             .arg("--config")
@@ -116,16 +125,45 @@ fn md_subscriber_prints_top_of_book_and_trades() {
             .spawn()
             .unwrap();
         let md = support::KillOnDrop(md);
-        std::thread::sleep(Duration::from_millis(500));
-        let mut a = Client::login(ex.addr, 1);
-        a.send(&order(1, Side::Sell, 10_005, 4, TimeInForce::Gtc));
-        a.recv_report();
-        a.send(&order(2, Side::Buy, 10_005, 1, TimeInForce::Ioc));
+        std::thread::sleep(Duration::from_millis(700));
+        a.send(&order(3, Side::Buy, 10_005, 1, TimeInForce::Ioc));
         a.recv_report();
         let out = md.wait_output();
-        assert!(out.contains("BOOK bid - | ask 4@10005"), "{out}");
+        assert!(out.contains("snapshot as of #2"), "{out}");
+        assert!(out.contains("BOOK bid 7@9990 | ask 4@10005"), "{out}");
         assert!(out.contains("TRADE 1@10005 aggressor Buy"), "{out}");
-        assert!(out.contains("BOOK bid - | ask 3@10005"), "{out}");
+        assert!(out.contains("BOOK bid 7@9990 | ask 3@10005"), "{out}");
         assert!(!out.contains("GAP"), "{out}");
+    });
+}
+
+#[test]
+fn recovery_snapshot_matches_the_book() {
+    with_timeout(60, || {
+        let rec = support::free_port();
+        let ex = start(&format!(
+            "recovery_listen = \"127.0.0.1:{rec}\"\n[market_data]\nenabled = false"
+        ));
+        let mut a = Client::login(ex.addr, 1);
+        for (i, (side, px, q)) in [
+            (Side::Buy, 9_990, 2),
+            (Side::Buy, 9_990, 3),
+            (Side::Buy, 9_980, 1),
+            (Side::Sell, 10_010, 5),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            a.send(&order(i as u64 + 1, side, px, q, TimeInForce::Gtc));
+            a.recv_report();
+        }
+        let addr = format!("127.0.0.1:{rec}").parse().unwrap();
+        let (book, _, _) =
+            peregrine_exchange::subscriber::snapshot(addr, peregrine_types::InstrumentId(1))
+                .unwrap();
+        assert_eq!(book.top(), (Some((9_990, 5)), Some((10_010, 5))));
+        let unknown =
+            peregrine_exchange::subscriber::snapshot(addr, peregrine_types::InstrumentId(9));
+        assert!(unknown.is_err());
     });
 }

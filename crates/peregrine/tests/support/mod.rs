@@ -54,8 +54,13 @@ pub struct Exchange {
 pub fn start(extra: &str) -> Exchange {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("exchange.toml");
+    let recovery = if extra.contains("recovery_listen") {
+        ""
+    } else {
+        "recovery_listen = \"127.0.0.1:0\"\n"
+    };
     let toml = format!(
-        "listen = \"127.0.0.1:0\"\nwait = \"park\"\n{extra}\n{}",
+        "listen = \"127.0.0.1:0\"\nwait = \"park\"\n{recovery}{extra}\n{}",
         accounts_toml()
     );
     std::fs::write(&config, toml).unwrap();
@@ -222,6 +227,15 @@ pub fn cancel(client_id: u64, order_id: OrderId) -> Cancel {
         order_id,
         instrument: InstrumentId(1),
     }
+}
+
+/// A port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A child process killed when dropped.
