@@ -262,6 +262,12 @@ impl Config {
             md.heartbeat_ms > 0,
             "market_data.heartbeat_ms: must be positive",
         );
+        if self.recovery_enabled {
+            need(
+                self.recovery_listen != self.listen || self.listen.port() == 0,
+                "recovery_listen: must differ from listen",
+            );
+        }
         if let Some(cores) = &self.pin_cores {
             let want = match self.topology {
                 Topology::Compact => 1,
@@ -355,8 +361,9 @@ mod tests {
         c.market_data.mtu = 10;
         c.market_data.heartbeat_ms = 0;
         c.pin_cores = Some(vec![0, 1]);
+        c.recovery_listen = c.listen;
         let errs = c.validate().unwrap_err();
-        assert_eq!(errs.len(), 12, "{errs:#?}");
+        assert_eq!(errs.len(), 13, "{errs:#?}");
         assert!(errs.iter().any(|e| e.contains("defined twice")));
         assert!(errs.iter().any(|e| e.contains("ring_capacity")));
         let empty = Config {
