@@ -118,17 +118,19 @@ fn md_subscriber_starts_from_a_snapshot_and_follows_the_feed() {
         a.send(&order(2, Side::Buy, 9_990, 7, TimeInForce::Gtc));
         a.recv_report();
         let md = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
-            .args(["md", "--instrument", "PGN-USD", "--duration", "3"])
+            .args(["md", "--instrument", "PGN-USD", "--duration", "4"])
             .arg("--config")
             .arg(&ex.config)
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let md = support::KillOnDrop(md);
-        std::thread::sleep(Duration::from_millis(700));
+        let mut md = support::KillOnDrop::new(md);
+        // Wait until the subscriber holds its snapshot (its feed socket is bound first).
+        let mut early = md.read_until("BOOK");
         a.send(&order(3, Side::Buy, 10_005, 1, TimeInForce::Ioc));
         a.recv_report();
-        let out = md.wait_output();
+        early.push_str(&md.wait_output());
+        let out = early;
         assert!(out.contains("snapshot as of #2"), "{out}");
         assert!(out.contains("BOOK bid 7@9990 | ask 4@10005"), "{out}");
         assert!(out.contains("TRADE 1@10005 aggressor Buy"), "{out}");

@@ -238,24 +238,45 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// A child process killed when dropped.
-pub struct KillOnDrop(pub Child);
+/// A child process killed when dropped, with its stdout.
+pub struct KillOnDrop {
+    child: Child,
+    stdout: BufReader<std::process::ChildStdout>,
+}
 
 impl KillOnDrop {
-    /// Waits for exit and returns stdout.
+    /// Takes a child spawned with piped stdout.
+    pub fn new(mut child: Child) -> Self {
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        KillOnDrop { child, stdout }
+    }
+
+    /// Reads stdout lines up to and including the first containing `needle`.
+    pub fn read_until(&mut self, needle: &str) -> String {
+        let mut text = String::new();
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).unwrap();
+            assert!(n > 0, "EOF before {needle:?}: {text}");
+            text.push_str(&line);
+            if line.contains(needle) {
+                return text;
+            }
+        }
+    }
+
+    /// Waits for exit and returns the rest of stdout.
     pub fn wait_output(mut self) -> String {
         let mut out = String::new();
-        if let Some(mut s) = self.0.stdout.take() {
-            s.read_to_string(&mut out).unwrap();
-        }
-        let _ = self.0.wait();
+        self.stdout.read_to_string(&mut out).unwrap();
+        let _ = self.child.wait();
         out
     }
 }
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
