@@ -264,3 +264,16 @@ fn idle_sessions_get_heartbeats_and_silent_ones_are_dropped() {
             .contains("no input for three heartbeat intervals"));
     });
 }
+
+#[test]
+fn connections_beyond_max_sessions_are_refused() {
+    with_timeout(60, || {
+        let ex = start("max_sessions = 2\n[market_data]\nenabled = false");
+        let _a = Client::login(ex.addr, 1);
+        let _b = Client::login(ex.addr, 2);
+        let mut c = Client::connect(ex.addr);
+        c.send_raw(&[0u8; 0]);
+        assert!(c.closed_by_peer());
+        assert!(ex.log_text().contains("max_sessions (2) reached"));
+    });
+}

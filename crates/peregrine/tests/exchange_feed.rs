@@ -96,6 +96,29 @@ fn loadgen_short_run_loses_nothing() {
         assert!(v["sent"].as_u64().unwrap() >= 2500, "{v}");
         assert_eq!(v["sent"], v["answered"]);
         assert!(v["fill"]["count"].as_u64().unwrap() > 0);
+        let closed = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args([
+                "loadgen",
+                "--closed",
+                "--window",
+                "4",
+                "--duration",
+                "1",
+                "--wait",
+                "park",
+            ])
+            .arg("--config")
+            .arg(&ex.config)
+            .arg("--addr")
+            .arg(ex.addr.to_string())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&closed.stdout);
+        assert!(closed.status.success(), "{text}");
+        assert!(
+            text.contains("closed loop") && text.contains("lost 0"),
+            "{text}"
+        );
     });
 }
 
