@@ -10,6 +10,9 @@ use crate::journal::CommandLog;
 use crate::table::{Request, SessionTable};
 use crate::wait::{Idler, WaitStrategy};
 
+/// Iterations between housekeeping polls.
+pub const HOUSEKEEPING_EVERY: u64 = 64;
+
 /// Polls until `stop` is set.
 pub fn run<L: CommandLog>(
     mut table: SessionTable,
@@ -23,7 +26,10 @@ pub fn run<L: CommandLog>(
     // Relaxed: a stop request needs no ordering with other memory.
     while !stop.load(Ordering::Relaxed) {
         iteration = iteration.wrapping_add(1);
-        let mut busy = iteration.is_multiple_of(64) && table.accept();
+        // Syscalls that are not on the order path (accept, recovery, feed heartbeat)
+        // run every 64th iteration only: an idle loop costs one `read` per session.
+        let housekeeping = iteration.is_multiple_of(HOUSEKEEPING_EVERY);
+        let mut busy = housekeeping && table.accept();
         requests.clear();
         busy |= table.read_all(&mut requests) > 0;
         for r in &requests {
@@ -34,17 +40,13 @@ pub fn run<L: CommandLog>(
         table.timers();
         table.flush();
         core.publish();
-        if iteration.is_multiple_of(64) {
+        if housekeeping {
             core.poll_recovery();
+            core.idle();
         }
         if busy {
             idler.reset();
         } else {
-            if table.accept() {
-                continue;
-            }
-            core.idle();
-            core.poll_recovery();
             idler.idle();
         }
     }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use peregrine_types::AccountId;
 use peregrine_wire::Outbound;
 
+use crate::compact::HOUSEKEEPING_EVERY;
 use crate::core::{Core, Outbox, SessionKey};
 use crate::journal::CommandLog;
 use crate::ring::{Consumer, Producer};
@@ -55,7 +56,7 @@ pub fn ingest(
     // Relaxed: a stop request needs no ordering with other memory.
     while !stop.load(Ordering::Relaxed) {
         iteration = iteration.wrapping_add(1);
-        let mut busy = iteration.is_multiple_of(64) && table.accept();
+        let mut busy = iteration.is_multiple_of(HOUSEKEEPING_EVERY) && table.accept();
         if next == requests.len() {
             requests.clear();
             next = 0;
@@ -72,7 +73,7 @@ pub fn ingest(
         table.flush();
         if busy {
             idler.reset();
-        } else if !table.accept() {
+        } else {
             idler.idle();
         }
     }
@@ -88,8 +89,14 @@ pub fn matching<L: CommandLog>(
 ) -> std::io::Result<()> {
     let mut batch = Batch(Vec::with_capacity(8192));
     let mut idler = Idler::new(wait);
+    let mut iteration: u64 = 0;
     // Relaxed: a stop request needs no ordering with other memory.
     while !stop.load(Ordering::Relaxed) {
+        iteration = iteration.wrapping_add(1);
+        if iteration.is_multiple_of(HOUSEKEEPING_EVERY) {
+            core.idle();
+            core.poll_recovery();
+        }
         let mut n = 0;
         while n < 256 {
             let Ok(r) = from_ingest.pop() else { break };
@@ -97,8 +104,6 @@ pub fn matching<L: CommandLog>(
             n += 1;
         }
         if n == 0 {
-            core.idle();
-            core.poll_recovery();
             idler.idle();
             continue;
         }
@@ -106,7 +111,6 @@ pub fn matching<L: CommandLog>(
         core.end_batch()?;
         let released = release(&mut batch, &mut to_ingest, stop);
         core.publish();
-        core.poll_recovery();
         if !released {
             return Ok(());
         }
