@@ -142,7 +142,8 @@ impl SessionTable {
             let Some(s) = self.slots[slot].as_mut() else {
                 return;
             };
-            if s.close.is_some() {
+            // Closing, or logged out / rejected and draining output: ignore input.
+            if s.close.is_some() || s.close_after_flush {
                 return;
             }
             let msg = match s.next_message() {

@@ -277,3 +277,26 @@ fn connections_beyond_max_sessions_are_refused() {
         assert!(ex.log_text().contains("max_sessions (2) reached"));
     });
 }
+
+#[test]
+fn logout_closes_the_session_and_keeps_resting_orders() {
+    with_timeout(60, || {
+        let ex = start(NO_MD);
+        let mut a = Client::login(ex.addr, 1);
+        a.send(&order(1, Side::Sell, 10_030, 1, TimeInForce::Gtc));
+        accepted(a.recv_report());
+        a.send(&peregrine_wire::session::Logout {});
+        a.send(&order(2, Side::Sell, 10_031, 1, TimeInForce::Gtc));
+        assert!(a.closed_by_peer());
+        let mut b = Client::login(ex.addr, 2);
+        b.send(&order(3, Side::Buy, 10_031, 2, TimeInForce::Ioc));
+        accepted(b.recv_report());
+        let f = fill(b.recv_report());
+        assert_eq!(
+            (f.price.units(), f.qty.lots()),
+            (10_030, 1),
+            "only the first order rested"
+        );
+        assert!(matches!(b.recv_report(), Outbound::Cancelled(c) if c.cancelled_qty.lots() == 1));
+    });
+}
