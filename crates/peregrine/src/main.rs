@@ -19,6 +19,12 @@ enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run the exchange (order entry over TCP, market data over UDP).
+    Exchange(peregrine_exchange::ExchangeArgs),
+    /// Drive an exchange with many sessions and report latency percentiles.
+    Loadgen(peregrine_exchange::loadgen::LoadgenArgs),
+    /// Subscribe to the market-data feed and print one instrument's top of book and trades.
+    Md(peregrine_exchange::subscriber::MdArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,5 +46,17 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Balances(args)) => peregrine_bench::balances::run(args),
         Command::Bench(BenchCommand::Dispatch(args)) => peregrine_bench::dispatch::run(args),
         Command::Bench(BenchCommand::Handoff(args)) => peregrine_bench::handoff::run(args),
+        Command::Exchange(args) => peregrine_exchange::run_cli(args),
+        Command::Md(args) => peregrine_exchange::subscriber::run(args),
+        Command::Loadgen(args) => {
+            let summary = peregrine_exchange::loadgen::run(args)?;
+            anyhow::ensure!(
+                summary.lost == 0 && summary.errors == 0,
+                "{} lost and {} errors",
+                summary.lost,
+                summary.errors
+            );
+            Ok(())
+        }
     }
 }

@@ -1,0 +1,376 @@
+//! The exchange configuration: a validated serde struct read from TOML.
+//!
+//! Every field has a documented default, so an empty file (or the shipped
+//! `exchange.toml`) starts a working exchange on a laptop. [`Config::validate`] reports
+//! every problem at once; the engine receives the config by value.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use peregrine_types::{AccountId, InstrumentSpec};
+use serde::{Deserialize, Serialize};
+
+use crate::wait::WaitStrategy;
+
+/// Thread layout of the exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Topology {
+    /// One thread polls the sockets, decodes, matches and writes. The default: on a
+    /// 2-core machine one core serves the exchange and the other the clients, and no
+    /// cross-thread hand-off (or wake-up) sits on the order path.
+    Compact,
+    /// An ingestion thread (sockets, decode, login, writes) and a matching thread,
+    /// joined by two SPSC rings. For machines with cores to spare.
+    Split,
+}
+
+/// One trading account and its credential.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountConfig {
+    /// Account id (what `Login.account` names).
+    pub id: AccountId,
+    /// Password, at most 16 bytes (the wire credential field), compared exactly.
+    pub password: String,
+}
+
+/// The UDP market-data feed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MarketDataConfig {
+    /// Publish the feed at all. Default `true`.
+    pub enabled: bool,
+    /// Where packets go: a unicast address (default `127.0.0.1:7701`, fine for a
+    /// laptop and tests) or a multicast group such as `239.1.1.1:7701`.
+    pub target: SocketAddr,
+    /// Largest datagram payload in bytes. Default 1400 (fits an Ethernet MTU).
+    pub mtu: usize,
+    /// Heartbeat packet interval when the feed is idle, milliseconds. Default 1000.
+    pub heartbeat_ms: u64,
+    /// Multicast TTL. Default 1 (stay on the local network).
+    pub multicast_ttl: u32,
+}
+
+impl Default for MarketDataConfig {
+    fn default() -> Self {
+        MarketDataConfig {
+            enabled: true,
+            target: SocketAddr::from(([127, 0, 0, 1], 7701)),
+            mtu: 1400,
+            heartbeat_ms: 1000,
+            multicast_ttl: 1,
+        }
+    }
+}
+
+/// Everything the exchange needs to start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Order-entry TCP address. Default `127.0.0.1:7700`; port 0 picks a free port
+    /// (the chosen address is printed on stdout as `listening on ADDR`).
+    pub listen: SocketAddr,
+    /// Tradable instruments. Default: one instrument, id 1, `PGN-USD`, 2 price
+    /// decimals, tick 1, lot 1, quantity 1..=1,000,000, band 100.00 ± 50.00.
+    pub instruments: Vec<InstrumentSpec>,
+    /// Accounts allowed to log in. Default: ids 1..=16 with passwords `secret-<id>`
+    /// (development only: change them for anything shared).
+    pub accounts: Vec<AccountConfig>,
+    /// Resting-order capacity of each book (preallocated). Default 65,536.
+    pub arena_capacity: usize,
+    /// Market-data feed.
+    pub market_data: MarketDataConfig,
+    /// Thread layout. Default `compact`.
+    pub topology: Topology,
+    /// What idle threads do. Default `spin-yield` (spin briefly, then yield the core):
+    /// never starves the other processes of a 2-core machine.
+    pub wait: WaitStrategy,
+    /// Cores to pin threads to: `[loop]` for compact, `[ingestion, matching]` for
+    /// split. Default: none (the OS schedules).
+    pub pin_cores: Option<Vec<usize>>,
+    /// Concurrent sessions accepted; more are refused at accept. Default 256.
+    pub max_sessions: usize,
+    /// Bytes of outbound messages a session may have queued; a slow reader that
+    /// overflows it is disconnected. Default 262,144 (about 3,000 fills).
+    pub session_out_buffer: usize,
+    /// Heartbeat interval granted to sessions, milliseconds. Default 1000.
+    pub heartbeat_ms: u32,
+    /// Capacity of each split-topology ring (power of two). Default 65,536.
+    pub ring_capacity: usize,
+    /// TCP address of the feed's recovery (snapshot) service. Default
+    /// `127.0.0.1:7702`.
+    pub recovery_listen: SocketAddr,
+    /// Serve snapshots at all. Default `true`.
+    pub recovery_enabled: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let mut spec = InstrumentSpec::example(1);
+        spec.symbol = "PGN-USD".to_string();
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 7700)),
+            instruments: vec![spec],
+            accounts: (1..=16)
+                .map(|id| AccountConfig {
+                    id: AccountId(id),
+                    password: format!("secret-{id}"),
+                })
+                .collect(),
+            arena_capacity: 65_536,
+            market_data: MarketDataConfig::default(),
+            topology: Topology::Compact,
+            wait: WaitStrategy::SpinYield,
+            pin_cores: None,
+            max_sessions: 256,
+            session_out_buffer: 256 * 1024,
+            heartbeat_ms: 1000,
+            ring_capacity: 65_536,
+            recovery_listen: SocketAddr::from(([127, 0, 0, 1], 7702)),
+            recovery_enabled: true,
+        }
+    }
+}
+
+/// The config could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// File.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has unknown fields.
+    #[error("cannot parse {path}: {source}")]
+    Parse {
+        /// File.
+        path: String,
+        /// Cause.
+        source: Box<toml::de::Error>,
+    },
+    /// Every semantic problem found.
+    #[error("invalid config:\n  - {}", .0.join("\n  - "))]
+    Invalid(Vec<String>),
+}
+
+impl Config {
+    /// Reads, parses and validates a TOML file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let config = Config::parse(&text).map_err(|source| ConfigError::Parse {
+            path: path.display().to_string(),
+            source: Box::new(source),
+        })?;
+        config.validate().map_err(ConfigError::Invalid)?;
+        Ok(config)
+    }
+
+    /// Parses TOML text (no validation).
+    pub fn parse(text: &str) -> Result<Config, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    /// The config as TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// Checks everything; returns every problem found.
+    pub fn validate(&self) -> Result<(), Vec<String>> {
+        let mut errs = Vec::new();
+        self.check_instruments(&mut errs);
+        self.check_accounts(&mut errs);
+        self.check_limits(&mut errs);
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errs)
+        }
+    }
+
+    fn check_instruments(&self, errs: &mut Vec<String>) {
+        if self.instruments.is_empty() {
+            errs.push("instruments: at least one instrument is required".into());
+        }
+        let mut seen = Vec::new();
+        for spec in &self.instruments {
+            if let Err(e) = spec.validate() {
+                errs.push(format!("instrument {} ({}): {e}", spec.id, spec.symbol));
+            }
+            if spec.id.0 > u32::from(u16::MAX) {
+                errs.push(format!("instrument {}: id must be <= 65535", spec.id));
+            }
+            if seen.contains(&spec.id) {
+                errs.push(format!("instrument {}: id defined twice", spec.id));
+            }
+            seen.push(spec.id);
+        }
+    }
+
+    fn check_accounts(&self, errs: &mut Vec<String>) {
+        if self.accounts.is_empty() {
+            errs.push("accounts: at least one account is required".into());
+        }
+        let mut seen = Vec::new();
+        for a in &self.accounts {
+            if a.password.is_empty() || a.password.len() > 16 {
+                errs.push(format!("account {}: password must be 1..=16 bytes", a.id));
+            }
+            if seen.contains(&a.id) {
+                errs.push(format!("account {}: id defined twice", a.id));
+            }
+            seen.push(a.id);
+        }
+    }
+
+    fn check_limits(&self, errs: &mut Vec<String>) {
+        let mut need = |ok: bool, msg: &str| {
+            if !ok {
+                errs.push(msg.to_string());
+            }
+        };
+        need(
+            (1..=1 << 26).contains(&self.arena_capacity),
+            "arena_capacity: must be 1..=67108864",
+        );
+        need(
+            (1..=65_536).contains(&self.max_sessions),
+            "max_sessions: must be 1..=65536",
+        );
+        need(
+            self.session_out_buffer >= 4 * peregrine_wire::MAX_MESSAGE_SIZE,
+            "session_out_buffer: must be at least 2048 bytes",
+        );
+        need(self.heartbeat_ms > 0, "heartbeat_ms: must be positive");
+        need(
+            self.ring_capacity.is_power_of_two() && self.ring_capacity >= 2,
+            "ring_capacity: must be a power of two >= 2",
+        );
+        let md = &self.market_data;
+        need(
+            (64..=65_507).contains(&md.mtu),
+            "market_data.mtu: must be 64..=65507",
+        );
+        need(
+            md.heartbeat_ms > 0,
+            "market_data.heartbeat_ms: must be positive",
+        );
+        if self.recovery_enabled {
+            need(
+                self.recovery_listen != self.listen || self.listen.port() == 0,
+                "recovery_listen: must differ from listen",
+            );
+        }
+        if let Some(cores) = &self.pin_cores {
+            let want = match self.topology {
+                Topology::Compact => 1,
+                Topology::Split => 2,
+            };
+            need(
+                cores.len() == want,
+                "pin_cores: give 1 core for compact, 2 for split ([ingestion, matching])",
+            );
+        }
+    }
+
+    /// The password of an account, if it exists.
+    pub fn password_of(&self, account: AccountId) -> Option<&str> {
+        self.accounts
+            .iter()
+            .find(|a| a.id == account)
+            .map(|a| a.password.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_pinned() {
+        let c = Config::default();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:7700");
+        assert_eq!(c.instruments.len(), 1);
+        assert_eq!(c.instruments[0].id.0, 1);
+        assert_eq!(c.instruments[0].symbol, "PGN-USD");
+        assert_eq!(c.instruments[0].reference_price, 10_000);
+        assert_eq!(c.accounts.len(), 16);
+        assert_eq!(c.password_of(AccountId(3)), Some("secret-3"));
+        assert_eq!(c.arena_capacity, 65_536);
+        assert_eq!(c.market_data, MarketDataConfig::default());
+        assert!(c.market_data.enabled);
+        assert_eq!(c.market_data.target.to_string(), "127.0.0.1:7701");
+        assert_eq!(c.market_data.mtu, 1400);
+        assert_eq!(c.topology, Topology::Compact);
+        assert_eq!(c.wait, WaitStrategy::SpinYield);
+        assert_eq!(c.pin_cores, None);
+        assert_eq!(c.max_sessions, 256);
+        assert_eq!(c.session_out_buffer, 262_144);
+        assert_eq!(c.heartbeat_ms, 1000);
+        assert_eq!(c.ring_capacity, 65_536);
+        assert_eq!(c.recovery_listen.to_string(), "127.0.0.1:7702");
+        assert!(c.recovery_enabled);
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn empty_toml_is_the_default() {
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let c = Config::default();
+        assert_eq!(Config::parse(&c.to_toml()).unwrap(), c);
+    }
+
+    #[test]
+    fn shipped_exchange_toml_is_valid() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../exchange.toml");
+        let c = Config::load(Path::new(path)).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:7700");
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        assert!(Config::parse("listen_addr = \"1.2.3.4:5\"").is_err());
+        assert!(Config::parse("[market_data]\nport = 3").is_err());
+        assert!(Config::parse("topology = \"sideways\"").is_err());
+        assert!(Config::parse("wait = \"busy-spin\"\ntopology = \"split\"").is_ok());
+    }
+
+    #[test]
+    fn validate_reports_every_problem() {
+        let mut c = Config::default();
+        c.instruments.push(c.instruments[0].clone());
+        c.instruments[0].tick_size = 0;
+        c.accounts[0].password = "x".repeat(17);
+        c.accounts[1].id = c.accounts[2].id;
+        c.arena_capacity = 0;
+        c.max_sessions = 0;
+        c.session_out_buffer = 10;
+        c.heartbeat_ms = 0;
+        c.ring_capacity = 1000;
+        c.market_data.mtu = 10;
+        c.market_data.heartbeat_ms = 0;
+        c.pin_cores = Some(vec![0, 1]);
+        c.recovery_listen = c.listen;
+        let errs = c.validate().unwrap_err();
+        assert_eq!(errs.len(), 13, "{errs:#?}");
+        assert!(errs.iter().any(|e| e.contains("defined twice")));
+        assert!(errs.iter().any(|e| e.contains("ring_capacity")));
+        let empty = Config {
+            instruments: vec![],
+            accounts: vec![],
+            ..Config::default()
+        };
+        assert_eq!(empty.validate().unwrap_err().len(), 2);
+    }
+}

@@ -1,0 +1,282 @@
+//! The sequenced matching stage: stamps and numbers each command, writes it to the
+//! [`CommandLog`], runs it through the [`MatchingEngine`], and turns the events into
+//! private reports (routed to the owning sessions) and feed messages.
+//!
+//! Nothing here touches a socket: reports leave through an [`Outbox`] (the session
+//! table in the compact topology, a ring in the split one), so the same code runs in
+//! both topologies and in unit tests. Buffers are allocated once; the per-order path
+//! reuses them.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use peregrine_book::{Action, Command, Event, MatchingEngine};
+use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId};
+use peregrine_wire::{Inbound, Outbound};
+use rustc_hash::FxHashMap;
+
+use crate::clock::Clock;
+use crate::journal::CommandLog;
+use crate::mapping::{self, Ctx, Dest};
+use crate::md::MdPublisher;
+use crate::recovery::RecoveryServer;
+
+/// Identifies a session across topologies: slot index in the low 32 bits, the slot's
+/// generation in the high 32 (so a report for a closed session is never delivered to
+/// the slot's next occupant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SessionKey(pub u64);
+
+impl SessionKey {
+    /// Builds a key.
+    pub const fn new(slot: u32, generation: u32) -> Self {
+        SessionKey(((generation as u64) << 32) | slot as u64)
+    }
+    /// Slot index.
+    pub const fn slot(self) -> usize {
+        (self.0 & 0xFFFF_FFFF) as usize
+    }
+    /// Generation.
+    pub const fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+/// Where reports go. `account` lets the session layer redirect a report for a closed
+/// session to the account's current session (reconnect).
+pub trait Outbox {
+    /// Queues one report (its `session_seq` is stamped by the session layer).
+    fn send(&mut self, to: SessionKey, account: AccountId, msg: Outbound);
+}
+
+/// The session and account owning a live order, and its current client id.
+#[derive(Debug, Clone, Copy)]
+struct Owner {
+    key: SessionKey,
+    account: AccountId,
+    client_id: ClientOrderId,
+}
+
+/// The matching stage.
+#[derive(Debug)]
+pub struct Core<L: CommandLog> {
+    engine: MatchingEngine,
+    instruments: Vec<InstrumentId>,
+    owners: FxHashMap<u64, Owner>,
+    events: Vec<Event>,
+    engine_seq: u64,
+    shared_seq: Arc<AtomicU64>,
+    clock: Clock,
+    log: L,
+    md: Option<MdPublisher>,
+    recovery: Option<RecoveryServer>,
+}
+
+impl<L: CommandLog> Core<L> {
+    /// A core over `engine`. `shared_seq` publishes the engine sequence number to the
+    /// session layer (for `LoginAccepted` and heartbeats).
+    pub fn new(
+        engine: MatchingEngine,
+        owner_capacity: usize,
+        shared_seq: Arc<AtomicU64>,
+        log: L,
+        md: Option<MdPublisher>,
+    ) -> Self {
+        let instruments = engine.books().map(|b| b.spec().id).collect();
+        Core {
+            engine,
+            instruments,
+            owners: FxHashMap::with_capacity_and_hasher(owner_capacity, Default::default()),
+            events: Vec::with_capacity(4096),
+            engine_seq: 0,
+            shared_seq,
+            clock: Clock::new(),
+            log,
+            md,
+            recovery: None,
+        }
+    }
+
+    /// Serves book snapshots from this core (see [`crate::recovery`]).
+    pub fn with_recovery(mut self, recovery: RecoveryServer) -> Self {
+        self.recovery = Some(recovery);
+        self
+    }
+
+    /// Answers recovery clients. Call between batches, after [`Core::publish`].
+    pub fn poll_recovery(&mut self) {
+        let Some(r) = self.recovery.as_mut() else {
+            return;
+        };
+        let (session_id, as_of) = self
+            .md
+            .as_ref()
+            .map_or((0, 0), |m| (m.session_id(), m.next_seq() - 1));
+        r.poll(&self.engine, session_id, as_of, self.clock.now());
+    }
+
+    /// The engine (for tests and state hashes).
+    pub fn engine(&self) -> &MatchingEngine {
+        &self.engine
+    }
+
+    /// The command log.
+    pub fn log(&self) -> &L {
+        &self.log
+    }
+
+    /// Executes one order-entry request from an authenticated session.
+    pub fn handle(
+        &mut self,
+        from: SessionKey,
+        account: AccountId,
+        msg: &Inbound,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
+        let ts = self.clock.now();
+        if let Some(cmd) = mapping::to_command(msg, account, ts) {
+            return self.execute(from, account, msg, &cmd, out);
+        }
+        if let Inbound::MassCancel(m) = msg {
+            for i in 0..self.instruments.len() {
+                let cmd = mapping::mass_cancel_of(m, self.instruments[i], account, ts);
+                self.execute(from, account, msg, &cmd, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn execute(
+        &mut self,
+        from: SessionKey,
+        account: AccountId,
+        msg: &Inbound,
+        cmd: &Command,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
+        self.engine_seq += 1;
+        // Relaxed: a display value for the session layer; orders nothing else.
+        self.shared_seq.store(self.engine_seq, Ordering::Relaxed);
+        self.log.append(self.engine_seq, cmd)?;
+        let ctx = self.context(msg, cmd);
+        self.events.clear();
+        self.engine.execute(cmd, &mut self.events);
+        for i in 0..self.events.len() {
+            let ev = self.events[i];
+            self.route(&ev, &ctx, from, account, out);
+            if let (Some(md), Some(m)) = (self.md.as_mut(), mapping::feed_for(&ev, cmd.ts)) {
+                md.push(m);
+            }
+        }
+        Ok(())
+    }
+
+    fn context(&self, msg: &Inbound, cmd: &Command) -> Ctx {
+        let (new_order, request_id) = match msg {
+            Inbound::NewOrder(o) => (Some(*o), ClientOrderId(0)),
+            Inbound::Cancel(c) => (None, c.client_order_id),
+            Inbound::MassCancel(m) => (None, m.client_order_id),
+            _ => (None, ClientOrderId(0)),
+        };
+        let orig_client_id = match &cmd.action {
+            Action::Replace(r) => self
+                .owners
+                .get(&r.id.0)
+                .map_or(ClientOrderId(0), |o| o.client_id),
+            _ => ClientOrderId(0),
+        };
+        Ctx {
+            engine_seq: self.engine_seq,
+            ts: cmd.ts,
+            new_order,
+            request_id,
+            orig_client_id,
+        }
+    }
+
+    fn route(
+        &mut self,
+        ev: &Event,
+        ctx: &Ctx,
+        from: SessionKey,
+        account: AccountId,
+        out: &mut impl Outbox,
+    ) {
+        if let Event::Accepted(a) = ev {
+            let owner = Owner {
+                key: from,
+                account,
+                client_id: a.client_id,
+            };
+            self.owners.insert(a.id.0, owner);
+        }
+        for (dest, msg) in mapping::reports_for(ev, ctx).into_iter().flatten() {
+            match dest {
+                Dest::Requester => out.send(from, account, msg),
+                Dest::OwnerOf(id) => match self.owners.get(&id.0) {
+                    Some(o) => out.send(o.key, o.account, msg),
+                    None => out.send(from, account, msg),
+                },
+            }
+        }
+        self.forget_done(ev);
+    }
+
+    fn forget_done(&mut self, ev: &Event) {
+        match ev {
+            Event::Fill(f) => {
+                if f.maker_leaves.is_zero() {
+                    self.owners.remove(&f.maker_id.0);
+                }
+                if f.taker_leaves.is_zero() {
+                    self.owners.remove(&f.taker_id.0);
+                }
+            }
+            Event::Cancelled(c) if c.leaves.is_zero() => {
+                self.owners.remove(&c.id.0);
+            }
+            Event::Replaced(r) => {
+                if let Some(o) = self.owners.get_mut(&r.id.0) {
+                    o.client_id = r.client_id;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends a batch: makes the log durable. Call before writing any report of the
+    /// batch to a socket.
+    pub fn end_batch(&mut self) -> std::io::Result<()> {
+        self.log.commit()
+    }
+
+    /// Sends the batch's feed packet(s). Called after the batch's reports are written,
+    /// so the UDP send is not on the order→ack path.
+    pub fn publish(&mut self) {
+        if let Some(md) = self.md.as_mut() {
+            md.flush();
+        }
+    }
+
+    /// Housekeeping when idle: feed heartbeats.
+    pub fn idle(&mut self) {
+        if let Some(md) = self.md.as_mut() {
+            md.heartbeat_if_due();
+        }
+    }
+
+    /// Live orders tracked for routing (resting orders, mostly).
+    pub fn tracked_orders(&self) -> usize {
+        self.owners.len()
+    }
+
+    /// The engine sequence number of the last command.
+    pub fn engine_seq(&self) -> u64 {
+        self.engine_seq
+    }
+
+    /// Unused order ids are fine; a helper for tests.
+    pub fn owner_of(&self, id: OrderId) -> Option<AccountId> {
+        self.owners.get(&id.0).map(|o| o.account)
+    }
+}

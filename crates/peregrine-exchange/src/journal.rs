@@ -1,0 +1,53 @@
+//! The seam for the write-ahead journal (the `peregrine-journal` crate plugs in here).
+//!
+//! The matching loop calls [`CommandLog::append`] for every command *before* executing
+//! it, and [`CommandLog::commit`] once per poll iteration *before* any result of that
+//! iteration is written to a socket or the feed. A journal that makes `commit` durable
+//! (fsync) therefore gives "nothing acknowledged is lost" with group commit: one sync
+//! per batch of commands, not per command.
+
+use peregrine_book::Command;
+
+/// Where sequenced commands are recorded.
+pub trait CommandLog {
+    /// Records command number `seq` (the engine sequence number, from 1).
+    fn append(&mut self, seq: u64, cmd: &Command) -> std::io::Result<()>;
+    /// Makes everything appended so far durable (per the journal's policy). Called
+    /// before results are released.
+    fn commit(&mut self) -> std::io::Result<()>;
+}
+
+/// Records nothing (the default until the journal crate lands).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoLog;
+
+impl CommandLog for NoLog {
+    #[inline]
+    fn append(&mut self, _: u64, _: &Command) -> std::io::Result<()> {
+        Ok(())
+    }
+    #[inline]
+    fn commit(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Keeps every command in memory, for tests.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryLog {
+    /// Appended commands with their sequence numbers.
+    pub records: Vec<(u64, Command)>,
+    /// How many records were committed.
+    pub committed: usize,
+}
+
+impl CommandLog for MemoryLog {
+    fn append(&mut self, seq: u64, cmd: &Command) -> std::io::Result<()> {
+        self.records.push((seq, *cmd));
+        Ok(())
+    }
+    fn commit(&mut self) -> std::io::Result<()> {
+        self.committed = self.records.len();
+        Ok(())
+    }
+}

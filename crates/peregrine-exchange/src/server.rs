@@ -1,0 +1,145 @@
+//! Starting the exchange: build the engine, bind the sockets, pin and spawn the
+//! threads of the configured topology.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+use anyhow::Context;
+use peregrine_book::MatchingEngine;
+
+use crate::config::{Config, Topology};
+use crate::core::Core;
+use crate::journal::{CommandLog, NoLog};
+use crate::md::MdPublisher;
+use crate::table::SessionTable;
+use crate::wait::warn_if_oversubscribed;
+
+/// Runs the exchange until `stop` is set, with no journal. `on_ready` gets the bound
+/// order-entry address once the listener is up.
+pub fn run(
+    config: Config,
+    stop: Arc<AtomicBool>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    run_with_log(config, NoLog, stop, on_ready)
+}
+
+/// [`run`] with a command log (the journal seam).
+pub fn run_with_log<L: CommandLog + Send + 'static>(
+    config: Config,
+    log: L,
+    stop: Arc<AtomicBool>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    crate::log::init();
+    let engine = MatchingEngine::new(&config.instruments, config.arena_capacity)
+        .context("building the matching engine")?;
+    let md = if config.market_data.enabled {
+        let session_id = crate::clock::Clock::new().now().0 / 1_000_000_000;
+        Some(
+            MdPublisher::new(&config.market_data, session_id)
+                .context("opening the market-data socket")?,
+        )
+    } else {
+        None
+    };
+    let engine_seq = Arc::new(AtomicU64::new(0));
+    let owners = config
+        .arena_capacity
+        .saturating_mul(config.instruments.len())
+        .min(1 << 22);
+    let mut core = Core::new(engine, owners, Arc::clone(&engine_seq), log, md);
+    if config.recovery_enabled {
+        let recovery =
+            crate::recovery::RecoveryServer::bind(config.recovery_listen).with_context(|| {
+                format!("binding the recovery service on {}", config.recovery_listen)
+            })?;
+        crate::log!("recovery (snapshots) on {}", recovery.local_addr()?);
+        core = core.with_recovery(recovery);
+    }
+    let table = SessionTable::bind(&config, engine_seq)
+        .with_context(|| format!("binding {}", config.listen))?;
+    let addr = table.local_addr()?;
+    let cores = pin_targets(&config);
+    let spinning = match config.topology {
+        Topology::Compact => 1,
+        Topology::Split => 2,
+    } * usize::from(config.wait.spins());
+    warn_if_oversubscribed(spinning);
+    crate::log!(
+        "exchange: {:?} topology, wait {:?}, {} instrument(s), {} account(s), market data {}",
+        config.topology,
+        config.wait,
+        config.instruments.len(),
+        config.accounts.len(),
+        if config.market_data.enabled {
+            config.market_data.target.to_string()
+        } else {
+            "off".into()
+        }
+    );
+    on_ready(addr);
+    match config.topology {
+        Topology::Compact => {
+            pin(cores.first().copied().flatten());
+            crate::compact::run(table, core, config.wait, &stop)?;
+        }
+        Topology::Split => run_split(&config, table, core, cores, &stop)?,
+    }
+    Ok(())
+}
+
+fn run_split<L: CommandLog + Send + 'static>(
+    config: &Config,
+    table: SessionTable,
+    core: Core<L>,
+    cores: Vec<Option<core_affinity::CoreId>>,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<()> {
+    let (req_tx, req_rx) = crate::ring::ring(config.ring_capacity);
+    let (rep_tx, rep_rx) = crate::ring::ring(config.ring_capacity);
+    let wait = config.wait;
+    let stop_m = Arc::clone(stop);
+    let match_core = cores.get(1).copied().flatten();
+    let matcher = std::thread::Builder::new()
+        .name("matching".into())
+        .spawn(move || {
+            pin(match_core);
+            crate::split::matching(core, req_rx, rep_tx, wait, &stop_m)
+        })?;
+    pin(cores.first().copied().flatten());
+    crate::split::ingest(table, req_tx, rep_rx, wait, stop);
+    matcher
+        .join()
+        .map_err(|_| anyhow::anyhow!("matching thread panicked"))??;
+    Ok(())
+}
+
+/// Resolves `pin_cores` against the cores this process may use. Called once on the
+/// main thread before any pinning (see FACTS: `get_core_ids` answers for the calling
+/// thread only).
+fn pin_targets(config: &Config) -> Vec<Option<core_affinity::CoreId>> {
+    let Some(wanted) = &config.pin_cores else {
+        return Vec::new();
+    };
+    let available = core_affinity::get_core_ids().unwrap_or_default();
+    wanted
+        .iter()
+        .map(|&id| {
+            let found = available.iter().copied().find(|c| c.id == id);
+            if found.is_none() {
+                crate::log!("warning: core {id} is not available; thread left unpinned");
+            }
+            found
+        })
+        .collect()
+}
+
+fn pin(core: Option<core_affinity::CoreId>) {
+    if let Some(c) = core {
+        if !core_affinity::set_for_current(c) {
+            crate::log!("warning: pinning to core {} failed", c.id);
+        }
+    }
+}

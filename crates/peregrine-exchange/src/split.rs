@@ -1,0 +1,140 @@
+//! The split topology: an ingestion thread (accept, read, decode, login, heartbeats,
+//! writes) and a matching thread, joined by two SPSC rings: requests in, reports out.
+//!
+//! The matching thread releases a batch's reports to the out ring only after
+//! [`Core::end_batch`] (the journal commit). Neither thread ever blocks on the other:
+//! ingestion stops reading sockets while the in ring is full (TCP back-pressure), and
+//! keeps draining the out ring, so the matching thread's wait on a full out ring
+//! always ends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use peregrine_types::AccountId;
+use peregrine_wire::Outbound;
+
+use crate::compact::HOUSEKEEPING_EVERY;
+use crate::core::{Core, Outbox, SessionKey};
+use crate::journal::CommandLog;
+use crate::ring::{Consumer, Producer};
+use crate::table::{Request, SessionTable};
+use crate::wait::{Idler, WaitStrategy};
+
+/// A report on its way back to the session layer.
+#[derive(Debug, Clone, Copy)]
+pub struct Report {
+    /// Session.
+    pub key: SessionKey,
+    /// Its account (for reconnect redirection).
+    pub account: AccountId,
+    /// The report.
+    pub msg: Outbound,
+}
+
+/// Collects a batch's reports until the batch is committed.
+#[derive(Debug)]
+struct Batch(Vec<Report>);
+
+impl Outbox for Batch {
+    #[inline]
+    fn send(&mut self, key: SessionKey, account: AccountId, msg: Outbound) {
+        self.0.push(Report { key, account, msg });
+    }
+}
+
+/// The ingestion loop.
+pub fn ingest(
+    mut table: SessionTable,
+    mut to_core: Producer<Request>,
+    mut from_core: Consumer<Report>,
+    wait: WaitStrategy,
+    stop: &AtomicBool,
+) {
+    let mut requests: Vec<Request> = Vec::with_capacity(4096);
+    let mut next = 0;
+    let mut idler = Idler::new(wait);
+    let mut iteration: u64 = 0;
+    // Relaxed: a stop request needs no ordering with other memory.
+    while !stop.load(Ordering::Relaxed) {
+        iteration = iteration.wrapping_add(1);
+        let mut busy = iteration.is_multiple_of(HOUSEKEEPING_EVERY) && table.accept();
+        if next == requests.len() {
+            requests.clear();
+            next = 0;
+            busy |= table.read_all(&mut requests) > 0;
+        }
+        while next < requests.len() && to_core.push(requests[next]).is_ok() {
+            next += 1;
+        }
+        while let Ok(r) = from_core.pop() {
+            table.send(r.key, r.account, r.msg);
+            busy = true;
+        }
+        table.timers();
+        table.flush();
+        if busy {
+            idler.reset();
+        } else {
+            idler.idle();
+        }
+    }
+}
+
+/// The matching loop.
+pub fn matching<L: CommandLog>(
+    mut core: Core<L>,
+    mut from_ingest: Consumer<Request>,
+    mut to_ingest: Producer<Report>,
+    wait: WaitStrategy,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
+    let mut batch = Batch(Vec::with_capacity(8192));
+    let mut idler = Idler::new(wait);
+    let mut iteration: u64 = 0;
+    // Relaxed: a stop request needs no ordering with other memory.
+    while !stop.load(Ordering::Relaxed) {
+        iteration = iteration.wrapping_add(1);
+        if iteration.is_multiple_of(HOUSEKEEPING_EVERY) {
+            core.idle();
+            core.poll_recovery();
+        }
+        let mut n = 0;
+        while n < 256 {
+            let Ok(r) = from_ingest.pop() else { break };
+            core.handle(r.key, r.account, &r.msg, &mut batch)?;
+            n += 1;
+        }
+        if n == 0 {
+            idler.idle();
+            continue;
+        }
+        idler.reset();
+        core.end_batch()?;
+        let released = release(&mut batch, &mut to_ingest, stop);
+        core.publish();
+        if !released {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Pushes a committed batch's reports to the ingestion thread; false if stopped
+/// while the ring was full.
+fn release(batch: &mut Batch, to_ingest: &mut Producer<Report>, stop: &AtomicBool) -> bool {
+    for r in batch.0.drain(..) {
+        let mut r = r;
+        loop {
+            match to_ingest.push(r) {
+                Ok(()) => break,
+                Err(rtrb::PushError::Full(back)) => {
+                    if stop.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                    r = back;
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+    true
+}

@@ -1,0 +1,160 @@
+//! The matching stage without sockets: the journal seam sees every command before its
+//! results, replaying the log reproduces the state exactly, and the per-order path does
+//! not allocate once warm (a counting global allocator, thread-local counter).
+#![allow(
+    unsafe_code,
+    reason = "a #[global_allocator] must implement the unsafe GlobalAlloc trait; test-only, \
+              each block forwards to System unchanged"
+)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use peregrine_book::MatchingEngine;
+use peregrine_exchange::core::{Core, Outbox, SessionKey};
+use peregrine_exchange::journal::{CommandLog, MemoryLog};
+use peregrine_exchange::loadgen::mix;
+use peregrine_types::{AccountId, ClientOrderId, InstrumentSpec};
+use peregrine_wire::{Inbound, Outbound};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: every method forwards to `System` with the same arguments, so `System`'s
+// guarantees hold unchanged. The only addition is a thread-local counter bump; the
+// counter is a `const`-initialised `Cell`, so touching it never allocates or reenters.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` above with this `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Counts reports per session into fixed counters (never allocates).
+#[derive(Default)]
+struct CountingOutbox {
+    reports: u64,
+    fills: u64,
+    last_engine_seq: u64,
+}
+
+impl Outbox for CountingOutbox {
+    fn send(&mut self, _: SessionKey, _: AccountId, msg: Outbound) {
+        self.reports += 1;
+        assert!(
+            msg.engine_seq() >= self.last_engine_seq,
+            "engine seq went back"
+        );
+        self.last_engine_seq = msg.engine_seq();
+        if matches!(msg, Outbound::Fill(_)) {
+            self.fills += 1;
+        }
+    }
+}
+
+/// Records how many commands were appended when each commit happened.
+#[derive(Default)]
+struct Probe {
+    inner: MemoryLog,
+}
+
+impl CommandLog for Probe {
+    fn append(&mut self, seq: u64, cmd: &peregrine_book::Command) -> std::io::Result<()> {
+        assert_eq!(seq, self.inner.records.len() as u64 + 1, "gap-free from 1");
+        self.inner.append(seq, cmd)
+    }
+    fn commit(&mut self) -> std::io::Result<()> {
+        self.inner.commit()
+    }
+}
+
+fn core_with<L: CommandLog>(log: L) -> (Core<L>, InstrumentSpec) {
+    let spec = InstrumentSpec::example(1);
+    let engine = MatchingEngine::new(std::slice::from_ref(&spec), 4096).unwrap();
+    let core = Core::new(engine, 4096, Arc::new(AtomicU64::new(0)), log, None);
+    (core, spec)
+}
+
+fn request(spec: &InstrumentSpec, j: u64) -> Inbound {
+    let mut o = mix::order(spec, j);
+    o.client_order_id = ClientOrderId(j + 1);
+    Inbound::NewOrder(o)
+}
+
+#[test]
+fn every_command_is_logged_and_replay_reproduces_the_state() {
+    let (mut core, spec) = core_with(Probe::default());
+    let mut out = CountingOutbox::default();
+    for j in 0..2_000u64 {
+        let key = SessionKey::new((j % 4) as u32, 0);
+        core.handle(
+            key,
+            AccountId((j % 4) as u32 + 1),
+            &request(&spec, j),
+            &mut out,
+        )
+        .unwrap();
+        if j % 10 == 9 {
+            core.end_batch().unwrap();
+        }
+    }
+    core.end_batch().unwrap();
+    let log = &core.log().inner;
+    assert_eq!(log.records.len(), 2_000);
+    assert_eq!(log.committed, 2_000);
+    assert_eq!(core.engine_seq(), 2_000);
+    assert_eq!(out.fills, 2_000, "1,000 trades, a fill to each side");
+
+    let mut replay: MatchingEngine =
+        MatchingEngine::new(std::slice::from_ref(&spec), 4096).unwrap();
+    let mut events = Vec::new();
+    for (_, cmd) in &log.records {
+        events.clear();
+        replay.execute(cmd, &mut events);
+    }
+    assert_eq!(replay.state_hash(), core.engine().state_hash());
+}
+
+#[test]
+fn the_per_order_path_does_not_allocate_once_warm() {
+    let (mut core, spec) = core_with(peregrine_exchange::journal::NoLog);
+    let mut out = CountingOutbox::default();
+    let reqs: Vec<Inbound> = (0..4_000u64).map(|j| request(&spec, j)).collect();
+    for (j, r) in reqs.iter().enumerate().take(1_000) {
+        core.handle(
+            SessionKey::new(0, 0),
+            AccountId(1 + (j % 2) as u32),
+            r,
+            &mut out,
+        )
+        .unwrap();
+    }
+    let before = ALLOCATIONS.with(Cell::get);
+    for (j, r) in reqs.iter().enumerate().skip(1_000) {
+        core.handle(
+            SessionKey::new(0, 0),
+            AccountId(1 + (j % 2) as u32),
+            r,
+            &mut out,
+        )
+        .unwrap();
+        core.end_batch().unwrap();
+    }
+    let allocations = ALLOCATIONS.with(Cell::get) - before;
+    assert_eq!(allocations, 0, "allocations on the per-order path");
+    assert!(out.reports > 6_000);
+}

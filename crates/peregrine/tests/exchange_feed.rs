@@ -1,0 +1,194 @@
+//! Market data and the load generator against a real exchange process.
+
+mod support;
+
+use std::net::UdpSocket;
+use std::time::Duration;
+
+use peregrine_types::{Side, TimeInForce};
+use peregrine_wire::md::packet::{PacketKind, PacketReader};
+use peregrine_wire::md::MdMessage;
+use support::{order, start, with_timeout, Client};
+
+#[test]
+fn feed_carries_trades_and_l2_with_contiguous_sequence_numbers() {
+    with_timeout(60, || {
+        let sub = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sub.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let port = sub.local_addr().unwrap().port();
+        let ex = start(&format!(
+            "[market_data]\ntarget = \"127.0.0.1:{port}\"\nheartbeat_ms = 100"
+        ));
+        let mut a = Client::login(ex.addr, 1);
+        let mut b = Client::login(ex.addr, 2);
+        a.send(&order(1, Side::Sell, 10_005, 4, TimeInForce::Gtc));
+        a.recv_report();
+        a.send(&order(2, Side::Buy, 9_995, 2, TimeInForce::Gtc));
+        a.recv_report();
+        b.send(&order(3, Side::Buy, 10_005, 3, TimeInForce::Ioc));
+        b.recv_report();
+        let (mut next, mut trades, mut levels) = (1u64, 0, 0);
+        let mut buf = [0u8; 2048];
+        while trades == 0 || levels < 3 {
+            let n = sub.recv(&mut buf).expect("feed packet before the timeout");
+            let reader = PacketReader::new(&buf[..n]).unwrap();
+            if reader.kind() != PacketKind::Heartbeat {
+                assert_eq!(reader.header().first_seq, next, "gap or duplicate");
+            }
+            next = reader.header().next_seq();
+            for item in reader {
+                match item.unwrap().1 {
+                    MdMessage::Trade(t) => {
+                        assert_eq!(
+                            (t.price.units(), t.qty.lots(), t.aggressor_side),
+                            (10_005, 3, Side::Buy)
+                        );
+                        trades += 1;
+                    }
+                    MdMessage::L2Update(_) => levels += 1,
+                }
+            }
+        }
+        assert_eq!(trades, 1);
+    });
+}
+
+#[test]
+fn loadgen_short_run_loses_nothing() {
+    with_timeout(120, || {
+        let ex = start("[market_data]\nenabled = false");
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("loadgen.json");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args([
+                "loadgen",
+                "--duration",
+                "1.5",
+                "--rate",
+                "2000",
+                "--connections",
+                "4",
+                "--wait",
+                "park",
+            ])
+            .arg("--config")
+            .arg(&ex.config)
+            .arg("--addr")
+            .arg(ex.addr.to_string())
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("order→ack") && text.contains("p99.99"),
+            "{text}"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(v["lost"], 0);
+        assert_eq!(v["errors"], 0);
+        assert_eq!(v["rejects"], 0);
+        assert!(v["sent"].as_u64().unwrap() >= 2500, "{v}");
+        assert_eq!(v["sent"], v["answered"]);
+        assert!(v["fill"]["count"].as_u64().unwrap() > 0);
+        let closed = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args([
+                "loadgen",
+                "--closed",
+                "--window",
+                "4",
+                "--duration",
+                "1",
+                "--wait",
+                "park",
+            ])
+            .arg("--config")
+            .arg(&ex.config)
+            .arg("--addr")
+            .arg(ex.addr.to_string())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&closed.stdout);
+        assert!(closed.status.success(), "{text}");
+        assert!(
+            text.contains("closed loop") && text.contains("lost 0"),
+            "{text}"
+        );
+    });
+}
+
+#[test]
+fn md_subscriber_starts_from_a_snapshot_and_follows_the_feed() {
+    with_timeout(60, || {
+        let port = UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let rec = support::free_port();
+        let ex = start(&format!(
+            "recovery_listen = \"127.0.0.1:{rec}\"\n[market_data]\ntarget = \"127.0.0.1:{port}\""
+        ));
+        let mut a = Client::login(ex.addr, 1);
+        // Before the subscriber starts: only the snapshot can tell it about these.
+        a.send(&order(1, Side::Sell, 10_005, 4, TimeInForce::Gtc));
+        a.recv_report();
+        a.send(&order(2, Side::Buy, 9_990, 7, TimeInForce::Gtc));
+        a.recv_report();
+        let md = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args(["md", "--instrument", "PGN-USD", "--duration", "4"])
+            .arg("--config")
+            .arg(&ex.config)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut md = support::KillOnDrop::new(md);
+        // Wait until the subscriber holds its snapshot (its feed socket is bound first).
+        let mut early = md.read_until("BOOK");
+        a.send(&order(3, Side::Buy, 10_005, 1, TimeInForce::Ioc));
+        a.recv_report();
+        early.push_str(&md.wait_output());
+        let out = early;
+        assert!(out.contains("snapshot as of #2"), "{out}");
+        assert!(out.contains("BOOK bid 7@9990 | ask 4@10005"), "{out}");
+        assert!(out.contains("TRADE 1@10005 aggressor Buy"), "{out}");
+        assert!(out.contains("BOOK bid 7@9990 | ask 3@10005"), "{out}");
+        assert!(!out.contains("GAP"), "{out}");
+    });
+}
+
+#[test]
+fn recovery_snapshot_matches_the_book() {
+    with_timeout(60, || {
+        let rec = support::free_port();
+        let ex = start(&format!(
+            "recovery_listen = \"127.0.0.1:{rec}\"\n[market_data]\nenabled = false"
+        ));
+        let mut a = Client::login(ex.addr, 1);
+        for (i, (side, px, q)) in [
+            (Side::Buy, 9_990, 2),
+            (Side::Buy, 9_990, 3),
+            (Side::Buy, 9_980, 1),
+            (Side::Sell, 10_010, 5),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            a.send(&order(i as u64 + 1, side, px, q, TimeInForce::Gtc));
+            a.recv_report();
+        }
+        let addr = format!("127.0.0.1:{rec}").parse().unwrap();
+        let (book, _, _) =
+            peregrine_exchange::subscriber::snapshot(addr, peregrine_types::InstrumentId(1))
+                .unwrap();
+        assert_eq!(book.top(), (Some((9_990, 5)), Some((10_010, 5))));
+        let unknown =
+            peregrine_exchange::subscriber::snapshot(addr, peregrine_types::InstrumentId(9));
+        assert!(unknown.is_err());
+    });
+}

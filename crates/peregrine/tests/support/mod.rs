@@ -1,0 +1,282 @@
+//! Test harness: a real `peregrine exchange` process on an ephemeral port, and a
+//! blocking wire client with timeouts. The process is killed when the handle drops.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use peregrine_types::{
+    AccountId, ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, Side, StpMode,
+    TimeInForce, Timestamp,
+};
+use peregrine_wire::orders::{Cancel, NewOrder};
+use peregrine_wire::session::Login;
+use peregrine_wire::stream::RecvBuffer;
+use peregrine_wire::{Credential, Outbound, WireMessage};
+
+/// Read timeout of test clients.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs `f` on a thread and fails the test if it takes longer than `secs`.
+pub fn with_timeout(secs: u64, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(()) => h.join().unwrap(),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            if let Err(e) = h.join() {
+                std::panic::resume_unwind(e);
+            }
+        }
+        Err(_) => panic!("test timed out after {secs} s"),
+    }
+}
+
+/// A running exchange process.
+pub struct Exchange {
+    child: Child,
+    /// Order-entry address.
+    pub addr: SocketAddr,
+    /// Its config file.
+    pub config: PathBuf,
+    /// Its stderr log.
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Extra TOML lines appended to the test config.
+pub fn start(extra: &str) -> Exchange {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("exchange.toml");
+    let recovery = if extra.contains("recovery_listen") {
+        ""
+    } else {
+        "recovery_listen = \"127.0.0.1:0\"\n"
+    };
+    let toml = format!(
+        "listen = \"127.0.0.1:0\"\nwait = \"park\"\n{recovery}{extra}\n{}",
+        accounts_toml()
+    );
+    std::fs::write(&config, toml).unwrap();
+    let log = dir.path().join("exchange.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+        .args(["exchange", "--config"])
+        .arg(&config)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .unwrap();
+    Exchange {
+        child,
+        addr,
+        config,
+        log,
+        _dir: dir,
+    }
+}
+
+fn accounts_toml() -> String {
+    (1..=4)
+        .map(|i| format!("[[accounts]]\nid = {i}\npassword = \"pw{i}\"\n"))
+        .collect()
+}
+
+impl Exchange {
+    /// The exchange's log so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A blocking test client.
+pub struct Client {
+    /// The socket.
+    pub stream: TcpStream,
+    rx: Box<RecvBuffer<65536>>,
+}
+
+impl Client {
+    /// Connects (no login).
+    pub fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect_timeout(&addr, IO_TIMEOUT).unwrap();
+        stream.set_nodelay(true).unwrap();
+        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+        Client {
+            stream,
+            rx: Box::new(RecvBuffer::new()),
+        }
+    }
+
+    /// Connects and logs in as account `id` with password `pw<id>`; panics unless
+    /// accepted.
+    pub fn login(addr: SocketAddr, id: u32) -> Client {
+        let mut c = Client::connect(addr);
+        c.send(&login(id, &format!("pw{id}")));
+        match c.recv() {
+            Some(Outbound::LoginAccepted(a)) => assert_eq!(a.session_seq, 1),
+            other => panic!("login failed: {other:?}"),
+        }
+        c
+    }
+
+    /// Sends one message.
+    pub fn send<M: WireMessage>(&mut self, m: &M) {
+        let mut buf = [0u8; 512];
+        let n = m.encode(&mut buf).unwrap();
+        self.stream.write_all(&buf[..n]).unwrap();
+    }
+
+    /// Sends raw bytes (ignoring errors: the peer may have closed).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let _ = self.stream.write_all(bytes);
+    }
+
+    /// The next message, or `None` when the exchange closed the connection.
+    pub fn recv(&mut self) -> Option<Outbound> {
+        loop {
+            if let Some(m) = self.rx.next(Outbound::decode).unwrap() {
+                return Some(m);
+            }
+            match self.stream.read(self.rx.spare()) {
+                Ok(0) => return None,
+                Ok(n) => self.rx.commit(n),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return None,
+                Err(e) => panic!("read failed (timeout?): {e}"),
+            }
+        }
+    }
+
+    /// The next message that is not a heartbeat.
+    pub fn recv_report(&mut self) -> Outbound {
+        loop {
+            match self.recv() {
+                Some(Outbound::ServerHeartbeat(_)) => continue,
+                Some(m) => return m,
+                None => panic!("connection closed while waiting for a report"),
+            }
+        }
+    }
+
+    /// Whether the exchange closes the connection (reading until EOF).
+    pub fn closed_by_peer(&mut self) -> bool {
+        loop {
+            match self.recv() {
+                None => return true,
+                Some(_) => continue,
+            }
+        }
+    }
+}
+
+/// A `Login`.
+pub fn login(id: u32, password: &str) -> Login {
+    Login {
+        account: AccountId(id),
+        heartbeat_interval_ms: 1000,
+        credential: Credential::from_text(password).unwrap(),
+    }
+}
+
+/// A GTC (or IOC) limit order on instrument 1.
+pub fn order(client_id: u64, side: Side, price: i64, qty: i64, tif: TimeInForce) -> NewOrder {
+    NewOrder {
+        client_order_id: ClientOrderId(client_id),
+        price: Price::from_raw(price),
+        qty: Qty::from_raw(qty),
+        expire_at: Timestamp(0),
+        instrument: InstrumentId(1),
+        side,
+        order_type: OrderType::Limit,
+        tif,
+        stp: StpMode::None,
+    }
+}
+
+/// A cancel on instrument 1.
+pub fn cancel(client_id: u64, order_id: OrderId) -> Cancel {
+    Cancel {
+        client_order_id: ClientOrderId(client_id),
+        order_id,
+        instrument: InstrumentId(1),
+    }
+}
+
+/// A port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when dropped, with its stdout.
+pub struct KillOnDrop {
+    child: Child,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl KillOnDrop {
+    /// Takes a child spawned with piped stdout.
+    pub fn new(mut child: Child) -> Self {
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        KillOnDrop { child, stdout }
+    }
+
+    /// Reads stdout lines up to and including the first containing `needle`.
+    pub fn read_until(&mut self, needle: &str) -> String {
+        let mut text = String::new();
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).unwrap();
+            assert!(n > 0, "EOF before {needle:?}: {text}");
+            text.push_str(&line);
+            if line.contains(needle) {
+                return text;
+            }
+        }
+    }
+
+    /// Waits for exit and returns the rest of stdout.
+    pub fn wait_output(mut self) -> String {
+        let mut out = String::new();
+        self.stdout.read_to_string(&mut out).unwrap();
+        let _ = self.child.wait();
+        out
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
