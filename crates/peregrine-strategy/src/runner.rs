@@ -1,0 +1,237 @@
+//! Runs a [`Strategy`] against a running engine.
+//!
+//! The runner attaches to the strategy's two rings in the engine's directory (waiting
+//! up to `attach_timeout` for the engine to create them), claims the producer end of
+//! the submit ring and the consumer end of the return ring, and loops: pop an event,
+//! stamp t8, dispatch it to the strategy; fire timers; send a heartbeat (carrying the
+//! process id) every `heartbeat_interval`; when idle, wait by the configured
+//! [`WaitStrategy`]. It stops when `stop` is set or `duration` has passed.
+//!
+//! It keeps two HdrHistograms per run, one sample per new order (at its ack or
+//! reject): the round trip t8 − t1, and the round trip minus venue time
+//! (t8 − t1) − (t5 − t4), the strategy↔engine cost the issue's goal is about.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use peregrine_queue::shm::{ShmError, ShmSpsc, ShmSpscConsumer};
+use peregrine_queue::WaitStrategy;
+use peregrine_types::{InstrumentId, Price};
+
+use crate::api::Api;
+use crate::clock::now_ns;
+use crate::msg::{ts, Event, EventKind, Request};
+use crate::paths;
+use crate::strategy::Strategy;
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// The engine's shared-memory directory.
+    pub dir: PathBuf,
+    /// This strategy's name, as configured in the engine.
+    pub name: String,
+    /// What to do when no event is waiting.
+    pub wait: WaitStrategy,
+    /// Heartbeat period.
+    pub heartbeat_interval: Duration,
+    /// Stop after this long (`None`: until `stop`).
+    pub duration: Option<Duration>,
+    /// How long to wait for the engine to create the rings.
+    pub attach_timeout: Duration,
+}
+
+impl RunnerConfig {
+    /// Defaults: spin-then-yield, heartbeat every 100 ms, attach timeout 5 s.
+    pub fn new(dir: PathBuf, name: &str) -> RunnerConfig {
+        RunnerConfig {
+            dir,
+            name: name.to_owned(),
+            wait: WaitStrategy::SpinThenYield,
+            heartbeat_interval: Duration::from_millis(100),
+            duration: None,
+            attach_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why the runner could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// A ring could not be attached or claimed.
+    #[error("attaching {ring}: {source}")]
+    Attach {
+        /// Which ring.
+        ring: PathBuf,
+        /// Why.
+        source: ShmError,
+    },
+}
+
+/// What happened during a run.
+#[derive(Debug)]
+pub struct RunSummary {
+    /// Events by kind: ack, reject, fill, cancelled, cancel-reject, unknown.
+    pub events: [u64; 6],
+    /// Requests pushed (orders, cancels, heartbeats).
+    pub sent: u64,
+    /// Pushes refused (ring full).
+    pub full: u64,
+    /// t8 − t1 per new order, ns.
+    pub round_trip: Histogram<u64>,
+    /// (t8 − t1) − (t5 − t4) per new order that reached a venue, ns.
+    pub rt_minus_venue: Histogram<u64>,
+}
+
+impl RunSummary {
+    fn new() -> RunSummary {
+        let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds");
+        RunSummary {
+            events: [0; 6],
+            sent: 0,
+            full: 0,
+            round_trip: h(),
+            rt_minus_venue: h(),
+        }
+    }
+
+    /// A few lines for humans.
+    pub fn render(&self) -> String {
+        let e = &self.events;
+        let mut s = format!(
+            "events: ack {} reject {} fill {} cancelled {} cancel_reject {} unknown {}\n\
+             requests sent {} (ring full {})\n",
+            e[0], e[1], e[2], e[3], e[4], e[5], self.sent, self.full
+        );
+        for (name, h) in [
+            ("round trip", &self.round_trip),
+            ("rt - venue", &self.rt_minus_venue),
+        ] {
+            s += &format!(
+                "{name:<11} n={:<8} p50={}ns p99={}ns p99.9={}ns max={}ns\n",
+                h.len(),
+                h.value_at_quantile(0.5),
+                h.value_at_quantile(0.99),
+                h.value_at_quantile(0.999),
+                h.max()
+            );
+        }
+        s
+    }
+
+    fn record(&mut self, ev: &Event) {
+        if let Some(rt) = ev.round_trip_ns() {
+            self.round_trip.saturating_record(rt.max(1));
+            if let Some(v) = ev.venue_ns() {
+                self.rt_minus_venue
+                    .saturating_record(rt.saturating_sub(v).max(1));
+            }
+        }
+    }
+}
+
+/// Attaches and runs `strategy` until `stop` or the configured duration.
+pub fn run<S: Strategy>(
+    strategy: &mut S,
+    cfg: &RunnerConfig,
+    stop: &AtomicBool,
+) -> Result<RunSummary, RunnerError> {
+    let (mut api, mut rx) = attach(cfg)?;
+    let pid = std::process::id();
+    let _ = api.send_raw(Request::heartbeat(pid, now_ns()));
+    strategy.on_start(&mut api);
+    let mut summary = RunSummary::new();
+    let started = Instant::now();
+    let mut waiter = cfg.wait.waiter();
+    let heartbeat_ns = cfg.heartbeat_interval.as_nanos() as u64;
+    let mut next_heartbeat = now_ns() + heartbeat_ns;
+    let mut next_timer = now_ns() + strategy.timer_interval_ns();
+    // Relaxed: a stop flag; no data is published through it.
+    while !stop.load(Ordering::Relaxed) && cfg.duration.is_none_or(|d| started.elapsed() < d) {
+        let mut busy = false;
+        while let Some(mut ev) = rx.try_pop() {
+            ev.ts[ts::STRATEGY_RECV] = now_ns();
+            dispatch(strategy, &mut api, &mut summary, &ev);
+            busy = true;
+        }
+        let now = now_ns();
+        if now >= next_timer {
+            strategy.on_timer(&mut api, now);
+            next_timer = now + strategy.timer_interval_ns();
+            busy = true;
+        }
+        if now >= next_heartbeat {
+            let _ = api.send_raw(Request::heartbeat(pid, now));
+            next_heartbeat = now + heartbeat_ns;
+        }
+        if busy {
+            waiter.reset();
+        } else {
+            waiter.idle();
+        }
+    }
+    summary.sent = api.sent();
+    summary.full = api.full();
+    Ok(summary)
+}
+
+fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev: &Event) {
+    match ev.kind() {
+        Some(EventKind::Ack) => {
+            summary.events[0] += 1;
+            summary.record(ev);
+            s.on_ack(api, ev);
+        }
+        Some(EventKind::Reject) => {
+            summary.events[1] += 1;
+            summary.record(ev);
+            s.on_reject(api, ev);
+        }
+        Some(EventKind::Fill) => {
+            summary.events[2] += 1;
+            s.on_fill(api, ev);
+            let instrument = InstrumentId(ev.instrument);
+            s.on_market_data(api, instrument, Price::from_raw(ev.price));
+        }
+        Some(EventKind::Cancelled) => {
+            summary.events[3] += 1;
+            s.on_cancelled(api, ev);
+        }
+        Some(EventKind::CancelReject) => {
+            summary.events[4] += 1;
+            s.on_cancel_reject(api, ev);
+        }
+        None => summary.events[5] += 1,
+    }
+}
+
+/// Attaches both rings, retrying until the engine has created them.
+pub fn attach(cfg: &RunnerConfig) -> Result<(Api, ShmSpscConsumer<Event>), RunnerError> {
+    let submit = paths::submit_ring(&cfg.dir, &cfg.name);
+    let ret = paths::return_ring(&cfg.dir, &cfg.name);
+    let deadline = Instant::now() + cfg.attach_timeout;
+    loop {
+        let attempt = ShmSpsc::<Request>::attach(&submit)
+            .and_then(|r| r.producer())
+            .map_err(|source| RunnerError::Attach {
+                ring: submit.clone(),
+                source,
+            })
+            .and_then(|tx| {
+                ShmSpsc::<Event>::attach(&ret)
+                    .and_then(|r| r.consumer())
+                    .map(|rx| (Api::new(tx), rx))
+                    .map_err(|source| RunnerError::Attach {
+                        ring: ret.clone(),
+                        source,
+                    })
+            });
+        match attempt {
+            Ok(pair) => return Ok(pair),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
