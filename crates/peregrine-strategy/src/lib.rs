@@ -23,7 +23,10 @@
 pub mod api;
 pub mod clock;
 pub mod examples;
-#[allow(unsafe_code, reason = "the two messages implement the unsafe Pod marker trait")]
+#[allow(
+    unsafe_code,
+    reason = "the two messages implement the unsafe Pod marker trait"
+)]
 pub mod msg;
 pub mod paths;
 pub mod runner;

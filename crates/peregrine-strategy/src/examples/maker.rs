@@ -100,18 +100,21 @@ impl Maker {
     fn requote(&mut self, api: &mut Api, side: Side) {
         let target = self.target(side);
         match self.quotes[side.index()] {
-            Some(q) if !q.cancelling && (q.price - target).abs() > self.cfg.requote_ticks => {
-                if api.cancel(q.client_id).is_ok() {
-                    self.quotes[side.index()] = Some(Quote {
-                        cancelling: true,
-                        ..q
-                    });
-                }
+            Some(q)
+                if !q.cancelling
+                    && (q.price - target).abs() > self.cfg.requote_ticks
+                    && api.cancel(q.client_id).is_ok() =>
+            {
+                self.quotes[side.index()] = Some(Quote {
+                    cancelling: true,
+                    ..q
+                });
             }
             Some(_) => {}
             None if self.room(side) && target > 0 => {
                 let (price, qty) = (Price::from_raw(target), Qty::from_raw(self.cfg.qty));
-                if let Ok(id) = api.send_order(self.cfg.venue, self.cfg.instrument, side, price, qty)
+                if let Ok(id) =
+                    api.send_order(self.cfg.venue, self.cfg.instrument, side, price, qty)
                 {
                     self.quotes[side.index()] = Some(Quote {
                         client_id: id,
