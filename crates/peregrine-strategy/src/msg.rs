@@ -76,11 +76,14 @@ pub enum RequestKind {
     New = 1,
     /// Cancel an open order by client id.
     Cancel = 2,
-    /// "I am alive"; `client_id` carries the process id.
+    /// "I am alive"; `aux` carries the process id.
     Heartbeat = 3,
+    /// "I received the ack/reject of `client_id` at `aux`" (t8), so the engine can
+    /// complete the order's latency record.
+    Receipt = 4,
 }
 
-/// Strategy → engine, 48 bytes.
+/// Strategy → engine, 64 bytes (one cache line).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct Request {
@@ -92,7 +95,7 @@ pub struct Request {
     pub pad0: [u8; 2],
     /// Instrument; New only.
     pub instrument: u32,
-    /// The strategy's order id (New, Cancel) or its process id (Heartbeat).
+    /// The strategy's order id (New, Cancel, Receipt).
     pub client_id: u64,
     /// Index of the venue in the engine's config; New only.
     pub venue: u32,
@@ -104,6 +107,10 @@ pub struct Request {
     pub qty: i64,
     /// t1: when the strategy pushed it.
     pub t1: u64,
+    /// Heartbeat: the process id; Receipt: t8 of the acknowledged order.
+    pub aux: u64,
+    /// Zero.
+    pub pad2: u64,
 }
 
 // SAFETY: repr(C), integer fields only, laid out without implicit padding (pinned by
@@ -141,6 +148,13 @@ pub enum Command {
     Heartbeat {
         /// The sender's process id.
         pid: u32,
+    },
+    /// The strategy popped the ack or reject of `client_id` at `t8`.
+    Receipt {
+        /// The order.
+        client_id: u64,
+        /// When the strategy popped the event.
+        t8: u64,
     },
 }
 
@@ -185,8 +199,19 @@ impl Request {
     pub fn heartbeat(pid: u32, t1: u64) -> Request {
         Request {
             kind: RequestKind::Heartbeat as u8,
-            client_id: pid as u64,
+            aux: pid as u64,
             t1,
+            ..Request::default()
+        }
+    }
+
+    /// A receipt: the strategy popped the ack/reject of `client_id` at `t8`.
+    pub fn receipt(client_id: u64, t8: u64) -> Request {
+        Request {
+            kind: RequestKind::Receipt as u8,
+            client_id,
+            t1: t8,
+            aux: t8,
             ..Request::default()
         }
     }
@@ -209,7 +234,11 @@ impl Request {
                 client_id: self.client_id,
             }),
             3 => Ok(Command::Heartbeat {
-                pid: self.client_id as u32,
+                pid: self.aux as u32,
+            }),
+            4 => Ok(Command::Receipt {
+                client_id: self.client_id,
+                t8: self.aux,
             }),
             other => Err(DecodeError::BadKind(other)),
         }
@@ -313,7 +342,7 @@ mod tests {
 
     #[test]
     fn request_layout() {
-        assert_eq!(size_of::<Request>(), 48);
+        assert_eq!(size_of::<Request>(), 64);
         assert_eq!(align_of::<Request>(), 8);
         assert_eq!(offset_of!(Request, instrument), 4);
         assert_eq!(offset_of!(Request, client_id), 8);
@@ -321,6 +350,7 @@ mod tests {
         assert_eq!(offset_of!(Request, price), 24);
         assert_eq!(offset_of!(Request, qty), 32);
         assert_eq!(offset_of!(Request, t1), 40);
+        assert_eq!(offset_of!(Request, aux), 48);
     }
 
     #[test]
@@ -352,6 +382,13 @@ mod tests {
         assert_eq!(
             Request::heartbeat(42, 1).decode(),
             Ok(Command::Heartbeat { pid: 42 })
+        );
+        assert_eq!(
+            Request::receipt(5, 99).decode(),
+            Ok(Command::Receipt {
+                client_id: 5,
+                t8: 99
+            })
         );
         let mut bad = Request::new_order(&o, 9);
         bad.side = 9;

@@ -41,6 +41,9 @@ pub struct RunnerConfig {
     pub duration: Option<Duration>,
     /// How long to wait for the engine to create the rings.
     pub attach_timeout: Duration,
+    /// Send a receipt (with t8) for every ack and reject, so the engine's latency
+    /// table covers the whole round trip.
+    pub receipts: bool,
 }
 
 impl RunnerConfig {
@@ -53,6 +56,7 @@ impl RunnerConfig {
             heartbeat_interval: Duration::from_millis(100),
             duration: None,
             attach_timeout: Duration::from_secs(5),
+            receipts: true,
         }
     }
 }
@@ -154,6 +158,10 @@ pub fn run<S: Strategy>(
         while let Some(mut ev) = rx.try_pop() {
             ev.ts[ts::STRATEGY_RECV] = now_ns();
             dispatch(strategy, &mut api, &mut summary, &ev);
+            let first = matches!(ev.kind(), Some(EventKind::Ack | EventKind::Reject));
+            if cfg.receipts && first {
+                let _ = api.send_raw(Request::receipt(ev.client_id, ev.ts[ts::STRATEGY_RECV]));
+            }
             busy = true;
         }
         let now = now_ns();

@@ -3,6 +3,9 @@
 
 use clap::{Parser, Subcommand};
 
+mod engine_cmd;
+mod strategy_cmd;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "peregrine",
@@ -19,6 +22,10 @@ enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// The order engine: run it, or query / kill / stop a running one.
+    Engine(engine_cmd::EngineArgs),
+    /// Run an example strategy against a running engine.
+    Strategy(strategy_cmd::StrategyArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,5 +44,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Book(args)) => peregrine_bench::book::run(args),
         Command::Bench(BenchCommand::Dispatch(args)) => peregrine_bench::dispatch::run(args),
         Command::Bench(BenchCommand::Handoff(args)) => peregrine_bench::handoff::run(args),
+        Command::Engine(args) => engine_cmd::run(args),
+        Command::Strategy(args) => strategy_cmd::run(args),
     }
 }

@@ -1,6 +1,7 @@
 //! A market maker: one bid and one ask around a mid that drifts randomly, never
 //! letting position plus open quotes on a side exceed the inventory limit. A quote more
-//! than `requote_ticks` from where it should be is cancelled and re-posted.
+//! than `requote_ticks` from where it should be is cancelled and re-posted. The mid is a
+//! bounded random walk around the configured start.
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
@@ -160,13 +161,11 @@ impl Strategy for Maker {
         self.done(ev.client_id);
     }
 
-    fn on_market_data(&mut self, _api: &mut Api, _i: InstrumentId, last: Price) {
-        // Lean the mid halfway towards the last trade.
-        self.mid = (self.mid + last.units()) / 2;
-    }
-
     fn on_timer(&mut self, api: &mut Api, _now_ns: u64) {
-        self.mid += self.rng.range(0, 2) as i64 - 1;
+        // A bounded random walk around the starting mid (the market-data callback is a
+        // stub fed by our own fills, so it is not a price signal).
+        let step = self.rng.range(0, 2) as i64 - 1;
+        self.mid = (self.mid + step).clamp(self.cfg.mid - 100, self.cfg.mid + 100);
         self.requote(api, Side::Buy);
         self.requote(api, Side::Sell);
     }

@@ -78,10 +78,6 @@ impl Strategy for Taker {
         };
     }
 
-    fn on_market_data(&mut self, _api: &mut Api, _i: InstrumentId, last: Price) {
-        self.cfg.mid = (self.cfg.mid + last.units()) / 2;
-    }
-
     fn on_timer(&mut self, api: &mut Api, now_ns: u64) {
         if now_ns < self.next_ns {
             return;
