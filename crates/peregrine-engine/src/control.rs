@@ -5,7 +5,7 @@
 //!
 //! * `stats`: the orchestrator's latest snapshot (it publishes one every
 //!   `stats_interval_ms`; the reply says how old it is).
-//! * `kill` / `kill <strategy>`: kill switch on, cancel every open order (of that
+//! * `kill [<strategy>|*] [<timeout ms>]`: kill switch on, cancel every open order (of that
 //!   strategy) at every venue; the reply comes when the venues confirmed every cancel
 //!   (`ok ...`) or the timeout passed (`error: ...`).
 //! * `shutdown`: stop the engine.
@@ -107,7 +107,10 @@ fn handle(stream: UnixStream, shared: &Shared) -> std::io::Result<()> {
     let mut words = line.split_whitespace();
     let reply = match (words.next(), words.next()) {
         (Some("stats"), None) => stats(shared),
-        (Some("kill"), who) => kill(shared, who.map(str::to_owned), words.next()),
+        (Some("kill"), who) => {
+            let who = who.filter(|w| *w != "*").map(str::to_owned);
+            kill(shared, who, words.next())
+        }
         (Some("shutdown"), None) => {
             // Relaxed: a stop flag.
             shared.stop.store(true, Ordering::Relaxed);

@@ -51,10 +51,10 @@ pub fn run(args: EngineArgs) -> anyhow::Result<()> {
             ref strategy,
             timeout_ms,
         }) => {
-            let who = strategy.as_deref().unwrap_or("");
+            let who = strategy.as_deref().unwrap_or("*");
             talk(
                 &args,
-                format!("kill {who} {timeout_ms}").replace("  ", " "),
+                format!("kill {who} {timeout_ms}"),
                 timeout_ms + 5_000,
             )
         }

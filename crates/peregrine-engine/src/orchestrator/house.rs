@@ -102,6 +102,8 @@ impl Orchestrator {
             } else {
                 return true;
             };
+            // Publish first, so `stats` right after the reply shows the outcome.
+            self.publish(now);
             let _ = self.shared.replies.push(reply);
             false
         });
