@@ -25,8 +25,10 @@
 //! * [`latency`]: the 7-segment HdrHistograms over the 8 timestamps of every order.
 //! * [`control`]: the Unix-socket control channel (`stats`, `kill`, `shutdown`).
 //! * [`runtime`]: creating the rings, pinning and starting the threads, shutdown.
+//! * [`bench_submit`]: the two shared-memory submit candidates, measured.
 #![deny(unsafe_code)]
 
+pub mod bench_submit;
 pub mod config;
 pub mod control;
 pub mod counters;

@@ -40,6 +40,22 @@ enum EngineAction {
     },
     /// Stop the running engine.
     Shutdown,
+    /// Measure the two shared-memory submit candidates (per-strategy SPSC + scan vs
+    /// one MPSC ring): round trip and one-producer throughput.
+    BenchSubmit {
+        /// Connected strategies (rings).
+        #[arg(long, default_value_t = 4)]
+        rings: usize,
+        /// Round trips (and pushes in the throughput phase).
+        #[arg(long, default_value_t = 200_000)]
+        rounds: u64,
+        /// busy-spin (needs 2 free cores), spin-yield or park.
+        #[arg(long, default_value = "busy-spin")]
+        wait: peregrine_queue::WaitStrategy,
+        /// Directory for the ring files.
+        #[arg(long, default_value = "/dev/shm")]
+        ring_dir: PathBuf,
+    },
 }
 
 /// Runs the subcommand.
@@ -59,6 +75,12 @@ pub fn run(args: EngineArgs) -> anyhow::Result<()> {
             )
         }
         Some(EngineAction::Shutdown) => talk(&args, "shutdown".into(), 5_000),
+        Some(EngineAction::BenchSubmit {
+            rings,
+            rounds,
+            wait,
+            ref ring_dir,
+        }) => bench_submit(rings, rounds, wait, ring_dir),
     }
 }
 
@@ -96,6 +118,35 @@ fn talk(args: &EngineArgs, command: String, timeout_ms: u64) -> anyhow::Result<(
     print!("{reply}");
     if reply.starts_with("error") {
         bail!("the engine refused: {}", reply.trim());
+    }
+    Ok(())
+}
+
+fn bench_submit(
+    rings: usize,
+    rounds: u64,
+    wait: peregrine_queue::WaitStrategy,
+    ring_dir: &std::path::Path,
+) -> anyhow::Result<()> {
+    let cores = peregrine_queue::available_cores(); // once, before pinning
+    let dir = ring_dir.join(format!("peregrine-bench-submit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = peregrine_engine::bench_submit::run(&dir, rings, rounds, wait, &cores);
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "submit hand-off, {rings} strategies connected, 1 active, {rounds} rounds, wait {}, {} cores",
+        wait.name(),
+        cores.len()
+    );
+    println!(
+        "{:<26}{:>10}{:>10}{:>10}{:>14}",
+        "candidate", "rt p50", "rt p99", "rt p99.9", "pushes/s"
+    );
+    for r in result? {
+        println!(
+            "{:<26}{:>8}ns{:>8}ns{:>8}ns{:>14.0}",
+            r.name, r.rt[0], r.rt[1], r.rt[2], r.throughput
+        );
     }
     Ok(())
 }

@@ -5,8 +5,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use peregrine_queue::WaitStrategy;
+use peregrine_queue::{available_cores, pin_current, WaitStrategy};
 use peregrine_strategy::examples::maker::{Maker, MakerConfig};
+use peregrine_strategy::examples::pinger::{Pinger, PingerConfig};
 use peregrine_strategy::examples::taker::{Taker, TakerConfig};
 use peregrine_strategy::{paths, run as run_strategy, RunnerConfig, Strategy};
 use peregrine_types::InstrumentId;
@@ -24,6 +25,20 @@ enum StrategyKind {
     Maker(Common),
     /// Cross the spread at random intervals.
     Taker(Common),
+    /// Latency probe: one order in flight at a time (see docs/engine.md).
+    Pinger(PingerArgs),
+}
+
+#[derive(Debug, Args)]
+struct PingerArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Order quantity (above the strategy's max_order_qty: answered by risk).
+    #[arg(long, default_value_t = 1)]
+    qty: i64,
+    /// Orders to send.
+    #[arg(long, default_value_t = 1_000_000)]
+    count: u64,
 }
 
 #[derive(Debug, Args)]
@@ -55,6 +70,9 @@ struct Common {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Pin the strategy thread to this core (index into the usable cores).
+    #[arg(long)]
+    core: Option<usize>,
     /// Timer / order gap scale in microseconds (maker re-quote period; taker mean gap).
     #[arg(long, default_value_t = 1_000)]
     interval_us: u64,
@@ -86,6 +104,15 @@ pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
             });
             go(&mut s, &c, "taker")
         }
+        StrategyKind::Pinger(p) => {
+            let mut s = Pinger::new(PingerConfig {
+                venue: p.common.venue,
+                instrument: InstrumentId(p.common.instrument),
+                qty: p.qty,
+                count: p.count,
+            });
+            go(&mut s, &p.common, "pinger")
+        }
     }
 }
 
@@ -98,6 +125,10 @@ fn go<S: Strategy>(s: &mut S, c: &Common, default_name: &str) -> anyhow::Result<
     let mut cfg = RunnerConfig::new(dir, name);
     cfg.wait = c.wait;
     cfg.duration = c.duration.map(Duration::from_secs_f64);
+    if let Some(i) = c.core {
+        let cores = available_cores(); // once, before pinning (FACTS.md trap)
+        eprintln!("{}", pin_current(name, cores.get(i).copied()).describe());
+    }
     let stop = AtomicBool::new(false);
     let summary = run_strategy(s, &cfg, &stop)?;
     println!("strategy {name}\n{}", summary.render());

@@ -1,9 +1,11 @@
 //! Two example strategies: [`maker::Maker`] quotes both sides around a mid with an
-//! inventory limit; [`taker::Taker`] crosses the spread at random intervals.
+//! inventory limit; [`taker::Taker`] crosses the spread at random intervals. And a
+//! latency probe, [`pinger::Pinger`], for measuring the strategy↔engine round trip.
 //!
 //! Both draw randomness from a small seeded generator ([`Rng`]) so runs repeat.
 
 pub mod maker;
+pub mod pinger;
 pub mod taker;
 
 /// SplitMix64: tiny, seeded, good enough for example strategies.
