@@ -62,11 +62,8 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     let (links, files) = create_rings(cfg, &dir)?;
     let stop = Arc::new(AtomicBool::new(false));
     let shared = Arc::new(Shared::new(Arc::clone(&stop)));
-    let socket = paths::control_socket(&dir);
-    let control = control::serve(&socket, Arc::clone(&shared))
-        .map_err(|e| StartError::Io(socket.clone(), e))?;
     let completions = Arc::new(ArrayQueue::new(cfg.ring_capacity));
-    let mut others = vec![control];
+    let mut others = Vec::new();
     let mut gateways = Vec::new();
     for (i, v) in cfg.venues.iter().enumerate() {
         let (tx, rx) = spsc::ring(cfg.ring_capacity);
@@ -93,6 +90,12 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
         });
     }
     let orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared));
+    // A snapshot exists before the socket does: a client never sees an empty one.
+    orch.publish(peregrine_strategy::clock::now_ns());
+    let socket = paths::control_socket(&dir);
+    let control = control::serve(&socket, Arc::clone(&shared))
+        .map_err(|e| StartError::Io(socket.clone(), e))?;
+    others.push(control);
     let core = core_for(&cfg.orchestrator, &cores);
     let orchestrator = spawn("orchestrator", move || {
         eprintln!("{}", pin_current("orchestrator", core).describe());

@@ -10,7 +10,7 @@ use super::Orchestrator;
 impl Orchestrator {
     /// Renders the snapshot and stores it for the control thread (skipped if the
     /// control thread holds the lock right now).
-    pub(super) fn publish(&self, now: u64) {
+    pub fn publish(&self, now: u64) {
         let text = self.render(now);
         if let Ok(mut g) = self.shared.snapshot.try_lock() {
             *g = (text, now);
