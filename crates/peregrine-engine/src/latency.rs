@@ -101,7 +101,11 @@ mod tests {
         // 3 significant digits: compare within the histogram's resolution.
         for (row, want) in [(0, 100), (3, 10_000), (7, 10_600), (8, 600), (9, 1_600)] {
             let h = &l.rows()[row];
-            assert!(h.equivalent(h.max(), want), "row {row}: {} vs {want}", h.max());
+            assert!(
+                h.equivalent(h.max(), want),
+                "row {row}: {} vs {want}",
+                h.max()
+            );
         }
         l.record(&[1, 0, 0, 0, 0, 0, 0, 9], 0);
         assert_eq!(l.samples(), 1, "incomplete stamps are not recorded");

@@ -5,7 +5,8 @@
 //! the submit ring and the consumer end of the return ring, and loops: pop an event,
 //! stamp t8, dispatch it to the strategy; fire timers; send a heartbeat (carrying the
 //! process id) every `heartbeat_interval`; when idle, wait by the configured
-//! [`WaitStrategy`]. It stops when `stop` is set or `duration` has passed.
+//! [`WaitStrategy`]. It stops when `stop` is set, `duration` has passed or the
+//! strategy says it is [`finished`](Strategy::finished).
 //!
 //! It keeps two HdrHistograms per run, one sample per new order (at its ack or
 //! reject): the round trip t8 − t1, and the round trip minus venue time
@@ -153,7 +154,10 @@ pub fn run<S: Strategy>(
     let mut next_heartbeat = now_ns() + heartbeat_ns;
     let mut next_timer = now_ns() + strategy.timer_interval_ns();
     // Relaxed: a stop flag; no data is published through it.
-    while !stop.load(Ordering::Relaxed) && cfg.duration.is_none_or(|d| started.elapsed() < d) {
+    while !stop.load(Ordering::Relaxed)
+        && !strategy.finished()
+        && cfg.duration.is_none_or(|d| started.elapsed() < d)
+    {
         let mut busy = false;
         while let Some(mut ev) = rx.try_pop() {
             ev.ts[ts::STRATEGY_RECV] = now_ns();

@@ -31,4 +31,8 @@ pub trait Strategy {
     fn timer_interval_ns(&self) -> u64 {
         1_000_000
     }
+    /// The runner stops once this returns true (checked after every event and timer).
+    fn finished(&self) -> bool {
+        false
+    }
 }

@@ -70,6 +70,10 @@ struct Common {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Do not send receipts (t8) back to the engine (its latency table then stays
+    /// empty; the strategy's own summary still has the round trip).
+    #[arg(long)]
+    no_receipts: bool,
     /// Pin the strategy thread to this core (index into the usable cores).
     #[arg(long)]
     core: Option<usize>,
@@ -124,6 +128,7 @@ fn go<S: Strategy>(s: &mut S, c: &Common, default_name: &str) -> anyhow::Result<
     let name = c.name.as_deref().unwrap_or(default_name);
     let mut cfg = RunnerConfig::new(dir, name);
     cfg.wait = c.wait;
+    cfg.receipts = !c.no_receipts;
     cfg.duration = c.duration.map(Duration::from_secs_f64);
     if let Some(i) = c.core {
         let cores = available_cores(); // once, before pinning (FACTS.md trap)

@@ -49,6 +49,7 @@ impl Pinger {
 
     fn fire(&mut self, api: &mut Api) {
         if self.sent >= self.cfg.count {
+            self.waiting = false;
             return;
         }
         let (price, qty) = (Price::from_raw(10_000), Qty::from_raw(self.cfg.qty));
@@ -75,5 +76,9 @@ impl Strategy for Pinger {
         if !self.waiting {
             self.fire(api); // the ring was full last time
         }
+    }
+
+    fn finished(&self) -> bool {
+        self.sent >= self.cfg.count && !self.waiting
     }
 }
