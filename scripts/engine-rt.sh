@@ -4,7 +4,9 @@
 # modes, each against a fresh engine:
 #   engine-only : venue index 9 (unknown) -> answered by the orchestrator (decode, checks)
 #   risk-reject : qty 1000 > max_order_qty -> answered by the full pre-trade risk check
-#   venue       : the sim venue with D = 0, through the (parking) gateway thread
+#   venue       : the sim venue with D = 0 through a gateway thread; three polling
+#                 threads on two cores, so everything spin-yields
+#                 (scripts/engine-latency-venue.toml)
 # Usage: scripts/engine-rt.sh [orders per mode, default 300000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,12 +16,12 @@ DIR=/dev/shm/peregrine-latency
 cargo build --release -p peregrine >/dev/null 2>&1
 echo "# $(date -u +%FT%TZ)  nproc=$(nproc)  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 run() {
-    local mode=$1; shift
-    $BIN engine --config scripts/engine-latency.toml >/dev/null 2>&1 &
+    local mode=$1 config=$2; shift 2
+    $BIN engine --config "$config" >/dev/null 2>&1 &
     local engine=$!
     sleep 0.5
-    echo "## $mode: peregrine strategy pinger --engine latency --wait busy-spin --core 1 --count $N $*"
-    $BIN strategy pinger --engine latency --wait busy-spin --core 1 --count "$N" --duration 60 "$@" 2>/dev/null
+    echo "## $mode ($config): peregrine strategy pinger --engine latency --count $N $*"
+    $BIN strategy pinger --engine latency --count "$N" --duration 60 "$@" 2>/dev/null
     if [ "$mode" = venue ]; then
         sleep 1.2  # one stats interval
         $BIN engine --dir "$DIR" stats | sed -n '2,14p'
@@ -27,6 +29,7 @@ run() {
     $BIN engine --dir "$DIR" shutdown >/dev/null
     wait "$engine" || true
 }
-run engine-only --venue 9 --no-receipts
-run risk-reject --qty 1000 --no-receipts
-run venue
+SPIN="--wait busy-spin --core 1"
+run engine-only scripts/engine-latency.toml $SPIN --venue 9 --no-receipts
+run risk-reject scripts/engine-latency.toml $SPIN --qty 1000 --no-receipts
+run venue scripts/engine-latency-venue.toml --wait spin-yield
