@@ -247,3 +247,74 @@ pub fn attach(cfg: &RunnerConfig) -> Result<(Api, ShmSpscConsumer<Event>), Runne
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::examples::pinger::{Pinger, PingerConfig};
+    use crate::msg::Command;
+
+    #[test]
+    fn attach_times_out_without_an_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = RunnerConfig::new(dir.path().to_owned(), "s");
+        cfg.attach_timeout = Duration::from_millis(50);
+        assert!(matches!(attach(&cfg), Err(RunnerError::Attach { .. })));
+    }
+
+    /// A fake engine answers every new order with a reject; the pinger's runner sees
+    /// every answer, measures it, and sends heartbeat and receipts.
+    #[test]
+    fn pinger_round_trips_against_a_fake_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let submit = ShmSpsc::<Request>::create(&paths::submit_ring(dir.path(), "p"), 64).unwrap();
+        let ret = ShmSpsc::<Event>::create(&paths::return_ring(dir.path(), "p"), 64).unwrap();
+        let (mut rx, mut tx) = (submit.consumer().unwrap(), ret.producer().unwrap());
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let engine_stop = std::sync::Arc::clone(&stop);
+        let engine = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            loop {
+                let Some(req) = rx.try_pop() else {
+                    // Relaxed: a stop flag; the ring is drained before stopping.
+                    if engine_stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    std::thread::yield_now();
+                    continue;
+                };
+                let cmd = req.decode().unwrap();
+                if let Command::New(o) = cmd {
+                    let mut ev = Event {
+                        kind: EventKind::Reject as u8,
+                        client_id: o.client_id,
+                        ..Event::default()
+                    };
+                    ev.ts[ts::STRATEGY_SEND] = req.t1;
+                    tx.try_push(ev).unwrap();
+                }
+                seen.push(cmd);
+            }
+            seen
+        });
+        let mut cfg = RunnerConfig::new(dir.path().to_owned(), "p");
+        cfg.duration = Some(Duration::from_secs(20));
+        let mut pinger = Pinger::new(PingerConfig {
+            venue: 0,
+            instrument: InstrumentId(1),
+            qty: 1,
+            count: 3,
+        });
+        let summary = run(&mut pinger, &cfg, &AtomicBool::new(false)).unwrap();
+        stop.store(true, Ordering::Relaxed);
+        let seen = engine.join().unwrap();
+        assert_eq!(summary.events[1], 3);
+        assert_eq!(summary.round_trip.len(), 3);
+        assert!(matches!(seen[0], Command::Heartbeat { pid } if pid == std::process::id()));
+        let receipts = seen
+            .iter()
+            .filter(|c| matches!(c, Command::Receipt { t8, .. } if *t8 > 0))
+            .count();
+        assert_eq!(receipts, 3);
+    }
+}

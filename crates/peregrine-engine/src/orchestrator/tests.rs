@@ -12,7 +12,7 @@ use peregrine_strategy::clock::now_ns;
 use peregrine_strategy::msg::{reason, ts, Event, EventKind, NewOrder, Request};
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
-use super::{GatewayLink, Orchestrator, StrategyLink};
+use super::{GatewayLink, Liveness, Orchestrator, StrategyLink};
 use crate::config::{EngineConfig, StrategyConfig};
 use crate::control::{ControlCmd, Shared};
 use crate::gateway::{Gateway, GatewayCounters};
@@ -38,9 +38,14 @@ impl Drop for Rig {
 }
 
 fn rig(model: FillModel) -> Rig {
+    rig_with(model, |_| {})
+}
+
+fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = EngineConfig::default();
     cfg.venues[0].sim.model = model;
+    tweak(&mut cfg);
     cfg.strategies.push(StrategyConfig {
         name: "s".into(),
         limits: Limits {
@@ -208,4 +213,38 @@ fn kill_cancels_resting_orders_and_blocks_new_ones() {
     assert!(reply.ok && reply.id == 7, "{reply:?}");
     r.send(4, 1);
     assert_eq!(r.events(1)[0].reason, RiskReject::KillSwitch.code());
+}
+
+#[test]
+fn silent_strategy_is_declared_dead_and_its_orders_cancelled() {
+    let mut r = rig_with(FillModel::Rest, |c| c.liveness.heartbeat_timeout_ms = 50);
+    r.tx.try_push(Request::heartbeat(std::process::id(), now_ns()))
+        .unwrap();
+    r.send(1, 1);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    assert_eq!(r.orch.liveness(0), Liveness::Alive);
+    // No more heartbeats: after 50 ms the orchestrator cancels the resting order.
+    let ev = r.events(1);
+    assert_eq!(ev[0].kind(), Some(EventKind::Cancelled));
+    assert_eq!(r.orch.liveness(0), Liveness::Dead);
+    assert_eq!(r.orch.in_flight(), 0);
+}
+
+#[test]
+fn dead_policy_leave_keeps_orders_working() {
+    let mut r = rig_with(FillModel::Rest, |c| {
+        c.liveness.heartbeat_timeout_ms = 20;
+        c.liveness.on_dead = crate::config::DeadPolicy::Leave;
+    });
+    r.send(1, 1);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while r.orch.liveness(0) != Liveness::Dead {
+        assert!(Instant::now() < deadline, "never declared dead");
+        r.orch.housekeeping(now_ns());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(r.orch.in_flight(), 1, "orders left working");
+    r.send(2, 1);
+    assert_eq!(r.events(1)[0].reason, reason::STRATEGY_DOWN);
 }
