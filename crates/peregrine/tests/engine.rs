@@ -232,6 +232,13 @@ fn engine_kill_cancels_everything_with_confirmation() {
             text.starts_with("ok") && text.contains("confirmed"),
             "{text}"
         );
+        let sent: u64 = text
+            .split(" cancels sent")
+            .next()
+            .and_then(|head| head.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no cancel count in {text}"));
+        assert!(sent > 0, "resting orders were cancelled: {text}");
         let s = stats(&rig.shm);
         assert_eq!(row(&s, "maker").1, 0, "{s}");
         assert_eq!(row(&s, "taker").1, 0, "{s}");

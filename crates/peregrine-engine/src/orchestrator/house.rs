@@ -89,7 +89,8 @@ impl Orchestrator {
             };
             let reply = if open == 0 {
                 let text = format!(
-                    "kill switch on for {who}; {} cancels sent, no open orders left (venues confirmed)",
+                    "kill switch on for {who}; {} cancels sent; no open orders left: every one \
+                     was confirmed cancelled by its venue or filled",
                     job.cancels
                 );
                 ControlReply { id: job.id, ok: true, text }

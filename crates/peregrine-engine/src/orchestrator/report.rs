@@ -40,14 +40,14 @@ impl Orchestrator {
     fn render_strategies(&self, s: &mut String) {
         let _ = writeln!(
             s,
-            "{:<12}{:>8}{:>9}{:>7}{:>10}{:>8}",
+            "{:<12}{:>8}{:>9}{:>7}{:>8}{:>11}",
             "strategy", "state", "pid", "open", "killed", "malformed"
         );
         for (i, slot) in self.slots.iter().enumerate() {
             let sid = StrategyId(i as u16);
             let _ = writeln!(
                 s,
-                "{:<12}{:>8}{:>9}{:>7}{:>10}{:>8}",
+                "{:<12}{:>8}{:>9}{:>7}{:>8}{:>11}",
                 slot.link.name,
                 format!("{:?}", slot.state).to_lowercase(),
                 slot.pid.map_or("-".into(), |p| p.to_string()),
