@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use peregrine_queue::WaitStrategy;
 use serde::{Deserialize, Serialize};
 
+use crate::idle::IdlePolicy;
 use crate::risk::Limits;
 use crate::venue::sim::{FillModel, SimConfig};
 
@@ -42,6 +43,20 @@ pub struct ThreadConfig {
     pub wait: Wait,
     /// Index into the cores the process may use (read once in `main`); default none.
     pub core: Option<usize>,
+    /// After 1,000 idle turns in a row, sleep this long per turn instead of the wait
+    /// strategy (a quiet thread that must not preempt spinners; see `idle`); default
+    /// none.
+    pub idle_sleep_us: Option<u64>,
+}
+
+impl ThreadConfig {
+    /// The thread's idle behaviour.
+    pub fn idle_policy(&self) -> IdlePolicy {
+        IdlePolicy {
+            wait: self.wait.into(),
+            sleep: self.idle_sleep_us.map(std::time::Duration::from_micros),
+        }
+    }
 }
 
 impl Default for ThreadConfig {
@@ -49,6 +64,7 @@ impl Default for ThreadConfig {
         ThreadConfig {
             wait: Wait::SpinYield,
             core: None,
+            idle_sleep_us: None,
         }
     }
 }
@@ -280,7 +296,8 @@ mod tests {
             d.orchestrator,
             ThreadConfig {
                 wait: Wait::SpinYield,
-                core: None
+                core: None,
+                idle_sleep_us: None
             }
         );
         assert_eq!(d.liveness.heartbeat_timeout_ms, 1_000);

@@ -12,11 +12,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use peregrine_queue::{Consumer, WaitStrategy};
+use peregrine_queue::Consumer;
 use peregrine_strategy::clock::now_ns;
 use rustc_hash::FxHashMap;
 
 use crate::counters::{bump, QueueCounters};
+use crate::idle::IdlePolicy;
 use crate::venue::{Report, Venue, VenueError, VenueOrder};
 
 /// Orchestrator → gateway.
@@ -81,7 +82,7 @@ pub struct Gateway<V: Venue> {
     /// Set to stop.
     pub stop: Arc<AtomicBool>,
     /// Idle behaviour.
-    pub wait: WaitStrategy,
+    pub wait: IdlePolicy,
 }
 
 impl<V: Venue> Gateway<V> {
@@ -89,7 +90,7 @@ impl<V: Venue> Gateway<V> {
     pub fn run(mut self) {
         let mut orders: FxHashMap<u64, (u64, u64)> = FxHashMap::default();
         let mut backlog: VecDeque<Completion> = VecDeque::new();
-        let mut waiter = self.wait.waiter();
+        let mut waiter = self.wait.idler();
         // Relaxed: a stop flag; nothing is published through it.
         while !self.stop.load(Ordering::Relaxed) {
             let mut busy = self.flush(&mut backlog);

@@ -75,7 +75,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             completions: Arc::clone(&completions),
             counters: Arc::clone(&counters),
             stop: Arc::clone(&stop),
-            wait: v.thread.wait.into(),
+            wait: v.thread.idle_policy(),
         };
         let name = format!("gw-{}", v.name);
         let (core, label) = (core_for(&v.thread, &cores), name.clone());

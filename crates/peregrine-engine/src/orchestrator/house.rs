@@ -93,13 +93,21 @@ impl Orchestrator {
                      was confirmed cancelled by its venue or filled",
                     job.cancels
                 );
-                ControlReply { id: job.id, ok: true, text }
+                ControlReply {
+                    id: job.id,
+                    ok: true,
+                    text,
+                }
             } else if now >= job.deadline_ns {
                 let text = format!(
                     "kill switch on for {who}, but {open} orders still open at the timeout \
                      (venues did not confirm the cancels)"
                 );
-                ControlReply { id: job.id, ok: false, text }
+                ControlReply {
+                    id: job.id,
+                    ok: false,
+                    text,
+                }
             } else {
                 return true;
             };

@@ -71,7 +71,7 @@ fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
         completions: Arc::clone(&completions),
         counters: Arc::clone(&counters),
         stop: Arc::clone(&stop),
-        wait: WaitStrategy::SpinThenYield,
+        wait: WaitStrategy::SpinThenYield.into(),
     };
     let gateway = Some(std::thread::spawn(move || gw.run()));
     let gws = vec![GatewayLink {
