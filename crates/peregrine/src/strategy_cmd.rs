@@ -43,7 +43,7 @@ struct PingerArgs {
 
 #[derive(Debug, Args)]
 struct Common {
-    /// The engine's name (its shm dir is /dev/shm/peregrine-<engine>).
+    /// The engine's name (its shm dir is /dev/shm/peregrine-ENGINE).
     #[arg(long, default_value = "main")]
     engine: String,
     /// The engine's shm directory (overrides --engine).

@@ -6,7 +6,7 @@
 //! then drains the completion queue, updates risk and positions, and pushes an event
 //! into the owning strategy's return ring. On the first and every 32nd idle turn, and
 //! every 256th turn under load, it does housekeeping: control commands, kill-switch progress, liveness, the
-//! stats snapshot (see [`house`]).
+//! stats snapshot (see `house.rs`).
 //!
 //! It never blocks: a full gateway inbox rejects the order (reason `GATEWAY_BUSY`), a
 //! full return ring drops the event and counts it (the strategy is not reading).
