@@ -18,6 +18,7 @@ use crate::control::{ControlCmd, Shared};
 use crate::gateway::{Gateway, GatewayCounters};
 use crate::risk::{Limits, RiskReject};
 use crate::venue::sim::{FillModel, SimVenue};
+use crate::venue::{Report, Venue, VenueError, VenueOrder};
 
 struct Rig {
     orch: Orchestrator,
@@ -42,10 +43,15 @@ fn rig(model: FillModel) -> Rig {
 }
 
 fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
-    let dir = tempfile::tempdir().unwrap();
     let mut cfg = EngineConfig::default();
     cfg.venues[0].sim.model = model;
     tweak(&mut cfg);
+    let venue = SimVenue::new(cfg.venues[0].sim);
+    rig_on(cfg, venue)
+}
+
+fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
+    let dir = tempfile::tempdir().unwrap();
     cfg.strategies.push(StrategyConfig {
         name: "s".into(),
         limits: Limits {
@@ -66,7 +72,7 @@ fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
     let counters = Arc::new(GatewayCounters::default());
     let gw = Gateway {
         index: 0,
-        venue: SimVenue::new(cfg.venues[0].sim),
+        venue,
         inbox: inbox_rx,
         completions: Arc::clone(&completions),
         counters: Arc::clone(&counters),
@@ -247,4 +253,60 @@ fn dead_policy_leave_keeps_orders_working() {
     assert_eq!(r.orch.in_flight(), 1, "orders left working");
     r.send(2, 1);
     assert_eq!(r.events(1)[0].reason, reason::STRATEGY_DOWN);
+}
+
+/// A venue that acknowledges orders and never answers a cancel (hung).
+#[derive(Debug, Default)]
+struct Hung {
+    acks: Vec<u64>,
+}
+
+impl Venue for Hung {
+    fn submit(&mut self, order: VenueOrder, _now_ns: u64) -> Result<(), VenueError> {
+        self.acks.push(order.engine_id);
+        Ok(())
+    }
+
+    fn cancel(&mut self, _engine_id: u64, _now_ns: u64) -> Result<(), VenueError> {
+        Ok(()) // accepted, never confirmed
+    }
+
+    fn poll(&mut self, _now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {
+        let n = self.acks.len();
+        for engine_id in self.acks.drain(..) {
+            out(Report::Ack {
+                engine_id,
+                venue_id: engine_id,
+            });
+        }
+        n
+    }
+}
+
+#[test]
+fn kill_against_a_hung_venue_times_out_with_a_clear_error() {
+    let mut r = rig_on(EngineConfig::default(), Hung::default());
+    r.send(1, 1);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    let shared = Arc::clone(&r.orch.shared);
+    shared
+        .commands
+        .push(ControlCmd::Kill {
+            id: 1,
+            strategy: Some("s".into()),
+            timeout_ms: 100,
+        })
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let reply = loop {
+        r.orch.poll_once();
+        r.orch.housekeeping(now_ns());
+        if let Some(reply) = shared.replies.pop() {
+            break reply;
+        }
+        assert!(Instant::now() < deadline, "no kill reply");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(!reply.ok, "{reply:?}");
+    assert!(reply.text.contains("1 orders still open"), "{}", reply.text);
 }
