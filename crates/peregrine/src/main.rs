@@ -3,6 +3,9 @@
 
 use clap::{Parser, Subcommand};
 
+mod engine_cmd;
+mod strategy_cmd;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "peregrine",
@@ -25,6 +28,10 @@ enum Command {
     Loadgen(peregrine_exchange::loadgen::LoadgenArgs),
     /// Subscribe to the market-data feed and print one instrument's top of book and trades.
     Md(peregrine_exchange::subscriber::MdArgs),
+    /// The order engine: run it, or query / kill / stop a running one.
+    Engine(engine_cmd::EngineArgs),
+    /// Run an example strategy against a running engine.
+    Strategy(strategy_cmd::StrategyArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -58,5 +65,7 @@ fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Command::Engine(args) => engine_cmd::run(args),
+        Command::Strategy(args) => strategy_cmd::run(args),
     }
 }

@@ -78,4 +78,9 @@ pub trait Venue {
     fn cancel(&mut self, engine_id: u64, now_ns: u64) -> Result<(), VenueError>;
     /// Hands every report due by `now_ns` to `out`; returns how many.
     fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) -> usize;
+    /// The venue delay scheduled for the last submitted order, when the adapter knows
+    /// it (the simulated venue does; a real venue does not).
+    fn last_scheduled_delay_ns(&self) -> Option<u64> {
+        None
+    }
 }

@@ -68,6 +68,7 @@ pub struct SimVenue {
     seq: u64,
     next_venue_id: u64,
     orders_seen: u64,
+    last_delay: u64,
     heap: BinaryHeap<Reverse<(u64, u64, Pending)>>,
     orders: HashMap<u64, Held>,
 }
@@ -81,6 +82,7 @@ impl SimVenue {
             seq: 0,
             next_venue_id: 1,
             orders_seen: 0,
+            last_delay: 0,
             heap: BinaryHeap::new(),
             orders: HashMap::new(),
         }
@@ -156,7 +158,9 @@ impl SimVenue {
 
 impl Venue for SimVenue {
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError> {
-        let at = now_ns + self.delay();
+        let d = self.delay();
+        self.last_delay = d;
+        let at = now_ns + d;
         self.orders.insert(
             order.engine_id,
             Held {
@@ -176,6 +180,10 @@ impl Venue for SimVenue {
         let at = now_ns + self.delay();
         self.schedule(at, Pending::Cancel(engine_id));
         Ok(())
+    }
+
+    fn last_scheduled_delay_ns(&self) -> Option<u64> {
+        Some(self.last_delay)
     }
 
     fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {

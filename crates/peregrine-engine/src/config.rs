@@ -1,0 +1,358 @@
+//! The engine's configuration file (`engine.toml`).
+//!
+//! A validated serde struct: unknown fields are errors, every field has a documented
+//! default (pinned by a test), and [`EngineConfig::validate`] reports every problem at
+//! once. The engine receives it by value; nothing is global.
+
+use std::path::{Path, PathBuf};
+
+use peregrine_queue::WaitStrategy;
+use serde::{Deserialize, Serialize};
+
+use crate::idle::IdlePolicy;
+use crate::risk::Limits;
+use crate::venue::sim::{FillModel, SimConfig};
+
+/// Wait strategy names as written in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Wait {
+    /// Spin forever (one core per such thread).
+    BusySpin,
+    /// Spin, then yield.
+    SpinYield,
+    /// Spin, yield, then park with a bounded timeout.
+    Park,
+}
+
+impl From<Wait> for WaitStrategy {
+    fn from(w: Wait) -> WaitStrategy {
+        match w {
+            Wait::BusySpin => WaitStrategy::BusySpin,
+            Wait::SpinYield => WaitStrategy::SpinThenYield,
+            Wait::Park => WaitStrategy::SpinThenPark,
+        }
+    }
+}
+
+/// How one engine thread waits and where it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThreadConfig {
+    /// Default `spin-yield`: safe on a 2-core machine.
+    pub wait: Wait,
+    /// Index into the cores the process may use (read once in `main`); default none.
+    pub core: Option<usize>,
+    /// After 1,000 idle turns in a row, sleep this long per turn instead of the wait
+    /// strategy (a quiet thread that must not preempt spinners; see `idle`); default
+    /// none.
+    pub idle_sleep_us: Option<u64>,
+}
+
+impl ThreadConfig {
+    /// The thread's idle behaviour.
+    pub fn idle_policy(&self) -> IdlePolicy {
+        IdlePolicy {
+            wait: self.wait.into(),
+            sleep: self.idle_sleep_us.map(std::time::Duration::from_micros),
+        }
+    }
+}
+
+impl Default for ThreadConfig {
+    fn default() -> Self {
+        ThreadConfig {
+            wait: Wait::SpinYield,
+            core: None,
+            idle_sleep_us: None,
+        }
+    }
+}
+
+/// What to do with a dead strategy's open orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeadPolicy {
+    /// Cancel every open order at every venue (default).
+    Cancel,
+    /// Leave them working (new orders are still blocked).
+    Leave,
+}
+
+/// Strategy liveness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LivenessConfig {
+    /// A strategy silent this long is dead; default 1000 ms. The SDK heartbeats every
+    /// 100 ms.
+    pub heartbeat_timeout_ms: u64,
+    /// Default `cancel`.
+    pub on_dead: DeadPolicy,
+}
+
+impl Default for LivenessConfig {
+    fn default() -> Self {
+        LivenessConfig {
+            heartbeat_timeout_ms: 1_000,
+            on_dead: DeadPolicy::Cancel,
+        }
+    }
+}
+
+/// One strategy the engine serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StrategyConfig {
+    /// Name (its ring files are `<name>.submit` and `<name>.return`).
+    pub name: String,
+    /// Its risk limits; default all off.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// One venue connection, driven by its own gateway thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VenueConfig {
+    /// Name for reports.
+    pub name: String,
+    /// The gateway thread; default spin-yield, unpinned.
+    #[serde(default)]
+    pub thread: ThreadConfig,
+    /// The simulated venue (the only adapter so far).
+    pub sim: SimConfig,
+}
+
+/// `engine.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// Engine name; default `main`.
+    pub name: String,
+    /// Shared-memory directory; default `/dev/shm/peregrine-<name>`.
+    pub shm_dir: Option<PathBuf>,
+    /// Slots per ring (power of two); default 4096.
+    pub ring_capacity: usize,
+    /// How often the orchestrator publishes its stats snapshot; default 500 ms.
+    pub stats_interval_ms: u64,
+    /// Instruments orders may name; default `[1]`.
+    pub instruments: Vec<u32>,
+    /// The orchestrator thread; default spin-yield, unpinned.
+    pub orchestrator: ThreadConfig,
+    /// Liveness detection.
+    pub liveness: LivenessConfig,
+    /// Limits over all strategies together; default all off.
+    pub global_limits: Limits,
+    /// Strategies; default none.
+    pub strategies: Vec<StrategyConfig>,
+    /// Venues; default one simulated venue `sim` (D ~ U(1 µs, 50 µs), full fills).
+    pub venues: Vec<VenueConfig>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            name: "main".into(),
+            shm_dir: None,
+            ring_capacity: 4096,
+            stats_interval_ms: 500,
+            instruments: vec![1],
+            orchestrator: ThreadConfig::default(),
+            liveness: LivenessConfig::default(),
+            global_limits: Limits::default(),
+            strategies: Vec::new(),
+            venues: vec![VenueConfig {
+                name: "sim".into(),
+                thread: ThreadConfig::default(),
+                sim: SimConfig {
+                    delay_lo_ns: 1_000,
+                    delay_hi_ns: 50_000,
+                    model: FillModel::Full,
+                    seed: 1,
+                },
+            }],
+        }
+    }
+}
+
+/// A config file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Reading the file failed.
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+    /// TOML syntax or an unknown/mistyped field.
+    #[error("{0}: {1}")]
+    Parse(PathBuf, toml::de::Error),
+    /// Semantic problems, all of them.
+    #[error("invalid config:\n  {}", .0.join("\n  "))]
+    Invalid(Vec<String>),
+}
+
+impl EngineConfig {
+    /// Parses TOML text and validates it.
+    pub fn from_toml(text: &str, origin: &Path) -> Result<EngineConfig, ConfigError> {
+        let cfg: EngineConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Parse(origin.to_owned(), e))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Reads, parses and validates a file.
+    pub fn load(path: &Path) -> Result<EngineConfig, ConfigError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ConfigError::Io(path.to_owned(), e))?;
+        EngineConfig::from_toml(&text, path)
+    }
+
+    /// The shared-memory directory.
+    pub fn dir(&self) -> PathBuf {
+        self.shm_dir
+            .clone()
+            .unwrap_or_else(|| peregrine_strategy::paths::default_dir(&self.name))
+    }
+
+    /// Checks everything and reports every problem.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut p = Vec::new();
+        let name_ok = |n: &str| {
+            !n.is_empty()
+                && n.len() <= 64
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        };
+        if !name_ok(&self.name) {
+            p.push(format!("name {:?}: use 1-64 of [A-Za-z0-9_-]", self.name));
+        }
+        if !self.ring_capacity.is_power_of_two() || self.ring_capacity < 2 {
+            p.push(format!(
+                "ring_capacity {} is not a power of two >= 2",
+                self.ring_capacity
+            ));
+        }
+        if self.stats_interval_ms == 0 {
+            p.push("stats_interval_ms must be > 0".into());
+        }
+        if self.liveness.heartbeat_timeout_ms == 0 {
+            p.push("liveness.heartbeat_timeout_ms must be > 0".into());
+        }
+        if self.instruments.is_empty() {
+            p.push("instruments: at least one".into());
+        }
+        if self.venues.is_empty() {
+            p.push("venues: at least one".into());
+        }
+        if self.strategies.len() > u16::MAX as usize {
+            p.push("too many strategies".into());
+        }
+        for (i, s) in self.strategies.iter().enumerate() {
+            if !name_ok(&s.name) {
+                p.push(format!(
+                    "strategies[{i}].name {:?}: use 1-64 of [A-Za-z0-9_-]",
+                    s.name
+                ));
+            }
+            if self.strategies[..i].iter().any(|o| o.name == s.name) {
+                p.push(format!("strategies[{i}].name {:?} is a duplicate", s.name));
+            }
+        }
+        for (i, v) in self.venues.iter().enumerate() {
+            if v.sim.delay_lo_ns > v.sim.delay_hi_ns {
+                p.push(format!("venues[{i}].sim: delay_lo_ns > delay_hi_ns"));
+            }
+            if matches!(v.sim.model, FillModel::Partial { percent } if percent == 0 || percent > 100)
+            {
+                p.push(format!("venues[{i}].sim.model: percent must be 1..=100"));
+            }
+        }
+        if p.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigError::Invalid(p))
+        }
+    }
+
+    /// Threads that keep a core busy while idle, counted against `cores`.
+    pub fn spinning_threads(&self) -> usize {
+        let spins = |t: &ThreadConfig| WaitStrategy::from(t.wait).occupies_core() as usize;
+        spins(&self.orchestrator) + self.venues.iter().map(|v| spins(&v.thread)).sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_pinned() {
+        let d = EngineConfig::default();
+        assert_eq!(d.name, "main");
+        assert_eq!(d.shm_dir, None);
+        assert_eq!(d.dir(), PathBuf::from("/dev/shm/peregrine-main"));
+        assert_eq!(d.ring_capacity, 4096);
+        assert_eq!(d.stats_interval_ms, 500);
+        assert_eq!(d.instruments, vec![1]);
+        assert_eq!(
+            d.orchestrator,
+            ThreadConfig {
+                wait: Wait::SpinYield,
+                core: None,
+                idle_sleep_us: None
+            }
+        );
+        assert_eq!(d.liveness.heartbeat_timeout_ms, 1_000);
+        assert_eq!(d.liveness.on_dead, DeadPolicy::Cancel);
+        assert_eq!(d.global_limits, Limits::default());
+        assert!(d.strategies.is_empty());
+        assert_eq!(d.venues.len(), 1);
+        assert_eq!(d.venues[0].sim.delay_lo_ns, 1_000);
+        assert_eq!(d.venues[0].sim.delay_hi_ns, 50_000);
+        assert_eq!(d.venues[0].sim.model, FillModel::Full);
+        assert!(d.validate().is_ok());
+        // An empty file is the default config.
+        assert_eq!(EngineConfig::from_toml("", Path::new("x")).unwrap(), d);
+    }
+
+    #[test]
+    fn unknown_fields_are_errors() {
+        let e = EngineConfig::from_toml("nam = \"x\"", Path::new("x")).unwrap_err();
+        assert!(e.to_string().contains("nam"), "{e}");
+        let e = EngineConfig::from_toml("[orchestrator]\nwait = \"spin\"", Path::new("x"));
+        assert!(e.is_err());
+    }
+
+    #[test]
+    fn validate_reports_every_problem() {
+        let text = r#"
+            name = "bad name"
+            ring_capacity = 1000
+            instruments = []
+            [[strategies]]
+            name = "a"
+            [[strategies]]
+            name = "a"
+            [[venues]]
+            name = "v"
+            sim = { delay_lo_ns = 5, delay_hi_ns = 1, model = { kind = "full" }, seed = 1 }
+        "#;
+        let Err(ConfigError::Invalid(p)) = EngineConfig::from_toml(text, Path::new("x")) else {
+            panic!("expected Invalid");
+        };
+        assert_eq!(p.len(), 5, "{p:#?}");
+    }
+
+    #[test]
+    fn repo_engine_toml_is_valid() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../engine.toml");
+        let cfg = EngineConfig::load(&path).unwrap();
+        assert_eq!(cfg.strategies.len(), 2);
+    }
+
+    #[test]
+    fn spinners_count_busy_and_yielding_threads() {
+        let mut c = EngineConfig::default();
+        assert_eq!(c.spinning_threads(), 2);
+        c.venues[0].thread.wait = Wait::Park;
+        assert_eq!(c.spinning_threads(), 1);
+    }
+}

@@ -1,0 +1,169 @@
+//! The local control channel: a Unix domain socket in the engine's shm directory,
+//! served by a thread off the hot path.
+//!
+//! Protocol: the client writes one line and reads the reply until EOF.
+//!
+//! * `stats`: the orchestrator's latest snapshot (it publishes one every
+//!   `stats_interval_ms`; the reply says how old it is).
+//! * `kill [<strategy>|*] [<timeout ms>]`: kill switch on, cancel every open order (of that
+//!   strategy) at every venue; the reply comes when the venues confirmed every cancel
+//!   (`ok ...`) or the timeout passed (`error: ...`).
+//! * `shutdown`: stop the engine.
+//!
+//! The orchestrator never blocks on this thread: commands reach it through a bounded
+//! lock-free queue it polls during housekeeping, replies come back the same way, and
+//! the snapshot is stored with `try_lock` (a busy lock skips one publication).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_queue::ArrayQueue;
+
+/// A command for the orchestrator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControlCmd {
+    /// Kill switch on, cancel all, reply when confirmed.
+    Kill {
+        /// Request id, echoed in the reply.
+        id: u64,
+        /// `None`: every strategy.
+        strategy: Option<String>,
+        /// Give up after this long.
+        timeout_ms: u64,
+    },
+}
+
+/// The orchestrator's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlReply {
+    /// The request's id.
+    pub id: u64,
+    /// Success?
+    pub ok: bool,
+    /// Human text.
+    pub text: String,
+}
+
+/// What the control thread, the orchestrator and `main` share.
+#[derive(Debug)]
+pub struct Shared {
+    /// Stop every engine thread.
+    pub stop: Arc<AtomicBool>,
+    /// Control → orchestrator.
+    pub commands: ArrayQueue<ControlCmd>,
+    /// Orchestrator → control.
+    pub replies: ArrayQueue<ControlReply>,
+    /// Latest stats text and when it was published (ns).
+    pub snapshot: Mutex<(String, u64)>,
+    next_id: AtomicU64,
+}
+
+impl Shared {
+    /// Fresh state.
+    pub fn new(stop: Arc<AtomicBool>) -> Shared {
+        Shared {
+            stop,
+            commands: ArrayQueue::new(64),
+            replies: ArrayQueue::new(64),
+            snapshot: Mutex::new((String::from("no snapshot yet\n"), 0)),
+            next_id: AtomicU64::new(1),
+        }
+    }
+}
+
+/// Default kill timeout.
+pub const KILL_TIMEOUT_MS: u64 = 5_000;
+
+/// Serves `socket` until `shared.stop`. Binds before returning the thread handle, so a
+/// client that starts after this returns finds the socket.
+pub fn serve(socket: &Path, shared: Arc<Shared>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let _ = std::fs::remove_file(socket);
+    let listener = UnixListener::bind(socket)?;
+    listener.set_nonblocking(true)?;
+    std::thread::Builder::new()
+        .name("control".into())
+        .spawn(move || {
+            // Relaxed: a stop flag.
+            while !shared.stop.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let _ = handle(stream, &shared);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        })
+}
+
+fn handle(stream: UnixStream, shared: &Shared) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut line = String::new();
+    BufReader::new(&stream).take(256).read_line(&mut line)?;
+    let mut words = line.split_whitespace();
+    let reply = match (words.next(), words.next()) {
+        (Some("stats"), None) => stats(shared),
+        (Some("kill"), who) => {
+            let who = who.filter(|w| *w != "*").map(str::to_owned);
+            kill(shared, who, words.next())
+        }
+        (Some("shutdown"), None) => {
+            // Relaxed: a stop flag.
+            shared.stop.store(true, Ordering::Relaxed);
+            "ok shutting down\n".to_owned()
+        }
+        _ => format!("error: unknown command {:?}\n", line.trim()),
+    };
+    (&stream).write_all(reply.as_bytes())
+}
+
+fn stats(shared: &Shared) -> String {
+    let (text, at) = shared
+        .snapshot
+        .lock()
+        .map(|g| g.clone())
+        .unwrap_or_else(|p| p.into_inner().clone());
+    let age = peregrine_strategy::clock::now_ns().saturating_sub(at) / 1_000_000;
+    format!("snapshot age {age} ms\n{text}")
+}
+
+fn kill(shared: &Shared, strategy: Option<String>, timeout: Option<&str>) -> String {
+    let timeout_ms = timeout
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(KILL_TIMEOUT_MS);
+    // Relaxed: a unique id, no ordering needed.
+    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+    let cmd = ControlCmd::Kill {
+        id,
+        strategy,
+        timeout_ms,
+    };
+    if shared.commands.push(cmd).is_err() {
+        return "error: engine command queue full\n".into();
+    }
+    let deadline = Instant::now() + Duration::from_millis(timeout_ms + 2_000);
+    while Instant::now() < deadline {
+        if let Some(r) = shared.replies.pop() {
+            if r.id == id {
+                let tag = if r.ok { "ok" } else { "error:" };
+                return format!("{tag} {}\n", r.text);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    "error: the orchestrator did not answer (is it stuck?)\n".into()
+}
+
+/// Client side: sends `command` to the engine at `socket` and returns its reply.
+pub fn request(socket: &Path, command: &str, timeout: Duration) -> std::io::Result<String> {
+    let mut stream = UnixStream::connect(socket)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.write_all(format!("{command}\n").as_bytes())?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply)?;
+    Ok(reply)
+}

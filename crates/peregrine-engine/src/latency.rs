@@ -1,0 +1,114 @@
+//! The orchestrator's latency histograms, one sample per order that reached a venue.
+//!
+//! The 7 segments between the 8 timestamps of seed 000, the round trip t8 − t1, the
+//! round trip minus the venue time the gateway measured ((t8 − t1) − (t5 − t4)), and
+//! the round trip minus the delay D the simulated venue scheduled. t8 is stamped in the
+//! strategy process; the SDK sends it back in a receipt, which is when a sample is
+//! recorded. All values in ns from `CLOCK_MONOTONIC`.
+
+use hdrhistogram::Histogram;
+use peregrine_strategy::msg::ts;
+
+/// Names of the rows, in [`Latency::rows`] order.
+pub const ROWS: [&str; 10] = [
+    "submit      t1->t2",
+    "orch pre    t2->t3",
+    "dispatch    t3->t4",
+    "venue       t4->t5",
+    "completion  t5->t6",
+    "orch post   t6->t7",
+    "return      t7->t8",
+    "round trip  t8-t1",
+    "rt - venue measured",
+    "rt - venue scheduled D",
+];
+
+/// The histograms.
+#[derive(Debug, Clone)]
+pub struct Latency {
+    rows: Vec<Histogram<u64>>,
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency::new()
+    }
+}
+
+impl Latency {
+    /// Empty histograms, 1 ns to 60 s, 3 significant digits.
+    pub fn new() -> Latency {
+        let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds");
+        Latency {
+            rows: (0..ROWS.len()).map(|_| h()).collect(),
+        }
+    }
+
+    /// Records one order's stamps (all 8 must be known) and scheduled delay.
+    pub fn record(&mut self, t: &[u64; 8], scheduled_ns: u64) {
+        if t.contains(&0) {
+            return;
+        }
+        for seg in 0..7 {
+            self.rows[seg].saturating_record(t[seg + 1].saturating_sub(t[seg]).max(1));
+        }
+        let rt = t[ts::STRATEGY_RECV].saturating_sub(t[ts::STRATEGY_SEND]);
+        let venue = t[ts::GATEWAY_DONE].saturating_sub(t[ts::GATEWAY_RECV]);
+        self.rows[7].saturating_record(rt.max(1));
+        self.rows[8].saturating_record(rt.saturating_sub(venue).max(1));
+        self.rows[9].saturating_record(rt.saturating_sub(scheduled_ns).max(1));
+    }
+
+    /// The histograms, in [`ROWS`] order.
+    pub fn rows(&self) -> &[Histogram<u64>] {
+        &self.rows
+    }
+
+    /// Samples recorded.
+    pub fn samples(&self) -> u64 {
+        self.rows[7].len()
+    }
+
+    /// The table: row, n, p50, p99, p99.9, max (ns).
+    pub fn render(&self) -> String {
+        let mut s = format!(
+            "{:<24}{:>9}{:>11}{:>11}{:>11}{:>12}\n",
+            "latency (ns)", "n", "p50", "p99", "p99.9", "max"
+        );
+        for (name, h) in ROWS.iter().zip(&self.rows) {
+            s += &format!(
+                "{name:<24}{:>9}{:>11}{:>11}{:>11}{:>12}\n",
+                h.len(),
+                h.value_at_quantile(0.5),
+                h.value_at_quantile(0.99),
+                h.value_at_quantile(0.999),
+                h.max()
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_sum_to_round_trip() {
+        let mut l = Latency::new();
+        l.record(&[100, 200, 300, 400, 10_400, 10_500, 10_600, 10_700], 9_000);
+        assert_eq!(l.samples(), 1);
+        // 3 significant digits: compare within the histogram's resolution.
+        for (row, want) in [(0, 100), (3, 10_000), (7, 10_600), (8, 600), (9, 1_600)] {
+            let h = &l.rows()[row];
+            assert!(
+                h.equivalent(h.max(), want),
+                "row {row}: {} vs {want}",
+                h.max()
+            );
+        }
+        l.record(&[1, 0, 0, 0, 0, 0, 0, 9], 0);
+        assert_eq!(l.samples(), 1, "incomplete stamps are not recorded");
+        assert!(l.render().contains("rt - venue measured"));
+    }
+}

@@ -1,0 +1,86 @@
+//! Completions from gateways: update risk and positions, tell the strategy.
+
+use peregrine_strategy::msg::{reason, ts, EventKind};
+use peregrine_types::{InstrumentId, Price, Qty};
+
+use super::{event, Orchestrator};
+use crate::gateway::{Completion, CompletionKind};
+use crate::risk::{Fill, StrategyId};
+use crate::venue::Report;
+
+impl Orchestrator {
+    pub(super) fn on_completion(&mut self, c: Completion, t6: u64) {
+        let Some(o) = self.orders.get_mut(&c.engine_id) else {
+            return; // a late report about a finished order (e.g. cancel after fill)
+        };
+        o.ts[ts::GATEWAY_RECV] = c.t4;
+        o.ts[ts::GATEWAY_DONE] = c.t5;
+        o.ts[ts::ORCH_RECV_COMPLETION] = t6;
+        let s = o.strategy;
+        let sid = StrategyId(s);
+        let mut o = *o;
+        let mut done = false;
+        let mut ev = match c.kind {
+            CompletionKind::Report(Report::Ack { .. }) => event(EventKind::Ack, &o),
+            CompletionKind::Report(Report::Rejected { reason: r, .. }) => {
+                done = true;
+                let mut ev = event(EventKind::Reject, &o);
+                ev.reason = reason::VENUE.saturating_add(r);
+                ev
+            }
+            CompletionKind::Report(Report::Fill {
+                price, qty, leaves, ..
+            }) => {
+                o.leaves = leaves.lots();
+                done = leaves.is_zero();
+                self.fill(sid, &o, price, qty);
+                let mut ev = event(EventKind::Fill, &o);
+                ev.price = price.units();
+                ev.qty = qty.lots();
+                ev
+            }
+            CompletionKind::Report(Report::Cancelled { qty, .. }) => {
+                done = true;
+                o.leaves = 0;
+                let mut ev = event(EventKind::Cancelled, &o);
+                ev.qty = qty.lots();
+                ev
+            }
+            CompletionKind::CancelFailed => {
+                o.cancel_sent = false;
+                let mut ev = event(EventKind::CancelReject, &o);
+                ev.reason = reason::UNKNOWN_ORDER;
+                ev
+            }
+            CompletionKind::SubmitFailed => {
+                done = true;
+                let mut ev = event(EventKind::Reject, &o);
+                ev.reason = reason::GATEWAY_BUSY;
+                ev
+            }
+        };
+        ev.scheduled_delay_ns = c.scheduled_ns;
+        if done {
+            self.risk.on_done(sid, o.client_id);
+            self.orders.remove(&c.engine_id);
+            self.by_client.remove(&(s, o.client_id));
+        } else {
+            self.orders.insert(c.engine_id, o);
+        }
+        self.emit(s, ev);
+    }
+
+    fn fill(&mut self, sid: StrategyId, o: &super::Live, price: Price, qty: Qty) {
+        let fill = Fill {
+            instrument: InstrumentId(o.instrument),
+            side: o.side,
+            price,
+            qty,
+        };
+        if self.risk.on_fill(sid, o.client_id, fill).is_some() {
+            // A loss or position breach switched the strategy's kill switch on: pull
+            // its orders too.
+            self.cancel_scope(Some(sid.0));
+        }
+    }
+}

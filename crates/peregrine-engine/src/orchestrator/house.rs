@@ -1,0 +1,171 @@
+//! Housekeeping, off the per-order path: control commands, kill-switch progress,
+//! strategy liveness, the stats snapshot. Runs at most once per millisecond.
+
+use crate::config::DeadPolicy;
+use crate::control::{ControlCmd, ControlReply};
+use crate::risk::StrategyId;
+
+use super::{KillJob, Liveness, Orchestrator};
+
+const HOUSE_NS: u64 = 1_000_000;
+const PID_CHECK_NS: u64 = 100_000_000;
+
+impl Orchestrator {
+    /// Runs the periodic tasks that are due at `now`.
+    pub fn housekeeping(&mut self, now: u64) {
+        if now < self.next_house_ns {
+            return;
+        }
+        self.next_house_ns = now + HOUSE_NS;
+        while let Some(cmd) = self.shared.commands.pop() {
+            self.command(cmd, now);
+        }
+        self.progress_kills(now);
+        self.check_liveness(now);
+        if now >= self.next_stats_ns {
+            self.next_stats_ns = now + self.stats_interval_ns;
+            self.publish(now);
+        }
+    }
+
+    fn command(&mut self, cmd: ControlCmd, now: u64) {
+        let ControlCmd::Kill {
+            id,
+            strategy,
+            timeout_ms,
+        } = cmd;
+        let scope = match strategy {
+            None => None,
+            Some(name) => match self.slots.iter().position(|s| s.link.name == name) {
+                Some(i) => Some(i as u16),
+                None => {
+                    let text = format!("unknown strategy {name:?}");
+                    let _ = self.shared.replies.push(ControlReply {
+                        id,
+                        ok: false,
+                        text,
+                    });
+                    return;
+                }
+            },
+        };
+        self.risk.kill(scope.map(StrategyId));
+        let cancels = self.cancel_scope(scope);
+        self.kills.push(KillJob {
+            id,
+            scope,
+            deadline_ns: now + timeout_ms * 1_000_000,
+            cancels,
+        });
+    }
+
+    /// Sends a cancel for every open order in `scope` (None: all) that has none out
+    /// yet; returns how many were sent.
+    pub(super) fn cancel_scope(&mut self, scope: Option<u16>) -> u64 {
+        let ids: Vec<u64> = self
+            .orders
+            .iter()
+            .filter(|(_, o)| !o.cancel_sent && scope.is_none_or(|s| o.strategy == s))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.into_iter().filter(|id| self.send_cancel(*id)).count() as u64
+    }
+
+    fn open_in(&self, scope: Option<u16>) -> usize {
+        self.orders
+            .values()
+            .filter(|o| scope.is_none_or(|s| o.strategy == s))
+            .count()
+    }
+
+    fn progress_kills(&mut self, now: u64) {
+        let mut jobs = std::mem::take(&mut self.kills);
+        jobs.retain_mut(|job| {
+            job.cancels += self.cancel_scope(job.scope); // retry cancels a full inbox refused
+            let open = self.open_in(job.scope);
+            let who = match job.scope {
+                None => "all strategies".to_owned(),
+                Some(s) => format!("strategy {}", self.slots[s as usize].link.name),
+            };
+            let reply = if open == 0 {
+                let text = format!(
+                    "kill switch on for {who}; {} cancels sent; no open orders left: every one \
+                     was confirmed cancelled by its venue or filled",
+                    job.cancels
+                );
+                ControlReply {
+                    id: job.id,
+                    ok: true,
+                    text,
+                }
+            } else if now >= job.deadline_ns {
+                let text = format!(
+                    "kill switch on for {who}, but {open} orders still open at the timeout \
+                     (venues did not confirm the cancels)"
+                );
+                ControlReply {
+                    id: job.id,
+                    ok: false,
+                    text,
+                }
+            } else {
+                return true;
+            };
+            // Publish first, so `stats` right after the reply shows the outcome.
+            self.publish(now);
+            let _ = self.shared.replies.push(reply);
+            false
+        });
+        self.kills = jobs;
+    }
+
+    fn check_liveness(&mut self, now: u64) {
+        let check_pids = now >= self.next_pid_check_ns;
+        if check_pids {
+            self.next_pid_check_ns = now + PID_CHECK_NS;
+        }
+        for s in 0..self.slots.len() {
+            let slot = &self.slots[s];
+            if slot.state != Liveness::Alive {
+                continue;
+            }
+            let silent = now.saturating_sub(slot.last_seen_ns) > self.heartbeat_timeout_ns;
+            let gone = check_pids && slot.pid.is_some_and(|p| !process_alive(p));
+            if silent || gone {
+                self.declare_dead(
+                    s as u16,
+                    if gone {
+                        "process exited"
+                    } else {
+                        "heartbeat timeout"
+                    },
+                );
+            }
+        }
+    }
+
+    fn declare_dead(&mut self, s: u16, why: &str) {
+        self.slots[s as usize].state = Liveness::Dead;
+        self.risk.kill(Some(StrategyId(s)));
+        let cancels = match self.on_dead {
+            DeadPolicy::Cancel => self.cancel_scope(Some(s)),
+            DeadPolicy::Leave => 0,
+        };
+        eprintln!(
+            "engine {}: strategy {} is dead ({why}); kill switch on, {cancels} cancels sent",
+            self.engine, self.slots[s as usize].link.name
+        );
+    }
+}
+
+/// Whether process `pid` exists and is not a zombie.
+fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state is the first field after the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,312 @@
+//! The orchestrator in process: a fake strategy on real shm rings, a real gateway
+//! thread with a simulated venue, the orchestrator driven by the test thread.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_queue::ArrayQueue;
+use peregrine_queue::shm::{ShmSpsc, ShmSpscConsumer, ShmSpscProducer};
+use peregrine_queue::{spsc, WaitStrategy};
+use peregrine_strategy::clock::now_ns;
+use peregrine_strategy::msg::{reason, ts, Event, EventKind, NewOrder, Request};
+use peregrine_types::{InstrumentId, Price, Qty, Side};
+
+use super::{GatewayLink, Liveness, Orchestrator, StrategyLink};
+use crate::config::{EngineConfig, StrategyConfig};
+use crate::control::{ControlCmd, Shared};
+use crate::gateway::{Gateway, GatewayCounters};
+use crate::risk::{Limits, RiskReject};
+use crate::venue::sim::{FillModel, SimVenue};
+use crate::venue::{Report, Venue, VenueError, VenueOrder};
+
+struct Rig {
+    orch: Orchestrator,
+    tx: ShmSpscProducer<Request>,
+    rx: ShmSpscConsumer<Event>,
+    stop: Arc<AtomicBool>,
+    gateway: Option<std::thread::JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(g) = self.gateway.take() {
+            let _ = g.join();
+        }
+    }
+}
+
+fn rig(model: FillModel) -> Rig {
+    rig_with(model, |_| {})
+}
+
+fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
+    let mut cfg = EngineConfig::default();
+    cfg.venues[0].sim.model = model;
+    tweak(&mut cfg);
+    let venue = SimVenue::new(cfg.venues[0].sim);
+    rig_on(cfg, venue)
+}
+
+fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    cfg.strategies.push(StrategyConfig {
+        name: "s".into(),
+        limits: Limits {
+            max_order_qty: Some(10),
+            ..Limits::default()
+        },
+    });
+    let submit = ShmSpsc::<Request>::create(&dir.path().join("s.submit"), 64).unwrap();
+    let ret = ShmSpsc::<Event>::create(&dir.path().join("s.return"), 64).unwrap();
+    let link = StrategyLink {
+        name: "s".into(),
+        rx: submit.consumer().unwrap(),
+        tx: ret.producer().unwrap(),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let completions = Arc::new(ArrayQueue::new(64));
+    let (inbox_tx, inbox_rx) = spsc::ring(64);
+    let counters = Arc::new(GatewayCounters::default());
+    let gw = Gateway {
+        index: 0,
+        venue,
+        inbox: inbox_rx,
+        completions: Arc::clone(&completions),
+        counters: Arc::clone(&counters),
+        stop: Arc::clone(&stop),
+        wait: WaitStrategy::SpinThenYield.into(),
+    };
+    let gateway = Some(std::thread::spawn(move || gw.run()));
+    let gws = vec![GatewayLink {
+        name: "sim".into(),
+        inbox: inbox_tx,
+        counters,
+    }];
+    let shared = Arc::new(Shared::new(Arc::clone(&stop)));
+    let orch = Orchestrator::new(&cfg, vec![link], gws, completions, shared);
+    Rig {
+        orch,
+        tx: submit.producer().unwrap(),
+        rx: ret.consumer().unwrap(),
+        stop,
+        gateway,
+        _dir: dir,
+    }
+}
+
+impl Rig {
+    fn send(&mut self, client_id: u64, qty: i64) {
+        let o = NewOrder {
+            client_id,
+            instrument: InstrumentId(1),
+            venue: 0,
+            side: Side::Buy,
+            price: Price::from_raw(100),
+            qty: Qty::from_raw(qty),
+        };
+        self.tx.try_push(Request::new_order(&o, now_ns())).unwrap();
+    }
+
+    /// Drives the orchestrator until `n` events arrived (10 s limit).
+    fn events(&mut self, n: usize) -> Vec<Event> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut out = Vec::new();
+        while out.len() < n {
+            assert!(
+                Instant::now() < deadline,
+                "only {} of {n} events",
+                out.len()
+            );
+            if !self.orch.poll_once() {
+                self.orch.housekeeping(now_ns());
+                std::thread::yield_now();
+            }
+            while let Some(mut ev) = self.rx.try_pop() {
+                ev.ts[ts::STRATEGY_RECV] = now_ns();
+                out.push(ev);
+            }
+        }
+        out
+    }
+}
+
+#[test]
+fn order_ack_fill_with_non_decreasing_stamps() {
+    let mut r = rig(FillModel::Full);
+    r.send(1, 5);
+    let ev = r.events(2);
+    assert_eq!(ev[0].kind(), Some(EventKind::Ack));
+    assert_eq!(ev[1].kind(), Some(EventKind::Fill));
+    assert_eq!((ev[1].qty, ev[1].leaves, ev[1].price), (5, 0, 100));
+    for e in &ev {
+        assert!(e.ts.iter().all(|&t| t != 0), "{:?}", e.ts);
+        assert!(e.ts.windows(2).all(|w| w[0] <= w[1]), "{:?}", e.ts);
+        assert!(e.scheduled_delay_ns >= 1_000);
+    }
+    // The receipt completes the latency record.
+    r.tx.try_push(Request::receipt(1, ev[0].ts[ts::STRATEGY_RECV]))
+        .unwrap();
+    r.orch.poll_once();
+    assert_eq!(r.orch.latency().samples(), 1);
+    let pos = r
+        .orch
+        .risk()
+        .positions()
+        .get(crate::risk::StrategyId(0), InstrumentId(1));
+    assert_eq!(pos.net, 5);
+    assert_eq!(r.orch.in_flight(), 0);
+}
+
+#[test]
+fn risk_reject_carries_reason_code() {
+    let mut r = rig(FillModel::Full);
+    r.send(1, 11);
+    let ev = r.events(1);
+    assert_eq!(ev[0].kind(), Some(EventKind::Reject));
+    assert_eq!(ev[0].reason, RiskReject::MaxOrderQty.code());
+    assert_ne!(ev[0].ts[ts::STRATEGY_SEND], 0);
+    assert_ne!(ev[0].ts[ts::ORCH_RETURN], 0);
+    assert_eq!(ev[0].ts[ts::GATEWAY_RECV], 0, "never reached a gateway");
+    assert_eq!(r.orch.risk().reject_count(RiskReject::MaxOrderQty), 1);
+}
+
+#[test]
+fn malformed_request_is_rejected_counted_and_survived() {
+    let mut r = rig(FillModel::Full);
+    let mut bad = Request::cancel(9, now_ns());
+    bad.kind = 99;
+    r.tx.try_push(bad).unwrap();
+    let ev = r.events(1);
+    assert_eq!(ev[0].kind(), Some(EventKind::Reject));
+    assert_eq!(ev[0].reason, reason::MALFORMED);
+    assert_eq!(r.orch.malformed(0), 1);
+    r.send(2, 1);
+    assert_eq!(r.events(2)[1].kind(), Some(EventKind::Fill));
+}
+
+#[test]
+fn kill_cancels_resting_orders_and_blocks_new_ones() {
+    let mut r = rig(FillModel::Rest);
+    for id in 1..=3 {
+        r.send(id, 1);
+    }
+    assert!(r.events(3).iter().all(|e| e.kind() == Some(EventKind::Ack)));
+    let shared = Arc::clone(&r.orch.shared);
+    shared
+        .commands
+        .push(ControlCmd::Kill {
+            id: 7,
+            strategy: None,
+            timeout_ms: 5_000,
+        })
+        .unwrap();
+    let cancelled = r.events(3);
+    assert!(cancelled
+        .iter()
+        .all(|e| e.kind() == Some(EventKind::Cancelled)));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let reply = loop {
+        r.orch.housekeeping(now_ns());
+        if let Some(reply) = shared.replies.pop() {
+            break reply;
+        }
+        assert!(Instant::now() < deadline, "no kill reply");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(reply.ok && reply.id == 7, "{reply:?}");
+    r.send(4, 1);
+    assert_eq!(r.events(1)[0].reason, RiskReject::KillSwitch.code());
+}
+
+#[test]
+fn silent_strategy_is_declared_dead_and_its_orders_cancelled() {
+    let mut r = rig_with(FillModel::Rest, |c| c.liveness.heartbeat_timeout_ms = 50);
+    r.tx.try_push(Request::heartbeat(std::process::id(), now_ns()))
+        .unwrap();
+    r.send(1, 1);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    assert_eq!(r.orch.liveness(0), Liveness::Alive);
+    // No more heartbeats: after 50 ms the orchestrator cancels the resting order.
+    let ev = r.events(1);
+    assert_eq!(ev[0].kind(), Some(EventKind::Cancelled));
+    assert_eq!(r.orch.liveness(0), Liveness::Dead);
+    assert_eq!(r.orch.in_flight(), 0);
+}
+
+#[test]
+fn dead_policy_leave_keeps_orders_working() {
+    let mut r = rig_with(FillModel::Rest, |c| {
+        c.liveness.heartbeat_timeout_ms = 20;
+        c.liveness.on_dead = crate::config::DeadPolicy::Leave;
+    });
+    r.send(1, 1);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while r.orch.liveness(0) != Liveness::Dead {
+        assert!(Instant::now() < deadline, "never declared dead");
+        r.orch.housekeeping(now_ns());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(r.orch.in_flight(), 1, "orders left working");
+    r.send(2, 1);
+    assert_eq!(r.events(1)[0].reason, reason::STRATEGY_DOWN);
+}
+
+/// A venue that acknowledges orders and never answers a cancel (hung).
+#[derive(Debug, Default)]
+struct Hung {
+    acks: Vec<u64>,
+}
+
+impl Venue for Hung {
+    fn submit(&mut self, order: VenueOrder, _now_ns: u64) -> Result<(), VenueError> {
+        self.acks.push(order.engine_id);
+        Ok(())
+    }
+
+    fn cancel(&mut self, _engine_id: u64, _now_ns: u64) -> Result<(), VenueError> {
+        Ok(()) // accepted, never confirmed
+    }
+
+    fn poll(&mut self, _now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {
+        let n = self.acks.len();
+        for engine_id in self.acks.drain(..) {
+            out(Report::Ack {
+                engine_id,
+                venue_id: engine_id,
+            });
+        }
+        n
+    }
+}
+
+#[test]
+fn kill_against_a_hung_venue_times_out_with_a_clear_error() {
+    let mut r = rig_on(EngineConfig::default(), Hung::default());
+    r.send(1, 1);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    let shared = Arc::clone(&r.orch.shared);
+    shared
+        .commands
+        .push(ControlCmd::Kill {
+            id: 1,
+            strategy: Some("s".into()),
+            timeout_ms: 100,
+        })
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let reply = loop {
+        r.orch.poll_once();
+        r.orch.housekeeping(now_ns());
+        if let Some(reply) = shared.replies.pop() {
+            break reply;
+        }
+        assert!(Instant::now() < deadline, "no kill reply");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(!reply.ok, "{reply:?}");
+    assert!(reply.text.contains("1 orders still open"), "{}", reply.text);
+}

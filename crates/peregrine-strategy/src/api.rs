@@ -1,0 +1,93 @@
+//! What a strategy calls: send orders and cancels.
+
+use peregrine_queue::shm::ShmSpscProducer;
+use peregrine_types::{InstrumentId, Price, Qty, Side};
+
+use crate::clock::now_ns;
+use crate::msg::{NewOrder, Request};
+
+/// Why a send failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ApiError {
+    /// The submit ring is full: the engine is behind. Retry later.
+    #[error("submit ring full")]
+    Full,
+}
+
+/// A strategy's handle on the engine: the producer end of its submit ring. Client
+/// order ids are assigned here, increasing from 1.
+#[derive(Debug)]
+pub struct Api {
+    tx: ShmSpscProducer<Request>,
+    next_client_id: u64,
+    sent: u64,
+    full: u64,
+}
+
+impl Api {
+    pub(crate) fn new(tx: ShmSpscProducer<Request>) -> Api {
+        Api {
+            tx,
+            next_client_id: 1,
+            sent: 0,
+            full: 0,
+        }
+    }
+
+    /// Sends a new limit order; returns its client order id.
+    pub fn send_order(
+        &mut self,
+        venue: u32,
+        instrument: InstrumentId,
+        side: Side,
+        price: Price,
+        qty: Qty,
+    ) -> Result<u64, ApiError> {
+        let order = NewOrder {
+            client_id: self.next_client_id,
+            instrument,
+            venue,
+            side,
+            price,
+            qty,
+        };
+        self.send_raw(Request::new_order(&order, now_ns()))?;
+        self.next_client_id += 1;
+        Ok(order.client_id)
+    }
+
+    /// Asks the engine to cancel an open order.
+    pub fn cancel(&mut self, client_id: u64) -> Result<(), ApiError> {
+        self.send_raw(Request::cancel(client_id, now_ns()))
+    }
+
+    /// Pushes a raw request as is (the runner's heartbeats; tests use it to send
+    /// malformed bytes to the engine).
+    pub fn send_raw(&mut self, request: Request) -> Result<(), ApiError> {
+        match self.tx.try_push(request) {
+            Ok(()) => {
+                self.sent += 1;
+                Ok(())
+            }
+            Err(_) => {
+                self.full += 1;
+                Err(ApiError::Full)
+            }
+        }
+    }
+
+    /// The clock timestamps are read from (`CLOCK_MONOTONIC` ns).
+    pub fn now_ns(&self) -> u64 {
+        now_ns()
+    }
+
+    /// Requests pushed so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Pushes refused because the ring was full.
+    pub fn full(&self) -> u64 {
+        self.full
+    }
+}

@@ -1,0 +1,401 @@
+//! The fixed-size messages of the two shared-memory hand-offs between a strategy and
+//! the engine.
+//!
+//! * [`Request`] (strategy → engine, the submit ring): a new order, a cancel or a
+//!   heartbeat, stamped with `t1` when the strategy pushes it.
+//! * [`Event`] (engine → strategy, the return ring): ack, reject with a reason code,
+//!   fill, cancelled, or cancel-reject, carrying the order's 8 timestamps ([`ts`]).
+//!
+//! Both are `#[repr(C)]` plain old data with explicit padding fields, so every bit
+//! pattern is a valid value and the rings copy them bytewise ([`Pod`]). Enumerations
+//! travel as raw bytes and are decoded by [`Request::decode`] / [`Event::kind`], which
+//! return a typed error for an unknown byte: a garbled message from a misbehaving
+//! process is rejected and counted, never trusted. Layout tests pin sizes and offsets;
+//! changes are additive only.
+
+use peregrine_queue::shm::Pod;
+use peregrine_types::{InstrumentId, Price, Qty, Side};
+
+/// Indices of the 8 timestamps in [`Event::ts`] (seed 000). All `CLOCK_MONOTONIC` ns;
+/// 0 means "not known for this event" (a risk reject never reaches a gateway).
+pub mod ts {
+    /// t1: the strategy pushed the request into its submit ring.
+    pub const STRATEGY_SEND: usize = 0;
+    /// t2: the orchestrator popped it.
+    pub const ORCH_RECV_SUBMIT: usize = 1;
+    /// t3: the orchestrator pushed it into the gateway inbox (after risk).
+    pub const ORCH_DISPATCH: usize = 2;
+    /// t4: the gateway popped it and handed it to the venue adapter.
+    pub const GATEWAY_RECV: usize = 3;
+    /// t5: the gateway received the venue's report.
+    pub const GATEWAY_DONE: usize = 4;
+    /// t6: the orchestrator popped the completion.
+    pub const ORCH_RECV_COMPLETION: usize = 5;
+    /// t7: the orchestrator pushed the event into the strategy's return ring.
+    pub const ORCH_RETURN: usize = 6;
+    /// t8: the strategy popped the event (stamped by the SDK runner).
+    pub const STRATEGY_RECV: usize = 7;
+    /// Names, in order.
+    pub const NAMES: [&str; 8] = [
+        "t1 strategy_send",
+        "t2 orch_recv_submit",
+        "t3 orch_dispatch",
+        "t4 gateway_recv",
+        "t5 gateway_done",
+        "t6 orch_recv_completion",
+        "t7 orch_return",
+        "t8 strategy_recv",
+    ];
+}
+
+/// Reject reason codes the engine itself gives (risk codes are 101..=110, see
+/// `peregrine_engine::RiskReject`; a venue's own reason is passed through as
+/// [`reason::VENUE`] + its code).
+pub mod reason {
+    /// The request had an unknown kind or side byte.
+    pub const MALFORMED: u16 = 201;
+    /// The venue index is not configured.
+    pub const UNKNOWN_VENUE: u16 = 202;
+    /// The instrument is not configured.
+    pub const UNKNOWN_INSTRUMENT: u16 = 203;
+    /// A cancel named an order the engine does not know (or already finished).
+    pub const UNKNOWN_ORDER: u16 = 204;
+    /// The gateway inbox was full (back-pressure).
+    pub const GATEWAY_BUSY: u16 = 205;
+    /// The strategy is dead or killed and cannot send.
+    pub const STRATEGY_DOWN: u16 = 206;
+    /// Base of venue reject codes: `VENUE + venue reason`.
+    pub const VENUE: u16 = 1000;
+}
+
+/// What a [`Request`] asks for (the `kind` byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RequestKind {
+    /// A new limit order.
+    New = 1,
+    /// Cancel an open order by client id.
+    Cancel = 2,
+    /// "I am alive"; `aux` carries the process id.
+    Heartbeat = 3,
+    /// "I received the ack/reject of `client_id` at `aux`" (t8), so the engine can
+    /// complete the order's latency record.
+    Receipt = 4,
+}
+
+/// Strategy → engine, 64 bytes (one cache line).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Request {
+    /// [`RequestKind`] as a byte.
+    pub kind: u8,
+    /// [`Side`] as a byte (0 buy, 1 sell); New only.
+    pub side: u8,
+    /// Zero.
+    pub pad0: [u8; 2],
+    /// Instrument; New only.
+    pub instrument: u32,
+    /// The strategy's order id (New, Cancel, Receipt).
+    pub client_id: u64,
+    /// Index of the venue in the engine's config; New only.
+    pub venue: u32,
+    /// Zero.
+    pub pad1: u32,
+    /// Limit price in price units; New only.
+    pub price: i64,
+    /// Quantity in lots; New only.
+    pub qty: i64,
+    /// t1: when the strategy pushed it.
+    pub t1: u64,
+    /// Heartbeat: the process id; Receipt: t8 of the acknowledged order.
+    pub aux: u64,
+    /// Zero.
+    pub pad2: u64,
+}
+
+// SAFETY: repr(C), integer fields only, laid out without implicit padding (pinned by
+// the layout test), so every bit pattern is a valid Request.
+unsafe impl Pod for Request {}
+
+/// A new order as a strategy describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewOrder {
+    /// The strategy's id for the order (unique among its open orders).
+    pub client_id: u64,
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// Venue index (order of `[[venues]]` in the engine config).
+    pub venue: u32,
+    /// Side.
+    pub side: Side,
+    /// Limit price.
+    pub price: Price,
+    /// Quantity.
+    pub qty: Qty,
+}
+
+/// A decoded [`Request`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// New order.
+    New(NewOrder),
+    /// Cancel by client id.
+    Cancel {
+        /// The order to cancel.
+        client_id: u64,
+    },
+    /// Liveness.
+    Heartbeat {
+        /// The sender's process id.
+        pid: u32,
+    },
+    /// The strategy popped the ack or reject of `client_id` at `t8`.
+    Receipt {
+        /// The order.
+        client_id: u64,
+        /// When the strategy popped the event.
+        t8: u64,
+    },
+}
+
+/// Why a [`Request`] could not be decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// Unknown `kind` byte.
+    #[error("unknown request kind {0}")]
+    BadKind(u8),
+    /// Unknown `side` byte.
+    #[error("unknown side {0}")]
+    BadSide(u8),
+}
+
+impl Request {
+    /// A new order stamped `t1`.
+    pub fn new_order(o: &NewOrder, t1: u64) -> Request {
+        Request {
+            kind: RequestKind::New as u8,
+            side: o.side as u8,
+            instrument: o.instrument.0,
+            client_id: o.client_id,
+            venue: o.venue,
+            price: o.price.units(),
+            qty: o.qty.lots(),
+            t1,
+            ..Request::default()
+        }
+    }
+
+    /// A cancel stamped `t1`.
+    pub fn cancel(client_id: u64, t1: u64) -> Request {
+        Request {
+            kind: RequestKind::Cancel as u8,
+            client_id,
+            t1,
+            ..Request::default()
+        }
+    }
+
+    /// A heartbeat from process `pid`.
+    pub fn heartbeat(pid: u32, t1: u64) -> Request {
+        Request {
+            kind: RequestKind::Heartbeat as u8,
+            aux: pid as u64,
+            t1,
+            ..Request::default()
+        }
+    }
+
+    /// A receipt: the strategy popped the ack/reject of `client_id` at `t8`.
+    pub fn receipt(client_id: u64, t8: u64) -> Request {
+        Request {
+            kind: RequestKind::Receipt as u8,
+            client_id,
+            t1: t8,
+            aux: t8,
+            ..Request::default()
+        }
+    }
+
+    /// Decodes the raw bytes into a typed command.
+    pub fn decode(&self) -> Result<Command, DecodeError> {
+        match self.kind {
+            1 => {
+                let side = Side::from_u8(self.side).ok_or(DecodeError::BadSide(self.side))?;
+                Ok(Command::New(NewOrder {
+                    client_id: self.client_id,
+                    instrument: InstrumentId(self.instrument),
+                    venue: self.venue,
+                    side,
+                    price: Price::from_raw(self.price),
+                    qty: Qty::from_raw(self.qty),
+                }))
+            }
+            2 => Ok(Command::Cancel {
+                client_id: self.client_id,
+            }),
+            3 => Ok(Command::Heartbeat {
+                pid: self.aux as u32,
+            }),
+            4 => Ok(Command::Receipt {
+                client_id: self.client_id,
+                t8: self.aux,
+            }),
+            other => Err(DecodeError::BadKind(other)),
+        }
+    }
+}
+
+/// What an [`Event`] reports (the `kind` byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum EventKind {
+    /// The venue accepted the order.
+    Ack = 1,
+    /// The engine (risk) or the venue refused the order; see `reason`.
+    Reject = 2,
+    /// A fill: `price`, `qty`, and `leaves` still open.
+    Fill = 3,
+    /// The order is cancelled (`qty` = what was left).
+    Cancelled = 4,
+    /// A cancel was refused; see `reason`.
+    CancelReject = 5,
+}
+
+impl EventKind {
+    /// Decodes the byte.
+    pub fn from_u8(v: u8) -> Option<EventKind> {
+        Some(match v {
+            1 => Self::Ack,
+            2 => Self::Reject,
+            3 => Self::Fill,
+            4 => Self::Cancelled,
+            5 => Self::CancelReject,
+            _ => return None,
+        })
+    }
+}
+
+/// Engine → strategy, 128 bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Event {
+    /// [`EventKind`] as a byte.
+    pub kind: u8,
+    /// The order's side as a byte.
+    pub side: u8,
+    /// Reject reason (0 otherwise): risk 101..=110, engine [`reason`] codes.
+    pub reason: u16,
+    /// Instrument.
+    pub instrument: u32,
+    /// The strategy's id for the order.
+    pub client_id: u64,
+    /// Venue index.
+    pub venue: u32,
+    /// Zero.
+    pub pad0: u32,
+    /// Fill price (Fill), else the order's limit price.
+    pub price: i64,
+    /// Fill quantity (Fill), cancelled quantity (Cancelled), else order quantity.
+    pub qty: i64,
+    /// Quantity still open after this event.
+    pub leaves: i64,
+    /// t1..t8, see [`ts`]; 0 = not known.
+    pub ts: [u64; 8],
+    /// The venue delay D the simulated venue scheduled for this order, ns (0 unknown).
+    pub scheduled_delay_ns: u64,
+    /// Zero.
+    pub pad1: u64,
+}
+
+// SAFETY: repr(C), integer fields only, no implicit padding (layout test), so every bit
+// pattern is a valid Event.
+unsafe impl Pod for Event {}
+
+impl Event {
+    /// The decoded kind, `None` for an unknown byte.
+    pub fn kind(&self) -> Option<EventKind> {
+        EventKind::from_u8(self.kind)
+    }
+
+    /// The decoded side (buy for an unknown byte; the engine only writes valid ones).
+    pub fn side(&self) -> Side {
+        Side::from_u8(self.side).unwrap_or(Side::Buy)
+    }
+
+    /// t8 − t1, if both are known.
+    pub fn round_trip_ns(&self) -> Option<u64> {
+        let (t1, t8) = (self.ts[ts::STRATEGY_SEND], self.ts[ts::STRATEGY_RECV]);
+        (t1 != 0 && t8 != 0).then(|| t8.saturating_sub(t1))
+    }
+
+    /// t5 − t4 (venue service), if both are known.
+    pub fn venue_ns(&self) -> Option<u64> {
+        let (t4, t5) = (self.ts[ts::GATEWAY_RECV], self.ts[ts::GATEWAY_DONE]);
+        (t4 != 0 && t5 != 0).then(|| t5.saturating_sub(t4))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn request_layout() {
+        assert_eq!(size_of::<Request>(), 64);
+        assert_eq!(align_of::<Request>(), 8);
+        assert_eq!(offset_of!(Request, instrument), 4);
+        assert_eq!(offset_of!(Request, client_id), 8);
+        assert_eq!(offset_of!(Request, venue), 16);
+        assert_eq!(offset_of!(Request, price), 24);
+        assert_eq!(offset_of!(Request, qty), 32);
+        assert_eq!(offset_of!(Request, t1), 40);
+        assert_eq!(offset_of!(Request, aux), 48);
+    }
+
+    #[test]
+    fn event_layout() {
+        assert_eq!(size_of::<Event>(), 128);
+        assert_eq!(offset_of!(Event, reason), 2);
+        assert_eq!(offset_of!(Event, client_id), 8);
+        assert_eq!(offset_of!(Event, price), 24);
+        assert_eq!(offset_of!(Event, leaves), 40);
+        assert_eq!(offset_of!(Event, ts), 48);
+        assert_eq!(offset_of!(Event, scheduled_delay_ns), 112);
+    }
+
+    #[test]
+    fn round_trips_and_bad_bytes() {
+        let o = NewOrder {
+            client_id: 7,
+            instrument: InstrumentId(3),
+            venue: 1,
+            side: Side::Sell,
+            price: Price::from_raw(101),
+            qty: Qty::from_raw(5),
+        };
+        assert_eq!(Request::new_order(&o, 9).decode(), Ok(Command::New(o)));
+        assert_eq!(
+            Request::cancel(7, 1).decode(),
+            Ok(Command::Cancel { client_id: 7 })
+        );
+        assert_eq!(
+            Request::heartbeat(42, 1).decode(),
+            Ok(Command::Heartbeat { pid: 42 })
+        );
+        assert_eq!(
+            Request::receipt(5, 99).decode(),
+            Ok(Command::Receipt {
+                client_id: 5,
+                t8: 99
+            })
+        );
+        let mut bad = Request::new_order(&o, 9);
+        bad.side = 9;
+        assert_eq!(bad.decode(), Err(DecodeError::BadSide(9)));
+        bad.kind = 77;
+        assert_eq!(bad.decode(), Err(DecodeError::BadKind(77)));
+        assert_eq!(EventKind::from_u8(0), None);
+        assert_eq!(EventKind::from_u8(3), Some(EventKind::Fill));
+    }
+}

@@ -1,0 +1,328 @@
+//! Runs a [`Strategy`] against a running engine.
+//!
+//! The runner attaches to the strategy's two rings in the engine's directory (waiting
+//! up to `attach_timeout` for the engine to create them), claims the producer end of
+//! the submit ring and the consumer end of the return ring, and loops: pop an event,
+//! stamp t8, dispatch it to the strategy; fire timers; send a heartbeat (carrying the
+//! process id) every `heartbeat_interval`; when idle, wait by the configured
+//! [`WaitStrategy`]. It stops when `stop` is set, `duration` has passed or the
+//! strategy says it is [`finished`](Strategy::finished).
+//!
+//! It keeps two HdrHistograms per run, one sample per new order (at its ack or
+//! reject): the round trip t8 − t1, and the round trip minus venue time
+//! (t8 − t1) − (t5 − t4), the strategy↔engine cost the issue's goal is about.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use peregrine_queue::shm::{ShmError, ShmSpsc, ShmSpscConsumer};
+use peregrine_queue::WaitStrategy;
+use peregrine_types::{InstrumentId, Price};
+
+use crate::api::Api;
+use crate::clock::now_ns;
+use crate::msg::{ts, Event, EventKind, Request};
+use crate::paths;
+use crate::strategy::Strategy;
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// The engine's shared-memory directory.
+    pub dir: PathBuf,
+    /// This strategy's name, as configured in the engine.
+    pub name: String,
+    /// What to do when no event is waiting.
+    pub wait: WaitStrategy,
+    /// Heartbeat period.
+    pub heartbeat_interval: Duration,
+    /// Stop after this long (`None`: until `stop`).
+    pub duration: Option<Duration>,
+    /// How long to wait for the engine to create the rings.
+    pub attach_timeout: Duration,
+    /// Send a receipt (with t8) for every ack and reject, so the engine's latency
+    /// table covers the whole round trip.
+    pub receipts: bool,
+}
+
+impl RunnerConfig {
+    /// Defaults: spin-then-yield, heartbeat every 100 ms, attach timeout 5 s.
+    pub fn new(dir: PathBuf, name: &str) -> RunnerConfig {
+        RunnerConfig {
+            dir,
+            name: name.to_owned(),
+            wait: WaitStrategy::SpinThenYield,
+            heartbeat_interval: Duration::from_millis(100),
+            duration: None,
+            attach_timeout: Duration::from_secs(5),
+            receipts: true,
+        }
+    }
+}
+
+/// Why the runner could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// A ring could not be attached or claimed.
+    #[error("attaching {ring}: {source}")]
+    Attach {
+        /// Which ring.
+        ring: PathBuf,
+        /// Why.
+        source: ShmError,
+    },
+}
+
+/// What happened during a run.
+#[derive(Debug)]
+pub struct RunSummary {
+    /// Events by kind: ack, reject, fill, cancelled, cancel-reject, unknown.
+    pub events: [u64; 6],
+    /// Requests pushed (orders, cancels, heartbeats).
+    pub sent: u64,
+    /// Pushes refused (ring full).
+    pub full: u64,
+    /// t8 − t1 per new order, ns.
+    pub round_trip: Histogram<u64>,
+    /// (t8 − t1) − (t5 − t4) per new order that reached a venue, ns.
+    pub rt_minus_venue: Histogram<u64>,
+}
+
+impl RunSummary {
+    fn new() -> RunSummary {
+        let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds");
+        RunSummary {
+            events: [0; 6],
+            sent: 0,
+            full: 0,
+            round_trip: h(),
+            rt_minus_venue: h(),
+        }
+    }
+
+    /// A few lines for humans.
+    pub fn render(&self) -> String {
+        let e = &self.events;
+        let mut s = format!(
+            "events: ack {} reject {} fill {} cancelled {} cancel_reject {} unknown {}\n\
+             requests sent {} (ring full {})\n",
+            e[0], e[1], e[2], e[3], e[4], e[5], self.sent, self.full
+        );
+        for (name, h) in [
+            ("round trip", &self.round_trip),
+            ("rt - venue", &self.rt_minus_venue),
+        ] {
+            s += &format!(
+                "{name:<11} n={:<8} p50={}ns p99={}ns p99.9={}ns max={}ns\n",
+                h.len(),
+                h.value_at_quantile(0.5),
+                h.value_at_quantile(0.99),
+                h.value_at_quantile(0.999),
+                h.max()
+            );
+        }
+        s
+    }
+
+    fn record(&mut self, ev: &Event) {
+        if let Some(rt) = ev.round_trip_ns() {
+            self.round_trip.saturating_record(rt.max(1));
+            if let Some(v) = ev.venue_ns() {
+                self.rt_minus_venue
+                    .saturating_record(rt.saturating_sub(v).max(1));
+            }
+        }
+    }
+}
+
+/// Attaches and runs `strategy` until `stop` or the configured duration.
+pub fn run<S: Strategy>(
+    strategy: &mut S,
+    cfg: &RunnerConfig,
+    stop: &AtomicBool,
+) -> Result<RunSummary, RunnerError> {
+    let (mut api, mut rx) = attach(cfg)?;
+    let pid = std::process::id();
+    let _ = api.send_raw(Request::heartbeat(pid, now_ns()));
+    strategy.on_start(&mut api);
+    let mut summary = RunSummary::new();
+    let mut waiter = cfg.wait.waiter();
+    let heartbeat_ns = cfg.heartbeat_interval.as_nanos() as u64;
+    let start = now_ns();
+    let deadline = cfg.duration.map(|d| start + d.as_nanos() as u64);
+    let mut next_heartbeat = start + heartbeat_ns;
+    let mut next_timer = start + strategy.timer_interval_ns();
+    let mut idle_turns: u32 = 0;
+    // Relaxed: a stop flag; no data is published through it.
+    while !stop.load(Ordering::Relaxed) && !strategy.finished() {
+        let mut busy = false;
+        while let Some(mut ev) = rx.try_pop() {
+            ev.ts[ts::STRATEGY_RECV] = now_ns();
+            dispatch(strategy, &mut api, &mut summary, &ev);
+            let first = matches!(ev.kind(), Some(EventKind::Ack | EventKind::Reject));
+            if cfg.receipts && first {
+                let _ = api.send_raw(Request::receipt(ev.client_id, ev.ts[ts::STRATEGY_RECV]));
+            }
+            busy = true;
+        }
+        idle_turns = if busy { 0 } else { idle_turns.wrapping_add(1) };
+        // A clock read costs ~23 ns, as long as a whole ring hand-off: while idle, look
+        // at the clock (timers, heartbeat, deadline) every 32 turns only, so an event
+        // that arrives is seen sooner.
+        if busy || idle_turns.is_multiple_of(32) {
+            let now = now_ns();
+            if deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            if now >= next_timer {
+                strategy.on_timer(&mut api, now);
+                next_timer = now + strategy.timer_interval_ns();
+                busy = true;
+            }
+            if now >= next_heartbeat {
+                let _ = api.send_raw(Request::heartbeat(pid, now));
+                next_heartbeat = now + heartbeat_ns;
+            }
+        }
+        if busy {
+            waiter.reset();
+        } else {
+            waiter.idle();
+        }
+    }
+    summary.sent = api.sent();
+    summary.full = api.full();
+    Ok(summary)
+}
+
+fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev: &Event) {
+    match ev.kind() {
+        Some(EventKind::Ack) => {
+            summary.events[0] += 1;
+            summary.record(ev);
+            s.on_ack(api, ev);
+        }
+        Some(EventKind::Reject) => {
+            summary.events[1] += 1;
+            summary.record(ev);
+            s.on_reject(api, ev);
+        }
+        Some(EventKind::Fill) => {
+            summary.events[2] += 1;
+            s.on_fill(api, ev);
+            let instrument = InstrumentId(ev.instrument);
+            s.on_market_data(api, instrument, Price::from_raw(ev.price));
+        }
+        Some(EventKind::Cancelled) => {
+            summary.events[3] += 1;
+            s.on_cancelled(api, ev);
+        }
+        Some(EventKind::CancelReject) => {
+            summary.events[4] += 1;
+            s.on_cancel_reject(api, ev);
+        }
+        None => summary.events[5] += 1,
+    }
+}
+
+/// Attaches both rings, retrying until the engine has created them.
+pub fn attach(cfg: &RunnerConfig) -> Result<(Api, ShmSpscConsumer<Event>), RunnerError> {
+    let submit = paths::submit_ring(&cfg.dir, &cfg.name);
+    let ret = paths::return_ring(&cfg.dir, &cfg.name);
+    let deadline = Instant::now() + cfg.attach_timeout;
+    loop {
+        let attempt = ShmSpsc::<Request>::attach(&submit)
+            .and_then(|r| r.producer())
+            .map_err(|source| RunnerError::Attach {
+                ring: submit.clone(),
+                source,
+            })
+            .and_then(|tx| {
+                ShmSpsc::<Event>::attach(&ret)
+                    .and_then(|r| r.consumer())
+                    .map(|rx| (Api::new(tx), rx))
+                    .map_err(|source| RunnerError::Attach {
+                        ring: ret.clone(),
+                        source,
+                    })
+            });
+        match attempt {
+            Ok(pair) => return Ok(pair),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::examples::pinger::{Pinger, PingerConfig};
+    use crate::msg::Command;
+
+    #[test]
+    fn attach_times_out_without_an_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = RunnerConfig::new(dir.path().to_owned(), "s");
+        cfg.attach_timeout = Duration::from_millis(50);
+        assert!(matches!(attach(&cfg), Err(RunnerError::Attach { .. })));
+    }
+
+    /// A fake engine answers every new order with a reject; the pinger's runner sees
+    /// every answer, measures it, and sends heartbeat and receipts.
+    #[test]
+    fn pinger_round_trips_against_a_fake_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let submit = ShmSpsc::<Request>::create(&paths::submit_ring(dir.path(), "p"), 64).unwrap();
+        let ret = ShmSpsc::<Event>::create(&paths::return_ring(dir.path(), "p"), 64).unwrap();
+        let (mut rx, mut tx) = (submit.consumer().unwrap(), ret.producer().unwrap());
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let engine_stop = std::sync::Arc::clone(&stop);
+        let engine = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            loop {
+                let Some(req) = rx.try_pop() else {
+                    // Relaxed: a stop flag; the ring is drained before stopping.
+                    if engine_stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    std::thread::yield_now();
+                    continue;
+                };
+                let cmd = req.decode().unwrap();
+                if let Command::New(o) = cmd {
+                    let mut ev = Event {
+                        kind: EventKind::Reject as u8,
+                        client_id: o.client_id,
+                        ..Event::default()
+                    };
+                    ev.ts[ts::STRATEGY_SEND] = req.t1;
+                    tx.try_push(ev).unwrap();
+                }
+                seen.push(cmd);
+            }
+            seen
+        });
+        let mut cfg = RunnerConfig::new(dir.path().to_owned(), "p");
+        cfg.duration = Some(Duration::from_secs(20));
+        let mut pinger = Pinger::new(PingerConfig {
+            venue: 0,
+            instrument: InstrumentId(1),
+            qty: 1,
+            count: 3,
+        });
+        let summary = run(&mut pinger, &cfg, &AtomicBool::new(false)).unwrap();
+        stop.store(true, Ordering::Relaxed);
+        let seen = engine.join().unwrap();
+        assert_eq!(summary.events[1], 3);
+        assert_eq!(summary.round_trip.len(), 3);
+        assert!(matches!(seen[0], Command::Heartbeat { pid } if pid == std::process::id()));
+        let receipts = seen
+            .iter()
+            .filter(|c| matches!(c, Command::Receipt { t8, .. } if *t8 > 0))
+            .count();
+        assert_eq!(receipts, 3);
+    }
+}

@@ -1,0 +1,38 @@
+//! The callbacks a strategy implements. Every callback gets the [`Api`] to act on.
+
+use peregrine_types::{InstrumentId, Price};
+
+use crate::api::Api;
+use crate::msg::Event;
+
+/// A trading strategy driven by the [`runner`](crate::runner). All methods have empty
+/// defaults; implement the ones you need. Callbacks run on the runner's thread, one at
+/// a time, and must not block.
+pub trait Strategy {
+    /// Once, after the rings are attached and before any event.
+    fn on_start(&mut self, _api: &mut Api) {}
+    /// The venue accepted an order.
+    fn on_ack(&mut self, _api: &mut Api, _ev: &Event) {}
+    /// The engine or the venue refused an order (`ev.reason`).
+    fn on_reject(&mut self, _api: &mut Api, _ev: &Event) {}
+    /// A fill (`ev.price`, `ev.qty`, `ev.leaves`).
+    fn on_fill(&mut self, _api: &mut Api, _ev: &Event) {}
+    /// An order is cancelled.
+    fn on_cancelled(&mut self, _api: &mut Api, _ev: &Event) {}
+    /// A cancel was refused (`ev.reason`).
+    fn on_cancel_reject(&mut self, _api: &mut Api, _ev: &Event) {}
+    /// Market data. STUB: there is no market-data feed yet; the runner calls this with
+    /// the price of each of the strategy's own fills.
+    fn on_market_data(&mut self, _api: &mut Api, _instrument: InstrumentId, _last: Price) {}
+    /// Every [`Strategy::timer_interval_ns`] (checked between events, so late by at
+    /// most one event's handling).
+    fn on_timer(&mut self, _api: &mut Api, _now_ns: u64) {}
+    /// Period of [`Strategy::on_timer`].
+    fn timer_interval_ns(&self) -> u64 {
+        1_000_000
+    }
+    /// The runner stops once this returns true (checked after every event and timer).
+    fn finished(&self) -> bool {
+        false
+    }
+}

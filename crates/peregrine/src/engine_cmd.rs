@@ -1,0 +1,152 @@
+//! `peregrine engine`: run the order engine, or talk to a running one.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use peregrine_engine::config::EngineConfig;
+use peregrine_engine::{control, runtime};
+use peregrine_strategy::paths;
+
+/// `peregrine engine [--config F] [--duration S] [stats | kill | shutdown]`.
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// The engine config (TOML).
+    #[arg(long, default_value = "engine.toml", global = true)]
+    config: PathBuf,
+    /// The engine's shm directory (default: from the config).
+    #[arg(long, global = true)]
+    dir: Option<PathBuf>,
+    /// Stop after this many seconds (default: until `peregrine engine shutdown`).
+    #[arg(long)]
+    duration: Option<f64>,
+    #[command(subcommand)]
+    action: Option<EngineAction>,
+}
+
+#[derive(Debug, Subcommand)]
+enum EngineAction {
+    /// Print latency, positions, rejects and queue counters of the running engine.
+    Stats,
+    /// Kill switch on and cancel every open order; returns when the venues confirmed.
+    Kill {
+        /// Only this strategy.
+        #[arg(long)]
+        strategy: Option<String>,
+        /// Give up after this long.
+        #[arg(long, default_value_t = control::KILL_TIMEOUT_MS)]
+        timeout_ms: u64,
+    },
+    /// Stop the running engine.
+    Shutdown,
+    /// Measure the two shared-memory submit candidates (per-strategy SPSC + scan vs
+    /// one MPSC ring): round trip and one-producer throughput.
+    BenchSubmit {
+        /// Connected strategies (rings).
+        #[arg(long, default_value_t = 4)]
+        rings: usize,
+        /// Round trips (and pushes in the throughput phase).
+        #[arg(long, default_value_t = 200_000)]
+        rounds: u64,
+        /// busy-spin (needs 2 free cores), spin-yield or park.
+        #[arg(long, default_value = "busy-spin")]
+        wait: peregrine_queue::WaitStrategy,
+        /// Directory for the ring files.
+        #[arg(long, default_value = "/dev/shm")]
+        ring_dir: PathBuf,
+    },
+}
+
+/// Runs the subcommand.
+pub fn run(args: EngineArgs) -> anyhow::Result<()> {
+    match args.action {
+        None => serve(&args),
+        Some(EngineAction::Stats) => talk(&args, "stats".into(), 5_000),
+        Some(EngineAction::Kill {
+            ref strategy,
+            timeout_ms,
+        }) => {
+            let who = strategy.as_deref().unwrap_or("*");
+            talk(
+                &args,
+                format!("kill {who} {timeout_ms}"),
+                timeout_ms + 5_000,
+            )
+        }
+        Some(EngineAction::Shutdown) => talk(&args, "shutdown".into(), 5_000),
+        Some(EngineAction::BenchSubmit {
+            rings,
+            rounds,
+            wait,
+            ref ring_dir,
+        }) => bench_submit(rings, rounds, wait, ring_dir),
+    }
+}
+
+fn serve(args: &EngineArgs) -> anyhow::Result<()> {
+    let mut cfg = EngineConfig::load(&args.config)?;
+    if let Some(dir) = &args.dir {
+        cfg.shm_dir = Some(dir.clone());
+    }
+    let engine = runtime::start(&cfg).context("starting the engine")?;
+    for note in &engine.notes {
+        eprintln!("{note}");
+    }
+    eprintln!(
+        "engine {} running: {} strategies, {} venues, shm dir {}",
+        cfg.name,
+        cfg.strategies.len(),
+        cfg.venues.len(),
+        engine.dir().display()
+    );
+    let duration = args.duration.map(Duration::from_secs_f64);
+    let report = engine.wait(duration);
+    println!("{report}");
+    Ok(())
+}
+
+fn talk(args: &EngineArgs, command: String, timeout_ms: u64) -> anyhow::Result<()> {
+    let dir = match &args.dir {
+        Some(d) => d.clone(),
+        None if args.config.exists() => EngineConfig::load(&args.config)?.dir(),
+        None => paths::default_dir("main"),
+    };
+    let socket = paths::control_socket(&dir);
+    let reply = control::request(&socket, command.trim(), Duration::from_millis(timeout_ms))
+        .with_context(|| format!("talking to the engine at {}", socket.display()))?;
+    print!("{reply}");
+    if reply.starts_with("error") {
+        bail!("the engine refused: {}", reply.trim());
+    }
+    Ok(())
+}
+
+fn bench_submit(
+    rings: usize,
+    rounds: u64,
+    wait: peregrine_queue::WaitStrategy,
+    ring_dir: &std::path::Path,
+) -> anyhow::Result<()> {
+    let cores = peregrine_queue::available_cores(); // once, before pinning
+    let dir = ring_dir.join(format!("peregrine-bench-submit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = peregrine_engine::bench_submit::run(&dir, rings, rounds, wait, &cores);
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "submit hand-off, {rings} strategies connected, 1 active, {rounds} rounds, wait {}, {} cores",
+        wait.name(),
+        cores.len()
+    );
+    println!(
+        "{:<26}{:>10}{:>10}{:>10}{:>14}",
+        "candidate", "rt p50", "rt p99", "rt p99.9", "pushes/s"
+    );
+    for r in result? {
+        println!(
+            "{:<26}{:>8}ns{:>8}ns{:>8}ns{:>14.0}",
+            r.name, r.rt[0], r.rt[1], r.rt[2], r.throughput
+        );
+    }
+    Ok(())
+}

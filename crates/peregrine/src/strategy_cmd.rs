@@ -1,0 +1,141 @@
+//! `peregrine strategy maker|taker`: the example strategies as processes.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use peregrine_queue::{available_cores, pin_current, WaitStrategy};
+use peregrine_strategy::examples::maker::{Maker, MakerConfig};
+use peregrine_strategy::examples::pinger::{Pinger, PingerConfig};
+use peregrine_strategy::examples::taker::{Taker, TakerConfig};
+use peregrine_strategy::{paths, run as run_strategy, RunnerConfig, Strategy};
+use peregrine_types::InstrumentId;
+
+/// `peregrine strategy <kind>`.
+#[derive(Debug, Args)]
+pub struct StrategyArgs {
+    #[command(subcommand)]
+    kind: StrategyKind,
+}
+
+#[derive(Debug, Subcommand)]
+enum StrategyKind {
+    /// Quote both sides around a mid with an inventory limit.
+    Maker(Common),
+    /// Cross the spread at random intervals.
+    Taker(Common),
+    /// Latency probe: one order in flight at a time (see docs/engine.md).
+    Pinger(PingerArgs),
+}
+
+#[derive(Debug, Args)]
+struct PingerArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Order quantity (above the strategy's max_order_qty: answered by risk).
+    #[arg(long, default_value_t = 1)]
+    qty: i64,
+    /// Orders to send.
+    #[arg(long, default_value_t = 1_000_000)]
+    count: u64,
+}
+
+#[derive(Debug, Args)]
+struct Common {
+    /// The engine's name (its shm dir is /dev/shm/peregrine-ENGINE).
+    #[arg(long, default_value = "main")]
+    engine: String,
+    /// The engine's shm directory (overrides --engine).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// This strategy's name in the engine config (default: maker / taker).
+    #[arg(long)]
+    name: Option<String>,
+    /// Stop after this many seconds (default: run until killed).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// busy-spin, spin-yield or park.
+    #[arg(long, default_value = "spin-yield")]
+    wait: WaitStrategy,
+    /// Venue index.
+    #[arg(long, default_value_t = 0)]
+    venue: u32,
+    /// Instrument.
+    #[arg(long, default_value_t = 1)]
+    instrument: u32,
+    /// Starting mid price, price units.
+    #[arg(long, default_value_t = 10_000)]
+    mid: i64,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Do not send receipts (t8) back to the engine (its latency table then stays
+    /// empty; the strategy's own summary still has the round trip).
+    #[arg(long)]
+    no_receipts: bool,
+    /// Pin the strategy thread to this core (index into the usable cores).
+    #[arg(long)]
+    core: Option<usize>,
+    /// Timer / order gap scale in microseconds (maker re-quote period; taker mean gap).
+    #[arg(long, default_value_t = 1_000)]
+    interval_us: u64,
+}
+
+/// Runs the subcommand.
+pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
+    match args.kind {
+        StrategyKind::Maker(c) => {
+            let mut s = Maker::new(MakerConfig {
+                venue: c.venue,
+                instrument: InstrumentId(c.instrument),
+                mid: c.mid,
+                seed: c.seed,
+                interval_ns: c.interval_us * 1_000,
+                ..MakerConfig::default()
+            });
+            go(&mut s, &c, "maker")
+        }
+        StrategyKind::Taker(c) => {
+            let mut s = Taker::new(TakerConfig {
+                venue: c.venue,
+                instrument: InstrumentId(c.instrument),
+                mid: c.mid,
+                seed: c.seed,
+                min_gap_ns: c.interval_us * 200,
+                max_gap_ns: c.interval_us * 1_800,
+                ..TakerConfig::default()
+            });
+            go(&mut s, &c, "taker")
+        }
+        StrategyKind::Pinger(p) => {
+            let mut s = Pinger::new(PingerConfig {
+                venue: p.common.venue,
+                instrument: InstrumentId(p.common.instrument),
+                qty: p.qty,
+                count: p.count,
+            });
+            go(&mut s, &p.common, "pinger")
+        }
+    }
+}
+
+fn go<S: Strategy>(s: &mut S, c: &Common, default_name: &str) -> anyhow::Result<()> {
+    let dir = c
+        .dir
+        .clone()
+        .unwrap_or_else(|| paths::default_dir(&c.engine));
+    let name = c.name.as_deref().unwrap_or(default_name);
+    let mut cfg = RunnerConfig::new(dir, name);
+    cfg.wait = c.wait;
+    cfg.receipts = !c.no_receipts;
+    cfg.duration = c.duration.map(Duration::from_secs_f64);
+    if let Some(i) = c.core {
+        let cores = available_cores(); // once, before pinning (FACTS.md trap)
+        eprintln!("{}", pin_current(name, cores.get(i).copied()).describe());
+    }
+    let stop = AtomicBool::new(false);
+    let summary = run_strategy(s, &cfg, &stop)?;
+    println!("strategy {name}\n{}", summary.render());
+    Ok(())
+}
