@@ -83,7 +83,7 @@ pub fn run(args: BalancesArgs) -> anyhow::Result<()> {
     rows.push(scenarios::commitments(&clock, 10_000 / scale));
     print_rows(&rows);
     let sustained = scenarios::sustained(&clock, 1_000 / scale.min(10));
-    println!("\nsustained throughput (1,000 ticks × 10 orders, resting):");
+    println!("\nsustained throughput (1,000 ticks × 10 orders, resting; median of 9 runs):");
     for (name, rate, olympus) in &sustained {
         println!(
             "  {name:<44} {:>10.2} M orders/s   (Olympus: {olympus})",

@@ -267,27 +267,61 @@ pub fn commitments(clock: &quanta::Clock, n: usize) -> Row {
 pub fn sustained(clock: &quanta::Clock, ticks: usize) -> Vec<(String, f64, &'static str)> {
     let cmds: Vec<Command> = (0..ticks as u64 * 10)
         .map(|i| {
-            order(
-                i + 1,
-                if i % 2 == 0 { Side::Buy } else { Side::Sell },
-                if i % 2 == 0 {
-                    90_000 - (i % 700) as i64
-                } else {
-                    110_000 + (i % 700) as i64
-                },
-                10,
-                TimeInForce::Gtc,
-            )
+            let (side, price) = if i % 2 == 0 {
+                (Side::Buy, 90_000 - (i % 700) as i64)
+            } else {
+                (Side::Sell, 110_000 + (i % 700) as i64)
+            };
+            order(i + 1, side, price, 10, TimeInForce::Gtc)
         })
         .collect();
+    // One run lasts milliseconds, so a single preemption would decide it: report the
+    // median of several runs, each on a fresh engine.
+    let continuous = median_rate(clock, &cmds, run_continuous);
+    let batch = median_rate(clock, &cmds, run_batch);
+    vec![
+        (
+            "continuous (match + settle per order)".to_string(),
+            continuous,
+            "3.83 M/s",
+        ),
+        (
+            "batch (ticks of 10, commitments inline)".to_string(),
+            batch,
+            "3.5 M/s",
+        ),
+    ]
+}
+
+const SUSTAINED_REPEATS: usize = 9;
+
+fn median_rate(
+    clock: &quanta::Clock,
+    cmds: &[Command],
+    run: fn(&quanta::Clock, &mut Engine, &[Command]) -> u64,
+) -> f64 {
+    let mut rates: Vec<f64> = (0..SUSTAINED_REPEATS)
+        .map(|_| {
+            let mut e = engine(cmds.len() + 16);
+            let ns = run(clock, &mut e, cmds).max(1);
+            cmds.len() as f64 / (ns as f64 / 1e9)
+        })
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    rates[rates.len() / 2]
+}
+
+fn run_continuous(clock: &quanta::Clock, e: &mut Engine, cmds: &[Command]) -> u64 {
     let mut ev = Vec::with_capacity(64);
-    let mut e = engine(cmds.len() + 16);
     let a = clock.raw();
-    for c in &cmds {
-        step(&mut e, c, &mut ev);
+    for c in cmds {
+        step(e, c, &mut ev);
     }
-    let continuous = cmds.len() as f64 / (clock.delta_as_nanos(a, clock.raw()) as f64 / 1e9);
-    let mut e = engine(cmds.len() + 16);
+    clock.delta_as_nanos(a, clock.raw())
+}
+
+fn run_batch(clock: &quanta::Clock, e: &mut Engine, cmds: &[Command]) -> u64 {
+    let mut ev = Vec::with_capacity(64);
     let (mut trades, mut leaves, mut scratch) = (
         Vec::with_capacity(64),
         Vec::with_capacity(64),
@@ -297,7 +331,7 @@ pub fn sustained(clock: &quanta::Clock, ticks: usize) -> Vec<(String, f64, &'sta
     for (t, tick) in cmds.chunks(10).enumerate() {
         trades.clear();
         for c in tick {
-            step(&mut e, c, &mut ev);
+            step(e, c, &mut ev);
             for x in &ev {
                 if let Event::Fill(f) = x {
                     trades.push(TradeRecord::from_fill(f, c.ts.0));
@@ -313,17 +347,5 @@ pub fn sustained(clock: &quanta::Clock, ticks: usize) -> Vec<(String, f64, &'sta
             &mut scratch,
         ));
     }
-    let batch = cmds.len() as f64 / (clock.delta_as_nanos(a, clock.raw()) as f64 / 1e9);
-    vec![
-        (
-            "continuous (match + settle per order)".to_string(),
-            continuous,
-            "3.83 M/s",
-        ),
-        (
-            "batch (ticks of 10, commitments inline)".to_string(),
-            batch,
-            "3.5 M/s",
-        ),
-    ]
+    clock.delta_as_nanos(a, clock.raw())
 }
