@@ -38,6 +38,7 @@
 #![deny(unsafe_code)]
 
 pub mod clock;
+pub mod command_codec;
 pub mod compact;
 pub mod config;
 pub mod core;
