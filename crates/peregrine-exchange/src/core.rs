@@ -28,6 +28,9 @@ use crate::recovery::RecoveryServer;
 pub struct SessionKey(pub u64);
 
 impl SessionKey {
+    /// The owner key of orders rebuilt from the journal: never a live slot, so their
+    /// reports go to the account's current session.
+    pub const RECOVERED: SessionKey = SessionKey(u64::MAX);
     /// Builds a key.
     pub const fn new(slot: u32, generation: u32) -> Self {
         SessionKey(((generation as u64) << 32) | slot as u64)
@@ -115,6 +118,11 @@ impl<L: CommandLog> Core<L> {
         r.poll(&self.engine, session_id, as_of, self.clock.now());
     }
 
+    /// The published engine sequence number (the session layer reads it).
+    pub fn shared_seq(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.shared_seq)
+    }
+
     /// The engine (for tests and state hashes).
     pub fn engine(&self) -> &MatchingEngine {
         &self.engine
@@ -123,6 +131,36 @@ impl<L: CommandLog> Core<L> {
     /// The command log.
     pub fn log(&self) -> &L {
         &self.log
+    }
+
+    /// The command log, mutably (recovery reads the journal through it).
+    pub fn log_mut(&mut self) -> &mut L {
+        &mut self.log
+    }
+
+    /// Re-applies journaled command `seq` on start: runs it through the engine,
+    /// rebuilds order ownership (owned by [`SessionKey::RECOVERED`]) and the
+    /// sequence number, and moves the clock to at least the command's time. Writes
+    /// nothing to the log, sends no report and publishes nothing.
+    pub fn replay(&mut self, seq: u64, cmd: &Command) {
+        self.engine_seq = seq;
+        // Relaxed: a display value for the session layer; orders nothing else.
+        self.shared_seq.store(seq, Ordering::Relaxed);
+        self.clock = self.clock.not_before(cmd.ts);
+        self.events.clear();
+        self.engine.execute(cmd, &mut self.events);
+        for i in 0..self.events.len() {
+            let ev = self.events[i];
+            if let Event::Accepted(a) = ev {
+                let owner = Owner {
+                    key: SessionKey::RECOVERED,
+                    account: a.account,
+                    client_id: a.client_id,
+                };
+                self.owners.insert(a.id.0, owner);
+            }
+            self.forget_done(&ev);
+        }
     }
 
     /// Executes one order-entry request from an authenticated session.
