@@ -121,7 +121,7 @@ fn assert_all_live(addr: SocketAddr, acked: &[OrderId]) {
 
 #[test]
 fn acknowledged_orders_survive_kill_9_and_the_state_matches_a_replay() {
-    with_timeout(90, || {
+    with_timeout(60, || {
         let dir = tempfile::tempdir().unwrap();
         let journal = dir.path().join("journal");
         let extra = exchange_config(&journal);
