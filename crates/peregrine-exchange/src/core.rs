@@ -20,6 +20,8 @@ use crate::journal::CommandLog;
 use crate::mapping::{self, Ctx, Dest};
 use crate::md::MdPublisher;
 use crate::recovery::RecoveryServer;
+use crate::snapshot_codec::EngineSnapshot;
+use crate::snapshotter::Snapshotter;
 
 /// Identifies a session across topologies: slot index in the low 32 bits, the slot's
 /// generation in the high 32 (so a report for a closed session is never delivered to
@@ -73,6 +75,7 @@ pub struct Core<L: CommandLog> {
     log: L,
     md: Option<MdPublisher>,
     recovery: Option<RecoveryServer>,
+    snapshots: Option<Snapshotter>,
 }
 
 impl<L: CommandLog> Core<L> {
@@ -97,6 +100,7 @@ impl<L: CommandLog> Core<L> {
             log,
             md,
             recovery: None,
+            snapshots: None,
         }
     }
 
@@ -104,6 +108,40 @@ impl<L: CommandLog> Core<L> {
     pub fn with_recovery(mut self, recovery: RecoveryServer) -> Self {
         self.recovery = Some(recovery);
         self
+    }
+
+    /// Takes a snapshot every N commands (see [`crate::snapshotter`]).
+    pub fn with_snapshots(mut self, snapshots: Snapshotter) -> Self {
+        self.snapshots = Some(snapshots);
+        self
+    }
+
+    /// Restores the state of snapshot `snap` into this core's fresh engine: books,
+    /// next order id, order ownership (owned by [`SessionKey::RECOVERED`]), sequence
+    /// number and clock floor.
+    pub fn restore_snapshot(&mut self, snap: &EngineSnapshot) -> Result<(), String> {
+        for b in &snap.books {
+            let book = self
+                .engine
+                .book_mut(b.instrument)
+                .ok_or_else(|| format!("snapshot has unknown instrument {}", b.instrument))?;
+            book.restore(b.now, b.trade_seq, b.status, &b.orders)
+                .map_err(|e| format!("instrument {}: {e}", b.instrument))?;
+            for o in &b.orders {
+                let owner = Owner {
+                    key: SessionKey::RECOVERED,
+                    account: o.account,
+                    client_id: o.client_id,
+                };
+                self.owners.insert(o.id.0, owner);
+            }
+        }
+        self.engine.set_next_order_id(snap.next_order_id);
+        self.engine_seq = snap.last_seq;
+        // Relaxed: a display value for the session layer; orders nothing else.
+        self.shared_seq.store(snap.last_seq, Ordering::Relaxed);
+        self.clock = self.clock.not_before(snap.last_ts);
+        Ok(())
     }
 
     /// Answers recovery clients. Call between batches, after [`Core::publish`].
@@ -199,6 +237,9 @@ impl<L: CommandLog> Core<L> {
         let ctx = self.context(msg, cmd);
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
+        if let Some(s) = self.snapshots.as_mut() {
+            s.after_command(self.engine_seq, &self.engine, cmd.ts);
+        }
         for i in 0..self.events.len() {
             let ev = self.events[i];
             self.route(&ev, &ctx, from, account, out);
@@ -285,7 +326,11 @@ impl<L: CommandLog> Core<L> {
     /// Ends a batch: makes the log durable. Call before writing any report of the
     /// batch to a socket.
     pub fn end_batch(&mut self) -> std::io::Result<()> {
-        self.log.commit()
+        self.log.commit()?;
+        if let Some(s) = self.snapshots.as_mut() {
+            s.after_commit();
+        }
+        Ok(())
     }
 
     /// Sends the batch's feed packet(s). Called after the batch's reports are written,

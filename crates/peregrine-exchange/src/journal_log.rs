@@ -28,6 +28,11 @@ pub struct JournalSection {
     /// 64 MiB.
     #[serde(default = "default_segment_bytes")]
     pub segment_bytes: u64,
+    /// Write a snapshot of the engine every this many commands, to `<dir>/snapshots`
+    /// (the newest 3 are kept); start-up then loads the newest valid one and replays
+    /// only the journal after it. Default 0: no snapshots, full replay.
+    #[serde(default)]
+    pub snapshot_every: u64,
 }
 
 fn default_segment_bytes() -> u64 {
@@ -41,7 +46,13 @@ impl JournalSection {
             dir: dir.into(),
             fsync: FsyncPolicy::default(),
             segment_bytes: default_segment_bytes(),
+            snapshot_every: 0,
         }
+    }
+
+    /// Where snapshots live.
+    pub fn snapshot_dir(&self) -> PathBuf {
+        self.dir.join("snapshots")
     }
 
     /// The journal crate's config for this section.
@@ -127,6 +138,7 @@ mod tests {
         assert_eq!(s, JournalSection::new("data/journal"));
         assert_eq!(s.fsync, FsyncPolicy::Batch);
         assert_eq!(s.segment_bytes, 64 << 20);
+        assert_eq!(s.snapshot_every, 0);
         assert!(toml::from_str::<JournalSection>("dir = \"d\"\nfsnyc = \"none\"").is_err());
         assert!(toml::from_str::<JournalSection>("fsync = \"none\"").is_err());
         let s: JournalSection = toml::from_str("dir = \"d\"\nfsync = \"every_command\"").unwrap();
@@ -139,6 +151,7 @@ mod tests {
             dir: PathBuf::new(),
             fsync: FsyncPolicy::None,
             segment_bytes: 10,
+            snapshot_every: 0,
         };
         let mut errs = Vec::new();
         s.check(&mut errs);

@@ -5,12 +5,13 @@
 use std::time::Instant;
 
 use peregrine_book::{Command, StateHash};
-use peregrine_journal::{Journal, JournalError, RecoveryReport, Replay};
+use peregrine_journal::{Journal, JournalError, RecoveryReport, Replay, SnapshotStore};
 use peregrine_types::Timestamp;
 
 use crate::command_codec::{self, CodecError};
 use crate::core::Core;
 use crate::journal_log::{JournalLog, JournalSection, KIND_COMMAND};
+use crate::snapshot_codec;
 
 /// Why the journal could not be replayed. Start-up stops on any of these.
 #[derive(Debug, thiserror::Error)]
@@ -35,9 +36,42 @@ pub enum ReplayError {
         /// The decode error.
         source: CodecError,
     },
-    /// The journal does not start at sequence 1 and there is no snapshot to start from.
-    #[error("journal starts at sequence {0}, not 1, and snapshots are not supported yet")]
-    MissingPrefix(u64),
+    /// The journal does not hold the record after the starting point (sequence 1, or
+    /// the loaded snapshot's last sequence + 1).
+    #[error("journal starts at sequence {first}, but replay must start at {from}")]
+    MissingPrefix {
+        /// The journal's first sequence number.
+        first: u64,
+        /// Where the replay must start.
+        from: u64,
+    },
+    /// The newest valid snapshot covers commands the journal does not hold.
+    #[error("snapshot through seq {snapshot} is ahead of the journal's last seq {journal}")]
+    SnapshotAhead {
+        /// The snapshot's last sequence number.
+        snapshot: u64,
+        /// The journal's last sequence number.
+        journal: u64,
+    },
+    /// The snapshot store failed.
+    #[error(transparent)]
+    Snapshot(#[from] peregrine_journal::SnapshotError),
+    /// A verified snapshot does not decode.
+    #[error("snapshot {path}: {source}")]
+    SnapshotDecode {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: crate::snapshot_codec::SnapshotDecodeError,
+    },
+    /// A decoded snapshot does not fit the configured engine.
+    #[error("snapshot {path}: {reason}")]
+    SnapshotRestore {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// What a replay did.
@@ -70,22 +104,32 @@ pub fn replay_commands(
     journal: &mut Journal,
     apply: impl FnMut(u64, &Command),
 ) -> Result<Replayed, ReplayError> {
-    match start(journal)? {
+    match start(journal, 1)? {
         Some(replay) => drive(replay, apply),
         None => Ok(Replayed::default()),
     }
 }
 
-/// A reader from sequence 1; `None` for an empty journal. The reader owns its state,
-/// so the journal (and whatever holds it) is free again once this returns.
-fn start(journal: &mut Journal) -> Result<Option<Replay>, ReplayError> {
-    let Some(first) = journal.first_seq() else {
+/// A reader from sequence `from`; `None` when there is nothing to replay. The reader
+/// owns its state, so the journal (and whatever holds it) is free again once this
+/// returns.
+fn start(journal: &mut Journal, from: u64) -> Result<Option<Replay>, ReplayError> {
+    let (Some(first), Some(last)) = (journal.first_seq(), journal.last_seq()) else {
         return Ok(None);
     };
-    if first != 1 {
-        return Err(ReplayError::MissingPrefix(first));
+    if from > 1 && last < from - 1 {
+        return Err(ReplayError::SnapshotAhead {
+            snapshot: from - 1,
+            journal: last,
+        });
     }
-    Ok(Some(journal.replay_from(first)?))
+    if first > from {
+        return Err(ReplayError::MissingPrefix { first, from });
+    }
+    if from > last {
+        return Ok(None);
+    }
+    Ok(Some(journal.replay_from(from)?))
 }
 
 fn drive(
@@ -140,9 +184,17 @@ pub fn open_journal(section: &JournalSection) -> Result<(Journal, RecoveryReport
     Ok((journal, report))
 }
 
-/// Replays the core's journal into it and logs the count, rate and state hash.
-pub fn restore(core: &mut Core<JournalLog>) -> Result<(Replayed, StateHash), ReplayError> {
-    let done = match start(core.log_mut().journal_mut())? {
+/// Loads the newest valid snapshot of `snapshots` (if any) into the core, then
+/// replays the journal after it, and logs the count, rate and state hash.
+pub fn restore(
+    core: &mut Core<JournalLog>,
+    snapshots: Option<&SnapshotStore>,
+) -> Result<(Replayed, StateHash), ReplayError> {
+    let from = match snapshots {
+        Some(store) => load_snapshot(core, store)? + 1,
+        None => 1,
+    };
+    let done = match start(core.log_mut().journal_mut(), from)? {
         Some(replay) => drive(replay, |seq, cmd| core.replay(seq, cmd))?,
         None => Replayed::default(),
     };
@@ -150,10 +202,44 @@ pub fn restore(core: &mut Core<JournalLog>) -> Result<(Replayed, StateHash), Rep
     crate::log!(
         "journal: replayed {} record(s) to seq {} in {:.3} ms ({:.0} records/s); state hash {}",
         done.records,
-        done.last_seq,
+        core.engine_seq(),
         done.elapsed_ns as f64 / 1e6,
         done.rate(),
         hash
     );
     Ok((done, hash))
+}
+
+/// Restores the newest valid snapshot; returns its last sequence number (0: none).
+fn load_snapshot(core: &mut Core<JournalLog>, store: &SnapshotStore) -> Result<u64, ReplayError> {
+    let latest = store.latest_valid()?;
+    for s in &latest.skipped {
+        crate::log!("snapshot {} skipped: {:?}", s.path.display(), s.defect);
+    }
+    let Some(snap) = latest.snapshot else {
+        crate::log!(
+            "snapshots {}: none valid, replaying from seq 1",
+            store.dir().display()
+        );
+        return Ok(0);
+    };
+    let t0 = Instant::now();
+    let decoded =
+        snapshot_codec::decode(&snap.data).map_err(|source| ReplayError::SnapshotDecode {
+            path: snap.path.clone(),
+            source,
+        })?;
+    core.restore_snapshot(&decoded)
+        .map_err(|reason| ReplayError::SnapshotRestore {
+            path: snap.path.clone(),
+            reason,
+        })?;
+    crate::log!(
+        "snapshot {} loaded: seq {}, {} resting order(s), {:.3} ms",
+        snap.path.display(),
+        snap.last_seq,
+        decoded.books.iter().map(|b| b.orders.len()).sum::<usize>(),
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(snap.last_seq)
 }

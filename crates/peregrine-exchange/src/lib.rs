@@ -54,6 +54,8 @@ pub mod recovery;
 pub mod ring;
 pub mod server;
 pub mod session;
+pub mod snapshot_codec;
+pub mod snapshotter;
 pub mod split;
 pub mod subscriber;
 pub mod table;

@@ -14,8 +14,10 @@ use crate::journal::{CommandLog, NoLog};
 use crate::journal_log::JournalLog;
 use crate::journal_replay::{open_journal, restore};
 use crate::md::MdPublisher;
+use crate::snapshotter::Snapshotter;
 use crate::table::SessionTable;
 use crate::wait::warn_if_oversubscribed;
+use peregrine_journal::{SnapshotConfig, SnapshotStore};
 
 /// Runs the exchange until `stop` is set. With a `[journal]` section it first
 /// recovers the state from the journal and then journals every command; without one
@@ -38,12 +40,25 @@ pub fn run(
         )
     })?;
     let mut core = build_core(&config, JournalLog::new(journal))?;
-    restore(&mut core).with_context(|| {
+    let store = if section.snapshot_every > 0 {
+        let dir = section.snapshot_dir();
+        let config = SnapshotConfig::default();
+        Some(
+            SnapshotStore::open(&dir, config)
+                .with_context(|| format!("opening {}", dir.display()))?,
+        )
+    } else {
+        None
+    };
+    restore(&mut core, store.as_ref()).with_context(|| {
         format!(
-            "replaying the journal in {}: refusing to start",
+            "recovering from the journal in {}: refusing to start",
             section.dir.display()
         )
     })?;
+    if let Some(store) = store {
+        core = core.with_snapshots(Snapshotter::spawn(store, section.snapshot_every)?);
+    }
     serve(config, core, &stop, on_ready)
 }
 

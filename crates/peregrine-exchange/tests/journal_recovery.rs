@@ -10,7 +10,8 @@ use peregrine_book::{Command, MatchingEngine, StateHash};
 use peregrine_exchange::core::{Core, Outbox, SessionKey};
 use peregrine_exchange::journal_log::{JournalLog, JournalSection};
 use peregrine_exchange::journal_replay::{open_journal, replay_commands, restore, ReplayError};
-use peregrine_journal::{FsyncPolicy, JournalError};
+use peregrine_exchange::snapshotter::Snapshotter;
+use peregrine_journal::{FsyncPolicy, JournalError, SnapshotStore};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty, Side,
     StpMode, TimeInForce, Timestamp,
@@ -95,7 +96,7 @@ fn drive(core: &mut Core<JournalLog>, n: u64, seed: u64) {
 
 fn recovered(dir: &Path) -> (Core<JournalLog>, StateHash) {
     let mut c = core(dir);
-    let (done, hash) = restore(&mut c).unwrap();
+    let (done, hash) = restore(&mut c, None).unwrap();
     assert_eq!(done.last_seq, c.engine_seq());
     (c, hash)
 }
@@ -146,6 +147,43 @@ fn a_reopened_journal_replays_to_the_same_state_and_continues() {
     assert_eq!(c.engine_seq(), seq + 500);
     drop(c);
     assert_eq!(recovered(dir.path()).1, continued);
+}
+
+#[test]
+fn snapshot_plus_tail_equals_a_full_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = || SnapshotStore::open(dir.path().join("snapshots"), Default::default()).unwrap();
+    let (hash, seq) = {
+        let mut c = core(dir.path()).with_snapshots(Snapshotter::spawn(store(), 300).unwrap());
+        drive(&mut c, 2_000, 13);
+        (c.engine().state_hash(), c.engine_seq())
+    }; // dropping the core joins the snapshot writer
+    let latest = store()
+        .latest_valid()
+        .unwrap()
+        .snapshot
+        .expect("a snapshot");
+    assert!(
+        latest.last_seq % 300 == 0 && latest.last_seq < seq, // the busy writer may skip some
+        "{}",
+        latest.last_seq
+    );
+    let mut c = core(dir.path());
+    let (done, from_snapshot) = restore(&mut c, Some(&store())).unwrap();
+    assert_eq!(
+        done.records,
+        seq - latest.last_seq,
+        "only the tail is replayed"
+    );
+    assert_eq!(from_snapshot, hash);
+    assert_eq!(c.engine_seq(), seq);
+    assert_eq!(recovered(dir.path()).1, hash, "full replay agrees");
+    drive(&mut c, 100, 17);
+    assert_eq!(
+        c.engine_seq(),
+        seq + 100,
+        "appends continue after the snapshot + tail"
+    );
 }
 
 #[test]
