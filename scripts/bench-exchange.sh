@@ -13,8 +13,10 @@ trap 'kill $EX 2>/dev/null || true; rm -rf "$TMP"' EXIT
 echo "# $(date -u +%FT%TZ)  nproc $(nproc)  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)  load $(cut -d' ' -f1-3 /proc/loadavg)"
 run() { # topology server_wait loadgen_wait loadgen-args...
   local topo=$1 swait=$2 lwait=$3; shift 3
+  RUNS=$((${RUNS:-0} + 1)) # a fresh journal per run, so no run replays another's
   sed -e 's/^listen = .*/listen = "127.0.0.1:7790"/' -e "s/^topology = .*/topology = \"$topo\"/" \
       -e "s/^wait = .*/wait = \"$swait\"/" -e 's/^target = .*/target = "127.0.0.1:7791"/' \
+      -e "s|^dir = .*|dir = \"$TMP/journal-$RUNS\"|" \
       exchange.toml > "$TMP/ex.toml"
   $B exchange --config "$TMP/ex.toml" > "$TMP/out" 2> "$TMP/err" & EX=$!
   sleep 0.5

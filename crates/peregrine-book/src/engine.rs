@@ -119,6 +119,19 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
         OrderId(self.next_order_id)
     }
 
+    /// The book of an instrument, mutably: for restoring a snapshot with
+    /// [`OrderBook::restore`], not for trading around the engine.
+    pub fn book_mut(&mut self, instrument: InstrumentId) -> Option<&mut OrderBook<L>> {
+        self.books
+            .get_mut(instrument.0 as usize)
+            .and_then(Option::as_mut)
+    }
+
+    /// Sets the id the next accepted order gets (restoring a snapshot).
+    pub fn set_next_order_id(&mut self, id: OrderId) {
+        self.next_order_id = id.0;
+    }
+
     /// The pre-match stage.
     pub fn pre_match(&mut self) -> &mut P {
         &mut self.pre

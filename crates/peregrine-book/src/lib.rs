@@ -35,7 +35,7 @@ pub mod level;
 pub mod reference;
 pub mod reject;
 
-pub use book::OrderBook;
+pub use book::{OrderBook, RestoreError};
 pub use command::{Action, Cancel, Command, CommandKind, MassCancel, NewOrder, Replace, SetStatus};
 pub use engine::{MatchingEngine, NoPreMatch, PreMatch};
 pub use event::{CountingSink, Event, EventSink};

@@ -27,6 +27,17 @@ impl Clock {
         }
     }
 
+    /// This clock, moved forward if needed so that it never reads earlier than `ts`
+    /// (after a restart the journal's last command time is the floor: the book
+    /// requires non-decreasing command times even if the wall clock stepped back).
+    pub fn not_before(mut self, ts: Timestamp) -> Self {
+        if self.now() < ts {
+            let elapsed = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.epoch_ns = ts.0.saturating_sub(elapsed);
+        }
+        self
+    }
+
     /// Now.
     #[inline]
     pub fn now(&self) -> Timestamp {
@@ -55,5 +66,18 @@ mod tests {
             last = t;
         }
         assert!(last.0 > 1_600_000_000_000_000_000);
+    }
+
+    #[test]
+    fn not_before_is_a_floor() {
+        let future = Timestamp(Clock::new().now().0 + 3_600_000_000_000);
+        let c = Clock::new().not_before(future);
+        assert!(c.now() >= future);
+        let c2 = Clock::new();
+        assert_eq!(
+            c2.not_before(Timestamp(1)).epoch_ns,
+            c2.epoch_ns,
+            "a past floor changes nothing"
+        );
     }
 }

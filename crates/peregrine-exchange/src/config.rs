@@ -10,6 +10,7 @@ use std::path::Path;
 use peregrine_types::{AccountId, InstrumentSpec};
 use serde::{Deserialize, Serialize};
 
+use crate::journal_log::JournalSection;
 use crate::wait::WaitStrategy;
 
 /// Thread layout of the exchange.
@@ -103,6 +104,9 @@ pub struct Config {
     pub recovery_listen: SocketAddr,
     /// Serve snapshots at all. Default `true`.
     pub recovery_enabled: bool,
+    /// Write-ahead journal of every command, replayed on start. Default: none (no
+    /// journal, an empty book on every start).
+    pub journal: Option<JournalSection>,
 }
 
 impl Default for Config {
@@ -129,6 +133,7 @@ impl Default for Config {
             ring_capacity: 65_536,
             recovery_listen: SocketAddr::from(([127, 0, 0, 1], 7702)),
             recovery_enabled: true,
+            journal: None,
         }
     }
 }
@@ -188,6 +193,9 @@ impl Config {
         self.check_instruments(&mut errs);
         self.check_accounts(&mut errs);
         self.check_limits(&mut errs);
+        if let Some(j) = &self.journal {
+            j.check(&mut errs);
+        }
         if errs.is_empty() {
             Ok(())
         } else {
@@ -317,6 +325,7 @@ mod tests {
         assert_eq!(c.ring_capacity, 65_536);
         assert_eq!(c.recovery_listen.to_string(), "127.0.0.1:7702");
         assert!(c.recovery_enabled);
+        assert_eq!(c.journal, None);
         assert_eq!(c.validate(), Ok(()));
     }
 

@@ -20,6 +20,8 @@ use crate::journal::CommandLog;
 use crate::mapping::{self, Ctx, Dest};
 use crate::md::MdPublisher;
 use crate::recovery::RecoveryServer;
+use crate::snapshot_codec::EngineSnapshot;
+use crate::snapshotter::Snapshotter;
 
 /// Identifies a session across topologies: slot index in the low 32 bits, the slot's
 /// generation in the high 32 (so a report for a closed session is never delivered to
@@ -28,6 +30,9 @@ use crate::recovery::RecoveryServer;
 pub struct SessionKey(pub u64);
 
 impl SessionKey {
+    /// The owner key of orders rebuilt from the journal: never a live slot, so their
+    /// reports go to the account's current session.
+    pub const RECOVERED: SessionKey = SessionKey(u64::MAX);
     /// Builds a key.
     pub const fn new(slot: u32, generation: u32) -> Self {
         SessionKey(((generation as u64) << 32) | slot as u64)
@@ -70,6 +75,7 @@ pub struct Core<L: CommandLog> {
     log: L,
     md: Option<MdPublisher>,
     recovery: Option<RecoveryServer>,
+    snapshots: Option<Snapshotter>,
 }
 
 impl<L: CommandLog> Core<L> {
@@ -94,6 +100,7 @@ impl<L: CommandLog> Core<L> {
             log,
             md,
             recovery: None,
+            snapshots: None,
         }
     }
 
@@ -101,6 +108,40 @@ impl<L: CommandLog> Core<L> {
     pub fn with_recovery(mut self, recovery: RecoveryServer) -> Self {
         self.recovery = Some(recovery);
         self
+    }
+
+    /// Takes a snapshot every N commands (see [`crate::snapshotter`]).
+    pub fn with_snapshots(mut self, snapshots: Snapshotter) -> Self {
+        self.snapshots = Some(snapshots);
+        self
+    }
+
+    /// Restores the state of snapshot `snap` into this core's fresh engine: books,
+    /// next order id, order ownership (owned by [`SessionKey::RECOVERED`]), sequence
+    /// number and clock floor.
+    pub fn restore_snapshot(&mut self, snap: &EngineSnapshot) -> Result<(), String> {
+        for b in &snap.books {
+            let book = self
+                .engine
+                .book_mut(b.instrument)
+                .ok_or_else(|| format!("snapshot has unknown instrument {}", b.instrument))?;
+            book.restore(b.now, b.trade_seq, b.status, &b.orders)
+                .map_err(|e| format!("instrument {}: {e}", b.instrument))?;
+            for o in &b.orders {
+                let owner = Owner {
+                    key: SessionKey::RECOVERED,
+                    account: o.account,
+                    client_id: o.client_id,
+                };
+                self.owners.insert(o.id.0, owner);
+            }
+        }
+        self.engine.set_next_order_id(snap.next_order_id);
+        self.engine_seq = snap.last_seq;
+        // Relaxed: a display value for the session layer; orders nothing else.
+        self.shared_seq.store(snap.last_seq, Ordering::Relaxed);
+        self.clock = self.clock.not_before(snap.last_ts);
+        Ok(())
     }
 
     /// Answers recovery clients. Call between batches, after [`Core::publish`].
@@ -115,6 +156,11 @@ impl<L: CommandLog> Core<L> {
         r.poll(&self.engine, session_id, as_of, self.clock.now());
     }
 
+    /// The published engine sequence number (the session layer reads it).
+    pub fn shared_seq(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.shared_seq)
+    }
+
     /// The engine (for tests and state hashes).
     pub fn engine(&self) -> &MatchingEngine {
         &self.engine
@@ -123,6 +169,36 @@ impl<L: CommandLog> Core<L> {
     /// The command log.
     pub fn log(&self) -> &L {
         &self.log
+    }
+
+    /// The command log, mutably (recovery reads the journal through it).
+    pub fn log_mut(&mut self) -> &mut L {
+        &mut self.log
+    }
+
+    /// Re-applies journaled command `seq` on start: runs it through the engine,
+    /// rebuilds order ownership (owned by [`SessionKey::RECOVERED`]) and the
+    /// sequence number, and moves the clock to at least the command's time. Writes
+    /// nothing to the log, sends no report and publishes nothing.
+    pub fn replay(&mut self, seq: u64, cmd: &Command) {
+        self.engine_seq = seq;
+        // Relaxed: a display value for the session layer; orders nothing else.
+        self.shared_seq.store(seq, Ordering::Relaxed);
+        self.clock = self.clock.not_before(cmd.ts);
+        self.events.clear();
+        self.engine.execute(cmd, &mut self.events);
+        for i in 0..self.events.len() {
+            let ev = self.events[i];
+            if let Event::Accepted(a) = ev {
+                let owner = Owner {
+                    key: SessionKey::RECOVERED,
+                    account: a.account,
+                    client_id: a.client_id,
+                };
+                self.owners.insert(a.id.0, owner);
+            }
+            self.forget_done(&ev);
+        }
     }
 
     /// Executes one order-entry request from an authenticated session.
@@ -161,6 +237,9 @@ impl<L: CommandLog> Core<L> {
         let ctx = self.context(msg, cmd);
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
+        if let Some(s) = self.snapshots.as_mut() {
+            s.after_command(self.engine_seq, &self.engine, cmd.ts);
+        }
         for i in 0..self.events.len() {
             let ev = self.events[i];
             self.route(&ev, &ctx, from, account, out);
@@ -247,7 +326,11 @@ impl<L: CommandLog> Core<L> {
     /// Ends a batch: makes the log durable. Call before writing any report of the
     /// batch to a socket.
     pub fn end_batch(&mut self) -> std::io::Result<()> {
-        self.log.commit()
+        self.log.commit()?;
+        if let Some(s) = self.snapshots.as_mut() {
+            s.after_commit();
+        }
+        Ok(())
     }
 
     /// Sends the batch's feed packet(s). Called after the batch's reports are written,

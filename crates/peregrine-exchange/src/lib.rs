@@ -38,10 +38,14 @@
 #![deny(unsafe_code)]
 
 pub mod clock;
+pub mod command_codec;
 pub mod compact;
 pub mod config;
 pub mod core;
 pub mod journal;
+pub mod journal_cli;
+pub mod journal_log;
+pub mod journal_replay;
 pub mod loadgen;
 pub mod log;
 pub mod mapping;
@@ -50,6 +54,8 @@ pub mod recovery;
 pub mod ring;
 pub mod server;
 pub mod session;
+pub mod snapshot_codec;
+pub mod snapshotter;
 pub mod split;
 pub mod subscriber;
 pub mod table;

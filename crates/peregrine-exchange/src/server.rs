@@ -11,21 +11,58 @@ use peregrine_book::MatchingEngine;
 use crate::config::{Config, Topology};
 use crate::core::Core;
 use crate::journal::{CommandLog, NoLog};
+use crate::journal_log::JournalLog;
+use crate::journal_replay::{open_journal, restore};
 use crate::md::MdPublisher;
+use crate::snapshotter::Snapshotter;
 use crate::table::SessionTable;
 use crate::wait::warn_if_oversubscribed;
+use peregrine_journal::{SnapshotConfig, SnapshotStore};
 
-/// Runs the exchange until `stop` is set, with no journal. `on_ready` gets the bound
-/// order-entry address once the listener is up.
+/// Runs the exchange until `stop` is set. With a `[journal]` section it first
+/// recovers the state from the journal and then journals every command; without one
+/// it journals nothing. `on_ready` gets the bound order-entry address once the
+/// listener is up.
 pub fn run(
     config: Config,
     stop: Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
-    run_with_log(config, NoLog, stop, on_ready)
+    let Some(section) = config.journal.clone() else {
+        return run_with_log(config, NoLog, stop, on_ready);
+    };
+    crate::log::init();
+    let (journal, _report) = open_journal(&section).with_context(|| {
+        format!(
+            "recovering the journal in {}: refusing to start (the journal is damaged \
+             before its tail; inspect or restore it, never delete records silently)",
+            section.dir.display()
+        )
+    })?;
+    let mut core = build_core(&config, JournalLog::new(journal))?;
+    let store = if section.snapshot_every > 0 {
+        let dir = section.snapshot_dir();
+        let config = SnapshotConfig::default();
+        Some(
+            SnapshotStore::open(&dir, config)
+                .with_context(|| format!("opening {}", dir.display()))?,
+        )
+    } else {
+        None
+    };
+    restore(&mut core, store.as_ref()).with_context(|| {
+        format!(
+            "recovering from the journal in {}: refusing to start",
+            section.dir.display()
+        )
+    })?;
+    if let Some(store) = store {
+        core = core.with_snapshots(Snapshotter::spawn(store, section.snapshot_every)?);
+    }
+    serve(config, core, &stop, on_ready)
 }
 
-/// [`run`] with a command log (the journal seam).
+/// [`run`] with a given command log and no recovery (tests, benchmarks).
 pub fn run_with_log<L: CommandLog + Send + 'static>(
     config: Config,
     log: L,
@@ -33,6 +70,12 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
     on_ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
     crate::log::init();
+    let core = build_core(&config, log)?;
+    serve(config, core, &stop, on_ready)
+}
+
+/// The engine, feed publisher and recovery service around `log`.
+fn build_core<L: CommandLog>(config: &Config, log: L) -> anyhow::Result<Core<L>> {
     let engine = MatchingEngine::new(&config.instruments, config.arena_capacity)
         .context("building the matching engine")?;
     let md = if config.market_data.enabled {
@@ -49,7 +92,7 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
         .arena_capacity
         .saturating_mul(config.instruments.len())
         .min(1 << 22);
-    let mut core = Core::new(engine, owners, Arc::clone(&engine_seq), log, md);
+    let mut core = Core::new(engine, owners, engine_seq, log, md);
     if config.recovery_enabled {
         let recovery =
             crate::recovery::RecoveryServer::bind(config.recovery_listen).with_context(|| {
@@ -58,7 +101,17 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
         crate::log!("recovery (snapshots) on {}", recovery.local_addr()?);
         core = core.with_recovery(recovery);
     }
-    let table = SessionTable::bind(&config, engine_seq)
+    Ok(core)
+}
+
+/// Binds the order-entry listener and runs the topology's threads until `stop`.
+fn serve<L: CommandLog + Send + 'static>(
+    config: Config,
+    core: Core<L>,
+    stop: &Arc<AtomicBool>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    let table = SessionTable::bind(&config, core.shared_seq())
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = table.local_addr()?;
     let cores = pin_targets(&config);
@@ -83,9 +136,9 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
     match config.topology {
         Topology::Compact => {
             pin(cores.first().copied().flatten());
-            crate::compact::run(table, core, config.wait, &stop)?;
+            crate::compact::run(table, core, config.wait, stop)?;
         }
-        Topology::Split => run_split(&config, table, core, cores, &stop)?,
+        Topology::Split => run_split(&config, table, core, cores, stop)?,
     }
     Ok(())
 }

@@ -131,7 +131,25 @@ fn every_command_is_logged_and_replay_reproduces_the_state() {
 
 #[test]
 fn the_per_order_path_does_not_allocate_once_warm() {
-    let (mut core, spec) = core_with(peregrine_exchange::journal::NoLog);
+    assert_no_allocations_once_warm(peregrine_exchange::journal::NoLog);
+}
+
+/// The same with the real journal (fsync `none`: the writes still happen, the test
+/// does not wait for the disk). Segment rotation allocates; 3,000 orders stay inside
+/// one segment.
+#[test]
+fn the_journaled_per_order_path_does_not_allocate_once_warm() {
+    let dir = tempfile::tempdir().unwrap();
+    let section = peregrine_exchange::journal_log::JournalSection {
+        fsync: peregrine_journal::FsyncPolicy::None,
+        ..peregrine_exchange::journal_log::JournalSection::new(dir.path())
+    };
+    let (journal, _) = peregrine_exchange::journal_replay::open_journal(&section).unwrap();
+    assert_no_allocations_once_warm(peregrine_exchange::journal_log::JournalLog::new(journal));
+}
+
+fn assert_no_allocations_once_warm<L: CommandLog>(log: L) {
+    let (mut core, spec) = core_with(log);
     let mut out = CountingOutbox::default();
     let reqs: Vec<Inbound> = (0..4_000u64).map(|j| request(&spec, j)).collect();
     for (j, r) in reqs.iter().enumerate().take(1_000) {

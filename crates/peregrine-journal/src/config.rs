@@ -1,6 +1,6 @@
 //! Journal configuration: a validated serde struct with documented defaults.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::record::MAX_RECORD;
 use crate::segment::SEGMENT_HEADER_LEN;
@@ -12,7 +12,7 @@ use crate::segment::SEGMENT_HEADER_LEN;
 /// | `EveryCommand` | `append` returned | `append` returned |
 /// | `Batch` | `commit` returned | `commit` returned |
 /// | `None` | `commit` returned | never promised (OS writeback) |
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FsyncPolicy {
     /// `append` writes and `fdatasync`s before returning.

@@ -26,12 +26,21 @@ enum Command {
     Exchange(peregrine_exchange::ExchangeArgs),
     /// Drive an exchange with many sessions and report latency percentiles.
     Loadgen(peregrine_exchange::loadgen::LoadgenArgs),
+    /// Journal tools.
+    #[command(subcommand)]
+    Journal(JournalCommand),
     /// Subscribe to the market-data feed and print one instrument's top of book and trades.
     Md(peregrine_exchange::subscriber::MdArgs),
     /// The order engine: run it, or query / kill / stop a running one.
     Engine(engine_cmd::EngineArgs),
     /// Run an example strategy against a running engine.
     Strategy(strategy_cmd::StrategyArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum JournalCommand {
+    /// Replay a journal into a fresh engine; print record count, last seq and state hash.
+    Replay(peregrine_exchange::journal_cli::ReplayArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -54,6 +63,9 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Dispatch(args)) => peregrine_bench::dispatch::run(args),
         Command::Bench(BenchCommand::Handoff(args)) => peregrine_bench::handoff::run(args),
         Command::Exchange(args) => peregrine_exchange::run_cli(args),
+        Command::Journal(JournalCommand::Replay(args)) => {
+            peregrine_exchange::journal_cli::run(args).map(|_| ())
+        }
         Command::Md(args) => peregrine_exchange::subscriber::run(args),
         Command::Loadgen(args) => {
             let summary = peregrine_exchange::loadgen::run(args)?;

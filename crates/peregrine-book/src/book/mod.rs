@@ -9,8 +9,11 @@
 
 mod amend;
 mod new_order;
+mod restore;
 mod take;
 mod view;
+
+pub use restore::RestoreError;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

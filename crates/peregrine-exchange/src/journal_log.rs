@@ -1,0 +1,160 @@
+//! [`JournalLog`]: the [`CommandLog`] that writes every command to a
+//! `peregrine-journal` [`Journal`], and the `[journal]` config section selecting it.
+
+use std::path::PathBuf;
+
+use peregrine_book::Command;
+use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, JournalError, Timestamps};
+use serde::{Deserialize, Serialize};
+
+use crate::command_codec::{self, MAX_ENCODED};
+use crate::journal::CommandLog;
+
+/// Journal record kind of a [`command_codec`] payload.
+pub const KIND_COMMAND: u8 = 1;
+
+/// The optional `[journal]` section. Without it the exchange journals nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalSection {
+    /// Directory of the segment files (created if missing). Required.
+    pub dir: PathBuf,
+    /// When appended commands reach the disk: `batch` (default, one `fdatasync` per
+    /// batch before its results leave), `every_command`, or `none`. See
+    /// docs/exchange.md for what each survives.
+    #[serde(default)]
+    pub fsync: FsyncPolicy,
+    /// A segment rotates before a record would make it exceed this size. Default
+    /// 64 MiB.
+    #[serde(default = "default_segment_bytes")]
+    pub segment_bytes: u64,
+    /// Write a snapshot of the engine every this many commands, to `<dir>/snapshots`
+    /// (the newest 3 are kept); start-up then loads the newest valid one and replays
+    /// only the journal after it. Default 0: no snapshots, full replay.
+    #[serde(default)]
+    pub snapshot_every: u64,
+}
+
+fn default_segment_bytes() -> u64 {
+    JournalConfig::default().segment_bytes
+}
+
+impl JournalSection {
+    /// A section with the defaults for `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        JournalSection {
+            dir: dir.into(),
+            fsync: FsyncPolicy::default(),
+            segment_bytes: default_segment_bytes(),
+            snapshot_every: 0,
+        }
+    }
+
+    /// Where snapshots live.
+    pub fn snapshot_dir(&self) -> PathBuf {
+        self.dir.join("snapshots")
+    }
+
+    /// The journal crate's config for this section.
+    pub fn journal_config(&self) -> JournalConfig {
+        JournalConfig {
+            segment_bytes: self.segment_bytes,
+            fsync: self.fsync,
+            ..JournalConfig::default()
+        }
+    }
+
+    /// Pushes every problem found onto `errs`.
+    pub fn check(&self, errs: &mut Vec<String>) {
+        if self.dir.as_os_str().is_empty() {
+            errs.push("journal.dir: must not be empty".into());
+        }
+        if let Err(problems) = self.journal_config().validate() {
+            errs.extend(problems.into_iter().map(|p| format!("journal: {p}")));
+        }
+    }
+}
+
+/// Writes each command as one journal record (kind [`KIND_COMMAND`]) with the engine
+/// sequence number. Encodes into a reused stack buffer, and the journal copies into its
+/// preallocated write buffer: no allocation per append.
+#[derive(Debug)]
+pub struct JournalLog {
+    journal: Journal,
+    buf: [u8; MAX_ENCODED],
+}
+
+impl JournalLog {
+    /// Wraps an open journal (positioned after recovery).
+    pub fn new(journal: Journal) -> Self {
+        JournalLog {
+            journal,
+            buf: [0; MAX_ENCODED],
+        }
+    }
+
+    /// The journal.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// The journal, mutably (recovery replays through it).
+    pub fn journal_mut(&mut self) -> &mut Journal {
+        &mut self.journal
+    }
+
+    /// Commits, syncs and closes the journal, reporting any error.
+    pub fn close(self) -> Result<(), JournalError> {
+        self.journal.close()
+    }
+}
+
+impl CommandLog for JournalLog {
+    #[inline]
+    fn append(&mut self, seq: u64, cmd: &Command) -> std::io::Result<()> {
+        let n = command_codec::encode(cmd, &mut self.buf);
+        let ts = Timestamps {
+            recv_ns: cmd.ts.0,
+            engine_ns: cmd.ts.0,
+        };
+        self.journal
+            .append(seq, ts, KIND_COMMAND, &self.buf[..n])
+            .map_err(std::io::Error::other)
+    }
+
+    #[inline]
+    fn commit(&mut self) -> std::io::Result<()> {
+        self.journal.commit().map_err(std::io::Error::other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_defaults_are_pinned_and_unknown_keys_rejected() {
+        let s: JournalSection = toml::from_str(r#"dir = "data/journal""#).unwrap();
+        assert_eq!(s, JournalSection::new("data/journal"));
+        assert_eq!(s.fsync, FsyncPolicy::Batch);
+        assert_eq!(s.segment_bytes, 64 << 20);
+        assert_eq!(s.snapshot_every, 0);
+        assert!(toml::from_str::<JournalSection>("dir = \"d\"\nfsnyc = \"none\"").is_err());
+        assert!(toml::from_str::<JournalSection>("fsync = \"none\"").is_err());
+        let s: JournalSection = toml::from_str("dir = \"d\"\nfsync = \"every_command\"").unwrap();
+        assert_eq!(s.fsync, FsyncPolicy::EveryCommand);
+    }
+
+    #[test]
+    fn check_reports_every_problem() {
+        let s = JournalSection {
+            dir: PathBuf::new(),
+            fsync: FsyncPolicy::None,
+            segment_bytes: 10,
+            snapshot_every: 0,
+        };
+        let mut errs = Vec::new();
+        s.check(&mut errs);
+        assert_eq!(errs.len(), 2, "{errs:?}");
+    }
+}
