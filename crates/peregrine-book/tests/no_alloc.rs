@@ -1,62 +1,16 @@
 //! Zero heap allocation in steady state: after a warm-up, a long random stream of adds,
 //! cancels, replaces, mass cancels, expiries and matches performs no allocation at all,
-//! counted by a global allocator that counts only while the measuring thread asks.
-
-#![allow(unsafe_code)] // reason: a counting allocator must implement the unsafe GlobalAlloc trait
+//! counted per thread by `peregrine_testkit::CountingAllocator`.
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use common::Generator;
 use peregrine_book::{Action, Command, Event, MatchingEngine, OrderBook};
+use peregrine_testkit::allocations_during;
 use peregrine_types::InstrumentSpec;
 
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: defers every operation to the system allocator; the bookkeeping touches only
-// const-initialised thread-locals, which never allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-fn bump() {
-    let _ = COUNTING.try_with(|on| {
-        if on.get() {
-            COUNT.with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
-
-fn allocations_during(f: impl FnOnce()) -> u64 {
-    COUNT.with(|c| c.set(0));
-    COUNTING.with(|on| on.set(true));
-    f();
-    COUNTING.with(|on| on.set(false));
-    COUNT.with(|c| c.get())
-}
+static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
 
 fn stream(seed: u64, n: usize) -> Vec<Command> {
     let mut g = Generator::new(seed);

@@ -1,14 +1,6 @@
 //! The matching stage without sockets: the journal seam sees every command before its
 //! results, replaying the log reproduces the state exactly, and the per-order path does
 //! not allocate once warm (a counting global allocator, thread-local counter).
-#![allow(
-    unsafe_code,
-    reason = "a #[global_allocator] must implement the unsafe GlobalAlloc trait; test-only, \
-              each block forwards to System unchanged"
-)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -19,30 +11,8 @@ use peregrine_exchange::loadgen::mix;
 use peregrine_types::{AccountId, ClientOrderId, InstrumentSpec};
 use peregrine_wire::{Inbound, Outbound};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: every method forwards to `System` with the same arguments, so `System`'s
-// guarantees hold unchanged. The only addition is a thread-local counter bump; the
-// counter is a `const`-initialised `Cell`, so touching it never allocates or reenters.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` above with this `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
 
 /// Counts reports per session into fixed counters (never allocates).
 #[derive(Default)]
@@ -161,7 +131,7 @@ fn assert_no_allocations_once_warm<L: CommandLog>(log: L) {
         )
         .unwrap();
     }
-    let before = ALLOCATIONS.with(Cell::get);
+    let before = peregrine_testkit::allocations();
     for (j, r) in reqs.iter().enumerate().skip(1_000) {
         core.handle(
             SessionKey::new(0, 0),
@@ -172,7 +142,7 @@ fn assert_no_allocations_once_warm<L: CommandLog>(log: L) {
         .unwrap();
         core.end_batch().unwrap();
     }
-    let allocations = ALLOCATIONS.with(Cell::get) - before;
+    let allocations = peregrine_testkit::allocations() - before;
     assert_eq!(allocations, 0, "allocations on the per-order path");
     assert!(out.reports > 6_000);
 }

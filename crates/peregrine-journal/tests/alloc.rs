@@ -4,52 +4,13 @@
 //! allocate (paths, the buffer); appends within a segment, buffer flushes
 //! and `commit` must not.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, Timestamps};
+use peregrine_testkit::allocations;
 
-struct Counting;
-
-// Counts only allocations made by the thread that measures: the test harness's own
-// threads (for example its "running for over 60 seconds" notice under load) must not
-// count. Const-initialised thread-locals never allocate.
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-// The counting allocator must forward to `System`: implementing
-// `GlobalAlloc` is unsafe by definition.
-#[allow(unsafe_code)]
-// SAFETY: every method forwards to `System` with the caller's arguments,
-// so `System` upholds the `GlobalAlloc` contract; the counter is a side effect.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` above with this `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded unchanged; `ptr` came from this allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
+// Counts per thread, so the harness's own threads (e.g. its "running for over 60
+// seconds" notice under load) cannot make this test flaky.
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCS.with(Cell::get)
-}
+static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
 
 fn appends_allocate_nothing(policy: FsyncPolicy) {
     let dir = tempfile::tempdir().unwrap();

@@ -1,47 +1,13 @@
 //! Push and pop never allocate: a counting global allocator watches this thread while
 //! the rings are exercised after construction.
-#![allow(unsafe_code, reason = "a GlobalAlloc wrapper is unsafe to implement")]
 #![cfg(not(miri))]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
 use peregrine_queue::shm::{ShmMpsc, ShmSpsc};
 use peregrine_queue::{mux, spsc};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to `System` unchanged; the counter is a const-initialised
-// thread-local Cell, which needs no allocation and no locking.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use peregrine_testkit::allocations_during;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations_during(f: impl FnOnce()) -> u64 {
-    let before = ALLOCS.with(Cell::get);
-    f();
-    ALLOCS.with(Cell::get) - before
-}
+static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
 
 #[test]
 fn the_counter_sees_allocations() {

@@ -1,51 +1,15 @@
 //! Proves encoding and decoding never allocate: a counting global allocator wraps the
 //! system allocator and counts allocations made by the current thread while a
 //! closure runs (thread-local, so the test harness's own threads do not interfere).
-#![allow(
-    unsafe_code,
-    reason = "a #[global_allocator] must implement the unsafe GlobalAlloc trait; test-only, \
-              each block forwards to System unchanged"
-)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
+use peregrine_testkit::allocations_during;
 use peregrine_wire::md::packet::{PacketBuilder, PacketReader, DEFAULT_MTU};
 use peregrine_wire::md::recovery::Recovery;
 use peregrine_wire::md::MdMessage;
 use peregrine_wire::stream::RecvBuffer;
 use peregrine_wire::{decode, Inbound, Message, Outbound};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: every method forwards to `System` with the same arguments, so `System`'s
-// guarantees hold unchanged. The only addition is a thread-local counter bump; the
-// counter is a `const`-initialised `Cell`, so touching it never allocates or reenters.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` above with this `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations_during(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
+static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
 
 fn order_entry_round_trips() {
     let mut buf = [0u8; 128];
