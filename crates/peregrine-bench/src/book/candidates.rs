@@ -58,52 +58,57 @@ impl Candidate for Lobster {
     }
     #[inline]
     fn apply(&mut self, op: &Op) {
-        use lobster::{OrderEvent, OrderType};
-        let side = |s: Side| {
-            if s == Side::Buy {
-                lobster::Side::Bid
-            } else {
-                lobster::Side::Ask
-            }
-        };
         match *op {
             Op::Add {
                 id,
-                side: s,
+                side,
                 price,
                 qty,
                 ioc,
             } => {
-                let ev = self.0.execute(OrderType::Limit {
-                    id: id as u128,
-                    side: side(s),
-                    qty: qty as u64,
-                    price: price as u64,
-                });
-                if ioc && !matches!(ev, OrderEvent::Filled { .. }) {
-                    std::hint::black_box(self.0.execute(OrderType::Cancel { id: id as u128 }));
+                let ev = self.limit(id, side, price, qty);
+                if ioc && !matches!(ev, lobster::OrderEvent::Filled { .. }) {
+                    std::hint::black_box(self.cancel(id));
                 } else {
                     std::hint::black_box(ev);
                 }
             }
             Op::Cancel { id } => {
-                std::hint::black_box(self.0.execute(OrderType::Cancel { id: id as u128 }));
+                std::hint::black_box(self.cancel(id));
             }
             Op::Replace {
                 id,
-                side: s,
+                side,
                 price,
                 qty,
             } => {
-                std::hint::black_box(self.0.execute(OrderType::Cancel { id: id as u128 }));
-                std::hint::black_box(self.0.execute(OrderType::Limit {
-                    id: id as u128,
-                    side: side(s),
-                    qty: qty as u64,
-                    price: price as u64,
-                }));
+                std::hint::black_box(self.cancel(id));
+                std::hint::black_box(self.limit(id, side, price, qty));
             }
         }
+    }
+}
+
+impl Lobster {
+    #[inline]
+    fn limit(&mut self, id: u64, side: Side, price: i64, qty: i64) -> lobster::OrderEvent {
+        let side = if side == Side::Buy {
+            lobster::Side::Bid
+        } else {
+            lobster::Side::Ask
+        };
+        self.0.execute(lobster::OrderType::Limit {
+            id: id as u128,
+            side,
+            qty: qty as u64,
+            price: price as u64,
+        })
+    }
+
+    #[inline]
+    fn cancel(&mut self, id: u64) -> lobster::OrderEvent {
+        self.0
+            .execute(lobster::OrderType::Cancel { id: id as u128 })
     }
 }
 
