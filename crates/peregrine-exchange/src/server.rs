@@ -42,7 +42,10 @@ pub fn run(
     let mut core = build_core(&config, JournalLog::new(journal))?;
     let store = if section.snapshot_every > 0 {
         let dir = section.snapshot_dir();
-        let config = SnapshotConfig::default();
+        let config = SnapshotConfig {
+            prune_journal_dir: section.prune.then(|| section.dir.clone()),
+            ..SnapshotConfig::default()
+        };
         Some(
             SnapshotStore::open(&dir, config)
                 .with_context(|| format!("opening {}", dir.display()))?,
