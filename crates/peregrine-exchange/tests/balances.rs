@@ -431,8 +431,7 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
         .collect();
     let (want_hash, want_state, last_seq) = {
         let (journal, _) = open_journal(&section).unwrap();
-        let store =
-            SnapshotStore::open(&section.snapshot_dir(), SnapshotConfig::default()).unwrap();
+        let store = SnapshotStore::open(section.snapshot_dir(), SnapshotConfig::default()).unwrap();
         let mut core = core_with(JournalLog::new(journal))
             .with_snapshots(Snapshotter::spawn(store, section.snapshot_every).unwrap());
         run_steps(&mut core, &steps);
@@ -446,7 +445,7 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
     };
     assert!(last_seq > 100);
     let (journal, _) = open_journal(&section).unwrap();
-    let store = SnapshotStore::open(&section.snapshot_dir(), SnapshotConfig::default()).unwrap();
+    let store = SnapshotStore::open(section.snapshot_dir(), SnapshotConfig::default()).unwrap();
     let mut core = core_with(JournalLog::new(journal));
     let (done, hash) = restore(&mut core, Some(&store)).unwrap();
     assert!(done.records < last_seq, "a snapshot was used");
