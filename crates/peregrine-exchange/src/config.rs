@@ -34,6 +34,10 @@ pub struct AccountConfig {
     pub id: AccountId,
     /// Password, at most 16 bytes (the wire credential field), compared exactly.
     pub password: String,
+    /// May send `Deposit` / `Withdraw` and query any account's balance. Default
+    /// `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub admin: bool,
 }
 
 /// The UDP market-data feed.
@@ -69,6 +73,8 @@ impl Default for MarketDataConfig {
         }
     }
 }
+
+pub use crate::balances::{AssetConfig, BalancesConfig, InitialBalance};
 
 /// Everything the exchange needs to start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,6 +118,13 @@ pub struct Config {
     /// Write-ahead journal of every command, replayed on start. Default: none (no
     /// journal, an empty book on every start).
     pub journal: Option<JournalSection>,
+    /// Account balances (reserve on entry, settle on fills). Default: off.
+    #[serde(skip_serializing_if = "BalancesConfig::is_default")]
+    pub balances: BalancesConfig,
+    /// Assets (currencies, coins) for balances; instruments name theirs with `base`
+    /// and `quote`. Default: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assets: Vec<AssetConfig>,
 }
 
 impl Default for Config {
@@ -125,6 +138,7 @@ impl Default for Config {
                 .map(|id| AccountConfig {
                     id: AccountId(id),
                     password: format!("secret-{id}"),
+                    admin: false,
                 })
                 .collect(),
             arena_capacity: 65_536,
@@ -139,6 +153,8 @@ impl Default for Config {
             recovery_listen: SocketAddr::from(([127, 0, 0, 1], 7702)),
             recovery_enabled: true,
             journal: None,
+            balances: BalancesConfig::default(),
+            assets: Vec::new(),
         }
     }
 }
@@ -201,6 +217,7 @@ impl Config {
         if let Some(j) = &self.journal {
             j.check(&mut errs);
         }
+        crate::balances::check_config(self, &mut errs);
         if errs.is_empty() {
             Ok(())
         } else {

@@ -7,8 +7,10 @@ use anyhow::Context;
 use peregrine_book::MatchingEngine;
 
 use crate::config::Config;
+use crate::core::Core;
+use crate::journal::NoLog;
 use crate::journal_log::JournalSection;
-use crate::journal_replay::{open_journal, replay_commands};
+use crate::journal_replay::{open_journal, replay_records};
 
 /// `peregrine journal replay` arguments.
 #[derive(Debug, Clone, clap::Args)]
@@ -28,7 +30,8 @@ pub struct ReplaySummary {
     pub records: u64,
     /// Last sequence number (0 for an empty journal).
     pub last_seq: u64,
-    /// `MatchingEngine::state_hash()` after the replay, hex.
+    /// The venue state hash after the replay (`Core::state_hash`: the engine's, with
+    /// the balances when they are on), hex.
     pub state_hash: String,
 }
 
@@ -49,19 +52,19 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ReplaySummary> {
     if journal.first_seq().is_some_and(|first| first > 1) {
         return from_snapshot(&config, &section, journal, opened);
     }
-    let mut engine: MatchingEngine =
-        MatchingEngine::new(&config.instruments, config.arena_capacity)
-            .context("building the matching engine")?;
-    let mut events = Vec::with_capacity(4096);
-    let done = replay_commands(&mut journal, |_, cmd| {
-        events.clear();
-        engine.execute(cmd, &mut events);
-    })
-    .with_context(|| format!("replaying the journal in {}", section.dir.display()))?;
+    let engine: MatchingEngine = MatchingEngine::new(&config.instruments, config.arena_capacity)
+        .context("building the matching engine")?;
+    let seq = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut core = Core::new(engine, 1 << 16, seq, NoLog, None);
+    if let Some(setup) = crate::server::balance_setup(&config)? {
+        core = core.with_balances(&setup);
+    }
+    let done = replay_records(&mut journal, |seq, rec| core.replay_record(seq, rec))
+        .with_context(|| format!("replaying the journal in {}", section.dir.display()))?;
     let summary = ReplaySummary {
         records: done.records,
         last_seq: done.last_seq,
-        state_hash: engine.state_hash().to_string(),
+        state_hash: core.state_hash().to_string(),
     };
     println!(
         "records {} last_seq {} state_hash {}",
@@ -90,6 +93,9 @@ fn from_snapshot(
         .context("building the matching engine")?;
     let log = crate::journal_log::JournalLog::new(journal);
     let mut core = crate::core::Core::new(engine, 1 << 16, Arc::new(AtomicU64::new(0)), log, None);
+    if let Some(setup) = crate::server::balance_setup(config)? {
+        core = core.with_balances(&setup);
+    }
     let store = peregrine_journal::SnapshotStore::open(
         section.snapshot_dir(),
         peregrine_journal::SnapshotConfig::default(),

@@ -7,6 +7,7 @@ use peregrine_book::Command;
 use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, JournalError, Timestamps};
 use serde::{Deserialize, Serialize};
 
+use crate::balances::AdminCommand;
 use crate::command_codec::{self, MAX_ENCODED};
 use crate::journal::CommandLog;
 
@@ -124,6 +125,17 @@ impl CommandLog for JournalLog {
     #[inline]
     fn append(&mut self, seq: u64, cmd: &Command) -> std::io::Result<()> {
         let n = command_codec::encode(cmd, &mut self.buf);
+        let ts = Timestamps {
+            recv_ns: cmd.ts.0,
+            engine_ns: cmd.ts.0,
+        };
+        self.journal
+            .append(seq, ts, KIND_COMMAND, &self.buf[..n])
+            .map_err(std::io::Error::other)
+    }
+
+    fn append_admin(&mut self, seq: u64, cmd: &AdminCommand) -> std::io::Result<()> {
+        let n = command_codec::encode_admin(cmd, &mut self.buf);
         let ts = Timestamps {
             recv_ns: cmd.ts.0,
             engine_ns: cmd.ts.0,

@@ -18,7 +18,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 
-use peregrine_book::MatchingEngine;
+use crate::balances::VenueEngine as MatchingEngine;
 use peregrine_types::{Side, Timestamp};
 use peregrine_wire::md::recovery::{
     Recovery, ReplayRequest, ReplayResponse, SnapshotEnd, SnapshotHeader, SnapshotLevel,

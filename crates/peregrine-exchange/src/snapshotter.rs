@@ -12,7 +12,7 @@
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 
-use peregrine_book::MatchingEngine;
+use crate::balances::VenueEngine as MatchingEngine;
 use peregrine_journal::SnapshotStore;
 use peregrine_types::Timestamp;
 
