@@ -2,7 +2,7 @@
 //! strategy liveness, the stats snapshot. Runs at most once per millisecond.
 
 use crate::config::DeadPolicy;
-use crate::control::{ControlCmd, ControlReply};
+use crate::control::{ControlCmd, ControlReply, LimitScope};
 use crate::risk::StrategyId;
 
 use super::{KillJob, Liveness, Orchestrator};
@@ -29,25 +29,77 @@ impl Orchestrator {
     }
 
     fn command(&mut self, cmd: ControlCmd, now: u64) {
-        let ControlCmd::Kill {
-            id,
-            strategy,
-            timeout_ms,
-        } = cmd;
-        let scope = match strategy {
-            None => None,
-            Some(name) => match self.slots.iter().position(|s| s.link.name == name) {
-                Some(i) => Some(i as u16),
-                None => {
-                    let text = format!("unknown strategy {name:?}");
-                    let _ = self.shared.replies.push(ControlReply {
-                        id,
-                        ok: false,
-                        text,
-                    });
-                    return;
+        match cmd {
+            ControlCmd::Kill {
+                id,
+                strategy,
+                timeout_ms,
+            } => self.kill(id, strategy, timeout_ms, now),
+            ControlCmd::Limits { id, scope, changes } => {
+                let (ok, text) = self.limits(scope, &changes);
+                let _ = self.shared.replies.push(ControlReply { id, ok, text });
+            }
+        }
+    }
+
+    /// The index of strategy `name`, or an error reply's text.
+    fn strategy_index(&self, name: &str) -> Result<u16, String> {
+        self.slots
+            .iter()
+            .position(|s| s.link.name == name)
+            .map(|i| i as u16)
+            .ok_or_else(|| format!("unknown strategy {name:?}"))
+    }
+
+    /// Applies a (pre-checked) limit change between two orders and describes the
+    /// limits now in force.
+    fn limits(&mut self, scope: LimitScope, changes: &[(String, String)]) -> (bool, String) {
+        let changed = if changes.is_empty() { "" } else { "changed; " };
+        match scope {
+            LimitScope::All => {
+                let mut text = format!("global: {}", self.risk.global_limits().render());
+                for (i, slot) in self.slots.iter().enumerate() {
+                    let l = self.risk.limits(StrategyId(i as u16)).unwrap_or_default();
+                    text += &format!("\n{}: {}", slot.link.name, l.render());
                 }
+                (true, text)
+            }
+            LimitScope::Global => match self.risk.global_limits().with_changes(changes) {
+                Ok(next) => {
+                    self.risk.set_global_limits(next);
+                    (true, format!("{changed}global: {}", next.render()))
+                }
+                Err(e) => (false, format!("{e}; nothing changed")),
             },
+            LimitScope::Strategy(name) => {
+                let s = match self.strategy_index(&name) {
+                    Ok(s) => StrategyId(s),
+                    Err(text) => return (false, text),
+                };
+                let current = self.risk.limits(s).unwrap_or_default();
+                match current.with_changes(changes) {
+                    Ok(next) if self.risk.set_limits(s, next).is_ok() => {
+                        (true, format!("{changed}{name}: {}", next.render()))
+                    }
+                    Ok(_) => (false, format!("strategy {name:?} is not registered")),
+                    Err(e) => (false, format!("{e}; nothing changed")),
+                }
+            }
+        }
+    }
+
+    fn kill(&mut self, id: u64, strategy: Option<String>, timeout_ms: u64, now: u64) {
+        let scope = match strategy.as_deref().map(|n| self.strategy_index(n)) {
+            None => None,
+            Some(Ok(s)) => Some(s),
+            Some(Err(text)) => {
+                let _ = self.shared.replies.push(ControlReply {
+                    id,
+                    ok: false,
+                    text,
+                });
+                return;
+            }
         };
         self.risk.kill(scope.map(StrategyId));
         let cancels = self.cancel_scope(scope);

@@ -14,7 +14,7 @@ use peregrine_types::{InstrumentId, Price, Qty, Side};
 
 use super::{GatewayLink, Liveness, Orchestrator, StrategyLink};
 use crate::config::{EngineConfig, StrategyConfig};
-use crate::control::{ControlCmd, Shared};
+use crate::control::{ControlCmd, LimitScope, Shared};
 use crate::gateway::{Gateway, GatewayCounters};
 use crate::risk::{Limits, RiskReject};
 use crate::venue::sim::{FillModel, SimVenue};
@@ -309,4 +309,77 @@ fn kill_against_a_hung_venue_times_out_with_a_clear_error() {
     };
     assert!(!reply.ok, "{reply:?}");
     assert!(reply.text.contains("1 orders still open"), "{}", reply.text);
+}
+
+/// Sends a control command and drives housekeeping until its reply (5 s limit).
+fn control(r: &mut Rig, cmd: ControlCmd) -> crate::control::ControlReply {
+    let shared = Arc::clone(&r.orch.shared);
+    shared.commands.push(cmd).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        r.orch.poll_once();
+        r.orch.housekeeping(now_ns());
+        if let Some(reply) = shared.replies.pop() {
+            return reply;
+        }
+        assert!(Instant::now() < deadline, "no control reply");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn limits_cmd(id: u64, scope: LimitScope, changes: &[&str]) -> ControlCmd {
+    ControlCmd::Limits {
+        id,
+        scope,
+        changes: Limits::parse_changes(changes.iter().copied()).unwrap(),
+    }
+}
+
+#[test]
+fn limits_change_at_run_time_between_orders() {
+    let mut r = rig(FillModel::Full);
+    r.send(1, 8);
+    assert_eq!(r.events(2)[1].kind(), Some(EventKind::Fill));
+    let s = || LimitScope::Strategy("s".into());
+    let reply = control(
+        &mut r,
+        limits_cmd(1, s(), &["max_order_qty=5", "price_collar=300"]),
+    );
+    assert!(reply.ok, "{reply:?}");
+    assert!(
+        reply.text.contains("max_order_qty=5") && reply.text.contains("price_collar=300"),
+        "{}",
+        reply.text
+    );
+    r.send(2, 8);
+    let ev = r.events(1);
+    assert_eq!(ev[0].reason, RiskReject::MaxOrderQty.code());
+    r.send(3, 5);
+    assert_eq!(r.events(2)[1].kind(), Some(EventKind::Fill), "5 is allowed");
+    // Global scope; then showing everything.
+    let reply = control(
+        &mut r,
+        limits_cmd(2, LimitScope::Global, &["max_open_orders=1"]),
+    );
+    assert!(
+        reply.ok && reply.text.contains("global: max_order_qty=off"),
+        "{reply:?}"
+    );
+    let reply = control(&mut r, limits_cmd(3, LimitScope::All, &[]));
+    assert!(reply.text.contains("max_open_orders=1"), "{}", reply.text);
+    assert!(
+        reply.text.contains("\ns: max_order_qty=5"),
+        "{}",
+        reply.text
+    );
+    // An unknown strategy changes nothing.
+    let reply = control(
+        &mut r,
+        limits_cmd(4, LimitScope::Strategy("x".into()), &["burst=1"]),
+    );
+    assert!(
+        !reply.ok && reply.text.contains("unknown strategy"),
+        "{reply:?}"
+    );
+    assert_eq!(r.orch.risk().reject_count(RiskReject::MaxOrderQty), 1);
 }
