@@ -5,7 +5,7 @@ use crate::config::DeadPolicy;
 use crate::control::{ControlCmd, ControlReply, LimitScope};
 use crate::risk::StrategyId;
 
-use super::{KillJob, Liveness, Orchestrator};
+use super::{KillJob, Liveness, Orchestrator, Slot};
 
 const HOUSE_NS: u64 = 1_000_000;
 const PID_CHECK_NS: u64 = 100_000_000;
@@ -22,6 +22,7 @@ impl Orchestrator {
         }
         self.progress_kills(now);
         self.check_liveness(now);
+        self.rearm_dead();
         if now >= self.next_stats_ns {
             self.next_stats_ns = now + self.stats_interval_ns;
             self.publish(now);
@@ -102,6 +103,11 @@ impl Orchestrator {
             }
         };
         self.risk.kill(scope.map(StrategyId));
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if scope.is_none_or(|s| s as usize == i) {
+                slot.killed_by_death = false; // an operator's kill stays on
+            }
+        }
         let cancels = self.cancel_scope(scope);
         self.kills.push(KillJob {
             id,
@@ -197,7 +203,13 @@ impl Orchestrator {
     }
 
     fn declare_dead(&mut self, s: u16, why: &str) {
-        self.slots[s as usize].state = Liveness::Dead;
+        let was_killed = self.risk.is_strategy_killed(StrategyId(s));
+        let slot = &mut self.slots[s as usize];
+        slot.state = Liveness::Dead;
+        slot.killed_by_death = !was_killed;
+        // Nobody may attach to these rings any more: the dead (or stalled) process may
+        // still hold them. We keep reading ours until fresh ones replace them.
+        crate::rings::unlink(&self.dir, &slot.link.name);
         self.risk.kill(Some(StrategyId(s)));
         let cancels = match self.on_dead {
             DeadPolicy::Cancel => self.cancel_scope(Some(s)),
@@ -207,6 +219,52 @@ impl Orchestrator {
             "engine {}: strategy {} is dead ({why}); kill switch on, {cancels} cancels sent",
             self.engine, self.slots[s as usize].link.name
         );
+    }
+}
+
+impl Orchestrator {
+    /// Gives every dead strategy whose orders have all ended (cancel confirmed by the
+    /// venue, or filled) a fresh ring pair at the same paths, so a restarted process
+    /// can attach. Waiting for its orders first means the new incarnation inherits
+    /// none: its client ids (which start again from 1) can never name an order of the
+    /// dead one, and no event about an old order reaches the new rings. With
+    /// `on_dead = "leave"` that wait lasts until those orders fill or are cancelled.
+    fn rearm_dead(&mut self) {
+        for s in 0..self.slots.len() {
+            if self.slots[s].state != Liveness::Dead || self.open_in(Some(s as u16)) > 0 {
+                continue;
+            }
+            let name = self.slots[s].link.name.clone();
+            // ~1 ms of file work and page faults, on this thread but only once per death.
+            match crate::rings::create_link(&self.dir, &name, self.ring_capacity) {
+                Ok(link) => {
+                    let old = &self.slots[s];
+                    let (generation, killed_by_death) = (old.generation + 1, old.killed_by_death);
+                    let (malformed, after_dead) = (old.malformed, old.after_dead);
+                    self.slots[s] = Slot::new(link, generation);
+                    self.slots[s].malformed = malformed;
+                    self.slots[s].after_dead = after_dead;
+                    if killed_by_death {
+                        self.risk.unkill(Some(StrategyId(s as u16)));
+                    }
+                    eprintln!(
+                        "engine {}: strategy {name}: every order of the dead incarnation has \
+                         ended; fresh rings created (generation {generation}), waiting for it \
+                         to attach",
+                        self.engine
+                    );
+                }
+                Err(e) => {
+                    if !self.slots[s].rearm_failed {
+                        eprintln!(
+                            "engine {}: re-creating the rings of {name}: {e}",
+                            self.engine
+                        );
+                        self.slots[s].rearm_failed = true;
+                    }
+                }
+            }
+        }
     }
 }
 

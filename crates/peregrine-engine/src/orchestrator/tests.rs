@@ -24,6 +24,8 @@ struct Rig {
     orch: Orchestrator,
     tx: ShmSpscProducer<Request>,
     rx: ShmSpscConsumer<Event>,
+    /// A second strategy, `t` (no limits).
+    other: (ShmSpscProducer<Request>, ShmSpscConsumer<Event>),
     stop: Arc<AtomicBool>,
     gateway: Option<std::thread::JoinHandle<()>>,
     _dir: tempfile::TempDir,
@@ -52,12 +54,18 @@ fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
 
 fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
     let dir = tempfile::tempdir().unwrap();
+    cfg.shm_dir = Some(dir.path().to_owned());
+    cfg.ring_capacity = 64;
     cfg.strategies.push(StrategyConfig {
         name: "s".into(),
         limits: Limits {
             max_order_qty: Some(10),
             ..Limits::default()
         },
+    });
+    cfg.strategies.push(StrategyConfig {
+        name: "t".into(),
+        limits: Limits::default(),
     });
     let submit = ShmSpsc::<Request>::create(&dir.path().join("s.submit"), 64).unwrap();
     let ret = ShmSpsc::<Event>::create(&dir.path().join("s.return"), 64).unwrap();
@@ -66,6 +74,8 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         rx: submit.consumer().unwrap(),
         tx: ret.producer().unwrap(),
     };
+    let t = crate::rings::create_link(dir.path(), "t", 64).unwrap();
+    let other = attach_to(dir.path(), "t");
     let stop = Arc::new(AtomicBool::new(false));
     let completions = Arc::new(ArrayQueue::new(64));
     let (inbox_tx, inbox_rx) = spsc::ring(64);
@@ -86,28 +96,67 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         counters,
     }];
     let shared = Arc::new(Shared::new(Arc::clone(&stop)));
-    let orch = Orchestrator::new(&cfg, vec![link], gws, completions, shared);
+    let orch = Orchestrator::new(&cfg, vec![link, t], gws, completions, shared);
     Rig {
         orch,
         tx: submit.producer().unwrap(),
         rx: ret.consumer().unwrap(),
+        other,
         stop,
         gateway,
         _dir: dir,
     }
 }
 
+/// A strategy's ends of its rings, as the SDK claims them.
+fn attach_to(
+    dir: &std::path::Path,
+    name: &str,
+) -> (ShmSpscProducer<Request>, ShmSpscConsumer<Event>) {
+    use peregrine_strategy::paths;
+    let tx = ShmSpsc::<Request>::attach(&paths::submit_ring(dir, name))
+        .unwrap()
+        .producer()
+        .unwrap();
+    let rx = ShmSpsc::<Event>::attach(&paths::return_ring(dir, name))
+        .unwrap()
+        .consumer()
+        .unwrap();
+    (tx, rx)
+}
+
+fn order(client_id: u64, qty: i64) -> NewOrder {
+    NewOrder {
+        client_id,
+        instrument: InstrumentId(1),
+        venue: 0,
+        side: Side::Buy,
+        price: Price::from_raw(100),
+        qty: Qty::from_raw(qty),
+    }
+}
+
 impl Rig {
     fn send(&mut self, client_id: u64, qty: i64) {
-        let o = NewOrder {
-            client_id,
-            instrument: InstrumentId(1),
-            venue: 0,
-            side: Side::Buy,
-            price: Price::from_raw(100),
-            qty: Qty::from_raw(qty),
-        };
+        let o = order(client_id, qty);
         self.tx.try_push(Request::new_order(&o, now_ns())).unwrap();
+    }
+
+    /// Drives the orchestrator until strategy `t` got `n` events (10 s limit).
+    fn other_events(&mut self, n: usize) -> Vec<Event> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut out = Vec::new();
+        while out.len() < n {
+            assert!(Instant::now() < deadline, "t: only {} of {n}", out.len());
+            if !self.orch.poll_once() {
+                self.orch.housekeeping(now_ns());
+                std::thread::yield_now();
+            }
+            while let Some(ev) = self.other.1.try_pop() {
+                out.push(ev);
+            }
+        }
+        out
     }
 
     /// Drives the orchestrator until `n` events arrived (10 s limit).
@@ -382,4 +431,224 @@ fn limits_change_at_run_time_between_orders() {
         "{reply:?}"
     );
     assert_eq!(r.orch.risk().reject_count(RiskReject::MaxOrderQty), 1);
+}
+
+#[test]
+fn malformed_fields_are_rejected_with_a_reason_and_counted() {
+    let mut r = rig(FillModel::Full);
+    let mut cases: Vec<(Request, u16)> = Vec::new();
+    for qty in [0, -5] {
+        cases.push((Request::new_order(&order(10, qty), now_ns()), 101));
+    }
+    let mut o = order(11, 1);
+    o.instrument = InstrumentId(99);
+    cases.push((Request::new_order(&o, now_ns()), reason::UNKNOWN_INSTRUMENT));
+    let mut o = order(12, 1);
+    o.venue = 7;
+    cases.push((Request::new_order(&o, now_ns()), reason::UNKNOWN_VENUE));
+    let mut o = order(13, 1);
+    o.price = Price::from_raw(-1);
+    cases.push((Request::new_order(&o, now_ns()), 101));
+    let mut bad_side = Request::new_order(&order(14, 1), now_ns());
+    bad_side.side = 7;
+    cases.push((bad_side, reason::MALFORMED));
+    let mut bad_kind = Request::new_order(&order(15, 1), now_ns());
+    bad_kind.kind = 0;
+    cases.push((bad_kind, reason::MALFORMED));
+    cases.push((Request::cancel(999, now_ns()), reason::UNKNOWN_ORDER));
+    for (req, code) in &cases {
+        r.tx.try_push(*req).unwrap();
+        let ev = r.events(1);
+        assert_eq!(ev[0].reason, *code, "{req:?} -> {:?}", ev[0]);
+    }
+    assert_eq!(r.orch.malformed(0), 2);
+    assert_eq!(r.orch.risk().reject_count(RiskReject::InvalidOrder), 3);
+    assert_eq!(r.orch.in_flight(), 0);
+    let text = r.orch.render(now_ns());
+    for name in [
+        "unknown_instrument(203)=1",
+        "unknown_venue(202)=1",
+        "malformed(201)=2",
+    ] {
+        assert!(text.contains(name), "{name} in\n{text}");
+    }
+    // Still serving: a good order fills.
+    r.send(20, 1);
+    assert_eq!(r.events(2)[1].kind(), Some(EventKind::Fill));
+}
+
+#[test]
+fn a_flood_of_garbage_does_not_stall_another_strategy() {
+    let mut r = rig(FillModel::Full);
+    // `s` fills its submit ring with garbage and never reads its return ring.
+    let mut bad = Request::cancel(1, 1);
+    bad.kind = 0xEE;
+    while r.tx.try_push(bad).is_ok() {}
+    let o = order(1, 1);
+    r.other
+        .0
+        .try_push(Request::new_order(&o, now_ns()))
+        .unwrap();
+    let ev = r.other_events(2);
+    assert_eq!(ev[1].kind(), Some(EventKind::Fill), "t is served");
+    // Keep going until s's garbage is drained: its return ring overflows (dropped
+    // and counted), nothing blocks.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r.orch.malformed(0) < 64 {
+        assert!(Instant::now() < deadline, "garbage not drained");
+        r.orch.poll_once();
+    }
+    for _ in 0..10 {
+        r.tx.try_push(bad).unwrap();
+    }
+    while r.orch.malformed(0) < 74 {
+        assert!(Instant::now() < deadline, "garbage not drained");
+        r.orch.poll_once();
+    }
+    let rows = r.orch.queue_rows();
+    let ret = rows.iter().find(|q| q.name == "return s").unwrap();
+    assert_eq!((ret.pushes, ret.full, ret.depth), (64, 10, 64), "{ret:?}");
+    let submit = rows.iter().find(|q| q.name == "submit s").unwrap();
+    assert_eq!(
+        (submit.pushes, submit.pops, submit.full),
+        (74, 74, 1),
+        "{submit:?}"
+    );
+    r.other
+        .0
+        .try_push(Request::new_order(&order(2, 1), now_ns()))
+        .unwrap();
+    assert_eq!(
+        r.other_events(2)[1].kind(),
+        Some(EventKind::Fill),
+        "t still served"
+    );
+}
+
+#[test]
+fn queue_counters_add_up_after_a_run() {
+    let mut r = rig(FillModel::Full);
+    for id in 1..=20 {
+        r.send(id, 1);
+    }
+    r.send(21, 50); // a risk reject
+    let ev = r.events(41);
+    assert_eq!(
+        ev.iter()
+            .filter(|e| e.kind() == Some(EventKind::Fill))
+            .count(),
+        20
+    );
+    let rows = r.orch.queue_rows();
+    let names: Vec<&str> = rows.iter().map(|q| q.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "submit s",
+            "submit t",
+            "inbox sim",
+            "completion",
+            "return s",
+            "return t"
+        ]
+    );
+    for q in &rows {
+        assert_eq!(q.pushes, q.pops + q.depth, "{q:?}");
+        assert_eq!(q.full, 0, "{q:?}");
+    }
+    let get = |n: &str| rows.iter().find(|q| q.name == n).unwrap().clone();
+    assert_eq!(get("submit s").pushes, 21);
+    assert_eq!(get("inbox sim").pushes, 20);
+    assert_eq!(get("completion").pushes, 40, "an ack and a fill per order");
+    assert_eq!(get("return s").pushes, 41);
+    assert_eq!(get("return s").pops, 41);
+    assert_eq!(r.orch.in_flight(), 0);
+    // Rendered for `stats`.
+    let text = r.orch.render(now_ns());
+    assert!(text.contains("return s"), "{text}");
+}
+
+#[test]
+fn a_dead_strategy_gets_fresh_rings_once_its_orders_are_cancelled() {
+    let mut r = rig_with(FillModel::Rest, |c| c.liveness.heartbeat_timeout_ms = 50);
+    r.send(1, 1);
+    r.send(2, 1);
+    assert!(r.events(2).iter().all(|e| e.kind() == Some(EventKind::Ack)));
+    // Silence: declared dead, both orders cancelled (venue-confirmed), then re-armed.
+    let cancelled = r.events(2);
+    assert!(cancelled
+        .iter()
+        .all(|e| e.kind() == Some(EventKind::Cancelled)));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while r.orch.generation(0) != 2 {
+        assert!(Instant::now() < deadline, "never re-armed");
+        r.orch.poll_once();
+        r.orch.housekeeping(now_ns());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(r.orch.liveness(0), Liveness::Waiting);
+    assert!(!r.orch.risk().is_killed(crate::risk::StrategyId(0)));
+    // The dead incarnation's handles write into the void.
+    r.send(1, 1);
+    for _ in 0..100 {
+        r.orch.poll_once();
+    }
+    assert_eq!(
+        r.orch.in_flight(),
+        0,
+        "a stale message is never taken as an order"
+    );
+    assert_eq!(r.rx.try_pop(), None);
+    // A restarted process attaches to the new files and trades with client id 1 again.
+    let dir = r.orch.dir.clone();
+    let (tx, rx) = attach_to(&dir, "s");
+    (r.tx, r.rx) = (tx, rx);
+    r.tx.try_push(Request::heartbeat(std::process::id(), now_ns()))
+        .unwrap();
+    r.send(1, 1);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    assert_eq!(r.orch.liveness(0), Liveness::Alive);
+    let submit = r.orch.queue_rows().into_iter().next().unwrap();
+    assert_eq!(
+        (submit.pushes, submit.pops),
+        (2, 2),
+        "counts restart with the rings"
+    );
+}
+
+#[test]
+fn a_dead_strategy_that_keeps_writing_is_answered_strategy_down_and_counted() {
+    let mut r = rig_with(FillModel::Rest, |c| {
+        c.liveness.heartbeat_timeout_ms = 20;
+        c.liveness.on_dead = crate::config::DeadPolicy::Leave;
+    });
+    r.send(1, 1);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while r.orch.liveness(0) != Liveness::Dead {
+        assert!(Instant::now() < deadline, "never declared dead");
+        r.orch.housekeeping(now_ns());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let dir = r.orch.dir.clone();
+    assert!(
+        !peregrine_strategy::paths::submit_ring(&dir, "s").exists(),
+        "unlinked at once: nobody new attaches to a dead incarnation's rings"
+    );
+    r.tx.try_push(Request::heartbeat(1, now_ns())).unwrap();
+    r.send(2, 1);
+    assert_eq!(r.events(1)[0].reason, reason::STRATEGY_DOWN);
+    assert_eq!(r.orch.after_dead(0), 2);
+    assert_eq!(
+        r.orch.liveness(0),
+        Liveness::Dead,
+        "a heartbeat does not revive it"
+    );
+    assert_eq!(r.orch.generation(0), 1, "its order is still open (leave)");
+    // The other strategy is untouched.
+    r.other
+        .0
+        .try_push(Request::new_order(&order(1, 1), now_ns()))
+        .unwrap();
+    assert_eq!(r.other_events(1)[0].kind(), Some(EventKind::Ack));
 }
