@@ -222,3 +222,54 @@ pub fn request(socket: &Path, command: &str, timeout: Duration) -> std::io::Resu
     stream.read_to_string(&mut reply)?;
     Ok(reply)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bad limit changes are answered by the control thread itself: nothing is queued
+    /// for the orchestrator, so the engine cannot change.
+    #[test]
+    fn bad_limit_changes_never_reach_the_orchestrator() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("control.sock");
+        let shared = Arc::new(Shared::new(Arc::new(AtomicBool::new(false))));
+        let h = serve(&socket, Arc::clone(&shared)).unwrap();
+        let t = Duration::from_secs(10);
+        for (line, want) in [
+            ("limits maker max_qty=1", "unknown limit \"max_qty\""),
+            ("limits maker max_order_qty=0", "must be > 0"),
+            ("limits * max_order_qty", "expected key=value"),
+            ("limits maker burst=1.5", "bad value"),
+        ] {
+            let reply = request(&socket, line, t).unwrap();
+            assert!(
+                reply.starts_with("error:") && reply.contains(want),
+                "{line}: {reply}"
+            );
+            assert!(reply.contains("nothing changed"), "{reply}");
+        }
+        assert!(shared.commands.is_empty());
+        // A good one is queued (and, with no orchestrator here, times out cleanly).
+        let orchestrator = {
+            let shared = Arc::clone(&shared);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            std::thread::spawn(move || loop {
+                assert!(Instant::now() < deadline, "no limits command arrived");
+                if let Some(ControlCmd::Limits { id, scope, changes }) = shared.commands.pop() {
+                    assert_eq!(scope, LimitScope::Strategy("maker".into()));
+                    assert_eq!(changes, vec![("max_order_qty".into(), "5".into())]);
+                    let text = "maker: max_order_qty=5".into();
+                    let _ = shared.replies.push(ControlReply { id, ok: true, text });
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            })
+        };
+        let reply = request(&socket, "limits maker max_order_qty=5", t).unwrap();
+        assert_eq!(reply, "ok maker: max_order_qty=5\n");
+        orchestrator.join().unwrap();
+        shared.stop.store(true, Ordering::Relaxed);
+        h.join().unwrap();
+    }
+}

@@ -21,8 +21,9 @@ impl Orchestrator {
             self.command(cmd, now);
         }
         self.progress_kills(now);
+        let tick = now >= self.next_pid_check_ns; // the 100 ms tick (liveness advances it)
         self.check_liveness(now);
-        self.rearm_dead();
+        self.rearm_dead(tick);
         if now >= self.next_stats_ns {
             self.next_stats_ns = now + self.stats_interval_ns;
             self.publish(now);
@@ -229,9 +230,14 @@ impl Orchestrator {
     /// none: its client ids (which start again from 1) can never name an order of the
     /// dead one, and no event about an old order reaches the new rings. With
     /// `on_dead = "leave"` that wait lasts until those orders fill or are cancelled.
-    fn rearm_dead(&mut self) {
+    /// A failed re-creation is retried on the 100 ms `tick` only.
+    fn rearm_dead(&mut self, tick: bool) {
         for s in 0..self.slots.len() {
-            if self.slots[s].state != Liveness::Dead || self.open_in(Some(s as u16)) > 0 {
+            let slot = &self.slots[s];
+            if slot.state != Liveness::Dead
+                || (slot.rearm_failed && !tick)
+                || self.open_in(Some(s as u16)) > 0
+            {
                 continue;
             }
             let name = self.slots[s].link.name.clone();
