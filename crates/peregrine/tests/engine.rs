@@ -449,5 +449,53 @@ fn malformed_message_is_rejected_and_counted_without_a_crash() {
             row(&stats(&rig.shm), "maker").2 == 1
         });
         assert!(stats(&rig.shm).contains("malformed(201)=1"));
+        // Bad fields: zero and negative qty, unknown instrument, bad venue index.
+        let mut cases = Vec::new();
+        for (i, qty) in [0, -3].into_iter().enumerate() {
+            cases.push((
+                NewOrder {
+                    client_id: 10 + i as u64,
+                    qty: Qty::from_raw(qty),
+                    ..o
+                },
+                101,
+            ));
+        }
+        cases.push((
+            NewOrder {
+                client_id: 12,
+                instrument: InstrumentId(99),
+                ..o
+            },
+            203,
+        ));
+        cases.push((
+            NewOrder {
+                client_id: 13,
+                venue: 9,
+                ..o
+            },
+            202,
+        ));
+        for (order, _) in &cases {
+            api.send_raw(Request::new_order(order, 1)).unwrap();
+        }
+        let mut answers = Vec::new();
+        wait_for("four rejects", 20, || {
+            while let Some(e) = rx.try_pop() {
+                answers.push(e);
+            }
+            answers.len() >= 4
+        });
+        for (ev, (order, code)) in answers.iter().zip(&cases) {
+            assert_eq!(ev.kind(), Some(EventKind::Reject));
+            assert_eq!((ev.client_id, ev.reason), (order.client_id, *code));
+        }
+        wait_for("the bad fields in stats", 20, || {
+            let s = stats(&rig.shm);
+            rejects(&s, "invalid_order(101)") == 2
+                && rejects(&s, "unknown_instrument(203)") == 1
+                && rejects(&s, "unknown_venue(202)") == 1
+        });
     });
 }
