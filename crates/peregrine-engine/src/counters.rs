@@ -39,7 +39,7 @@ pub fn bump(c: &AtomicU64) {
 }
 
 /// One row of the queue table in `peregrine engine stats`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueueRow {
     /// `submit <strategy>`, `inbox <venue>`, `completion`, `return <strategy>`.
     pub name: String,
@@ -51,6 +51,21 @@ pub struct QueueRow {
     pub full: u64,
     /// Messages in the queue now.
     pub depth: u64,
+    /// Messages left unread in a strategy's rings when they were retired (the strategy
+    /// died; see `rings`); 0 for the in-process queues. Always
+    /// `pushes == pops + depth + discarded` at rest.
+    pub discarded: u64,
+}
+
+impl QueueRow {
+    /// Adds another row's counts (not its name) to this one.
+    pub fn add(&mut self, o: &QueueRow) {
+        self.pushes += o.pushes;
+        self.pops += o.pops;
+        self.full += o.full;
+        self.depth += o.depth;
+        self.discarded += o.discarded;
+    }
 }
 
 /// A consistent-enough copy of a [`QueueCounters`].

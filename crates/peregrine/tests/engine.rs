@@ -170,7 +170,7 @@ fn row_more(stats: &str, name: &str) -> (u64, u64, u64) {
     )
 }
 
-/// The queue table: (name, pushes, pops, full, depth) per row.
+/// The queue table: (name, pushes, pops, full, depth + discarded) per row.
 fn queues(stats: &str) -> Vec<(String, u64, u64, u64, u64)> {
     stats
         .lines()
@@ -179,8 +179,8 @@ fn queues(stats: &str) -> Vec<(String, u64, u64, u64, u64)> {
         .take_while(|l| !l.trim().is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            let n = |i: usize| f[f.len() - 4 + i].parse::<u64>().unwrap();
-            (f[..f.len() - 4].join(" "), n(0), n(1), n(2), n(3))
+            let n = |i: usize| f[f.len() - 5 + i].parse::<u64>().unwrap();
+            (f[..f.len() - 5].join(" "), n(0), n(1), n(2), n(3) + n(4))
         })
         .collect()
 }

@@ -247,9 +247,16 @@ impl Orchestrator {
                     let old = &self.slots[s];
                     let (generation, killed_by_death) = (old.generation + 1, old.killed_by_death);
                     let (malformed, after_dead) = (old.malformed, old.after_dead);
+                    // Totals carry over; what the old rings still held is discarded.
+                    let earlier = [self.submit_row(old), self.return_row(old)].map(|mut q| {
+                        q.discarded += q.depth;
+                        q.depth = 0;
+                        q
+                    });
                     self.slots[s] = Slot::new(link, generation);
                     self.slots[s].malformed = malformed;
                     self.slots[s].after_dead = after_dead;
+                    self.slots[s].earlier = earlier;
                     if killed_by_death {
                         self.risk.unkill(Some(StrategyId(s as u16)));
                     }

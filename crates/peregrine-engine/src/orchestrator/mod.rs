@@ -31,6 +31,7 @@ use rustc_hash::FxHashMap;
 
 use crate::config::{DeadPolicy, EngineConfig};
 use crate::control::Shared;
+use crate::counters::QueueRow;
 use crate::gateway::{Completion, GatewayCmd, GatewayCounters};
 use crate::idle::IdlePolicy;
 use crate::latency::Latency;
@@ -91,6 +92,8 @@ struct Slot {
     after_dead: u64,
     /// Re-creating the rings failed (logged once, retried).
     rearm_failed: bool,
+    /// Submit and return counts of this strategy's earlier (retired) ring pairs.
+    earlier: [QueueRow; 2],
 }
 
 /// The orchestrator's own counts for one strategy's rings, since they were created.
@@ -127,6 +130,7 @@ impl Slot {
             killed_by_death: false,
             after_dead: 0,
             rearm_failed: false,
+            earlier: Default::default(),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use crate::counters::QueueRow;
 use crate::risk::{RiskReject, StrategyId};
 
-use super::Orchestrator;
+use super::{Orchestrator, Slot};
 
 impl Orchestrator {
     /// Renders the snapshot and stores it for the control thread (skipped if the
@@ -127,14 +127,14 @@ impl Orchestrator {
     fn render_queues(&self, s: &mut String) {
         let _ = writeln!(
             s,
-            "{:<24}{:>10}{:>10}{:>8}{:>7}",
-            "queue", "pushes", "pops", "full", "depth"
+            "{:<24}{:>10}{:>10}{:>8}{:>7}{:>10}",
+            "queue", "pushes", "pops", "full", "depth", "discarded"
         );
         for q in self.queue_rows() {
             let _ = writeln!(
                 s,
-                "{:<24}{:>10}{:>10}{:>8}{:>7}",
-                q.name, q.pushes, q.pops, q.full, q.depth
+                "{:<24}{:>10}{:>10}{:>8}{:>7}{:>10}",
+                q.name, q.pushes, q.pops, q.full, q.depth, q.discarded
             );
         }
     }
@@ -142,26 +142,16 @@ impl Orchestrator {
     /// Every hand-off's counters: per strategy its submit ring (pushes, Fulls and depth
     /// from the ring header the strategy writes, pops counted here), per gateway its
     /// inbox, the completion queue, per strategy its return ring (pops from the header
-    /// the strategy writes). Strategy rings count since they were created (a restarted
-    /// strategy gets fresh ones). At rest, `pushes == pops + depth` on every row.
+    /// the strategy writes). A strategy's rows add up all its ring pairs (a restarted
+    /// strategy gets fresh ones); what a retired pair still held is `discarded`. At
+    /// rest, `pushes == pops + depth + discarded` on every row.
     pub fn queue_rows(&self) -> Vec<QueueRow> {
-        let mut rows = Vec::new();
-        for slot in &self.slots {
-            let c = slot.link.rx.counts();
-            rows.push(QueueRow {
-                name: format!("submit {}", slot.link.name),
-                pushes: c.tail.wrapping_sub(slot.rings.submit_base),
-                pops: slot.rings.submit_pops,
-                full: c.full,
-                depth: c.depth(),
-            });
-        }
+        let mut rows: Vec<QueueRow> = self.slots.iter().map(|s| self.submit_row(s)).collect();
         let mut completion = QueueRow {
             name: "completion".into(),
-            pushes: 0,
             pops: self.completion_pops,
-            full: 0,
             depth: self.completions.len() as u64,
+            ..QueueRow::default()
         };
         for gw in &self.gateways {
             let v = gw.counters.inbox.values();
@@ -171,23 +161,45 @@ impl Orchestrator {
                 pops: v.pops,
                 full: v.full,
                 depth: v.pushes.saturating_sub(v.pops),
+                discarded: 0,
             });
             let c = gw.counters.completion.values();
             completion.pushes += c.pushes;
             completion.full += c.full;
         }
         rows.push(completion);
-        for slot in &self.slots {
-            let c = slot.link.tx.counts();
-            rows.push(QueueRow {
-                name: format!("return {}", slot.link.name),
-                pushes: slot.rings.ret_pushes,
-                pops: c.head.wrapping_sub(slot.rings.ret_base),
-                full: slot.rings.ret_full,
-                depth: c.depth(),
-            });
-        }
+        rows.extend(self.slots.iter().map(|s| self.return_row(s)));
         rows
+    }
+
+    /// A strategy's submit row: its current ring plus its earlier ones.
+    pub(super) fn submit_row(&self, slot: &Slot) -> QueueRow {
+        let c = slot.link.rx.counts();
+        let mut row = QueueRow {
+            name: format!("submit {}", slot.link.name),
+            pushes: c.tail.wrapping_sub(slot.rings.submit_base),
+            pops: slot.rings.submit_pops,
+            full: c.full,
+            depth: c.depth(),
+            discarded: 0,
+        };
+        row.add(&slot.earlier[0]);
+        row
+    }
+
+    /// A strategy's return row: its current ring plus its earlier ones.
+    pub(super) fn return_row(&self, slot: &Slot) -> QueueRow {
+        let c = slot.link.tx.counts();
+        let mut row = QueueRow {
+            name: format!("return {}", slot.link.name),
+            pushes: slot.rings.ret_pushes,
+            pops: c.head.wrapping_sub(slot.rings.ret_base),
+            full: slot.rings.ret_full,
+            depth: c.depth(),
+            discarded: 0,
+        };
+        row.add(&slot.earlier[1]);
+        row
     }
 }
 

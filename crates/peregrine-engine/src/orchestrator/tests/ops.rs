@@ -197,6 +197,7 @@ fn queue_counters_add_up_after_a_run() {
     );
     for q in &rows {
         assert_eq!(q.pushes, q.pops + q.depth, "{q:?}");
+        assert_eq!(q.discarded, 0, "{q:?}");
         assert_eq!(q.full, 0, "{q:?}");
     }
     let get = |n: &str| rows.iter().find(|q| q.name == n).unwrap().clone();
@@ -253,9 +254,9 @@ fn a_dead_strategy_gets_fresh_rings_once_its_orders_are_cancelled() {
     assert_eq!(r.orch.liveness(0), Liveness::Alive);
     let submit = r.orch.queue_rows().into_iter().next().unwrap();
     assert_eq!(
-        (submit.pushes, submit.pops),
-        (2, 2),
-        "counts restart with the rings"
+        (submit.pushes, submit.pops, submit.discarded),
+        (4, 4, 0),
+        "two orders before the death, a heartbeat and an order after: totals carry over"
     );
 }
 
