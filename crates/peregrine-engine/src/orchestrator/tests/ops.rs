@@ -296,3 +296,33 @@ fn a_dead_strategy_that_keeps_writing_is_answered_strategy_down_and_counted() {
         .unwrap();
     assert_eq!(r.other_events(1)[0].kind(), Some(EventKind::Ack));
 }
+
+#[test]
+fn messages_left_in_retired_rings_are_counted_as_discarded() {
+    let mut r = rig_with(FillModel::Rest, |c| c.liveness.heartbeat_timeout_ms = 20);
+    r.send(1, 1);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    // Silence: dead, its order cancelled (the Cancelled event is the last one it gets).
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Cancelled));
+    // Three more requests land in the old ring; housekeeping alone (no polling)
+    // re-creates the rings before anything reads them.
+    for id in 2..=4 {
+        r.send(id, 1);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while r.orch.generation(0) != 2 {
+        assert!(Instant::now() < deadline, "never re-armed");
+        r.orch.housekeeping(now_ns());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let rows = r.orch.queue_rows();
+    let submit = rows.iter().find(|q| q.name == "submit s").unwrap();
+    assert_eq!(
+        (submit.pushes, submit.pops, submit.depth, submit.discarded),
+        (4, 1, 0, 3),
+        "{submit:?}"
+    );
+    for q in &rows {
+        assert_eq!(q.pushes, q.pops + q.depth + q.discarded, "{q:?}");
+    }
+}
