@@ -24,6 +24,7 @@
 //!   contended queue in seed 000's measurements.
 //! * [`latency`]: the 7-segment HdrHistograms over the 8 timestamps of every order.
 //! * [`control`]: the Unix-socket control channel (`stats`, `kill`, `shutdown`).
+//! * [`summary`]: the same numbers as a struct (control command `summary`).
 //! * [`runtime`]: creating the rings, pinning and starting the threads, shutdown.
 //! * [`bench_submit`]: the two shared-memory submit candidates, measured.
 #![deny(unsafe_code)]
@@ -39,6 +40,7 @@ pub mod orchestrator;
 pub mod position;
 pub mod risk;
 pub mod runtime;
+pub mod summary;
 pub mod venue;
 
 pub use position::{Position, PositionBook};

@@ -15,6 +15,7 @@ mod complete;
 mod house;
 mod report;
 mod submit;
+mod summary;
 #[cfg(test)]
 mod tests;
 
@@ -36,6 +37,7 @@ use crate::gateway::{Completion, GatewayCmd, GatewayCounters};
 use crate::idle::IdlePolicy;
 use crate::latency::Latency;
 use crate::risk::{RiskEngine, StrategyId};
+use crate::summary::Tally;
 
 /// Receipt slots per strategy (a power of two): acks waiting for their t8.
 const RECEIPTS: usize = 1024;
@@ -142,6 +144,7 @@ pub struct Orchestrator {
     started_ns: u64,
     shared: Arc<Shared>,
     wait: IdlePolicy,
+    tally: Tally,
 }
 
 impl Orchestrator {
@@ -196,6 +199,7 @@ impl Orchestrator {
             started_ns: now,
             shared,
             wait: cfg.orchestrator.idle_policy(),
+            tally: Tally::new(cfg.venues.len()),
         }
     }
 
@@ -251,6 +255,7 @@ impl Orchestrator {
     fn emit(&mut self, s: u16, mut ev: Event) {
         let slot = &mut self.slots[s as usize];
         ev.ts[ts::ORCH_RETURN] = now_ns();
+        self.tally.on_event(&ev);
         match slot.link.tx.try_push(ev) {
             Ok(()) => bump(&slot.ret.pushes),
             Err(_) => bump(&slot.ret.full),
