@@ -187,6 +187,21 @@ mod tests {
 
     use super::*;
 
+    /// `@NAME@` tokens still in `text`.
+    fn placeholders(text: &str) -> Vec<&str> {
+        text.split('@')
+            .skip(1)
+            .step_by(2)
+            .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+            .collect()
+    }
+
+    #[test]
+    fn placeholders_are_found() {
+        assert_eq!(placeholders("a = \"@X_Y@\" # @...@"), vec!["X_Y"]);
+        assert!(placeholders(&ENGINE_TOML.replace("@NAME@", "n")).contains(&"SHM_DIR"));
+    }
+
     #[test]
     fn engine_config_without_the_exchange_venue_is_valid() {
         let text = engine_toml(
@@ -196,6 +211,7 @@ mod tests {
             false,
         );
         assert!(!text.contains("exchange ="), "{text}");
+        assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
         assert_eq!(cfg.name, "up-test");
         assert_eq!(cfg.venues.len(), 1);
@@ -212,7 +228,7 @@ mod tests {
         let text = engine_toml("x", Path::new("/dev/shm/x"), Some(addr), true);
         assert!(text.contains("name = \"px\""), "{text}");
         assert!(text.contains("addr = \"127.0.0.1:7712\""), "{text}");
-        assert!(!text.contains('@'), "placeholders left: {text}");
+        assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
         // The exchange venue is the second one, as `EXCHANGE_VENUE_INDEX` says.
         let sim = text.find("name = \"sim\"").unwrap();
         assert!(sim < text.find("name = \"px\"").unwrap());
@@ -222,7 +238,7 @@ mod tests {
     fn exchange_config_is_valid_and_filled_in() {
         let ports = Ports::from_base(7710).unwrap();
         let text = exchange_toml(ports);
-        assert!(!text.contains('@'), "placeholders left: {text}");
+        assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
         let cfg = peregrine_exchange::config::Config::parse(&text).unwrap();
         cfg.validate().unwrap();
         assert_eq!(cfg.listen.port(), 7710);

@@ -192,13 +192,17 @@ mod tests {
             dir.path(),
         )
         .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !p.log_tail(5).contains("hello") {
+            assert!(Instant::now() < deadline, "the child never wrote its log");
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert!(p.exited().is_none());
         let ended = p.stop(Duration::from_secs(5));
         let Ended::Exited(status) = ended else {
             panic!("sleep ignored SIGTERM");
         };
         assert_eq!(describe(status), "signal 15 (SIGTERM)");
-        assert!(p.log_tail(5).contains("hello"));
         // Stopping again is harmless.
         assert_eq!(p.stop(Duration::from_millis(10)), ended);
     }
