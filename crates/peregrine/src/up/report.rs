@@ -50,8 +50,19 @@ pub fn progress_line(
         Some(r) if r.n > 0 => format!("rt p50 {}  p99 {}", fmt_ns(r.p50), fmt_ns(r.p99)),
         _ => "rt -".to_owned(),
     };
+    // With more than one venue, say where the fills happened.
+    let by_venue = if now.venues.len() > 1 {
+        let parts: Vec<String> = now
+            .venues
+            .iter()
+            .map(|v| format!("{} {}", v.name, fmt_count(v.tally.fills)))
+            .collect();
+        format!(" ({})", parts.join(", "))
+    } else {
+        String::new()
+    };
     format!(
-        "[{elapsed_s:>5.1} s] orders {} ({:.0}/s)  fills {}  rejects {}  open {}  {rt}",
+        "[{elapsed_s:>5.1} s] orders {} ({:.0}/s)  fills {}{by_venue}  rejects {}  open {}  {rt}",
         fmt_count(now.orders),
         rate,
         fmt_count(now.fills),
@@ -347,6 +358,20 @@ mod tests {
             line,
             "[  3.0 s] orders 2,871 (1000/s)  fills 1,404  rejects 12  open 5  \
              rt p50 38.1 µs  p99 212.0 µs"
+        );
+        let mut two = now.clone();
+        two.venues.push(VenueRow {
+            name: "px".into(),
+            open: 0,
+            tally: VenueTally {
+                fills: 1_000,
+                ..VenueTally::default()
+            },
+        });
+        let line = progress_line(3.0, &two, Some(&prev), 1.0);
+        assert!(
+            line.contains("fills 1,404 (sim 1,404, px 1,000)  rejects"),
+            "{line}"
         );
         let first = progress_line(2.0, &now, None, 0.0);
         assert!(first.contains("(1436/s)"), "{first}");
