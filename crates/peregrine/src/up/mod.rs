@@ -306,7 +306,7 @@ impl Session {
                 p.name,
                 describe(status),
                 p.log.display(),
-                p.log_tail(15)
+                p.log_excerpt(12)
             );
         }
         Ok(())

@@ -107,12 +107,22 @@ impl Proc {
         }
     }
 
-    /// The last `n` lines of its log.
-    pub fn log_tail(&self, n: usize) -> String {
+    /// What explains its exit: `n` lines from the last `Error:` or panic message in its
+    /// log (a backtrace may follow them), else the log's last `n` lines.
+    pub fn log_excerpt(&self, n: usize) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(n)..].join("\n")
+        excerpt(&text, n)
     }
+}
+
+/// `n` lines from the last line that starts an error report, else the last `n`.
+fn excerpt(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .rposition(|l| l.starts_with("Error:") || l.contains("panicked at"))
+        .unwrap_or(lines.len().saturating_sub(n));
+    lines[start..lines.len().min(start + n)].join("\n")
 }
 
 /// How a stopped process ended.
@@ -193,7 +203,7 @@ mod tests {
         )
         .unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !p.log_tail(5).contains("hello") {
+        while !p.log_excerpt(5).contains("hello") {
             assert!(Instant::now() < deadline, "the child never wrote its log");
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -228,6 +238,17 @@ mod tests {
         for pid in pids {
             assert!(!Path::new(&format!("/proc/{pid}")).exists(), "{pid} left");
         }
+    }
+
+    #[test]
+    fn excerpt_starts_at_the_error() {
+        let log = "starting\nError: bad config\n\nCaused by:\n  unknown field\n   0: frame\n   1: frame\n";
+        assert_eq!(
+            excerpt(log, 5),
+            "Error: bad config\n\nCaused by:\n  unknown field\n   0: frame"
+        );
+        assert_eq!(excerpt("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(excerpt("", 3), "");
     }
 
     #[test]
