@@ -13,6 +13,7 @@
 //!   change those limits (all or nothing; `off` switches one off) and print the result.
 //!   Keys and values are checked here, before anything reaches the orchestrator: a bad
 //!   one is an `error: ...` reply and the engine is unchanged.
+//! * `summary`: the same snapshot as one line of JSON (`crate::summary`).
 //! * `shutdown`: stop the engine.
 //!
 //! The orchestrator never blocks on this thread: commands reach it through a bounded
@@ -87,6 +88,8 @@ pub struct Shared {
     pub replies: ArrayQueue<ControlReply>,
     /// Latest stats text and when it was published (ns).
     pub snapshot: Mutex<(String, u64)>,
+    /// The same snapshot as one line of JSON (`crate::summary::EngineSummary`).
+    pub summary: Mutex<String>,
     next_id: AtomicU64,
 }
 
@@ -98,6 +101,7 @@ impl Shared {
             commands: ArrayQueue::new(64),
             replies: ArrayQueue::new(64),
             snapshot: Mutex::new((String::from("no snapshot yet\n"), 0)),
+            summary: Mutex::new(String::from("error: no snapshot yet")),
             next_id: AtomicU64::new(1),
         }
     }
@@ -135,6 +139,7 @@ fn handle(stream: UnixStream, shared: &Shared) -> std::io::Result<()> {
     let mut words = line.split_whitespace();
     let reply = match (words.next(), words.next()) {
         (Some("stats"), None) => stats(shared),
+        (Some("summary"), None) => summary(shared),
         (Some("kill"), who) => {
             let who = who.filter(|w| *w != "*").map(str::to_owned);
             kill(shared, who, words.next())
@@ -158,6 +163,15 @@ fn stats(shared: &Shared) -> String {
         .unwrap_or_else(|p| p.into_inner().clone());
     let age = peregrine_strategy::clock::now_ns().saturating_sub(at) / 1_000_000;
     format!("snapshot age {age} ms\n{text}")
+}
+
+fn summary(shared: &Shared) -> String {
+    let json = shared
+        .summary
+        .lock()
+        .map(|g| g.clone())
+        .unwrap_or_else(|p| p.into_inner().clone());
+    format!("{json}\n")
 }
 
 fn kill(shared: &Shared, strategy: Option<String>, timeout: Option<&str>) -> String {

@@ -23,8 +23,9 @@
 //!   gateway; completion hand-off (M→1): crossbeam's `ArrayQueue`, the fastest
 //!   contended queue in seed 000's measurements.
 //! * [`latency`]: the 7-segment HdrHistograms over the 8 timestamps of every order.
-//! * [`control`]: the Unix-socket control channel (`stats`, `kill`, `limits`,
-//!   `shutdown`).
+//! * [`control`]: the Unix-socket control channel (`stats`, `summary`, `kill`,
+//!   `limits`, `shutdown`).
+//! * [`summary`]: the stats numbers as a struct (control command `summary`).
 //! * [`rings`]: a strategy's ring pair: created fresh per incarnation, unlinked when
 //!   the strategy is declared dead.
 //! * [`runtime`]: creating the rings, pinning and starting the threads, shutdown.
@@ -43,6 +44,7 @@ pub mod position;
 pub mod rings;
 pub mod risk;
 pub mod runtime;
+pub mod summary;
 pub mod venue;
 
 pub use position::{Position, PositionBook};

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod engine_cmd;
 mod strategy_cmd;
+mod up;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -37,6 +38,8 @@ enum Command {
     Engine(engine_cmd::EngineArgs),
     /// Run an example strategy against a running engine.
     Strategy(strategy_cmd::StrategyArgs),
+    /// Run the whole stack (exchange, engine, strategies) until Ctrl-C; print a summary.
+    Up(up::UpArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,5 +85,6 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Engine(args) => engine_cmd::run(args),
         Command::Strategy(args) => strategy_cmd::run(args),
+        Command::Up(args) => up::run(args),
     }
 }

@@ -2,8 +2,10 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::{ensure, Context};
 use clap::{Args, Subcommand};
 use peregrine_queue::{available_cores, pin_current, WaitStrategy};
 use peregrine_strategy::examples::maker::{Maker, MakerConfig};
@@ -22,9 +24,9 @@ pub struct StrategyArgs {
 #[derive(Debug, Subcommand)]
 enum StrategyKind {
     /// Quote both sides around a mid with an inventory limit.
-    Maker(Common),
+    Maker(SizedArgs),
     /// Cross the spread at random intervals.
-    Taker(Common),
+    Taker(SizedArgs),
     /// Latency probe: one order in flight at a time (see docs/engine.md).
     Pinger(PingerArgs),
 }
@@ -39,6 +41,15 @@ struct PingerArgs {
     /// Orders to send.
     #[arg(long, default_value_t = 1_000_000)]
     count: u64,
+}
+
+#[derive(Debug, Args)]
+struct SizedArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Order (quote) quantity, lots.
+    #[arg(long, default_value_t = 1)]
+    qty: i64,
 }
 
 #[derive(Debug, Args)]
@@ -85,8 +96,10 @@ struct Common {
 /// Runs the subcommand.
 pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
     match args.kind {
-        StrategyKind::Maker(c) => {
+        StrategyKind::Maker(SizedArgs { common: c, qty }) => {
+            ensure!(qty > 0, "--qty must be positive");
             let mut s = Maker::new(MakerConfig {
+                qty,
                 venue: c.venue,
                 instrument: InstrumentId(c.instrument),
                 mid: c.mid,
@@ -96,8 +109,10 @@ pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
             });
             go(&mut s, &c, "maker")
         }
-        StrategyKind::Taker(c) => {
+        StrategyKind::Taker(SizedArgs { common: c, qty }) => {
+            ensure!(qty > 0, "--qty must be positive");
             let mut s = Taker::new(TakerConfig {
+                qty,
                 venue: c.venue,
                 instrument: InstrumentId(c.instrument),
                 mid: c.mid,
@@ -134,7 +149,13 @@ fn go<S: Strategy>(s: &mut S, c: &Common, default_name: &str) -> anyhow::Result<
         let cores = available_cores(); // once, before pinning (FACTS.md trap)
         eprintln!("{}", pin_current(name, cores.get(i).copied()).describe());
     }
-    let stop = AtomicBool::new(false);
+    // SIGTERM or SIGINT stops the runner at its next turn, so the summary is still
+    // printed (`peregrine up` stops its strategies this way).
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))
+            .context("installing the signal handler")?;
+    }
     let summary = run_strategy(s, &cfg, &stop)?;
     println!("strategy {name}\n{}", summary.render());
     if summary.detached {

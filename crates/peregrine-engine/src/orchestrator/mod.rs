@@ -15,6 +15,7 @@ mod complete;
 mod house;
 mod report;
 mod submit;
+mod summary;
 #[cfg(test)]
 mod tests;
 
@@ -36,6 +37,7 @@ use crate::gateway::{Completion, GatewayCmd, GatewayCounters};
 use crate::idle::IdlePolicy;
 use crate::latency::Latency;
 use crate::risk::{RiskEngine, StrategyId};
+use crate::summary::Tally;
 
 /// Receipt slots per strategy (a power of two): acks waiting for their t8.
 const RECEIPTS: usize = 1024;
@@ -198,6 +200,7 @@ pub struct Orchestrator {
     /// Where the ring files are (to re-create a dead strategy's rings).
     dir: std::path::PathBuf,
     ring_capacity: usize,
+    tally: Tally,
 }
 
 impl Orchestrator {
@@ -242,6 +245,7 @@ impl Orchestrator {
             wait: cfg.orchestrator.idle_policy(),
             dir: cfg.dir(),
             ring_capacity: cfg.ring_capacity,
+            tally: Tally::new(cfg.venues.len()),
         }
     }
 
@@ -297,6 +301,7 @@ impl Orchestrator {
     fn emit(&mut self, s: u16, mut ev: Event) {
         let slot = &mut self.slots[s as usize];
         ev.ts[ts::ORCH_RETURN] = now_ns();
+        self.tally.on_event(&ev);
         match slot.link.tx.try_push(ev) {
             Ok(()) => slot.rings.ret_pushes += 1,
             Err(_) => slot.rings.ret_full += 1,

@@ -15,6 +15,7 @@ impl Orchestrator {
         if let Ok(mut g) = self.shared.snapshot.try_lock() {
             *g = (text, now);
         }
+        self.publish_summary(now);
     }
 
     /// The full report.
@@ -203,7 +204,7 @@ impl Orchestrator {
     }
 }
 
-fn engine_reason(code: u16) -> &'static str {
+pub(super) fn engine_reason(code: u16) -> &'static str {
     use peregrine_strategy::msg::reason::*;
     match code {
         MALFORMED => "malformed",

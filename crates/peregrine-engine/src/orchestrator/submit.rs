@@ -41,6 +41,7 @@ impl Orchestrator {
     }
 
     fn on_new(&mut self, s: u16, o: &NewOrder, t1: u64, t2: u64) {
+        self.tally.orders += 1;
         let mut live = Live {
             strategy: s,
             client_id: o.client_id,
@@ -94,6 +95,7 @@ impl Orchestrator {
             return self.reject(s, &live, reason::GATEWAY_BUSY);
         }
         bump(&gw.counters.inbox.pushes);
+        self.tally.on_routed(o.venue);
         self.orders.insert(engine_id, live);
         self.by_client.insert((s, o.client_id), engine_id);
     }

@@ -361,3 +361,46 @@ fn kill_against_a_hung_venue_times_out_with_a_clear_error() {
 }
 
 mod ops;
+#[test]
+fn summary_counts_what_strategies_were_told() {
+    let mut r = rig(FillModel::Rest);
+    r.send(1, 1);
+    r.send(2, 1);
+    assert!(r.events(2).iter().all(|e| e.kind() == Some(EventKind::Ack)));
+    let s = r.orch.summary(now_ns());
+    assert_eq!((s.orders, s.acks, s.open_orders), (2, 2, 2));
+    assert_eq!((s.venues[0].name.as_str(), s.venues[0].open), ("sim", 2));
+    let shared = Arc::clone(&r.orch.shared);
+    shared
+        .commands
+        .push(ControlCmd::Kill {
+            id: 1,
+            strategy: None,
+            timeout_ms: 5_000,
+        })
+        .unwrap();
+    r.orch.housekeeping(now_ns());
+    assert_eq!(r.events(2)[1].kind(), Some(EventKind::Cancelled));
+    r.send(3, 1); // the kill switch
+    r.send(4, 11); // above max_order_qty (checked after the kill switch: still 103)
+    r.events(2);
+    let s = r.orch.summary(now_ns());
+    assert_eq!(
+        (s.orders, s.cancels, s.rejects, s.open_orders),
+        (4, 2, 2, 0)
+    );
+    assert_eq!(s.kill_switch_rejects(), 2);
+    assert_eq!(s.venues[0].tally.routed, 2);
+    assert_eq!(s.venues[0].tally.cancels, 2);
+    assert_eq!(
+        s.venues[0].tally.rejects, 0,
+        "risk rejects are not the venue's"
+    );
+    assert_eq!(s.strategies[0].name, "s");
+    assert!(s.strategies[0].killed);
+    assert_eq!(s.latency.len(), crate::latency::ROWS.len());
+    // What the control command returns parses back to the same summary.
+    r.orch.publish(s.at_ns);
+    let json = shared.summary.lock().unwrap().clone();
+    assert_eq!(crate::summary::parse(&json).unwrap(), s);
+}

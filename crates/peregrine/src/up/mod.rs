@@ -1,0 +1,392 @@
+//! `peregrine up`: the whole stack on one machine, with no config to write.
+//!
+//! It writes the embedded configs ([`plan`]) into a run directory, starts an exchange,
+//! the order engine (a simulated venue and, once the engine has the adapter, the
+//! exchange as a second venue) and the example strategies as child processes of the
+//! current executable ([`procs`]), prints progress once a second from the engine's
+//! control socket, and at the end (Ctrl-C or `--duration`) prints the latency table,
+//! positions and PnL, rejects, demonstrates the global kill switch and shuts
+//! everything down in order ([`finish`]; [`report`] renders the text).
+
+mod finish;
+mod plan;
+mod procs;
+mod report;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context};
+use clap::Args;
+use peregrine_engine::summary::{self, EngineSummary};
+use peregrine_strategy::paths;
+
+use plan::{Ports, StrategySpec, STRATEGIES};
+use procs::{describe, Proc, Procs};
+
+/// How long a child may take to come up.
+const START_TIMEOUT: Duration = Duration::from_secs(15);
+/// Kill switch: how long the venues have to confirm every cancel.
+const KILL_TIMEOUT_MS: u64 = 5_000;
+/// How long the strategies are watched against the engaged kill switch.
+const KILL_WATCH: Duration = Duration::from_secs(1);
+/// Control-socket timeout for `summary` and `shutdown`.
+const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `peregrine up [--duration S] [--dir DIR] [--port-base P] [--quiet] [--keep]`.
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Run directory for the configs, logs and the exchange journal (default: a fresh
+    /// temporary directory, removed at the end unless --keep). Files of an earlier
+    /// run in DIR are replaced.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Exchange ports: order entry P, market data P+1, snapshot recovery P+2
+    /// (default: free ports picked at start).
+    #[arg(long)]
+    port_base: Option<u16>,
+    /// No live progress lines.
+    #[arg(long)]
+    quiet: bool,
+    /// Keep the temporary run directory (it is always kept after a failure).
+    #[arg(long)]
+    keep: bool,
+    /// Use only the simulated venue, even in a build whose engine has the exchange
+    /// venue.
+    #[arg(long)]
+    sim_only: bool,
+}
+
+/// Runs `peregrine up`.
+pub fn run(args: UpArgs) -> anyhow::Result<()> {
+    if let Some(d) = args.duration {
+        ensure!(
+            d.is_finite() && d > 0.0 && d < 1e9,
+            "--duration must be a positive number of seconds"
+        );
+    }
+    let ports = match args.port_base {
+        Some(base) => Ports::from_base(base)?,
+        None => Ports::automatic()?,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))
+            .context("installing the signal handler")?;
+    }
+    let exe = std::env::current_exe().context("finding the peregrine executable")?;
+    let (name, shm) = plan::unique_name();
+    let (dir, temporary) = run_dir(args.dir.as_deref(), &name)?;
+    let mut session = Session {
+        exe,
+        dir: dir.clone(),
+        shm: shm.clone(),
+        name,
+        exchange_venue: plan::EXCHANGE_VENUE && !args.sim_only,
+        stop,
+        procs: Procs::default(),
+        quiet: args.quiet,
+    };
+    let result = session.go(ports, args.duration);
+    drop(session); // terminates whatever still runs (only after a failure)
+    let _ = std::fs::remove_dir_all(&shm);
+    match &result {
+        Ok(()) if temporary && !args.keep => {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        Ok(()) => println!("run directory kept: {}", dir.display()),
+        Err(_) => eprintln!("logs and configs kept in {}", dir.display()),
+    }
+    result
+}
+
+/// The run directory, and whether `up` created it as a temporary one.
+fn run_dir(dir: Option<&Path>, name: &str) -> anyhow::Result<(PathBuf, bool)> {
+    let (dir, temporary) = match dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            // A fresh book: an earlier run's journal would be recovered otherwise.
+            let journal = d.join("journal");
+            if journal.exists() {
+                std::fs::remove_dir_all(&journal)
+                    .with_context(|| format!("removing the old {}", journal.display()))?;
+            }
+            (d.to_owned(), false)
+        }
+        None => {
+            let d = std::env::temp_dir().join(format!("peregrine-{name}"));
+            std::fs::create_dir(&d).with_context(|| format!("creating {}", d.display()))?;
+            (d, true)
+        }
+    };
+    let dir = dir
+        .canonicalize()
+        .with_context(|| format!("resolving {}", dir.display()))?;
+    ensure!(
+        dir.to_str().is_some(),
+        "the run directory {} is not valid UTF-8",
+        dir.display()
+    );
+    Ok((dir, temporary))
+}
+
+/// One run's state.
+#[derive(Debug)]
+struct Session {
+    exe: PathBuf,
+    dir: PathBuf,
+    shm: PathBuf,
+    name: String,
+    exchange_venue: bool,
+    stop: Arc<AtomicBool>,
+    procs: Procs,
+    quiet: bool,
+}
+
+impl Session {
+    fn go(&mut self, ports: Ports, duration: Option<f64>) -> anyhow::Result<()> {
+        let addr = self.start_exchange(ports)?;
+        self.start_engine(addr)?;
+        self.start_strategies()?;
+        self.header(addr, ports.md);
+        let started = Instant::now();
+        self.watch(duration.map(Duration::from_secs_f64), started)?;
+        let elapsed = started.elapsed().as_secs_f64();
+        let last = self.summary()?;
+        println!();
+        print!(
+            "{}",
+            report::summary(&last, elapsed, &|s| self.venue_name(s))
+        );
+        println!();
+        let demo = self.kill_demo()?;
+        print!("{}", demo.render());
+        println!();
+        self.shutdown()?;
+        ensure!(
+            demo.cancels_confirmed(),
+            "the kill switch demonstration failed: {}",
+            demo.reply.trim()
+        );
+        Ok(())
+    }
+
+    fn socket(&self) -> PathBuf {
+        paths::control_socket(&self.shm)
+    }
+
+    fn spawn(&mut self, name: &str, args: Vec<String>) -> anyhow::Result<()> {
+        let p = Proc::spawn(&self.exe, name, &args, &self.dir)?;
+        self.procs.list.push(p);
+        Ok(())
+    }
+
+    /// Starts the exchange and returns its order-entry address.
+    fn start_exchange(&mut self, ports: Ports) -> anyhow::Result<SocketAddr> {
+        let config = self.dir.join("exchange.toml");
+        std::fs::write(&config, plan::exchange_toml(ports))
+            .with_context(|| format!("writing {}", config.display()))?;
+        self.spawn(
+            "exchange",
+            vec!["exchange".into(), "--config".into(), path_arg(&config)],
+        )?;
+        let log = self.dir.join("exchange.log");
+        let mut addr = None;
+        self.wait_until("the exchange to listen", |_| {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            addr = text
+                .lines()
+                .find_map(|l| l.strip_prefix("listening on "))
+                .and_then(|a| a.trim().parse().ok());
+            addr.is_some()
+        })?;
+        addr.context("the exchange printed no address")
+    }
+
+    fn start_engine(&mut self, exchange: SocketAddr) -> anyhow::Result<()> {
+        let config = self.dir.join("engine.toml");
+        let text = plan::engine_toml(&self.name, &self.shm, Some(exchange), self.exchange_venue);
+        std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
+        self.spawn(
+            "engine",
+            vec!["engine".into(), "--config".into(), path_arg(&config)],
+        )?;
+        let socket = self.socket();
+        self.wait_until("the engine's control socket", |_| {
+            summary::fetch(&socket, CONTROL_TIMEOUT).is_ok()
+        })
+    }
+
+    fn start_strategies(&mut self) -> anyhow::Result<()> {
+        for s in &STRATEGIES {
+            let args = self.strategy_args(s);
+            self.spawn(s.name, args)?;
+        }
+        let socket = self.socket();
+        self.wait_until("every strategy to attach", |_| {
+            summary::fetch(&socket, CONTROL_TIMEOUT).is_ok_and(|s| {
+                s.strategies.len() == STRATEGIES.len()
+                    && s.strategies.iter().all(|st| st.state == "alive")
+            })
+        })
+    }
+
+    fn strategy_args(&self, s: &StrategySpec) -> Vec<String> {
+        vec![
+            "strategy".into(),
+            s.kind.into(),
+            "--dir".into(),
+            path_arg(&self.shm),
+            "--name".into(),
+            s.name.into(),
+            "--venue".into(),
+            s.venue(self.exchange_venue).to_string(),
+            "--qty".into(),
+            s.qty.to_string(),
+            "--interval-us".into(),
+            s.interval_us.to_string(),
+            "--seed".into(),
+            s.seed.to_string(),
+            "--wait".into(),
+            "park".into(),
+        ]
+    }
+
+    /// The venue name strategy `name` trades on.
+    fn venue_name(&self, name: &str) -> String {
+        match STRATEGIES.iter().find(|s| s.name == name) {
+            Some(s) if s.venue(self.exchange_venue) == plan::EXCHANGE_VENUE_INDEX => "px".into(),
+            Some(_) => "sim".into(),
+            None => "?".into(),
+        }
+    }
+
+    /// Polls `ready` every 50 ms until it holds; fails if a child exits, Ctrl-C
+    /// arrives or [`START_TIMEOUT`] passes.
+    fn wait_until(
+        &mut self,
+        what: &str,
+        mut ready: impl FnMut(&mut Procs) -> bool,
+    ) -> anyhow::Result<()> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            self.check_children()?;
+            if ready(&mut self.procs) {
+                return Ok(());
+            }
+            if self.stop.load(Ordering::Relaxed) {
+                bail!("interrupted while waiting for {what}");
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "timed out after {} s waiting for {what}",
+                    START_TIMEOUT.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Fails if any child has exited.
+    fn check_children(&mut self) -> anyhow::Result<()> {
+        if let Some((p, status)) = self.procs.first_exited() {
+            bail!(
+                "the {} process exited unexpectedly ({}); last lines of {}:\n{}",
+                p.name,
+                describe(status),
+                p.log.display(),
+                p.log_excerpt(12)
+            );
+        }
+        Ok(())
+    }
+
+    fn summary(&self) -> anyhow::Result<EngineSummary> {
+        summary::fetch(&self.socket(), CONTROL_TIMEOUT).context("reading the engine's summary")
+    }
+
+    fn header(&mut self, addr: SocketAddr, md_port: u16) {
+        println!("peregrine up: run directory {}", self.dir.display());
+        println!(
+            "  exchange  pid {:<8} orders on tcp {addr}, market data to udp 127.0.0.1:{md_port}",
+            self.pid("exchange"),
+        );
+        println!(
+            "  engine    pid {:<8} shm {}",
+            self.pid("engine"),
+            self.shm.display()
+        );
+        for s in &STRATEGIES {
+            println!(
+                "  {:<9} pid {:<8} {} on venue {} ({})",
+                s.name,
+                self.pid(s.name),
+                s.kind,
+                s.venue(self.exchange_venue),
+                self.venue_name(s.name)
+            );
+        }
+        if !self.exchange_venue {
+            println!(
+                "  note: the engine's exchange venue is off in this build (see docs/up.md): \
+                 every strategy trades on the simulated venue"
+            );
+        }
+        println!("Ctrl-C stops and prints the summary.");
+        let _ = std::io::stdout().flush();
+    }
+
+    fn pid(&mut self, name: &str) -> String {
+        self.procs
+            .get(name)
+            .map_or_else(|| "-".to_owned(), |p| p.pid().to_string())
+    }
+
+    /// Prints progress once a second until the duration passes or a signal arrives.
+    fn watch(&mut self, duration: Option<Duration>, started: Instant) -> anyhow::Result<()> {
+        let mut prev: Option<(EngineSummary, Instant)> = None;
+        let mut next_line = started + Duration::from_secs(1);
+        loop {
+            self.check_children()?;
+            let now = Instant::now();
+            if self.stop.load(Ordering::Relaxed) || duration.is_some_and(|d| now - started >= d) {
+                return Ok(());
+            }
+            if now >= next_line {
+                next_line += Duration::from_secs(1);
+                let s = self.summary()?;
+                if !self.quiet {
+                    let dt = prev
+                        .as_ref()
+                        .map_or(0.0, |(_, at)| (now - *at).as_secs_f64());
+                    let line = report::progress_line(
+                        (now - started).as_secs_f64(),
+                        &s,
+                        prev.as_ref().map(|(p, _)| p),
+                        dt,
+                    );
+                    println!("{line}");
+                    let _ = std::io::stdout().flush();
+                }
+                prev = Some((s, now));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// A path as a command-line argument (`run_dir` refuses non-UTF-8 paths).
+fn path_arg(p: &Path) -> String {
+    p.display().to_string()
+}

@@ -1,0 +1,430 @@
+//! What `peregrine up` prints: the live progress line, the end-of-run summary and the
+//! kill-switch demonstration, all rendered from [`EngineSummary`] values.
+
+use std::fmt::Write;
+
+use peregrine_engine::summary::EngineSummary;
+
+/// A duration in ns for people: `850 ns`, `38.1 µs`, `2.31 ms`, `1.20 s`.
+pub fn fmt_ns(ns: u64) -> String {
+    let f = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", f / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", f / 1e6)
+    } else {
+        format!("{:.2} s", f / 1e9)
+    }
+}
+
+/// A count with thousands separators: `1,234,567`.
+pub fn fmt_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One progress line: totals, the order rate since `prev` (taken `dt_s` seconds
+/// earlier; without one, the average since the start), open orders and the round
+/// trip so far.
+pub fn progress_line(
+    elapsed_s: f64,
+    now: &EngineSummary,
+    prev: Option<&EngineSummary>,
+    dt_s: f64,
+) -> String {
+    let rate = match prev {
+        Some(p) if dt_s > 0.0 => now.orders.saturating_sub(p.orders) as f64 / dt_s,
+        None if elapsed_s > 0.0 => now.orders as f64 / elapsed_s,
+        _ => 0.0,
+    };
+    let rt = match now.round_trip() {
+        Some(r) if r.n > 0 => format!("rt p50 {}  p99 {}", fmt_ns(r.p50), fmt_ns(r.p99)),
+        _ => "rt -".to_owned(),
+    };
+    // With more than one venue, say where the fills happened.
+    let by_venue = if now.venues.len() > 1 {
+        let parts: Vec<String> = now
+            .venues
+            .iter()
+            .map(|v| format!("{} {}", v.name, fmt_count(v.tally.fills)))
+            .collect();
+        format!(" ({})", parts.join(", "))
+    } else {
+        String::new()
+    };
+    format!(
+        "[{elapsed_s:>5.1} s] orders {} ({:.0}/s)  fills {}{by_venue}  rejects {}  open {}  {rt}",
+        fmt_count(now.orders),
+        rate,
+        fmt_count(now.fills),
+        fmt_count(now.rejects),
+        now.open_orders,
+    )
+}
+
+/// The latency table: the 7 segments, the round trip and the two derived rows.
+pub fn latency_table(s: &EngineSummary) -> String {
+    let mut out = format!(
+        "{:<24}{:>9}{:>11}{:>11}{:>11}{:>11}\n",
+        "latency", "n", "p50", "p99", "p99.9", "max"
+    );
+    for r in &s.latency {
+        let _ = writeln!(
+            out,
+            "{:<24}{:>9}{:>11}{:>11}{:>11}{:>11}",
+            r.name,
+            r.n,
+            fmt_ns(r.p50),
+            fmt_ns(r.p99),
+            fmt_ns(r.p999),
+            fmt_ns(r.max)
+        );
+    }
+    out
+}
+
+/// Positions and PnL per strategy (every strategy, with or without fills).
+/// `venue_of` names each strategy's venue.
+pub fn positions_table(s: &EngineSummary, venue_of: &dyn Fn(&str) -> String) -> String {
+    let mut out = format!(
+        "{:<11}{:>6}{:>7}{:>6}{:>7}{:>8}{:>9}{:>11}{:>12}{:>10}\n",
+        "strategy",
+        "venue",
+        "state",
+        "open",
+        "net",
+        "fills",
+        "avg",
+        "realized",
+        "unrealized",
+        "total"
+    );
+    for st in &s.strategies {
+        let rows: Vec<_> = s
+            .positions
+            .iter()
+            .filter(|p| p.strategy == st.name)
+            .collect();
+        let head = format!(
+            "{:<11}{:>6}{:>7}{:>6}",
+            st.name,
+            venue_of(&st.name),
+            st.state,
+            st.open
+        );
+        if rows.is_empty() {
+            let _ = writeln!(
+                out,
+                "{head}{:>7}{:>8}{:>9}{:>11}{:>12}{:>10}",
+                0, 0, "-", 0, 0, 0
+            );
+        }
+        for p in rows {
+            let avg = p.avg.map_or_else(|| "-".to_owned(), |a| a.to_string());
+            let _ = writeln!(
+                out,
+                "{head}{:>7}{:>8}{avg:>9}{:>11}{:>12}{:>10}",
+                p.net, p.fills, p.realized, p.unrealized, p.total
+            );
+        }
+    }
+    out
+}
+
+/// Orders, fills, cancels and rejects per venue.
+pub fn venues_table(s: &EngineSummary) -> String {
+    let mut out = format!(
+        "{:<8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>6}\n",
+        "venue", "routed", "acks", "fills", "cancels", "rejects", "open"
+    );
+    for v in &s.venues {
+        let t = &v.tally;
+        let _ = writeln!(
+            out,
+            "{:<8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>6}",
+            v.name, t.routed, t.acks, t.fills, t.cancels, t.rejects, v.open
+        );
+    }
+    out
+}
+
+/// Rejects by reason: risk first, then the engine's own; `none` if there were none.
+pub fn rejects_lines(s: &EngineSummary) -> String {
+    let mut out = String::new();
+    for (what, rows) in [("risk", &s.risk_rejects), ("engine", &s.engine_rejects)] {
+        if rows.is_empty() {
+            let _ = writeln!(out, "{what:<7} none");
+        }
+        for r in rows {
+            let _ = writeln!(out, "{what:<7} {:<20} ({}) {:>9}", r.name, r.code, r.count);
+        }
+    }
+    let venue: u64 = s.venues.iter().map(|v| v.tally.rejects).sum();
+    let _ = writeln!(out, "{:<7} {venue}", "venue");
+    out
+}
+
+/// The end-of-run summary.
+pub fn summary(s: &EngineSummary, secs: f64, venue_of: &dyn Fn(&str) -> String) -> String {
+    let mut out = format!(
+        "== summary after {secs:.1} s: orders {}, fills {}, cancels {}, rejects {}\n\n",
+        fmt_count(s.orders),
+        fmt_count(s.fills),
+        fmt_count(s.cancels),
+        fmt_count(s.rejects)
+    );
+    out += &latency_table(s);
+    out += "\n== positions and PnL (money in price units x lots: cents for PGN-USD)\n";
+    out += &positions_table(s, venue_of);
+    out += "\n== venues\n";
+    out += &venues_table(s);
+    out += "\n== rejects\n";
+    out += &rejects_lines(s);
+    out
+}
+
+/// What the kill-switch demonstration saw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KillDemo {
+    /// The engine's reply to `kill * <timeout>`.
+    pub reply: String,
+    /// Open orders just before, in total and per venue name.
+    pub open_before: (u64, Vec<(String, u64)>),
+    /// Open orders after the reply and the watch period.
+    pub open_after: u64,
+    /// Venue-confirmed cancels during the demonstration.
+    pub cancels: u64,
+    /// New orders the kill switch refused during the demonstration.
+    pub blocked: u64,
+    /// How long the strategies were watched after the reply, s.
+    pub watched_s: f64,
+}
+
+impl KillDemo {
+    /// Every cancel confirmed (the engine said `ok`, nothing open any more).
+    pub fn cancels_confirmed(&self) -> bool {
+        self.reply.starts_with("ok") && self.open_after == 0
+    }
+
+    /// The strategies kept sending and the switch refused them.
+    pub fn blocked_orders(&self) -> bool {
+        self.blocked > 0
+    }
+
+    /// The demonstration's text.
+    pub fn render(&self) -> String {
+        let per_venue: Vec<String> = self
+            .open_before
+            .1
+            .iter()
+            .map(|(v, n)| format!("{v} {n}"))
+            .collect();
+        let mut out = String::from("== kill switch demonstration\n");
+        let _ = writeln!(
+            out,
+            "before:  {} open orders ({})",
+            self.open_before.0,
+            per_venue.join(", ")
+        );
+        let _ = writeln!(out, "kill *:  {}", self.reply.trim());
+        let _ = writeln!(
+            out,
+            "after:   {} open orders; {} cancels confirmed by the venues; \
+             {} new orders blocked by the kill switch in {:.1} s",
+            self.open_after,
+            self.cancels,
+            fmt_count(self.blocked),
+            self.watched_s
+        );
+        let verdict = match (self.cancels_confirmed(), self.blocked_orders()) {
+            (true, true) => "all cancels confirmed; new orders blocked".to_owned(),
+            (true, false) => {
+                "all cancels confirmed; no new order was tried while watching".to_owned()
+            }
+            (false, _) => format!(
+                "NOT all cancels confirmed ({} orders still open)",
+                self.open_after
+            ),
+        };
+        let _ = writeln!(out, "result:  {verdict}");
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use peregrine_engine::summary::{
+        LatencyRow, PositionRow, RejectRow, StrategyRow, VenueRow, VenueTally,
+    };
+
+    use super::*;
+
+    fn sample() -> EngineSummary {
+        EngineSummary {
+            engine: "up".into(),
+            orders: 2_871,
+            fills: 1_404,
+            rejects: 12,
+            open_orders: 5,
+            latency: vec![LatencyRow {
+                name: "round trip  t8-t1".into(),
+                n: 100,
+                p50: 38_100,
+                p99: 212_000,
+                p999: 1_500_000,
+                max: 2_000_000_000,
+            }],
+            strategies: vec![
+                StrategyRow {
+                    name: "maker".into(),
+                    state: "alive".into(),
+                    pid: Some(7),
+                    open: 2,
+                    killed: false,
+                },
+                StrategyRow {
+                    name: "taker".into(),
+                    state: "alive".into(),
+                    pid: Some(8),
+                    open: 0,
+                    killed: false,
+                },
+            ],
+            positions: vec![PositionRow {
+                strategy: "maker".into(),
+                instrument: 1,
+                net: -3,
+                fills: 40,
+                avg: Some(10_004),
+                realized: 120,
+                unrealized: -9,
+                total: 111,
+            }],
+            venues: vec![VenueRow {
+                name: "sim".into(),
+                open: 5,
+                tally: VenueTally {
+                    routed: 2_859,
+                    acks: 2_859,
+                    fills: 1_404,
+                    cancels: 3,
+                    rejects: 0,
+                },
+            }],
+            risk_rejects: vec![RejectRow {
+                code: 109,
+                name: "max_position".into(),
+                count: 12,
+            }],
+            ..EngineSummary::default()
+        }
+    }
+
+    #[test]
+    fn durations_pick_a_unit() {
+        assert_eq!(fmt_ns(850), "850 ns");
+        assert_eq!(fmt_ns(38_149), "38.1 µs");
+        assert_eq!(fmt_ns(2_310_000), "2.31 ms");
+        assert_eq!(fmt_ns(1_200_000_000), "1.20 s");
+    }
+
+    #[test]
+    fn counts_get_separators() {
+        assert_eq!(fmt_count(0), "0");
+        assert_eq!(fmt_count(999), "999");
+        assert_eq!(fmt_count(1_000), "1,000");
+        assert_eq!(fmt_count(1_234_567), "1,234,567");
+        assert_eq!(fmt_count(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn progress_shows_totals_rate_and_round_trip() {
+        let now = sample();
+        let prev = EngineSummary {
+            orders: 1_871,
+            ..EngineSummary::default()
+        };
+        let line = progress_line(3.0, &now, Some(&prev), 1.0);
+        assert_eq!(
+            line,
+            "[  3.0 s] orders 2,871 (1000/s)  fills 1,404  rejects 12  open 5  \
+             rt p50 38.1 µs  p99 212.0 µs"
+        );
+        let mut two = now.clone();
+        two.venues.push(VenueRow {
+            name: "px".into(),
+            open: 0,
+            tally: VenueTally {
+                fills: 1_000,
+                ..VenueTally::default()
+            },
+        });
+        let line = progress_line(3.0, &two, Some(&prev), 1.0);
+        assert!(
+            line.contains("fills 1,404 (sim 1,404, px 1,000)  rejects"),
+            "{line}"
+        );
+        let first = progress_line(2.0, &now, None, 0.0);
+        assert!(first.contains("(1436/s)"), "{first}");
+        let empty = progress_line(0.0, &EngineSummary::default(), None, 0.0);
+        assert!(
+            empty.contains("(0/s)") && empty.ends_with("rt -"),
+            "{empty}"
+        );
+    }
+
+    #[test]
+    fn summary_has_every_section() {
+        let text = summary(&sample(), 4.0, &|_| "sim".to_owned());
+        for needle in [
+            "== summary after 4.0 s: orders 2,871, fills 1,404",
+            "round trip  t8-t1",
+            "== positions and PnL",
+            "== venues",
+            "== rejects",
+            "max_position",
+            "venue   0",
+        ] {
+            assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+        }
+        // A strategy without fills still gets a row.
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("taker") && l.contains('-')),
+            "{text}"
+        );
+        let maker = text.lines().find(|l| l.starts_with("maker")).unwrap();
+        assert!(maker.contains("10004") && maker.contains("111"), "{maker}");
+    }
+
+    #[test]
+    fn kill_demo_verdicts() {
+        let mut d = KillDemo {
+            reply: "ok kill switch on for all strategies; 4 cancels sent".into(),
+            open_before: (4, vec![("sim".into(), 4)]),
+            open_after: 0,
+            cancels: 4,
+            blocked: 1_200,
+            watched_s: 1.0,
+        };
+        let text = d.render();
+        assert!(text.contains("result:  all cancels confirmed; new orders blocked"));
+        assert!(text.contains("1,200 new orders blocked"), "{text}");
+        assert!(text.contains("(sim 4)"), "{text}");
+        d.open_after = 2;
+        assert!(!d.cancels_confirmed());
+        assert!(d.render().contains("NOT all cancels confirmed (2 orders"));
+        d.open_after = 0;
+        d.reply = "error: kill switch on, but 2 orders still open".into();
+        assert!(!d.cancels_confirmed());
+    }
+}

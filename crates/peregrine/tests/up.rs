@@ -1,0 +1,288 @@
+//! `peregrine up` as a user runs it: the real binary starts the exchange, the engine
+//! and the strategies, prints its summary and the kill-switch demonstration, and
+//! leaves no process and no shared-memory file behind. Each run gets its own run
+//! directory, automatically picked ports and a unique shm name; the runs in this file
+//! take turns (one lock) so they do not compete for the 2 cores; every run has a
+//! timeout.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rustix::process::{kill_process, Pid, Signal};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Longest a whole `up` run may take here.
+const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A running `peregrine up`; killed on drop if still running.
+struct Up {
+    child: Child,
+    out: std::sync::mpsc::Receiver<String>,
+    err: std::thread::JoinHandle<String>,
+    text: String,
+}
+
+impl Up {
+    fn start(dir: &Path, extra: &[&str]) -> Up {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args(["up", "--quiet", "--dir"])
+            .arg(dir)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, out) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        Up {
+            child,
+            out,
+            err,
+            text: String::new(),
+        }
+    }
+
+    /// Reads stdout until a line contains `needle`.
+    fn read_until(&mut self, needle: &str) {
+        let deadline = Instant::now() + RUN_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.out.recv_timeout(left) {
+                Ok(line) => {
+                    self.text.push_str(&line);
+                    self.text.push('\n');
+                    if line.contains(needle) {
+                        return;
+                    }
+                }
+                Err(e) => panic!("no {needle:?} ({e}); output so far:\n{}", self.text),
+            }
+        }
+    }
+
+    /// Waits for exit; returns the status, all of stdout and stderr.
+    fn finish(mut self) -> (ExitStatus, String, String) {
+        let deadline = Instant::now() + RUN_TIMEOUT;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "peregrine up did not finish in {RUN_TIMEOUT:?}; output so far:\n{}",
+                self.text
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        while let Ok(line) = self.out.recv_timeout(Duration::from_secs(5)) {
+            self.text.push_str(&line);
+            self.text.push('\n');
+        }
+        let err = std::mem::replace(&mut self.err, std::thread::spawn(String::new));
+        let stderr = err.join().unwrap();
+        (status, std::mem::take(&mut self.text), stderr)
+    }
+
+    fn signal(&self, sig: Signal) {
+        kill_process(Pid::from_child(&self.child), sig).unwrap();
+    }
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The pids and the shm directory `up` announced in its header.
+fn announced(out: &str) -> (Vec<(String, u32)>, PathBuf) {
+    let mut pids = Vec::new();
+    let mut shm = None;
+    for line in out.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let [name, "pid", pid, rest @ ..] = words.as_slice() {
+            pids.push((name.to_string(), pid.parse().unwrap()));
+            if let ["shm", dir] = rest {
+                shm = Some(PathBuf::from(dir));
+            }
+        }
+    }
+    (pids, shm.expect("no shm line in the header"))
+}
+
+/// Nothing of the run is left: no process whose command line names the run
+/// directory or the shm directory, and no shm directory.
+fn assert_nothing_left(out: &str, dir: &Path) {
+    let (pids, shm) = announced(out);
+    assert_eq!(pids.len(), 5, "exchange, engine, 3 strategies: {pids:?}");
+    assert!(shm.starts_with("/dev/shm"), "{}", shm.display());
+    assert!(!shm.exists(), "{} left behind", shm.display());
+    let marks = [dir.display().to_string(), shm.display().to_string()];
+    for (name, pid) in pids {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        assert!(
+            !marks.iter().any(|m| cmdline.contains(m.as_str())),
+            "{name} (pid {pid}) still running: {cmdline}"
+        );
+    }
+}
+
+/// `N` after `label ` in `line` (commas removed).
+fn number_after(line: &str, label: &str) -> u64 {
+    let rest = line
+        .split(label)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {label:?} in {line:?}"));
+    let digits: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(|c| *c != ',')
+        .collect();
+    digits.parse().unwrap()
+}
+
+fn check_full_report(out: &str, dir: &Path) {
+    for section in [
+        "== summary after",
+        "submit      t1->t2",
+        "return      t7->t8",
+        "round trip  t8-t1",
+        "== positions and PnL",
+        "== venues",
+        "== rejects",
+        "== kill switch demonstration",
+        "== shutdown",
+    ] {
+        assert!(out.contains(section), "{section:?} missing:\n{out}");
+    }
+    let head = out.lines().find(|l| l.starts_with("== summary")).unwrap();
+    assert!(number_after(head, "orders ") > 0, "{head}");
+    assert!(number_after(head, "fills ") > 0, "{head}");
+    for name in ["maker", "taker", "sim-maker"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(name) && l.contains("alive")),
+            "no position row for {name}:\n{out}"
+        );
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(name) && l.ends_with("exit 0")),
+            "{name} did not exit cleanly:\n{out}"
+        );
+    }
+    assert!(
+        out.contains("result:  all cancels confirmed"),
+        "kill demonstration:\n{out}"
+    );
+    let after = out.lines().find(|l| l.starts_with("after:")).unwrap();
+    assert_eq!(number_after(after, "after:"), 0, "{after}");
+    assert!(out.contains("engine     exit 0"), "{out}");
+    assert!(out.contains("no child process left"), "{out}");
+    // With the exchange venue on, the maker and taker really traded there.
+    if out.contains("venue 1 (px)") {
+        let px = out.lines().find(|l| l.starts_with("px ")).unwrap();
+        let fills: u64 = px.split_whitespace().nth(3).unwrap().parse().unwrap();
+        assert!(fills > 0, "no fills at the exchange: {px}");
+    }
+    assert_nothing_left(out, dir);
+    for file in ["exchange.toml", "engine.toml", "exchange.log", "engine.log"] {
+        assert!(dir.join(file).exists(), "{file} missing from the run dir");
+    }
+}
+
+#[test]
+fn up_runs_the_stack_for_a_duration_and_cleans_up() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let up = Up::start(&dir, &["--duration", "4"]);
+    let (status, out, err) = up.finish();
+    assert!(
+        status.success(),
+        "exit {status}\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    check_full_report(&out, &dir.canonicalize().unwrap());
+}
+
+#[test]
+fn ctrl_c_prints_the_summary_and_exits_zero() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut up = Up::start(&dir, &[]);
+    up.read_until("Ctrl-C stops");
+    std::thread::sleep(Duration::from_secs(2));
+    up.signal(Signal::INT);
+    let (status, out, err) = up.finish();
+    assert!(
+        status.success(),
+        "exit {status}\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    check_full_report(&out, &dir.canonicalize().unwrap());
+}
+
+#[test]
+fn a_strategy_that_dies_fails_the_run_and_nothing_is_left() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut up = Up::start(&dir, &["--duration", "60"]);
+    up.read_until("Ctrl-C stops");
+    let (pids, _) = announced(&up.text);
+    let taker = pids.iter().find(|(n, _)| n == "taker").unwrap().1;
+    kill_process(Pid::from_raw(taker as i32).unwrap(), Signal::KILL).unwrap();
+    let (status, out, err) = up.finish();
+    assert!(
+        !status.success(),
+        "a dead strategy must fail the run:\n{out}"
+    );
+    assert!(
+        err.contains("the taker process exited unexpectedly (signal 9 (SIGKILL))"),
+        "stderr:\n{err}"
+    );
+    assert_nothing_left(&out, &dir.canonicalize().unwrap());
+}
+
+#[test]
+fn bad_flags_are_refused_before_anything_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (flags, message) in [
+        (&["--port-base", "65535"][..], "--port-base 65535"),
+        (&["--duration", "0"][..], "--duration must be a positive"),
+        (&["--duration", "nan"][..], "--duration must be a positive"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args(["up", "--dir"])
+            .arg(tmp.path())
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{flags:?} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{flags:?}: {err}");
+    }
+    // Nothing was written: the flags are checked before the run directory is used.
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
