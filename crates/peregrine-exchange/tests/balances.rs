@@ -400,6 +400,24 @@ proptest! {
     }
 }
 
+/// The random streams above do exercise settlement: a fixed-seed one trades.
+#[test]
+fn a_random_stream_trades_and_settles() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let steps = proptest::collection::vec(arb_step(), 150)
+        .new_tree(&mut runner)
+        .unwrap()
+        .current();
+    let mut core = core_with(MemoryLog::default());
+    run_steps(&mut core, &steps);
+    let trades = core
+        .engine()
+        .book(InstrumentId(1))
+        .map_or(0, peregrine_book::Book::trade_seq);
+    assert!(trades > 0, "no trade in {steps:?}");
+}
+
 /// On disk: a journal with snapshots every 7 commands; a fresh core restores the newest
 /// snapshot and replays the tail, and ends with identical balances and hash.
 #[test]
@@ -415,18 +433,32 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
         ..JournalSection::new(dir.path())
     };
     let steps: Vec<Step> = (0..120u64)
-        .map(|i| match i % 6 {
-            0 => Step::Deposit(1 + (i % 3) as u32, 1 + (i % 2) as u32, 50_000),
-            1 | 2 => Step::Order(
-                1 + (i % 3) as u32,
-                if i % 4 < 2 { Side::Buy } else { Side::Sell },
-                9_990 + (i % 20) as i64,
-                1 + (i % 7) as i64,
-                OrderType::Limit,
-            ),
-            3 => Step::Cancel(1 + (i % 3) as u32, i / 3),
-            4 => Step::Withdraw(1 + (i % 3) as u32, 2, 1_000),
-            _ => Step::Replace(1 + (i % 3) as u32, i / 2, 10_000, 2),
+        .map(|i| {
+            let account = 1 + (i % 3) as u32;
+            match i % 6 {
+                0 => {
+                    let asset = 1 + ((i / 6) % 2) as u32;
+                    let amount = if asset == PGN { 50 } else { 500_000 };
+                    Step::Deposit(1 + ((i / 6) % 3) as u32, asset, amount)
+                }
+                1 => Step::Order(
+                    account,
+                    Side::Buy,
+                    10_000 + (i % 5) as i64,
+                    1 + (i % 7) as i64,
+                    OrderType::Limit,
+                ),
+                2 => Step::Order(
+                    account,
+                    Side::Sell,
+                    9_996 + (i % 5) as i64,
+                    1 + (i % 5) as i64,
+                    OrderType::Limit,
+                ),
+                3 => Step::Cancel(account, i / 3),
+                4 => Step::Withdraw(account, USD, 1_000),
+                _ => Step::Replace(account, i / 2, 10_000, 2),
+            }
         })
         .collect();
     let (want_hash, want_state, last_seq) = {
@@ -435,6 +467,11 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
         let mut core = core_with(JournalLog::new(journal))
             .with_snapshots(Snapshotter::spawn(store, section.snapshot_every).unwrap());
         run_steps(&mut core, &steps);
+        let trades = core
+            .engine()
+            .book(InstrumentId(1))
+            .map_or(0, peregrine_book::Book::trade_seq);
+        assert!(trades > 5, "the stream trades ({trades} trades)");
         let out = (
             core.state_hash(),
             core.ledger().unwrap().export(),
@@ -444,6 +481,7 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
         out
     };
     assert!(last_seq > 100);
+    assert!(want_state.holds.len() > 1, "orders rest: {want_state:?}");
     let (journal, _) = open_journal(&section).unwrap();
     let store = SnapshotStore::open(section.snapshot_dir(), SnapshotConfig::default()).unwrap();
     let mut core = core_with(JournalLog::new(journal));
