@@ -22,6 +22,9 @@ use peregrine_wire::orders::{Cancel, NewOrder, Replace};
 use peregrine_wire::{Inbound, Outbound};
 use proptest::prelude::*;
 
+#[global_allocator]
+static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
+
 const PGN: u32 = 1;
 const USD: u32 = 2;
 const ADMIN: AccountId = AccountId(9);
@@ -490,5 +493,58 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
     assert_eq!(core.engine_seq(), last_seq);
     assert_eq!(hash, want_hash);
     assert_eq!(core.ledger().unwrap().export(), want_state);
+    core.ledger().unwrap().check().unwrap();
+}
+
+/// Counts reports without allocating.
+#[derive(Default)]
+struct Count(u64);
+
+impl Outbox for Count {
+    fn send(&mut self, _: SessionKey, _: AccountId, _: Outbound) {
+        self.0 += 1;
+    }
+}
+
+/// With balances on, the per-order path (reserve, match, settle, journal seam) makes no
+/// allocation once warm (a counting global allocator, thread-local counter).
+#[test]
+fn the_per_order_path_with_balances_does_not_allocate_once_warm() {
+    let mut core = core_with(peregrine_exchange::journal::NoLog);
+    let mut out = Count::default();
+    for a in 1..=3 {
+        for (asset, amount) in [(PGN, 1_000_000_000), (USD, i64::MAX / 4)] {
+            let msg = deposit(a, asset, amount);
+            core.handle(SessionKey::new(9, 0), ADMIN, &msg, &mut out)
+                .unwrap();
+        }
+    }
+    let spec = peregrine_types::InstrumentSpec::example(1);
+    let reqs: Vec<Inbound> = (0..4_000u64)
+        .map(|j| {
+            let mut o = peregrine_exchange::loadgen::mix::order(&spec, j);
+            o.client_order_id = ClientOrderId(j + 1);
+            Inbound::NewOrder(o)
+        })
+        .collect();
+    let mut run = |core: &mut Core<_>, range: std::ops::Range<usize>, out: &mut Count| {
+        for j in range {
+            let account = AccountId(1 + (j % 3) as u32);
+            core.handle(SessionKey::new(0, 0), account, &reqs[j], out)
+                .unwrap();
+            core.end_batch().unwrap();
+        }
+    };
+    run(&mut core, 0..1_000, &mut out);
+    let before = peregrine_testkit::allocations();
+    run(&mut core, 1_000..4_000, &mut out);
+    let allocations = peregrine_testkit::allocations() - before;
+    assert_eq!(allocations, 0, "allocations on the per-order path");
+    assert!(out.0 > 6_000);
+    let fills = core
+        .engine()
+        .book(InstrumentId(1))
+        .map_or(0, peregrine_book::Book::trade_seq);
+    assert!(fills > 1_000, "{fills} trades");
     core.ledger().unwrap().check().unwrap();
 }
