@@ -527,7 +527,7 @@ fn the_per_order_path_with_balances_does_not_allocate_once_warm() {
             Inbound::NewOrder(o)
         })
         .collect();
-    let mut run = |core: &mut Core<_>, range: std::ops::Range<usize>, out: &mut Count| {
+    let run = |core: &mut Core<_>, range: std::ops::Range<usize>, out: &mut Count| {
         for j in range {
             let account = AccountId(1 + (j % 3) as u32);
             core.handle(SessionKey::new(0, 0), account, &reqs[j], out)
