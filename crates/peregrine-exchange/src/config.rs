@@ -55,6 +55,10 @@ pub struct MarketDataConfig {
     pub heartbeat_ms: u64,
     /// Multicast TTL. Default 1 (stay on the local network).
     pub multicast_ttl: u32,
+    /// Feed messages kept for replay by the recovery service (the most recent ones),
+    /// a power of two; 0 keeps none (gaps are then healed from snapshots only).
+    /// Default 65,536 (~3.7 MiB).
+    pub replay_retain: usize,
 }
 
 impl Default for MarketDataConfig {
@@ -65,6 +69,7 @@ impl Default for MarketDataConfig {
             mtu: 1400,
             heartbeat_ms: 1000,
             multicast_ttl: 1,
+            replay_retain: 65_536,
         }
     }
 }
@@ -287,6 +292,10 @@ impl Config {
             md.heartbeat_ms > 0,
             "market_data.heartbeat_ms: must be positive",
         );
+        need(
+            md.replay_retain == 0 || md.replay_retain.is_power_of_two(),
+            "market_data.replay_retain: must be 0 or a power of two",
+        );
         if self.recovery_enabled {
             need(
                 self.recovery_listen != self.listen || self.listen.port() == 0,
@@ -386,10 +395,11 @@ mod tests {
         c.ring_capacity = 1000;
         c.market_data.mtu = 10;
         c.market_data.heartbeat_ms = 0;
+        c.market_data.replay_retain = 1000;
         c.pin_cores = Some(vec![0, 1]);
         c.recovery_listen = c.listen;
         let errs = c.validate().unwrap_err();
-        assert_eq!(errs.len(), 13, "{errs:#?}");
+        assert_eq!(errs.len(), 14, "{errs:#?}");
         assert!(errs.iter().any(|e| e.contains("defined twice")));
         assert!(errs.iter().any(|e| e.contains("ring_capacity")));
         let empty = Config {

@@ -187,11 +187,14 @@ impl<L: CommandLog> Core<L> {
         let Some(r) = self.recovery.as_mut() else {
             return;
         };
-        let (session_id, as_of) = self
-            .md
-            .as_ref()
-            .map_or((0, 0), |m| (m.session_id(), m.next_seq() - 1));
-        r.poll(&self.engine, session_id, as_of, self.clock.now());
+        let md = self.md.as_ref();
+        r.poll(crate::recovery::Source {
+            engine: &self.engine,
+            session_id: md.map_or(0, |m| m.session_id()),
+            as_of_seq: md.map_or(0, |m| m.next_seq() - 1),
+            now: self.clock.now(),
+            retained: md.map(|m| m.retained()),
+        });
     }
 
     /// The published engine sequence number (the session layer reads it).

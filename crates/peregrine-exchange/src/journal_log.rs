@@ -34,6 +34,13 @@ pub struct JournalSection {
     /// only the journal after it. Default 0: no snapshots, full replay.
     #[serde(default)]
     pub snapshot_every: u64,
+    /// After each snapshot, delete the journal segments that the oldest retained
+    /// snapshot fully covers (never the segment being written). Keeps the disk use
+    /// and the start-up verify bounded; a full replay from sequence 1 is then no
+    /// longer possible (`peregrine journal replay` starts from the newest snapshot).
+    /// Default false: every segment is kept. Needs `snapshot_every > 0`.
+    #[serde(default)]
+    pub prune: bool,
 }
 
 fn default_segment_bytes() -> u64 {
@@ -48,6 +55,7 @@ impl JournalSection {
             fsync: FsyncPolicy::default(),
             segment_bytes: default_segment_bytes(),
             snapshot_every: 0,
+            prune: false,
         }
     }
 
@@ -72,6 +80,9 @@ impl JournalSection {
         }
         if let Err(problems) = self.journal_config().validate() {
             errs.extend(problems.into_iter().map(|p| format!("journal: {p}")));
+        }
+        if self.prune && self.snapshot_every == 0 {
+            errs.push("journal.prune: needs snapshot_every > 0 (pruning follows snapshots)".into());
         }
     }
 }
@@ -164,9 +175,10 @@ mod tests {
             fsync: FsyncPolicy::None,
             segment_bytes: 10,
             snapshot_every: 0,
+            prune: true,
         };
         let mut errs = Vec::new();
         s.check(&mut errs);
-        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert_eq!(errs.len(), 3, "{errs:?}");
     }
 }

@@ -47,7 +47,10 @@ pub fn run(
     }
     let store = if section.snapshot_every > 0 {
         let dir = section.snapshot_dir();
-        let config = SnapshotConfig::default();
+        let config = SnapshotConfig {
+            prune_journal_dir: section.prune.then(|| section.dir.clone()),
+            ..SnapshotConfig::default()
+        };
         Some(
             SnapshotStore::open(&dir, config)
                 .with_context(|| format!("opening {}", dir.display()))?,
