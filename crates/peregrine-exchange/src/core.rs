@@ -118,7 +118,10 @@ impl<L: CommandLog> Core<L> {
     /// Turns balances on: orders reserve through a fresh ledger for `setup`'s
     /// instruments, and admin requests follow `setup.policy`.
     pub fn with_balances(mut self, setup: &BalanceSetup) -> Self {
-        *self.engine.pre_match() = Balances::on(setup.ledger());
+        let mut ledger = setup.ledger();
+        let pairs = setup.policy.accounts.len() * setup.policy.assets.len();
+        ledger.reserve(self.owners.capacity(), pairs);
+        *self.engine.pre_match() = Balances::on(ledger);
         self.admin = Some(setup.policy.clone());
         self
     }

@@ -209,10 +209,22 @@ pub fn restore(
         Some(store) => load_snapshot(core, store)? + 1,
         None => 1,
     };
+    let mut orphans = 0u64;
     let done = match start(core.log_mut().journal_mut(), from)? {
-        Some(replay) => drive(replay, |seq, rec| core.replay_record(seq, rec))?,
+        Some(replay) => drive(replay, |seq, rec| {
+            if matches!(rec, Record::Admin(_)) && core.ledger().is_none() {
+                orphans += 1;
+            }
+            core.replay_record(seq, rec)
+        })?,
         None => Replayed::default(),
     };
+    if orphans > 0 {
+        crate::log!(
+            "journal: warning: {orphans} deposit/withdrawal record(s) replayed with balances \
+             off (was the journal written with [balances] enabled = true?)"
+        );
+    }
     let hash = core.state_hash();
     crate::log!(
         "journal: replayed {} record(s) to seq {} in {:.3} ms ({:.0} records/s); state hash {}",

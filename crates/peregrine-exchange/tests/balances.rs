@@ -22,6 +22,9 @@ use peregrine_wire::orders::{Cancel, NewOrder, Replace};
 use peregrine_wire::{Inbound, Outbound};
 use proptest::prelude::*;
 
+#[global_allocator]
+static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
+
 const PGN: u32 = 1;
 const USD: u32 = 2;
 const ADMIN: AccountId = AccountId(9);
@@ -400,6 +403,24 @@ proptest! {
     }
 }
 
+/// The random streams above do exercise settlement: a fixed-seed one trades.
+#[test]
+fn a_random_stream_trades_and_settles() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let steps = proptest::collection::vec(arb_step(), 150)
+        .new_tree(&mut runner)
+        .unwrap()
+        .current();
+    let mut core = core_with(MemoryLog::default());
+    run_steps(&mut core, &steps);
+    let trades = core
+        .engine()
+        .book(InstrumentId(1))
+        .map_or(0, peregrine_book::Book::trade_seq);
+    assert!(trades > 0, "no trade in {steps:?}");
+}
+
 /// On disk: a journal with snapshots every 7 commands; a fresh core restores the newest
 /// snapshot and replays the tail, and ends with identical balances and hash.
 #[test]
@@ -415,18 +436,32 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
         ..JournalSection::new(dir.path())
     };
     let steps: Vec<Step> = (0..120u64)
-        .map(|i| match i % 6 {
-            0 => Step::Deposit(1 + (i % 3) as u32, 1 + (i % 2) as u32, 50_000),
-            1 | 2 => Step::Order(
-                1 + (i % 3) as u32,
-                if i % 4 < 2 { Side::Buy } else { Side::Sell },
-                9_990 + (i % 20) as i64,
-                1 + (i % 7) as i64,
-                OrderType::Limit,
-            ),
-            3 => Step::Cancel(1 + (i % 3) as u32, i / 3),
-            4 => Step::Withdraw(1 + (i % 3) as u32, 2, 1_000),
-            _ => Step::Replace(1 + (i % 3) as u32, i / 2, 10_000, 2),
+        .map(|i| {
+            let account = 1 + (i % 3) as u32;
+            match i % 6 {
+                0 => {
+                    let asset = 1 + ((i / 6) % 2) as u32;
+                    let amount = if asset == PGN { 50 } else { 500_000 };
+                    Step::Deposit(1 + ((i / 6) % 3) as u32, asset, amount)
+                }
+                1 => Step::Order(
+                    account,
+                    Side::Buy,
+                    10_000 + (i % 5) as i64,
+                    1 + (i % 7) as i64,
+                    OrderType::Limit,
+                ),
+                2 => Step::Order(
+                    account,
+                    Side::Sell,
+                    9_996 + (i % 5) as i64,
+                    1 + (i % 5) as i64,
+                    OrderType::Limit,
+                ),
+                3 => Step::Cancel(account, i / 3),
+                4 => Step::Withdraw(account, USD, 1_000),
+                _ => Step::Replace(account, i / 2, 10_000, 2),
+            }
         })
         .collect();
     let (want_hash, want_state, last_seq) = {
@@ -435,6 +470,11 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
         let mut core = core_with(JournalLog::new(journal))
             .with_snapshots(Snapshotter::spawn(store, section.snapshot_every).unwrap());
         run_steps(&mut core, &steps);
+        let trades = core
+            .engine()
+            .book(InstrumentId(1))
+            .map_or(0, peregrine_book::Book::trade_seq);
+        assert!(trades > 5, "the stream trades ({trades} trades)");
         let out = (
             core.state_hash(),
             core.ledger().unwrap().export(),
@@ -444,6 +484,7 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
         out
     };
     assert!(last_seq > 100);
+    assert!(want_state.holds.len() > 1, "orders rest: {want_state:?}");
     let (journal, _) = open_journal(&section).unwrap();
     let store = SnapshotStore::open(section.snapshot_dir(), SnapshotConfig::default()).unwrap();
     let mut core = core_with(JournalLog::new(journal));
@@ -452,5 +493,58 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
     assert_eq!(core.engine_seq(), last_seq);
     assert_eq!(hash, want_hash);
     assert_eq!(core.ledger().unwrap().export(), want_state);
+    core.ledger().unwrap().check().unwrap();
+}
+
+/// Counts reports without allocating.
+#[derive(Default)]
+struct Count(u64);
+
+impl Outbox for Count {
+    fn send(&mut self, _: SessionKey, _: AccountId, _: Outbound) {
+        self.0 += 1;
+    }
+}
+
+/// With balances on, the per-order path (reserve, match, settle, journal seam) makes no
+/// allocation once warm (a counting global allocator, thread-local counter).
+#[test]
+fn the_per_order_path_with_balances_does_not_allocate_once_warm() {
+    let mut core = core_with(peregrine_exchange::journal::NoLog);
+    let mut out = Count::default();
+    for a in 1..=3 {
+        for (asset, amount) in [(PGN, 1_000_000_000), (USD, i64::MAX / 4)] {
+            let msg = deposit(a, asset, amount);
+            core.handle(SessionKey::new(9, 0), ADMIN, &msg, &mut out)
+                .unwrap();
+        }
+    }
+    let spec = peregrine_types::InstrumentSpec::example(1);
+    let reqs: Vec<Inbound> = (0..4_000u64)
+        .map(|j| {
+            let mut o = peregrine_exchange::loadgen::mix::order(&spec, j);
+            o.client_order_id = ClientOrderId(j + 1);
+            Inbound::NewOrder(o)
+        })
+        .collect();
+    let run = |core: &mut Core<_>, range: std::ops::Range<usize>, out: &mut Count| {
+        for j in range {
+            let account = AccountId(1 + (j % 3) as u32);
+            core.handle(SessionKey::new(0, 0), account, &reqs[j], out)
+                .unwrap();
+            core.end_batch().unwrap();
+        }
+    };
+    run(&mut core, 0..1_000, &mut out);
+    let before = peregrine_testkit::allocations();
+    run(&mut core, 1_000..4_000, &mut out);
+    let allocations = peregrine_testkit::allocations() - before;
+    assert_eq!(allocations, 0, "allocations on the per-order path");
+    assert!(out.0 > 6_000);
+    let fills = core
+        .engine()
+        .book(InstrumentId(1))
+        .map_or(0, peregrine_book::Book::trade_seq);
+    assert!(fills > 1_000, "{fills} trades");
     core.ledger().unwrap().check().unwrap();
 }

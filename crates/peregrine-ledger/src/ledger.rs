@@ -106,6 +106,13 @@ impl Ledger {
         l
     }
 
+    /// Reserves room for `orders` open reservations and `balances` (account, asset)
+    /// pairs, so the order path does not grow the maps (rehash) under load.
+    pub fn reserve(&mut self, orders: usize, balances: usize) {
+        self.holds.reserve(orders);
+        self.balances.reserve(balances);
+    }
+
     /// Balance of an account in an asset.
     pub fn balance(&self, account: AccountId, asset: AssetId) -> Balance {
         self.balances

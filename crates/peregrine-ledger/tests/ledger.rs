@@ -252,3 +252,38 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn export_is_sorted_and_restore_reproduces_the_ledger() {
+    let mut e = setup();
+    for a in [3, 1, 2] {
+        e.pre_match()
+            .deposit(AccountId(a), QUOTE, 1_000_000)
+            .unwrap();
+        e.pre_match().deposit(AccountId(a), BASE, 50).unwrap();
+    }
+    exec(&mut e, Action::New(order(2, Side::Buy, 10_000, 7)));
+    exec(&mut e, Action::New(order(1, Side::Buy, 9_990, 3)));
+    exec(&mut e, Action::New(order(3, Side::Sell, 10_000, 4)));
+    exec(&mut e, Action::New(order(3, Side::Sell, 10_020, 5)));
+    let state = e.pre_match_ref().export();
+    let keys: Vec<_> = state.balances.iter().map(|(a, s, _)| (*a, *s)).collect();
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    assert_eq!(keys, sorted);
+    assert!(state.holds.windows(2).all(|w| w[0].order < w[1].order));
+    assert_eq!(state.holds.len(), 3);
+    assert_eq!(state.supply, vec![(BASE, 150), (QUOTE, 3_000_000)]);
+
+    let mut copy = Ledger::new(&[(
+        INST,
+        InstrumentAssets {
+            base: BASE,
+            quote: QUOTE,
+        },
+    )]);
+    copy.restore(&state);
+    copy.check().unwrap();
+    assert_eq!(copy.export(), state);
+    assert_eq!(copy.held_qty(OrderId(1)), Some(3));
+}
