@@ -91,13 +91,18 @@ fn event_count(out: &str, name: &str) -> u64 {
     words[i + 1].parse().unwrap()
 }
 
-fn strategy(kind: &str, shm: &Path, secs: &str) -> Kid {
+/// `peregrine strategy KIND --name NAME --venue VENUE --duration SECS`.
+fn strategy(kind: &str, name: &str, shm: &Path, secs: &str, venue: &str) -> Kid {
     Kid(peregrine()
         .args([
             "strategy",
             kind,
+            "--name",
+            name,
             "--wait",
             "park",
+            "--venue",
+            venue,
             "--duration",
             secs,
             "--dir",
@@ -107,6 +112,30 @@ fn strategy(kind: &str, shm: &Path, secs: &str) -> Kid {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap())
+}
+
+/// An exchange on a fixed address (so a restart is reachable at the same place), no
+/// journal, no feed; returns once it listens.
+fn exchange_on(dir: &Path, addr: std::net::SocketAddr) -> Kid {
+    let config = dir.join("exchange.toml");
+    let text = format!(
+        "listen = \"{addr}\"\nwait = \"park\"\nrecovery_listen = \"127.0.0.1:0\"\n\
+         [market_data]\nenabled = false\n[[accounts]]\nid = 1\npassword = \"pw1\"\n"
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut child = peregrine()
+        .args(["exchange", "--config"])
+        .arg(&config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let stdout = child.stdout.take().unwrap();
+    let kid = Kid(child);
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).unwrap();
+    assert!(line.starts_with("listening on"), "{line:?}");
+    kid
 }
 
 fn engine_config(dir: &Path, shm: &Path, addr: std::net::SocketAddr) -> PathBuf {
@@ -124,10 +153,17 @@ limits = {{ max_order_qty = 10, max_open_orders = 50, max_position = 50 }}
 [[strategies]]
 name = "taker"
 limits = {{ max_order_qty = 10, max_open_orders = 500 }}
+[[strategies]]
+name = "taker2"
+limits = {{ max_order_qty = 10, max_open_orders = 500 }}
 [[venues]]
 name = "px"
 thread = {{ wait = "park" }}
-exchange = {{ addr = "{addr}", account = 1, password = "pw1" }}
+exchange = {{ addr = "{addr}", account = 1, password = "pw1", reconnect_ms = 100 }}
+[[venues]]
+name = "sim"
+thread = {{ wait = "park" }}
+sim = {{ delay_lo_ns = 2000, delay_hi_ns = 20000, model = {{ kind = "full" }}, seed = 3 }}
 "#,
         shm.display()
     );
@@ -155,8 +191,8 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
         let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
         assert!(log().contains("venue px: logged in"), "{}", log());
 
-        let maker = strategy("maker", &shm, "3");
-        let taker = strategy("taker", &shm, "3");
+        let maker = strategy("maker", "maker", &shm, "3", "0");
+        let taker = strategy("taker", "taker", &shm, "3", "0");
         let mut outs = Vec::new();
         for mut k in [maker, taker] {
             let status = k.0.wait().unwrap();
@@ -207,5 +243,62 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
             "{}",
             exchange.log_text()
         );
+    });
+}
+
+#[test]
+fn a_lost_exchange_stalls_only_its_venue_and_reconnects_with_reconciliation() {
+    support::with_timeout(180, || {
+        let tmp = tempfile::tempdir().unwrap();
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{}", support::free_port())
+            .parse()
+            .unwrap();
+        let exchange = exchange_on(tmp.path(), addr);
+        let shm = tmp.path().join("shm");
+        let config = engine_config(tmp.path(), &shm, addr);
+        let engine_log = tmp.path().join("engine.log");
+        let _engine = Kid(peregrine()
+            .args(["engine", "--duration", "120", "--config"])
+            .arg(&config)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&engine_log).unwrap())
+            .spawn()
+            .unwrap());
+        let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
+        wait_for("the control socket", 30, || {
+            shm.join("control.sock").exists()
+        });
+        // The maker quotes at the exchange (nobody trades with it: its quotes rest).
+        let _maker = strategy("maker", "maker", &shm, "60", "0");
+        wait_for("maker quotes resting at the exchange", 30, || {
+            row(&stats(&shm), "maker").1 > 0
+        });
+        drop(exchange);
+        wait_for("the engine to see the exchange gone", 30, || {
+            log().contains("disconnected")
+        });
+        // The other venue is unaffected.
+        let mut taker = strategy("taker", "taker", &shm, "2", "1");
+        assert!(taker.0.wait().unwrap().success());
+        wait_for("the maker's new quotes refused as venue down", 30, || {
+            stats(&shm).contains("venue_down(207)")
+        });
+        let s = stats(&shm);
+        assert!(fills(&s, "taker") > 0, "{s}");
+        assert!(row(&s, "maker").1 > 0, "quotes in doubt stay open: {s}");
+        // The exchange comes back empty: the adapter logs in again, the reconciliation
+        // finds the quotes gone and settles them, and the maker quotes again.
+        let _exchange = exchange_on(tmp.path(), addr);
+        wait_for("the reconciliation", 30, || {
+            log().matches("venue px: logged in").count() >= 2 && log().contains("no longer resting")
+        });
+        // Trading resumes at the new exchange: a second taker (the first one exited
+        // and is dead for this engine) gets fills there.
+        let mut taker = strategy("taker", "taker2", &shm, "2", "0");
+        assert!(taker.0.wait().unwrap().success());
+        wait_for("taker2 fills at the new exchange", 30, || {
+            fills(&stats(&shm), "taker2") > 0
+        });
+        assert!(!log().contains("panicked"), "{}", log());
     });
 }

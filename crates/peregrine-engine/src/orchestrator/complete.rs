@@ -26,6 +26,9 @@ impl Orchestrator {
                 done = true;
                 let mut ev = event(EventKind::Reject, &o);
                 ev.reason = venue_reason(r);
+                if r == REASON_DISCONNECTED {
+                    self.count_engine_reject(ev.reason);
+                }
                 ev
             }
             CompletionKind::Report(Report::Fill {
@@ -93,6 +96,9 @@ impl Orchestrator {
         o.replace_pending = false;
         self.risk
             .on_replace_failed(StrategyId(o.strategy), o.client_id);
+        if (201..reason::VENUE).contains(&code) {
+            self.count_engine_reject(code);
+        }
         let mut ev = event(EventKind::ReplaceReject, o);
         ev.reason = code;
         ev

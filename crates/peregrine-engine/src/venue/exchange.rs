@@ -10,7 +10,8 @@
 //! except connecting and logging in, bounded by `connect_timeout_ms`, and that only
 //! stalls this gateway.
 //!
-//! **Ids.** Every request gets a fresh client order id from a counter; the order table
+//! **Ids.** Every request gets a fresh client order id from a counter (started from the
+//! wall clock in ns, so a restarted engine does not reuse ids); the order table
 //! ([`orders`]) maps it, and the exchange order id from `Accepted`, back to the
 //! engine's order id. A cancel or replace asked before the order is acknowledged is
 //! sent when `Accepted` arrives. Orders go out as GTC limit orders with self-trade
@@ -270,11 +271,12 @@ impl ExchangeVenue {
             last_tx_ns: 0,
             last_rx_ns: 0,
             next_connect_ns: 0,
-            next_cl: 1,
+            next_cl: first_client_order_id(),
             mass_cl: 0,
             barrier_cl: 0,
             table: OrderTable::new(cfg.max_orders),
-            pending: VecDeque::with_capacity(cfg.max_orders),
+            // Filled only when a session drops (one report per order then in flight).
+            pending: VecDeque::with_capacity(1_024),
             stats: ExchangeStats::default(),
             cfg,
         })
@@ -763,6 +765,16 @@ impl ExchangeVenue {
         }
         n
     }
+}
+
+/// Client order ids continue from the wall clock in nanoseconds, so a restarted
+/// engine does not reuse the ids of an earlier run on the same account (the protocol
+/// asks for ids unique per account per trading day); 1 if the clock is before 1970.
+fn first_client_order_id() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+        .max(1)
 }
 
 /// The reason a deferred request carries when it could not be sent (0: unspecified,
