@@ -45,9 +45,13 @@
 //! quantity, with a warning on stderr: fills missed that way must be reconciled from
 //! the exchange's records. New orders may go out right after the barrier is sent.
 
+mod config;
+mod inbound;
 mod orders;
 #[cfg(test)]
 mod tests;
+
+pub use config::{ExchangeConfig, ExchangeError, ExchangeStats};
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
@@ -61,8 +65,7 @@ use peregrine_types::{
 use peregrine_wire::orders::{Cancel, MassCancel, NewOrder, Replace};
 use peregrine_wire::session::{ClientHeartbeat, Login};
 use peregrine_wire::stream::RecvBuffer;
-use peregrine_wire::{Credential, DecodeError, Outbound, RequestKind, WireMessage};
-use serde::{Deserialize, Serialize};
+use peregrine_wire::{Credential, Outbound, WireMessage};
 
 use self::orders::{OrderTable, ReqKind};
 use super::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
@@ -72,153 +75,6 @@ const RX: usize = 16 * 1024;
 
 /// Reads per poll at most, so a flood of reports cannot starve the gateway's inbox.
 const READS_PER_POLL: usize = 8;
-
-/// Exchange venue settings (`[[venues]] exchange = { ... }` in `engine.toml`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExchangeConfig {
-    /// Order-entry address of the exchange, `IP:port`.
-    pub addr: String,
-    /// Trading account to log in as.
-    pub account: u32,
-    /// Its password (1..=16 bytes; the wire credential).
-    pub password: String,
-    /// Heartbeat interval asked for at login, ms (the exchange's answer is used);
-    /// default 1000.
-    #[serde(default = "defaults::heartbeat_ms")]
-    pub heartbeat_ms: u32,
-    /// Connect + login timeout, ms; default 2000.
-    #[serde(default = "defaults::connect_timeout_ms")]
-    pub connect_timeout_ms: u64,
-    /// Pause between reconnection attempts, ms; default 1000.
-    #[serde(default = "defaults::reconnect_ms")]
-    pub reconnect_ms: u64,
-    /// Open orders tracked at once (maps reserved up front); more are refused as
-    /// busy. Default 65,536.
-    #[serde(default = "defaults::max_orders")]
-    pub max_orders: usize,
-    /// Outbound buffer, bytes; a request that does not fit is refused as busy.
-    /// Default 65,536.
-    #[serde(default = "defaults::out_buffer")]
-    pub out_buffer: usize,
-}
-
-mod defaults {
-    pub fn heartbeat_ms() -> u32 {
-        1_000
-    }
-    pub fn connect_timeout_ms() -> u64 {
-        2_000
-    }
-    pub fn reconnect_ms() -> u64 {
-        1_000
-    }
-    pub fn max_orders() -> usize {
-        65_536
-    }
-    pub fn out_buffer() -> usize {
-        65_536
-    }
-}
-
-impl ExchangeConfig {
-    /// Settings with every optional field at its default.
-    pub fn new(addr: &str, account: u32, password: &str) -> ExchangeConfig {
-        ExchangeConfig {
-            addr: addr.to_owned(),
-            account,
-            password: password.to_owned(),
-            heartbeat_ms: defaults::heartbeat_ms(),
-            connect_timeout_ms: defaults::connect_timeout_ms(),
-            reconnect_ms: defaults::reconnect_ms(),
-            max_orders: defaults::max_orders(),
-            out_buffer: defaults::out_buffer(),
-        }
-    }
-
-    /// Every problem, each prefixed with `at` (e.g. `venues[0].exchange`).
-    pub fn problems(&self, at: &str) -> Vec<String> {
-        let mut p = Vec::new();
-        if self.addr.parse::<SocketAddr>().is_err() {
-            p.push(format!("{at}.addr {:?}: expected IP:port", self.addr));
-        }
-        if self.account == 0 {
-            p.push(format!("{at}.account must be > 0"));
-        }
-        if Credential::from_text(&self.password).is_none() || self.password.is_empty() {
-            p.push(format!("{at}.password must be 1..=16 bytes"));
-        }
-        if self.heartbeat_ms == 0 {
-            p.push(format!("{at}.heartbeat_ms must be > 0"));
-        }
-        if self.connect_timeout_ms == 0 {
-            p.push(format!("{at}.connect_timeout_ms must be > 0"));
-        }
-        if self.max_orders == 0 || self.max_orders > 1 << 24 {
-            p.push(format!("{at}.max_orders must be 1..=16777216"));
-        }
-        if self.out_buffer < peregrine_wire::MAX_MESSAGE_SIZE {
-            p.push(format!(
-                "{at}.out_buffer must be >= {}",
-                peregrine_wire::MAX_MESSAGE_SIZE
-            ));
-        }
-        p
-    }
-}
-
-/// Why the session ended (or never started).
-#[derive(Debug, thiserror::Error)]
-pub enum ExchangeError {
-    /// The settings cannot work (see [`ExchangeConfig::problems`]).
-    #[error("bad settings: {0}")]
-    Config(String),
-    /// Connecting failed.
-    #[error("connecting to {0}: {1}")]
-    Connect(SocketAddr, std::io::Error),
-    /// A read or write failed.
-    #[error("socket: {0}")]
-    Io(std::io::Error),
-    /// The exchange closed the connection.
-    #[error("the exchange closed the connection")]
-    Closed,
-    /// The exchange refused the login.
-    #[error("login refused, reason {0}")]
-    LoginRejected(u16),
-    /// No login answer in time.
-    #[error("no login answer within {0} ms")]
-    LoginTimeout(u64),
-    /// Bytes that are not the protocol.
-    #[error("protocol violation: {0}")]
-    Protocol(#[from] DecodeError),
-    /// A session sequence number was skipped or repeated.
-    #[error("session sequence gap: expected {expected}, got {got}")]
-    SequenceGap {
-        /// The next number expected.
-        expected: u64,
-        /// The number received.
-        got: u64,
-    },
-    /// A message that cannot come now.
-    #[error("unexpected {0}")]
-    Unexpected(&'static str),
-    /// Nothing received for three heartbeat intervals.
-    #[error("the exchange was silent for {0} ms")]
-    Silent(u64),
-}
-
-/// What the adapter counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExchangeStats {
-    /// Successful logins.
-    pub logins: u64,
-    /// Sessions lost (or connection attempts that failed).
-    pub disconnects: u64,
-    /// Reports about orders or requests the adapter did not know.
-    pub unknown_reports: u64,
-    /// Orders still in doubt at a reconciliation barrier (fills may have been missed).
-    pub reconciled_gone: u64,
-}
 
 /// The Peregrine exchange as a [`Venue`].
 #[derive(Debug)]
@@ -553,218 +409,6 @@ impl ExchangeVenue {
         self.send(&msg, now_ns);
         Ok(())
     }
-
-    /// Reads what arrived and turns it into reports.
-    fn read(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) -> Result<usize, ExchangeError> {
-        let mut n = 0;
-        for _ in 0..READS_PER_POLL {
-            let Some(stream) = self.stream.as_mut() else {
-                return Ok(n);
-            };
-            match stream.read(self.rx.spare()) {
-                Ok(0) => return Err(ExchangeError::Closed),
-                Ok(k) => {
-                    self.rx.commit(k);
-                    self.last_rx_ns = now_ns;
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(n),
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(ExchangeError::Io(e)),
-            }
-            while let Some(m) = self.rx.next(Outbound::decode)? {
-                n += self.on_message(m, now_ns, out)?;
-            }
-        }
-        Ok(n)
-    }
-
-    /// One message from the exchange.
-    fn on_message(
-        &mut self,
-        m: Outbound,
-        now_ns: u64,
-        out: &mut dyn FnMut(Report),
-    ) -> Result<usize, ExchangeError> {
-        if m.session_seq() != self.expected_seq {
-            return Err(ExchangeError::SequenceGap {
-                expected: self.expected_seq,
-                got: m.session_seq(),
-            });
-        }
-        self.expected_seq += 1;
-        let report = match m {
-            Outbound::LoginAccepted(_) | Outbound::LoginRejected(_) => {
-                return Err(ExchangeError::Unexpected("a second login answer"))
-            }
-            Outbound::ServerHeartbeat(_) => return Ok(0),
-            Outbound::Accepted(a) => {
-                return Ok(self.on_accepted(a.client_order_id.0, a.order_id.0, now_ns, out))
-            }
-            Outbound::Rejected(r) => match self.table.take_request(r.client_order_id.0) {
-                Some((engine_id, ReqKind::New)) => {
-                    self.table.remove(engine_id);
-                    Report::Rejected {
-                        engine_id,
-                        reason: r.reason.0,
-                    }
-                }
-                _ => {
-                    self.unknown("Rejected", r.client_order_id.0);
-                    return Ok(0);
-                }
-            },
-            Outbound::Fill(f) => {
-                let Some(engine_id) = self.table.by_order(f.order_id.0) else {
-                    self.unknown("Fill", f.order_id.0);
-                    return Ok(0);
-                };
-                if f.leaves_qty.is_zero() {
-                    self.table.remove(engine_id);
-                } else if let Some(t) = self.table.get_mut(engine_id) {
-                    t.leaves = f.leaves_qty.lots();
-                }
-                Report::Fill {
-                    engine_id,
-                    price: f.price,
-                    qty: f.qty,
-                    leaves: f.leaves_qty,
-                }
-            }
-            Outbound::Cancelled(c) => {
-                if c.request_id.0 != 0 && c.request_id.0 != self.mass_cl {
-                    self.table.take_request(c.request_id.0);
-                }
-                match self.table.by_order(c.order_id.0) {
-                    Some(engine_id) => {
-                        self.table.remove(engine_id);
-                        Report::Cancelled {
-                            engine_id,
-                            qty: c.cancelled_qty,
-                        }
-                    }
-                    None if c.request_id.0 == self.mass_cl => return Ok(0), // an order of a previous session
-                    None => {
-                        self.unknown("Cancelled", c.order_id.0);
-                        return Ok(0);
-                    }
-                }
-            }
-            Outbound::Replaced(r) => {
-                self.table.take_request(r.client_order_id.0);
-                let Some(engine_id) = self.table.by_order(r.order_id.0) else {
-                    self.unknown("Replaced", r.order_id.0);
-                    return Ok(0);
-                };
-                if let Some(t) = self.table.get_mut(engine_id) {
-                    t.leaves = r.new_qty.lots();
-                    t.replace_cl = 0;
-                }
-                Report::Replaced {
-                    engine_id,
-                    price: r.new_price,
-                    qty: r.new_qty,
-                }
-            }
-            Outbound::CancelRejected(c) => {
-                let cl = c.client_order_id.0;
-                if cl == self.barrier_cl && c.request_kind == RequestKind::Cancel {
-                    return Ok(self.end_reconcile(out));
-                }
-                if cl == self.mass_cl {
-                    return Ok(0); // nothing of ours was resting
-                }
-                match self.table.take_request(cl) {
-                    Some((engine_id, ReqKind::Cancel)) => {
-                        if let Some(t) = self.table.get_mut(engine_id) {
-                            t.cancel_cl = 0;
-                        }
-                        Report::CancelRejected {
-                            engine_id,
-                            reason: c.reason.0,
-                        }
-                    }
-                    Some((engine_id, ReqKind::Replace)) => {
-                        if let Some(t) = self.table.get_mut(engine_id) {
-                            t.replace_cl = 0;
-                        }
-                        Report::ReplaceRejected {
-                            engine_id,
-                            reason: c.reason.0,
-                        }
-                    }
-                    _ => {
-                        self.unknown("CancelRejected", cl);
-                        return Ok(0);
-                    }
-                }
-            }
-        };
-        out(report);
-        Ok(1)
-    }
-
-    fn on_accepted(
-        &mut self,
-        cl: u64,
-        order_id: u64,
-        now_ns: u64,
-        out: &mut dyn FnMut(Report),
-    ) -> usize {
-        let Some((engine_id, ReqKind::New)) = self.table.take_request(cl) else {
-            self.unknown("Accepted", cl);
-            return 0;
-        };
-        let Some(t) = self.table.acked(engine_id, order_id) else {
-            return 0;
-        };
-        out(Report::Ack {
-            engine_id,
-            venue_id: order_id,
-        });
-        let mut n = 1;
-        // Requests asked before the ack go out now; one that cannot is refused.
-        if t.want_cancel {
-            if let Err(e) = self.send_cancel(engine_id, now_ns) {
-                out(Report::CancelRejected {
-                    engine_id,
-                    reason: refusal(e),
-                });
-                n += 1;
-            }
-        } else if let Some((price, qty)) = t.want_replace {
-            if let Err(e) = self.send_replace(engine_id, price, qty, now_ns) {
-                out(Report::ReplaceRejected {
-                    engine_id,
-                    reason: refusal(e),
-                });
-                n += 1;
-            }
-        }
-        n
-    }
-
-    /// The barrier came back: orders still in doubt are gone.
-    fn end_reconcile(&mut self, out: &mut dyn FnMut(Report)) -> usize {
-        self.barrier_cl = 0;
-        let mut n = 0;
-        self.table.drop_in_doubt(&mut |engine_id, leaves| {
-            n += 1;
-            out(Report::Cancelled {
-                engine_id,
-                qty: Qty::from_raw(leaves),
-            });
-        });
-        if n > 0 {
-            self.stats.reconciled_gone += n as u64;
-            eprintln!(
-                "venue {}: WARNING: {n} orders open before the disconnect were no longer \
-                 resting at the exchange; reported cancelled, but fills during the outage \
-                 may have been missed: reconcile from the exchange's records",
-                self.name
-            );
-        }
-        n
-    }
 }
 
 /// Client order ids continue from the wall clock in nanoseconds, so a restarted
@@ -775,15 +419,6 @@ fn first_client_order_id() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64)
         .max(1)
-}
-
-/// The reason a deferred request carries when it could not be sent (0: unspecified,
-/// or [`REASON_DISCONNECTED`]).
-fn refusal(e: VenueError) -> u16 {
-    match e {
-        VenueError::Disconnected => REASON_DISCONNECTED,
-        VenueError::Busy | VenueError::UnknownOrder(_) => 0,
-    }
 }
 
 impl Venue for ExchangeVenue {

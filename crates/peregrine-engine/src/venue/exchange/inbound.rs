@@ -1,0 +1,238 @@
+//! What the exchange sends: reading the socket, framing, and turning each report into
+//! the engine's [`Report`]s through the order table.
+
+use std::io::{ErrorKind, Read};
+
+use peregrine_types::Qty;
+use peregrine_wire::{Outbound, RequestKind};
+
+use super::orders::ReqKind;
+use super::{ExchangeError, ExchangeVenue, READS_PER_POLL};
+use crate::venue::{Report, VenueError, REASON_DISCONNECTED};
+
+impl ExchangeVenue {
+    /// Reads what arrived and turns it into reports.
+    pub(super) fn read(
+        &mut self,
+        now_ns: u64,
+        out: &mut dyn FnMut(Report),
+    ) -> Result<usize, ExchangeError> {
+        let mut n = 0;
+        for _ in 0..READS_PER_POLL {
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(n);
+            };
+            match stream.read(self.rx.spare()) {
+                Ok(0) => return Err(ExchangeError::Closed),
+                Ok(k) => {
+                    self.rx.commit(k);
+                    self.last_rx_ns = now_ns;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(n),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ExchangeError::Io(e)),
+            }
+            while let Some(m) = self.rx.next(Outbound::decode)? {
+                n += self.on_message(m, now_ns, out)?;
+            }
+        }
+        Ok(n)
+    }
+
+    /// One message from the exchange.
+    fn on_message(
+        &mut self,
+        m: Outbound,
+        now_ns: u64,
+        out: &mut dyn FnMut(Report),
+    ) -> Result<usize, ExchangeError> {
+        if m.session_seq() != self.expected_seq {
+            return Err(ExchangeError::SequenceGap {
+                expected: self.expected_seq,
+                got: m.session_seq(),
+            });
+        }
+        self.expected_seq += 1;
+        let report = match m {
+            Outbound::LoginAccepted(_) | Outbound::LoginRejected(_) => {
+                return Err(ExchangeError::Unexpected("a second login answer"))
+            }
+            Outbound::ServerHeartbeat(_) => return Ok(0),
+            Outbound::Accepted(a) => {
+                return Ok(self.on_accepted(a.client_order_id.0, a.order_id.0, now_ns, out))
+            }
+            Outbound::Rejected(r) => match self.table.take_request(r.client_order_id.0) {
+                Some((engine_id, ReqKind::New)) => {
+                    self.table.remove(engine_id);
+                    Report::Rejected {
+                        engine_id,
+                        reason: r.reason.0,
+                    }
+                }
+                _ => {
+                    self.unknown("Rejected", r.client_order_id.0);
+                    return Ok(0);
+                }
+            },
+            Outbound::Fill(f) => {
+                let Some(engine_id) = self.table.by_order(f.order_id.0) else {
+                    self.unknown("Fill", f.order_id.0);
+                    return Ok(0);
+                };
+                if f.leaves_qty.is_zero() {
+                    self.table.remove(engine_id);
+                } else if let Some(t) = self.table.get_mut(engine_id) {
+                    t.leaves = f.leaves_qty.lots();
+                }
+                Report::Fill {
+                    engine_id,
+                    price: f.price,
+                    qty: f.qty,
+                    leaves: f.leaves_qty,
+                }
+            }
+            Outbound::Cancelled(c) => {
+                if c.request_id.0 != 0 && c.request_id.0 != self.mass_cl {
+                    self.table.take_request(c.request_id.0);
+                }
+                match self.table.by_order(c.order_id.0) {
+                    Some(engine_id) => {
+                        self.table.remove(engine_id);
+                        Report::Cancelled {
+                            engine_id,
+                            qty: c.cancelled_qty,
+                        }
+                    }
+                    None if c.request_id.0 == self.mass_cl => return Ok(0), // an order of a previous session
+                    None => {
+                        self.unknown("Cancelled", c.order_id.0);
+                        return Ok(0);
+                    }
+                }
+            }
+            Outbound::Replaced(r) => {
+                self.table.take_request(r.client_order_id.0);
+                let Some(engine_id) = self.table.by_order(r.order_id.0) else {
+                    self.unknown("Replaced", r.order_id.0);
+                    return Ok(0);
+                };
+                if let Some(t) = self.table.get_mut(engine_id) {
+                    t.leaves = r.new_qty.lots();
+                    t.replace_cl = 0;
+                }
+                Report::Replaced {
+                    engine_id,
+                    price: r.new_price,
+                    qty: r.new_qty,
+                }
+            }
+            Outbound::CancelRejected(c) => {
+                let cl = c.client_order_id.0;
+                if cl == self.barrier_cl && c.request_kind == RequestKind::Cancel {
+                    return Ok(self.end_reconcile(out));
+                }
+                if cl == self.mass_cl {
+                    return Ok(0); // nothing of ours was resting
+                }
+                match self.table.take_request(cl) {
+                    Some((engine_id, ReqKind::Cancel)) => {
+                        if let Some(t) = self.table.get_mut(engine_id) {
+                            t.cancel_cl = 0;
+                        }
+                        Report::CancelRejected {
+                            engine_id,
+                            reason: c.reason.0,
+                        }
+                    }
+                    Some((engine_id, ReqKind::Replace)) => {
+                        if let Some(t) = self.table.get_mut(engine_id) {
+                            t.replace_cl = 0;
+                        }
+                        Report::ReplaceRejected {
+                            engine_id,
+                            reason: c.reason.0,
+                        }
+                    }
+                    _ => {
+                        self.unknown("CancelRejected", cl);
+                        return Ok(0);
+                    }
+                }
+            }
+        };
+        out(report);
+        Ok(1)
+    }
+
+    fn on_accepted(
+        &mut self,
+        cl: u64,
+        order_id: u64,
+        now_ns: u64,
+        out: &mut dyn FnMut(Report),
+    ) -> usize {
+        let Some((engine_id, ReqKind::New)) = self.table.take_request(cl) else {
+            self.unknown("Accepted", cl);
+            return 0;
+        };
+        let Some(t) = self.table.acked(engine_id, order_id) else {
+            return 0;
+        };
+        out(Report::Ack {
+            engine_id,
+            venue_id: order_id,
+        });
+        let mut n = 1;
+        // Requests asked before the ack go out now; one that cannot is refused.
+        if t.want_cancel {
+            if let Err(e) = self.send_cancel(engine_id, now_ns) {
+                out(Report::CancelRejected {
+                    engine_id,
+                    reason: refusal(e),
+                });
+                n += 1;
+            }
+        } else if let Some((price, qty)) = t.want_replace {
+            if let Err(e) = self.send_replace(engine_id, price, qty, now_ns) {
+                out(Report::ReplaceRejected {
+                    engine_id,
+                    reason: refusal(e),
+                });
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The barrier came back: orders still in doubt are gone.
+    fn end_reconcile(&mut self, out: &mut dyn FnMut(Report)) -> usize {
+        self.barrier_cl = 0;
+        let mut n = 0;
+        self.table.drop_in_doubt(&mut |engine_id, leaves| {
+            n += 1;
+            out(Report::Cancelled {
+                engine_id,
+                qty: Qty::from_raw(leaves),
+            });
+        });
+        if n > 0 {
+            self.stats.reconciled_gone += n as u64;
+            eprintln!(
+                "venue {}: WARNING: {n} orders open before the disconnect were no longer \
+                 resting at the exchange; reported cancelled, but fills during the outage \
+                 may have been missed: reconcile from the exchange's records",
+                self.name
+            );
+        }
+        n
+    }
+}
+
+/// The reason a deferred request carries when it could not be sent (0: unspecified,
+/// or [`REASON_DISCONNECTED`]).
+fn refusal(e: VenueError) -> u16 {
+    match e {
+        VenueError::Disconnected => REASON_DISCONNECTED,
+        VenueError::Busy | VenueError::UnknownOrder(_) => 0,
+    }
+}
