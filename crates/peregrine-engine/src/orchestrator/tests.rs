@@ -44,11 +44,11 @@ fn rig(model: FillModel) -> Rig {
 
 fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
     let mut cfg = EngineConfig::default();
-    let mut sim = cfg.venues[0].sim.expect("the default venue is simulated");
-    sim.model = model;
-    cfg.venues[0].sim = Some(sim);
+    if let Some(sim) = cfg.venues[0].sim.as_mut() {
+        sim.model = model;
+    }
     tweak(&mut cfg);
-    let venue = SimVenue::new(sim);
+    let venue = SimVenue::new(cfg.venues[0].sim.expect("the default venue is simulated"));
     rig_on(cfg, venue)
 }
 
@@ -164,7 +164,13 @@ fn order_ack_fill_with_non_decreasing_stamps() {
 
 #[test]
 fn replace_is_risk_checked_sent_to_the_venue_and_reported() {
-    let mut r = rig(FillModel::Rest);
+    // D = 20 ms: the second of two back-to-back replaces surely finds the first
+    // still on its way.
+    let mut r = rig_with(FillModel::Rest, |c| {
+        if let Some(sim) = c.venues[0].sim.as_mut() {
+            (sim.delay_lo_ns, sim.delay_hi_ns) = (20_000_000, 20_000_000);
+        }
+    });
     r.send(1, 5);
     assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
     let replace =

@@ -506,11 +506,12 @@ impl Venue for ExchangeVenue {
                 if now_ns.saturating_sub(self.last_tx_ns) >= self.heartbeat_ns {
                     self.queue(&ClientHeartbeat {}, now_ns);
                 }
+                self.flush()?;
                 let silent = now_ns.saturating_sub(self.last_rx_ns);
                 if silent > 3 * self.heartbeat_ns {
                     return Err(ExchangeError::Silent(silent / 1_000_000));
                 }
-                self.flush()
+                Ok(())
             });
             if let Err(e) = result {
                 self.disconnect(e, now_ns);

@@ -4,6 +4,7 @@
 use std::io::{ErrorKind, Read};
 
 use peregrine_types::Qty;
+use peregrine_wire::reports::{CancelRejected, Cancelled, Fill, Rejected, Replaced};
 use peregrine_wire::{Outbound, RequestKind};
 
 use super::orders::ReqKind;
@@ -39,7 +40,8 @@ impl ExchangeVenue {
         Ok(n)
     }
 
-    /// One message from the exchange.
+    /// One message from the exchange: checks its session sequence number, then hands
+    /// it to its handler; returns how many reports went to `out`.
     fn on_message(
         &mut self,
         m: Outbound,
@@ -57,111 +59,120 @@ impl ExchangeVenue {
             Outbound::LoginAccepted(_) | Outbound::LoginRejected(_) => {
                 return Err(ExchangeError::Unexpected("a second login answer"))
             }
-            Outbound::ServerHeartbeat(_) => return Ok(0),
+            Outbound::ServerHeartbeat(_) => None,
             Outbound::Accepted(a) => {
                 return Ok(self.on_accepted(a.client_order_id.0, a.order_id.0, now_ns, out))
             }
-            Outbound::Rejected(r) => match self.table.take_request(r.client_order_id.0) {
-                Some((engine_id, ReqKind::New)) => {
-                    self.table.remove(engine_id);
-                    Report::Rejected {
-                        engine_id,
-                        reason: r.reason.0,
-                    }
-                }
-                _ => {
-                    self.unknown("Rejected", r.client_order_id.0);
-                    return Ok(0);
-                }
-            },
-            Outbound::Fill(f) => {
-                let Some(engine_id) = self.table.by_order(f.order_id.0) else {
-                    self.unknown("Fill", f.order_id.0);
-                    return Ok(0);
-                };
-                if f.leaves_qty.is_zero() {
-                    self.table.remove(engine_id);
-                } else if let Some(t) = self.table.get_mut(engine_id) {
-                    t.leaves = f.leaves_qty.lots();
-                }
-                Report::Fill {
-                    engine_id,
-                    price: f.price,
-                    qty: f.qty,
-                    leaves: f.leaves_qty,
-                }
-            }
-            Outbound::Cancelled(c) => {
-                if c.request_id.0 != 0 && c.request_id.0 != self.mass_cl {
-                    self.table.take_request(c.request_id.0);
-                }
-                match self.table.by_order(c.order_id.0) {
-                    Some(engine_id) => {
-                        self.table.remove(engine_id);
-                        Report::Cancelled {
-                            engine_id,
-                            qty: c.cancelled_qty,
-                        }
-                    }
-                    None if c.request_id.0 == self.mass_cl => return Ok(0), // an order of a previous session
-                    None => {
-                        self.unknown("Cancelled", c.order_id.0);
-                        return Ok(0);
-                    }
-                }
-            }
-            Outbound::Replaced(r) => {
-                self.table.take_request(r.client_order_id.0);
-                let Some(engine_id) = self.table.by_order(r.order_id.0) else {
-                    self.unknown("Replaced", r.order_id.0);
-                    return Ok(0);
-                };
-                if let Some(t) = self.table.get_mut(engine_id) {
-                    t.leaves = r.new_qty.lots();
-                    t.replace_cl = 0;
-                }
-                Report::Replaced {
-                    engine_id,
-                    price: r.new_price,
-                    qty: r.new_qty,
-                }
-            }
+            Outbound::Rejected(r) => self.on_rejected(&r),
+            Outbound::Fill(f) => self.on_fill(&f),
+            Outbound::Cancelled(c) => self.on_cancelled(&c),
+            Outbound::Replaced(r) => self.on_replaced(&r),
             Outbound::CancelRejected(c) => {
-                let cl = c.client_order_id.0;
-                if cl == self.barrier_cl && c.request_kind == RequestKind::Cancel {
+                if self.barrier_cl != 0
+                    && c.client_order_id.0 == self.barrier_cl
+                    && c.request_kind == RequestKind::Cancel
+                {
                     return Ok(self.end_reconcile(out));
                 }
-                if cl == self.mass_cl {
-                    return Ok(0); // nothing of ours was resting
-                }
-                match self.table.take_request(cl) {
-                    Some((engine_id, ReqKind::Cancel)) => {
-                        if let Some(t) = self.table.get_mut(engine_id) {
-                            t.cancel_cl = 0;
-                        }
-                        Report::CancelRejected {
-                            engine_id,
-                            reason: c.reason.0,
-                        }
-                    }
-                    Some((engine_id, ReqKind::Replace)) => {
-                        if let Some(t) = self.table.get_mut(engine_id) {
-                            t.replace_cl = 0;
-                        }
-                        Report::ReplaceRejected {
-                            engine_id,
-                            reason: c.reason.0,
-                        }
-                    }
-                    _ => {
-                        self.unknown("CancelRejected", cl);
-                        return Ok(0);
-                    }
-                }
+                self.on_cancel_rejected(&c)
             }
         };
-        out(report);
-        Ok(1)
+        Ok(report.map_or(0, |r| {
+            out(r);
+            1
+        }))
+    }
+
+    fn on_rejected(&mut self, r: &Rejected) -> Option<Report> {
+        let Some((engine_id, ReqKind::New)) = self.table.take_request(r.client_order_id.0) else {
+            self.unknown("Rejected", r.client_order_id.0);
+            return None;
+        };
+        self.table.remove(engine_id);
+        Some(Report::Rejected {
+            engine_id,
+            reason: r.reason.0,
+        })
+    }
+
+    fn on_fill(&mut self, f: &Fill) -> Option<Report> {
+        let Some(engine_id) = self.table.by_order(f.order_id.0) else {
+            self.unknown("Fill", f.order_id.0);
+            return None;
+        };
+        if f.leaves_qty.is_zero() {
+            self.table.remove(engine_id);
+        } else if let Some(t) = self.table.get_mut(engine_id) {
+            t.leaves = f.leaves_qty.lots();
+        }
+        Some(Report::Fill {
+            engine_id,
+            price: f.price,
+            qty: f.qty,
+            leaves: f.leaves_qty,
+        })
+    }
+
+    fn on_cancelled(&mut self, c: &Cancelled) -> Option<Report> {
+        let by_mass_cancel = c.request_id.0 != 0 && c.request_id.0 == self.mass_cl;
+        if c.request_id.0 != 0 && !by_mass_cancel {
+            self.table.take_request(c.request_id.0); // our Cancel, answered
+        }
+        let Some(engine_id) = self.table.by_order(c.order_id.0) else {
+            // The login mass cancel also removes orders of earlier sessions: expected.
+            if !by_mass_cancel {
+                self.unknown("Cancelled", c.order_id.0);
+            }
+            return None;
+        };
+        self.table.remove(engine_id);
+        Some(Report::Cancelled {
+            engine_id,
+            qty: c.cancelled_qty,
+        })
+    }
+
+    fn on_replaced(&mut self, r: &Replaced) -> Option<Report> {
+        self.table.take_request(r.client_order_id.0);
+        let Some(engine_id) = self.table.by_order(r.order_id.0) else {
+            self.unknown("Replaced", r.order_id.0);
+            return None;
+        };
+        if let Some(t) = self.table.get_mut(engine_id) {
+            t.leaves = r.new_qty.lots();
+            t.replace_cl = 0;
+        }
+        Some(Report::Replaced {
+            engine_id,
+            price: r.new_price,
+            qty: r.new_qty,
+        })
+    }
+
+    fn on_cancel_rejected(&mut self, c: &CancelRejected) -> Option<Report> {
+        let cl = c.client_order_id.0;
+        if cl == self.mass_cl {
+            return None; // nothing of this account was resting
+        }
+        let reason = c.reason.0;
+        match self.table.take_request(cl) {
+            Some((engine_id, ReqKind::Cancel)) => {
+                if let Some(t) = self.table.get_mut(engine_id) {
+                    t.cancel_cl = 0;
+                }
+                Some(Report::CancelRejected { engine_id, reason })
+            }
+            Some((engine_id, ReqKind::Replace)) => {
+                if let Some(t) = self.table.get_mut(engine_id) {
+                    t.replace_cl = 0;
+                }
+                Some(Report::ReplaceRejected { engine_id, reason })
+            }
+            _ => {
+                self.unknown("CancelRejected", cl);
+                None
+            }
+        }
     }
 
     fn on_accepted(
