@@ -33,7 +33,12 @@ impl ExchangeVenue {
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => return Err(ExchangeError::Io(e)),
             }
-            while let Some(m) = self.rx.next(Outbound::decode)? {
+            // A write failure while answering (a deferred cancel) drops the session:
+            // what is still buffered belongs to it and is not read.
+            while self.stream.is_some() {
+                let Some(m) = self.rx.next(Outbound::decode)? else {
+                    break;
+                };
                 n += self.on_message(m, now_ns, out)?;
             }
         }
