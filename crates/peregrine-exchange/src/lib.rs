@@ -37,6 +37,8 @@
 //! latencies.
 #![deny(unsafe_code)]
 
+pub mod admin_cli;
+pub mod balances;
 pub mod clock;
 pub mod command_codec;
 pub mod compact;

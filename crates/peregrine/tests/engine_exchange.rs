@@ -215,9 +215,12 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
         // resting orders at the exchange; every order ends with a venue report.
         wait_for("every order finished at the exchange", 30, || {
             let s = stats(&shm);
-            s.contains("orders in flight 0")
-                && row(&s, "maker") == ("dead".into(), 0)
-                && row(&s, "taker") == ("dead".into(), 0)
+            // Dead, then (its orders ended) "waiting" on fresh rings for a restart.
+            let ended = |name| {
+                let (state, open) = row(&s, name);
+                (state == "dead" || state == "waiting") && open == 0
+            };
+            s.contains("orders in flight 0") && ended("maker") && ended("taker")
         });
         let s = stats(&shm);
         assert!(fills(&s, "maker") > 0 && fills(&s, "taker") > 0, "{s}");

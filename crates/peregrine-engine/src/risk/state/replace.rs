@@ -9,7 +9,7 @@
 
 use peregrine_types::{Price, Qty};
 
-use super::{OrderRequest, RiskEngine, RiskReject, StrategyId};
+use super::{OrderRequest, RiskEngine, RiskReject, StrategyId, MAX_SANE};
 
 impl RiskEngine {
     /// Checks a replace of `s`'s open order `client_id` to `price` and open quantity
@@ -53,7 +53,8 @@ impl RiskEngine {
         if self.global.killed || scope.killed {
             return Err(RiskReject::KillSwitch);
         }
-        if qty.lots() <= 0 || price.units() <= 0 {
+        let (q, p) = (qty.lots(), price.units());
+        if q <= 0 || p <= 0 || q > MAX_SANE || p > MAX_SANE {
             return Err(RiskReject::InvalidOrder);
         }
         let open = self

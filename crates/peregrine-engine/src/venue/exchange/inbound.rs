@@ -65,6 +65,11 @@ impl ExchangeVenue {
                 return Err(ExchangeError::Unexpected("a second login answer"))
             }
             Outbound::ServerHeartbeat(_) => None,
+            // Answers to balance and admin requests, which this adapter never sends.
+            Outbound::Balance(_) | Outbound::AdminRejected(_) => {
+                self.stats.unknown_reports += 1;
+                None
+            }
             Outbound::Accepted(a) => {
                 return Ok(self.on_accepted(a.client_order_id.0, a.order_id.0, now_ns, out))
             }
