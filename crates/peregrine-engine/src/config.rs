@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::idle::IdlePolicy;
 use crate::risk::Limits;
+use crate::venue::exchange::ExchangeConfig;
 use crate::venue::sim::{FillModel, SimConfig};
 
 /// Wait strategy names as written in the file.
@@ -110,7 +111,8 @@ pub struct StrategyConfig {
     pub limits: Limits,
 }
 
-/// One venue connection, driven by its own gateway thread.
+/// One venue connection, driven by its own gateway thread. Exactly one of `sim` and
+/// `exchange` names the adapter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VenueConfig {
@@ -119,8 +121,52 @@ pub struct VenueConfig {
     /// The gateway thread; default spin-yield, unpinned.
     #[serde(default)]
     pub thread: ThreadConfig,
-    /// The simulated venue (the only adapter so far).
-    pub sim: SimConfig,
+    /// The simulated venue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim: Option<SimConfig>,
+    /// The Peregrine exchange over TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<ExchangeConfig>,
+}
+
+/// The adapter a [`VenueConfig`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VenueKind<'a> {
+    /// `sim = { ... }`.
+    Sim(&'a SimConfig),
+    /// `exchange = { ... }`.
+    Exchange(&'a ExchangeConfig),
+}
+
+impl VenueConfig {
+    /// A simulated venue.
+    pub fn sim(name: &str, sim: SimConfig) -> VenueConfig {
+        VenueConfig {
+            name: name.to_owned(),
+            thread: ThreadConfig::default(),
+            sim: Some(sim),
+            exchange: None,
+        }
+    }
+
+    /// An exchange venue.
+    pub fn exchange(name: &str, exchange: ExchangeConfig) -> VenueConfig {
+        VenueConfig {
+            name: name.to_owned(),
+            thread: ThreadConfig::default(),
+            sim: None,
+            exchange: Some(exchange),
+        }
+    }
+
+    /// The adapter, `None` unless exactly one is configured (`validate` reports it).
+    pub fn kind(&self) -> Option<VenueKind<'_>> {
+        match (&self.sim, &self.exchange) {
+            (Some(s), None) => Some(VenueKind::Sim(s)),
+            (None, Some(e)) => Some(VenueKind::Exchange(e)),
+            _ => None,
+        }
+    }
 }
 
 /// `engine.toml`.
@@ -161,16 +207,15 @@ impl Default for EngineConfig {
             liveness: LivenessConfig::default(),
             global_limits: Limits::default(),
             strategies: Vec::new(),
-            venues: vec![VenueConfig {
-                name: "sim".into(),
-                thread: ThreadConfig::default(),
-                sim: SimConfig {
+            venues: vec![VenueConfig::sim(
+                "sim",
+                SimConfig {
                     delay_lo_ns: 1_000,
                     delay_hi_ns: 50_000,
                     model: FillModel::Full,
                     seed: 1,
                 },
-            }],
+            )],
         }
     }
 }
@@ -257,12 +302,37 @@ impl EngineConfig {
             }
         }
         for (i, v) in self.venues.iter().enumerate() {
-            if v.sim.delay_lo_ns > v.sim.delay_hi_ns {
-                p.push(format!("venues[{i}].sim: delay_lo_ns > delay_hi_ns"));
+            if !name_ok(&v.name) {
+                p.push(format!(
+                    "venues[{i}].name {:?}: use 1-64 of [A-Za-z0-9_-]",
+                    v.name
+                ));
             }
-            if matches!(v.sim.model, FillModel::Partial { percent } if percent == 0 || percent > 100)
-            {
-                p.push(format!("venues[{i}].sim.model: percent must be 1..=100"));
+            if self.venues[..i].iter().any(|o| o.name == v.name) {
+                p.push(format!("venues[{i}].name {:?} is a duplicate", v.name));
+            }
+            match v.kind() {
+                None if v.sim.is_some() => p.push(format!(
+                    "venues[{i}] ({}): give exactly one of `sim` and `exchange`, not both",
+                    v.name
+                )),
+                None => p.push(format!(
+                    "venues[{i}] ({}): give one of `sim = {{ ... }}` or `exchange = {{ addr, \
+                     account, password }}`",
+                    v.name
+                )),
+                Some(VenueKind::Sim(sim)) => {
+                    if sim.delay_lo_ns > sim.delay_hi_ns {
+                        p.push(format!("venues[{i}].sim: delay_lo_ns > delay_hi_ns"));
+                    }
+                    if matches!(sim.model, FillModel::Partial { percent } if percent == 0 || percent > 100)
+                    {
+                        p.push(format!("venues[{i}].sim.model: percent must be 1..=100"));
+                    }
+                }
+                Some(VenueKind::Exchange(x)) => {
+                    p.extend(x.problems(&format!("venues[{i}].exchange")));
+                }
             }
         }
         if p.is_empty() {
@@ -305,9 +375,12 @@ mod tests {
         assert_eq!(d.global_limits, Limits::default());
         assert!(d.strategies.is_empty());
         assert_eq!(d.venues.len(), 1);
-        assert_eq!(d.venues[0].sim.delay_lo_ns, 1_000);
-        assert_eq!(d.venues[0].sim.delay_hi_ns, 50_000);
-        assert_eq!(d.venues[0].sim.model, FillModel::Full);
+        let Some(VenueKind::Sim(sim)) = d.venues[0].kind() else {
+            panic!("the default venue is simulated");
+        };
+        assert_eq!(sim.delay_lo_ns, 1_000);
+        assert_eq!(sim.delay_hi_ns, 50_000);
+        assert_eq!(sim.model, FillModel::Full);
         assert!(d.validate().is_ok());
         // An empty file is the default config.
         assert_eq!(EngineConfig::from_toml("", Path::new("x")).unwrap(), d);
@@ -339,6 +412,57 @@ mod tests {
             panic!("expected Invalid");
         };
         assert_eq!(p.len(), 5, "{p:#?}");
+    }
+
+    #[test]
+    fn exchange_venue_parses_with_defaults() {
+        let text = r#"
+            [[venues]]
+            name = "px"
+            exchange = { addr = "127.0.0.1:7700", account = 1, password = "secret-1" }
+        "#;
+        let cfg = EngineConfig::from_toml(text, Path::new("x")).unwrap();
+        let Some(VenueKind::Exchange(x)) = cfg.venues[0].kind() else {
+            panic!("expected an exchange venue");
+        };
+        assert_eq!(*x, ExchangeConfig::new("127.0.0.1:7700", 1, "secret-1"));
+        assert_eq!(
+            (x.heartbeat_ms, x.connect_timeout_ms, x.reconnect_ms),
+            (1_000, 2_000, 1_000)
+        );
+        assert_eq!((x.max_orders, x.out_buffer), (65_536, 65_536));
+    }
+
+    #[test]
+    fn venue_needs_exactly_one_adapter_and_a_valid_exchange() {
+        let text = r#"
+            [[venues]]
+            name = "none"
+            [[venues]]
+            name = "both"
+            sim = { delay_lo_ns = 1, delay_hi_ns = 2, model = { kind = "full" }, seed = 1 }
+            exchange = { addr = "127.0.0.1:7700", account = 1, password = "p" }
+            [[venues]]
+            name = "bad"
+            exchange = { addr = "localhost", account = 0, password = "seventeen-bytes!!" }
+        "#;
+        let Err(ConfigError::Invalid(p)) = EngineConfig::from_toml(text, Path::new("x")) else {
+            panic!("expected Invalid");
+        };
+        assert_eq!(p.len(), 5, "{p:#?}");
+        assert!(p[0].contains("give one of `sim"), "{}", p[0]);
+        assert!(p[1].contains("not both"), "{}", p[1]);
+        assert!(p[2].contains("venues[2].exchange.addr"), "{}", p[2]);
+        assert!(p[3].contains("account"), "{}", p[3]);
+        assert!(p[4].contains("password"), "{}", p[4]);
+        let e = EngineConfig::from_toml(
+            "[[venues]]
+name = \"x\"
+exchange = { addr = \"127.0.0.1:1\", account = 1, password = \"p\", pasword = 1 }",
+            Path::new("x"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("pasword"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use crossbeam_queue::ArrayQueue;
 use peregrine_queue::Consumer;
 use peregrine_strategy::clock::now_ns;
+use peregrine_types::{Price, Qty};
 use rustc_hash::FxHashMap;
 
 use crate::counters::{bump, QueueCounters};
@@ -27,6 +28,15 @@ pub enum GatewayCmd {
     New(VenueOrder),
     /// Cancel an order by engine id.
     Cancel(u64),
+    /// Change an order's limit price and open quantity.
+    Replace {
+        /// The engine's order id.
+        engine_id: u64,
+        /// New limit price.
+        price: Price,
+        /// New open quantity.
+        qty: Qty,
+    },
 }
 
 /// What a completion says.
@@ -34,10 +44,12 @@ pub enum GatewayCmd {
 pub enum CompletionKind {
     /// A venue report.
     Report(Report),
-    /// The venue refused the cancel synchronously (unknown order).
-    CancelFailed,
+    /// The venue refused the cancel synchronously (unknown order, busy, disconnected).
+    CancelFailed(VenueError),
     /// The venue refused the submit synchronously (busy, disconnected).
-    SubmitFailed,
+    SubmitFailed(VenueError),
+    /// The venue refused the replace synchronously (unknown order, busy, disconnected).
+    ReplaceFailed(VenueError),
 }
 
 /// Gateway → orchestrator.
@@ -133,26 +145,33 @@ impl<V: Venue> Gateway<V> {
         backlog: &mut VecDeque<Completion>,
     ) {
         let t4 = now_ns();
-        let (id, result): (u64, Result<(), (VenueError, CompletionKind)>) = match cmd {
+        let (id, result): (u64, Result<(), CompletionKind>) = match cmd {
             GatewayCmd::New(order) => {
                 let r = self.venue.submit(order, t4);
                 if r.is_ok() {
                     let d = self.venue.last_scheduled_delay_ns().unwrap_or(0);
                     orders.insert(order.engine_id, (t4, d));
                 }
-                (
-                    order.engine_id,
-                    r.map_err(|e| (e, CompletionKind::SubmitFailed)),
-                )
+                (order.engine_id, r.map_err(CompletionKind::SubmitFailed))
             }
             GatewayCmd::Cancel(id) => (
                 id,
                 self.venue
                     .cancel(id, t4)
-                    .map_err(|e| (e, CompletionKind::CancelFailed)),
+                    .map_err(CompletionKind::CancelFailed),
+            ),
+            GatewayCmd::Replace {
+                engine_id,
+                price,
+                qty,
+            } => (
+                engine_id,
+                self.venue
+                    .replace(engine_id, price, qty, t4)
+                    .map_err(CompletionKind::ReplaceFailed),
             ),
         };
-        if let Err((_, kind)) = result {
+        if let Err(kind) = result {
             let (t4o, d) = orders.get(&id).copied().unwrap_or((t4, 0));
             backlog.push_back(Completion {
                 venue: self.index,
@@ -187,7 +206,10 @@ impl<V: Venue> Gateway<V> {
 
 fn terminal(r: &Report) -> bool {
     match r {
-        Report::Ack { .. } => false,
+        Report::Ack { .. }
+        | Report::Replaced { .. }
+        | Report::CancelRejected { .. }
+        | Report::ReplaceRejected { .. } => false,
         Report::Fill { leaves, .. } => leaves.is_zero(),
         Report::Rejected { .. } | Report::Cancelled { .. } => true,
     }

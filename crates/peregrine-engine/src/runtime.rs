@@ -20,12 +20,14 @@ use peregrine_queue::shm::ShmError;
 use peregrine_queue::spsc;
 use peregrine_strategy::paths;
 
-use crate::config::{EngineConfig, ThreadConfig};
+use crate::config::{EngineConfig, ThreadConfig, VenueConfig, VenueKind};
 use crate::control::{self, Shared};
-use crate::gateway::{Gateway, GatewayCounters};
+use crate::gateway::{Completion, Gateway, GatewayCmd, GatewayCounters};
 use crate::orchestrator::{GatewayLink, Orchestrator, StrategyLink};
 use crate::rings;
+use crate::venue::exchange::ExchangeVenue;
 use crate::venue::sim::SimVenue;
+use crate::venue::Venue;
 
 /// Why the engine could not start.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +38,9 @@ pub enum StartError {
     /// A ring could not be created.
     #[error(transparent)]
     Ring(#[from] ShmError),
+    /// A venue adapter could not be built.
+    #[error("venue {0}: {1}")]
+    Venue(String, String),
 }
 
 /// A running engine.
@@ -69,21 +74,32 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     for (i, v) in cfg.venues.iter().enumerate() {
         let (tx, rx) = spsc::ring(cfg.ring_capacity);
         let counters = Arc::new(GatewayCounters::default());
-        let gw = Gateway {
+        let parts = GatewayParts {
             index: i as u32,
-            venue: SimVenue::new(v.sim),
             inbox: rx,
             completions: Arc::clone(&completions),
             counters: Arc::clone(&counters),
             stop: Arc::clone(&stop),
-            wait: v.thread.idle_policy(),
+            core: core_for(&v.thread, &cores),
         };
-        let name = format!("gw-{}", v.name);
-        let (core, label) = (core_for(&v.thread, &cores), name.clone());
-        others.push(spawn(&name, move || {
-            eprintln!("{}", pin_current(&label, core).describe());
-            gw.run();
-        })?);
+        let handle = match v.kind() {
+            Some(VenueKind::Sim(sim)) => spawn_gateway(v, SimVenue::new(*sim), parts)?,
+            Some(VenueKind::Exchange(x)) => {
+                let mut venue = ExchangeVenue::new(&v.name, x.clone())
+                    .map_err(|e| StartError::Venue(v.name.clone(), e.to_string()))?;
+                // Connect before strategies can send (blocking up to the connect
+                // timeout); a failure is not fatal: the gateway keeps retrying.
+                if let Err(e) = venue.connect(peregrine_strategy::clock::now_ns()) {
+                    notes.push(format!(
+                        "WARNING: venue {}: {e}; the gateway retries every {} ms",
+                        v.name, x.reconnect_ms
+                    ));
+                }
+                spawn_gateway(v, venue, parts)?
+            }
+            None => return Err(StartError::Venue(v.name.clone(), "no adapter".into())),
+        };
+        others.push(handle);
         gateways.push(GatewayLink {
             name: v.name.clone(),
             inbox: tx,
@@ -110,6 +126,38 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
         orchestrator,
         others,
         notes,
+    })
+}
+
+/// What every gateway thread gets besides its adapter.
+struct GatewayParts {
+    index: u32,
+    inbox: peregrine_queue::Consumer<GatewayCmd>,
+    completions: Arc<ArrayQueue<Completion>>,
+    counters: Arc<GatewayCounters>,
+    stop: Arc<AtomicBool>,
+    core: Option<CoreId>,
+}
+
+fn spawn_gateway<V: Venue + Send + 'static>(
+    v: &VenueConfig,
+    venue: V,
+    p: GatewayParts,
+) -> Result<JoinHandle<()>, StartError> {
+    let gw = Gateway {
+        index: p.index,
+        venue,
+        inbox: p.inbox,
+        completions: p.completions,
+        counters: p.counters,
+        stop: p.stop,
+        wait: v.thread.idle_policy(),
+    };
+    let name = format!("gw-{}", v.name);
+    let (core, label) = (p.core, name.clone());
+    spawn(&name, move || {
+        eprintln!("{}", pin_current(&label, core).describe());
+        gw.run();
     })
 }
 

@@ -1,4 +1,4 @@
-//! What a strategy calls: send orders and cancels.
+//! What a strategy calls: send orders, cancels and replaces.
 
 use peregrine_queue::shm::ShmSpscProducer;
 use peregrine_types::{InstrumentId, Price, Qty, Side};
@@ -59,6 +59,19 @@ impl Api {
     /// Asks the engine to cancel an open order.
     pub fn cancel(&mut self, client_id: u64) -> Result<(), ApiError> {
         self.send_raw(Request::cancel(client_id, now_ns()))
+    }
+
+    /// Asks the engine to change an open order's limit price and open quantity (what
+    /// is still to be filled). The order keeps `client_id`; the answer is an event of
+    /// kind `Replaced` or `ReplaceReject` ([`crate::Strategy::on_replaced`],
+    /// [`crate::Strategy::on_replace_reject`]). One replace per order at a time.
+    pub fn replace(
+        &mut self,
+        client_id: u64,
+        new_price: Price,
+        new_qty: Qty,
+    ) -> Result<(), ApiError> {
+        self.send_raw(Request::replace(client_id, new_price, new_qty, now_ns()))
     }
 
     /// Pushes a raw request as is (the runner's heartbeats; tests use it to send

@@ -64,6 +64,10 @@ pub mod reason {
     pub const GATEWAY_BUSY: u16 = 205;
     /// The strategy is dead or killed and cannot send.
     pub const STRATEGY_DOWN: u16 = 206;
+    /// The venue is not connected (the gateway is reconnecting).
+    pub const VENUE_DOWN: u16 = 207;
+    /// A replace of this order is already on its way to the venue, or a cancel is.
+    pub const REPLACE_PENDING: u16 = 208;
     /// Base of venue reject codes: `VENUE + venue reason`.
     pub const VENUE: u16 = 1000;
 }
@@ -81,6 +85,8 @@ pub enum RequestKind {
     /// "I received the ack/reject of `client_id` at `aux`" (t8), so the engine can
     /// complete the order's latency record.
     Receipt = 4,
+    /// Change an open order's limit price and open quantity (`price`, `qty`).
+    Replace = 5,
 }
 
 /// Strategy → engine, 64 bytes (one cache line).
@@ -101,9 +107,9 @@ pub struct Request {
     pub venue: u32,
     /// Zero.
     pub pad1: u32,
-    /// Limit price in price units; New only.
+    /// Limit price in price units; New, and the new price of a Replace.
     pub price: i64,
-    /// Quantity in lots; New only.
+    /// Quantity in lots; New, and the new open quantity of a Replace.
     pub qty: i64,
     /// t1: when the strategy pushed it.
     pub t1: u64,
@@ -143,6 +149,16 @@ pub enum Command {
     Cancel {
         /// The order to cancel.
         client_id: u64,
+    },
+    /// Replace by client id: new limit price and new open quantity. The order keeps
+    /// its client id.
+    Replace {
+        /// The order to change.
+        client_id: u64,
+        /// New limit price.
+        price: Price,
+        /// New open (still to be filled) quantity.
+        qty: Qty,
     },
     /// Liveness.
     Heartbeat {
@@ -195,6 +211,18 @@ impl Request {
         }
     }
 
+    /// A replace of order `client_id` stamped `t1`.
+    pub fn replace(client_id: u64, price: Price, qty: Qty, t1: u64) -> Request {
+        Request {
+            kind: RequestKind::Replace as u8,
+            client_id,
+            price: price.units(),
+            qty: qty.lots(),
+            t1,
+            ..Request::default()
+        }
+    }
+
     /// A heartbeat from process `pid`.
     pub fn heartbeat(pid: u32, t1: u64) -> Request {
         Request {
@@ -240,6 +268,11 @@ impl Request {
                 client_id: self.client_id,
                 t8: self.aux,
             }),
+            5 => Ok(Command::Replace {
+                client_id: self.client_id,
+                price: Price::from_raw(self.price),
+                qty: Qty::from_raw(self.qty),
+            }),
             other => Err(DecodeError::BadKind(other)),
         }
     }
@@ -259,6 +292,12 @@ pub enum EventKind {
     Cancelled = 4,
     /// A cancel was refused; see `reason`.
     CancelReject = 5,
+    /// A replace took effect: `price` is the new limit price, `qty` and `leaves` the
+    /// new open quantity.
+    Replaced = 6,
+    /// A replace was refused (engine risk, or the venue); see `reason`. The order is
+    /// unchanged.
+    ReplaceReject = 7,
 }
 
 impl EventKind {
@@ -270,6 +309,8 @@ impl EventKind {
             3 => Self::Fill,
             4 => Self::Cancelled,
             5 => Self::CancelReject,
+            6 => Self::Replaced,
+            7 => Self::ReplaceReject,
             _ => return None,
         })
     }
@@ -390,6 +431,15 @@ mod tests {
                 t8: 99
             })
         );
+        assert_eq!(
+            Request::replace(7, Price::from_raw(99), Qty::from_raw(2), 1).decode(),
+            Ok(Command::Replace {
+                client_id: 7,
+                price: Price::from_raw(99),
+                qty: Qty::from_raw(2)
+            })
+        );
+        assert_eq!(EventKind::from_u8(7), Some(EventKind::ReplaceReject));
         let mut bad = Request::new_order(&o, 9);
         bad.side = 9;
         assert_eq!(bad.decode(), Err(DecodeError::BadSide(9)));

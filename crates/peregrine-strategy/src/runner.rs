@@ -95,8 +95,9 @@ pub enum RunnerError {
 /// What happened during a run.
 #[derive(Debug)]
 pub struct RunSummary {
-    /// Events by kind: ack, reject, fill, cancelled, cancel-reject, unknown.
-    pub events: [u64; 6],
+    /// Events by kind: ack, reject, fill, cancelled, cancel-reject, unknown, replaced,
+    /// replace-reject.
+    pub events: [u64; 8],
     /// Requests pushed (orders, cancels, heartbeats).
     pub sent: u64,
     /// Pushes refused (ring full).
@@ -114,7 +115,7 @@ impl RunSummary {
     fn new() -> RunSummary {
         let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds");
         RunSummary {
-            events: [0; 6],
+            events: [0; 8],
             sent: 0,
             full: 0,
             round_trip: h(),
@@ -127,9 +128,10 @@ impl RunSummary {
     pub fn render(&self) -> String {
         let e = &self.events;
         let mut s = format!(
-            "events: ack {} reject {} fill {} cancelled {} cancel_reject {} unknown {}\n\
+            "events: ack {} reject {} fill {} cancelled {} cancel_reject {} replaced {} \
+             replace_reject {} unknown {}\n\
              requests sent {} (ring full {})\n",
-            e[0], e[1], e[2], e[3], e[4], e[5], self.sent, self.full
+            e[0], e[1], e[2], e[3], e[4], e[6], e[7], e[5], self.sent, self.full
         );
         if self.detached {
             s += "DETACHED: the engine replaced this strategy's rings (it declared the \
@@ -280,6 +282,14 @@ fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev:
         Some(EventKind::CancelReject) => {
             summary.events[4] += 1;
             s.on_cancel_reject(api, ev);
+        }
+        Some(EventKind::Replaced) => {
+            summary.events[6] += 1;
+            s.on_replaced(api, ev);
+        }
+        Some(EventKind::ReplaceReject) => {
+            summary.events[7] += 1;
+            s.on_replace_reject(api, ev);
         }
         None => summary.events[5] += 1,
     }

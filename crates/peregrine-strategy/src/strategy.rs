@@ -21,6 +21,10 @@ pub trait Strategy {
     fn on_cancelled(&mut self, _api: &mut Api, _ev: &Event) {}
     /// A cancel was refused (`ev.reason`).
     fn on_cancel_reject(&mut self, _api: &mut Api, _ev: &Event) {}
+    /// A replace took effect (`ev.price` new limit, `ev.leaves` new open quantity).
+    fn on_replaced(&mut self, _api: &mut Api, _ev: &Event) {}
+    /// A replace was refused (`ev.reason`); the order is unchanged.
+    fn on_replace_reject(&mut self, _api: &mut Api, _ev: &Event) {}
     /// Market data. STUB: there is no market-data feed yet; the runner calls this with
     /// the price of each of the strategy's own fills.
     fn on_market_data(&mut self, _api: &mut Api, _instrument: InstrumentId, _last: Price) {}

@@ -6,7 +6,7 @@ use peregrine_types::{InstrumentId, Price, Qty};
 use super::{event, Orchestrator};
 use crate::gateway::{Completion, CompletionKind};
 use crate::risk::{Fill, StrategyId};
-use crate::venue::Report;
+use crate::venue::{Report, VenueError, REASON_DISCONNECTED};
 
 impl Orchestrator {
     pub(super) fn on_completion(&mut self, c: Completion, t6: u64) {
@@ -25,7 +25,10 @@ impl Orchestrator {
             CompletionKind::Report(Report::Rejected { reason: r, .. }) => {
                 done = true;
                 let mut ev = event(EventKind::Reject, &o);
-                ev.reason = reason::VENUE.saturating_add(r);
+                ev.reason = venue_reason(r);
+                if r == REASON_DISCONNECTED {
+                    self.count_engine_reject(ev.reason);
+                }
                 ev
             }
             CompletionKind::Report(Report::Fill {
@@ -46,16 +49,35 @@ impl Orchestrator {
                 ev.qty = qty.lots();
                 ev
             }
-            CompletionKind::CancelFailed => {
+            CompletionKind::Report(Report::Replaced { price, qty, .. }) => {
+                o.replace_pending = false;
+                o.price = price.units();
+                o.qty = qty.lots();
+                o.leaves = qty.lots();
+                self.risk.on_replaced(sid, o.client_id, qty);
+                event(EventKind::Replaced, &o)
+            }
+            CompletionKind::Report(Report::ReplaceRejected { reason: r, .. }) => {
+                self.replace_failed(&mut o, venue_reason(r))
+            }
+            CompletionKind::ReplaceFailed(e) => self.replace_failed(&mut o, venue_error_code(e)),
+            CompletionKind::Report(Report::CancelRejected { reason: r, .. }) => {
                 o.cancel_sent = false;
                 let mut ev = event(EventKind::CancelReject, &o);
-                ev.reason = reason::UNKNOWN_ORDER;
+                ev.reason = venue_reason(r);
                 ev
             }
-            CompletionKind::SubmitFailed => {
+            CompletionKind::CancelFailed(e) => {
+                o.cancel_sent = false;
+                let mut ev = event(EventKind::CancelReject, &o);
+                ev.reason = venue_error_code(e);
+                ev
+            }
+            CompletionKind::SubmitFailed(e) => {
                 done = true;
                 let mut ev = event(EventKind::Reject, &o);
-                ev.reason = reason::GATEWAY_BUSY;
+                ev.reason = venue_error_code(e);
+                self.count_engine_reject(ev.reason);
                 ev
             }
         };
@@ -70,6 +92,18 @@ impl Orchestrator {
         self.emit(s, ev);
     }
 
+    fn replace_failed(&mut self, o: &mut super::Live, code: u16) -> peregrine_strategy::msg::Event {
+        o.replace_pending = false;
+        self.risk
+            .on_replace_failed(StrategyId(o.strategy), o.client_id);
+        if (201..reason::VENUE).contains(&code) {
+            self.count_engine_reject(code);
+        }
+        let mut ev = event(EventKind::ReplaceReject, o);
+        ev.reason = code;
+        ev
+    }
+
     fn fill(&mut self, sid: StrategyId, o: &super::Live, price: Price, qty: Qty) {
         let fill = Fill {
             instrument: InstrumentId(o.instrument),
@@ -82,5 +116,23 @@ impl Orchestrator {
             // its orders too.
             self.cancel_scope(Some(sid.0));
         }
+    }
+}
+
+/// The reason code a strategy sees for a request its venue adapter refused at once.
+fn venue_error_code(e: VenueError) -> u16 {
+    match e {
+        VenueError::Busy => reason::GATEWAY_BUSY,
+        VenueError::Disconnected => reason::VENUE_DOWN,
+        VenueError::UnknownOrder(_) => reason::UNKNOWN_ORDER,
+    }
+}
+
+/// The reason code a strategy sees for a venue's reason `r`.
+fn venue_reason(r: u16) -> u16 {
+    if r == REASON_DISCONNECTED {
+        reason::VENUE_DOWN
+    } else {
+        reason::VENUE.saturating_add(r)
     }
 }

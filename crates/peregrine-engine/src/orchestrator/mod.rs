@@ -150,6 +150,8 @@ struct Live {
     leaves: i64,
     ts: [u64; 8],
     cancel_sent: bool,
+    /// A replace is on its way to the venue (one at a time per order).
+    replace_pending: bool,
 }
 
 /// The orchestrator's end of one gateway.

@@ -213,6 +213,8 @@ pub(super) fn engine_reason(code: u16) -> &'static str {
         UNKNOWN_ORDER => "unknown_order",
         GATEWAY_BUSY => "gateway_busy",
         STRATEGY_DOWN => "strategy_down",
+        VENUE_DOWN => "venue_down",
+        REPLACE_PENDING => "replace_pending",
         _ => "other",
     }
 }

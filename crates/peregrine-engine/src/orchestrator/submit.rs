@@ -2,6 +2,7 @@
 
 use peregrine_strategy::clock::now_ns;
 use peregrine_strategy::msg::{reason, ts, Command, Event, EventKind, NewOrder, Request};
+use peregrine_types::{Price, Qty};
 
 use super::{event, Live, Liveness, Orchestrator, RECEIPTS};
 use crate::counters::bump;
@@ -28,6 +29,11 @@ impl Orchestrator {
             Ok(Command::Receipt { client_id, t8 }) => self.on_receipt(s, client_id, t8),
             Ok(Command::Cancel { client_id }) => self.on_cancel(s, client_id, &req, t2),
             Ok(Command::New(o)) => self.on_new(s, &o, req.t1, t2),
+            Ok(Command::Replace {
+                client_id,
+                price,
+                qty,
+            }) => self.on_replace(s, client_id, price, qty, &req, t2),
         }
     }
 
@@ -53,6 +59,7 @@ impl Orchestrator {
             leaves: o.qty.lots(),
             ts: [0; 8],
             cancel_sent: false,
+            replace_pending: false,
         };
         live.ts[ts::STRATEGY_SEND] = t1;
         live.ts[ts::ORCH_RECV_SUBMIT] = t2;
@@ -109,6 +116,55 @@ impl Orchestrator {
         }
     }
 
+    /// A replace: the order must be open with no cancel or replace on its way; the new
+    /// terms pass risk (which reserves any growth); then it goes to the gateway. The
+    /// answer (Replaced or ReplaceReject) comes back as a completion.
+    fn on_replace(
+        &mut self,
+        s: u16,
+        client_id: u64,
+        price: Price,
+        qty: Qty,
+        req: &Request,
+        t2: u64,
+    ) {
+        let Some(&id) = self.by_client.get(&(s, client_id)) else {
+            return self.replace_reject_raw(s, req, t2, reason::UNKNOWN_ORDER);
+        };
+        let Some(o) = self.orders.get(&id) else {
+            return self.replace_reject_raw(s, req, t2, reason::UNKNOWN_ORDER);
+        };
+        let code = if o.cancel_sent || o.replace_pending {
+            Some(reason::REPLACE_PENDING)
+        } else if self.slots[s as usize].state == Liveness::Dead {
+            Some(reason::STRATEGY_DOWN)
+        } else {
+            self.risk
+                .check_replace(StrategyId(s), client_id, price, qty, t2)
+                .err()
+                .map(|r| r.code())
+        };
+        if let Some(code) = code {
+            return self.replace_reject_raw(s, req, t2, code);
+        }
+        let venue = o.venue as usize;
+        let gw = &mut self.gateways[venue];
+        let cmd = GatewayCmd::Replace {
+            engine_id: id,
+            price,
+            qty,
+        };
+        if gw.inbox.try_push(cmd).is_err() {
+            bump(&gw.counters.inbox.full);
+            self.risk.on_replace_failed(StrategyId(s), client_id);
+            return self.replace_reject_raw(s, req, t2, reason::GATEWAY_BUSY);
+        }
+        bump(&gw.counters.inbox.pushes);
+        if let Some(o) = self.orders.get_mut(&id) {
+            o.replace_pending = true;
+        }
+    }
+
     /// Sends a cancel for engine order `id` unless one is already out; false if the
     /// inbox was full.
     pub(super) fn send_cancel(&mut self, id: u64) -> bool {
@@ -128,7 +184,7 @@ impl Orchestrator {
         true
     }
 
-    fn count_engine_reject(&mut self, code: u16) {
+    pub(super) fn count_engine_reject(&mut self, code: u16) {
         *self.engine_rejects.entry(code).or_insert(0) += 1;
     }
 
@@ -149,6 +205,13 @@ impl Orchestrator {
 
     fn cancel_reject_raw(&mut self, s: u16, req: &Request, t2: u64, code: u16) {
         self.emit(s, raw_event(EventKind::CancelReject, req, t2, code));
+    }
+
+    fn replace_reject_raw(&mut self, s: u16, req: &Request, t2: u64, code: u16) {
+        if code > 200 {
+            self.count_engine_reject(code);
+        }
+        self.emit(s, raw_event(EventKind::ReplaceReject, req, t2, code));
     }
 }
 

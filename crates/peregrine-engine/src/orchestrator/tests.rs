@@ -46,9 +46,11 @@ fn rig(model: FillModel) -> Rig {
 
 fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
     let mut cfg = EngineConfig::default();
-    cfg.venues[0].sim.model = model;
+    if let Some(sim) = cfg.venues[0].sim.as_mut() {
+        sim.model = model;
+    }
     tweak(&mut cfg);
-    let venue = SimVenue::new(cfg.venues[0].sim);
+    let venue = SimVenue::new(cfg.venues[0].sim.expect("the default venue is simulated"));
     rig_on(cfg, venue)
 }
 
@@ -210,6 +212,47 @@ fn order_ack_fill_with_non_decreasing_stamps() {
 }
 
 #[test]
+fn replace_is_risk_checked_sent_to_the_venue_and_reported() {
+    // D = 20 ms: the second of two back-to-back replaces surely finds the first
+    // still on its way.
+    let mut r = rig_with(FillModel::Rest, |c| {
+        if let Some(sim) = c.venues[0].sim.as_mut() {
+            (sim.delay_lo_ns, sim.delay_hi_ns) = (20_000_000, 20_000_000);
+        }
+    });
+    r.send(1, 5);
+    assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
+    let replace =
+        |id, price, qty| Request::replace(id, Price::from_raw(price), Qty::from_raw(qty), now_ns());
+    // Above max_order_qty (10): refused by risk, the order is unchanged.
+    r.tx.try_push(replace(1, 101, 11)).unwrap();
+    let ev = r.events(1);
+    assert_eq!(ev[0].kind(), Some(EventKind::ReplaceReject));
+    assert_eq!(ev[0].reason, RiskReject::MaxOrderQty.code());
+    // Unknown order.
+    r.tx.try_push(replace(9, 101, 1)).unwrap();
+    assert_eq!(r.events(1)[0].reason, reason::UNKNOWN_ORDER);
+    // Two back to back: the second is refused while the first is on its way.
+    r.tx.try_push(replace(1, 101, 7)).unwrap();
+    r.tx.try_push(replace(1, 102, 2)).unwrap();
+    let ev = r.events(2);
+    assert_eq!(ev[0].kind(), Some(EventKind::ReplaceReject));
+    assert_eq!(ev[0].reason, reason::REPLACE_PENDING);
+    assert_eq!(ev[1].kind(), Some(EventKind::Replaced));
+    assert_eq!(
+        (ev[1].client_id, ev[1].price, ev[1].qty, ev[1].leaves),
+        (1, 101, 7, 7)
+    );
+    assert_eq!(r.orch.in_flight(), 1);
+    // The cancel removes the new open quantity, and risk releases everything.
+    r.tx.try_push(Request::cancel(1, now_ns())).unwrap();
+    let ev = r.events(1);
+    assert_eq!((ev[0].kind(), ev[0].qty), (Some(EventKind::Cancelled), 7));
+    assert_eq!(r.orch.in_flight(), 0);
+    assert_eq!(r.orch.risk().open_orders(None), 0);
+}
+
+#[test]
 fn risk_reject_carries_reason_code() {
     let mut r = rig(FillModel::Full);
     r.send(1, 11);
@@ -318,6 +361,16 @@ impl Venue for Hung {
 
     fn cancel(&mut self, _engine_id: u64, _now_ns: u64) -> Result<(), VenueError> {
         Ok(()) // accepted, never confirmed
+    }
+
+    fn replace(
+        &mut self,
+        engine_id: u64,
+        _price: Price,
+        _qty: Qty,
+        _now_ns: u64,
+    ) -> Result<(), VenueError> {
+        Err(VenueError::UnknownOrder(engine_id))
     }
 
     fn poll(&mut self, _now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {

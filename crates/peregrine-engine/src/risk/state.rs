@@ -7,6 +7,8 @@ use super::limits::{Limits, TokenBucket};
 use super::{Breach, Fill, OrderRequest, RiskReject, StrategyId};
 use crate::position::PositionBook;
 
+mod replace;
+
 /// Largest quantity (lots) or price (units) of one order the engine accepts at all, so
 /// sums of open quantity and positions stay far from `i64` overflow whatever a
 /// strategy writes (2^40, about 1.1e12).
@@ -18,6 +20,9 @@ struct Open {
     instrument: InstrumentId,
     side: Side,
     leaves: i64,
+    /// Open quantity reserved on top of `leaves` for a replace in flight that grows
+    /// the order (released when the venue answers the replace).
+    extra: i64,
 }
 
 /// Reservations and limits of one scope (a strategy, or everything together).
@@ -50,12 +55,15 @@ impl Scope {
         self.open_qty.entry(instrument).or_default()[side.index()] += qty;
     }
 
-    /// Order-level and exposure checks for one scope.
+    /// Order-level and exposure checks for one scope. `replacing`: the order replaces
+    /// an open one that holds this much open quantity on the side (not counted twice;
+    /// the open-order count is not checked, the order is already open).
     fn check(
         &self,
         o: &OrderRequest,
         position: i64,
         reference: Option<i64>,
+        replacing: Option<i64>,
     ) -> Result<(), RiskReject> {
         let l = &self.limits;
         let (price, qty) = (o.price.units(), o.qty.lots());
@@ -72,11 +80,11 @@ impl Scope {
                 return Err(RiskReject::PriceCollar);
             }
         }
-        if l.max_open_orders.is_some_and(|m| self.open_orders >= m) {
+        if replacing.is_none() && l.max_open_orders.is_some_and(|m| self.open_orders >= m) {
             return Err(RiskReject::MaxOpenOrders);
         }
         if let Some(m) = l.max_position {
-            let open = self.open_side(o.instrument, o.side);
+            let open = self.open_side(o.instrument, o.side) - replacing.unwrap_or(0);
             let worst = match o.side {
                 Side::Buy => position as i128 + open as i128 + qty as i128,
                 Side::Sell => position as i128 - open as i128 - qty as i128,
@@ -226,9 +234,9 @@ impl RiskEngine {
             return Err(RiskReject::DuplicateClientOrderId);
         }
         let reference = self.references.get(&o.instrument).copied();
-        scope.check(o, self.positions.get(s, o.instrument).net, reference)?;
+        scope.check(o, self.positions.get(s, o.instrument).net, reference, None)?;
         self.global
-            .check(o, self.positions.net_total(o.instrument), reference)?;
+            .check(o, self.positions.net_total(o.instrument), reference, None)?;
         let sc = self.scope(s)?;
         if !sc.bucket.peek(&sc.limits, now_ns)
             || !self.global.bucket.peek(&self.global.limits, now_ns)
@@ -251,6 +259,7 @@ impl RiskEngine {
                 instrument: o.instrument,
                 side: o.side,
                 leaves: qty,
+                extra: 0,
             },
         );
         for scope in [
@@ -287,7 +296,14 @@ impl RiskEngine {
         if let Some(mut open) = self.open.get(&(s, client_id)).copied() {
             let q = fill.qty.lots().min(open.leaves);
             open.leaves -= q;
-            self.release(s, open, q, open.leaves == 0);
+            let done = open.leaves == 0;
+            // Filled out while a replace was in flight: the replace can only fail now.
+            let extra = if done {
+                std::mem::take(&mut open.extra)
+            } else {
+                0
+            };
+            self.release(s, open, q + extra, done);
             if open.leaves == 0 {
                 self.open.remove(&(s, client_id));
             } else {
@@ -304,7 +320,7 @@ impl RiskEngine {
     /// venue. Releases whatever it still held.
     pub fn on_done(&mut self, s: StrategyId, client_id: u64) {
         if let Some(open) = self.open.remove(&(s, client_id)) {
-            self.release(s, open, open.leaves, true);
+            self.release(s, open, open.leaves + open.extra, true);
         }
     }
 

@@ -3,12 +3,17 @@
 //! A gateway owns one adapter for one (venue, credential). It submits and cancels
 //! orders and polls for reports; the adapter never blocks the caller (a slow or broken
 //! venue only delays its own reports), so one gateway's venue cannot stall another.
-//! Two adapters: [`sim::SimVenue`] (seed 000's simulated venue) and, with the exchange
-//! issue, the Peregrine exchange over its TCP protocol.
+//! Two adapters: [`sim::SimVenue`] (seed 000's simulated venue) and
+//! [`exchange::ExchangeVenue`], the Peregrine exchange over its binary TCP protocol.
 
+pub mod exchange;
 pub mod sim;
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
+
+/// The reason an adapter gives for an order or replace it lost with its connection
+/// (the orchestrator shows it as `venue_down`, engine reason 207).
+pub const REASON_DISCONNECTED: u16 = u16::MAX;
 
 /// An order as sent to a venue. `engine_id` is the engine's id for it; the venue
 /// answers with its own id, which the gateway maps back.
@@ -42,6 +47,16 @@ pub enum Report {
     },
     /// Cancelled (all of what was left).
     Cancelled { engine_id: u64, qty: Qty },
+    /// A replace took effect: the order's new limit price and new open quantity.
+    Replaced {
+        engine_id: u64,
+        price: Price,
+        qty: Qty,
+    },
+    /// The venue refused a cancel; the order is unchanged.
+    CancelRejected { engine_id: u64, reason: u16 },
+    /// The venue refused a replace; the order is unchanged.
+    ReplaceRejected { engine_id: u64, reason: u16 },
 }
 
 impl Report {
@@ -51,7 +66,10 @@ impl Report {
             Report::Ack { engine_id, .. }
             | Report::Rejected { engine_id, .. }
             | Report::Fill { engine_id, .. }
-            | Report::Cancelled { engine_id, .. } => engine_id,
+            | Report::Cancelled { engine_id, .. }
+            | Report::Replaced { engine_id, .. }
+            | Report::CancelRejected { engine_id, .. }
+            | Report::ReplaceRejected { engine_id, .. } => engine_id,
         }
     }
 }
@@ -76,6 +94,15 @@ pub trait Venue {
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError>;
     /// Asks to cancel an order.
     fn cancel(&mut self, engine_id: u64, now_ns: u64) -> Result<(), VenueError>;
+    /// Asks to change an open order's limit price and open quantity (what is still to
+    /// be filled). Answered by [`Report::Replaced`] or [`Report::ReplaceRejected`].
+    fn replace(
+        &mut self,
+        engine_id: u64,
+        price: Price,
+        qty: Qty,
+        now_ns: u64,
+    ) -> Result<(), VenueError>;
     /// Hands every report due by `now_ns` to `out`; returns how many.
     fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) -> usize;
     /// The venue delay scheduled for the last submitted order, when the adapter knows

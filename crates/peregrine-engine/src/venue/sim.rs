@@ -6,7 +6,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use peregrine_types::Qty;
+use peregrine_types::{Price, Qty};
 
 use super::{Report, Venue, VenueError, VenueOrder};
 
@@ -51,6 +51,8 @@ enum Pending {
     Release(u64),
     /// Confirm a cancel.
     Cancel(u64),
+    /// Apply a replace: new price (units) and open quantity (lots).
+    Replace(u64, i64, i64),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -156,6 +158,36 @@ impl SimVenue {
     }
 }
 
+impl SimVenue {
+    /// A replace reaches the venue: a released order with quantity left takes the new
+    /// terms (and keeps resting: the model fills only at release); anything else is
+    /// refused with reason 10 (unknown order), like the exchange.
+    fn apply_replace(
+        &mut self,
+        id: u64,
+        price: i64,
+        qty: i64,
+        out: &mut dyn FnMut(Report),
+    ) -> usize {
+        match self.orders.get_mut(&id) {
+            Some(h) if h.released && h.leaves > 0 && qty > 0 && price > 0 => {
+                h.leaves = qty;
+                h.order.price = Price::from_raw(price);
+                out(Report::Replaced {
+                    engine_id: id,
+                    price: h.order.price,
+                    qty: Qty::from_raw(qty),
+                });
+            }
+            _ => out(Report::ReplaceRejected {
+                engine_id: id,
+                reason: 10,
+            }),
+        }
+        1
+    }
+}
+
 impl Venue for SimVenue {
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError> {
         let d = self.delay();
@@ -182,6 +214,21 @@ impl Venue for SimVenue {
         Ok(())
     }
 
+    fn replace(
+        &mut self,
+        engine_id: u64,
+        price: Price,
+        qty: Qty,
+        now_ns: u64,
+    ) -> Result<(), VenueError> {
+        if !self.orders.contains_key(&engine_id) {
+            return Err(VenueError::UnknownOrder(engine_id));
+        }
+        let at = now_ns + self.delay();
+        self.schedule(at, Pending::Replace(engine_id, price.units(), qty.lots()));
+        Ok(())
+    }
+
     fn last_scheduled_delay_ns(&self) -> Option<u64> {
         Some(self.last_delay)
     }
@@ -205,6 +252,7 @@ impl Venue for SimVenue {
                     }
                     None => 0, // already filled or rejected: nothing to cancel
                 },
+                Pending::Replace(id, price, qty) => self.apply_replace(id, price, qty, out),
             };
         }
         n
@@ -288,6 +336,42 @@ mod tests {
             }]
         );
         assert_eq!(v.cancel(1, 20_000), Err(VenueError::UnknownOrder(1)));
+    }
+
+    #[test]
+    fn replace_changes_a_resting_order_and_refuses_an_unreleased_one() {
+        let mut v = venue(FillModel::Rest);
+        v.submit(order(1, 10), 0).unwrap();
+        v.replace(1, Price::from_raw(99), Qty::from_raw(4), 0)
+            .unwrap();
+        let r = drain(&mut v, 10_000);
+        // Whichever comes first: an unreleased order cannot be replaced.
+        assert!(r.contains(&Report::Ack {
+            engine_id: 1,
+            venue_id: 1
+        }));
+        v.replace(1, Price::from_raw(98), Qty::from_raw(3), 10_000)
+            .unwrap();
+        assert_eq!(
+            drain(&mut v, 20_000),
+            vec![Report::Replaced {
+                engine_id: 1,
+                price: Price::from_raw(98),
+                qty: Qty::from_raw(3)
+            }]
+        );
+        v.cancel(1, 20_000).unwrap();
+        assert_eq!(
+            drain(&mut v, 30_000),
+            vec![Report::Cancelled {
+                engine_id: 1,
+                qty: Qty::from_raw(3)
+            }]
+        );
+        assert_eq!(
+            v.replace(1, Price::from_raw(98), Qty::from_raw(3), 30_000),
+            Err(VenueError::UnknownOrder(1))
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! A market maker: one bid and one ask around a mid that drifts randomly, never
 //! letting position plus open quotes on a side exceed the inventory limit. A quote more
-//! than `requote_ticks` from where it should be is cancelled and re-posted. The mid is a
-//! bounded random walk around the configured start.
+//! than `requote_ticks` from where it should be is moved there with a replace (once the
+//! venue has acknowledged it; one replace in flight per quote). The mid is a bounded
+//! random walk around the configured start.
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
@@ -53,7 +54,8 @@ impl Default for MakerConfig {
 struct Quote {
     client_id: u64,
     price: i64,
-    cancelling: bool,
+    acked: bool,
+    replacing: bool,
 }
 
 /// The market maker.
@@ -102,12 +104,19 @@ impl Maker {
         let target = self.target(side);
         match self.quotes[side.index()] {
             Some(q)
-                if !q.cancelling
+                if q.acked
+                    && !q.replacing
                     && (q.price - target).abs() > self.cfg.requote_ticks
-                    && api.cancel(q.client_id).is_ok() =>
+                    && api
+                        .replace(
+                            q.client_id,
+                            Price::from_raw(target),
+                            Qty::from_raw(self.cfg.qty),
+                        )
+                        .is_ok() =>
             {
                 self.quotes[side.index()] = Some(Quote {
-                    cancelling: true,
+                    replacing: true,
                     ..q
                 });
             }
@@ -120,12 +129,20 @@ impl Maker {
                     self.quotes[side.index()] = Some(Quote {
                         client_id: id,
                         price: target,
-                        cancelling: false,
+                        acked: false,
+                        replacing: false,
                     });
                 }
             }
             None => {}
         }
+    }
+
+    fn quote_mut(&mut self, client_id: u64) -> Option<&mut Quote> {
+        self.quotes
+            .iter_mut()
+            .flatten()
+            .find(|q| q.client_id == client_id)
     }
 
     fn done(&mut self, client_id: u64) {
@@ -143,8 +160,28 @@ impl Strategy for Maker {
         self.requote(api, Side::Sell);
     }
 
+    fn on_ack(&mut self, _api: &mut Api, ev: &Event) {
+        if let Some(q) = self.quote_mut(ev.client_id) {
+            q.acked = true;
+        }
+    }
+
     fn on_reject(&mut self, _api: &mut Api, ev: &Event) {
         self.done(ev.client_id);
+    }
+
+    fn on_replaced(&mut self, _api: &mut Api, ev: &Event) {
+        if let Some(q) = self.quote_mut(ev.client_id) {
+            q.price = ev.price;
+            q.replacing = false;
+        }
+    }
+
+    fn on_replace_reject(&mut self, _api: &mut Api, ev: &Event) {
+        // The quote is unchanged (or already filled: its fill clears it).
+        if let Some(q) = self.quote_mut(ev.client_id) {
+            q.replacing = false;
+        }
     }
 
     fn on_fill(&mut self, _api: &mut Api, ev: &Event) {

@@ -1,0 +1,526 @@
+//! The Peregrine exchange as a venue: its binary order-entry protocol over TCP
+//! (`docs/protocol.md`, encoded and decoded with `peregrine-wire`).
+//!
+//! One [`ExchangeVenue`] is one session (one account) on one gateway thread. The
+//! socket is non-blocking with `TCP_NODELAY`; the gateway's loop calls
+//! [`Venue::poll`], which reads whatever arrived, decodes every whole frame into
+//! [`Report`]s, sends heartbeats and writes what is queued. Requests are encoded into
+//! a bounded outbound buffer and written at once; a full buffer (the exchange not
+//! reading) refuses further requests with [`VenueError::Busy`]. Nothing here blocks
+//! except connecting and logging in, bounded by `connect_timeout_ms`, and that only
+//! stalls this gateway.
+//!
+//! **Ids.** Every request gets a fresh client order id from a counter (started from the
+//! wall clock in ns, so a restarted engine does not reuse ids); the order table
+//! ([`orders`]) maps it, and the exchange order id from `Accepted`, back to the
+//! engine's order id. A cancel or replace asked before the order is acknowledged is
+//! sent when `Accepted` arrives. Orders go out as GTC limit orders with self-trade
+//! prevention off, so a `Cancelled` always ends the order.
+//!
+//! **Bad bytes.** Any protocol violation (an undecodable frame, a session sequence
+//! gap, a second login answer), a closed socket, an I/O error or three heartbeat
+//! intervals of silence disconnect the session with a typed [`ExchangeError`], logged
+//! on stderr. Nothing the socket delivers can panic the adapter. A report about an
+//! order the adapter does not know is logged and counted, not fatal.
+//!
+//! **Disconnect and reconnect.** When the session drops, requests are refused with
+//! [`VenueError::Disconnected`] (cancels of open orders are accepted and remembered),
+//! and what was in flight is settled like this:
+//!
+//! * orders the exchange had not acknowledged are reported `Rejected` with
+//!   [`super::REASON_DISCONNECTED`] (the engine shows `venue_down`);
+//! * a replace on its way is reported `ReplaceRejected` the same way;
+//! * acknowledged orders stay open, *in doubt*: protocol version 1 keeps resting
+//!   orders on the book when a session drops and has no retransmission.
+//!
+//! The adapter reconnects every `reconnect_ms`. After every login (the first one
+//! too, since a previous run may have left orders of this account resting) it sends
+//! a `MassCancel` of the account's orders in every instrument, then a `Cancel` of
+//! order id 0 as a barrier: the exchange handles a session's requests in order, so
+//! when the barrier's `CancelRejected` arrives, every order the mass cancel removed
+//! has been reported. In-doubt orders it removed are reported `Cancelled` with the
+//! quantity the exchange cancelled; any still in doubt at the barrier were no longer
+//! resting (filled or cancelled while the session was down, reports the exchange
+//! could not deliver) and are reported `Cancelled` with their last known open
+//! quantity, with a warning on stderr: fills missed that way must be reconciled from
+//! the exchange's records. New orders may go out right after the barrier is sent.
+
+mod config;
+mod inbound;
+mod orders;
+#[cfg(test)]
+mod tests;
+
+pub use config::{ExchangeConfig, ExchangeError, ExchangeStats};
+
+use std::collections::VecDeque;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use peregrine_types::{
+    AccountId, ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, StpMode, TimeInForce,
+    Timestamp,
+};
+use peregrine_wire::orders::{Cancel, MassCancel, NewOrder, Replace};
+use peregrine_wire::session::{ClientHeartbeat, Login};
+use peregrine_wire::stream::RecvBuffer;
+use peregrine_wire::{Credential, Outbound, WireMessage};
+
+use self::orders::{OrderTable, ReqKind};
+use super::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
+
+/// Bytes of the receive buffer (any number of whole frames; a frame is ≤ 512 bytes).
+const RX: usize = 16 * 1024;
+
+/// Reads per poll at most, so a flood of reports cannot starve the gateway's inbox.
+const READS_PER_POLL: usize = 8;
+
+/// The Peregrine exchange as a [`Venue`].
+#[derive(Debug)]
+pub struct ExchangeVenue {
+    name: String,
+    cfg: ExchangeConfig,
+    addr: SocketAddr,
+    credential: Credential,
+    stream: Option<TcpStream>,
+    rx: Box<RecvBuffer<RX>>,
+    out: Vec<u8>,
+    out_sent: usize,
+    expected_seq: u64,
+    heartbeat_ns: u64,
+    last_tx_ns: u64,
+    last_rx_ns: u64,
+    next_connect_ns: u64,
+    next_cl: u64,
+    mass_cl: u64,
+    barrier_cl: u64,
+    table: OrderTable,
+    pending: VecDeque<Report>,
+    stats: ExchangeStats,
+}
+
+impl ExchangeVenue {
+    /// An adapter named `name` (for logs); connects on [`ExchangeVenue::connect`] or
+    /// at the first poll.
+    pub fn new(name: &str, cfg: ExchangeConfig) -> Result<ExchangeVenue, ExchangeError> {
+        let problems = cfg.problems("exchange");
+        if !problems.is_empty() {
+            return Err(ExchangeError::Config(problems.join("; ")));
+        }
+        let addr = cfg
+            .addr
+            .parse()
+            .map_err(|_| ExchangeError::Config(format!("addr {:?}", cfg.addr)))?;
+        let credential = Credential::from_text(&cfg.password)
+            .ok_or_else(|| ExchangeError::Config("password longer than 16 bytes".into()))?;
+        Ok(ExchangeVenue {
+            name: name.to_owned(),
+            addr,
+            credential,
+            stream: None,
+            rx: Box::new(RecvBuffer::new()),
+            out: Vec::with_capacity(cfg.out_buffer),
+            out_sent: 0,
+            expected_seq: 1,
+            heartbeat_ns: u64::from(cfg.heartbeat_ms) * 1_000_000,
+            last_tx_ns: 0,
+            last_rx_ns: 0,
+            next_connect_ns: 0,
+            next_cl: first_client_order_id(),
+            mass_cl: 0,
+            barrier_cl: 0,
+            table: OrderTable::new(cfg.max_orders),
+            // Filled only when a session drops (one report per order then in flight).
+            pending: VecDeque::with_capacity(1_024),
+            stats: ExchangeStats::default(),
+            cfg,
+        })
+    }
+
+    /// Whether the session is logged in.
+    pub fn connected(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> ExchangeStats {
+        self.stats
+    }
+
+    /// Orders the adapter tracks as open.
+    pub fn open_orders(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Connects and logs in, blocking up to `connect_timeout_ms`; then starts the
+    /// reconciliation (see the module docs). On failure the next attempt is due
+    /// `reconnect_ms` later.
+    pub fn connect(&mut self, now_ns: u64) -> Result<(), ExchangeError> {
+        self.next_connect_ns = now_ns + self.cfg.reconnect_ms * 1_000_000;
+        let result = self.login();
+        match result {
+            Ok(stream) => {
+                self.stream = Some(stream);
+                self.stats.logins += 1;
+                self.last_rx_ns = now_ns;
+                self.last_tx_ns = now_ns;
+                eprintln!(
+                    "venue {}: logged in to {} as account {}",
+                    self.name, self.addr, self.cfg.account
+                );
+                self.reconcile(now_ns);
+                Ok(())
+            }
+            Err(e) => {
+                self.stats.disconnects += 1;
+                Err(e)
+            }
+        }
+    }
+
+    fn login(&mut self) -> Result<TcpStream, ExchangeError> {
+        let timeout = Duration::from_millis(self.cfg.connect_timeout_ms);
+        let io = ExchangeError::Io;
+        let mut stream = TcpStream::connect_timeout(&self.addr, timeout)
+            .map_err(|e| ExchangeError::Connect(self.addr, e))?;
+        stream.set_nodelay(true).map_err(io)?;
+        stream.set_write_timeout(Some(timeout)).map_err(io)?;
+        let login = Login {
+            account: AccountId(self.cfg.account),
+            heartbeat_interval_ms: self.cfg.heartbeat_ms,
+            credential: self.credential,
+        };
+        let mut buf = [0u8; Login::SIZE];
+        let n = login
+            .encode(&mut buf)
+            .map_err(|_| ExchangeError::Unexpected("encode"))?;
+        stream.write_all(&buf[..n]).map_err(io)?;
+        *self.rx = RecvBuffer::new();
+        let deadline = Instant::now() + timeout;
+        let answer = loop {
+            if let Some(m) = self.rx.next(Outbound::decode)? {
+                break m;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ExchangeError::LoginTimeout(self.cfg.connect_timeout_ms));
+            }
+            stream.set_read_timeout(Some(left)).map_err(io)?;
+            match stream.read(self.rx.spare()) {
+                Ok(0) => return Err(ExchangeError::Closed),
+                Ok(k) => self.rx.commit(k),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    return Err(ExchangeError::LoginTimeout(self.cfg.connect_timeout_ms))
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(io(e)),
+            }
+        };
+        match answer {
+            Outbound::LoginAccepted(a) if a.session_seq == 1 => {
+                self.heartbeat_ns = u64::from(a.heartbeat_interval_ms.max(1)) * 1_000_000;
+            }
+            Outbound::LoginAccepted(a) => {
+                return Err(ExchangeError::SequenceGap {
+                    expected: 1,
+                    got: a.session_seq,
+                })
+            }
+            Outbound::LoginRejected(r) => return Err(ExchangeError::LoginRejected(r.reason.0)),
+            _ => return Err(ExchangeError::Unexpected("message before the login answer")),
+        }
+        self.expected_seq = 2;
+        stream.set_nonblocking(true).map_err(io)?;
+        self.out.clear();
+        self.out_sent = 0;
+        Ok(stream)
+    }
+
+    /// Mass cancel + barrier after a login.
+    fn reconcile(&mut self, now_ns: u64) {
+        self.mass_cl = self.cl();
+        self.barrier_cl = self.cl();
+        let mass = MassCancel {
+            client_order_id: ClientOrderId(self.mass_cl),
+            instrument: None,
+            side: None,
+        };
+        let barrier = Cancel {
+            client_order_id: ClientOrderId(self.barrier_cl),
+            order_id: OrderId(0),
+            instrument: InstrumentId(1),
+        };
+        self.queue(&mass, now_ns);
+        self.queue(&barrier, now_ns);
+        if let Err(e) = self.flush() {
+            self.disconnect(e, now_ns);
+        }
+    }
+
+    fn cl(&mut self) -> u64 {
+        let c = self.next_cl;
+        self.next_cl += 1;
+        c
+    }
+
+    fn room(&mut self, n: usize) -> bool {
+        if self.out.len() + n <= self.out.capacity() {
+            return true;
+        }
+        if self.flush().is_err() {
+            return false;
+        }
+        self.out.len() + n <= self.out.capacity()
+    }
+
+    /// Encodes `msg` into the outbound buffer (the caller checked [`Self::room`]).
+    fn queue<M: WireMessage>(&mut self, msg: &M, now_ns: u64) {
+        let mut buf = [0u8; peregrine_wire::MAX_MESSAGE_SIZE];
+        if let Ok(n) = msg.encode(&mut buf) {
+            if self.out.len() + n <= self.out.capacity() {
+                self.out.extend_from_slice(&buf[..n]);
+                self.last_tx_ns = now_ns;
+            }
+        }
+    }
+
+    /// Writes what the socket takes now.
+    fn flush(&mut self) -> Result<(), ExchangeError> {
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(());
+        };
+        while self.out_sent < self.out.len() {
+            match stream.write(&self.out[self.out_sent..]) {
+                Ok(0) => return Err(ExchangeError::Closed),
+                Ok(k) => self.out_sent += k,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(ExchangeError::Io(e)),
+            }
+        }
+        if self.out_sent == self.out.len() {
+            self.out.clear();
+        } else {
+            self.out.drain(..self.out_sent); // a memmove within the capacity
+        }
+        self.out_sent = 0;
+        Ok(())
+    }
+
+    /// Queues and writes; a write failure drops the session (whose reports settle
+    /// what was queued).
+    fn send<M: WireMessage>(&mut self, msg: &M, now_ns: u64) {
+        self.queue(msg, now_ns);
+        if let Err(e) = self.flush() {
+            self.disconnect(e, now_ns);
+        }
+    }
+
+    /// Drops the session and settles what was in flight (module docs).
+    fn disconnect(&mut self, why: ExchangeError, now_ns: u64) {
+        if self.stream.take().is_none() {
+            return;
+        }
+        self.stats.disconnects += 1;
+        self.out.clear();
+        self.out_sent = 0;
+        self.barrier_cl = 0;
+        self.mass_cl = 0;
+        self.next_connect_ns = now_ns + self.cfg.reconnect_ms * 1_000_000;
+        let pending = &mut self.pending;
+        let mut lost = 0;
+        let mut replaces = Vec::new();
+        self.table.on_disconnect(
+            &mut |engine_id| {
+                lost += 1;
+                pending.push_back(Report::Rejected {
+                    engine_id,
+                    reason: REASON_DISCONNECTED,
+                });
+            },
+            &mut |engine_id| replaces.push(engine_id),
+        );
+        for engine_id in replaces {
+            self.pending.push_back(Report::ReplaceRejected {
+                engine_id,
+                reason: REASON_DISCONNECTED,
+            });
+        }
+        eprintln!(
+            "venue {}: exchange {} disconnected: {why}; {lost} unacknowledged orders \
+             rejected, {} open orders in doubt until the next login (retrying every {} ms)",
+            self.name,
+            self.addr,
+            self.table.len(),
+            self.cfg.reconnect_ms
+        );
+    }
+
+    fn unknown(&mut self, what: &str, id: u64) {
+        self.stats.unknown_reports += 1;
+        eprintln!("venue {}: {what} about unknown id {id} ignored", self.name);
+    }
+
+    fn send_cancel(&mut self, engine_id: u64, now_ns: u64) -> Result<(), VenueError> {
+        if !self.room(Cancel::SIZE) {
+            return Err(VenueError::Busy);
+        }
+        let cl = self.cl();
+        let Some(t) = self.table.get_mut(engine_id) else {
+            return Err(VenueError::UnknownOrder(engine_id));
+        };
+        t.cancel_cl = cl;
+        t.want_cancel = false;
+        let msg = Cancel {
+            client_order_id: ClientOrderId(cl),
+            order_id: OrderId(t.order_id),
+            instrument: t.instrument,
+        };
+        self.table.insert_request(cl, engine_id, ReqKind::Cancel);
+        self.send(&msg, now_ns);
+        Ok(())
+    }
+
+    fn send_replace(
+        &mut self,
+        engine_id: u64,
+        price: Price,
+        qty: Qty,
+        now_ns: u64,
+    ) -> Result<(), VenueError> {
+        if !self.room(Replace::SIZE) {
+            return Err(VenueError::Busy);
+        }
+        let cl = self.cl();
+        let Some(t) = self.table.get_mut(engine_id) else {
+            return Err(VenueError::UnknownOrder(engine_id));
+        };
+        t.replace_cl = cl;
+        t.want_replace = None;
+        let msg = Replace {
+            client_order_id: ClientOrderId(cl),
+            order_id: OrderId(t.order_id),
+            new_price: price,
+            new_qty: qty,
+            instrument: t.instrument,
+        };
+        self.table.insert_request(cl, engine_id, ReqKind::Replace);
+        self.send(&msg, now_ns);
+        Ok(())
+    }
+}
+
+/// Client order ids continue from the wall clock in nanoseconds, so a restarted
+/// engine does not reuse the ids of an earlier run on the same account (the protocol
+/// asks for ids unique per account per trading day); 1 if the clock is before 1970.
+fn first_client_order_id() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+        .max(1)
+}
+
+impl Venue for ExchangeVenue {
+    fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError> {
+        if self.stream.is_none() {
+            return Err(VenueError::Disconnected);
+        }
+        if self.table.is_full() || !self.room(NewOrder::SIZE) {
+            return Err(VenueError::Busy);
+        }
+        let cl = self.cl();
+        self.table
+            .insert_new(order.engine_id, cl, order.instrument, order.qty);
+        let msg = NewOrder {
+            client_order_id: ClientOrderId(cl),
+            price: order.price,
+            qty: order.qty,
+            expire_at: Timestamp(0),
+            instrument: order.instrument,
+            side: order.side,
+            order_type: OrderType::Limit,
+            tif: TimeInForce::Gtc,
+            stp: StpMode::None,
+        };
+        // A failed write drops the session, whose settlement reports this order.
+        self.send(&msg, now_ns);
+        Ok(())
+    }
+
+    fn cancel(&mut self, engine_id: u64, now_ns: u64) -> Result<(), VenueError> {
+        let connected = self.stream.is_some();
+        let Some(t) = self.table.get_mut(engine_id) else {
+            return Err(VenueError::UnknownOrder(engine_id));
+        };
+        if t.cancel_cl != 0 {
+            return Ok(()); // one is on its way
+        }
+        if t.in_doubt || !connected || t.order_id == 0 {
+            // After the ack, or by the reconciliation after the next login.
+            t.want_cancel = true;
+            return Ok(());
+        }
+        self.send_cancel(engine_id, now_ns)
+    }
+
+    fn replace(
+        &mut self,
+        engine_id: u64,
+        price: Price,
+        qty: Qty,
+        now_ns: u64,
+    ) -> Result<(), VenueError> {
+        if self.stream.is_none() {
+            return Err(VenueError::Disconnected);
+        }
+        let Some(t) = self.table.get_mut(engine_id) else {
+            return Err(VenueError::UnknownOrder(engine_id));
+        };
+        if t.in_doubt {
+            return Err(VenueError::Disconnected);
+        }
+        if t.replace_cl != 0 || t.want_replace.is_some() {
+            return Err(VenueError::Busy);
+        }
+        if t.order_id == 0 {
+            t.want_replace = Some((price, qty));
+            return Ok(());
+        }
+        self.send_replace(engine_id, price, qty, now_ns)
+    }
+
+    fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {
+        let mut n = 0;
+        if self.stream.is_none() && now_ns >= self.next_connect_ns {
+            if let Err(e) = self.connect(now_ns) {
+                eprintln!(
+                    "venue {}: {e}; retrying in {} ms",
+                    self.name, self.cfg.reconnect_ms
+                );
+            }
+        }
+        if self.stream.is_some() {
+            let result = self.read(now_ns, out).and_then(|k| {
+                n += k;
+                if now_ns.saturating_sub(self.last_tx_ns) >= self.heartbeat_ns {
+                    self.queue(&ClientHeartbeat {}, now_ns);
+                }
+                self.flush()?;
+                let silent = now_ns.saturating_sub(self.last_rx_ns);
+                if silent > 3 * self.heartbeat_ns {
+                    return Err(ExchangeError::Silent(silent / 1_000_000));
+                }
+                Ok(())
+            });
+            if let Err(e) = result {
+                self.disconnect(e, now_ns);
+            }
+        }
+        while let Some(r) = self.pending.pop_front() {
+            out(r);
+            n += 1;
+        }
+        n
+    }
+}

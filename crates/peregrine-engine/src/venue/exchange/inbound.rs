@@ -1,0 +1,259 @@
+//! What the exchange sends: reading the socket, framing, and turning each report into
+//! the engine's [`Report`]s through the order table.
+
+use std::io::{ErrorKind, Read};
+
+use peregrine_types::Qty;
+use peregrine_wire::reports::{CancelRejected, Cancelled, Fill, Rejected, Replaced};
+use peregrine_wire::{Outbound, RequestKind};
+
+use super::orders::ReqKind;
+use super::{ExchangeError, ExchangeVenue, READS_PER_POLL};
+use crate::venue::{Report, VenueError, REASON_DISCONNECTED};
+
+impl ExchangeVenue {
+    /// Reads what arrived and turns it into reports.
+    pub(super) fn read(
+        &mut self,
+        now_ns: u64,
+        out: &mut dyn FnMut(Report),
+    ) -> Result<usize, ExchangeError> {
+        let mut n = 0;
+        for _ in 0..READS_PER_POLL {
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(n);
+            };
+            match stream.read(self.rx.spare()) {
+                Ok(0) => return Err(ExchangeError::Closed),
+                Ok(k) => {
+                    self.rx.commit(k);
+                    self.last_rx_ns = now_ns;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(n),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ExchangeError::Io(e)),
+            }
+            // A write failure while answering (a deferred cancel) drops the session:
+            // what is still buffered belongs to it and is not read.
+            while self.stream.is_some() {
+                let Some(m) = self.rx.next(Outbound::decode)? else {
+                    break;
+                };
+                n += self.on_message(m, now_ns, out)?;
+            }
+        }
+        Ok(n)
+    }
+
+    /// One message from the exchange: checks its session sequence number, then hands
+    /// it to its handler; returns how many reports went to `out`.
+    fn on_message(
+        &mut self,
+        m: Outbound,
+        now_ns: u64,
+        out: &mut dyn FnMut(Report),
+    ) -> Result<usize, ExchangeError> {
+        if m.session_seq() != self.expected_seq {
+            return Err(ExchangeError::SequenceGap {
+                expected: self.expected_seq,
+                got: m.session_seq(),
+            });
+        }
+        self.expected_seq += 1;
+        let report = match m {
+            Outbound::LoginAccepted(_) | Outbound::LoginRejected(_) => {
+                return Err(ExchangeError::Unexpected("a second login answer"))
+            }
+            Outbound::ServerHeartbeat(_) => None,
+            // Answers to balance and admin requests, which this adapter never sends.
+            Outbound::Balance(_) | Outbound::AdminRejected(_) => {
+                self.stats.unknown_reports += 1;
+                None
+            }
+            Outbound::Accepted(a) => {
+                return Ok(self.on_accepted(a.client_order_id.0, a.order_id.0, now_ns, out))
+            }
+            Outbound::Rejected(r) => self.on_rejected(&r),
+            Outbound::Fill(f) => self.on_fill(&f),
+            Outbound::Cancelled(c) => self.on_cancelled(&c),
+            Outbound::Replaced(r) => self.on_replaced(&r),
+            Outbound::CancelRejected(c) => {
+                if self.barrier_cl != 0
+                    && c.client_order_id.0 == self.barrier_cl
+                    && c.request_kind == RequestKind::Cancel
+                {
+                    return Ok(self.end_reconcile(out));
+                }
+                self.on_cancel_rejected(&c)
+            }
+        };
+        Ok(report.map_or(0, |r| {
+            out(r);
+            1
+        }))
+    }
+
+    fn on_rejected(&mut self, r: &Rejected) -> Option<Report> {
+        let Some((engine_id, ReqKind::New)) = self.table.take_request(r.client_order_id.0) else {
+            self.unknown("Rejected", r.client_order_id.0);
+            return None;
+        };
+        self.table.remove(engine_id);
+        Some(Report::Rejected {
+            engine_id,
+            reason: r.reason.0,
+        })
+    }
+
+    fn on_fill(&mut self, f: &Fill) -> Option<Report> {
+        let Some(engine_id) = self.table.by_order(f.order_id.0) else {
+            self.unknown("Fill", f.order_id.0);
+            return None;
+        };
+        if f.leaves_qty.is_zero() {
+            self.table.remove(engine_id);
+        } else if let Some(t) = self.table.get_mut(engine_id) {
+            t.leaves = f.leaves_qty.lots();
+        }
+        Some(Report::Fill {
+            engine_id,
+            price: f.price,
+            qty: f.qty,
+            leaves: f.leaves_qty,
+        })
+    }
+
+    fn on_cancelled(&mut self, c: &Cancelled) -> Option<Report> {
+        let by_mass_cancel = c.request_id.0 != 0 && c.request_id.0 == self.mass_cl;
+        if c.request_id.0 != 0 && !by_mass_cancel {
+            self.table.take_request(c.request_id.0); // our Cancel, answered
+        }
+        let Some(engine_id) = self.table.by_order(c.order_id.0) else {
+            // The login mass cancel also removes orders of earlier sessions: expected.
+            if !by_mass_cancel {
+                self.unknown("Cancelled", c.order_id.0);
+            }
+            return None;
+        };
+        self.table.remove(engine_id);
+        Some(Report::Cancelled {
+            engine_id,
+            qty: c.cancelled_qty,
+        })
+    }
+
+    fn on_replaced(&mut self, r: &Replaced) -> Option<Report> {
+        self.table.take_request(r.client_order_id.0);
+        let Some(engine_id) = self.table.by_order(r.order_id.0) else {
+            self.unknown("Replaced", r.order_id.0);
+            return None;
+        };
+        if let Some(t) = self.table.get_mut(engine_id) {
+            t.leaves = r.new_qty.lots();
+            t.replace_cl = 0;
+        }
+        Some(Report::Replaced {
+            engine_id,
+            price: r.new_price,
+            qty: r.new_qty,
+        })
+    }
+
+    fn on_cancel_rejected(&mut self, c: &CancelRejected) -> Option<Report> {
+        let cl = c.client_order_id.0;
+        if cl == self.mass_cl {
+            return None; // nothing of this account was resting
+        }
+        let reason = c.reason.0;
+        match self.table.take_request(cl) {
+            Some((engine_id, ReqKind::Cancel)) => {
+                if let Some(t) = self.table.get_mut(engine_id) {
+                    t.cancel_cl = 0;
+                }
+                Some(Report::CancelRejected { engine_id, reason })
+            }
+            Some((engine_id, ReqKind::Replace)) => {
+                if let Some(t) = self.table.get_mut(engine_id) {
+                    t.replace_cl = 0;
+                }
+                Some(Report::ReplaceRejected { engine_id, reason })
+            }
+            _ => {
+                self.unknown("CancelRejected", cl);
+                None
+            }
+        }
+    }
+
+    fn on_accepted(
+        &mut self,
+        cl: u64,
+        order_id: u64,
+        now_ns: u64,
+        out: &mut dyn FnMut(Report),
+    ) -> usize {
+        let Some((engine_id, ReqKind::New)) = self.table.take_request(cl) else {
+            self.unknown("Accepted", cl);
+            return 0;
+        };
+        let Some(t) = self.table.acked(engine_id, order_id) else {
+            return 0;
+        };
+        out(Report::Ack {
+            engine_id,
+            venue_id: order_id,
+        });
+        let mut n = 1;
+        // Requests asked before the ack go out now; one that cannot is refused.
+        if t.want_cancel {
+            if let Err(e) = self.send_cancel(engine_id, now_ns) {
+                out(Report::CancelRejected {
+                    engine_id,
+                    reason: refusal(e),
+                });
+                n += 1;
+            }
+        } else if let Some((price, qty)) = t.want_replace {
+            if let Err(e) = self.send_replace(engine_id, price, qty, now_ns) {
+                out(Report::ReplaceRejected {
+                    engine_id,
+                    reason: refusal(e),
+                });
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The barrier came back: orders still in doubt are gone.
+    fn end_reconcile(&mut self, out: &mut dyn FnMut(Report)) -> usize {
+        self.barrier_cl = 0;
+        let mut n = 0;
+        self.table.drop_in_doubt(&mut |engine_id, leaves| {
+            n += 1;
+            out(Report::Cancelled {
+                engine_id,
+                qty: Qty::from_raw(leaves),
+            });
+        });
+        if n > 0 {
+            self.stats.reconciled_gone += n as u64;
+            eprintln!(
+                "venue {}: WARNING: {n} orders open before the disconnect were no longer \
+                 resting at the exchange; reported cancelled, but fills during the outage \
+                 may have been missed: reconcile from the exchange's records",
+                self.name
+            );
+        }
+        n
+    }
+}
+
+/// The reason a deferred request carries when it could not be sent (0: unspecified,
+/// or [`REASON_DISCONNECTED`]).
+fn refusal(e: VenueError) -> u16 {
+    match e {
+        VenueError::Disconnected => REASON_DISCONNECTED,
+        VenueError::Busy | VenueError::UnknownOrder(_) => 0,
+    }
+}

@@ -1,0 +1,622 @@
+//! The adapter against a scripted exchange: an in-process TCP listener that speaks
+//! the protocol (the test thread plays the exchange's side message by message). Every
+//! blocking read has a timeout and every wait a deadline.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use peregrine_strategy::clock::now_ns;
+use peregrine_types::{
+    AccountId, ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, Side, StpMode,
+    TimeInForce, Timestamp,
+};
+use peregrine_wire::reports::{Accepted, CancelRejected, Cancelled, Fill, Rejected, Replaced};
+use peregrine_wire::session::{LoginAccepted, LoginRejected};
+use peregrine_wire::stream::RecvBuffer;
+use peregrine_wire::{Inbound, LiquidityRole, Outbound, ReasonCode, RequestKind};
+
+use super::{ExchangeConfig, ExchangeError, ExchangeVenue};
+use crate::venue::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The exchange's end of one session.
+struct Peer {
+    stream: TcpStream,
+    rx: Box<RecvBuffer<65536>>,
+    seq: u64,
+}
+
+impl Peer {
+    /// The next client message (blocking, 10 s timeout).
+    fn recv(&mut self) -> Inbound {
+        loop {
+            if let Some(m) = self.rx.next(Inbound::decode).unwrap() {
+                return m;
+            }
+            let n = self.stream.read(self.rx.spare()).expect("read (timeout?)");
+            assert!(n > 0, "the adapter closed the connection");
+            self.rx.commit(n);
+        }
+    }
+
+    /// The next client message that is not a heartbeat.
+    fn request(&mut self) -> Inbound {
+        loop {
+            match self.recv() {
+                Inbound::ClientHeartbeat(_) => continue,
+                m => return m,
+            }
+        }
+    }
+
+    fn send(&mut self, mut m: Outbound) {
+        self.seq += 1;
+        m.set_session_seq(self.seq);
+        let mut buf = [0u8; 512];
+        let n = m.encode(&mut buf).unwrap();
+        self.stream.write_all(&buf[..n]).unwrap();
+    }
+
+    /// Answers the login reconciliation: the mass cancel finds nothing, the barrier
+    /// comes back.
+    fn answer_reconcile(&mut self, resting: &[(u64, i64)]) {
+        let Inbound::MassCancel(mass) = self.request() else {
+            panic!("expected the mass cancel");
+        };
+        assert_eq!((mass.instrument, mass.side), (None, None));
+        let Inbound::Cancel(barrier) = self.request() else {
+            panic!("expected the barrier");
+        };
+        assert_eq!(barrier.order_id, OrderId(0));
+        for &(order_id, qty) in resting {
+            self.send(Outbound::Cancelled(cancelled(
+                order_id,
+                mass.client_order_id.0,
+                qty,
+            )));
+        }
+        self.send(Outbound::CancelRejected(cancel_rejected(
+            barrier.client_order_id.0,
+            0,
+            RequestKind::Cancel,
+        )));
+    }
+}
+
+/// A listener; each call of [`accept`] serves one login on a thread.
+fn listener() -> (TcpListener, SocketAddr) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    (l, addr)
+}
+
+/// Accepts one connection and answers its login (accepted with `hb_ms`, or rejected).
+fn accept(l: &TcpListener, hb_ms: u32, reject: bool) -> JoinHandle<Peer> {
+    let l = l.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let (stream, _) = l.accept().unwrap();
+        stream.set_read_timeout(Some(TIMEOUT)).unwrap();
+        let mut p = Peer {
+            stream,
+            rx: Box::new(RecvBuffer::new()),
+            seq: 0,
+        };
+        let Inbound::Login(login) = p.recv() else {
+            panic!("the first message is not a login");
+        };
+        assert_eq!(login.account, AccountId(3));
+        assert_eq!(&login.credential.0[..4], b"pw-3");
+        let m = if reject {
+            Outbound::LoginRejected(LoginRejected {
+                session_seq: 0,
+                engine_seq: 0,
+                engine_time: Timestamp(0),
+                reason: ReasonCode(1),
+            })
+        } else {
+            Outbound::LoginAccepted(LoginAccepted {
+                session_seq: 0,
+                engine_seq: 0,
+                engine_time: Timestamp(0),
+                account: login.account,
+                heartbeat_interval_ms: hb_ms,
+            })
+        };
+        p.send(m);
+        p
+    })
+}
+
+fn config(addr: SocketAddr) -> ExchangeConfig {
+    let mut c = ExchangeConfig::new(&addr.to_string(), 3, "pw-3");
+    c.reconnect_ms = 10;
+    c
+}
+
+/// A connected adapter and its peer, reconciliation done.
+fn session(hb_ms: u32) -> (ExchangeVenue, Peer, TcpListener) {
+    let (l, addr) = listener();
+    let peer = accept(&l, hb_ms, false);
+    let mut v = ExchangeVenue::new("px", config(addr)).unwrap();
+    v.connect(now_ns()).unwrap();
+    let mut peer = peer.join().unwrap();
+    peer.answer_reconcile(&[]);
+    assert!(reports(&mut v, 0, Duration::from_millis(50)).is_empty());
+    (v, peer, l)
+}
+
+/// Polls until `n` reports came (or, for `n = 0`, for `wait`).
+fn reports(v: &mut ExchangeVenue, n: usize, wait: Duration) -> Vec<Report> {
+    let deadline = Instant::now() + if n == 0 { wait } else { TIMEOUT };
+    let mut out = Vec::new();
+    while Instant::now() < deadline && (n == 0 || out.len() < n) {
+        if v.poll(now_ns(), &mut |r| out.push(r)) == 0 {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+    assert!(out.len() >= n, "only {out:?} of {n} reports");
+    out
+}
+
+fn order(engine_id: u64, qty: i64) -> VenueOrder {
+    VenueOrder {
+        engine_id,
+        instrument: InstrumentId(1),
+        side: Side::Buy,
+        price: Price::from_raw(10_000),
+        qty: Qty::from_raw(qty),
+    }
+}
+
+fn accepted(cl: ClientOrderId, order_id: u64, qty: i64) -> Outbound {
+    Outbound::Accepted(Accepted {
+        session_seq: 0,
+        engine_seq: 1,
+        engine_time: Timestamp(1),
+        order_id: OrderId(order_id),
+        client_order_id: cl,
+        price: Price::from_raw(10_000),
+        qty: Qty::from_raw(qty),
+        expire_at: Timestamp(0),
+        instrument: InstrumentId(1),
+        side: Side::Buy,
+        order_type: OrderType::Limit,
+        tif: TimeInForce::Gtc,
+        stp: StpMode::None,
+    })
+}
+
+fn cancelled(order_id: u64, request_id: u64, qty: i64) -> Cancelled {
+    Cancelled {
+        session_seq: 0,
+        engine_seq: 1,
+        engine_time: Timestamp(1),
+        order_id: OrderId(order_id),
+        client_order_id: ClientOrderId(0),
+        request_id: ClientOrderId(request_id),
+        cancelled_qty: Qty::from_raw(qty),
+        instrument: InstrumentId(1),
+        reason: ReasonCode(1),
+        side: Side::Buy,
+    }
+}
+
+fn cancel_rejected(cl: u64, order_id: u64, kind: RequestKind) -> CancelRejected {
+    CancelRejected {
+        session_seq: 0,
+        engine_seq: 1,
+        engine_time: Timestamp(1),
+        client_order_id: ClientOrderId(cl),
+        order_id: OrderId(order_id),
+        instrument: Some(InstrumentId(1)),
+        reason: ReasonCode(10),
+        request_kind: kind,
+    }
+}
+
+/// Submits `engine_id` and acknowledges it as `order_id`.
+fn acked(v: &mut ExchangeVenue, p: &mut Peer, engine_id: u64, order_id: u64, qty: i64) {
+    v.submit(order(engine_id, qty), now_ns()).unwrap();
+    let Inbound::NewOrder(o) = p.request() else {
+        panic!("expected a new order");
+    };
+    assert_eq!(
+        (o.qty.lots(), o.tif, o.stp),
+        (qty, TimeInForce::Gtc, StpMode::None)
+    );
+    p.send(accepted(o.client_order_id, order_id, qty));
+    assert_eq!(
+        reports(v, 1, TIMEOUT),
+        vec![Report::Ack {
+            engine_id,
+            venue_id: order_id
+        }]
+    );
+}
+
+#[test]
+fn ids_map_both_ways_through_fill_replace_cancel_and_rejects() {
+    let (mut v, mut p, _l) = session(1_000);
+    acked(&mut v, &mut p, 7, 500, 5);
+    p.send(Outbound::Fill(Fill {
+        session_seq: 0,
+        engine_seq: 2,
+        engine_time: Timestamp(2),
+        order_id: OrderId(500),
+        client_order_id: ClientOrderId(99),
+        trade_id: 1,
+        price: Price::from_raw(9_999),
+        qty: Qty::from_raw(2),
+        leaves_qty: Qty::from_raw(3),
+        instrument: InstrumentId(1),
+        side: Side::Buy,
+        role: LiquidityRole::Maker,
+    }));
+    assert_eq!(
+        reports(&mut v, 1, TIMEOUT),
+        vec![Report::Fill {
+            engine_id: 7,
+            price: Price::from_raw(9_999),
+            qty: Qty::from_raw(2),
+            leaves: Qty::from_raw(3)
+        }]
+    );
+    // Replace: the wire request names the exchange order id.
+    v.replace(7, Price::from_raw(9_990), Qty::from_raw(4), now_ns())
+        .unwrap();
+    assert_eq!(
+        v.replace(7, Price::from_raw(9_990), Qty::from_raw(4), now_ns()),
+        Err(VenueError::Busy),
+        "one replace at a time"
+    );
+    let Inbound::Replace(r) = p.request() else {
+        panic!("expected a replace");
+    };
+    assert_eq!(
+        (r.order_id, r.new_price.units(), r.new_qty.lots()),
+        (OrderId(500), 9_990, 4)
+    );
+    p.send(Outbound::Replaced(Replaced {
+        session_seq: 0,
+        engine_seq: 3,
+        engine_time: Timestamp(3),
+        order_id: OrderId(500),
+        client_order_id: r.client_order_id,
+        orig_client_order_id: ClientOrderId(1),
+        new_price: r.new_price,
+        new_qty: r.new_qty,
+        instrument: InstrumentId(1),
+        priority_kept: false,
+    }));
+    assert_eq!(
+        reports(&mut v, 1, TIMEOUT),
+        vec![Report::Replaced {
+            engine_id: 7,
+            price: Price::from_raw(9_990),
+            qty: Qty::from_raw(4)
+        }]
+    );
+    // A refused replace.
+    v.replace(7, Price::from_raw(1), Qty::from_raw(4), now_ns())
+        .unwrap();
+    let Inbound::Replace(r) = p.request() else {
+        panic!("expected a replace");
+    };
+    p.send(Outbound::CancelRejected(cancel_rejected(
+        r.client_order_id.0,
+        500,
+        RequestKind::Replace,
+    )));
+    assert_eq!(
+        reports(&mut v, 1, TIMEOUT),
+        vec![Report::ReplaceRejected {
+            engine_id: 7,
+            reason: 10
+        }]
+    );
+    // A refused cancel, then one that works.
+    v.cancel(7, now_ns()).unwrap();
+    let Inbound::Cancel(c) = p.request() else {
+        panic!("expected a cancel");
+    };
+    assert_eq!(c.order_id, OrderId(500));
+    p.send(Outbound::CancelRejected(cancel_rejected(
+        c.client_order_id.0,
+        500,
+        RequestKind::Cancel,
+    )));
+    assert_eq!(
+        reports(&mut v, 1, TIMEOUT),
+        vec![Report::CancelRejected {
+            engine_id: 7,
+            reason: 10
+        }]
+    );
+    v.cancel(7, now_ns()).unwrap();
+    let Inbound::Cancel(c) = p.request() else {
+        panic!("expected a cancel");
+    };
+    p.send(Outbound::Cancelled(cancelled(500, c.client_order_id.0, 4)));
+    assert_eq!(
+        reports(&mut v, 1, TIMEOUT),
+        vec![Report::Cancelled {
+            engine_id: 7,
+            qty: Qty::from_raw(4)
+        }]
+    );
+    assert_eq!(v.open_orders(), 0);
+    assert_eq!(v.cancel(7, now_ns()), Err(VenueError::UnknownOrder(7)));
+    // A rejected order.
+    v.submit(order(8, 1), now_ns()).unwrap();
+    let Inbound::NewOrder(o) = p.request() else {
+        panic!("expected a new order");
+    };
+    p.send(Outbound::Rejected(Rejected {
+        session_seq: 0,
+        engine_seq: 4,
+        engine_time: Timestamp(4),
+        client_order_id: o.client_order_id,
+        instrument: InstrumentId(1),
+        reason: ReasonCode(5),
+    }));
+    assert_eq!(
+        reports(&mut v, 1, TIMEOUT),
+        vec![Report::Rejected {
+            engine_id: 8,
+            reason: 5
+        }]
+    );
+    // A report about nothing we know is counted, not fatal.
+    p.send(Outbound::Cancelled(cancelled(12_345, 0, 1)));
+    let deadline = Instant::now() + TIMEOUT;
+    while v.stats().unknown_reports == 0 {
+        assert!(Instant::now() < deadline, "the report never arrived");
+        assert_eq!(v.poll(now_ns(), &mut |r| panic!("unexpected {r:?}")), 0);
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    assert_eq!(v.stats().unknown_reports, 1);
+    assert!(v.connected());
+}
+
+#[test]
+fn cancel_and_replace_before_the_ack_go_out_on_the_ack() {
+    let (mut v, mut p, _l) = session(1_000);
+    v.submit(order(1, 2), now_ns()).unwrap();
+    v.submit(order(2, 2), now_ns()).unwrap();
+    v.cancel(1, now_ns()).unwrap();
+    v.replace(2, Price::from_raw(9_000), Qty::from_raw(1), now_ns())
+        .unwrap();
+    let (Inbound::NewOrder(o1), Inbound::NewOrder(o2)) = (p.request(), p.request()) else {
+        panic!("expected two new orders");
+    };
+    p.send(accepted(o1.client_order_id, 11, 2));
+    p.send(accepted(o2.client_order_id, 12, 2));
+    let r = reports(&mut v, 2, TIMEOUT);
+    assert!(matches!(
+        r[0],
+        Report::Ack {
+            engine_id: 1,
+            venue_id: 11
+        }
+    ));
+    assert!(matches!(
+        r[1],
+        Report::Ack {
+            engine_id: 2,
+            venue_id: 12
+        }
+    ));
+    let Inbound::Cancel(c) = p.request() else {
+        panic!("the deferred cancel");
+    };
+    assert_eq!(c.order_id, OrderId(11));
+    let Inbound::Replace(x) = p.request() else {
+        panic!("the deferred replace");
+    };
+    assert_eq!((x.order_id, x.new_qty.lots()), (OrderId(12), 1));
+}
+
+#[test]
+fn garbage_from_the_exchange_disconnects_without_a_panic() {
+    let (mut v, mut p, _l) = session(1_000);
+    acked(&mut v, &mut p, 1, 100, 3);
+    v.submit(order(2, 1), now_ns()).unwrap(); // never acknowledged
+    let _ = p.request();
+    p.stream.write_all(&[0xFF; 40]).unwrap();
+    let r = reports(&mut v, 1, TIMEOUT);
+    assert_eq!(
+        r,
+        vec![Report::Rejected {
+            engine_id: 2,
+            reason: REASON_DISCONNECTED
+        }]
+    );
+    assert!(!v.connected());
+    assert_eq!(
+        v.submit(order(3, 1), now_ns()),
+        Err(VenueError::Disconnected)
+    );
+    assert_eq!(
+        v.replace(1, Price::from_raw(1), Qty::from_raw(1), now_ns()),
+        Err(VenueError::Disconnected)
+    );
+    assert_eq!(v.open_orders(), 1, "the acknowledged order is in doubt");
+    assert_eq!(v.stats().disconnects, 1);
+}
+
+#[test]
+fn a_sequence_gap_or_a_second_login_answer_disconnects() {
+    for gap in [true, false] {
+        let (mut v, mut p, _l) = session(1_000);
+        if gap {
+            p.seq += 5;
+            p.send(Outbound::Cancelled(cancelled(1, 0, 1)));
+        } else {
+            p.send(Outbound::LoginAccepted(LoginAccepted {
+                session_seq: 0,
+                engine_seq: 0,
+                engine_time: Timestamp(0),
+                account: AccountId(3),
+                heartbeat_interval_ms: 1_000,
+            }));
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        while v.connected() {
+            assert!(Instant::now() < deadline, "still connected");
+            v.poll(now_ns(), &mut |_| {});
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+#[test]
+fn truncated_frames_wait_for_the_rest() {
+    let (mut v, mut p, _l) = session(1_000);
+    v.submit(order(1, 1), now_ns()).unwrap();
+    let Inbound::NewOrder(o) = p.request() else {
+        panic!("expected a new order");
+    };
+    p.seq += 1;
+    let mut m = accepted(o.client_order_id, 9, 1);
+    m.set_session_seq(p.seq);
+    let mut buf = [0u8; 512];
+    let n = m.encode(&mut buf).unwrap();
+    p.stream.write_all(&buf[..5]).unwrap();
+    assert!(reports(&mut v, 0, Duration::from_millis(30)).is_empty());
+    p.stream.write_all(&buf[5..n]).unwrap();
+    assert_eq!(
+        reports(&mut v, 1, TIMEOUT),
+        vec![Report::Ack {
+            engine_id: 1,
+            venue_id: 9
+        }]
+    );
+    assert!(v.connected());
+}
+
+#[test]
+fn reconnect_reconciles_orders_in_doubt() {
+    let (mut v, mut p, l) = session(1_000);
+    acked(&mut v, &mut p, 1, 100, 3);
+    acked(&mut v, &mut p, 2, 200, 4);
+    v.replace(2, Price::from_raw(9_000), Qty::from_raw(4), now_ns())
+        .unwrap();
+    let _ = p.request();
+    let next = accept(&l, 1_000, false);
+    drop(p); // the exchange side goes away
+    let lost = reports(&mut v, 1, TIMEOUT);
+    assert_eq!(
+        lost,
+        vec![Report::ReplaceRejected {
+            engine_id: 2,
+            reason: REASON_DISCONNECTED
+        }]
+    );
+    // A cancel while down is accepted: the reconciliation will cancel the order.
+    v.cancel(1, now_ns()).unwrap();
+    // The adapter reconnects by itself (reconnect_ms = 10); order 100 is still
+    // resting, order 200 is gone (filled while we were away).
+    let deadline = Instant::now() + TIMEOUT;
+    while !v.connected() {
+        assert!(Instant::now() < deadline, "no reconnect");
+        v.poll(now_ns(), &mut |r| panic!("unexpected {r:?}"));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut p = next.join().unwrap();
+    p.answer_reconcile(&[(100, 3)]);
+    let mut r = reports(&mut v, 2, TIMEOUT);
+    r.sort_by_key(Report::engine_id);
+    assert_eq!(
+        r,
+        vec![
+            Report::Cancelled {
+                engine_id: 1,
+                qty: Qty::from_raw(3)
+            },
+            Report::Cancelled {
+                engine_id: 2,
+                qty: Qty::from_raw(4)
+            }
+        ]
+    );
+    assert_eq!(v.open_orders(), 0);
+    assert_eq!(v.stats().reconciled_gone, 1);
+    assert_eq!(v.stats().logins, 2);
+    // Trading goes on.
+    acked(&mut v, &mut p, 3, 300, 1);
+}
+
+#[test]
+fn login_refused_is_a_typed_error() {
+    let (l, addr) = listener();
+    let peer = accept(&l, 1_000, true);
+    let mut v = ExchangeVenue::new("px", config(addr)).unwrap();
+    let e = v.connect(now_ns()).unwrap_err();
+    assert!(matches!(e, ExchangeError::LoginRejected(1)), "{e}");
+    drop(peer.join().unwrap());
+    assert!(!v.connected());
+    assert_eq!(
+        v.submit(order(1, 1), now_ns()),
+        Err(VenueError::Disconnected)
+    );
+}
+
+#[test]
+fn nobody_listening_is_a_typed_error_and_polls_retry() {
+    let addr = listener().1; // bound, then dropped: connections are refused
+    let mut v = ExchangeVenue::new("px", config(addr)).unwrap();
+    assert!(matches!(
+        v.connect(now_ns()),
+        Err(ExchangeError::Connect(..))
+    ));
+    assert_eq!(v.poll(now_ns() + 20_000_000, &mut |_| {}), 0);
+    assert_eq!(v.stats().disconnects, 2, "the poll tried again");
+}
+
+#[test]
+fn full_table_is_busy_and_heartbeats_flow_and_silence_disconnects() {
+    let (l, addr) = listener();
+    let peer = accept(&l, 20, false);
+    let mut cfg = config(addr);
+    cfg.max_orders = 1;
+    let mut v = ExchangeVenue::new("px", cfg).unwrap();
+    v.connect(now_ns()).unwrap();
+    let mut p = peer.join().unwrap();
+    p.answer_reconcile(&[]);
+    v.submit(order(1, 1), now_ns()).unwrap();
+    assert_eq!(v.submit(order(2, 1), now_ns()), Err(VenueError::Busy));
+    let _ = p.request();
+    // Idle: the adapter heartbeats every 20 ms (the interval the exchange granted).
+    let deadline = Instant::now() + TIMEOUT;
+    let mut p_stream = p.stream.try_clone().unwrap();
+    p_stream
+        .set_read_timeout(Some(Duration::from_millis(5)))
+        .unwrap();
+    let mut heartbeats = 0;
+    while heartbeats == 0 {
+        assert!(Instant::now() < deadline, "no heartbeat");
+        v.poll(now_ns(), &mut |_| {});
+        let mut b = [0u8; 64];
+        if let Ok(n) = p_stream.read(&mut b) {
+            p.rx.spare()[..n].copy_from_slice(&b[..n]);
+            p.rx.commit(n);
+            while let Some(m) = p.rx.next(Inbound::decode).unwrap() {
+                heartbeats += matches!(m, Inbound::ClientHeartbeat(_)) as u32;
+            }
+        }
+    }
+    // The exchange says nothing for 3 intervals: the session is dropped, and the
+    // unacknowledged order is settled.
+    let r = reports(&mut v, 1, TIMEOUT);
+    assert_eq!(
+        r,
+        vec![Report::Rejected {
+            engine_id: 1,
+            reason: REASON_DISCONNECTED
+        }]
+    );
+    assert!(!v.connected());
+}

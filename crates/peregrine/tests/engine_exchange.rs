@@ -1,0 +1,307 @@
+//! The engine trading on the real exchange: `peregrine exchange` (temp config, free
+//! port, no journal, no feed), `peregrine engine` with one exchange venue, and the
+//! maker and taker strategies, all real processes over real sockets and shared
+//! memory. Every child is killed when its guard drops; the test runs under a timeout;
+//! every process parks when idle.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn peregrine() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_peregrine"))
+}
+
+/// Kills (SIGKILL) and reaps the child on drop.
+struct Kid(Child);
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn cli(shm: &Path, args: &[&str]) -> Output {
+    peregrine()
+        .arg("engine")
+        .arg("--dir")
+        .arg(shm)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stats(shm: &Path) -> String {
+    let out = cli(shm, &["stats"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The strategies-table row of `name`: (state, open orders).
+fn row(stats: &str, name: &str) -> (String, u64) {
+    let f: Vec<&str> = stats
+        .lines()
+        .find(|l| {
+            l.split_whitespace().next() == Some(name)
+                && (l.contains(" false ") || l.contains(" true "))
+        })
+        .unwrap_or_else(|| panic!("no row {name} in\n{stats}"))
+        .split_whitespace()
+        .collect();
+    (f[1].to_owned(), f[3].parse().unwrap())
+}
+
+/// Fills in the positions table for `name`.
+fn fills(stats: &str, name: &str) -> u64 {
+    stats
+        .lines()
+        .skip_while(|l| !l.starts_with("position"))
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `name N` in a strategy's "events:" line.
+fn event_count(out: &str, name: &str) -> u64 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("events:"))
+        .unwrap_or_else(|| panic!("no events line in {out}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let i = words
+        .iter()
+        .position(|w| *w == name)
+        .unwrap_or_else(|| panic!("no {name} in {line}"));
+    words[i + 1].parse().unwrap()
+}
+
+/// `peregrine strategy KIND --name NAME --venue VENUE --duration SECS`.
+fn strategy(kind: &str, name: &str, shm: &Path, secs: &str, venue: &str) -> Kid {
+    Kid(peregrine()
+        .args([
+            "strategy",
+            kind,
+            "--name",
+            name,
+            "--wait",
+            "park",
+            "--venue",
+            venue,
+            "--duration",
+            secs,
+            "--dir",
+        ])
+        .arg(shm)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap())
+}
+
+/// An exchange on a fixed address (so a restart is reachable at the same place), no
+/// journal, no feed; returns once it listens.
+fn exchange_on(dir: &Path, addr: std::net::SocketAddr) -> Kid {
+    let config = dir.join("exchange.toml");
+    let text = format!(
+        "listen = \"{addr}\"\nwait = \"park\"\nrecovery_listen = \"127.0.0.1:0\"\n\
+         [market_data]\nenabled = false\n[[accounts]]\nid = 1\npassword = \"pw1\"\n"
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut child = peregrine()
+        .args(["exchange", "--config"])
+        .arg(&config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let stdout = child.stdout.take().unwrap();
+    let kid = Kid(child);
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).unwrap();
+    assert!(line.starts_with("listening on"), "{line:?}");
+    kid
+}
+
+fn engine_config(dir: &Path, shm: &Path, addr: std::net::SocketAddr) -> PathBuf {
+    let config = dir.join("engine.toml");
+    let text = format!(
+        r#"
+name = "px-test"
+shm_dir = "{}"
+stats_interval_ms = 50
+orchestrator = {{ wait = "park" }}
+liveness = {{ heartbeat_timeout_ms = 2000, on_dead = "cancel" }}
+[[strategies]]
+name = "maker"
+limits = {{ max_order_qty = 10, max_open_orders = 50, max_position = 50 }}
+[[strategies]]
+name = "taker"
+limits = {{ max_order_qty = 10, max_open_orders = 500 }}
+[[strategies]]
+name = "taker2"
+limits = {{ max_order_qty = 10, max_open_orders = 500 }}
+[[venues]]
+name = "px"
+thread = {{ wait = "park" }}
+exchange = {{ addr = "{addr}", account = 1, password = "pw1", reconnect_ms = 100 }}
+[[venues]]
+name = "sim"
+thread = {{ wait = "park" }}
+sim = {{ delay_lo_ns = 2000, delay_hi_ns = 20000, model = {{ kind = "full" }}, seed = 3 }}
+"#,
+        shm.display()
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+#[test]
+fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
+    support::with_timeout(180, || {
+        let exchange = support::start("[market_data]\nenabled = false\n");
+        let tmp = tempfile::tempdir().unwrap();
+        let shm = tmp.path().join("shm");
+        let config = engine_config(tmp.path(), &shm, exchange.addr);
+        let engine_log = tmp.path().join("engine.log");
+        let engine = Kid(peregrine()
+            .args(["engine", "--duration", "120", "--config"])
+            .arg(&config)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&engine_log).unwrap())
+            .spawn()
+            .unwrap());
+        let socket = shm.join("control.sock");
+        wait_for("the control socket", 30, || socket.exists());
+        let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
+        assert!(log().contains("venue px: logged in"), "{}", log());
+
+        let maker = strategy("maker", "maker", &shm, "3", "0");
+        let taker = strategy("taker", "taker", &shm, "3", "0");
+        let mut outs = Vec::new();
+        for mut k in [maker, taker] {
+            let status = k.0.wait().unwrap();
+            let mut out = String::new();
+            std::io::Read::read_to_string(k.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+            assert!(status.success(), "{out}");
+            outs.push(out);
+        }
+        let (maker_out, taker_out) = (&outs[0], &outs[1]);
+        for out in [maker_out, taker_out] {
+            assert!(event_count(out, "ack") > 0, "{out}");
+            assert!(event_count(out, "fill") > 0, "{out}");
+        }
+        assert!(
+            event_count(maker_out, "replaced") > 0,
+            "the maker moves its quotes with replaces: {maker_out}"
+        );
+
+        // Both strategies exited: the engine declares them dead and cancels their
+        // resting orders at the exchange; every order ends with a venue report.
+        wait_for("every order finished at the exchange", 30, || {
+            let s = stats(&shm);
+            // Dead, then (its orders ended) "waiting" on fresh rings for a restart.
+            let ended = |name| {
+                let (state, open) = row(&s, name);
+                (state == "dead" || state == "waiting") && open == 0
+            };
+            s.contains("orders in flight 0") && ended("maker") && ended("taker")
+        });
+        let s = stats(&shm);
+        assert!(fills(&s, "maker") > 0 && fills(&s, "taker") > 0, "{s}");
+        for bad in [
+            "venue_down",
+            "gateway_busy",
+            "unknown_order",
+            "malformed(201)",
+        ] {
+            assert!(!s.contains(bad), "{bad} in\n{s}");
+        }
+        let out = cli(&shm, &["shutdown"]);
+        assert!(out.status.success());
+        let mut engine = engine;
+        wait_for("the engine to exit", 30, || {
+            engine.0.try_wait().unwrap().is_some()
+        });
+        let log = log();
+        assert!(!log.contains("disconnected"), "{log}");
+        assert!(!log.contains("unknown id"), "{log}");
+        assert!(
+            !exchange.log_text().contains("malformed"),
+            "{}",
+            exchange.log_text()
+        );
+    });
+}
+
+#[test]
+fn a_lost_exchange_stalls_only_its_venue_and_reconnects_with_reconciliation() {
+    support::with_timeout(180, || {
+        let tmp = tempfile::tempdir().unwrap();
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{}", support::free_port())
+            .parse()
+            .unwrap();
+        let exchange = exchange_on(tmp.path(), addr);
+        let shm = tmp.path().join("shm");
+        let config = engine_config(tmp.path(), &shm, addr);
+        let engine_log = tmp.path().join("engine.log");
+        let _engine = Kid(peregrine()
+            .args(["engine", "--duration", "120", "--config"])
+            .arg(&config)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&engine_log).unwrap())
+            .spawn()
+            .unwrap());
+        let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
+        wait_for("the control socket", 30, || {
+            shm.join("control.sock").exists()
+        });
+        // The maker quotes at the exchange (nobody trades with it: its quotes rest).
+        let _maker = strategy("maker", "maker", &shm, "60", "0");
+        wait_for("maker quotes resting at the exchange", 30, || {
+            row(&stats(&shm), "maker").1 > 0
+        });
+        drop(exchange);
+        wait_for("the engine to see the exchange gone", 30, || {
+            log().contains("disconnected")
+        });
+        // The other venue is unaffected.
+        let mut taker = strategy("taker", "taker", &shm, "2", "1");
+        assert!(taker.0.wait().unwrap().success());
+        wait_for("the maker's new quotes refused as venue down", 30, || {
+            stats(&shm).contains("venue_down(207)")
+        });
+        let s = stats(&shm);
+        assert!(fills(&s, "taker") > 0, "{s}");
+        assert!(row(&s, "maker").1 > 0, "quotes in doubt stay open: {s}");
+        // The exchange comes back empty: the adapter logs in again, the reconciliation
+        // finds the quotes gone and settles them, and the maker quotes again.
+        let _exchange = exchange_on(tmp.path(), addr);
+        wait_for("the reconciliation", 30, || {
+            log().matches("venue px: logged in").count() >= 2 && log().contains("no longer resting")
+        });
+        // Trading resumes at the new exchange: a second taker (the first one exited
+        // and is dead for this engine) gets fills there.
+        let mut taker = strategy("taker", "taker2", &shm, "2", "0");
+        assert!(taker.0.wait().unwrap().success());
+        wait_for("taker2 fills at the new exchange", 30, || {
+            fills(&stats(&shm), "taker2") > 0
+        });
+        assert!(!log().contains("panicked"), "{}", log());
+    });
+}
