@@ -82,7 +82,8 @@ impl Tally {
                     v.cancels += 1;
                 }
             }
-            Some(EventKind::CancelReject) | None => {}
+            Some(EventKind::CancelReject | EventKind::Replaced | EventKind::ReplaceReject)
+            | None => {}
         }
     }
 

@@ -12,7 +12,7 @@ use anyhow::Context;
 /// main: an engine without it refuses the key. Switch it on and the maker and taker
 /// trade at the real exchange (venue 1, `px`) while `sim-maker` stays on the
 /// simulated venue; off, all three use the simulated venue and the exchange idles.
-pub const EXCHANGE_VENUE: bool = false;
+pub const EXCHANGE_VENUE: bool = true;
 
 /// The exchange config, with `@ORDER_PORT@`, `@RECOVERY_PORT@`, `@MD_PORT@` to fill.
 const EXCHANGE_TOML: &str = include_str!("../../../../configs/up/exchange.toml");
