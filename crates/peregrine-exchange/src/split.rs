@@ -110,6 +110,10 @@ pub fn matching<L: CommandLog>(
         idler.reset();
         core.end_batch()?;
         let released = release(&mut batch, &mut to_ingest, stop);
+        // Two atomic loads per batch (not per order): the backlog left in each ring.
+        let queued_reports = to_ingest.buffer().capacity() - to_ingest.slots();
+        core.metrics_mut()
+            .set_ring_depths(from_ingest.slots() as u64, queued_reports as u64);
         core.publish();
         if !released {
             return Ok(());
