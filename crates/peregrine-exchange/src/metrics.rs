@@ -56,7 +56,7 @@ pub const CANCEL_REASONS: [CancelReason; 6] = [
 
 /// The matching thread's counters. Plain fields: only the matching thread writes
 /// them; the hub holds a copy.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, PartialEq, Eq, Default)]
 pub struct CoreStats {
     /// New orders received, by [`ORDER_TYPES`] index.
     pub orders_received: [u64; 3],
@@ -90,6 +90,54 @@ pub struct CoreStats {
     pub resting: Vec<(InstrumentId, u64)>,
     /// Publishes so far.
     pub publishes: u64,
+}
+
+impl Clone for CoreStats {
+    fn clone(&self) -> Self {
+        let mut c = CoreStats::default();
+        c.clone_from(self);
+        c
+    }
+
+    /// Copies field by field and reuses `resting`'s buffer (the derived `clone_from`
+    /// would allocate a new vector on every publish). The destructuring names every
+    /// field, so a new field that is not copied here does not compile.
+    fn clone_from(&mut self, src: &Self) {
+        let CoreStats {
+            orders_received,
+            requests,
+            accepted,
+            fills,
+            rejects,
+            cancels,
+            commands,
+            batches,
+            ticks,
+            latency,
+            engine_seq,
+            request_ring_depth,
+            report_ring_depth,
+            journal,
+            resting,
+            publishes,
+        } = src;
+        self.orders_received = *orders_received;
+        self.requests = *requests;
+        self.accepted = *accepted;
+        self.fills = *fills;
+        self.rejects = *rejects;
+        self.cancels = *cancels;
+        self.commands = *commands;
+        self.batches = *batches;
+        self.ticks = *ticks;
+        self.latency = *latency;
+        self.engine_seq = *engine_seq;
+        self.request_ring_depth = *request_ring_depth;
+        self.report_ring_depth = *report_ring_depth;
+        self.journal = *journal;
+        self.resting.clone_from(resting);
+        self.publishes = *publishes;
+    }
 }
 
 /// The matching thread's recorder: counters, the pending latency start, and the
