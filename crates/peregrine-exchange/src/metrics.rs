@@ -80,9 +80,10 @@ pub struct CoreStats {
     pub latency: LogHistogram,
     /// Engine sequence number at the last publish.
     pub engine_seq: u64,
-    /// Split topology: requests waiting in the request ring after the last batch.
+    /// Split topology: requests waiting in the request ring (last sample, taken
+    /// every 64 iterations of the matching loop).
     pub request_ring_depth: Option<u64>,
-    /// Split topology: reports waiting in the report ring after the last batch.
+    /// Split topology: reports waiting in the report ring (last sample).
     pub report_ring_depth: Option<u64>,
     /// The journal's counters at the last publish, when there is a journal.
     pub journal: Option<JournalStats>,
@@ -226,7 +227,7 @@ impl CoreMetrics {
         self.stats.ticks += n;
     }
 
-    /// Split topology: the rings' backlog after a batch.
+    /// Split topology: a sample of the rings' backlog.
     #[inline]
     pub fn set_ring_depths(&mut self, requests: u64, reports: u64) {
         self.stats.request_ring_depth = Some(requests);
