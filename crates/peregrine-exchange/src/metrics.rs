@@ -17,7 +17,7 @@
 //! the end-of-batch or idle path, never more than once per interval, and never waits:
 //! if the HTTP thread holds the lock, the publish is retried at the next chance.
 //!
-//! **Latency without an extra clock read.** The core reads the clock once per request
+//! **Latency without an extra clock read per order.** The core reads the clock once per request
 //! anyway (the command timestamp). A request's latency is the time from its own
 //! reading to the next request's reading in the same batch, or to the one clock read
 //! at the end of the batch (before the journal commit) for the last request. It
@@ -76,8 +76,9 @@ pub struct CoreStats {
     pub batches: u64,
     /// Ticks processed (batch mode bumps it through [`CoreMetrics::tick`]).
     pub ticks: u64,
-    /// Request latency on the matching thread (see the module docs).
-    pub latency: LogHistogram,
+    /// Request latency on the matching thread (see the module docs), by
+    /// [`REQUEST_KINDS`] index.
+    pub latency: [LogHistogram; 4],
     /// Engine sequence number at the last publish.
     pub engine_seq: u64,
     /// Split topology: requests waiting in the request ring (last sample, taken
@@ -146,7 +147,8 @@ impl Clone for CoreStats {
 #[derive(Debug, Default)]
 pub struct CoreMetrics {
     stats: CoreStats,
-    pending_since: Option<u64>,
+    /// Start time and [`REQUEST_KINDS`] index of the request being executed.
+    pending: Option<(u64, usize)>,
     hub: Option<(Arc<MetricsHub>, Debounce)>,
 }
 
@@ -172,8 +174,8 @@ impl CoreMetrics {
     /// the previous request of the batch and counts this one.
     #[inline]
     pub fn on_request(&mut self, msg: &Inbound, now_ns: u64) {
-        if let Some(start) = self.pending_since.replace(now_ns) {
-            self.stats.latency.record(now_ns.saturating_sub(start));
+        if let Some((start, kind)) = self.pending.take() {
+            self.stats.latency[kind].record(now_ns.saturating_sub(start));
         }
         let kind = match msg {
             Inbound::NewOrder(o) => {
@@ -183,9 +185,11 @@ impl CoreMetrics {
             Inbound::Cancel(_) => 1,
             Inbound::Replace(_) => 2,
             Inbound::MassCancel(_) => 3,
+            // Session messages never reach the core.
             _ => return,
         };
         self.stats.requests[kind] += 1;
+        self.pending = Some((now_ns, kind));
     }
 
     /// One engine command executed.
@@ -209,14 +213,14 @@ impl CoreMetrics {
     /// Whether a request of the current batch awaits its end time.
     #[inline]
     pub fn in_batch(&self) -> bool {
-        self.pending_since.is_some()
+        self.pending.is_some()
     }
 
     /// The batch's requests were all executed at `now_ns`.
     #[inline]
     pub fn end_batch(&mut self, now_ns: u64) {
-        if let Some(start) = self.pending_since.take() {
-            self.stats.latency.record(now_ns.saturating_sub(start));
+        if let Some((start, kind)) = self.pending.take() {
+            self.stats.latency[kind].record(now_ns.saturating_sub(start));
             self.stats.batches += 1;
         }
     }
@@ -479,7 +483,8 @@ mod tests {
         assert!(!m.in_batch());
         m.end_batch(9_000); // an empty batch records nothing
         let s = m.stats();
-        assert_eq!((s.latency.count, s.latency.sum_ns), (2, 1_000));
+        assert_eq!((s.latency[1].count, s.latency[1].sum_ns), (2, 1_000));
+        assert_eq!(s.latency[0].count, 0);
         assert_eq!((s.requests[1], s.batches), (2, 1));
     }
 

@@ -111,9 +111,11 @@ fn render_core(e: &mut TextEncoder, s: &CoreStats, hub: &MetricsHub) {
     e.family(
         &n,
         Kind::Histogram,
-        "Per request on the matching thread: command, journal append, match, routing.",
+        "Per request on the matching thread, by kind: command, journal append, match, routing.",
     );
-    e.histogram(&n, &[], &s.latency, crate::metrics_render::LATENCY_EXPS);
+    for (i, k) in REQUEST_KINDS.iter().enumerate() {
+        e.histogram(&n, &[("kind", k)], &s.latency[i], LATENCY_EXPS);
+    }
     gauge(
         e,
         "engine_sequence",

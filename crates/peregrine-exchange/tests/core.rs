@@ -188,7 +188,7 @@ fn publishing_metrics_and_depth_does_not_allocate_once_warm() {
     assert_eq!(stats.orders_received.iter().sum::<u64>(), 4_000);
     assert_eq!(stats.commands, 4_000);
     assert_eq!(stats.batches, 4_000);
-    assert_eq!(stats.latency.count, 4_000, "one latency per request");
+    assert_eq!(stats.latency[0].count, 4_000, "one latency per request");
     assert_eq!(stats.engine_seq, 4_000);
     assert_eq!(stats.fills, core.metrics().stats().fills);
     assert!(stats.fills > 0);

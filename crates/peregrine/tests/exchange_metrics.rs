@@ -160,10 +160,13 @@ fn check_activity(s: &HashMap<String, String>) {
         ),
         ("peregrine_exchange_commands_total", "6"),
         ("peregrine_exchange_engine_sequence", "6"),
-        ("peregrine_exchange_matching_latency_seconds_count", "6"),
         (
-            "peregrine_exchange_matching_latency_seconds_bucket{le=\"+Inf\"}",
-            "6",
+            "peregrine_exchange_matching_latency_seconds_count{kind=\"new_order\"}",
+            "5",
+        ),
+        (
+            "peregrine_exchange_matching_latency_seconds_bucket{kind=\"cancel\",le=\"+Inf\"}",
+            "1",
         ),
         ("peregrine_exchange_ticks_total", "0"),
         ("peregrine_exchange_journal_records_total", "6"),
