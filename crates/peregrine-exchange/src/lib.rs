@@ -32,6 +32,10 @@
 //!   preallocated event and feed buffers. Bad input closes only the offending session.
 //! * **Seams.** [`journal::CommandLog`] (the journal crate), [`wait::WaitStrategy`] and
 //!   [`ring`] (the queue crate).
+//! * **Metrics off the order path.** The matching and session threads count in plain
+//!   fields and copy them to a [`metrics::MetricsHub`] at most once per interval; a
+//!   [`depth::DepthPublisher`] copies the books' top levels likewise; a `metrics`
+//!   thread serves them as Prometheus text ([`http`], [`metrics_render`]).
 //!
 //! [`loadgen`] is the matching client: many sessions, open or closed loop, HdrHistogram
 //! latencies.

@@ -455,7 +455,7 @@ impl MetricsHub {
         (core, sessions)
     }
 
-    /// The symbol of an instrument (its id as text if unknown).
+    /// The labels of an instrument, if the hub knows it.
     pub fn symbol(&self, id: InstrumentId) -> Option<&InstrumentLabel> {
         self.instruments.iter().find(|i| i.id == id)
     }
