@@ -364,11 +364,12 @@ impl<L: CommandLog> Core<L> {
     /// batch to a socket.
     pub fn end_batch(&mut self) -> std::io::Result<()> {
         if self.metrics.in_batch() {
-            // The one clock read per batch: ends the last request's latency, and
-            // `publish` reuses it for the debounce.
-            let now = self.clock.now().0;
+            // With metrics or depth on, the one clock read per batch: it ends the last
+            // request's latency, and `publish` reuses it for the debounces. Without
+            // them, no clock read.
+            let now = (self.metrics.timing() || self.depth.is_some()).then(|| self.clock.now().0);
             self.metrics.end_batch(now);
-            self.batch_end = Some(now);
+            self.batch_end = now;
         }
         self.log.commit()?;
         if let Some(s) = self.snapshots.as_mut() {

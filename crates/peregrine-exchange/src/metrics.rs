@@ -147,8 +147,11 @@ impl Clone for CoreStats {
 #[derive(Debug, Default)]
 pub struct CoreMetrics {
     stats: CoreStats,
-    /// Start time and [`REQUEST_KINDS`] index of the request being executed.
+    /// Start time and [`REQUEST_KINDS`] index of the request being executed (only
+    /// timed while a hub is attached).
     pending: Option<(u64, usize)>,
+    /// A request ran since the last [`CoreMetrics::end_batch`].
+    in_batch: bool,
     hub: Option<(Arc<MetricsHub>, Debounce)>,
 }
 
@@ -171,7 +174,8 @@ impl CoreMetrics {
     }
 
     /// A request arrived at `now_ns` (its command timestamp): closes the latency of
-    /// the previous request of the batch and counts this one.
+    /// the previous request of the batch and counts this one. Latency is timed only
+    /// while a hub is attached.
     #[inline]
     pub fn on_request(&mut self, msg: &Inbound, now_ns: u64) {
         if let Some((start, kind)) = self.pending.take() {
@@ -189,7 +193,10 @@ impl CoreMetrics {
             _ => return,
         };
         self.stats.requests[kind] += 1;
-        self.pending = Some((now_ns, kind));
+        self.in_batch = true;
+        if self.hub.is_some() {
+            self.pending = Some((now_ns, kind));
+        }
     }
 
     /// One engine command executed.
@@ -210,17 +217,27 @@ impl CoreMetrics {
         }
     }
 
-    /// Whether a request of the current batch awaits its end time.
+    /// Whether a request ran since the last [`CoreMetrics::end_batch`].
     #[inline]
     pub fn in_batch(&self) -> bool {
+        self.in_batch
+    }
+
+    /// Whether the batch's last request awaits an end time (a hub is attached):
+    /// only then does the core read the clock at the end of a batch.
+    #[inline]
+    pub fn timing(&self) -> bool {
         self.pending.is_some()
     }
 
-    /// The batch's requests were all executed at `now_ns`.
+    /// The batch's requests were all executed (at `now_ns`, when timing).
     #[inline]
-    pub fn end_batch(&mut self, now_ns: u64) {
-        if let Some((start, kind)) = self.pending.take() {
-            self.stats.latency[kind].record(now_ns.saturating_sub(start));
+    pub fn end_batch(&mut self, now_ns: Option<u64>) {
+        if let (Some((start, kind)), Some(now)) = (self.pending.take(), now_ns) {
+            self.stats.latency[kind].record(now.saturating_sub(start));
+        }
+        if self.in_batch {
+            self.in_batch = false;
             self.stats.batches += 1;
         }
     }
@@ -469,7 +486,9 @@ mod tests {
 
     #[test]
     fn latency_runs_from_request_to_next_request_or_batch_end() {
+        let hub = Arc::new(MetricsHub::new(&[InstrumentSpec::example(1)], None));
         let mut m = CoreMetrics::default();
+        m.attach(hub, 100, 1);
         let cancel = Inbound::Cancel(Cancel {
             client_order_id: ClientOrderId(1),
             order_id: OrderId(1),
@@ -478,14 +497,29 @@ mod tests {
         assert!(!m.in_batch());
         m.on_request(&cancel, 1_000);
         m.on_request(&cancel, 1_300);
-        assert!(m.in_batch());
-        m.end_batch(2_000);
-        assert!(!m.in_batch());
-        m.end_batch(9_000); // an empty batch records nothing
+        assert!(m.in_batch() && m.timing());
+        m.end_batch(Some(2_000));
+        assert!(!m.in_batch() && !m.timing());
+        m.end_batch(Some(9_000)); // an empty batch records nothing
         let s = m.stats();
         assert_eq!((s.latency[1].count, s.latency[1].sum_ns), (2, 1_000));
         assert_eq!(s.latency[0].count, 0);
         assert_eq!((s.requests[1], s.batches), (2, 1));
+    }
+
+    #[test]
+    fn without_a_hub_requests_and_batches_count_but_nothing_is_timed() {
+        let mut m = CoreMetrics::default();
+        let cancel = Inbound::Cancel(Cancel {
+            client_order_id: ClientOrderId(1),
+            order_id: OrderId(1),
+            instrument: InstrumentId(1),
+        });
+        m.on_request(&cancel, 1_000);
+        assert!(m.in_batch() && !m.timing(), "no clock read needed");
+        m.end_batch(None);
+        let s = m.stats();
+        assert_eq!((s.requests[1], s.batches, s.latency[1].count), (1, 1, 0));
     }
 
     #[test]
