@@ -137,6 +137,21 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
         &mut self.pre
     }
 
+    /// The pre-match stage, read-only (snapshots, state hashes, queries).
+    pub fn pre_match_ref(&self) -> &P {
+        &self.pre
+    }
+
+    /// The same books and order ids behind another pre-match stage (e.g. an exchange
+    /// that decides after construction whether balances are on).
+    pub fn with_stage<Q: PreMatch>(self, pre: Q) -> MatchingEngine<L, Q> {
+        MatchingEngine {
+            books: self.books,
+            next_order_id: self.next_order_id,
+            pre,
+        }
+    }
+
     /// Applies one command. A new order gets the next exchange id whatever the outcome
     /// (ids are unique, not gap-free). `Tick` advances every book's clock.
     pub fn execute<S: EventSink>(&mut self, cmd: &Command, sink: &mut S) {

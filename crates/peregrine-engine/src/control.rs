@@ -8,6 +8,11 @@
 //! * `kill [<strategy>|*] [<timeout ms>]`: kill switch on, cancel every open order (of that
 //!   strategy) at every venue; the reply comes when the venues confirmed every cancel
 //!   (`ok ...`) or the timeout passed (`error: ...`).
+//! * `limits [<strategy>|*] [key=value ...]`: with no strategy, print the global and
+//!   every strategy's risk limits; `*` is the global scope. With `key=value` words,
+//!   change those limits (all or nothing; `off` switches one off) and print the result.
+//!   Keys and values are checked here, before anything reaches the orchestrator: a bad
+//!   one is an `error: ...` reply and the engine is unchanged.
 //! * `shutdown`: stop the engine.
 //!
 //! The orchestrator never blocks on this thread: commands reach it through a bounded
@@ -23,6 +28,19 @@ use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
 
+use crate::risk::Limits;
+
+/// Whose limits a `limits` command is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitScope {
+    /// Show the global limits and every strategy's.
+    All,
+    /// The global limits.
+    Global,
+    /// One strategy's.
+    Strategy(String),
+}
+
 /// A command for the orchestrator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ControlCmd {
@@ -34,6 +52,16 @@ pub enum ControlCmd {
         strategy: Option<String>,
         /// Give up after this long.
         timeout_ms: u64,
+    },
+    /// Show or change risk limits; applied by the orchestrator between orders.
+    Limits {
+        /// Request id, echoed in the reply.
+        id: u64,
+        /// Whose.
+        scope: LimitScope,
+        /// `(key, value)` pairs, already checked by [`Limits::parse_changes`]; empty:
+        /// only show.
+        changes: Vec<(String, String)>,
     },
 }
 
@@ -103,7 +131,7 @@ fn handle(stream: UnixStream, shared: &Shared) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(Duration::from_secs(2)))?;
     let mut line = String::new();
-    BufReader::new(&stream).take(256).read_line(&mut line)?;
+    BufReader::new(&stream).take(1024).read_line(&mut line)?;
     let mut words = line.split_whitespace();
     let reply = match (words.next(), words.next()) {
         (Some("stats"), None) => stats(shared),
@@ -111,6 +139,7 @@ fn handle(stream: UnixStream, shared: &Shared) -> std::io::Result<()> {
             let who = who.filter(|w| *w != "*").map(str::to_owned);
             kill(shared, who, words.next())
         }
+        (Some("limits"), who) => limits(shared, who, words),
         (Some("shutdown"), None) => {
             // Relaxed: a stop flag.
             shared.stop.store(true, Ordering::Relaxed);
@@ -135,14 +164,40 @@ fn kill(shared: &Shared, strategy: Option<String>, timeout: Option<&str>) -> Str
     let timeout_ms = timeout
         .and_then(|t| t.parse().ok())
         .unwrap_or(KILL_TIMEOUT_MS);
+    ask(
+        shared,
+        |id| ControlCmd::Kill {
+            id,
+            strategy,
+            timeout_ms,
+        },
+        timeout_ms,
+    )
+}
+
+fn limits<'a>(shared: &Shared, who: Option<&str>, words: impl Iterator<Item = &'a str>) -> String {
+    let scope = match who {
+        None => LimitScope::All,
+        Some("*") => LimitScope::Global,
+        Some(name) => LimitScope::Strategy(name.to_owned()),
+    };
+    let changes = match Limits::parse_changes(words) {
+        Ok(c) => c,
+        Err(e) => return format!("error: {e}; nothing changed\n"),
+    };
+    ask(
+        shared,
+        |id| ControlCmd::Limits { id, scope, changes },
+        1_000,
+    )
+}
+
+/// Queues a command for the orchestrator and waits for its reply (up to `timeout_ms`
+/// plus 2 s for the orchestrator to get round to it).
+fn ask(shared: &Shared, cmd: impl FnOnce(u64) -> ControlCmd, timeout_ms: u64) -> String {
     // Relaxed: a unique id, no ordering needed.
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let cmd = ControlCmd::Kill {
-        id,
-        strategy,
-        timeout_ms,
-    };
-    if shared.commands.push(cmd).is_err() {
+    if shared.commands.push(cmd(id)).is_err() {
         return "error: engine command queue full\n".into();
     }
     let deadline = Instant::now() + Duration::from_millis(timeout_ms + 2_000);
@@ -166,4 +221,55 @@ pub fn request(socket: &Path, command: &str, timeout: Duration) -> std::io::Resu
     let mut reply = String::new();
     stream.read_to_string(&mut reply)?;
     Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bad limit changes are answered by the control thread itself: nothing is queued
+    /// for the orchestrator, so the engine cannot change.
+    #[test]
+    fn bad_limit_changes_never_reach_the_orchestrator() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("control.sock");
+        let shared = Arc::new(Shared::new(Arc::new(AtomicBool::new(false))));
+        let h = serve(&socket, Arc::clone(&shared)).unwrap();
+        let t = Duration::from_secs(10);
+        for (line, want) in [
+            ("limits maker max_qty=1", "unknown limit \"max_qty\""),
+            ("limits maker max_order_qty=0", "must be > 0"),
+            ("limits * max_order_qty", "expected key=value"),
+            ("limits maker burst=1.5", "bad value"),
+        ] {
+            let reply = request(&socket, line, t).unwrap();
+            assert!(
+                reply.starts_with("error:") && reply.contains(want),
+                "{line}: {reply}"
+            );
+            assert!(reply.contains("nothing changed"), "{reply}");
+        }
+        assert!(shared.commands.is_empty());
+        // A good one is queued (and, with no orchestrator here, times out cleanly).
+        let orchestrator = {
+            let shared = Arc::clone(&shared);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            std::thread::spawn(move || loop {
+                assert!(Instant::now() < deadline, "no limits command arrived");
+                if let Some(ControlCmd::Limits { id, scope, changes }) = shared.commands.pop() {
+                    assert_eq!(scope, LimitScope::Strategy("maker".into()));
+                    assert_eq!(changes, vec![("max_order_qty".into(), "5".into())]);
+                    let text = "maker: max_order_qty=5".into();
+                    let _ = shared.replies.push(ControlReply { id, ok: true, text });
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            })
+        };
+        let reply = request(&socket, "limits maker max_order_qty=5", t).unwrap();
+        assert_eq!(reply, "ok maker: max_order_qty=5\n");
+        orchestrator.join().unwrap();
+        shared.stop.store(true, Ordering::Relaxed);
+        h.join().unwrap();
+    }
 }

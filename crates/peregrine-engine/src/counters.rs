@@ -1,21 +1,34 @@
 //! Queue counters: pushes, pops and Full (back-pressure) returns.
 //!
-//! Every counter has exactly one writing thread (the producer writes `pushes` and
-//! `full`, the consumer `pops`), so an increment is a Relaxed load and store, not a
-//! locked read-modify-write; readers (the stats snapshot) may see a slightly stale
-//! value, which is all a counter promises.
+//! Where they live, so that counting adds no contended atomic to the order path:
+//!
+//! * A count only the orchestrator writes and reads (submit pops, return pushes and
+//!   Fulls, completion pops) is a plain `u64` field of the orchestrator; its snapshot
+//!   renders it.
+//! * A count one thread writes and another reads ([`QueueCounters`]: the gateway's
+//!   inbox pops and completion pushes, the orchestrator's inbox pushes) has exactly one
+//!   writer, so an increment is a Relaxed load and store, not a locked
+//!   read-modify-write; and each counter sits on its own cache line, so the writer
+//!   never shares a line with the other thread's counters. The reader (the snapshot,
+//!   every `stats_interval_ms`) pulls the line over once per snapshot. Values may be a
+//!   little stale, which is all a counter promises.
+//! * A strategy process's side of its shared-memory rings is counted by the ring
+//!   itself: the header's free-running `tail` and `head` are the push and pop counts
+//!   and its `full` counts refused pushes (`peregrine_queue::shm::RingCounts`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Counters of one queue (or one side of one).
+use crossbeam_utils::CachePadded;
+
+/// Counters of one queue (or one side of one), each on its own cache line.
 #[derive(Debug, Default)]
 pub struct QueueCounters {
     /// Successful pushes.
-    pub pushes: AtomicU64,
+    pub pushes: CachePadded<AtomicU64>,
     /// Successful pops.
-    pub pops: AtomicU64,
+    pub pops: CachePadded<AtomicU64>,
     /// Pushes refused because the queue was full.
-    pub full: AtomicU64,
+    pub full: CachePadded<AtomicU64>,
 }
 
 /// Adds one to a counter that only the calling thread writes.
@@ -23,6 +36,36 @@ pub struct QueueCounters {
 pub fn bump(c: &AtomicU64) {
     // Relaxed: single writer (see module docs); no other data is published through it.
     c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
+/// One row of the queue table in `peregrine engine stats`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueRow {
+    /// `submit <strategy>`, `inbox <venue>`, `completion`, `return <strategy>`.
+    pub name: String,
+    /// Successful pushes.
+    pub pushes: u64,
+    /// Successful pops.
+    pub pops: u64,
+    /// Pushes refused because the queue was full.
+    pub full: u64,
+    /// Messages in the queue now.
+    pub depth: u64,
+    /// Messages left unread in a strategy's rings when they were retired (the strategy
+    /// died; see `rings`); 0 for the in-process queues. Always
+    /// `pushes == pops + depth + discarded` at rest.
+    pub discarded: u64,
+}
+
+impl QueueRow {
+    /// Adds another row's counts (not its name) to this one.
+    pub fn add(&mut self, o: &QueueRow) {
+        self.pushes += o.pushes;
+        self.pops += o.pops;
+        self.full += o.full;
+        self.depth += o.depth;
+        self.discarded += o.discarded;
+    }
 }
 
 /// A consistent-enough copy of a [`QueueCounters`].

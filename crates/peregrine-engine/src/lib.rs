@@ -23,7 +23,10 @@
 //!   gateway; completion hand-off (M→1): crossbeam's `ArrayQueue`, the fastest
 //!   contended queue in seed 000's measurements.
 //! * [`latency`]: the 7-segment HdrHistograms over the 8 timestamps of every order.
-//! * [`control`]: the Unix-socket control channel (`stats`, `kill`, `shutdown`).
+//! * [`control`]: the Unix-socket control channel (`stats`, `kill`, `limits`,
+//!   `shutdown`).
+//! * [`rings`]: a strategy's ring pair: created fresh per incarnation, unlinked when
+//!   the strategy is declared dead.
 //! * [`runtime`]: creating the rings, pinning and starting the threads, shutdown.
 //! * [`bench_submit`]: the two shared-memory submit candidates, measured.
 #![deny(unsafe_code)]
@@ -37,6 +40,7 @@ pub mod idle;
 pub mod latency;
 pub mod orchestrator;
 pub mod position;
+pub mod rings;
 pub mod risk;
 pub mod runtime;
 pub mod venue;

@@ -1,7 +1,8 @@
 //! Starting and stopping the engine process: rings, threads, control socket.
 //!
 //! [`start`] creates the shared-memory directory and, per configured strategy, its
-//! submit and return rings (removing stale files a crashed run left), binds the control
+//! submit and return rings (removing stale files a crashed run left; see [`rings`]),
+//! binds the control
 //! socket, and spawns one gateway thread per venue and the orchestrator thread, each
 //! with its configured wait strategy and core. [`Engine::wait`] blocks the calling
 //! thread until a `shutdown` command or the duration, then stops every thread, removes
@@ -15,15 +16,15 @@ use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
 use peregrine_queue::pin::{available_cores, pin_current, spinner_warning, CoreId};
-use peregrine_queue::shm::{Pod, ShmError, ShmSpsc, ShmSpscConsumer, ShmSpscProducer};
+use peregrine_queue::shm::ShmError;
 use peregrine_queue::spsc;
-use peregrine_strategy::msg::{Event, Request};
 use peregrine_strategy::paths;
 
 use crate::config::{EngineConfig, ThreadConfig};
 use crate::control::{self, Shared};
 use crate::gateway::{Gateway, GatewayCounters};
 use crate::orchestrator::{GatewayLink, Orchestrator, StrategyLink};
+use crate::rings;
 use crate::venue::sim::SimVenue;
 
 /// Why the engine could not start.
@@ -133,40 +134,13 @@ fn create_rings(
     let mut links = Vec::new();
     let mut files = Vec::new();
     for s in &cfg.strategies {
-        let submit = paths::submit_ring(dir, &s.name);
-        let ret = paths::return_ring(dir, &s.name);
-        for f in [&submit, &ret] {
-            let _ = std::fs::remove_file(f); // stale from a run that crashed
-        }
-        let submit_ring = ShmSpsc::<Request>::create(&submit, cfg.ring_capacity)?;
-        let return_ring = ShmSpsc::<Event>::create(&ret, cfg.ring_capacity)?;
-        let mut rx = submit_ring.consumer()?;
-        let mut tx = return_ring.producer()?;
-        prefault(&mut submit_ring.producer()?, &mut rx, cfg.ring_capacity);
-        prefault(&mut tx, &mut return_ring.consumer()?, cfg.ring_capacity);
-        links.push(StrategyLink {
-            name: s.name.clone(),
-            rx,
-            tx,
-        });
-        files.extend([submit, ret]);
+        links.push(rings::create_link(dir, &s.name, cfg.ring_capacity)?);
+        files.extend([
+            paths::submit_ring(dir, &s.name),
+            paths::return_ring(dir, &s.name),
+        ]);
     }
     Ok((links, files))
-}
-
-/// One lap through a fresh ring before any strategy attaches, so its pages are
-/// allocated now and not on the order path (a first-touch fault costs ~2.4 µs here, as
-/// the submit bench showed). The temporary handle's claim is released on drop.
-fn prefault<T: Pod + Default>(
-    tx: &mut ShmSpscProducer<T>,
-    rx: &mut ShmSpscConsumer<T>,
-    capacity: usize,
-) {
-    for _ in 0..capacity {
-        if tx.try_push(T::default()).is_err() || rx.try_pop().is_none() {
-            break;
-        }
-    }
 }
 
 impl Engine {

@@ -18,7 +18,15 @@
 //! tag 4 SetStatus  16 instrument u32, 20 status u8 (0 active, 1 halted),
 //!                  21..24 zero                                         = 24 bytes
 //! tag 5 Tick       (no body)                                           = 16 bytes
+//! tag 6 Deposit    16 account u32, 20 asset u32, 24 amount i64,
+//!                  32 request_id u64                                   = 40 bytes
+//! tag 7 Withdraw   16 account u32, 20 asset u32, 24 amount i64,
+//!                  32 request_id u64                                   = 40 bytes
 //! ```
+//!
+//! Tags 6 and 7 are the admin commands of an exchange with balances
+//! ([`AdminCommand`]); [`decode_record`] returns either kind as a [`Record`], while
+//! [`decode`] (book commands only) refuses them with [`CodecError::NotABookCommand`].
 //!
 //! The length of a payload is exact per tag; padding must be zero; enum bytes must be
 //! known. [`decode`] checks all of it through a bounds-checked reader and returns a
@@ -26,10 +34,13 @@
 //! quantities are carried raw: the engine validates them on replay as it did live.
 
 use peregrine_book::{Action, Cancel, Command, MassCancel, NewOrder, Replace, SetStatus};
+use peregrine_ledger::AssetId;
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentStatus, OrderId, OrderType, Price, Qty, Side,
     StpMode, TimeInForce, Timestamp,
 };
+
+use crate::balances::{AdminCommand, AdminKind};
 
 /// The layout version written in byte 0.
 pub const VERSION: u8 = 1;
@@ -44,6 +55,17 @@ const TAG_REPLACE: u8 = 2;
 const TAG_MASS_CANCEL: u8 = 3;
 const TAG_SET_STATUS: u8 = 4;
 const TAG_TICK: u8 = 5;
+const TAG_DEPOSIT: u8 = 6;
+const TAG_WITHDRAW: u8 = 7;
+
+/// One journal record's payload: a book command or an admin command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// A command for the matching engine.
+    Command(Command),
+    /// A deposit or withdrawal.
+    Admin(AdminCommand),
+}
 
 /// Why a payload is not a valid command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -78,6 +100,9 @@ pub enum CodecError {
     /// A padding byte is not zero.
     #[error("non-zero padding at offset {0}")]
     BadPadding(usize),
+    /// A valid admin record where only a book command is accepted ([`decode`]).
+    #[error("tag {0} is an admin command, not a book command")]
+    NotABookCommand(u8),
 }
 
 /// The encoded size of a tag's layout.
@@ -89,6 +114,7 @@ const fn len_of(tag: u8) -> Option<usize> {
         TAG_MASS_CANCEL => Some(32),
         TAG_SET_STATUS => Some(24),
         TAG_TICK => Some(16),
+        TAG_DEPOSIT | TAG_WITHDRAW => Some(40),
         _ => None,
     }
 }
@@ -147,8 +173,40 @@ pub fn encode(cmd: &Command, buf: &mut [u8; MAX_ENCODED]) -> usize {
     w.at
 }
 
-/// Decodes one command; any defect is a typed error, never a panic.
+/// Encodes an admin command into `buf` (tag 6 or 7) and returns the encoded length;
+/// writes every byte of the used prefix.
+pub fn encode_admin(cmd: &AdminCommand, buf: &mut [u8; MAX_ENCODED]) -> usize {
+    let mut w = Writer { buf, at: 0 };
+    let tag = match cmd.kind {
+        AdminKind::Deposit => TAG_DEPOSIT,
+        AdminKind::Withdraw => TAG_WITHDRAW,
+    };
+    w.u8(VERSION);
+    w.u8(tag);
+    w.zeros(6);
+    w.u64(cmd.ts.0);
+    w.u32(cmd.account.0);
+    w.u32(cmd.asset.0);
+    w.u64(cmd.amount as u64);
+    w.u64(cmd.request_id);
+    debug_assert_eq!(Some(w.at), len_of(tag));
+    w.at
+}
+
+/// Decodes one book command; any defect is a typed error, never a panic. An admin
+/// record is [`CodecError::NotABookCommand`] (use [`decode_record`]).
 pub fn decode(bytes: &[u8]) -> Result<Command, CodecError> {
+    match decode_record(bytes)? {
+        Record::Command(c) => Ok(c),
+        Record::Admin(a) => Err(CodecError::NotABookCommand(match a.kind {
+            AdminKind::Deposit => TAG_DEPOSIT,
+            AdminKind::Withdraw => TAG_WITHDRAW,
+        })),
+    }
+}
+
+/// Decodes one record of either kind; any defect is a typed error, never a panic.
+pub fn decode_record(bytes: &[u8]) -> Result<Record, CodecError> {
     if bytes.len() < HEADER {
         return Err(CodecError::TooShort(bytes.len()));
     }
@@ -192,9 +250,24 @@ pub fn decode(bytes: &[u8]) -> Result<Command, CodecError> {
         }
         TAG_MASS_CANCEL => Action::MassCancel(mass_cancel(&mut r)?),
         TAG_SET_STATUS => Action::SetStatus(set_status(&mut r)?),
+        TAG_DEPOSIT | TAG_WITHDRAW => {
+            let kind = if tag == TAG_DEPOSIT {
+                AdminKind::Deposit
+            } else {
+                AdminKind::Withdraw
+            };
+            return Ok(Record::Admin(AdminCommand {
+                ts,
+                kind,
+                account: AccountId(r.u32()?),
+                asset: AssetId(r.u32()?),
+                amount: r.i64()?,
+                request_id: r.u64()?,
+            }));
+        }
         _ => Action::Tick,
     };
-    Ok(Command { ts, action })
+    Ok(Record::Command(Command { ts, action }))
 }
 
 fn new_order(r: &mut Reader<'_>) -> Result<NewOrder, CodecError> {

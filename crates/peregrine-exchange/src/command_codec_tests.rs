@@ -109,7 +109,7 @@ fn bad_bytes_are_typed_errors() {
     };
     assert_eq!(decode(&good[..3]), Err(CodecError::TooShort(3)));
     assert_eq!(with(0, 2), Err(CodecError::BadVersion(2)));
-    assert_eq!(with(1, 6), Err(CodecError::BadTag(6)));
+    assert_eq!(with(1, 8), Err(CodecError::BadTag(8)));
     assert_eq!(
         with(1, 1),
         Err(CodecError::BadLength {
@@ -226,6 +226,21 @@ proptest! {
     #[test]
     fn prop_decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
         let _ = decode(&bytes);
+        let _ = decode_record(&bytes);
+    }
+
+    #[test]
+    fn prop_admin_round_trip(a in arb_admin()) {
+        prop_assert_eq!(decode_record(&encoded_admin(&a)), Ok(Record::Admin(a)));
+    }
+
+    #[test]
+    fn prop_decode_of_mutated_admin_never_panics(a in arb_admin(), at in 0usize..40, v in any::<u8>()) {
+        let mut b = encoded_admin(&a);
+        b[at] = v;
+        if let Ok(Record::Admin(back)) = decode_record(&b) {
+            prop_assert_eq!(encoded_admin(&back), b);
+        }
     }
 
     /// Random bytes rarely pass the version and tag checks; this flips one byte of a
@@ -240,5 +255,76 @@ proptest! {
             let n = encode(&back, &mut again);
             prop_assert_eq!(&again[..n], &b[..]);
         }
+    }
+}
+
+fn encoded_admin(a: &AdminCommand) -> Vec<u8> {
+    let mut buf = [0xEE; MAX_ENCODED];
+    let n = encode_admin(a, &mut buf);
+    buf[..n].to_vec()
+}
+
+fn arb_admin() -> impl Strategy<Value = AdminCommand> {
+    (
+        any::<u64>(),
+        any::<bool>(),
+        any::<u32>(),
+        any::<u32>(),
+        any::<i64>(),
+        any::<u64>(),
+    )
+        .prop_map(|(ts, d, account, asset, amount, request_id)| AdminCommand {
+            ts: Timestamp(ts),
+            kind: if d {
+                AdminKind::Deposit
+            } else {
+                AdminKind::Withdraw
+            },
+            account: AccountId(account),
+            asset: AssetId(asset),
+            amount,
+            request_id,
+        })
+}
+
+#[test]
+fn admin_layout_is_pinned_and_refused_by_book_decode() {
+    let a = AdminCommand {
+        ts: Timestamp(0x1122_3344_5566_7788),
+        kind: AdminKind::Withdraw,
+        account: AccountId(9),
+        asset: AssetId(2),
+        amount: -3,
+        request_id: 77,
+    };
+    let b = encoded_admin(&a);
+    assert_eq!(b.len(), 40);
+    assert_eq!(&b[..8], &[VERSION, 7, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(&b[8..16], &0x1122_3344_5566_7788u64.to_le_bytes());
+    assert_eq!(&b[16..20], &9u32.to_le_bytes());
+    assert_eq!(&b[20..24], &2u32.to_le_bytes());
+    assert_eq!(&b[24..32], &(-3i64).to_le_bytes());
+    assert_eq!(&b[32..40], &77u64.to_le_bytes());
+    assert_eq!(decode(&b), Err(CodecError::NotABookCommand(7)));
+    let deposit = AdminCommand {
+        kind: AdminKind::Deposit,
+        ..a
+    };
+    let d = encoded_admin(&deposit);
+    assert_eq!(d[1], 6);
+    assert_eq!(decode_record(&d), Ok(Record::Admin(deposit)));
+    assert_eq!(
+        decode_record(&d[..39]),
+        Err(CodecError::BadLength {
+            tag: 6,
+            expected: 40,
+            got: 39
+        })
+    );
+    let mut pad = d.clone();
+    pad[3] = 1;
+    assert_eq!(decode_record(&pad), Err(CodecError::BadPadding(3)));
+    for cmd in every_variant() {
+        assert_eq!(decode_record(&encoded(&cmd)), Ok(Record::Command(cmd)));
     }
 }

@@ -34,6 +34,10 @@ pub struct AccountConfig {
     pub id: AccountId,
     /// Password, at most 16 bytes (the wire credential field), compared exactly.
     pub password: String,
+    /// May send `Deposit` / `Withdraw` and query any account's balance. Default
+    /// `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub admin: bool,
 }
 
 /// The UDP market-data feed.
@@ -51,6 +55,10 @@ pub struct MarketDataConfig {
     pub heartbeat_ms: u64,
     /// Multicast TTL. Default 1 (stay on the local network).
     pub multicast_ttl: u32,
+    /// Feed messages kept for replay by the recovery service (the most recent ones),
+    /// a power of two; 0 keeps none (gaps are then healed from snapshots only).
+    /// Default 65,536 (~3.7 MiB).
+    pub replay_retain: usize,
 }
 
 impl Default for MarketDataConfig {
@@ -61,6 +69,7 @@ impl Default for MarketDataConfig {
             mtu: 1400,
             heartbeat_ms: 1000,
             multicast_ttl: 1,
+            replay_retain: 65_536,
         }
     }
 }
@@ -112,6 +121,8 @@ impl MetricsConfig {
     }
 }
 
+pub use crate::balances::{AssetConfig, BalancesConfig, InitialBalance};
+
 /// Everything the exchange needs to start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -156,6 +167,13 @@ pub struct Config {
     pub journal: Option<JournalSection>,
     /// Prometheus endpoint and depth snapshots. Default: off.
     pub metrics: MetricsConfig,
+    /// Account balances (reserve on entry, settle on fills). Default: off.
+    #[serde(skip_serializing_if = "BalancesConfig::is_default")]
+    pub balances: BalancesConfig,
+    /// Assets (currencies, coins) for balances; instruments name theirs with `base`
+    /// and `quote`. Default: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assets: Vec<AssetConfig>,
 }
 
 impl Default for Config {
@@ -169,6 +187,7 @@ impl Default for Config {
                 .map(|id| AccountConfig {
                     id: AccountId(id),
                     password: format!("secret-{id}"),
+                    admin: false,
                 })
                 .collect(),
             arena_capacity: 65_536,
@@ -184,6 +203,8 @@ impl Default for Config {
             recovery_enabled: true,
             journal: None,
             metrics: MetricsConfig::default(),
+            balances: BalancesConfig::default(),
+            assets: Vec::new(),
         }
     }
 }
@@ -255,6 +276,7 @@ impl Config {
                 errs.push("metrics.listen: must differ from listen and recovery_listen".into());
             }
         }
+        crate::balances::check_config(self, &mut errs);
         if errs.is_empty() {
             Ok(())
         } else {
@@ -328,6 +350,10 @@ impl Config {
         need(
             md.heartbeat_ms > 0,
             "market_data.heartbeat_ms: must be positive",
+        );
+        need(
+            md.replay_retain == 0 || md.replay_retain.is_power_of_two(),
+            "market_data.replay_retain: must be 0 or a power of two",
         );
         if self.recovery_enabled {
             need(
@@ -433,10 +459,11 @@ mod tests {
         c.ring_capacity = 1000;
         c.market_data.mtu = 10;
         c.market_data.heartbeat_ms = 0;
+        c.market_data.replay_retain = 1000;
         c.pin_cores = Some(vec![0, 1]);
         c.recovery_listen = c.listen;
         let errs = c.validate().unwrap_err();
-        assert_eq!(errs.len(), 13, "{errs:#?}");
+        assert_eq!(errs.len(), 14, "{errs:#?}");
         assert!(errs.iter().any(|e| e.contains("defined twice")));
         assert!(errs.iter().any(|e| e.contains("ring_capacity")));
         let empty = Config {

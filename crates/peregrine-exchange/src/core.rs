@@ -15,6 +15,7 @@ use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId};
 use peregrine_wire::{Inbound, Outbound};
 use rustc_hash::FxHashMap;
 
+use crate::balances::{AdminPolicy, BalanceSetup, Balances, VenueEngine};
 use crate::clock::Clock;
 use crate::depth::{DepthPublisher, FeedPosition};
 use crate::journal::CommandLog;
@@ -64,10 +65,19 @@ struct Owner {
     client_id: ClientOrderId,
 }
 
+#[path = "core_admin.rs"]
+mod admin;
+
 /// The matching stage.
+///
+/// With balances on ([`Core::with_balances`]) the engine's pre-match stage is the
+/// ledger ([`Balances`]) and every command's events are settled right after it runs;
+/// off, both are a single branch (see [`Balances`] for why it is not a type
+/// parameter).
 #[derive(Debug)]
 pub struct Core<L: CommandLog> {
-    engine: MatchingEngine,
+    engine: VenueEngine,
+    admin: Option<AdminPolicy>,
     instruments: Vec<InstrumentId>,
     owners: FxHashMap<u64, Owner>,
     events: Vec<Event>,
@@ -97,7 +107,8 @@ impl<L: CommandLog> Core<L> {
     ) -> Self {
         let instruments = engine.books().map(|b| b.spec().id).collect();
         Core {
-            engine,
+            engine: engine.with_stage(Balances::off()),
+            admin: None,
             instruments,
             owners: FxHashMap::with_capacity_and_hasher(owner_capacity, Default::default()),
             events: Vec::with_capacity(4096),
@@ -138,6 +149,29 @@ impl<L: CommandLog> Core<L> {
         &self.metrics
     }
 
+    /// Turns balances on: orders reserve through a fresh ledger for `setup`'s
+    /// instruments, and admin requests follow `setup.policy`.
+    pub fn with_balances(mut self, setup: &BalanceSetup) -> Self {
+        *self.engine.pre_match() = Balances::on(setup.ledger());
+        self.admin = Some(setup.policy.clone());
+        self
+    }
+
+    /// The ledger, when balances are on.
+    pub fn ledger(&self) -> Option<&peregrine_ledger::Ledger> {
+        self.engine.pre_match_ref().ledger()
+    }
+
+    /// The state hash recovery logs and `peregrine journal replay` prints: the
+    /// engine's, combined with the ledger's state when balances are on.
+    pub fn state_hash(&self) -> peregrine_book::StateHash {
+        let engine = self.engine.state_hash();
+        match self.ledger() {
+            Some(l) => crate::balances::state_hash_with(engine, &l.export()),
+            None => engine,
+        }
+    }
+
     /// Serves book snapshots from this core (see [`crate::recovery`]).
     pub fn with_recovery(mut self, recovery: RecoveryServer) -> Self {
         self.recovery = Some(recovery);
@@ -171,6 +205,7 @@ impl<L: CommandLog> Core<L> {
             }
         }
         self.engine.set_next_order_id(snap.next_order_id);
+        self.restore_ledger(snap)?;
         self.engine_seq = snap.last_seq;
         // Relaxed: a display value for the session layer; orders nothing else.
         self.shared_seq.store(snap.last_seq, Ordering::Relaxed);
@@ -183,11 +218,14 @@ impl<L: CommandLog> Core<L> {
         let Some(r) = self.recovery.as_mut() else {
             return;
         };
-        let (session_id, as_of) = self
-            .md
-            .as_ref()
-            .map_or((0, 0), |m| (m.session_id(), m.next_seq() - 1));
-        r.poll(&self.engine, session_id, as_of, self.clock.now());
+        let md = self.md.as_ref();
+        r.poll(crate::recovery::Source {
+            engine: &self.engine,
+            session_id: md.map_or(0, |m| m.session_id()),
+            as_of_seq: md.map_or(0, |m| m.next_seq() - 1),
+            now: self.clock.now(),
+            retained: md.map(|m| m.retained()),
+        });
     }
 
     /// The published engine sequence number (the session layer reads it).
@@ -196,7 +234,7 @@ impl<L: CommandLog> Core<L> {
     }
 
     /// The engine (for tests and state hashes).
-    pub fn engine(&self) -> &MatchingEngine {
+    pub fn engine(&self) -> &VenueEngine {
         &self.engine
     }
 
@@ -221,6 +259,7 @@ impl<L: CommandLog> Core<L> {
         self.clock = self.clock.not_before(cmd.ts);
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
+        self.engine.pre_match().settle(&self.events);
         for i in 0..self.events.len() {
             let ev = self.events[i];
             if let Event::Accepted(a) = ev {
@@ -245,6 +284,9 @@ impl<L: CommandLog> Core<L> {
     ) -> std::io::Result<()> {
         let ts = self.clock.now();
         self.metrics.on_request(msg, ts.0);
+        if let Some(req) = admin::request_of(msg) {
+            return self.handle_admin(from, account, &req, ts, out);
+        }
         if let Some(cmd) = mapping::to_command(msg, account, ts) {
             return self.execute(from, account, msg, &cmd, out);
         }
@@ -272,6 +314,7 @@ impl<L: CommandLog> Core<L> {
         let ctx = self.context(msg, cmd);
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
+        self.engine.pre_match().settle(&self.events);
         self.metrics.on_command();
         if let Some(s) = self.snapshots.as_mut() {
             s.after_command(self.engine_seq, &self.engine, cmd.ts);

@@ -22,7 +22,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
-use peregrine_book::MatchingEngine;
+use peregrine_book::{LevelIndex, MatchingEngine, PreMatch};
 use peregrine_types::{InstrumentId, InstrumentStatus, Price, Qty, Side, Timestamp};
 
 use crate::metrics_hist::Debounce;
@@ -86,7 +86,10 @@ pub struct DepthSnapshot {
 impl DepthSnapshot {
     /// An empty snapshot with room for `levels` per side of every book of `engine`,
     /// so that filling it never allocates.
-    fn with_capacity(engine: &MatchingEngine, levels: usize) -> Self {
+    fn with_capacity<L: LevelIndex, P: PreMatch>(
+        engine: &MatchingEngine<L, P>,
+        levels: usize,
+    ) -> Self {
         let books = engine
             .books()
             .map(|b| BookDepth {
@@ -152,7 +155,11 @@ pub struct DepthPublisher {
 impl DepthPublisher {
     /// A publisher of the top `levels` levels of every book of `engine`, at most
     /// once per `interval_ns`, and the slot readers read.
-    pub fn new(engine: &MatchingEngine, levels: usize, interval_ns: u64) -> Self {
+    pub fn new<L: LevelIndex, P: PreMatch>(
+        engine: &MatchingEngine<L, P>,
+        levels: usize,
+        interval_ns: u64,
+    ) -> Self {
         let slot = Arc::new(DepthSlot {
             latest: Mutex::new(DepthSnapshot::with_capacity(engine, levels)),
         });
@@ -179,12 +186,12 @@ impl DepthPublisher {
 
     /// Copies the books if [`DepthPublisher::is_due`]; returns whether a new snapshot
     /// reached the slot (false also when a reader held it: retried next call).
-    pub fn publish(
+    pub fn publish<L: LevelIndex, P: PreMatch>(
         &mut self,
         now_ns: u64,
         engine_seq: u64,
         feed: FeedPosition,
-        engine: &MatchingEngine,
+        engine: &MatchingEngine<L, P>,
     ) -> bool {
         if !self.is_due(now_ns, engine_seq) {
             return false;

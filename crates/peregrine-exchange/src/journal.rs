@@ -9,10 +9,22 @@
 use peregrine_book::Command;
 use peregrine_journal::JournalStats;
 
+use crate::balances::AdminCommand;
+
 /// Where sequenced commands are recorded.
 pub trait CommandLog {
     /// Records command number `seq` (the engine sequence number, from 1).
     fn append(&mut self, seq: u64, cmd: &Command) -> std::io::Result<()>;
+    /// Records admin command number `seq` (a deposit or withdrawal; same sequence as
+    /// [`CommandLog::append`]). The default refuses, so a log that cannot record it
+    /// never silently loses money movements.
+    fn append_admin(&mut self, seq: u64, cmd: &AdminCommand) -> std::io::Result<()> {
+        let _ = (seq, cmd);
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this command log cannot record admin commands",
+        ))
+    }
     /// Makes everything appended so far durable (per the journal's policy). Called
     /// before results are released.
     fn commit(&mut self) -> std::io::Result<()>;
@@ -32,6 +44,10 @@ impl CommandLog for NoLog {
         Ok(())
     }
     #[inline]
+    fn append_admin(&mut self, _: u64, _: &AdminCommand) -> std::io::Result<()> {
+        Ok(())
+    }
+    #[inline]
     fn commit(&mut self) -> std::io::Result<()> {
         Ok(())
     }
@@ -44,11 +60,18 @@ pub struct MemoryLog {
     pub records: Vec<(u64, Command)>,
     /// How many records were committed.
     pub committed: usize,
+    /// Appended admin commands with their sequence numbers (interleave with
+    /// `records` by sequence number).
+    pub admin: Vec<(u64, AdminCommand)>,
 }
 
 impl CommandLog for MemoryLog {
     fn append(&mut self, seq: u64, cmd: &Command) -> std::io::Result<()> {
         self.records.push((seq, *cmd));
+        Ok(())
+    }
+    fn append_admin(&mut self, seq: u64, cmd: &AdminCommand) -> std::io::Result<()> {
+        self.admin.push((seq, *cmd));
         Ok(())
     }
     fn commit(&mut self) -> std::io::Result<()> {

@@ -9,6 +9,7 @@ use peregrine_journal::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::balances::AdminCommand;
 use crate::command_codec::{self, MAX_ENCODED};
 use crate::journal::CommandLog;
 
@@ -35,6 +36,13 @@ pub struct JournalSection {
     /// only the journal after it. Default 0: no snapshots, full replay.
     #[serde(default)]
     pub snapshot_every: u64,
+    /// After each snapshot, delete the journal segments that the oldest retained
+    /// snapshot fully covers (never the segment being written). Keeps the disk use
+    /// and the start-up verify bounded; a full replay from sequence 1 is then no
+    /// longer possible (`peregrine journal replay` starts from the newest snapshot).
+    /// Default false: every segment is kept. Needs `snapshot_every > 0`.
+    #[serde(default)]
+    pub prune: bool,
 }
 
 fn default_segment_bytes() -> u64 {
@@ -49,6 +57,7 @@ impl JournalSection {
             fsync: FsyncPolicy::default(),
             segment_bytes: default_segment_bytes(),
             snapshot_every: 0,
+            prune: false,
         }
     }
 
@@ -73,6 +82,9 @@ impl JournalSection {
         }
         if let Err(problems) = self.journal_config().validate() {
             errs.extend(problems.into_iter().map(|p| format!("journal: {p}")));
+        }
+        if self.prune && self.snapshot_every == 0 {
+            errs.push("journal.prune: needs snapshot_every > 0 (pruning follows snapshots)".into());
         }
     }
 }
@@ -124,6 +136,17 @@ impl CommandLog for JournalLog {
             .map_err(std::io::Error::other)
     }
 
+    fn append_admin(&mut self, seq: u64, cmd: &AdminCommand) -> std::io::Result<()> {
+        let n = command_codec::encode_admin(cmd, &mut self.buf);
+        let ts = Timestamps {
+            recv_ns: cmd.ts.0,
+            engine_ns: cmd.ts.0,
+        };
+        self.journal
+            .append(seq, ts, KIND_COMMAND, &self.buf[..n])
+            .map_err(std::io::Error::other)
+    }
+
     #[inline]
     fn commit(&mut self) -> std::io::Result<()> {
         self.journal.commit().map_err(std::io::Error::other)
@@ -158,9 +181,10 @@ mod tests {
             fsync: FsyncPolicy::None,
             segment_bytes: 10,
             snapshot_every: 0,
+            prune: true,
         };
         let mut errs = Vec::new();
         s.check(&mut errs);
-        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert_eq!(errs.len(), 3, "{errs:?}");
     }
 }

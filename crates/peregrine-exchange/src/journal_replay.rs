@@ -8,7 +8,7 @@ use peregrine_book::{Command, StateHash};
 use peregrine_journal::{Journal, JournalError, RecoveryReport, Replay, SnapshotStore};
 use peregrine_types::Timestamp;
 
-use crate::command_codec::{self, CodecError};
+use crate::command_codec::{self, CodecError, Record};
 use crate::core::Core;
 use crate::journal_log::{JournalLog, JournalSection, KIND_COMMAND};
 use crate::snapshot_codec;
@@ -98,11 +98,25 @@ impl Replayed {
     }
 }
 
-/// Decodes every record of `journal`, from the first, and hands each command to
-/// `apply` in sequence order.
+/// Decodes every record of `journal`, from the first, and hands each book command to
+/// `apply` in sequence order. Admin records (deposits, withdrawals) are skipped: the
+/// books never depend on them; use [`replay_records`] to see them too.
 pub fn replay_commands(
     journal: &mut Journal,
-    apply: impl FnMut(u64, &Command),
+    mut apply: impl FnMut(u64, &Command),
+) -> Result<Replayed, ReplayError> {
+    replay_records(journal, |seq, rec| {
+        if let Record::Command(cmd) = rec {
+            apply(seq, cmd);
+        }
+    })
+}
+
+/// Decodes every record of `journal`, from the first, and hands each (book or admin)
+/// record to `apply` in sequence order.
+pub fn replay_records(
+    journal: &mut Journal,
+    apply: impl FnMut(u64, &Record),
 ) -> Result<Replayed, ReplayError> {
     match start(journal, 1)? {
         Some(replay) => drive(replay, apply),
@@ -132,10 +146,7 @@ fn start(journal: &mut Journal, from: u64) -> Result<Option<Replay>, ReplayError
     Ok(Some(journal.replay_from(from)?))
 }
 
-fn drive(
-    mut replay: Replay,
-    mut apply: impl FnMut(u64, &Command),
-) -> Result<Replayed, ReplayError> {
+fn drive(mut replay: Replay, mut apply: impl FnMut(u64, &Record)) -> Result<Replayed, ReplayError> {
     let t0 = Instant::now();
     let mut done = Replayed::default();
     while let Some(rec) = replay.next()? {
@@ -145,14 +156,18 @@ fn drive(
                 kind: rec.kind,
             });
         }
-        let cmd = command_codec::decode(rec.payload).map_err(|source| ReplayError::Codec {
-            seq: rec.seq,
-            source,
-        })?;
-        apply(rec.seq, &cmd);
+        let record =
+            command_codec::decode_record(rec.payload).map_err(|source| ReplayError::Codec {
+                seq: rec.seq,
+                source,
+            })?;
+        apply(rec.seq, &record);
         done.records += 1;
         done.last_seq = rec.seq;
-        done.last_ts = cmd.ts;
+        done.last_ts = match &record {
+            Record::Command(c) => c.ts,
+            Record::Admin(a) => a.ts,
+        };
     }
     done.elapsed_ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
     Ok(done)
@@ -195,10 +210,10 @@ pub fn restore(
         None => 1,
     };
     let done = match start(core.log_mut().journal_mut(), from)? {
-        Some(replay) => drive(replay, |seq, cmd| core.replay(seq, cmd))?,
+        Some(replay) => drive(replay, |seq, rec| core.replay_record(seq, rec))?,
         None => Replayed::default(),
     };
-    let hash = core.engine().state_hash();
+    let hash = core.state_hash();
     crate::log!(
         "journal: replayed {} record(s) to seq {} in {:.3} ms ({:.0} records/s); state hash {}",
         done.records,

@@ -41,6 +41,8 @@
 //! latencies.
 #![deny(unsafe_code)]
 
+pub mod admin_cli;
+pub mod balances;
 pub mod clock;
 pub mod command_codec;
 pub mod compact;

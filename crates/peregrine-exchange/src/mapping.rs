@@ -79,6 +79,8 @@ pub fn to_command(
             side: m.side,
         }),
         In::Login(_) | In::Logout(_) | In::ClientHeartbeat(_) => return None,
+        // Admin requests are answered by the core's admin path, not the engine.
+        In::Deposit(_) | In::Withdraw(_) | In::BalanceQuery(_) => return None,
     };
     Some(Command { ts, action })
 }

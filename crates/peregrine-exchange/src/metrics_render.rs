@@ -327,7 +327,7 @@ mod tests {
     #[test]
     fn the_document_is_well_formed() {
         let spec = InstrumentSpec::example(1);
-        let engine = MatchingEngine::new(std::slice::from_ref(&spec), 16).unwrap();
+        let engine: MatchingEngine = MatchingEngine::new(std::slice::from_ref(&spec), 16).unwrap();
         let mut depth = DepthPublisher::new(&engine, 3, 0);
         assert!(depth.publish(1, 0, FeedPosition::default(), &engine));
         let hub = Arc::new(MetricsHub::new(

@@ -1,31 +1,45 @@
-//! The feed's TCP recovery service, snapshot half: a subscriber sends a
-//! `SnapshotRequest` for an instrument and gets `SnapshotHeader`, every level (bids
-//! best first, then asks best first) and `SnapshotEnd`, as of a feed sequence number.
+//! The feed's TCP recovery service. Two answers, both from the thread that owns the
+//! engine, between batches, after the batch's feed packets were sent:
 //!
-//! It runs on the thread that owns the engine, between batches, after the batch's
-//! feed packets were sent, so `as_of_seq` (the last feed sequence number sent) exactly
-//! matches the book. Replay of a sequence range is not retained yet: a
-//! `ReplayRequest` is answered with count 0 and reason [`REPLAY_NOT_RETAINED`].
+//! * **Snapshot**: a `SnapshotRequest` for an instrument gets `SnapshotHeader`, every
+//!   level (bids best first, then asks best first) and `SnapshotEnd`, as of a feed
+//!   sequence number (`as_of_seq`, the last one sent, which exactly matches the book).
+//! * **Replay**: a `ReplayRequest` for a range gets `ReplayResponse` with the count that
+//!   follows, then those feed messages unchanged, from the publisher's
+//!   [`Retained`] ring. At most [`MAX_REPLAY`] messages per request (ask again
+//!   for the rest); a range older than the ring, not yet sent, or of another feed
+//!   session is answered with count 0 and a reason ([`REPLAY_NOT_RETAINED`],
+//!   [`REPLAY_OTHER_SESSION`]), and the subscriber falls back to a snapshot.
 //!
-//! Sockets are non-blocking; a client whose answer does not fit in its socket buffer
-//! within one write is dropped (a snapshot of a small book is a few kilobytes).
+//! Sockets are non-blocking. An answer that does not fit the socket buffer is kept in
+//! the client's own buffer (bounded by the largest answer) and written on later polls;
+//! the client's next requests are read only once it is flushed.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 
-use peregrine_book::MatchingEngine;
+use crate::balances::VenueEngine as MatchingEngine;
 use peregrine_types::{Side, Timestamp};
 use peregrine_wire::md::recovery::{
-    Recovery, ReplayResponse, SnapshotEnd, SnapshotHeader, SnapshotLevel, SnapshotRequest,
+    Recovery, ReplayRequest, ReplayResponse, SnapshotEnd, SnapshotHeader, SnapshotLevel,
+    SnapshotRequest,
 };
+use peregrine_wire::md::MdMessage;
 use peregrine_wire::stream::RecvBuffer;
 use peregrine_wire::{ReasonCode, WireMessage};
 
-/// `ReplayResponse.reason`: the range is not retained (replay not implemented).
+use crate::md::Retained;
+
+/// `ReplayResponse.reason`: (part of) the range is not retained: older than the
+/// replay ring, not sent yet, or replay is off.
 pub const REPLAY_NOT_RETAINED: u16 = 1;
 /// `SnapshotHeader.reason`: no such instrument.
 pub const SNAPSHOT_UNKNOWN_INSTRUMENT: u16 = 2;
+/// `ReplayResponse.reason`: the request names another feed session.
+pub const REPLAY_OTHER_SESSION: u16 = 3;
 
+/// Most feed messages sent for one replay request.
+pub const MAX_REPLAY: u16 = 8192;
 /// Most levels per side sent in a snapshot.
 const MAX_LEVELS: usize = 10_000;
 /// Most recovery clients at once.
@@ -35,6 +49,9 @@ const MAX_CLIENTS: usize = 16;
 struct Client {
     stream: TcpStream,
     rx: Box<RecvBuffer<1024>>,
+    /// Answer bytes not yet written, from `sent`.
+    out: Vec<u8>,
+    sent: usize,
 }
 
 /// The recovery listener and its clients.
@@ -42,7 +59,21 @@ struct Client {
 pub struct RecoveryServer {
     listener: TcpListener,
     clients: Vec<Client>,
-    out: Vec<u8>,
+}
+
+/// What an answer is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The book.
+    pub engine: &'a MatchingEngine,
+    /// The feed session id.
+    pub session_id: u64,
+    /// The last feed sequence number sent.
+    pub as_of_seq: u64,
+    /// Engine time now.
+    pub now: Timestamp,
+    /// The replay ring, if the feed is on.
+    pub retained: Option<&'a Retained>,
 }
 
 impl RecoveryServer {
@@ -53,7 +84,6 @@ impl RecoveryServer {
         Ok(RecoveryServer {
             listener,
             clients: Vec::new(),
-            out: Vec::with_capacity(1 << 16),
         })
     }
 
@@ -62,14 +92,8 @@ impl RecoveryServer {
         self.listener.local_addr()
     }
 
-    /// Accepts, reads and answers. `as_of_seq` is the last feed sequence number sent.
-    pub fn poll(
-        &mut self,
-        engine: &MatchingEngine,
-        session_id: u64,
-        as_of_seq: u64,
-        now: Timestamp,
-    ) {
+    /// Accepts, reads and answers.
+    pub fn poll(&mut self, src: Source<'_>) {
         while let Ok((stream, peer)) = self.listener.accept() {
             if self.clients.len() >= MAX_CLIENTS || stream.set_nonblocking(true).is_err() {
                 crate::log!("recovery: refused {peer}");
@@ -79,12 +103,13 @@ impl RecoveryServer {
             self.clients.push(Client {
                 stream,
                 rx: Box::new(RecvBuffer::new()),
+                out: Vec::with_capacity(1 << 12),
+                sent: 0,
             });
         }
-        let ctx = (engine, session_id, as_of_seq, now);
         let mut i = 0;
         while i < self.clients.len() {
-            if serve(&mut self.clients[i], &mut self.out, ctx) {
+            if serve(&mut self.clients[i], src) {
                 i += 1;
             } else {
                 self.clients.swap_remove(i);
@@ -93,37 +118,90 @@ impl RecoveryServer {
     }
 }
 
-type Ctx<'a> = (&'a MatchingEngine, u64, u64, Timestamp);
-
-/// Reads and answers one client; false when it must be dropped.
-fn serve(c: &mut Client, out: &mut Vec<u8>, ctx: Ctx<'_>) -> bool {
+/// Writes what is pending, then reads and answers one client; false when it must be
+/// dropped.
+fn serve(c: &mut Client, src: Source<'_>) -> bool {
+    if !flush(c) {
+        return false;
+    }
+    if c.sent < c.out.len() {
+        return true;
+    }
     match c.stream.read(c.rx.spare()) {
         Ok(0) => return false,
         Ok(n) => c.rx.commit(n),
         Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
         Err(_) => return false,
     }
-    out.clear();
+    c.out.clear();
+    c.sent = 0;
     loop {
         match c.rx.next(Recovery::decode) {
-            Ok(Some(Recovery::SnapshotRequest(r))) => snapshot(&r, out, ctx),
-            Ok(Some(Recovery::ReplayRequest(r))) => put(
-                out,
-                &ReplayResponse {
-                    session_id: r.session_id,
-                    first_seq: r.first_seq,
-                    count: 0,
-                    reason: ReasonCode(REPLAY_NOT_RETAINED),
-                },
-            ),
+            Ok(Some(Recovery::SnapshotRequest(r))) => snapshot(&r, &mut c.out, src),
+            Ok(Some(Recovery::ReplayRequest(r))) => replay(&r, &mut c.out, src),
             Ok(None) => break,
             Ok(Some(_)) | Err(_) => return false,
         }
     }
-    out.is_empty() || c.stream.write_all(out).is_ok()
+    flush(c)
 }
 
-fn snapshot(r: &SnapshotRequest, out: &mut Vec<u8>, (engine, session_id, as_of_seq, now): Ctx<'_>) {
+/// Writes as much pending output as the socket takes; false on a broken socket.
+fn flush(c: &mut Client) -> bool {
+    while c.sent < c.out.len() {
+        match c.stream.write(&c.out[c.sent..]) {
+            Ok(0) => return false,
+            Ok(n) => c.sent += n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+fn replay(r: &ReplayRequest, out: &mut Vec<u8>, src: Source<'_>) {
+    let wanted = r.count.min(MAX_REPLAY);
+    let (count, reason) = match src.retained {
+        _ if r.session_id != src.session_id => (0, REPLAY_OTHER_SESSION),
+        None => (0, REPLAY_NOT_RETAINED),
+        Some(ring) => {
+            let (_, n) = ring.range(r.first_seq, u64::from(wanted));
+            // n <= wanted <= u16::MAX.
+            let n = u16::try_from(n).unwrap_or(0);
+            let reason = if n == r.count { 0 } else { REPLAY_NOT_RETAINED };
+            (n, reason)
+        }
+    };
+    put(
+        out,
+        &ReplayResponse {
+            session_id: r.session_id,
+            first_seq: r.first_seq,
+            count,
+            reason: ReasonCode(reason),
+        },
+    );
+    let Some(ring) = src.retained else { return };
+    for seq in r.first_seq..r.first_seq + u64::from(count) {
+        match ring.get(seq) {
+            Some(MdMessage::Trade(t)) => put(out, &t),
+            Some(MdMessage::L2Update(u)) => put(out, &u),
+            // In range by construction; unreachable, and a short answer is detected
+            // by the subscriber's sequence check.
+            None => {}
+        }
+    }
+}
+
+fn snapshot(r: &SnapshotRequest, out: &mut Vec<u8>, src: Source<'_>) {
+    let Source {
+        engine,
+        session_id,
+        as_of_seq,
+        now,
+        ..
+    } = src;
     let header_at = out.len();
     let mut header = SnapshotHeader {
         request_id: r.request_id,

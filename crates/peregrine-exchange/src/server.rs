@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use peregrine_book::MatchingEngine;
 
+use crate::balances::BalanceSetup;
 use crate::config::{Config, Topology};
 use crate::core::Core;
 use crate::depth::DepthPublisher;
@@ -45,9 +46,16 @@ pub fn run(
         )
     })?;
     let mut core = build_core(&config, JournalLog::new(journal))?;
+    let setup = balance_setup(&config)?;
+    if let Some(s) = &setup {
+        core = core.with_balances(s);
+    }
     let store = if section.snapshot_every > 0 {
         let dir = section.snapshot_dir();
-        let config = SnapshotConfig::default();
+        let config = SnapshotConfig {
+            prune_journal_dir: section.prune.then(|| section.dir.clone()),
+            ..SnapshotConfig::default()
+        };
         Some(
             SnapshotStore::open(&dir, config)
                 .with_context(|| format!("opening {}", dir.display()))?,
@@ -64,6 +72,7 @@ pub fn run(
     if let Some(store) = store {
         core = core.with_snapshots(Snapshotter::spawn(store, section.snapshot_every)?);
     }
+    fund(&mut core, setup.as_ref())?;
     serve(config, core, &stop, on_ready)
 }
 
@@ -75,8 +84,35 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
     on_ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
     crate::log::init();
-    let core = build_core(&config, log)?;
+    let mut core = build_core(&config, log)?;
+    let setup = balance_setup(&config)?;
+    if let Some(s) = &setup {
+        core = core.with_balances(s);
+    }
+    fund(&mut core, setup.as_ref())?;
     serve(config, core, &stop, on_ready)
+}
+
+/// The config's balances resolved to ids (`None`: balances off).
+pub fn balance_setup(config: &Config) -> anyhow::Result<Option<BalanceSetup>> {
+    BalanceSetup::from_config(config)
+        .map_err(|errs| anyhow::anyhow!("invalid balances config:\n  - {}", errs.join("\n  - ")))
+}
+
+/// Applies `[[balances.initial]]` when the venue starts with no history.
+fn fund<L: CommandLog>(core: &mut Core<L>, setup: Option<&BalanceSetup>) -> anyhow::Result<()> {
+    let Some(s) = setup else {
+        return Ok(());
+    };
+    let n = core
+        .fund_initial(&s.initial)
+        .context("journaling the initial balances")?;
+    crate::log!(
+        "balances on: {} instrument(s) with assets, {} admin account(s), {n} initial deposit(s) applied",
+        s.instruments.len(),
+        s.policy.admins.len()
+    );
+    Ok(())
 }
 
 /// The engine, feed publisher and recovery service around `log`.

@@ -11,17 +11,54 @@
 //!            22 stp u8, 23 post_only u8, 24 price i64, 32 qty i64, 40 expire_at u64
 //! ```
 //!
+//! Version 2 (written when balances are on) is version 1 followed by the ledger, every
+//! list sorted by key:
+//!
+//! ```text
+//! ledger 16:   0 balances u32, 4 holds u32, 8 supplies u32, 12..16 zero
+//! per balance 40: 0 account u32, 4 asset u32, 8 available i128, 24 reserved i128
+//! per hold 40: 0 order id u64, 8 account u32, 12 side u8, 13..16 zero, 16 price i64,
+//!              24 leaves i64, 32 base asset u32, 36 quote asset u32
+//! per supply 24: 0 asset u32, 4..8 zero, 8 net deposits i128
+//! ```
+//!
 //! [`decode`] checks every length and enum byte before allocating and returns a
 //! [`SnapshotDecodeError`]; it never panics.
 
-use peregrine_book::{MatchingEngine, RestingOrder};
+use peregrine_book::{LevelIndex, MatchingEngine, NoPreMatch, PreMatch, RestingOrder};
+use peregrine_ledger::{AssetId, Balance, HoldState, InstrumentAssets, Ledger, LedgerState};
+
+use crate::balances::Balances;
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentStatus, OrderId, Price, Qty, Side, StpMode,
     TimeInForce, Timestamp,
 };
 
 const VERSION: u8 = 1;
+const VERSION_LEDGER: u8 = 2;
 const HEADER: usize = 40;
+const LEDGER: usize = 16;
+const BALANCE: usize = 40;
+const HOLD: usize = 40;
+const SUPPLY: usize = 24;
+
+/// A pre-match stage whose state a snapshot carries (the ledger, when there is one).
+pub trait SnapshotLedger {
+    /// The ledger to store, if any.
+    fn snapshot_ledger(&self) -> Option<&Ledger>;
+}
+
+impl SnapshotLedger for NoPreMatch {
+    fn snapshot_ledger(&self) -> Option<&Ledger> {
+        None
+    }
+}
+
+impl SnapshotLedger for Balances {
+    fn snapshot_ledger(&self) -> Option<&Ledger> {
+        self.ledger()
+    }
+}
 const BOOK: usize = 32;
 const ORDER: usize = 48;
 
@@ -51,6 +88,8 @@ pub struct EngineSnapshot {
     pub last_ts: Timestamp,
     /// Every book, by instrument id.
     pub books: Vec<BookSnapshot>,
+    /// Balances and holds (version 2), `None` for an exchange without balances.
+    pub ledger: Option<LedgerState>,
 }
 
 /// Why a snapshot blob does not decode.
@@ -73,11 +112,21 @@ pub enum SnapshotDecodeError {
 }
 
 /// Encodes the engine state after command `last_seq` (time `last_ts`).
-pub fn encode(engine: &MatchingEngine, last_seq: u64, last_ts: Timestamp) -> Vec<u8> {
+pub fn encode<L: LevelIndex, P: PreMatch + SnapshotLedger>(
+    engine: &MatchingEngine<L, P>,
+    last_seq: u64,
+    last_ts: Timestamp,
+) -> Vec<u8> {
     let orders: usize = engine.books().map(|b| b.len()).sum();
     let books = engine.books().count();
+    let ledger = engine.pre_match_ref().snapshot_ledger().map(Ledger::export);
     let mut out = Vec::with_capacity(HEADER + books * BOOK + orders * ORDER);
-    out.extend_from_slice(&[VERSION, 0, 0, 0, 0, 0, 0, 0]);
+    let version = if ledger.is_some() {
+        VERSION_LEDGER
+    } else {
+        VERSION
+    };
+    out.extend_from_slice(&[version, 0, 0, 0, 0, 0, 0, 0]);
     out.extend_from_slice(&engine.next_order_id().0.to_le_bytes());
     out.extend_from_slice(&last_seq.to_le_bytes());
     out.extend_from_slice(&last_ts.0.to_le_bytes());
@@ -92,7 +141,82 @@ pub fn encode(engine: &MatchingEngine, last_seq: u64, last_ts: Timestamp) -> Vec
         out.extend_from_slice(&[0; 4]);
         b.visit_orders(&mut |o| put_order(&mut out, o));
     }
+    if let Some(l) = &ledger {
+        put_ledger(&mut out, l);
+    }
     out
+}
+
+fn put_ledger(out: &mut Vec<u8>, l: &LedgerState) {
+    out.extend_from_slice(&(l.balances.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(l.holds.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(l.supply.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    for (account, asset, b) in &l.balances {
+        out.extend_from_slice(&account.0.to_le_bytes());
+        out.extend_from_slice(&asset.0.to_le_bytes());
+        out.extend_from_slice(&b.available.to_le_bytes());
+        out.extend_from_slice(&b.reserved.to_le_bytes());
+    }
+    for h in &l.holds {
+        out.extend_from_slice(&h.order.0.to_le_bytes());
+        out.extend_from_slice(&h.account.0.to_le_bytes());
+        out.extend_from_slice(&[h.side as u8, 0, 0, 0]);
+        out.extend_from_slice(&h.price.to_le_bytes());
+        out.extend_from_slice(&h.leaves.to_le_bytes());
+        out.extend_from_slice(&h.assets.base.0.to_le_bytes());
+        out.extend_from_slice(&h.assets.quote.0.to_le_bytes());
+    }
+    for (asset, v) in &l.supply {
+        out.extend_from_slice(&asset.0.to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// `None`: too short; `Some(Err)`: a bad enum byte.
+fn ledger(r: &mut Reader<'_>) -> Option<Result<LedgerState, SnapshotDecodeError>> {
+    let (nb, nh, ns) = (r.u32()? as usize, r.u32()? as usize, r.u32()? as usize);
+    r.skip(4)?;
+    let left = r.b.len() - r.at;
+    if nb > left / BALANCE || nh > left / HOLD || ns > left / SUPPLY {
+        return None;
+    }
+    let mut state = LedgerState::default();
+    for _ in 0..nb {
+        let (account, asset) = (AccountId(r.u32()?), AssetId(r.u32()?));
+        let (available, reserved) = (r.i128()?, r.i128()?);
+        let b = Balance {
+            available,
+            reserved,
+        };
+        state.balances.push((account, asset, b));
+    }
+    for _ in 0..nh {
+        let order = OrderId(r.u64()?);
+        let account = AccountId(r.u32()?);
+        let s = r.u8()?;
+        r.skip(3)?;
+        let (price, leaves) = (r.u64()? as i64, r.u64()? as i64);
+        let (base, quote) = (AssetId(r.u32()?), AssetId(r.u32()?));
+        let Some(side) = Side::from_u8(s) else {
+            return Some(Err(bad_enum("hold side", s)));
+        };
+        state.holds.push(HoldState {
+            order,
+            account,
+            side,
+            price,
+            leaves,
+            assets: InstrumentAssets { base, quote },
+        });
+    }
+    for _ in 0..ns {
+        let asset = AssetId(r.u32()?);
+        r.skip(4)?;
+        state.supply.push((asset, r.i128()?));
+    }
+    Some(Ok(state))
 }
 
 fn status_byte(s: InstrumentStatus) -> u8 {
@@ -122,7 +246,7 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     let bad_len = SnapshotDecodeError::BadLength(b.len());
     let mut r = Reader { b, at: 0 };
     let version = r.u8().ok_or(bad_len)?;
-    if version != VERSION {
+    if version != VERSION && version != VERSION_LEDGER {
         return Err(SnapshotDecodeError::BadVersion(version));
     }
     r.skip(7).ok_or(bad_len)?;
@@ -138,6 +262,14 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     for _ in 0..n_books {
         books.push(book(&mut r).ok_or(bad_len)??);
     }
+    let ledger = if version == VERSION_LEDGER {
+        if b.len() - r.at < LEDGER {
+            return Err(bad_len);
+        }
+        Some(ledger(&mut r).ok_or(bad_len)??)
+    } else {
+        None
+    };
     if r.at != b.len() {
         return Err(bad_len);
     }
@@ -146,6 +278,7 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
         last_seq,
         last_ts,
         books,
+        ledger,
     })
 }
 
@@ -242,6 +375,9 @@ impl Reader<'_> {
     fn u64(&mut self) -> Option<u64> {
         self.take().map(u64::from_le_bytes)
     }
+    fn i128(&mut self) -> Option<i128> {
+        self.take().map(i128::from_le_bytes)
+    }
 }
 
 #[cfg(test)]
@@ -268,6 +404,53 @@ mod tests {
         );
         assert_eq!(s.books.len(), 1);
         assert_eq!(s.books[0].instrument, InstrumentId(3));
+        for n in 0..blob.len() {
+            assert!(decode(&blob[..n]).is_err());
+        }
+        assert_eq!(s.ledger, None);
+    }
+
+    #[test]
+    fn balances_round_trip_in_version_2() {
+        use peregrine_book::{Action, Command};
+        use peregrine_types::{OrderType, StpMode, TimeInForce};
+        let spec = peregrine_types::InstrumentSpec::example(1);
+        let assets = InstrumentAssets {
+            base: AssetId(1),
+            quote: AssetId(2),
+        };
+        let mut ledger = Ledger::new(&[(spec.id, assets)]);
+        ledger.deposit(AccountId(4), AssetId(2), 1_000_000).unwrap();
+        let mut e: MatchingEngine<peregrine_book::Ladder, Balances> =
+            MatchingEngine::with_pre_match(&[spec], 16, Balances::on(ledger)).unwrap();
+        let order = peregrine_book::NewOrder {
+            instrument: InstrumentId(1),
+            id: OrderId(0),
+            client_id: ClientOrderId(1),
+            account: AccountId(4),
+            side: Side::Buy,
+            order_type: OrderType::Limit,
+            tif: TimeInForce::Gtc,
+            stp: StpMode::None,
+            price: Price::from_raw(9_000),
+            qty: Qty::from_raw(3),
+            expire_at: Timestamp(0),
+        };
+        let mut events = Vec::new();
+        let cmd = Command {
+            ts: Timestamp(5),
+            action: Action::New(order),
+        };
+        e.execute(&cmd, &mut events);
+        e.pre_match().settle(&events);
+        let blob = encode(&e, 1, Timestamp(5));
+        assert_eq!(blob[0], VERSION_LEDGER);
+        let s = decode(&blob).unwrap();
+        let want = e.pre_match_ref().ledger().map(Ledger::export);
+        assert_eq!(s.ledger, want);
+        let l = s.ledger.unwrap();
+        assert_eq!(l.holds.len(), 1);
+        assert_eq!(l.balances[0].2.reserved, 27_000);
         for n in 0..blob.len() {
             assert!(decode(&blob[..n]).is_err());
         }

@@ -12,7 +12,7 @@
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 
-use peregrine_book::MatchingEngine;
+use crate::balances::VenueEngine as MatchingEngine;
 use peregrine_journal::SnapshotStore;
 use peregrine_types::Timestamp;
 
@@ -37,10 +37,18 @@ impl Snapshotter {
                 while let Ok((seq, blob)) = rx.recv() {
                     let bytes = blob.len();
                     match store.write(seq, blob) {
-                        Ok(w) => crate::log!(
-                            "snapshot through seq {seq} written ({bytes} bytes): {}",
-                            w.path.display()
-                        ),
+                        Ok(w) => {
+                            crate::log!(
+                                "snapshot through seq {seq} written ({bytes} bytes): {}",
+                                w.path.display()
+                            );
+                            if !w.removed_segments.is_empty() {
+                                crate::log!(
+                                    "journal: pruned {} segment(s) covered by the oldest retained snapshot",
+                                    w.removed_segments.len()
+                                );
+                            }
+                        }
                         Err(e) => crate::log!("snapshot through seq {seq} failed: {e}"),
                     }
                 }

@@ -1,11 +1,13 @@
 //! `peregrine md`: subscribes to the UDP feed, keeps one instrument's L2 book, prints
 //! the top of book and trades, and reports sequence gaps.
 //!
-//! On start, and on every gap, it asks the exchange's recovery service for a book
-//! snapshot (`SnapshotRequest`) and resumes the feed after the snapshot's `as_of_seq`
-//! (the UDP socket is bound first, so nothing between the two is missed). Without a
-//! recovery service (`recovery_enabled = false`) a gap is only reported and the book
-//! heals as levels are next updated.
+//! On start it asks the exchange's recovery service for a book snapshot
+//! (`SnapshotRequest`) and resumes the feed after the snapshot's `as_of_seq` (the UDP
+//! socket is bound first, so nothing between the two is missed). On a gap it asks for
+//! the missing range (`ReplayRequest`) and applies it in order; if the range is no
+//! longer retained it falls back to a fresh snapshot. Without a recovery service
+//! (`recovery_enabled = false`) a gap is only reported and the book heals as levels
+//! are next updated.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -32,6 +34,10 @@ pub struct MdArgs {
     /// Stop after this many seconds (default: run until killed).
     #[arg(long)]
     pub duration: Option<f64>,
+    /// Testing aid: ignore every Nth data packet, as if the network lost it, to
+    /// exercise gap recovery.
+    #[arg(long, hide = true)]
+    pub simulate_loss: Option<u64>,
 }
 
 /// A price level as (price, quantity) in raw units.
@@ -98,6 +104,7 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
         print_top(&book);
     }
     let mut buf = vec![0u8; 65_536];
+    let mut data_packets = 0u64;
     while deadline.is_none_or(|d| Instant::now() < d) {
         let n = match socket.recv(&mut buf) {
             Ok(n) => n,
@@ -116,18 +123,37 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
             continue;
         };
         let header = reader.header();
+        if matches!(
+            header.kind(),
+            peregrine_wire::md::packet::PacketKind::Messages(_)
+        ) {
+            data_packets += 1;
+            if args
+                .simulate_loss
+                .is_some_and(|n| n > 0 && data_packets.is_multiple_of(n))
+            {
+                continue;
+            }
+        }
         let s = seq.get_or_insert_with(|| FeedSequencer::new(header.session_id, header.first_seq));
         let skip = match s.check(&header) {
             SeqCheck::Apply { skip } => skip,
             SeqCheck::Gap { from, to } => {
                 println!("GAP: messages {from}..{to} lost");
                 let resume = match recovery {
-                    Some(addr) => {
-                        let (b, _, as_of) = snapshot(addr, spec.id)?;
-                        println!("recovered from snapshot as of #{as_of}");
-                        book = b;
-                        as_of + 1
-                    }
+                    Some(addr) => match replay(addr, header.session_id, from, to - from) {
+                        Ok(Some(msgs)) => {
+                            println!("recovered {from}..{to} by replay");
+                            apply(msgs.into_iter().map(Ok), spec.id, &mut book);
+                            to
+                        }
+                        Ok(None) | Err(_) => {
+                            let (b, _, as_of) = snapshot(addr, spec.id)?;
+                            println!("recovered from snapshot as of #{as_of}");
+                            book = b;
+                            as_of + 1
+                        }
+                    },
                     None => to,
                 };
                 s.recovered_to(resume);
@@ -220,6 +246,71 @@ pub fn snapshot(addr: SocketAddr, instrument: InstrumentId) -> anyhow::Result<(L
         anyhow::ensure!(n > 0, "recovery service closed the connection mid-snapshot");
         rx.commit(n);
     }
+}
+
+/// Fetches feed messages `first..first + count` from the recovery service, in
+/// order, asking again while each answer is partial. `Ok(None)` when the service no
+/// longer retains (part of) the range.
+pub fn replay(
+    addr: SocketAddr,
+    session_id: u64,
+    first: u64,
+    count: u64,
+) -> anyhow::Result<Option<Vec<(u64, MdMessage)>>> {
+    use peregrine_wire::md::recovery::{Recovery, ReplayRequest};
+    use peregrine_wire::WireMessage;
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .with_context(|| format!("connecting to the recovery service {addr}"))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut rx = Box::new(peregrine_wire::stream::RecvBuffer::<65536>::new());
+    let mut got: Vec<(u64, MdMessage)> = Vec::with_capacity(count.min(1 << 16) as usize);
+    let end = first + count;
+    while first + (got.len() as u64) < end {
+        let next = first + got.len() as u64;
+        let mut buf = [0u8; ReplayRequest::SIZE];
+        ReplayRequest {
+            session_id,
+            first_seq: next,
+            count: u16::try_from(end - next).unwrap_or(u16::MAX),
+        }
+        .encode(&mut buf)?;
+        stream.write_all(&buf)?;
+        // The answer: a response, then exactly `count` feed messages.
+        let mut expected: Option<u64> = None;
+        let mut received = 0u64;
+        loop {
+            while let Some(m) = rx.next(Recovery::decode)? {
+                let seq = next + received;
+                match m {
+                    Recovery::ReplayResponse(r) => {
+                        anyhow::ensure!(expected.is_none(), "two replay responses");
+                        anyhow::ensure!(r.first_seq == next, "replay of the wrong range");
+                        if r.count == 0 {
+                            return Ok(None);
+                        }
+                        expected = Some(u64::from(r.count));
+                    }
+                    Recovery::Trade(t) if expected.is_some() => {
+                        got.push((seq, MdMessage::Trade(t)));
+                        received += 1;
+                    }
+                    Recovery::L2Update(u) if expected.is_some() => {
+                        got.push((seq, MdMessage::L2Update(u)));
+                        received += 1;
+                    }
+                    other => anyhow::bail!("unexpected recovery message {other:?}"),
+                }
+            }
+            if expected == Some(received) {
+                break;
+            }
+            let n = stream.read(rx.spare())?;
+            anyhow::ensure!(n > 0, "recovery service closed the connection mid-replay");
+            rx.commit(n);
+        }
+    }
+    Ok(Some(got))
 }
 
 fn open(target: SocketAddr) -> anyhow::Result<UdpSocket> {

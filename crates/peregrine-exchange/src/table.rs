@@ -392,5 +392,8 @@ fn name_of(msg: &Inbound) -> &'static str {
         Inbound::Cancel(_) => "Cancel",
         Inbound::Replace(_) => "Replace",
         Inbound::MassCancel(_) => "MassCancel",
+        Inbound::Deposit(_) => "Deposit",
+        Inbound::Withdraw(_) => "Withdraw",
+        Inbound::BalanceQuery(_) => "BalanceQuery",
     }
 }

@@ -11,7 +11,7 @@ use peregrine_exchange::core::{Core, Outbox, SessionKey};
 use peregrine_exchange::journal_log::{JournalLog, JournalSection};
 use peregrine_exchange::journal_replay::{open_journal, replay_commands, restore, ReplayError};
 use peregrine_exchange::snapshotter::Snapshotter;
-use peregrine_journal::{FsyncPolicy, JournalError, SnapshotStore};
+use peregrine_journal::{FsyncPolicy, JournalError, SnapshotConfig, SnapshotStore};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty, Side,
     StpMode, TimeInForce, Timestamp,
@@ -184,6 +184,43 @@ fn snapshot_plus_tail_equals_a_full_replay() {
         seq + 100,
         "appends continue after the snapshot + tail"
     );
+}
+
+#[test]
+fn pruned_segments_recover_from_the_snapshot_and_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let pruning = || SnapshotConfig {
+        prune_journal_dir: Some(dir.path().to_path_buf()),
+        ..SnapshotConfig::default()
+    };
+    let store = || SnapshotStore::open(dir.path().join("snapshots"), pruning()).unwrap();
+    let before = segments(dir.path()).len();
+    assert_eq!(before, 0);
+    let (hash, seq) = {
+        let mut c = core(dir.path()).with_snapshots(Snapshotter::spawn(store(), 500).unwrap());
+        drive(&mut c, 6_000, 21);
+        (c.engine().state_hash(), c.engine_seq())
+    }; // dropping the core joins the snapshot writer
+    let (journal, _) = open_journal(&section(dir.path())).unwrap();
+    let first = journal.first_seq().unwrap();
+    assert!(
+        first > 1,
+        "the first segments were pruned (journal starts at {first})"
+    );
+    drop(journal);
+    let mut c = core(dir.path());
+    let (_, from_snapshot) = restore(&mut c, Some(&store())).unwrap();
+    assert_eq!(
+        from_snapshot, hash,
+        "snapshot + remaining journal = the live state"
+    );
+    assert_eq!(c.engine_seq(), seq);
+    // A journal without its prefix and no snapshot refuses to start.
+    let mut c = core(dir.path());
+    assert!(matches!(
+        restore(&mut c, None),
+        Err(ReplayError::MissingPrefix { .. })
+    ));
 }
 
 #[test]

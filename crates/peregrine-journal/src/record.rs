@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! offset size field
-//!      0    4 crc        CRC32 (IEEE, crc32fast) of bytes 4 .. 36 + len
+//!      0    4 crc        CRC-32C (Castagnoli) of bytes 4 .. 36 + len
 //!      4    4 len        payload length, 0 ..= MAX_PAYLOAD
 //!      8    8 seq        global sequence number, >= 1
 //!     16    8 recv_ts    receive timestamp, ns
@@ -110,12 +110,20 @@ pub fn encode_into(out: &mut [u8], seq: u64, ts: Timestamps, kind: u8, payload: 
     out[KIND_AT] = kind;
     out[FLAGS_AT..HEADER_LEN].fill(0);
     out[HEADER_LEN..].copy_from_slice(payload);
-    // One CRC pass over the encoded bytes. Measured against hashing a
-    // stack header and the caller's payload with two `update` calls:
-    // 43-53 ns vs 60-70 ns per 64-byte record (same run, 2-vCPU EPYC).
-    let crc = crc32fast::hash(&out[LEN_AT..]);
+    // One CRC pass over the encoded bytes (measured faster than two `update`
+    // calls over a stack header and the payload). CRC-32C rather than IEEE CRC-32:
+    // the SSE4.2 `crc32` instruction does it in about half the time of crc32fast's
+    // table path on ~100 bytes (the `record/crc*` benches run both).
+    let crc = checksum(&out[LEN_AT..]);
     out[CRC_AT..LEN_AT].copy_from_slice(&crc.to_le_bytes());
     total
+}
+
+/// The record checksum: CRC-32C (Castagnoli polynomial 0x1EDC6F41, reflected, as in
+/// iSCSI and ext4), hardware-accelerated where the CPU has it.
+#[inline]
+pub fn checksum(bytes: &[u8]) -> u32 {
+    crc32c::crc32c(bytes)
 }
 
 /// Sets `FLAG_COMMIT` on the encoded record at the start of `rec` and
@@ -123,7 +131,7 @@ pub fn encode_into(out: &mut [u8], seq: u64, ts: Timestamps, kind: u8, payload: 
 pub fn mark_commit(rec: &mut [u8]) {
     let total = HEADER_LEN + read_u32(rec, LEN_AT) as usize;
     rec[FLAGS_AT] |= FLAG_COMMIT;
-    let crc = crc32fast::hash(&rec[LEN_AT..total]);
+    let crc = checksum(&rec[LEN_AT..total]);
     rec[CRC_AT..LEN_AT].copy_from_slice(&crc.to_le_bytes());
 }
 
@@ -162,7 +170,7 @@ pub fn decode(buf: &[u8]) -> Result<Record<'_>, RecordDefect> {
     if !header_plausible(buf) {
         return Err(RecordDefect::BadHeader);
     }
-    if crc32fast::hash(&buf[LEN_AT..total]) != read_u32(buf, CRC_AT) {
+    if checksum(&buf[LEN_AT..total]) != read_u32(buf, CRC_AT) {
         return Err(RecordDefect::CrcMismatch);
     }
     Ok(parse_verified(buf))
@@ -219,6 +227,12 @@ mod tests {
     }
 
     #[test]
+    fn checksum_is_crc32c() {
+        // The standard check value of CRC-32C, so other implementations agree.
+        assert_eq!(checksum(b"123456789"), 0xE306_9283);
+    }
+
+    #[test]
     fn layout_offsets_are_pinned() {
         let buf = encode(0x0102_0304_0506_0708, b"xy");
         assert_eq!(buf.len(), HEADER_LEN + 2);
@@ -229,7 +243,7 @@ mod tests {
         assert_eq!(buf[32], 3);
         assert_eq!(&buf[33..36], &[0, 0, 0]); // flags, reserved
         assert_eq!(&buf[36..], b"xy");
-        assert_eq!(&buf[0..4], &crc32fast::hash(&buf[4..]).to_le_bytes());
+        assert_eq!(&buf[0..4], &crc32c::crc32c(&buf[4..]).to_le_bytes());
     }
 
     #[test]

@@ -11,7 +11,8 @@ use crate::error::JournalError;
 /// Size of the segment header in bytes.
 pub const SEGMENT_HEADER_LEN: usize = 16;
 /// Segment format version written by this crate.
-pub const SEGMENT_VERSION: u32 = 1;
+/// Version 2: record CRCs are CRC-32C (version 1 used IEEE CRC-32 and is refused).
+pub const SEGMENT_VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"PGJOURNL";
 const PREFIX: &str = "journal-";
 const SUFFIX: &str = ".log";
@@ -122,9 +123,16 @@ mod tests {
         assert_eq!(check_header(&[]), HeaderState::Torn);
         assert_eq!(check_header(&[0u8; 16]), HeaderState::Torn);
         assert_eq!(check_header(b"NOTAJOURNALFILE!"), HeaderState::Bad);
-        let mut v2 = h;
-        v2[8] = 2;
-        assert_eq!(check_header(&v2), HeaderState::Bad);
+        let mut v1 = h;
+        v1[8] = 1;
+        assert_eq!(
+            check_header(&v1),
+            HeaderState::Bad,
+            "IEEE-CRC segments refused"
+        );
+        let mut v3 = h;
+        v3[8] = 3;
+        assert_eq!(check_header(&v3), HeaderState::Bad);
     }
 
     #[test]

@@ -53,6 +53,35 @@ impl Hold {
     }
 }
 
+/// One open order's reservation, as exported for snapshots and state hashes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HoldState {
+    /// The order.
+    pub order: OrderId,
+    /// Its owner.
+    pub account: AccountId,
+    /// Its side (a buy holds quote, a sell base).
+    pub side: Side,
+    /// Limit (or protection) price in units.
+    pub price: i64,
+    /// Open quantity the reservation covers.
+    pub leaves: i64,
+    /// The instrument's assets.
+    pub assets: InstrumentAssets,
+}
+
+/// A ledger's complete state in a canonical order (sorted by key): what a snapshot
+/// stores and a state hash covers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LedgerState {
+    /// Every (account, asset) balance ever touched, sorted by (account, asset).
+    pub balances: Vec<(AccountId, AssetId, Balance)>,
+    /// Every open reservation, sorted by order id.
+    pub holds: Vec<HoldState>,
+    /// Net deposits per asset, sorted by asset.
+    pub supply: Vec<(AssetId, i128)>,
+}
+
 /// Balances and reservations.
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
@@ -150,6 +179,62 @@ impl Ledger {
             Some((k, v)) => Err(format!("{k:?}: reserved differs from open orders by {v}")),
             None => Ok(()),
         }
+    }
+
+    /// The complete state, sorted (allocates: for snapshots and hashes, not the
+    /// order path).
+    pub fn export(&self) -> LedgerState {
+        let mut balances: Vec<_> = self
+            .balances
+            .iter()
+            .map(|(&(account, asset), &b)| (account, asset, b))
+            .collect();
+        balances.sort_unstable_by_key(|&(account, asset, _)| (account, asset));
+        let mut holds: Vec<_> = self
+            .holds
+            .iter()
+            .map(|(&order, h)| HoldState {
+                order,
+                account: h.account,
+                side: h.side,
+                price: h.price,
+                leaves: h.leaves,
+                assets: h.assets,
+            })
+            .collect();
+        holds.sort_unstable_by_key(|h| h.order);
+        let mut supply: Vec<_> = self.supply.iter().map(|(&a, &v)| (a, v)).collect();
+        supply.sort_unstable_by_key(|&(a, _)| a);
+        LedgerState {
+            balances,
+            holds,
+            supply,
+        }
+    }
+
+    /// Replaces balances, holds and supply with `state` (restoring a snapshot); the
+    /// instrument table is kept. Run [`Ledger::check`] afterwards to verify it.
+    pub fn restore(&mut self, state: &LedgerState) {
+        self.balances = state
+            .balances
+            .iter()
+            .map(|&(account, asset, b)| ((account, asset), b))
+            .collect();
+        self.holds = state
+            .holds
+            .iter()
+            .map(|h| {
+                let hold = Hold {
+                    account: h.account,
+                    side: h.side,
+                    price: h.price,
+                    leaves: h.leaves,
+                    assets: h.assets,
+                };
+                (h.order, hold)
+            })
+            .collect();
+        self.supply = state.supply.iter().copied().collect();
     }
 
     /// The open quantity an order's reservation covers (None when it holds nothing).

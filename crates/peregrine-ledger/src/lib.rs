@@ -28,4 +28,4 @@ mod balances;
 mod ledger;
 
 pub use balances::{AssetId, Balance};
-pub use ledger::{InstrumentAssets, Ledger, LedgerError};
+pub use ledger::{HoldState, InstrumentAssets, Ledger, LedgerError, LedgerState};

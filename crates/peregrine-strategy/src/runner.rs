@@ -8,6 +8,20 @@
 //! [`WaitStrategy`]. It stops when `stop` is set, `duration` has passed or the
 //! strategy says it is [`finished`](Strategy::finished).
 //!
+//! A ring pair serves one incarnation of the strategy. When the engine declares the
+//! strategy dead it unlinks the ring files, and later creates fresh ones at the same
+//! paths for a restarted process. So:
+//!
+//! * at every heartbeat the runner checks that the files at its ring paths are still
+//!   the ones it mapped (device and inode); if not, the engine has given up on this
+//!   process (it stalled past the heartbeat timeout, or the engine restarted) and
+//!   whatever it writes is never read: the runner stops and reports
+//!   [`RunSummary::detached`];
+//! * when [`run`] returns it keeps its claims on both rings (the handles are leaked
+//!   until the process exits), so a new process cannot attach to rings that may still
+//!   hold this one's unread messages: it waits until the engine has noticed this
+//!   process is gone and re-created them.
+//!
 //! It keeps two HdrHistograms per run, one sample per new order (at its ack or
 //! reject): the round trip t8 − t1, and the round trip minus venue time
 //! (t8 − t1) − (t5 − t4), the strategy↔engine cost the issue's goal is about.
@@ -73,6 +87,9 @@ pub enum RunnerError {
         /// Why.
         source: ShmError,
     },
+    /// The engine replaced the ring files while the runner attached to them.
+    #[error("the ring files in {0} were replaced while attaching")]
+    Replaced(PathBuf),
 }
 
 /// What happened during a run.
@@ -88,6 +105,9 @@ pub struct RunSummary {
     pub round_trip: Histogram<u64>,
     /// (t8 − t1) − (t5 − t4) per new order that reached a venue, ns.
     pub rt_minus_venue: Histogram<u64>,
+    /// The run stopped because the engine replaced this strategy's ring files (it
+    /// declared the process dead, or restarted): nothing sent any more was read.
+    pub detached: bool,
 }
 
 impl RunSummary {
@@ -99,6 +119,7 @@ impl RunSummary {
             full: 0,
             round_trip: h(),
             rt_minus_venue: h(),
+            detached: false,
         }
     }
 
@@ -110,6 +131,10 @@ impl RunSummary {
              requests sent {} (ring full {})\n",
             e[0], e[1], e[2], e[3], e[4], e[5], self.sent, self.full
         );
+        if self.detached {
+            s += "DETACHED: the engine replaced this strategy's rings (it declared the \
+                  process dead, or restarted); restart the strategy\n";
+        }
         for (name, h) in [
             ("round trip", &self.round_trip),
             ("rt - venue", &self.rt_minus_venue),
@@ -143,7 +168,7 @@ pub fn run<S: Strategy>(
     cfg: &RunnerConfig,
     stop: &AtomicBool,
 ) -> Result<RunSummary, RunnerError> {
-    let (mut api, mut rx) = attach(cfg)?;
+    let (mut api, mut rx, files) = attach_files(cfg)?;
     let pid = std::process::id();
     let _ = api.send_raw(Request::heartbeat(pid, now_ns()));
     strategy.on_start(&mut api);
@@ -182,6 +207,10 @@ pub fn run<S: Strategy>(
                 busy = true;
             }
             if now >= next_heartbeat {
+                if files.replaced(cfg) {
+                    summary.detached = true;
+                    break;
+                }
                 let _ = api.send_raw(Request::heartbeat(pid, now));
                 next_heartbeat = now + heartbeat_ns;
             }
@@ -194,7 +223,36 @@ pub fn run<S: Strategy>(
     }
     summary.sent = api.sent();
     summary.full = api.full();
+    // Keep both claims until the process exits (see the module docs): the rings stay
+    // ours, and the engine re-creates them once it sees this process gone.
+    std::mem::forget(api);
+    std::mem::forget(rx);
     Ok(summary)
+}
+
+/// The identity (device, inode) of the two ring files a runner mapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RingFiles {
+    submit: (u64, u64),
+    ret: (u64, u64),
+}
+
+impl RingFiles {
+    /// Both files as they are on disk now (`None` if either is missing).
+    fn now(cfg: &RunnerConfig) -> Option<RingFiles> {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: PathBuf| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        Some(RingFiles {
+            submit: id(paths::submit_ring(&cfg.dir, &cfg.name))?,
+            ret: id(paths::return_ring(&cfg.dir, &cfg.name))?,
+        })
+    }
+
+    /// Whether the files at the ring paths are no longer the ones mapped (two `stat`
+    /// calls; done once per heartbeat).
+    fn replaced(&self, cfg: &RunnerConfig) -> bool {
+        RingFiles::now(cfg) != Some(*self)
+    }
 }
 
 fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev: &Event) {
@@ -227,12 +285,23 @@ fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev:
     }
 }
 
-/// Attaches both rings, retrying until the engine has created them.
+/// Attaches both rings, retrying until the engine has created them (and, after a
+/// restart of this strategy, until it has re-created them: the previous process keeps
+/// its claims).
 pub fn attach(cfg: &RunnerConfig) -> Result<(Api, ShmSpscConsumer<Event>), RunnerError> {
+    attach_files(cfg).map(|(api, rx, _)| (api, rx))
+}
+
+/// [`attach`], also returning which files were mapped: the attach is retried if either
+/// file was replaced while it ran.
+fn attach_files(
+    cfg: &RunnerConfig,
+) -> Result<(Api, ShmSpscConsumer<Event>, RingFiles), RunnerError> {
     let submit = paths::submit_ring(&cfg.dir, &cfg.name);
     let ret = paths::return_ring(&cfg.dir, &cfg.name);
     let deadline = Instant::now() + cfg.attach_timeout;
     loop {
+        let before = RingFiles::now(cfg);
         let attempt = ShmSpsc::<Request>::attach(&submit)
             .and_then(|r| r.producer())
             .map_err(|source| RunnerError::Attach {
@@ -248,8 +317,13 @@ pub fn attach(cfg: &RunnerConfig) -> Result<(Api, ShmSpscConsumer<Event>), Runne
                         source,
                     })
             });
+        let attempt = attempt.and_then(|(api, rx)| match before {
+            Some(files) if RingFiles::now(cfg) == Some(files) => Ok((api, rx, files)),
+            // Replaced (or removed) while we attached: try again.
+            _ => Err(RunnerError::Replaced(cfg.dir.clone())),
+        });
         match attempt {
-            Ok(pair) => return Ok(pair),
+            Ok(found) => return Ok(found),
             Err(e) if Instant::now() >= deadline => return Err(e),
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
@@ -324,5 +398,39 @@ mod tests {
             .filter(|c| matches!(c, Command::Receipt { t8, .. } if *t8 > 0))
             .count();
         assert_eq!(receipts, 3);
+    }
+
+    /// Does nothing; runs until stopped.
+    struct Idle;
+    impl Strategy for Idle {}
+
+    /// The engine replaces the ring files (as when it declares the strategy dead): the
+    /// runner notices at its next heartbeat and stops, reporting `detached`; it keeps
+    /// its claims on the old rings, so nobody else can attach to them.
+    #[test]
+    fn replaced_rings_detach_the_runner_and_claims_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let submit_path = paths::submit_ring(dir.path(), "p");
+        let submit = ShmSpsc::<Request>::create(&submit_path, 64).unwrap();
+        let _ret = ShmSpsc::<Event>::create(&paths::return_ring(dir.path(), "p"), 64).unwrap();
+        let _engine_end = submit.consumer().unwrap();
+        let mut cfg = RunnerConfig::new(dir.path().to_owned(), "p");
+        cfg.duration = Some(Duration::from_secs(20));
+        cfg.heartbeat_interval = Duration::from_millis(10);
+        cfg.wait = WaitStrategy::SpinThenPark;
+        let runner_cfg = cfg.clone();
+        let h = std::thread::spawn(move || {
+            run(&mut Idle, &runner_cfg, &AtomicBool::new(false)).unwrap()
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::remove_file(&submit_path).unwrap();
+        let _fresh = ShmSpsc::<Request>::create(&submit_path, 64).unwrap();
+        let summary = h.join().unwrap();
+        assert!(summary.detached);
+        assert!(summary.render().contains("DETACHED"));
+        assert!(
+            matches!(submit.producer(), Err(ShmError::AlreadyClaimed(_))),
+            "the finished runner still holds the old ring's producer claim"
+        );
     }
 }

@@ -71,6 +71,13 @@ pub struct InstrumentSpec {
     pub band: i64,
     /// Trading status.
     pub status: InstrumentStatus,
+    /// Symbol of the base asset (what is bought and sold), for an exchange with
+    /// balances; resolved to an asset id when the config loads. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// Symbol of the quote asset (what prices are paid in), as `base`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
 }
 
 impl InstrumentSpec {
@@ -89,6 +96,8 @@ impl InstrumentSpec {
             reference_price: 10_000,
             band: 5_000,
             status: InstrumentStatus::Active,
+            base: None,
+            quote: None,
         }
     }
 

@@ -10,7 +10,8 @@
 //!   is naturally aligned; there are no variable-length fields, so there is nothing to
 //!   cap beyond [`MAX_MESSAGE_SIZE`].
 //! * **One declaration per message.** Each message is written once, as a list of typed
-//!   fields, in [`session`], [`orders`], [`reports`], [`md`] and [`md::recovery`]. The
+//!   fields, in [`session`], [`orders`], [`reports`], [`admin`], [`md`] and
+//!   [`md::recovery`]. The
 //!   `wire_message!` macro turns it into a plain `Copy` struct plus a [`WireMessage`]
 //!   implementation: encoder, validating decoder, compile-time field offsets
 //!   ([`WireMessage::FIELDS`]) and size. The layout tests, the golden vectors and the
@@ -68,6 +69,7 @@
 //! ```
 #![deny(unsafe_code)]
 
+pub mod admin;
 pub mod cursor;
 pub mod error;
 pub mod field;

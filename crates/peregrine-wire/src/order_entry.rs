@@ -4,6 +4,7 @@
 //! decodes; [`Message`] spans both (for tools, logs and captures). Each has a
 //! `decode(bytes) -> Result<(msg, consumed), DecodeError>` for framing a TCP stream.
 
+use crate::admin::{AdminRejected, Balance, BalanceQuery, Deposit, Withdraw};
 use crate::message::wire_family;
 use crate::orders::{Cancel, MassCancel, NewOrder, Replace};
 use crate::reports::{Accepted, CancelRejected, Cancelled, Fill, Rejected, Replaced};
@@ -14,7 +15,10 @@ use crate::DecodeError;
 
 wire_family! {
     /// A client → exchange message.
-    Inbound { Login, Logout, ClientHeartbeat, NewOrder, Cancel, Replace, MassCancel }
+    Inbound {
+        Login, Logout, ClientHeartbeat, NewOrder, Cancel, Replace, MassCancel,
+        Deposit, Withdraw, BalanceQuery,
+    }
 }
 
 wire_family! {
@@ -23,6 +27,7 @@ wire_family! {
     Outbound {
         LoginAccepted, LoginRejected, ServerHeartbeat,
         Accepted, Rejected, Fill, Cancelled, Replaced, CancelRejected,
+        Balance, AdminRejected,
     }
 }
 
@@ -30,8 +35,10 @@ wire_family! {
     /// Any order-entry message, either direction.
     Message {
         Login, Logout, ClientHeartbeat, NewOrder, Cancel, Replace, MassCancel,
+        Deposit, Withdraw, BalanceQuery,
         LoginAccepted, LoginRejected, ServerHeartbeat,
         Accepted, Rejected, Fill, Cancelled, Replaced, CancelRejected,
+        Balance, AdminRejected,
     }
 }
 
@@ -64,6 +71,8 @@ macro_rules! with_common {
             Outbound::Cancelled($m) => $body,
             Outbound::Replaced($m) => $body,
             Outbound::CancelRejected($m) => $body,
+            Outbound::Balance($m) => $body,
+            Outbound::AdminRejected($m) => $body,
         }
     };
 }
@@ -101,6 +110,9 @@ impl From<Inbound> for Message {
             Inbound::Cancel(m) => m.into(),
             Inbound::Replace(m) => m.into(),
             Inbound::MassCancel(m) => m.into(),
+            Inbound::Deposit(m) => m.into(),
+            Inbound::Withdraw(m) => m.into(),
+            Inbound::BalanceQuery(m) => m.into(),
         }
     }
 }
@@ -117,6 +129,8 @@ impl From<Outbound> for Message {
             Outbound::Cancelled(m) => m.into(),
             Outbound::Replaced(m) => m.into(),
             Outbound::CancelRejected(m) => m.into(),
+            Outbound::Balance(m) => m.into(),
+            Outbound::AdminRejected(m) => m.into(),
         }
     }
 }

@@ -180,6 +180,57 @@ const PINNED: &[Pinned] = &[
         ],
     ),
     (
+        "Deposit",
+        0x20,
+        32,
+        &[
+            ("request_id", 8, 8),
+            ("amount", 16, 8),
+            ("account", 24, 4),
+            ("asset", 28, 4),
+        ],
+    ),
+    (
+        "Withdraw",
+        0x21,
+        32,
+        &[
+            ("request_id", 8, 8),
+            ("amount", 16, 8),
+            ("account", 24, 4),
+            ("asset", 28, 4),
+        ],
+    ),
+    (
+        "BalanceQuery",
+        0x22,
+        24,
+        &[("request_id", 8, 8), ("account", 16, 4), ("asset", 20, 4)],
+    ),
+    (
+        "Balance",
+        0xA0,
+        64,
+        out![
+            ("request_id", 32, 8),
+            ("available", 40, 8),
+            ("reserved", 48, 8),
+            ("account", 56, 4),
+            ("asset", 60, 4),
+        ],
+    ),
+    (
+        "AdminRejected",
+        0xA1,
+        50,
+        out![
+            ("request_id", 32, 8),
+            ("account", 40, 4),
+            ("asset", 44, 4),
+            ("reason", 48, 2),
+        ],
+    ),
+    (
         "Trade",
         0x40,
         45,

@@ -6,10 +6,10 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use peregrine_engine::config::EngineConfig;
-use peregrine_engine::{control, runtime};
+use peregrine_engine::{control, runtime, Limits};
 use peregrine_strategy::paths;
 
-/// `peregrine engine [--config F] [--duration S] [stats | kill | shutdown]`.
+/// `peregrine engine [--config F] [--duration S] [stats | kill | limits | shutdown]`.
 #[derive(Debug, Args)]
 pub struct EngineArgs {
     /// The engine config (TOML).
@@ -37,6 +37,16 @@ enum EngineAction {
         /// Give up after this long.
         #[arg(long, default_value_t = control::KILL_TIMEOUT_MS)]
         timeout_ms: u64,
+    },
+    /// Print the risk limits, or change them at run time (`--set key=value`, repeated;
+    /// `off` switches a limit off). Without `--strategy` the change is global.
+    Limits {
+        /// Only this strategy.
+        #[arg(long)]
+        strategy: Option<String>,
+        /// A change, e.g. `--set max_order_qty=5 --set price_collar=300`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Stop the running engine.
     Shutdown,
@@ -73,6 +83,21 @@ pub fn run(args: EngineArgs) -> anyhow::Result<()> {
                 format!("kill {who} {timeout_ms}"),
                 timeout_ms + 5_000,
             )
+        }
+        Some(EngineAction::Limits {
+            ref strategy,
+            ref set,
+        }) => {
+            // Checked here too, so a typo fails before the engine is contacted.
+            Limits::parse_changes(set.iter().map(String::as_str))?;
+            if set.iter().any(|kv| kv.chars().any(char::is_whitespace)) {
+                bail!("a --set value may not contain spaces: {set:?}");
+            }
+            let line = match (strategy, set.is_empty()) {
+                (None, true) => "limits".to_owned(),
+                (who, _) => format!("limits {} {}", who.as_deref().unwrap_or("*"), set.join(" ")),
+            };
+            talk(&args, line, 5_000)
         }
         Some(EngineAction::Shutdown) => talk(&args, "shutdown".into(), 5_000),
         Some(EngineAction::BenchSubmit {

@@ -26,6 +26,8 @@ enum Command {
     Exchange(peregrine_exchange::ExchangeArgs),
     /// Drive an exchange with many sessions and report latency percentiles.
     Loadgen(peregrine_exchange::loadgen::LoadgenArgs),
+    /// Balance administration: deposit, withdraw, query (exchange with balances).
+    Admin(peregrine_exchange::admin_cli::AdminArgs),
     /// Journal tools.
     #[command(subcommand)]
     Journal(JournalCommand),
@@ -67,6 +69,7 @@ fn main() -> anyhow::Result<()> {
             peregrine_exchange::journal_cli::run(args).map(|_| ())
         }
         Command::Md(args) => peregrine_exchange::subscriber::run(args),
+        Command::Admin(args) => peregrine_exchange::admin_cli::run(args).map(|_| ()),
         Command::Loadgen(args) => {
             let summary = peregrine_exchange::loadgen::run(args)?;
             anyhow::ensure!(

@@ -137,5 +137,8 @@ fn go<S: Strategy>(s: &mut S, c: &Common, default_name: &str) -> anyhow::Result<
     let stop = AtomicBool::new(false);
     let summary = run_strategy(s, &cfg, &stop)?;
     println!("strategy {name}\n{}", summary.render());
+    if summary.detached {
+        anyhow::bail!("strategy {name}: detached by the engine");
+    }
     Ok(())
 }

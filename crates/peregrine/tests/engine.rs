@@ -92,6 +92,10 @@ sim = {{ delay_lo_ns = 2000, delay_hi_ns = 20000, model = {{ kind = "{model}" }}
 }
 
 fn strategy(kind: &str, shm: &Path, secs: &str) -> Kid {
+    strategy_with(kind, shm, secs, &[])
+}
+
+fn strategy_with(kind: &str, shm: &Path, secs: &str, extra: &[&str]) -> Kid {
     Kid(peregrine()
         .args([
             "strategy",
@@ -103,6 +107,7 @@ fn strategy(kind: &str, shm: &Path, secs: &str) -> Kid {
             "--dir",
         ])
         .arg(shm)
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -145,6 +150,49 @@ fn row(stats: &str, name: &str) -> (String, u64, u64) {
         f[3].parse().unwrap(),
         f[5].parse().unwrap(),
     )
+}
+
+/// The strategies-table row of `name`: (generation, requests after death, in flight).
+fn row_more(stats: &str, name: &str) -> (u64, u64, u64) {
+    let f: Vec<&str> = stats
+        .lines()
+        .find(|l| {
+            l.split_whitespace().next() == Some(name)
+                && (l.contains(" false ") || l.contains(" true "))
+        })
+        .unwrap_or_else(|| panic!("no row {name} in\n{stats}"))
+        .split_whitespace()
+        .collect();
+    (
+        f[6].parse().unwrap(),
+        f[7].parse().unwrap(),
+        f[8].parse().unwrap(),
+    )
+}
+
+/// The queue table: (name, pushes, pops, full, depth + discarded) per row.
+fn queues(stats: &str) -> Vec<(String, u64, u64, u64, u64)> {
+    stats
+        .lines()
+        .skip_while(|l| !l.starts_with("queue "))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = |i: usize| f[f.len() - 5 + i].parse::<u64>().unwrap();
+            (f[..f.len() - 5].join(" "), n(0), n(1), n(2), n(3) + n(4))
+        })
+        .collect()
+}
+
+/// How many rejects of reason `name(code)` the stats show.
+fn rejects(stats: &str, tag: &str) -> u64 {
+    stats
+        .lines()
+        .find(|l| l.starts_with("rejects:"))
+        .and_then(|l| l.split_whitespace().find(|w| w.starts_with(tag)))
+        .and_then(|w| w.rsplit('=').next())
+        .map_or(0, |n| n.parse().unwrap())
 }
 
 /// `n` of a latency row.
@@ -200,14 +248,116 @@ fn killed_strategy_gets_its_orders_cancelled() {
         wait_for("maker quotes resting", 30, || {
             row(&stats(&rig.shm), "maker").1 > 0
         });
-        maker.0.kill().unwrap();
+        let resting = row(&stats(&rig.shm), "maker").1;
+        maker.0.kill().unwrap(); // SIGKILL: no chance to clean up
         maker.0.wait().unwrap();
-        wait_for("maker dead with no open orders", 30, || {
-            let (state, open, _) = row(&stats(&rig.shm), "maker");
-            state == "dead" && open == 0
+        // Declared dead, its orders cancelled (open counts an order until the venue
+        // confirms the cancel), then fresh rings: generation 2, waiting for a process.
+        wait_for(
+            "maker re-armed after its cancels were confirmed",
+            30,
+            || {
+                let s = stats(&rig.shm);
+                let (state, open, _) = row(&s, "maker");
+                let (generation, _, in_flight) = row_more(&s, "maker");
+                state == "waiting" && open == 0 && in_flight == 0 && generation == 2
+            },
+        );
+        let s = stats(&rig.shm);
+        assert_eq!(
+            row(&s, "taker").0,
+            "alive",
+            "the other strategy is unaffected"
+        );
+        assert_eq!(row_more(&s, "taker").0, 1);
+        assert!(resting > 0);
+        // Restarted under the same name, it attaches to the fresh rings and trades.
+        let _again = strategy("maker", &rig.shm, "60");
+        wait_for("the restarted maker quoting", 30, || {
+            let s = stats(&rig.shm);
+            let (state, open, _) = row(&s, "maker");
+            state == "alive" && open > 0
         });
-        let (state, _, _) = row(&stats(&rig.shm), "taker");
-        assert_eq!(state, "alive", "the other strategy is unaffected");
+        let s = stats(&rig.shm);
+        let submit = queues(&s)
+            .into_iter()
+            .find(|q| q.0 == "submit maker")
+            .unwrap();
+        assert!(submit.1 > 0 && submit.1 == submit.2 + submit.4, "{s}");
+        assert_eq!(row_more(&s, "maker").0, 2, "{s}");
+    });
+}
+
+#[test]
+fn limits_change_at_run_time_and_bad_changes_are_refused() {
+    with_timeout(120, || {
+        let rig = engine("full");
+        // Pinger as "maker" (max_order_qty 10): qty 5 orders pass at first.
+        let _p = strategy_with(
+            "pinger",
+            &rig.shm,
+            "60",
+            &["--name", "maker", "--qty", "5", "--count", "200000"],
+        );
+        wait_for("orders filling", 30, || {
+            let s = stats(&rig.shm);
+            s.lines()
+                .skip_while(|l| !l.starts_with("position"))
+                .any(|l| l.starts_with("maker"))
+        });
+        assert_eq!(rejects(&stats(&rig.shm), "max_order_qty(105)"), 0);
+        let show = cli(&rig.shm, &["limits"]);
+        let text = String::from_utf8_lossy(&show.stdout).to_string();
+        assert!(show.status.success(), "{text}");
+        assert!(text.contains("maker: max_order_qty=10"), "{text}");
+        assert!(text.contains("global: max_order_qty=off"), "{text}");
+        // Bad key and bad value: a clear error, nothing changed.
+        for bad in ["max_qty=4", "max_order_qty=-4", "max_order_qty=four"] {
+            let out = cli(&rig.shm, &["limits", "--strategy", "maker", "--set", bad]);
+            assert!(!out.status.success(), "{bad} accepted");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("unknown limit") || err.contains("bad value"),
+                "{bad}: {err}"
+            );
+        }
+        let out = cli(
+            &rig.shm,
+            &["limits", "--strategy", "nobody", "--set", "burst=1"],
+        );
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("unknown strategy"));
+        let text = String::from_utf8_lossy(&cli(&rig.shm, &["limits"]).stdout).to_string();
+        assert!(
+            text.contains("maker: max_order_qty=10"),
+            "unchanged: {text}"
+        );
+        // Lower it at run time: the next orders are rejected with 105.
+        let out = cli(
+            &rig.shm,
+            &[
+                "limits",
+                "--strategy",
+                "maker",
+                "--set",
+                "max_order_qty=4",
+                "--set",
+                "price_collar=300",
+            ],
+        );
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains("max_order_qty=4") && text.contains("price_collar=300"),
+            "{text}"
+        );
+        wait_for("max_order_qty rejects in stats", 30, || {
+            rejects(&stats(&rig.shm), "max_order_qty(105)") > 0
+        });
+        // And globally.
+        let out = cli(&rig.shm, &["limits", "--set", "max_open_orders=100"]);
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("global: max_order_qty=off"));
     });
 }
 
@@ -242,6 +392,20 @@ fn engine_kill_cancels_everything_with_confirmation() {
         let s = stats(&rig.shm);
         assert_eq!(row(&s, "maker").1, 0, "{s}");
         assert_eq!(row(&s, "taker").1, 0, "{s}");
+        // Nothing in flight at a venue now: every hand-off's counts add up.
+        let q = queues(&s);
+        assert_eq!(q.len(), 6, "{s}");
+        for (name, pushes, pops, _full, depth) in &q {
+            assert_eq!(*pushes, pops + depth, "{name} in\n{s}");
+        }
+        let get = |n: &str| q.iter().find(|r| r.0 == n).unwrap().clone();
+        assert!(
+            get("submit maker").1 > 0 && get("return maker").1 > 0,
+            "{s}"
+        );
+        assert!(get("inbox sim").1 > 0, "{s}");
+        assert_eq!(get("completion").1, get("completion").2, "{s}");
+        assert!(s.contains("orders in flight 0"), "{s}");
         assert!(
             s.contains("kill_switch") || row(&s, "maker").0 == "alive",
             "{s}"
@@ -285,5 +449,53 @@ fn malformed_message_is_rejected_and_counted_without_a_crash() {
             row(&stats(&rig.shm), "maker").2 == 1
         });
         assert!(stats(&rig.shm).contains("malformed(201)=1"));
+        // Bad fields: zero and negative qty, unknown instrument, bad venue index.
+        let mut cases = Vec::new();
+        for (i, qty) in [0, -3].into_iter().enumerate() {
+            cases.push((
+                NewOrder {
+                    client_id: 10 + i as u64,
+                    qty: Qty::from_raw(qty),
+                    ..o
+                },
+                101,
+            ));
+        }
+        cases.push((
+            NewOrder {
+                client_id: 12,
+                instrument: InstrumentId(99),
+                ..o
+            },
+            203,
+        ));
+        cases.push((
+            NewOrder {
+                client_id: 13,
+                venue: 9,
+                ..o
+            },
+            202,
+        ));
+        for (order, _) in &cases {
+            api.send_raw(Request::new_order(order, 1)).unwrap();
+        }
+        let mut answers = Vec::new();
+        wait_for("four rejects", 20, || {
+            while let Some(e) = rx.try_pop() {
+                answers.push(e);
+            }
+            answers.len() >= 4
+        });
+        for (ev, (order, code)) in answers.iter().zip(&cases) {
+            assert_eq!(ev.kind(), Some(EventKind::Reject));
+            assert_eq!((ev.client_id, ev.reason), (order.client_id, *code));
+        }
+        wait_for("the bad fields in stats", 20, || {
+            let s = stats(&rig.shm);
+            rejects(&s, "invalid_order(101)") == 2
+                && rejects(&s, "unknown_instrument(203)") == 1
+                && rejects(&s, "unknown_venue(202)") == 1
+        });
     });
 }

@@ -163,6 +163,105 @@ fn md_subscriber_starts_from_a_snapshot_and_follows_the_feed() {
 }
 
 #[test]
+fn md_subscriber_heals_lost_packets_by_replay() {
+    with_timeout(60, || {
+        let port = UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let rec = support::free_port();
+        let ex = start(&format!(
+            "recovery_listen = \"127.0.0.1:{rec}\"\n[market_data]\ntarget = \"127.0.0.1:{port}\""
+        ));
+        let mut a = Client::login(ex.addr, 1);
+        let md = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args(["md", "--instrument", "PGN-USD", "--duration", "4"])
+            .args(["--simulate-loss", "2"])
+            .arg("--config")
+            .arg(&ex.config)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut md = support::KillOnDrop::new(md);
+        let mut out = md.read_until("BOOK");
+        // One feed packet per order; the subscriber drops every second one and must
+        // get each back from the replay service, so it ends on the true book.
+        for i in 0..6u64 {
+            a.send(&order(
+                i + 1,
+                Side::Sell,
+                10_001 + i as i64,
+                1 + i as i64,
+                TimeInForce::Gtc,
+            ));
+            a.recv_report();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        a.send(&order(7, Side::Buy, 10_001, 1, TimeInForce::Ioc));
+        a.recv_report();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // A last packet so that a loss of the previous one is seen as a gap.
+        a.send(&order(8, Side::Buy, 9_000, 1, TimeInForce::Gtc));
+        a.recv_report();
+        out.push_str(&md.wait_output());
+        assert!(out.contains("GAP"), "{out}");
+        assert!(out.contains("by replay"), "{out}");
+        assert!(!out.contains("recovered from snapshot"), "{out}");
+        assert!(out.contains("TRADE 1@10001 aggressor Buy"), "{out}");
+        let last = out.lines().rfind(|l| l.starts_with("BOOK")).unwrap();
+        assert_eq!(last, "BOOK bid 1@9000 | ask 2@10002", "{out}");
+    });
+}
+
+#[test]
+fn replay_serves_only_what_is_retained() {
+    with_timeout(60, || {
+        let port = support::free_port();
+        let rec = support::free_port();
+        let ex = start(&format!(
+            "recovery_listen = \"127.0.0.1:{rec}\"\n[market_data]\ntarget = \"127.0.0.1:{port}\"\nreplay_retain = 4"
+        ));
+        let mut a = Client::login(ex.addr, 1);
+        // Six resting orders: six L2 updates, feed sequence numbers 1..=6.
+        for i in 0..6u64 {
+            a.send(&order(
+                i + 1,
+                Side::Buy,
+                9_990 - i as i64,
+                1,
+                TimeInForce::Gtc,
+            ));
+            a.recv_report();
+        }
+        let addr = format!("127.0.0.1:{rec}").parse().unwrap();
+        let (_, session, as_of) =
+            peregrine_exchange::subscriber::snapshot(addr, peregrine_types::InstrumentId(1))
+                .unwrap();
+        assert_eq!(as_of, 6);
+        let got = peregrine_exchange::subscriber::replay(addr, session, 3, 4)
+            .unwrap()
+            .expect("3..=6 retained");
+        let seqs: Vec<u64> = got.iter().map(|(s, _)| *s).collect();
+        assert_eq!(seqs, [3, 4, 5, 6]);
+        match got[0].1 {
+            peregrine_wire::md::MdMessage::L2Update(u) => assert_eq!(u.price.units(), 9_988),
+            other => panic!("{other:?}"),
+        }
+        use peregrine_exchange::subscriber::replay;
+        assert!(replay(addr, session, 2, 1).unwrap().is_none(), "evicted");
+        assert!(
+            replay(addr, session, 7, 1).unwrap().is_none(),
+            "not sent yet"
+        );
+        assert!(
+            replay(addr, session + 1, 3, 1).unwrap().is_none(),
+            "other session"
+        );
+    });
+}
+
+#[test]
 fn recovery_snapshot_matches_the_book() {
     with_timeout(60, || {
         let rec = support::free_port();

@@ -2,10 +2,10 @@
 //! strategy liveness, the stats snapshot. Runs at most once per millisecond.
 
 use crate::config::DeadPolicy;
-use crate::control::{ControlCmd, ControlReply};
+use crate::control::{ControlCmd, ControlReply, LimitScope};
 use crate::risk::StrategyId;
 
-use super::{KillJob, Liveness, Orchestrator};
+use super::{KillJob, Liveness, Orchestrator, Slot};
 
 const HOUSE_NS: u64 = 1_000_000;
 const PID_CHECK_NS: u64 = 100_000_000;
@@ -21,7 +21,9 @@ impl Orchestrator {
             self.command(cmd, now);
         }
         self.progress_kills(now);
+        let tick = now >= self.next_pid_check_ns; // the 100 ms tick (liveness advances it)
         self.check_liveness(now);
+        self.rearm_dead(tick);
         if now >= self.next_stats_ns {
             self.next_stats_ns = now + self.stats_interval_ns;
             self.publish(now);
@@ -29,27 +31,84 @@ impl Orchestrator {
     }
 
     fn command(&mut self, cmd: ControlCmd, now: u64) {
-        let ControlCmd::Kill {
-            id,
-            strategy,
-            timeout_ms,
-        } = cmd;
-        let scope = match strategy {
-            None => None,
-            Some(name) => match self.slots.iter().position(|s| s.link.name == name) {
-                Some(i) => Some(i as u16),
-                None => {
-                    let text = format!("unknown strategy {name:?}");
-                    let _ = self.shared.replies.push(ControlReply {
-                        id,
-                        ok: false,
-                        text,
-                    });
-                    return;
+        match cmd {
+            ControlCmd::Kill {
+                id,
+                strategy,
+                timeout_ms,
+            } => self.kill(id, strategy, timeout_ms, now),
+            ControlCmd::Limits { id, scope, changes } => {
+                let (ok, text) = self.limits(scope, &changes);
+                let _ = self.shared.replies.push(ControlReply { id, ok, text });
+            }
+        }
+    }
+
+    /// The index of strategy `name`, or an error reply's text.
+    fn strategy_index(&self, name: &str) -> Result<u16, String> {
+        self.slots
+            .iter()
+            .position(|s| s.link.name == name)
+            .map(|i| i as u16)
+            .ok_or_else(|| format!("unknown strategy {name:?}"))
+    }
+
+    /// Applies a (pre-checked) limit change between two orders and describes the
+    /// limits now in force.
+    fn limits(&mut self, scope: LimitScope, changes: &[(String, String)]) -> (bool, String) {
+        let changed = if changes.is_empty() { "" } else { "changed; " };
+        match scope {
+            LimitScope::All => {
+                let mut text = format!("global: {}", self.risk.global_limits().render());
+                for (i, slot) in self.slots.iter().enumerate() {
+                    let l = self.risk.limits(StrategyId(i as u16)).unwrap_or_default();
+                    text += &format!("\n{}: {}", slot.link.name, l.render());
                 }
+                (true, text)
+            }
+            LimitScope::Global => match self.risk.global_limits().with_changes(changes) {
+                Ok(next) => {
+                    self.risk.set_global_limits(next);
+                    (true, format!("{changed}global: {}", next.render()))
+                }
+                Err(e) => (false, format!("{e}; nothing changed")),
             },
+            LimitScope::Strategy(name) => {
+                let s = match self.strategy_index(&name) {
+                    Ok(s) => StrategyId(s),
+                    Err(text) => return (false, text),
+                };
+                let current = self.risk.limits(s).unwrap_or_default();
+                match current.with_changes(changes) {
+                    Ok(next) if self.risk.set_limits(s, next).is_ok() => {
+                        (true, format!("{changed}{name}: {}", next.render()))
+                    }
+                    Ok(_) => (false, format!("strategy {name:?} is not registered")),
+                    Err(e) => (false, format!("{e}; nothing changed")),
+                }
+            }
+        }
+    }
+
+    fn kill(&mut self, id: u64, strategy: Option<String>, timeout_ms: u64, now: u64) {
+        let scope = match strategy.as_deref().map(|n| self.strategy_index(n)) {
+            None => None,
+            Some(Ok(s)) => Some(s),
+            Some(Err(text)) => {
+                let _ = self.shared.replies.push(ControlReply {
+                    id,
+                    ok: false,
+                    text,
+                });
+                return;
+            }
         };
         self.risk.kill(scope.map(StrategyId));
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if scope.is_none_or(|s| s as usize == i) {
+                slot.killed_by_death = false; // an operator's kill stays on
+            }
+        }
         let cancels = self.cancel_scope(scope);
         self.kills.push(KillJob {
             id,
@@ -145,7 +204,13 @@ impl Orchestrator {
     }
 
     fn declare_dead(&mut self, s: u16, why: &str) {
-        self.slots[s as usize].state = Liveness::Dead;
+        let was_killed = self.risk.is_strategy_killed(StrategyId(s));
+        let slot = &mut self.slots[s as usize];
+        slot.state = Liveness::Dead;
+        slot.killed_by_death = !was_killed;
+        // Nobody may attach to these rings any more: the dead (or stalled) process may
+        // still hold them. We keep reading ours until fresh ones replace them.
+        crate::rings::unlink(&self.dir, &slot.link.name);
         self.risk.kill(Some(StrategyId(s)));
         let cancels = match self.on_dead {
             DeadPolicy::Cancel => self.cancel_scope(Some(s)),
@@ -155,6 +220,64 @@ impl Orchestrator {
             "engine {}: strategy {} is dead ({why}); kill switch on, {cancels} cancels sent",
             self.engine, self.slots[s as usize].link.name
         );
+    }
+}
+
+impl Orchestrator {
+    /// Gives every dead strategy whose orders have all ended (cancel confirmed by the
+    /// venue, or filled) a fresh ring pair at the same paths, so a restarted process
+    /// can attach. Waiting for its orders first means the new incarnation inherits
+    /// none: its client ids (which start again from 1) can never name an order of the
+    /// dead one, and no event about an old order reaches the new rings. With
+    /// `on_dead = "leave"` that wait lasts until those orders fill or are cancelled.
+    /// A failed re-creation is retried on the 100 ms `tick` only.
+    fn rearm_dead(&mut self, tick: bool) {
+        for s in 0..self.slots.len() {
+            let slot = &self.slots[s];
+            if slot.state != Liveness::Dead
+                || (slot.rearm_failed && !tick)
+                || self.open_in(Some(s as u16)) > 0
+            {
+                continue;
+            }
+            let name = self.slots[s].link.name.clone();
+            // ~1 ms of file work and page faults, on this thread but only once per death.
+            match crate::rings::create_link(&self.dir, &name, self.ring_capacity) {
+                Ok(link) => {
+                    let old = &self.slots[s];
+                    let (generation, killed_by_death) = (old.generation + 1, old.killed_by_death);
+                    let (malformed, after_dead) = (old.malformed, old.after_dead);
+                    // Totals carry over; what the old rings still held is discarded.
+                    let earlier = [self.submit_row(old), self.return_row(old)].map(|mut q| {
+                        q.discarded += q.depth;
+                        q.depth = 0;
+                        q
+                    });
+                    self.slots[s] = Slot::new(link, generation);
+                    self.slots[s].malformed = malformed;
+                    self.slots[s].after_dead = after_dead;
+                    self.slots[s].earlier = earlier;
+                    if killed_by_death {
+                        self.risk.unkill(Some(StrategyId(s as u16)));
+                    }
+                    eprintln!(
+                        "engine {}: strategy {name}: every order of the dead incarnation has \
+                         ended; fresh rings created (generation {generation}), waiting for it \
+                         to attach",
+                        self.engine
+                    );
+                }
+                Err(e) => {
+                    if !self.slots[s].rearm_failed {
+                        eprintln!(
+                            "engine {}: re-creating the rings of {name}: {e}",
+                            self.engine
+                        );
+                        self.slots[s].rearm_failed = true;
+                    }
+                }
+            }
+        }
     }
 }
 

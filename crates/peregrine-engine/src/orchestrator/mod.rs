@@ -31,7 +31,7 @@ use rustc_hash::FxHashMap;
 
 use crate::config::{DeadPolicy, EngineConfig};
 use crate::control::Shared;
-use crate::counters::{bump, QueueCounters};
+use crate::counters::QueueRow;
 use crate::gateway::{Completion, GatewayCmd, GatewayCounters};
 use crate::idle::IdlePolicy;
 use crate::latency::Latency;
@@ -47,7 +47,10 @@ pub enum Liveness {
     Waiting,
     /// Heard from within the timeout.
     Alive,
-    /// Silent too long or its process is gone; blocked until the engine restarts.
+    /// Silent too long or its process is gone: kill switch on, its ring files
+    /// unlinked, what it still wrote answered with `STRATEGY_DOWN`. Once none of its
+    /// orders is open any more the engine creates fresh rings and the slot goes back
+    /// to `Waiting` for a restarted process (see `house.rs`).
     Dead,
 }
 
@@ -73,13 +76,63 @@ pub struct StrategyLink {
 #[derive(Debug)]
 struct Slot {
     link: StrategyLink,
-    submit: QueueCounters,
-    ret: QueueCounters,
+    /// Counters of the current ring pair, plain fields: only this thread writes them.
+    rings: RingTally,
     malformed: u64,
     last_seen_ns: u64,
     pid: Option<u32>,
     state: Liveness,
     receipts: Box<[Pending]>,
+    /// Incarnation: 1 for the rings made at start, +1 each time they are re-created.
+    generation: u32,
+    /// The death switched the strategy's kill switch on (so re-arming switches it off;
+    /// a kill switch an operator or a loss breach set stays on).
+    killed_by_death: bool,
+    /// Requests read from the ring after the strategy was declared dead.
+    after_dead: u64,
+    /// Re-creating the rings failed (logged once, retried).
+    rearm_failed: bool,
+    /// Submit and return counts of this strategy's earlier (retired) ring pairs.
+    earlier: [QueueRow; 2],
+}
+
+/// The orchestrator's own counts for one strategy's rings, since they were created.
+/// The strategy's side (submit pushes and Fulls, return pops) is read from the ring
+/// headers; `*_base` is the free-running index the ring had when the count started
+/// (after the pre-fault lap).
+#[derive(Debug, Clone, Copy, Default)]
+struct RingTally {
+    submit_pops: u64,
+    submit_base: u64,
+    ret_pushes: u64,
+    ret_full: u64,
+    ret_base: u64,
+}
+
+impl Slot {
+    fn new(link: StrategyLink, generation: u32) -> Slot {
+        let rings = RingTally {
+            // Only this thread pops the submit ring and pushes the return ring, so
+            // head and tail here are exactly where our counts start.
+            submit_base: link.rx.counts().head,
+            ret_base: link.tx.counts().tail,
+            ..RingTally::default()
+        };
+        Slot {
+            link,
+            rings,
+            malformed: 0,
+            last_seen_ns: 0,
+            pid: None,
+            state: Liveness::Waiting,
+            receipts: vec![Pending::default(); RECEIPTS].into_boxed_slice(),
+            generation,
+            killed_by_death: false,
+            after_dead: 0,
+            rearm_failed: false,
+            earlier: Default::default(),
+        }
+    }
 }
 
 /// A live order.
@@ -142,6 +195,9 @@ pub struct Orchestrator {
     started_ns: u64,
     shared: Arc<Shared>,
     wait: IdlePolicy,
+    /// Where the ring files are (to re-create a dead strategy's rings).
+    dir: std::path::PathBuf,
+    ring_capacity: usize,
 }
 
 impl Orchestrator {
@@ -159,19 +215,7 @@ impl Orchestrator {
         for (i, s) in cfg.strategies.iter().enumerate() {
             risk.register(StrategyId(i as u16), s.limits, now);
         }
-        let slots = strategies
-            .into_iter()
-            .map(|link| Slot {
-                link,
-                submit: QueueCounters::default(),
-                ret: QueueCounters::default(),
-                malformed: 0,
-                last_seen_ns: 0,
-                pid: None,
-                state: Liveness::Waiting,
-                receipts: vec![Pending::default(); RECEIPTS].into_boxed_slice(),
-            })
-            .collect();
+        let slots = strategies.into_iter().map(|l| Slot::new(l, 1)).collect();
         Orchestrator {
             engine: cfg.name.clone(),
             slots,
@@ -196,6 +240,8 @@ impl Orchestrator {
             started_ns: now,
             shared,
             wait: cfg.orchestrator.idle_policy(),
+            dir: cfg.dir(),
+            ring_capacity: cfg.ring_capacity,
         }
     }
 
@@ -231,7 +277,7 @@ impl Orchestrator {
             let s = (self.scan_from + step) % n;
             if let Some(req) = self.slots[s].link.rx.try_pop() {
                 let t2 = now_ns();
-                bump(&self.slots[s].submit.pops);
+                self.slots[s].rings.submit_pops += 1;
                 self.on_request(s as u16, req, t2);
                 self.scan_from = (s + 1) % n;
                 busy = true;
@@ -252,8 +298,8 @@ impl Orchestrator {
         let slot = &mut self.slots[s as usize];
         ev.ts[ts::ORCH_RETURN] = now_ns();
         match slot.link.tx.try_push(ev) {
-            Ok(()) => bump(&slot.ret.pushes),
-            Err(_) => bump(&slot.ret.full),
+            Ok(()) => slot.rings.ret_pushes += 1,
+            Err(_) => slot.rings.ret_full += 1,
         }
         if matches!(ev.kind(), Some(EventKind::Ack | EventKind::Reject)) {
             let p = &mut slot.receipts[ev.client_id as usize & (RECEIPTS - 1)];
@@ -288,6 +334,17 @@ impl Orchestrator {
     /// Malformed requests from strategy `s`.
     pub fn malformed(&self, s: u16) -> u64 {
         self.slots[s as usize].malformed
+    }
+
+    /// Strategy `s`'s incarnation: 1 at start, +1 each time its rings are re-created.
+    pub fn generation(&self, s: u16) -> u32 {
+        self.slots[s as usize].generation
+    }
+
+    /// Requests strategy `s` wrote after it was declared dead (each new order among them
+    /// rejected with `STRATEGY_DOWN`).
+    pub fn after_dead(&self, s: u16) -> u64 {
+        self.slots[s as usize].after_dead
     }
 }
 

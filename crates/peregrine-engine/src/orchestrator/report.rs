@@ -2,10 +2,10 @@
 
 use std::fmt::Write;
 
-use crate::counters::CounterValues;
+use crate::counters::QueueRow;
 use crate::risk::{RiskReject, StrategyId};
 
-use super::Orchestrator;
+use super::{Orchestrator, Slot};
 
 impl Orchestrator {
     /// Renders the snapshot and stores it for the control thread (skipped if the
@@ -40,20 +40,36 @@ impl Orchestrator {
     fn render_strategies(&self, s: &mut String) {
         let _ = writeln!(
             s,
-            "{:<12}{:>8}{:>9}{:>7}{:>8}{:>11}",
-            "strategy", "state", "pid", "open", "killed", "malformed"
+            "{:<12}{:>8}{:>9}{:>7}{:>8}{:>11}{:>5}{:>11}{:>10}",
+            "strategy",
+            "state",
+            "pid",
+            "open",
+            "killed",
+            "malformed",
+            "gen",
+            "after_dead",
+            "in_flight"
         );
         for (i, slot) in self.slots.iter().enumerate() {
             let sid = StrategyId(i as u16);
+            let in_flight = self
+                .orders
+                .values()
+                .filter(|o| o.strategy == i as u16)
+                .count();
             let _ = writeln!(
                 s,
-                "{:<12}{:>8}{:>9}{:>7}{:>8}{:>11}",
+                "{:<12}{:>8}{:>9}{:>7}{:>8}{:>11}{:>5}{:>11}{:>10}",
                 slot.link.name,
                 format!("{:?}", slot.state).to_lowercase(),
                 slot.pid.map_or("-".into(), |p| p.to_string()),
                 self.risk.open_orders(Some(sid)),
                 self.risk.is_killed(sid),
-                slot.malformed
+                slot.malformed,
+                slot.generation,
+                slot.after_dead,
+                in_flight
             );
         }
         s.push('\n');
@@ -111,49 +127,79 @@ impl Orchestrator {
     fn render_queues(&self, s: &mut String) {
         let _ = writeln!(
             s,
-            "{:<24}{:>10}{:>10}{:>8}{:>7}",
-            "queue", "pushes", "pops", "full", "depth"
+            "{:<24}{:>10}{:>10}{:>8}{:>7}{:>10}",
+            "queue", "pushes", "pops", "full", "depth", "discarded"
         );
-        let mut row = |name: String, v: CounterValues, depth: Option<u64>| {
-            let depth = depth.map_or("-".into(), |d| d.to_string());
-            let push = if v.pushes == u64::MAX {
-                "-".into()
-            } else {
-                v.pushes.to_string()
-            };
-            let pops = if v.pops == u64::MAX {
-                "-".into()
-            } else {
-                v.pops.to_string()
-            };
-            let _ = writeln!(s, "{name:<24}{push:>10}{pops:>10}{:>8}{depth:>7}", v.full);
-        };
-        for slot in &self.slots {
-            let mut v = slot.submit.values();
-            v.pushes = u64::MAX; // counted in the strategy process
-            row(format!("submit {}", slot.link.name), v, None);
-            let mut v = slot.ret.values();
-            v.pops = u64::MAX; // counted in the strategy process
-            row(format!("return {}", slot.link.name), v, None);
+        for q in self.queue_rows() {
+            let _ = writeln!(
+                s,
+                "{:<24}{:>10}{:>10}{:>8}{:>7}{:>10}",
+                q.name, q.pushes, q.pops, q.full, q.depth, q.discarded
+            );
         }
-        let mut completion = CounterValues::default();
+    }
+
+    /// Every hand-off's counters: per strategy its submit ring (pushes, Fulls and depth
+    /// from the ring header the strategy writes, pops counted here), per gateway its
+    /// inbox, the completion queue, per strategy its return ring (pops from the header
+    /// the strategy writes). A strategy's rows add up all its ring pairs (a restarted
+    /// strategy gets fresh ones); what a retired pair still held is `discarded`. At
+    /// rest, `pushes == pops + depth + discarded` on every row.
+    pub fn queue_rows(&self) -> Vec<QueueRow> {
+        let mut rows: Vec<QueueRow> = self.slots.iter().map(|s| self.submit_row(s)).collect();
+        let mut completion = QueueRow {
+            name: "completion".into(),
+            pops: self.completion_pops,
+            depth: self.completions.len() as u64,
+            ..QueueRow::default()
+        };
         for gw in &self.gateways {
             let v = gw.counters.inbox.values();
-            row(
-                format!("inbox {}", gw.name),
-                v,
-                Some(v.pushes.saturating_sub(v.pops)),
-            );
+            rows.push(QueueRow {
+                name: format!("inbox {}", gw.name),
+                pushes: v.pushes,
+                pops: v.pops,
+                full: v.full,
+                depth: v.pushes.saturating_sub(v.pops),
+                discarded: 0,
+            });
             let c = gw.counters.completion.values();
             completion.pushes += c.pushes;
             completion.full += c.full;
         }
-        completion.pops = self.completion_pops;
-        row(
-            "completion".into(),
-            completion,
-            Some(self.completions.len() as u64),
-        );
+        rows.push(completion);
+        rows.extend(self.slots.iter().map(|s| self.return_row(s)));
+        rows
+    }
+
+    /// A strategy's submit row: its current ring plus its earlier ones.
+    pub(super) fn submit_row(&self, slot: &Slot) -> QueueRow {
+        let c = slot.link.rx.counts();
+        let mut row = QueueRow {
+            name: format!("submit {}", slot.link.name),
+            pushes: c.tail.wrapping_sub(slot.rings.submit_base),
+            pops: slot.rings.submit_pops,
+            full: c.full,
+            depth: c.depth(),
+            discarded: 0,
+        };
+        row.add(&slot.earlier[0]);
+        row
+    }
+
+    /// A strategy's return row: its current ring plus its earlier ones.
+    pub(super) fn return_row(&self, slot: &Slot) -> QueueRow {
+        let c = slot.link.tx.counts();
+        let mut row = QueueRow {
+            name: format!("return {}", slot.link.name),
+            pushes: slot.rings.ret_pushes,
+            pops: c.head.wrapping_sub(slot.rings.ret_base),
+            full: slot.rings.ret_full,
+            depth: c.depth(),
+            discarded: 0,
+        };
+        row.add(&slot.earlier[1]);
+        row
     }
 }
 

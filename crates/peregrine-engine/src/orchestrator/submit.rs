@@ -13,8 +13,11 @@ impl Orchestrator {
     pub(super) fn on_request(&mut self, s: u16, req: Request, t2: u64) {
         let slot = &mut self.slots[s as usize];
         slot.last_seen_ns = t2;
-        if slot.state == Liveness::Waiting {
-            slot.state = Liveness::Alive;
+        match slot.state {
+            Liveness::Waiting => slot.state = Liveness::Alive,
+            // Still read so its new orders get an answer (STRATEGY_DOWN) and are counted.
+            Liveness::Dead => slot.after_dead += 1,
+            Liveness::Alive => {}
         }
         match req.decode() {
             Err(_) => {

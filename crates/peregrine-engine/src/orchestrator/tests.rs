@@ -14,7 +14,7 @@ use peregrine_types::{InstrumentId, Price, Qty, Side};
 
 use super::{GatewayLink, Liveness, Orchestrator, StrategyLink};
 use crate::config::{EngineConfig, StrategyConfig};
-use crate::control::{ControlCmd, Shared};
+use crate::control::{ControlCmd, LimitScope, Shared};
 use crate::gateway::{Gateway, GatewayCounters};
 use crate::risk::{Limits, RiskReject};
 use crate::venue::sim::{FillModel, SimVenue};
@@ -24,6 +24,8 @@ struct Rig {
     orch: Orchestrator,
     tx: ShmSpscProducer<Request>,
     rx: ShmSpscConsumer<Event>,
+    /// A second strategy, `t` (no limits).
+    other: (ShmSpscProducer<Request>, ShmSpscConsumer<Event>),
     stop: Arc<AtomicBool>,
     gateway: Option<std::thread::JoinHandle<()>>,
     _dir: tempfile::TempDir,
@@ -52,12 +54,18 @@ fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
 
 fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
     let dir = tempfile::tempdir().unwrap();
+    cfg.shm_dir = Some(dir.path().to_owned());
+    cfg.ring_capacity = 64;
     cfg.strategies.push(StrategyConfig {
         name: "s".into(),
         limits: Limits {
             max_order_qty: Some(10),
             ..Limits::default()
         },
+    });
+    cfg.strategies.push(StrategyConfig {
+        name: "t".into(),
+        limits: Limits::default(),
     });
     let submit = ShmSpsc::<Request>::create(&dir.path().join("s.submit"), 64).unwrap();
     let ret = ShmSpsc::<Event>::create(&dir.path().join("s.return"), 64).unwrap();
@@ -66,6 +74,8 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         rx: submit.consumer().unwrap(),
         tx: ret.producer().unwrap(),
     };
+    let t = crate::rings::create_link(dir.path(), "t", 64).unwrap();
+    let other = attach_to(dir.path(), "t");
     let stop = Arc::new(AtomicBool::new(false));
     let completions = Arc::new(ArrayQueue::new(64));
     let (inbox_tx, inbox_rx) = spsc::ring(64);
@@ -86,28 +96,67 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         counters,
     }];
     let shared = Arc::new(Shared::new(Arc::clone(&stop)));
-    let orch = Orchestrator::new(&cfg, vec![link], gws, completions, shared);
+    let orch = Orchestrator::new(&cfg, vec![link, t], gws, completions, shared);
     Rig {
         orch,
         tx: submit.producer().unwrap(),
         rx: ret.consumer().unwrap(),
+        other,
         stop,
         gateway,
         _dir: dir,
     }
 }
 
+/// A strategy's ends of its rings, as the SDK claims them.
+fn attach_to(
+    dir: &std::path::Path,
+    name: &str,
+) -> (ShmSpscProducer<Request>, ShmSpscConsumer<Event>) {
+    use peregrine_strategy::paths;
+    let tx = ShmSpsc::<Request>::attach(&paths::submit_ring(dir, name))
+        .unwrap()
+        .producer()
+        .unwrap();
+    let rx = ShmSpsc::<Event>::attach(&paths::return_ring(dir, name))
+        .unwrap()
+        .consumer()
+        .unwrap();
+    (tx, rx)
+}
+
+fn order(client_id: u64, qty: i64) -> NewOrder {
+    NewOrder {
+        client_id,
+        instrument: InstrumentId(1),
+        venue: 0,
+        side: Side::Buy,
+        price: Price::from_raw(100),
+        qty: Qty::from_raw(qty),
+    }
+}
+
 impl Rig {
     fn send(&mut self, client_id: u64, qty: i64) {
-        let o = NewOrder {
-            client_id,
-            instrument: InstrumentId(1),
-            venue: 0,
-            side: Side::Buy,
-            price: Price::from_raw(100),
-            qty: Qty::from_raw(qty),
-        };
+        let o = order(client_id, qty);
         self.tx.try_push(Request::new_order(&o, now_ns())).unwrap();
+    }
+
+    /// Drives the orchestrator until strategy `t` got `n` events (10 s limit).
+    fn other_events(&mut self, n: usize) -> Vec<Event> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut out = Vec::new();
+        while out.len() < n {
+            assert!(Instant::now() < deadline, "t: only {} of {n}", out.len());
+            if !self.orch.poll_once() {
+                self.orch.housekeeping(now_ns());
+                std::thread::yield_now();
+            }
+            while let Some(ev) = self.other.1.try_pop() {
+                out.push(ev);
+            }
+        }
+        out
     }
 
     /// Drives the orchestrator until `n` events arrived (10 s limit).
@@ -310,3 +359,5 @@ fn kill_against_a_hung_venue_times_out_with_a_clear_error() {
     assert!(!reply.ok, "{reply:?}");
     assert!(reply.text.contains("1 orders still open"), "{}", reply.text);
 }
+
+mod ops;

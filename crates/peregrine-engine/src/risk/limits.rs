@@ -28,6 +28,129 @@ pub struct Limits {
     pub max_loss: Option<i128>,
 }
 
+/// Why a limit change was refused (nothing was changed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// No such limit.
+    #[error("unknown limit {0:?} (known: {keys})", keys = Limits::KEYS.join(", "))]
+    UnknownKey(String),
+    /// The value is not `off` nor a positive integer in the limit's range.
+    #[error("bad value {value:?} for {key}: {why}")]
+    BadValue {
+        /// The limit.
+        key: String,
+        /// The text given.
+        value: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// Not `key=value`.
+    #[error("expected key=value, got {0:?}")]
+    Syntax(String),
+}
+
+/// Parses a positive integer of type `T`, or `off`/`none` for "no limit".
+fn parse_limit<T>(key: &str, value: &str) -> Result<Option<T>, LimitError>
+where
+    T: std::str::FromStr + PartialOrd + Default,
+{
+    if value == "off" || value == "none" {
+        return Ok(None);
+    }
+    let bad = |why| LimitError::BadValue {
+        key: key.to_owned(),
+        value: value.to_owned(),
+        why,
+    };
+    let v: T = value
+        .parse()
+        .map_err(|_| bad("not an integer in the limit's range (or `off`)"))?;
+    if v <= T::default() {
+        return Err(bad("must be > 0 (use `off` to switch the limit off)"));
+    }
+    Ok(Some(v))
+}
+
+/// Renders one optional limit as `key=value` or `key=off`.
+fn show<T: std::fmt::Display>(key: &str, v: Option<T>) -> String {
+    match v {
+        Some(v) => format!("{key}={v}"),
+        None => format!("{key}=off"),
+    }
+}
+
+impl Limits {
+    /// The names [`Limits::set`] accepts, in field order.
+    pub const KEYS: [&'static str; 8] = [
+        "max_order_qty",
+        "max_order_notional",
+        "price_collar",
+        "max_open_orders",
+        "max_position",
+        "max_orders_per_sec",
+        "burst",
+        "max_loss",
+    ];
+
+    /// Sets one limit from text: `off` (or `none`) switches it off, anything else must
+    /// be a positive integer that fits the field. On error nothing changes.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), LimitError> {
+        match key {
+            "max_order_qty" => self.max_order_qty = parse_limit(key, value)?,
+            "max_order_notional" => self.max_order_notional = parse_limit(key, value)?,
+            "price_collar" => self.price_collar = parse_limit(key, value)?,
+            "max_open_orders" => self.max_open_orders = parse_limit(key, value)?,
+            "max_position" => self.max_position = parse_limit(key, value)?,
+            "max_orders_per_sec" => self.max_orders_per_sec = parse_limit(key, value)?,
+            "burst" => self.burst = parse_limit(key, value)?,
+            "max_loss" => self.max_loss = parse_limit(key, value)?,
+            _ => return Err(LimitError::UnknownKey(key.to_owned())),
+        }
+        Ok(())
+    }
+
+    /// These limits with every `(key, value)` change applied, or the first error (and
+    /// `self` untouched): a change is all or nothing.
+    pub fn with_changes(&self, changes: &[(String, String)]) -> Result<Limits, LimitError> {
+        let mut next = *self;
+        for (k, v) in changes {
+            next.set(k, v)?;
+        }
+        Ok(next)
+    }
+
+    /// Splits `key=value` words into pairs, checking each key and value (against a
+    /// default set, so the result applies to any limits without error).
+    pub fn parse_changes<'a>(
+        words: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Vec<(String, String)>, LimitError> {
+        let mut out = Vec::new();
+        for w in words {
+            let (k, v) = w
+                .split_once('=')
+                .ok_or_else(|| LimitError::Syntax(w.to_owned()))?;
+            Limits::default().set(k.trim(), v.trim())?;
+            out.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+        Ok(out)
+    }
+
+    /// `key=value` for every limit, in [`Limits::KEYS`] order, space separated.
+    pub fn render(&self) -> String {
+        [
+            show("max_order_qty", self.max_order_qty),
+            show("max_order_notional", self.max_order_notional),
+            show("price_collar", self.price_collar),
+            show("max_open_orders", self.max_open_orders),
+            show("max_position", self.max_position),
+            show("max_orders_per_sec", self.max_orders_per_sec),
+            show("burst", self.burst),
+            show("max_loss", self.max_loss),
+        ]
+        .join(" ")
+    }
+}
+
 /// Orders-per-second limit as a token bucket with integer arithmetic: the level is
 /// kept in token-nanoseconds so refills need no fractions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -109,6 +232,46 @@ mod tests {
         let l = Limits::default();
         let mut b = TokenBucket::full(&l, 0);
         assert!((0..1_000).all(|_| b.try_take(&l, 0)));
+    }
+
+    #[test]
+    fn set_parses_every_key_and_refuses_bad_input() {
+        let mut l = Limits::default();
+        for (i, k) in Limits::KEYS.iter().enumerate() {
+            l.set(k, &(i + 1).to_string()).unwrap();
+        }
+        assert_eq!(
+            l.render(),
+            "max_order_qty=1 max_order_notional=2 price_collar=3 max_open_orders=4 \
+             max_position=5 max_orders_per_sec=6 burst=7 max_loss=8"
+        );
+        l.set("price_collar", "off").unwrap();
+        assert_eq!(l.price_collar, None);
+        let before = l;
+        assert!(matches!(
+            l.set("max_qty", "5"),
+            Err(LimitError::UnknownKey(_))
+        ));
+        for bad in ["0", "-3", "abc", "1.5", "", "99999999999"] {
+            let e = l.set("max_open_orders", bad).unwrap_err();
+            assert!(matches!(e, LimitError::BadValue { .. }), "{bad}: {e}");
+        }
+        assert_eq!(l, before, "a refused change changes nothing");
+        // All or nothing.
+        let changes = vec![
+            ("max_order_qty".to_owned(), "7".to_owned()),
+            ("nope".to_owned(), "1".to_owned()),
+        ];
+        assert!(l.with_changes(&changes).is_err());
+        assert_eq!(l, before);
+        let ok = Limits::parse_changes(["max_order_qty=7", "burst = off"]).unwrap();
+        assert_eq!(l.with_changes(&ok).unwrap().max_order_qty, Some(7));
+        assert!(matches!(
+            Limits::parse_changes(["max_order_qty"]),
+            Err(LimitError::Syntax(_))
+        ));
+        let e = Limits::parse_changes(["max_order_qty=-1"]).unwrap_err();
+        assert!(e.to_string().contains("must be > 0"), "{e}");
     }
 
     #[test]

@@ -9,8 +9,8 @@
 mod limits;
 mod state;
 
-pub use limits::{Limits, TokenBucket};
-pub use state::RiskEngine;
+pub use limits::{LimitError, Limits, TokenBucket};
+pub use state::{RiskEngine, MAX_SANE};
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,7 @@ pub struct StrategyId(pub u16);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u16)]
 pub enum RiskReject {
-    /// Quantity or price not positive.
+    /// Quantity or price not positive, or absurdly large (above `MAX_SANE`, 2^40).
     InvalidOrder = 101,
     /// The strategy is not registered.
     UnknownStrategy = 102,

@@ -7,6 +7,11 @@ use super::limits::{Limits, TokenBucket};
 use super::{Breach, Fill, OrderRequest, RiskReject, StrategyId};
 use crate::position::PositionBook;
 
+/// Largest quantity (lots) or price (units) of one order the engine accepts at all, so
+/// sums of open quantity and positions stay far from `i64` overflow whatever a
+/// strategy writes (2^40, about 1.1e12).
+pub const MAX_SANE: i64 = 1 << 40;
+
 /// An open order as the risk engine tracks it.
 #[derive(Debug, Clone, Copy)]
 struct Open {
@@ -127,6 +132,21 @@ impl RiskEngine {
         self.global.limits = limits;
     }
 
+    /// A strategy's limits (`None` if it is not registered).
+    pub fn limits(&self, s: StrategyId) -> Option<Limits> {
+        self.scope(s).ok().map(|x| x.limits)
+    }
+
+    /// The global limits.
+    pub fn global_limits(&self) -> Limits {
+        self.global.limits
+    }
+
+    /// Whether the strategy's own kill switch (not the global one) is on.
+    pub fn is_strategy_killed(&self, s: StrategyId) -> bool {
+        self.scope(s).is_ok_and(|x| x.killed)
+    }
+
     /// Sets the reference price (last trade or mid) of an instrument.
     pub fn set_reference(&mut self, instrument: InstrumentId, price: i64) {
         self.references.insert(instrument, price);
@@ -198,7 +218,8 @@ impl RiskEngine {
         if self.global.killed || scope.killed {
             return Err(RiskReject::KillSwitch);
         }
-        if o.qty.lots() <= 0 || o.price.units() <= 0 {
+        let (q, p) = (o.qty.lots(), o.price.units());
+        if q <= 0 || p <= 0 || q > MAX_SANE || p > MAX_SANE {
             return Err(RiskReject::InvalidOrder);
         }
         if self.open.contains_key(&(s, o.client_id)) {

@@ -304,3 +304,53 @@ fn reject_codes_are_unique() {
         assert_eq!(r.index(), i);
     }
 }
+
+#[test]
+fn absurd_quantity_or_price_is_an_invalid_order() {
+    let mut e = engine(Limits::default());
+    for (price, qty) in [(100, MAX_SANE + 1), (MAX_SANE + 1, 1), (100, i64::MAX)] {
+        assert_eq!(
+            e.check_new(S1, &order(1, Side::Buy, price, qty), 0),
+            Err(RiskReject::InvalidOrder)
+        );
+    }
+    assert!(e
+        .check_new(S1, &order(1, Side::Buy, MAX_SANE, MAX_SANE), 0)
+        .is_ok());
+}
+
+#[test]
+fn limits_changed_at_run_time_apply_to_the_next_order() {
+    let mut e = engine(Limits::default());
+    assert!(e.check_new(S1, &order(1, Side::Buy, 100, 8), 0).is_ok());
+    let changes = Limits::parse_changes(["max_order_qty=5", "price_collar=300"]).unwrap();
+    let next = e.limits(S1).unwrap().with_changes(&changes).unwrap();
+    e.set_limits(S1, next).unwrap();
+    assert_eq!(e.limits(S1).unwrap().max_order_qty, Some(5));
+    assert_eq!(e.limits(S1).unwrap().price_collar, Some(300));
+    assert_eq!(
+        e.check_new(S1, &order(2, Side::Buy, 100, 8), 0),
+        Err(RiskReject::MaxOrderQty)
+    );
+    assert!(
+        e.check_new(S2, &order(2, Side::Buy, 100, 8), 0).is_ok(),
+        "S2 unchanged"
+    );
+    assert_eq!(
+        e.open_client_ids(S1),
+        vec![1],
+        "the open order is not touched"
+    );
+    // Global limits the same way, and back off again.
+    let g = Limits::default()
+        .with_changes(&Limits::parse_changes(["max_open_orders=1"]).unwrap())
+        .unwrap();
+    e.set_global_limits(g);
+    assert_eq!(
+        e.check_new(S2, &order(3, Side::Buy, 100, 1), 0),
+        Err(RiskReject::MaxOpenOrders)
+    );
+    e.set_global_limits(Limits::default());
+    assert!(e.check_new(S2, &order(3, Side::Buy, 100, 1), 0).is_ok());
+    assert!(e.set_limits(StrategyId(99), Limits::default()).is_err());
+}

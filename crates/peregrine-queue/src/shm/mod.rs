@@ -56,8 +56,9 @@ unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// `"PRGNRING"` in ASCII.
 pub const MAGIC: u64 = u64::from_be_bytes(*b"PRGNRING");
-/// Layout version; bump on any change to the header or slot layout.
-pub const VERSION: u32 = 1;
+/// Layout version; bump on any change to the header or slot layout. 2: the header
+/// gained the producer's `full` counter.
+pub const VERSION: u32 = 2;
 
 /// Which algorithm a ring file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +157,32 @@ pub(crate) struct Header {
     pub(crate) head: CachePadded<AtomicU64>,
     /// Next index to write (SPSC) or to claim (MPSC); written by producers.
     pub(crate) tail: CachePadded<AtomicU64>,
+    /// Pushes refused because the ring was full; written by the SPSC producer only on
+    /// that (cold) path, on its own cache line so the push fast path never touches it.
+    pub(crate) full: CachePadded<AtomicU64>,
+}
+
+/// What a ring's header says about its traffic, read without stopping either side.
+///
+/// `head` and `tail` are free-running: `tail` counts every push since the ring was
+/// created and `head` every pop, so `tail - head` is the depth. A reader on a third
+/// thread sees each value as of some recent moment (they are read one after the other,
+/// so under traffic they may be from slightly different moments).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RingCounts {
+    /// Pushes since creation (the producer's `tail`).
+    pub tail: u64,
+    /// Pops since creation (the consumer's `head`).
+    pub head: u64,
+    /// Pushes refused because the ring was full (SPSC producers count them).
+    pub full: u64,
+}
+
+impl RingCounts {
+    /// Messages in the ring.
+    pub fn depth(&self) -> u64 {
+        self.tail.wrapping_sub(self.head)
+    }
 }
 
 /// Byte offset of slot 0: the header rounded up to a cache-line pair.
@@ -274,6 +301,20 @@ impl Region {
         self.capacity
     }
 
+    /// The header's counters (see [`RingCounts`]).
+    pub(crate) fn counts(&self) -> RingCounts {
+        let h = self.header();
+        // Relaxed (all three): statistics only; nothing is read through these values.
+        // Head first: tail never falls behind head, so a tail read after it is >= head
+        // and the depth never underflows.
+        let head = h.head.load(Ordering::Relaxed);
+        RingCounts {
+            tail: h.tail.load(Ordering::Relaxed),
+            head,
+            full: h.full.load(Ordering::Relaxed),
+        }
+    }
+
     /// Pointer to byte 0 of slot `index & (capacity - 1)`, given the slot stride.
     #[inline]
     pub(crate) fn slot_ptr(&self, index: u64, stride: u64) -> *mut u8 {
@@ -354,6 +395,8 @@ mod tests {
         assert_eq!(std::mem::offset_of!(Header, magic), 0);
         assert_eq!(std::mem::offset_of!(Header, head) % 128, 0);
         assert_eq!(std::mem::offset_of!(Header, tail) % 128, 0);
+        assert_eq!(std::mem::offset_of!(Header, full) % 128, 0);
+        assert_eq!(SLOTS_OFFSET, 512);
         assert_ne!(
             std::mem::offset_of!(Header, head) / 128,
             std::mem::offset_of!(Header, tail) / 128

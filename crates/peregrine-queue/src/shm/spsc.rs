@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{claim, unclaim, Layout, Pod, Region, RingKind, ShmError};
+use super::{claim, unclaim, Layout, Pod, Region, RingCounts, RingKind, ShmError};
 use crate::spsc::PushError;
 
 fn layout<T: Pod>() -> Layout {
@@ -110,6 +110,10 @@ impl<T: Pod> ShmSpscProducer<T> {
             // Acquire pairs with the Release store of head in `ShmSpscConsumer::try_pop`.
             self.cached_head = header.head.load(Ordering::Acquire);
             if self.tail.wrapping_sub(self.cached_head) > self.mask {
+                let full = &header.full;
+                // Relaxed: this producer is the only writer (a load and a store, not a
+                // locked add); readers only want a statistic.
+                full.store(full.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                 return Err(PushError::Full(value));
             }
         }
@@ -125,6 +129,13 @@ impl<T: Pod> ShmSpscProducer<T> {
         // Release pairs with the Acquire load of tail in `ShmSpscConsumer::try_pop`.
         header.tail.store(self.tail, Ordering::Release);
         Ok(())
+    }
+}
+
+impl<T: Pod> ShmSpscProducer<T> {
+    /// The ring's traffic counters as the shared header holds them.
+    pub fn counts(&self) -> RingCounts {
+        self.region.counts()
     }
 }
 
@@ -172,6 +183,13 @@ impl<T: Pod> ShmSpscConsumer<T> {
     }
 }
 
+impl<T: Pod> ShmSpscConsumer<T> {
+    /// The ring's traffic counters as the shared header holds them.
+    pub fn counts(&self) -> RingCounts {
+        self.region.counts()
+    }
+}
+
 impl<T: Pod> Drop for ShmSpscConsumer<T> {
     fn drop(&mut self) {
         unclaim(&self.region.header().consumer_claimed);
@@ -198,7 +216,11 @@ mod tests {
             tx.try_push(i).unwrap();
         }
         assert_eq!(tx.try_push(9), Err(PushError::Full(9)));
+        assert_eq!(tx.try_push(9), Err(PushError::Full(9)));
         assert_eq!(rx.try_pop(), Some(0));
+        let c = rx.counts();
+        assert_eq!((c.tail, c.head, c.full, c.depth()), (4, 1, 2, 3));
+        assert_eq!(tx.counts(), c);
         drop(rx);
         let mut rx = ring.consumer().unwrap();
         assert_eq!(rx.try_pop(), Some(1));
