@@ -74,6 +74,53 @@ impl Default for MarketDataConfig {
     }
 }
 
+/// The `[metrics]` section: the Prometheus endpoint and the depth snapshots behind it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Serve `/metrics` at all. Default `false` (the shipped `exchange.toml` turns it
+    /// on).
+    pub enabled: bool,
+    /// HTTP address of `/metrics`. Default `127.0.0.1:9100`; port 0 picks a free port
+    /// (logged as `metrics on http://ADDR/metrics`).
+    pub listen: SocketAddr,
+    /// The matching and session threads copy their counters for the endpoint at most
+    /// this often, milliseconds. Default 100.
+    pub publish_interval_ms: u64,
+    /// Price levels per side in the depth snapshot. Default 5.
+    pub depth_levels: usize,
+    /// The matching thread copies the books' top levels at most this often,
+    /// microseconds (and only if a command ran since). Default 500.
+    pub depth_interval_us: u64,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            enabled: false,
+            listen: SocketAddr::from(([127, 0, 0, 1], 9100)),
+            publish_interval_ms: 100,
+            depth_levels: 5,
+            depth_interval_us: 500,
+        }
+    }
+}
+
+impl MetricsConfig {
+    /// Pushes every problem found onto `errs`.
+    fn check(&self, errs: &mut Vec<String>) {
+        if !(1..=60_000).contains(&self.publish_interval_ms) {
+            errs.push("metrics.publish_interval_ms: must be 1..=60000".into());
+        }
+        if !(1..=10_000).contains(&self.depth_levels) {
+            errs.push("metrics.depth_levels: must be 1..=10000".into());
+        }
+        if !(1..=60_000_000).contains(&self.depth_interval_us) {
+            errs.push("metrics.depth_interval_us: must be 1..=60000000".into());
+        }
+    }
+}
+
 pub use crate::balances::{AssetConfig, BalancesConfig, InitialBalance};
 
 /// Everything the exchange needs to start.
@@ -118,6 +165,8 @@ pub struct Config {
     /// Write-ahead journal of every command, replayed on start. Default: none (no
     /// journal, an empty book on every start).
     pub journal: Option<JournalSection>,
+    /// Prometheus endpoint and depth snapshots. Default: off.
+    pub metrics: MetricsConfig,
     /// Account balances (reserve on entry, settle on fills). Default: off.
     #[serde(skip_serializing_if = "BalancesConfig::is_default")]
     pub balances: BalancesConfig,
@@ -153,6 +202,7 @@ impl Default for Config {
             recovery_listen: SocketAddr::from(([127, 0, 0, 1], 7702)),
             recovery_enabled: true,
             journal: None,
+            metrics: MetricsConfig::default(),
             balances: BalancesConfig::default(),
             assets: Vec::new(),
         }
@@ -216,6 +266,15 @@ impl Config {
         self.check_limits(&mut errs);
         if let Some(j) = &self.journal {
             j.check(&mut errs);
+        }
+        if self.metrics.enabled {
+            self.metrics.check(&mut errs);
+            let m = self.metrics.listen;
+            let clash = m.port() != 0
+                && (m == self.listen || (self.recovery_enabled && m == self.recovery_listen));
+            if clash {
+                errs.push("metrics.listen: must differ from listen and recovery_listen".into());
+            }
         }
         crate::balances::check_config(self, &mut errs);
         if errs.is_empty() {
@@ -352,6 +411,11 @@ mod tests {
         assert_eq!(c.recovery_listen.to_string(), "127.0.0.1:7702");
         assert!(c.recovery_enabled);
         assert_eq!(c.journal, None);
+        assert!(!c.metrics.enabled);
+        assert_eq!(c.metrics.listen.to_string(), "127.0.0.1:9100");
+        assert_eq!(c.metrics.publish_interval_ms, 100);
+        assert_eq!(c.metrics.depth_levels, 5);
+        assert_eq!(c.metrics.depth_interval_us, 500);
         assert_eq!(c.validate(), Ok(()));
     }
 
@@ -408,5 +472,18 @@ mod tests {
             ..Config::default()
         };
         assert_eq!(empty.validate().unwrap_err().len(), 2);
+    }
+
+    #[test]
+    fn metrics_section_is_validated_when_enabled() {
+        let mut c =
+            Config::parse("[metrics]\nenabled = true\nlisten = \"127.0.0.1:7700\"").unwrap();
+        c.metrics.publish_interval_ms = 0;
+        c.metrics.depth_levels = 0;
+        c.metrics.depth_interval_us = 0;
+        assert_eq!(c.validate().unwrap_err().len(), 4);
+        c.metrics.enabled = false;
+        assert_eq!(c.validate(), Ok(()), "a disabled section is not checked");
+        assert!(Config::parse("[metrics]\nport = 1").is_err());
     }
 }

@@ -17,9 +17,11 @@ use rustc_hash::FxHashMap;
 
 use crate::balances::{AdminPolicy, BalanceSetup, Balances, VenueEngine};
 use crate::clock::Clock;
+use crate::depth::{DepthPublisher, FeedPosition};
 use crate::journal::CommandLog;
 use crate::mapping::{self, Ctx, Dest};
 use crate::md::MdPublisher;
+use crate::metrics::{CoreMetrics, MetricsHub};
 use crate::recovery::RecoveryServer;
 use crate::snapshot_codec::EngineSnapshot;
 use crate::snapshotter::Snapshotter;
@@ -86,6 +88,11 @@ pub struct Core<L: CommandLog> {
     md: Option<MdPublisher>,
     recovery: Option<RecoveryServer>,
     snapshots: Option<Snapshotter>,
+    metrics: CoreMetrics,
+    depth: Option<DepthPublisher>,
+    /// Clock reading at the end of the last batch that ran requests, until
+    /// [`Core::publish`] used it.
+    batch_end: Option<u64>,
 }
 
 impl<L: CommandLog> Core<L> {
@@ -112,7 +119,34 @@ impl<L: CommandLog> Core<L> {
             md,
             recovery: None,
             snapshots: None,
+            metrics: CoreMetrics::default(),
+            depth: None,
+            batch_end: None,
         }
+    }
+
+    /// Publishes the counters to `hub` at most once per `interval_ns` (see
+    /// [`crate::metrics`]).
+    pub fn with_metrics(mut self, hub: Arc<MetricsHub>, interval_ns: u64) -> Self {
+        self.metrics
+            .attach(hub, interval_ns, self.instruments.len());
+        self
+    }
+
+    /// Publishes depth snapshots through `depth` (see [`crate::depth`]).
+    pub fn with_depth(mut self, depth: DepthPublisher) -> Self {
+        self.depth = Some(depth);
+        self
+    }
+
+    /// The counters (batch mode counts its ticks here; split sets ring depths).
+    pub fn metrics_mut(&mut self) -> &mut CoreMetrics {
+        &mut self.metrics
+    }
+
+    /// The counters.
+    pub fn metrics(&self) -> &CoreMetrics {
+        &self.metrics
     }
 
     /// Turns balances on: orders reserve through a fresh ledger for `setup`'s
@@ -252,6 +286,7 @@ impl<L: CommandLog> Core<L> {
         out: &mut impl Outbox,
     ) -> std::io::Result<()> {
         let ts = self.clock.now();
+        self.metrics.on_request(msg, ts.0);
         if let Some(req) = admin::request_of(msg) {
             return self.handle_admin(from, account, &req, ts, out);
         }
@@ -283,11 +318,13 @@ impl<L: CommandLog> Core<L> {
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
         self.engine.pre_match().settle(&self.events);
+        self.metrics.on_command();
         if let Some(s) = self.snapshots.as_mut() {
             s.after_command(self.engine_seq, &self.engine, cmd.ts);
         }
         for i in 0..self.events.len() {
             let ev = self.events[i];
+            self.metrics.on_event(&ev);
             self.route(&ev, &ctx, from, account, out);
             if let (Some(md), Some(m)) = (self.md.as_mut(), mapping::feed_for(&ev, cmd.ts)) {
                 md.push(m);
@@ -372,6 +409,14 @@ impl<L: CommandLog> Core<L> {
     /// Ends a batch: makes the log durable. Call before writing any report of the
     /// batch to a socket.
     pub fn end_batch(&mut self) -> std::io::Result<()> {
+        if self.metrics.in_batch() {
+            // With metrics or depth on, the one clock read per batch: it ends the last
+            // request's latency, and `publish` reuses it for the debounces. Without
+            // them, no clock read.
+            let now = (self.metrics.timing() || self.depth.is_some()).then(|| self.clock.now().0);
+            self.metrics.end_batch(now);
+            self.batch_end = now;
+        }
         self.log.commit()?;
         if let Some(s) = self.snapshots.as_mut() {
             s.after_commit();
@@ -385,13 +430,44 @@ impl<L: CommandLog> Core<L> {
         if let Some(md) = self.md.as_mut() {
             md.flush();
         }
+        if let Some(now) = self.batch_end.take() {
+            self.publish_telemetry(now);
+        }
     }
 
-    /// Housekeeping when idle: feed heartbeats.
+    /// Housekeeping when idle: feed heartbeats, and the debounced metrics and depth
+    /// publishes (so the last batch before a quiet spell is published too).
     pub fn idle(&mut self) {
         if let Some(md) = self.md.as_mut() {
             md.heartbeat_if_due();
         }
+        if self.metrics.attached() || self.depth.is_some() {
+            let now = self.clock.now().0;
+            self.publish_telemetry(now);
+        }
+    }
+
+    /// Copies depth and counters for readers, each at most once per its interval.
+    /// Runs after the feed flush, so the depth snapshot matches the feed sequence.
+    fn publish_telemetry(&mut self, now: u64) {
+        if let Some(d) = self.depth.as_mut() {
+            let feed = self
+                .md
+                .as_ref()
+                .map_or(FeedPosition::default(), |m| FeedPosition {
+                    session: m.session_id(),
+                    last_seq: m.next_seq() - 1,
+                });
+            d.publish(now, self.engine_seq, feed, &self.engine);
+        }
+        let (engine, log, seq) = (&self.engine, &self.log, self.engine_seq);
+        self.metrics.publish(now, |s| {
+            s.engine_seq = seq;
+            s.journal = log.stats();
+            s.resting.clear();
+            s.resting
+                .extend(engine.books().map(|b| (b.spec().id, b.len() as u64)));
+        });
     }
 
     /// Live orders tracked for routing (resting orders, mostly).

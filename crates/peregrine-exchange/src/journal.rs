@@ -7,6 +7,7 @@
 //! per batch of commands, not per command.
 
 use peregrine_book::Command;
+use peregrine_journal::JournalStats;
 
 use crate::balances::AdminCommand;
 
@@ -27,6 +28,10 @@ pub trait CommandLog {
     /// Makes everything appended so far durable (per the journal's policy). Called
     /// before results are released.
     fn commit(&mut self) -> std::io::Result<()>;
+    /// The journal's write and sync counters, for metrics (`None`: not a journal).
+    fn stats(&self) -> Option<JournalStats> {
+        None
+    }
 }
 
 /// Records nothing (the default until the journal crate lands).

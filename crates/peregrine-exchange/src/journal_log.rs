@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use peregrine_book::Command;
-use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, JournalError, Timestamps};
+use peregrine_journal::{
+    FsyncPolicy, Journal, JournalConfig, JournalError, JournalStats, Timestamps,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::balances::AdminCommand;
@@ -148,6 +150,10 @@ impl CommandLog for JournalLog {
     #[inline]
     fn commit(&mut self) -> std::io::Result<()> {
         self.journal.commit().map_err(std::io::Error::other)
+    }
+
+    fn stats(&self) -> Option<JournalStats> {
+        Some(*self.journal.stats())
     }
 }
 

@@ -32,6 +32,10 @@
 //!   preallocated event and feed buffers. Bad input closes only the offending session.
 //! * **Seams.** [`journal::CommandLog`] (the journal crate), [`wait::WaitStrategy`] and
 //!   [`ring`] (the queue crate).
+//! * **Metrics off the order path.** The matching and session threads count in plain
+//!   fields and copy them to a [`metrics::MetricsHub`] at most once per interval; a
+//!   [`depth::DepthPublisher`] copies the books' top levels likewise; a `metrics`
+//!   thread serves them as Prometheus text ([`http`], [`metrics_render`]).
 //!
 //! [`loadgen`] is the matching client: many sessions, open or closed loop, HdrHistogram
 //! latencies.
@@ -44,6 +48,8 @@ pub mod command_codec;
 pub mod compact;
 pub mod config;
 pub mod core;
+pub mod depth;
+pub mod http;
 pub mod journal;
 pub mod journal_cli;
 pub mod journal_log;
@@ -52,6 +58,10 @@ pub mod loadgen;
 pub mod log;
 pub mod mapping;
 pub mod md;
+pub mod metrics;
+pub mod metrics_hist;
+pub mod metrics_render;
+pub mod metrics_text;
 pub mod recovery;
 pub mod ring;
 pub mod server;

@@ -2,8 +2,10 @@
 //! threads of the configured topology.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use anyhow::Context;
 use peregrine_book::MatchingEngine;
@@ -11,10 +13,13 @@ use peregrine_book::MatchingEngine;
 use crate::balances::BalanceSetup;
 use crate::config::{Config, Topology};
 use crate::core::Core;
+use crate::depth::DepthPublisher;
+use crate::http::MetricsServer;
 use crate::journal::{CommandLog, NoLog};
 use crate::journal_log::JournalLog;
 use crate::journal_replay::{open_journal, restore};
 use crate::md::MdPublisher;
+use crate::metrics::MetricsHub;
 use crate::snapshotter::Snapshotter;
 use crate::table::SessionTable;
 use crate::wait::warn_if_oversubscribed;
@@ -149,6 +154,7 @@ fn serve<L: CommandLog + Send + 'static>(
 ) -> anyhow::Result<()> {
     let table = SessionTable::bind(&config, core.shared_seq())
         .with_context(|| format!("binding {}", config.listen))?;
+    let (core, table, _metrics) = attach_metrics(&config, core, table)?;
     let addr = table.local_addr()?;
     let cores = pin_targets(&config);
     let spinning = match config.topology {
@@ -177,6 +183,61 @@ fn serve<L: CommandLog + Send + 'static>(
         Topology::Split => run_split(&config, table, core, cores, stop)?,
     }
     Ok(())
+}
+
+/// The `/metrics` thread; stopped and joined when dropped (also on an error
+/// return of the topology).
+struct MetricsThread {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Drop for MetricsThread {
+    fn drop(&mut self) {
+        // Relaxed: a stop request needs no ordering with other memory.
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// With `[metrics] enabled`: the hub, the core's counters and depth publisher, the
+/// session table's counters, and the HTTP thread (bound before `on_ready`, so its
+/// address is logged before the exchange reports ready).
+fn attach_metrics<L: CommandLog>(
+    config: &Config,
+    core: Core<L>,
+    table: SessionTable,
+) -> anyhow::Result<(Core<L>, SessionTable, Option<MetricsThread>)> {
+    let m = &config.metrics;
+    if !m.enabled {
+        return Ok((core, table, None));
+    }
+    let server = MetricsServer::bind(m.listen)
+        .with_context(|| format!("binding the metrics endpoint on {}", m.listen))?;
+    let interval = Duration::from_millis(m.publish_interval_ms);
+    let depth = DepthPublisher::new(
+        core.engine(),
+        m.depth_levels,
+        m.depth_interval_us.saturating_mul(1000),
+    );
+    let hub = Arc::new(MetricsHub::new(&config.instruments, Some(depth.slot())));
+    let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
+    let core = core
+        .with_depth(depth)
+        .with_metrics(Arc::clone(&hub), interval_ns);
+    let table = table.with_metrics(Arc::clone(&hub), interval);
+    crate::log!("metrics on http://{}/metrics", server.local_addr()?);
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = server
+        .spawn(hub, Arc::clone(&stop))
+        .context("spawning the metrics thread")?;
+    let thread = MetricsThread {
+        stop,
+        handle: Some(handle),
+    };
+    Ok((core, table, Some(thread)))
 }
 
 fn run_split<L: CommandLog + Send + 'static>(

@@ -94,6 +94,11 @@ pub fn matching<L: CommandLog>(
     while !stop.load(Ordering::Relaxed) {
         iteration = iteration.wrapping_add(1);
         if iteration.is_multiple_of(HOUSEKEEPING_EVERY) {
+            // Samples each ring's backlog (two atomic loads every 64 iterations) for
+            // the metrics that `idle` may publish.
+            let queued_reports = to_ingest.buffer().capacity() - to_ingest.slots();
+            core.metrics_mut()
+                .set_ring_depths(from_ingest.slots() as u64, queued_reports as u64);
             core.idle();
             core.poll_recovery();
         }

@@ -21,6 +21,8 @@ use rustc_hash::FxHashMap;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::core::{Outbox, SessionKey};
+use crate::metrics::{DisconnectReason, MetricsHub, SessionStats};
+use crate::metrics_hist::Debounce;
 use crate::session::{ReadOutcome, Session, State, LOGIN_BAD_CREDENTIALS};
 
 /// An order-entry request of a logged-in session.
@@ -50,6 +52,9 @@ pub struct SessionTable {
     flagged: Vec<bool>,
     last_timers: Instant,
     undeliverable: u64,
+    stats: SessionStats,
+    metrics: Option<(Arc<MetricsHub>, Debounce)>,
+    started: Instant,
 }
 
 impl SessionTable {
@@ -76,7 +81,18 @@ impl SessionTable {
             flagged: vec![false; config.max_sessions],
             last_timers: Instant::now(),
             undeliverable: 0,
+            stats: SessionStats::default(),
+            metrics: None,
+            started: Instant::now(),
         })
+    }
+
+    /// Publishes the session counters to `hub` at most once per `interval`, from
+    /// [`SessionTable::timers`].
+    pub fn with_metrics(mut self, hub: Arc<MetricsHub>, interval: Duration) -> Self {
+        let ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
+        self.metrics = Some((hub, Debounce::new(ns)));
+        self
     }
 
     /// The bound address.
@@ -92,6 +108,7 @@ impl SessionTable {
                 Ok((stream, peer)) => {
                     any = true;
                     let Some(slot) = self.slots.iter().position(Option::is_none) else {
+                        self.stats.refused += 1;
                         crate::log!(
                             "refused {peer}: max_sessions ({}) reached",
                             self.slots.len()
@@ -101,6 +118,7 @@ impl SessionTable {
                     let key = SessionKey::new(slot as u32, self.generations[slot]);
                     match Session::new(stream, key, self.out_limit) {
                         Ok(s) => {
+                            self.stats.accepted += 1;
                             crate::log!("session {slot}: connected from {peer}");
                             self.slots[slot] = Some(s);
                         }
@@ -210,6 +228,7 @@ impl SessionTable {
         };
         s.enqueue(accepted.into(), now);
         self.latest.insert(login.account, s.key);
+        self.stats.logins += 1;
         crate::log!("session {slot}: account {} logged in", login.account);
     }
 
@@ -250,7 +269,12 @@ impl SessionTable {
         let Some(s) = self.slots[slot].take() else {
             return;
         };
-        let why = s.close.as_deref().unwrap_or("logout");
+        let reason = DisconnectReason::classify(s.close.as_deref(), s.account().is_some());
+        self.stats.disconnected(reason);
+        let why = s.close.as_deref().unwrap_or(match reason {
+            DisconnectReason::LoginRejected => "login rejected",
+            _ => "logout",
+        });
         let who = s
             .account()
             .map_or("not logged in".to_string(), |a| format!("account {a}"));
@@ -291,6 +315,33 @@ impl SessionTable {
             }
             self.mark_dirty(slot);
         }
+        self.publish_metrics(now);
+    }
+
+    /// Copies the counters to the hub, at most once per interval (from the timers,
+    /// never from the per-message path).
+    fn publish_metrics(&mut self, now: Instant) {
+        let t = u64::try_from(now.duration_since(self.started).as_nanos()).unwrap_or(u64::MAX);
+        if !self.metrics.as_ref().is_some_and(|(_, d)| d.is_due(t)) {
+            return;
+        }
+        let mut s = self.stats;
+        for sess in self.slots.iter().flatten() {
+            s.connected += 1;
+            s.logged_in += u64::from(sess.account().is_some());
+            s.outbound_bytes += sess.unsent() as u64;
+        }
+        s.undeliverable = self.undeliverable;
+        if let Some((hub, debounce)) = self.metrics.as_mut() {
+            if hub.publish_sessions(&s) {
+                debounce.done(t);
+            }
+        }
+    }
+
+    /// The session counters so far (gauges are filled only in published copies).
+    pub fn stats(&self) -> &SessionStats {
+        &self.stats
     }
 
     /// Live sessions.

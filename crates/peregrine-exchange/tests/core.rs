@@ -146,3 +146,55 @@ fn assert_no_allocations_once_warm<L: CommandLog>(log: L) {
     assert_eq!(allocations, 0, "allocations on the per-order path");
     assert!(out.reports > 6_000);
 }
+
+/// With metrics and depth publishing attached and both intervals 0 (a publish after
+/// every batch: the worst case), the per-order path still makes no allocation, and
+/// the published counters match what was sent.
+#[test]
+fn publishing_metrics_and_depth_does_not_allocate_once_warm() {
+    use peregrine_exchange::depth::DepthPublisher;
+    use peregrine_exchange::metrics::MetricsHub;
+
+    let (core, spec) = core_with(peregrine_exchange::journal::NoLog);
+    let depth = DepthPublisher::new(core.engine(), 5, 0);
+    let slot = depth.slot();
+    let hub = Arc::new(MetricsHub::new(
+        std::slice::from_ref(&spec),
+        Some(slot.clone()),
+    ));
+    let mut core = core.with_depth(depth).with_metrics(Arc::clone(&hub), 0);
+    let mut out = CountingOutbox::default();
+    let reqs: Vec<Inbound> = (0..4_000u64).map(|j| request(&spec, j)).collect();
+    let mut run = |core: &mut Core<_>, range: std::ops::Range<usize>| {
+        for j in range {
+            let account = AccountId(1 + (j % 2) as u32);
+            core.handle(SessionKey::new(0, 0), account, &reqs[j], &mut out)
+                .unwrap();
+            core.end_batch().unwrap();
+            core.publish();
+            if j % 64 == 0 {
+                core.idle();
+            }
+        }
+    };
+    run(&mut core, 0..1_000);
+    let before = peregrine_testkit::allocations();
+    run(&mut core, 1_000..4_000);
+    let allocations = peregrine_testkit::allocations() - before;
+    assert_eq!(allocations, 0, "allocations with metrics and depth on");
+
+    let (stats, _) = hub.read();
+    assert_eq!(stats.requests[0], 4_000, "new orders");
+    assert_eq!(stats.orders_received.iter().sum::<u64>(), 4_000);
+    assert_eq!(stats.commands, 4_000);
+    assert_eq!(stats.batches, 4_000);
+    assert_eq!(stats.latency[0].count, 4_000, "one latency per request");
+    assert_eq!(stats.engine_seq, 4_000);
+    assert_eq!(stats.fills, core.metrics().stats().fills);
+    assert!(stats.fills > 0);
+    let snap = slot.read();
+    assert_eq!(snap.engine_seq, 4_000);
+    let resting = snap.books[0].resting_orders;
+    assert_eq!(resting, core.engine().books().next().unwrap().len() as u64);
+    assert_eq!(stats.resting[0].1, resting);
+}

@@ -42,6 +42,7 @@ mod replay;
 pub mod scan;
 pub mod segment;
 pub mod snapshot;
+pub mod stats;
 
 pub use config::{FsyncPolicy, JournalConfig};
 pub use error::JournalError;
@@ -51,3 +52,4 @@ pub use recovery::{RecoveryReport, TailTruncation};
 pub use replay::Replay;
 pub use scan::TailDefect;
 pub use snapshot::{SnapshotConfig, SnapshotError, SnapshotStore};
+pub use stats::JournalStats;
