@@ -281,13 +281,11 @@ const PINNED: &[Pinned] = &[
 
 fn all_descs() -> Vec<MessageDesc> {
     let mut v: Vec<MessageDesc> = Message::MESSAGES.to_vec();
-    let extra: Vec<MessageDesc> = Recovery::MESSAGES
-        .iter()
-        .chain(MdMessage::MESSAGES)
-        .filter(|d| !v.contains(d))
-        .copied()
-        .collect();
-    v.extend(extra);
+    for d in Recovery::MESSAGES.iter().chain(MdMessage::MESSAGES) {
+        if !v.contains(d) {
+            v.push(*d);
+        }
+    }
     v
 }
 
