@@ -16,6 +16,7 @@ use peregrine_wire::{Inbound, Outbound};
 use rustc_hash::FxHashMap;
 
 use crate::clock::Clock;
+use crate::hasher::Committer;
 use crate::journal::CommandLog;
 use crate::mapping::{self, Ctx, Dest};
 use crate::md::MdPublisher;
@@ -76,6 +77,7 @@ pub struct Core<L: CommandLog> {
     md: Option<MdPublisher>,
     recovery: Option<RecoveryServer>,
     snapshots: Option<Snapshotter>,
+    commits: Option<Committer>,
 }
 
 impl<L: CommandLog> Core<L> {
@@ -101,6 +103,7 @@ impl<L: CommandLog> Core<L> {
             md,
             recovery: None,
             snapshots: None,
+            commits: None,
         }
     }
 
@@ -114,6 +117,38 @@ impl<L: CommandLog> Core<L> {
     pub fn with_snapshots(mut self, snapshots: Snapshotter) -> Self {
         self.snapshots = Some(snapshots);
         self
+    }
+
+    /// Computes commitments on a hasher thread (see [`crate::hasher`]). Attach before
+    /// recovery, so that replayed commands rebuild the open window and any window the
+    /// log lacks is committed.
+    pub fn with_commitments(mut self, commits: Committer) -> Self {
+        self.commits = Some(commits);
+        self
+    }
+
+    /// After recovery: moves the clock past the last window the commitment log holds,
+    /// so a new command never joins a window that was already committed (matters only
+    /// if the wall clock stepped back across a restart).
+    pub fn commitments_floor(&mut self) {
+        if let Some(c) = self.commits.as_ref() {
+            if let Some(k) = c.logged_through() {
+                let end = k.saturating_add(1).saturating_mul(c.window_ns());
+                self.clock = self.clock.not_before(peregrine_types::Timestamp(end));
+            }
+        }
+    }
+
+    /// The clock.
+    pub fn now(&self) -> peregrine_types::Timestamp {
+        self.clock.now()
+    }
+
+    /// Batch mode: the tick just run is complete; closes its commitment window.
+    pub fn end_tick(&mut self) {
+        if let Some(c) = self.commits.as_mut() {
+            c.close_now();
+        }
     }
 
     /// Restores the state of snapshot `snap` into this core's fresh engine: books,
@@ -187,6 +222,9 @@ impl<L: CommandLog> Core<L> {
         self.clock = self.clock.not_before(cmd.ts);
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
+        if let Some(c) = self.commits.as_mut() {
+            c.command(cmd.ts.0, &self.events);
+        }
         for i in 0..self.events.len() {
             let ev = self.events[i];
             if let Event::Accepted(a) = ev {
@@ -210,6 +248,18 @@ impl<L: CommandLog> Core<L> {
         out: &mut impl Outbox,
     ) -> std::io::Result<()> {
         let ts = self.clock.now();
+        self.handle_at(from, account, msg, ts, out)
+    }
+
+    /// [`Core::handle`] at a given time (batch mode: the tick's timestamp).
+    pub fn handle_at(
+        &mut self,
+        from: SessionKey,
+        account: AccountId,
+        msg: &Inbound,
+        ts: peregrine_types::Timestamp,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
         if let Some(cmd) = mapping::to_command(msg, account, ts) {
             return self.execute(from, account, msg, &cmd, out);
         }
@@ -237,6 +287,9 @@ impl<L: CommandLog> Core<L> {
         let ctx = self.context(msg, cmd);
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
+        if let Some(c) = self.commits.as_mut() {
+            c.command(cmd.ts.0, &self.events);
+        }
         if let Some(s) = self.snapshots.as_mut() {
             s.after_command(self.engine_seq, &self.engine, cmd.ts);
         }
@@ -336,6 +389,7 @@ impl<L: CommandLog> Core<L> {
     /// Sends the batch's feed packet(s). Called after the batch's reports are written,
     /// so the UDP send is not on the order→ack path.
     pub fn publish(&mut self) {
+        self.drain_commitments();
         if let Some(md) = self.md.as_mut() {
             md.flush();
         }
@@ -343,9 +397,29 @@ impl<L: CommandLog> Core<L> {
 
     /// Housekeeping when idle: feed heartbeats.
     pub fn idle(&mut self) {
+        if let Some(c) = self.commits.as_mut() {
+            c.close_if_past(self.clock.now().0);
+            if self.drain_commitments() > 0 {
+                if let Some(md) = self.md.as_mut() {
+                    md.flush();
+                }
+            }
+        }
         if let Some(md) = self.md.as_mut() {
             md.heartbeat_if_due();
         }
+    }
+
+    /// Queues the hasher's finished commitments on the feed.
+    fn drain_commitments(&mut self) -> usize {
+        let (Some(c), mut md) = (self.commits.as_mut(), self.md.as_mut()) else {
+            return 0;
+        };
+        c.drain(|c| {
+            if let Some(md) = md.as_mut() {
+                md.push(mapping::commitment_message(&c));
+            }
+        })
     }
 
     /// Live orders tracked for routing (resting orders, mostly).

@@ -37,10 +37,14 @@
 //! latencies.
 #![deny(unsafe_code)]
 
+pub mod batch;
 pub mod clock;
 pub mod command_codec;
+pub mod commit_config;
+pub mod commit_log;
 pub mod compact;
 pub mod config;
+pub mod hasher;
 pub mod core;
 pub mod journal;
 pub mod journal_cli;
@@ -52,6 +56,7 @@ pub mod mapping;
 pub mod md;
 pub mod recovery;
 pub mod ring;
+pub mod sequencer;
 pub mod server;
 pub mod session;
 pub mod snapshot_codec;
@@ -59,7 +64,9 @@ pub mod snapshotter;
 pub mod split;
 pub mod subscriber;
 pub mod table;
+pub mod verify;
 pub mod wait;
+pub mod window;
 
 pub use config::{Config, Topology};
 pub use server::{run, run_with_log};

@@ -173,6 +173,15 @@ fn apply<'a>(
                 book.update(u.side, u.price.units(), u.qty.lots());
                 changed = true;
             }
+            MdMessage::Commitment(c) => println!(
+                "#{seq} COMMITMENT tick {} ts {} tx {} trades {} state {} root {}",
+                c.tick_seq,
+                c.timestamp.0,
+                c.tx_count,
+                c.trade_count,
+                crate::verify::hex(&c.state_hash),
+                crate::verify::hex(&c.merkle_root)
+            ),
             _ => {}
         }
     }

@@ -35,6 +35,9 @@ enum Command {
     Engine(engine_cmd::EngineArgs),
     /// Run an example strategy against a running engine.
     Strategy(strategy_cmd::StrategyArgs),
+    /// Check commitments against the journal, or prove a trade's inclusion.
+    #[command(subcommand)]
+    Verify(peregrine_exchange::verify::VerifyCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -79,5 +82,6 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Engine(args) => engine_cmd::run(args),
         Command::Strategy(args) => strategy_cmd::run(args),
+        Command::Verify(cmd) => peregrine_exchange::verify::run(cmd),
     }
 }
