@@ -239,7 +239,10 @@ mod tests {
         assert_eq!(&b[48..80], &[7u8; 32]);
         assert_eq!(&b[80..112], &[0xAB; 32]);
         assert_eq!(decode(&b).unwrap(), c);
-        assert!(matches!(decode(&b[..111]), Err(CommitLogError::BadLength(111))));
+        assert!(matches!(
+            decode(&b[..111]),
+            Err(CommitLogError::BadLength(111))
+        ));
         let mut bad = b;
         bad[0] = 2;
         assert!(matches!(decode(&bad), Err(CommitLogError::BadVersion(2))));

@@ -94,7 +94,11 @@ impl Sequencer {
 
     /// Runs the open tick now: every request in arrival order at the tick's
     /// timestamp, then closes the commitment window.
-    fn run<L: CommandLog>(&mut self, core: &mut Core<L>, out: &mut impl Outbox) -> std::io::Result<()> {
+    fn run<L: CommandLog>(
+        &mut self,
+        core: &mut Core<L>,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }

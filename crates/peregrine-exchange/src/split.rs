@@ -120,7 +120,11 @@ pub fn matching<L: CommandLog>(
 
 /// Pushes a committed batch's reports to the ingestion thread; false if stopped
 /// while the ring was full.
-pub(crate) fn release(batch: &mut Batch, to_ingest: &mut Producer<Report>, stop: &AtomicBool) -> bool {
+pub(crate) fn release(
+    batch: &mut Batch,
+    to_ingest: &mut Producer<Report>,
+    stop: &AtomicBool,
+) -> bool {
     for r in batch.0.drain(..) {
         let mut r = r;
         loop {

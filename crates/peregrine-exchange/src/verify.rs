@@ -119,9 +119,7 @@ pub fn compare(
                 recomputed: "no such window".into(),
             });
         };
-        let num = |field, a: u64, b: u64| {
-            (a != b).then(|| (field, a.to_string(), b.to_string()))
-        };
+        let num = |field, a: u64, b: u64| (a != b).then(|| (field, a.to_string(), b.to_string()));
         let digest = |field, a: &[u8; 32], b: &[u8; 32]| (a != b).then(|| (field, hex(a), hex(b)));
         let diff = num("window_ns", l.window_ns, window_ns)
             .or_else(|| num("tick_seq", lc.tick_seq, r.tick_seq))
@@ -167,8 +165,9 @@ pub fn recompute(
 ) -> anyhow::Result<Recomputation> {
     let (mut journal, _) = open_journal(section)
         .with_context(|| format!("opening the journal in {}", section.dir.display()))?;
-    let mut engine: MatchingEngine = MatchingEngine::new(&config.instruments, config.arena_capacity)
-        .context("building the matching engine")?;
+    let mut engine: MatchingEngine =
+        MatchingEngine::new(&config.instruments, config.arena_capacity)
+            .context("building the matching engine")?;
     let mut out = Recomputation::default();
     let mut events = Vec::with_capacity(4096);
     let mut windows = Recomputer::new(window_ns);
@@ -291,7 +290,11 @@ pub fn run_trade(args: &TradeArgs) -> anyhow::Result<Proof> {
         t.timestamp
     );
     println!("record {}", hex(&t.encode()));
-    println!("leaf {} (index {index} of {})", hex(&leaves[index]), leaves.len());
+    println!(
+        "leaf {} (index {index} of {})",
+        hex(&leaves[index]),
+        leaves.len()
+    );
     for (i, s) in proof.steps.iter().enumerate() {
         let side = if s.sibling_is_left { "L" } else { "R" };
         println!("step {i} {side} {}", hex(&s.sibling));

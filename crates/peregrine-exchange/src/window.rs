@@ -140,7 +140,10 @@ impl Recomputer {
 
     /// Ends the stream: the window still open (if any) is closed and returned through
     /// `on_close` too; returns its index.
-    pub fn finish(&mut self, on_close: &mut impl FnMut(&Commitment, &[TradeRecord])) -> Option<u64> {
+    pub fn finish(
+        &mut self,
+        on_close: &mut impl FnMut(&Commitment, &[TradeRecord]),
+    ) -> Option<u64> {
         let c = self.state.close()?;
         self.emit(c, on_close);
         Some(c.index)
