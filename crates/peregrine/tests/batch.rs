@@ -29,7 +29,16 @@ fn peregrine(args: &[&str], extra: &[&std::ffi::OsStr]) -> (bool, String) {
 
 #[test]
 fn batch_exchange_commits_publishes_and_verifies() {
-    with_timeout(180, || {
+    run("compact");
+}
+
+#[test]
+fn batch_exchange_split_topology_commits_and_verifies() {
+    run("split");
+}
+
+fn run(topology: &'static str) {
+    with_timeout(180, move || {
         let sub = UdpSocket::bind("127.0.0.1:0").unwrap();
         sub.set_read_timeout(Some(Duration::from_millis(200)))
             .unwrap();
@@ -37,7 +46,7 @@ fn batch_exchange_commits_publishes_and_verifies() {
         let data = tempfile::tempdir().unwrap();
         let journal = data.path().join("journal");
         let mut ex = start(&format!(
-            "mode = \"batch\"\ntick_us = 1000\n\
+            "topology = \"{topology}\"\nmode = \"batch\"\ntick_us = 1000\n\
              [journal]\ndir = \"{}\"\nfsync = \"none\"\n\
              [commitments]\nenabled = true\n\
              [market_data]\ntarget = \"127.0.0.1:{port}\"\nheartbeat_ms = 100\n",
