@@ -389,6 +389,9 @@ impl<L: CommandLog> Core<L> {
     /// Sends the batch's feed packet(s). Called after the batch's reports are written,
     /// so the UDP send is not on the order→ack path.
     pub fn publish(&mut self) {
+        if let Some(c) = self.commits.as_mut() {
+            c.flush();
+        }
         self.drain_commitments();
         if let Some(md) = self.md.as_mut() {
             md.flush();
@@ -399,6 +402,7 @@ impl<L: CommandLog> Core<L> {
     pub fn idle(&mut self) {
         if let Some(c) = self.commits.as_mut() {
             c.close_if_past(self.clock.now().0);
+            c.flush();
             if self.drain_commitments() > 0 {
                 if let Some(md) = self.md.as_mut() {
                     md.flush();

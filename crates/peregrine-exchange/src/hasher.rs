@@ -2,20 +2,22 @@
 //!
 //! The matching thread owns a [`Committer`]: it tracks the open window
 //! ([`WindowState`]), copies each `Fill` into a preallocated chunk of
-//! [`TradeRecord`]s, and when a window closes hands the chunk, with the window's
-//! index, timestamp and command count, over an SPSC ring (`peregrine-queue`) to the
-//! **hasher thread**. The hasher computes [`commit_tick`] (state hash + Merkle root),
+//! [`TradeRecord`]s, records each window close (index, timestamp, command count) in
+//! the chunk at its position among the trades, and once per loop iteration
+//! ([`Committer::flush`]) hands the chunk over an SPSC ring (`peregrine-queue`) to the
+//! **hasher thread** — if an empty chunk is at hand; if not, the chunk keeps filling,
+//! so the matching thread never waits for a flush. The hasher computes [`commit_tick`] (state hash + Merkle root),
 //! appends the commitment to the [`CommitLog`], returns the emptied chunk on a second
 //! ring, and hands the commitment back on a third; the matching thread publishes it
 //! on the feed ([`Committer::drain`]). The matching thread does no hashing.
 //!
 //! **Bounds.** A fixed pool of [`POOL`] chunks of `chunk_trades` trades each is
 //! allocated at start and recycled, so the matching thread allocates nothing once
-//! running. A window with more trades than one chunk holds is sent in several
-//! chunks (only the last one carries the close); the hasher accumulates them, so a
-//! commitment always covers every trade of its window. If every chunk is in flight
-//! the matching thread waits for the hasher (yielding) — back-pressure, never a
-//! dropped trade. If the hasher thread has died, chunks are allocated instead and a
+//! running. A chunk holds `chunk_trades` trades and [`CLOSES_PER_CHUNK`] closes; a
+//! full chunk is sent at once and a window may span several chunks (the hasher
+//! accumulates them), so a commitment always covers every trade of its window. If a
+//! chunk is full and every other one is in flight, the matching thread waits for the
+//! hasher (yielding) — back-pressure, never a dropped trade. If the hasher thread has died, chunks are allocated instead and a
 //! warning is logged. The commitment ring back to the matching thread is bounded
 //! ([`DONE_CAPACITY`]); when it is full the hasher drops the *feed copy* (the
 //! commitment is still logged) and counts it.
@@ -49,11 +51,22 @@ struct Close {
     commit: bool,
 }
 
-/// Trades of one window (possibly a part of it), and its close.
+/// Closes one chunk can carry.
+pub const CLOSES_PER_CHUNK: usize = 4096;
+
+/// A run of trades and the window closes among them: `closes[i].1` is the number of
+/// the chunk's trades that belong to windows up to and including `closes[i].0`; the
+/// trades after the last close belong to the window still open.
 #[derive(Debug)]
 pub struct Chunk {
     trades: Vec<TradeRecord>,
-    close: Option<Close>,
+    closes: Vec<(Close, usize)>,
+}
+
+impl Chunk {
+    fn is_empty(&self) -> bool {
+        self.trades.is_empty() && self.closes.is_empty()
+    }
 }
 
 /// The matching thread's side.
@@ -189,7 +202,7 @@ impl Committer {
             .as_ref()
             .is_some_and(|c| c.trades.len() >= self.chunk_trades);
         if full {
-            self.send(None);
+            self.send();
         }
         if let Some(c) = self.chunk.as_mut() {
             c.trades.push(t);
@@ -198,19 +211,44 @@ impl Committer {
 
     fn close(&mut self, closed: Closed) {
         let commit = self.logged_through.is_none_or(|done| closed.index > done);
-        self.send(Some(Close { closed, commit }));
+        let full = self
+            .chunk
+            .as_ref()
+            .is_some_and(|c| c.closes.len() >= CLOSES_PER_CHUNK);
+        if full {
+            self.send();
+        }
+        if let Some(c) = self.chunk.as_mut() {
+            let n = c.trades.len();
+            c.closes.push((Close { closed, commit }, n));
+        }
     }
 
-    /// Sends the current chunk and takes an empty one from the pool.
-    fn send(&mut self, close: Option<Close>) {
-        if let Some(mut chunk) = self.chunk.take() {
-            chunk.close = close;
+    /// Hands what the current chunk holds to the hasher if an empty chunk is at hand
+    /// (never waits: otherwise the chunk keeps filling). Called once per loop
+    /// iteration ([`crate::core::Core::publish`]) and when idle.
+    pub fn flush(&mut self) {
+        if self.chunk.as_ref().is_none_or(|c| c.is_empty()) {
+            return;
+        }
+        if let Some(empty) = self.empties.try_pop() {
+            self.hand_over(empty);
+        }
+    }
+
+    /// Sends the current (full) chunk, waiting for an empty one if need be.
+    fn send(&mut self) {
+        let empty = self.take_empty();
+        self.hand_over(empty);
+    }
+
+    fn hand_over(&mut self, empty: Box<Chunk>) {
+        if let Some(chunk) = self.chunk.replace(empty) {
             if self.to_hasher.try_push(chunk).is_err() {
                 crate::log!("commitments: hasher ring full, a chunk was dropped");
             }
             self.wake();
         }
-        self.chunk = Some(self.take_empty());
     }
 
     fn take_empty(&mut self) -> Box<Chunk> {
@@ -236,6 +274,13 @@ impl Committer {
 
 impl Drop for Committer {
     fn drop(&mut self) {
+        // Hand over what the current chunk holds: at most POOL chunks exist and the
+        // ring has 2 * POOL slots, so this push cannot fail.
+        if let Some(chunk) = self.chunk.take() {
+            if !chunk.is_empty() {
+                let _ = self.to_hasher.try_push(chunk);
+            }
+        }
         // Release: pairs with the Acquire load in `Hasher::run`; everything pushed
         // before is visible when it sees the flag.
         self.stop.store(true, Ordering::Release);
@@ -249,7 +294,7 @@ impl Drop for Committer {
 fn new_chunk(capacity: usize) -> Box<Chunk> {
     Box::new(Chunk {
         trades: Vec::with_capacity(capacity),
-        close: None,
+        closes: Vec::with_capacity(CLOSES_PER_CHUNK),
     })
 }
 
@@ -277,9 +322,10 @@ impl Hasher {
                 std::thread::park_timeout(Duration::from_millis(10));
                 continue;
             };
-            self.trades.extend_from_slice(&chunk.trades);
-            chunk.trades.clear();
-            if let Some(close) = chunk.close.take() {
+            let mut start = 0;
+            for &(close, end) in &chunk.closes {
+                self.trades.extend_from_slice(&chunk.trades[start..end]);
+                start = end;
                 if close.commit {
                     let c = commit_tick(
                         close.closed.index,
@@ -293,6 +339,9 @@ impl Hasher {
                 }
                 self.trades.clear();
             }
+            self.trades.extend_from_slice(&chunk.trades[start..]);
+            chunk.trades.clear();
+            chunk.closes.clear();
             // The pool has POOL chunks and the ring 2 * POOL slots: never full.
             let _ = self.empties.try_push(chunk);
         }
