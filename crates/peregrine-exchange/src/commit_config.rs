@@ -86,4 +86,26 @@ mod tests {
         .check(&mut errs);
         assert_eq!(errs.len(), 2);
     }
+
+    #[test]
+    fn config_keys_parse_and_validate() {
+        use crate::config::Config;
+        let c = Config::parse(
+            "mode = \"batch\"\ntick_us = 500\n[commitments]\nenabled = true\ninterval_ms = 5",
+        )
+        .unwrap();
+        assert_eq!(c.mode, MatchingMode::Batch);
+        assert_eq!(c.commit_window_ns(), 500_000);
+        let errs = c.validate().unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains("needs a [journal]"));
+        let bad = Config {
+            tick_us: 0,
+            tick_capacity: 0,
+            ..Config::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().len(), 2);
+        assert!(Config::parse("mode = \"sideways\"").is_err());
+        assert!(Config::parse("[commitments]\ninterval = 3").is_err());
+    }
 }
