@@ -10,6 +10,7 @@ use std::path::Path;
 use peregrine_types::{AccountId, InstrumentSpec};
 use serde::{Deserialize, Serialize};
 
+use crate::commit_config::{CommitmentsSection, MatchingMode};
 use crate::journal_log::JournalSection;
 use crate::wait::WaitStrategy;
 
@@ -174,6 +175,17 @@ pub struct Config {
     /// and `quote`. Default: none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub assets: Vec<AssetConfig>,
+    /// `continuous` (default: match on arrival) or `batch` (match in ticks of
+    /// `tick_us`). See docs/exchange.md, "Matching modes".
+    pub mode: MatchingMode,
+    /// Batch mode: the tick interval, microseconds. Default 1000.
+    pub tick_us: u64,
+    /// Batch mode: requests one tick may hold (preallocated). A request that finds
+    /// the tick full closes it early (it runs at once with its boundary timestamp).
+    /// Default 65,536.
+    pub tick_capacity: usize,
+    /// Commitments (state hash + Merkle root per window). Default: off.
+    pub commitments: CommitmentsSection,
 }
 
 impl Default for Config {
@@ -205,6 +217,10 @@ impl Default for Config {
             metrics: MetricsConfig::default(),
             balances: BalancesConfig::default(),
             assets: Vec::new(),
+            mode: MatchingMode::Continuous,
+            tick_us: 1000,
+            tick_capacity: 65_536,
+            commitments: CommitmentsSection::default(),
         }
     }
 }
@@ -277,6 +293,7 @@ impl Config {
             }
         }
         crate::balances::check_config(self, &mut errs);
+        self.check_mode(&mut errs);
         if errs.is_empty() {
             Ok(())
         } else {
@@ -373,6 +390,25 @@ impl Config {
         }
     }
 
+    fn check_mode(&self, errs: &mut Vec<String>) {
+        if !(1..=1_000_000).contains(&self.tick_us) {
+            errs.push("tick_us: must be 1..=1000000".into());
+        }
+        if !(1..=1 << 22).contains(&self.tick_capacity) {
+            errs.push("tick_capacity: must be 1..=4194304".into());
+        }
+        self.commitments.check(errs);
+        if self.commitments.enabled && self.journal.is_none() {
+            errs.push("commitments.enabled: needs a [journal] (the commitment log lives in its directory)".into());
+        }
+    }
+
+    /// The commitment window in nanoseconds (the tick in batch mode, the interval in
+    /// continuous mode).
+    pub fn commit_window_ns(&self) -> u64 {
+        crate::commit_config::window_ns(self.mode, self.tick_us, &self.commitments)
+    }
+
     /// The password of an account, if it exists.
     pub fn password_of(&self, account: AccountId) -> Option<&str> {
         self.accounts
@@ -416,6 +452,10 @@ mod tests {
         assert_eq!(c.metrics.publish_interval_ms, 100);
         assert_eq!(c.metrics.depth_levels, 5);
         assert_eq!(c.metrics.depth_interval_us, 500);
+        assert_eq!(c.mode, MatchingMode::Continuous);
+        assert_eq!(c.tick_us, 1000);
+        assert_eq!(c.tick_capacity, 65_536);
+        assert_eq!(c.commitments, CommitmentsSection::default());
         assert_eq!(c.validate(), Ok(()));
     }
 

@@ -18,6 +18,7 @@ use rustc_hash::FxHashMap;
 use crate::balances::{AdminPolicy, BalanceSetup, Balances, VenueEngine};
 use crate::clock::Clock;
 use crate::depth::{DepthPublisher, FeedPosition};
+use crate::hasher::Committer;
 use crate::journal::CommandLog;
 use crate::mapping::{self, Ctx, Dest};
 use crate::md::MdPublisher;
@@ -93,6 +94,7 @@ pub struct Core<L: CommandLog> {
     /// Clock reading at the end of the last batch that ran requests, until
     /// [`Core::publish`] used it.
     batch_end: Option<u64>,
+    commits: Option<Committer>,
 }
 
 impl<L: CommandLog> Core<L> {
@@ -122,6 +124,7 @@ impl<L: CommandLog> Core<L> {
             metrics: CoreMetrics::default(),
             depth: None,
             batch_end: None,
+            commits: None,
         }
     }
 
@@ -185,6 +188,38 @@ impl<L: CommandLog> Core<L> {
     pub fn with_snapshots(mut self, snapshots: Snapshotter) -> Self {
         self.snapshots = Some(snapshots);
         self
+    }
+
+    /// Computes commitments on a hasher thread (see [`crate::hasher`]). Attach before
+    /// recovery, so that replayed commands rebuild the open window and any window the
+    /// log lacks is committed.
+    pub fn with_commitments(mut self, commits: Committer) -> Self {
+        self.commits = Some(commits);
+        self
+    }
+
+    /// After recovery: moves the clock past the last window the commitment log holds,
+    /// so a new command never joins a window that was already committed (matters only
+    /// if the wall clock stepped back across a restart).
+    pub fn commitments_floor(&mut self) {
+        if let Some(c) = self.commits.as_ref() {
+            if let Some(k) = c.logged_through() {
+                let end = k.saturating_add(1).saturating_mul(c.window_ns());
+                self.clock = self.clock.not_before(peregrine_types::Timestamp(end));
+            }
+        }
+    }
+
+    /// The clock.
+    pub fn now(&self) -> peregrine_types::Timestamp {
+        self.clock.now()
+    }
+
+    /// Batch mode: the tick just run is complete; closes its commitment window.
+    pub fn end_tick(&mut self) {
+        if let Some(c) = self.commits.as_mut() {
+            c.close_now();
+        }
     }
 
     /// Restores the state of snapshot `snap` into this core's fresh engine: books,
@@ -263,6 +298,9 @@ impl<L: CommandLog> Core<L> {
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
         self.engine.pre_match().settle(&self.events);
+        if let Some(c) = self.commits.as_mut() {
+            c.command(cmd.ts.0, &self.events);
+        }
         for i in 0..self.events.len() {
             let ev = self.events[i];
             if let Event::Accepted(a) = ev {
@@ -277,6 +315,11 @@ impl<L: CommandLog> Core<L> {
         }
     }
 
+    /// The events of the last command executed or replayed.
+    pub fn last_events(&self) -> &[Event] {
+        &self.events
+    }
+
     /// Executes one order-entry request from an authenticated session.
     pub fn handle(
         &mut self,
@@ -286,6 +329,19 @@ impl<L: CommandLog> Core<L> {
         out: &mut impl Outbox,
     ) -> std::io::Result<()> {
         let ts = self.clock.now();
+        self.handle_at(from, account, msg, ts, out)
+    }
+
+    /// [`Core::handle`] at a given time (batch mode: the tick's timestamp, which is
+    /// then also what the metrics' per-request latency is measured from).
+    pub fn handle_at(
+        &mut self,
+        from: SessionKey,
+        account: AccountId,
+        msg: &Inbound,
+        ts: peregrine_types::Timestamp,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
         self.metrics.on_request(msg, ts.0);
         if let Some(req) = admin::request_of(msg) {
             return self.handle_admin(from, account, &req, ts, out);
@@ -319,6 +375,9 @@ impl<L: CommandLog> Core<L> {
         self.engine.execute(cmd, &mut self.events);
         self.engine.pre_match().settle(&self.events);
         self.metrics.on_command();
+        if let Some(c) = self.commits.as_mut() {
+            c.command(cmd.ts.0, &self.events);
+        }
         if let Some(s) = self.snapshots.as_mut() {
             s.after_command(self.engine_seq, &self.engine, cmd.ts);
         }
@@ -427,6 +486,10 @@ impl<L: CommandLog> Core<L> {
     /// Sends the batch's feed packet(s). Called after the batch's reports are written,
     /// so the UDP send is not on the order→ack path.
     pub fn publish(&mut self) {
+        if let Some(c) = self.commits.as_mut() {
+            c.flush();
+        }
+        self.drain_commitments();
         if let Some(md) = self.md.as_mut() {
             md.flush();
         }
@@ -438,6 +501,15 @@ impl<L: CommandLog> Core<L> {
     /// Housekeeping when idle: feed heartbeats, and the debounced metrics and depth
     /// publishes (so the last batch before a quiet spell is published too).
     pub fn idle(&mut self) {
+        if let Some(c) = self.commits.as_mut() {
+            c.close_if_past(self.clock.now().0);
+            c.flush();
+            if self.drain_commitments() > 0 {
+                if let Some(md) = self.md.as_mut() {
+                    md.flush();
+                }
+            }
+        }
         if let Some(md) = self.md.as_mut() {
             md.heartbeat_if_due();
         }
@@ -468,6 +540,18 @@ impl<L: CommandLog> Core<L> {
             s.resting
                 .extend(engine.books().map(|b| (b.spec().id, b.len() as u64)));
         });
+    }
+
+    /// Queues the hasher's finished commitments on the feed.
+    fn drain_commitments(&mut self) -> usize {
+        let (Some(c), mut md) = (self.commits.as_mut(), self.md.as_mut()) else {
+            return 0;
+        };
+        c.drain(|c| {
+            if let Some(md) = md.as_mut() {
+                md.push(mapping::commitment_message(&c));
+            }
+        })
     }
 
     /// Live orders tracked for routing (resting orders, mostly).

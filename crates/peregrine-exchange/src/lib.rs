@@ -43,12 +43,16 @@
 
 pub mod admin_cli;
 pub mod balances;
+pub mod batch;
 pub mod clock;
 pub mod command_codec;
+pub mod commit_config;
+pub mod commit_log;
 pub mod compact;
 pub mod config;
 pub mod core;
 pub mod depth;
+pub mod hasher;
 pub mod http;
 pub mod journal;
 pub mod journal_cli;
@@ -64,6 +68,7 @@ pub mod metrics_render;
 pub mod metrics_text;
 pub mod recovery;
 pub mod ring;
+pub mod sequencer;
 pub mod server;
 pub mod session;
 pub mod snapshot_codec;
@@ -71,7 +76,9 @@ pub mod snapshotter;
 pub mod split;
 pub mod subscriber;
 pub mod table;
+pub mod verify;
 pub mod wait;
+pub mod window;
 
 pub use config::{Config, Topology};
 pub use server::{run, run_with_log};

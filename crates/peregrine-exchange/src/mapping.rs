@@ -256,6 +256,19 @@ pub fn feed_for(ev: &Event, ts: Timestamp) -> Option<MdMessage> {
     }
 }
 
+/// The feed message of a commitment.
+pub fn commitment_message(c: &peregrine_commit::Commitment) -> MdMessage {
+    peregrine_wire::md::Commitment {
+        tick_seq: c.tick_seq,
+        timestamp: Timestamp(c.timestamp),
+        tx_count: c.tx_count,
+        trade_count: c.trade_count,
+        state_hash: c.state_hash,
+        merkle_root: c.merkle_root,
+    }
+    .into()
+}
+
 #[cfg(test)]
 #[path = "mapping_tests.rs"]
 mod tests;

@@ -187,6 +187,7 @@ fn replay(r: &ReplayRequest, out: &mut Vec<u8>, src: Source<'_>) {
         match ring.get(seq) {
             Some(MdMessage::Trade(t)) => put(out, &t),
             Some(MdMessage::L2Update(u)) => put(out, &u),
+            Some(MdMessage::Commitment(c)) => put(out, &c),
             // In range by construction; unreachable, and a short answer is detected
             // by the subscriber's sequence check.
             None => {}

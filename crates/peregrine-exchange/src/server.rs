@@ -50,6 +50,9 @@ pub fn run(
     if let Some(s) = &setup {
         core = core.with_balances(s);
     }
+    if config.commitments.enabled {
+        core = core.with_commitments(crate::hasher::spawn_for(&config, &section)?);
+    }
     let store = if section.snapshot_every > 0 {
         let dir = section.snapshot_dir();
         let config = SnapshotConfig {
@@ -63,12 +66,20 @@ pub fn run(
     } else {
         None
     };
-    restore(&mut core, store.as_ref()).with_context(|| {
+    // With commitments, recovery replays the whole journal: the open window may have
+    // started before the newest snapshot (docs/commitments.md).
+    let restore_from = if config.commitments.enabled {
+        None
+    } else {
+        store.as_ref()
+    };
+    restore(&mut core, restore_from).with_context(|| {
         format!(
             "recovering from the journal in {}: refusing to start",
             section.dir.display()
         )
     })?;
+    core.commitments_floor();
     if let Some(store) = store {
         core = core.with_snapshots(Snapshotter::spawn(store, section.snapshot_every)?);
     }
@@ -163,8 +174,9 @@ fn serve<L: CommandLog + Send + 'static>(
     } * usize::from(config.wait.spins());
     warn_if_oversubscribed(spinning);
     crate::log!(
-        "exchange: {:?} topology, wait {:?}, {} instrument(s), {} account(s), market data {}",
+        "exchange: {:?} topology, {:?} mode, wait {:?}, {} instrument(s), {} account(s), market data {}",
         config.topology,
+        config.mode,
         config.wait,
         config.instruments.len(),
         config.accounts.len(),
@@ -178,7 +190,10 @@ fn serve<L: CommandLog + Send + 'static>(
     match config.topology {
         Topology::Compact => {
             pin(cores.first().copied().flatten());
-            crate::compact::run(table, core, config.wait, stop)?;
+            match sequencer(&config) {
+                Some(seq) => crate::batch::run_compact(table, core, seq, config.wait, stop)?,
+                None => crate::compact::run(table, core, config.wait, stop)?,
+            }
         }
         Topology::Split => run_split(&config, table, core, cores, stop)?,
     }
@@ -250,13 +265,17 @@ fn run_split<L: CommandLog + Send + 'static>(
     let (req_tx, req_rx) = crate::ring::ring(config.ring_capacity);
     let (rep_tx, rep_rx) = crate::ring::ring(config.ring_capacity);
     let wait = config.wait;
+    let seq = sequencer(config);
     let stop_m = Arc::clone(stop);
     let match_core = cores.get(1).copied().flatten();
     let matcher = std::thread::Builder::new()
         .name("matching".into())
         .spawn(move || {
             pin(match_core);
-            crate::split::matching(core, req_rx, rep_tx, wait, &stop_m)
+            match seq {
+                Some(seq) => crate::batch::matching(core, seq, req_rx, rep_tx, wait, &stop_m),
+                None => crate::split::matching(core, req_rx, rep_tx, wait, &stop_m),
+            }
         })?;
     pin(cores.first().copied().flatten());
     crate::split::ingest(table, req_tx, rep_rx, wait, stop);
@@ -264,6 +283,17 @@ fn run_split<L: CommandLog + Send + 'static>(
         .join()
         .map_err(|_| anyhow::anyhow!("matching thread panicked"))??;
     Ok(())
+}
+
+/// The batch-mode tick buffer, or `None` in continuous mode.
+fn sequencer(config: &Config) -> Option<crate::sequencer::Sequencer> {
+    match config.mode {
+        crate::commit_config::MatchingMode::Continuous => None,
+        crate::commit_config::MatchingMode::Batch => Some(crate::sequencer::Sequencer::new(
+            config.tick_us.saturating_mul(1_000),
+            config.tick_capacity,
+        )),
+    }
 }
 
 /// Resolves `pin_cores` against the cores this process may use. Called once on the

@@ -32,7 +32,7 @@ pub struct Report {
 
 /// Collects a batch's reports until the batch is committed.
 #[derive(Debug)]
-struct Batch(Vec<Report>);
+pub(crate) struct Batch(pub(crate) Vec<Report>);
 
 impl Outbox for Batch {
     #[inline]
@@ -125,7 +125,11 @@ pub fn matching<L: CommandLog>(
 
 /// Pushes a committed batch's reports to the ingestion thread; false if stopped
 /// while the ring was full.
-fn release(batch: &mut Batch, to_ingest: &mut Producer<Report>, stop: &AtomicBool) -> bool {
+pub(crate) fn release(
+    batch: &mut Batch,
+    to_ingest: &mut Producer<Report>,
+    stop: &AtomicBool,
+) -> bool {
     for r in batch.0.drain(..) {
         let mut r = r;
         loop {

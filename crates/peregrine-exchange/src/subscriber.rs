@@ -199,6 +199,15 @@ fn apply<'a>(
                 book.update(u.side, u.price.units(), u.qty.lots());
                 changed = true;
             }
+            MdMessage::Commitment(c) => println!(
+                "#{seq} COMMITMENT tick {} ts {} tx {} trades {} state {} root {}",
+                c.tick_seq,
+                c.timestamp.0,
+                c.tx_count,
+                c.trade_count,
+                crate::verify::hex(&c.state_hash),
+                crate::verify::hex(&c.merkle_root)
+            ),
             _ => {}
         }
     }
@@ -297,6 +306,10 @@ pub fn replay(
                     }
                     Recovery::L2Update(u) if expected.is_some() => {
                         got.push((seq, MdMessage::L2Update(u)));
+                        received += 1;
+                    }
+                    Recovery::Commitment(c) if expected.is_some() => {
+                        got.push((seq, MdMessage::Commitment(c)));
                         received += 1;
                     }
                     other => anyhow::bail!("unexpected recovery message {other:?}"),

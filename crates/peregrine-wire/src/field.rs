@@ -311,6 +311,29 @@ impl WireField for Credential {
     }
 }
 
+/// A 32-byte hash (a Blake3 digest of `peregrine-commit`), raw bytes. Every value is
+/// valid.
+impl WireField for [u8; 32] {
+    const WIDTH: usize = 32;
+    const WIRE_TYPE: &'static str = "[u8; 32]";
+    #[inline]
+    fn put(self, w: &mut Writer<'_>) {
+        w.put(&self);
+    }
+    #[inline]
+    fn get(r: &mut Reader<'_>, _field: &'static str) -> Result<Self, DecodeError> {
+        r.take()
+    }
+    #[inline]
+    fn sample(seed: u64) -> Self {
+        let mut out = [0u8; 32];
+        for (i, chunk) in out.chunks_exact_mut(8).enumerate() {
+            chunk.copy_from_slice(&seed.rotate_left(13 * i as u32).to_le_bytes());
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

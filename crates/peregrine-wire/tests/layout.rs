@@ -257,6 +257,19 @@ const PINNED: &[Pinned] = &[
         ],
     ),
     (
+        "Commitment",
+        0x42,
+        104,
+        &[
+            ("tick_seq", 8, 8),
+            ("timestamp", 16, 8),
+            ("tx_count", 24, 8),
+            ("trade_count", 32, 8),
+            ("state_hash", 40, 32),
+            ("merkle_root", 72, 32),
+        ],
+    ),
+    (
         "ReplayRequest",
         0x50,
         26,
@@ -319,12 +332,11 @@ const PINNED: &[Pinned] = &[
 
 fn all_descs() -> Vec<MessageDesc> {
     let mut v: Vec<MessageDesc> = Message::MESSAGES.to_vec();
-    let extra: Vec<MessageDesc> = Recovery::MESSAGES
-        .iter()
-        .filter(|d| !v.contains(d))
-        .copied()
-        .collect();
-    v.extend(extra);
+    for d in Recovery::MESSAGES.iter().chain(MdMessage::MESSAGES) {
+        if !v.contains(d) {
+            v.push(*d);
+        }
+    }
     v
 }
 
@@ -393,7 +405,7 @@ fn type_codes_are_unique_across_families() {
         }
     }
     let feed: Vec<_> = MdMessage::MESSAGES.iter().map(|d| d.name).collect();
-    assert_eq!(feed, ["Trade", "L2Update"]);
+    assert_eq!(feed, ["Trade", "L2Update", "Commitment"]);
 }
 
 #[test]

@@ -7,7 +7,7 @@ use peregrine_wire::md::recovery::{
     Recovery, ReplayRequest, ReplayResponse, SnapshotEnd, SnapshotHeader, SnapshotLevel,
     SnapshotRequest,
 };
-use peregrine_wire::md::{L2Update, MdMessage, Trade};
+use peregrine_wire::md::{Commitment, L2Update, MdMessage, Trade};
 use peregrine_wire::orders::{Cancel, MassCancel, NewOrder, Replace};
 use peregrine_wire::reports::{Accepted, CancelRejected, Cancelled, Fill, Rejected, Replaced};
 use peregrine_wire::session::{
@@ -83,6 +83,7 @@ round_trip! {
     prop_round_trip_cancel_rejected: CancelRejected => Outbound;
     prop_round_trip_trade: Trade => MdMessage;
     prop_round_trip_l2_update: L2Update => MdMessage;
+    prop_round_trip_commitment: Commitment => MdMessage;
     prop_round_trip_replay_request: ReplayRequest => Recovery;
     prop_round_trip_replay_response: ReplayResponse => Recovery;
     prop_round_trip_snapshot_request: SnapshotRequest => Recovery;

@@ -40,6 +40,9 @@ enum Command {
     Strategy(strategy_cmd::StrategyArgs),
     /// Run the whole stack (exchange, engine, strategies) until Ctrl-C; print a summary.
     Up(up::UpArgs),
+    /// Check commitments against the journal, or prove a trade's inclusion.
+    #[command(subcommand)]
+    Verify(peregrine_exchange::verify::VerifyCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -86,5 +89,6 @@ fn main() -> anyhow::Result<()> {
         Command::Engine(args) => engine_cmd::run(args),
         Command::Strategy(args) => strategy_cmd::run(args),
         Command::Up(args) => up::run(args),
+        Command::Verify(cmd) => peregrine_exchange::verify::run(cmd),
     }
 }

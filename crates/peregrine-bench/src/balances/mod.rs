@@ -7,6 +7,7 @@
 //! timed; for `match_tick`, ten such commands; for `compute_commitments`, one
 //! `commit_tick` over ten trades. Single thread, service time.
 
+mod exchange_modes;
 mod scenarios;
 
 use hdrhistogram::Histogram;
@@ -82,7 +83,8 @@ pub fn run(args: BalancesArgs) -> anyhow::Result<()> {
     rows.push(scenarios::match_tick(&clock, 10_000 / scale));
     rows.push(scenarios::commitments(&clock, 10_000 / scale));
     print_rows(&rows);
-    let sustained = scenarios::sustained(&clock, 1_000 / scale.min(10));
+    let mut sustained = scenarios::sustained(&clock, 1_000 / scale.min(10));
+    sustained.extend(exchange_modes::sustained(1_000 / scale.min(10), 9)?);
     println!("\nsustained throughput (1,000 ticks × 10 orders, resting; median of 9 runs):");
     for (name, rate, olympus) in &sustained {
         println!(

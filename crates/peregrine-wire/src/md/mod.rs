@@ -52,9 +52,31 @@ wire_message! {
     side: Side,
 }
 
+wire_message! {
+    /// Feed. A commitment to one window of matching (a batch-mode tick, or a
+    /// continuous-mode interval): the Blake3 state hash and the Merkle root of the
+    /// window's trades, computed off the matching thread and published after the
+    /// window's own `Trade`s. Exact bytes hashed: `peregrine-commit` crate docs and
+    /// docs/commitments.md.
+    Commitment = 0x42;
+    /// Window index: the batch tick number, or `timestamp / interval` in continuous mode.
+    tick_seq: u64,
+    /// The window's timestamp (tick time, or window start), nanoseconds since the Unix
+    /// epoch.
+    timestamp: Timestamp,
+    /// Commands (journal records) in the window.
+    tx_count: u64,
+    /// Trades in the window (the Merkle tree's leaves).
+    trade_count: u64,
+    /// Blake3 state hash of the window.
+    state_hash: [u8; 32],
+    /// Merkle root of the window's trade leaves (zeros for no trades).
+    merkle_root: [u8; 32],
+}
+
 wire_family! {
     /// A message carried in a market-data packet.
-    MdMessage { Trade, L2Update }
+    MdMessage { Trade, L2Update, Commitment }
 }
 
 #[cfg(test)]
@@ -66,11 +88,12 @@ mod tests {
     fn md_messages_round_trip() {
         for i in 0..MdMessage::MESSAGES.len() {
             let m = MdMessage::sample(i, &[1, 2, 3, 4, 5, 6]);
-            let mut buf = [0u8; 64];
+            let mut buf = [0u8; 128];
             let n = m.encode(&mut buf).unwrap();
             assert_eq!(MdMessage::decode(&buf), Ok((m, n)));
         }
         assert_eq!(Trade::SIZE, 45);
         assert_eq!(L2Update::SIZE, 41);
+        assert_eq!(Commitment::SIZE, 104);
     }
 }

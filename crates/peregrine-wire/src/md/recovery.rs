@@ -6,7 +6,8 @@
 //! * **Replay**: [`ReplayRequest`] names a feed session, a first sequence number and a
 //!   count. The server answers [`ReplayResponse`] with the count it will actually send
 //!   (fewer if the range is not retained; 0 with a reason code if none), then exactly
-//!   that many feed messages ([`Trade`], [`L2Update`]) in sequence order, unchanged.
+//!   that many feed messages ([`Trade`], [`L2Update`], [`Commitment`]) in sequence
+//!   order, unchanged.
 //! * **Snapshot**: [`SnapshotRequest`] names an instrument. The server answers
 //!   [`SnapshotHeader`], `level_count` [`SnapshotLevel`]s (bids best first, then asks
 //!   best first), and [`SnapshotEnd`]. The snapshot reflects every feed message up to and
@@ -15,7 +16,7 @@
 use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp};
 
 use crate::field::ReasonCode;
-use crate::md::{L2Update, Trade};
+use crate::md::{Commitment, L2Update, Trade};
 use crate::message::{wire_family, wire_message};
 
 wire_message! {
@@ -104,7 +105,7 @@ wire_family! {
     /// messages.
     Recovery {
         ReplayRequest, ReplayResponse, SnapshotRequest, SnapshotHeader, SnapshotLevel,
-        SnapshotEnd, Trade, L2Update,
+        SnapshotEnd, Trade, L2Update, Commitment,
     }
 }
 
