@@ -12,7 +12,7 @@
 //!
 //! **Ids.** Every request gets a fresh client order id from a counter (started from the
 //! wall clock in ns, so a restarted engine does not reuse ids); the order table
-//! ([`orders`]) maps it, and the exchange order id from `Accepted`, back to the
+//! (the `orders` module) maps it, and the exchange order id from `Accepted`, back to the
 //! engine's order id. A cancel or replace asked before the order is acknowledged is
 //! sent when `Accepted` arrives. Orders go out as GTC limit orders with self-trade
 //! prevention off, so a `Cancelled` always ends the order.
