@@ -14,7 +14,7 @@ echo "# $(date -u +%FT%TZ)  nproc $(nproc)  $(grep -m1 'model name' /proc/cpuinf
 run() { # topology server_wait loadgen_wait loadgen-args...
   local topo=$1 swait=$2 lwait=$3; shift 3
   RUNS=$((${RUNS:-0} + 1)) # a fresh journal per run, so no run replays another's
-  sed -e 's/^listen = .*/listen = "127.0.0.1:7790"/' -e "s/^topology = .*/topology = \"$topo\"/" \
+  sed -e '0,/^listen = /s/^listen = .*/listen = "127.0.0.1:7790"/' -e 's/^listen = "127.0.0.1:9100"/listen = "127.0.0.1:7792"/' -e "s/^topology = .*/topology = \"$topo\"/" \
       -e "s/^wait = .*/wait = \"$swait\"/" -e 's/^target = .*/target = "127.0.0.1:7791"/' \
       -e "s|^dir = .*|dir = \"$TMP/journal-$RUNS\"|" \
       exchange.toml > "$TMP/ex.toml"
