@@ -184,8 +184,11 @@ impl<L: CommandLog> Core<L> {
         self
     }
 
-    /// Takes a snapshot every N commands (see [`crate::snapshotter`]).
-    pub fn with_snapshots(mut self, snapshots: Snapshotter) -> Self {
+    /// Takes a snapshot every N commands (see [`crate::snapshotter`]). Attach after
+    /// recovery: a replica snapshotter is seeded here with the current state (one
+    /// encode, before the first order).
+    pub fn with_snapshots(mut self, mut snapshots: Snapshotter) -> Self {
+        snapshots.seed(&self.engine, self.engine_seq, self.clock.now());
         self.snapshots = Some(snapshots);
         self
     }
@@ -379,7 +382,8 @@ impl<L: CommandLog> Core<L> {
             c.command(cmd.ts.0, &self.events);
         }
         if let Some(s) = self.snapshots.as_mut() {
-            s.after_command(self.engine_seq, &self.engine, cmd.ts);
+            let rec = crate::command_codec::Record::Command(*cmd);
+            s.after_command(self.engine_seq, rec, &self.engine, cmd.ts);
         }
         for i in 0..self.events.len() {
             let ev = self.events[i];
@@ -478,7 +482,7 @@ impl<L: CommandLog> Core<L> {
         }
         self.log.commit()?;
         if let Some(s) = self.snapshots.as_mut() {
-            s.after_commit();
+            s.after_commit(&self.engine);
         }
         Ok(())
     }

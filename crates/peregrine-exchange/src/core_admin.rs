@@ -143,7 +143,8 @@ impl<L: CommandLog> Core<L> {
         self.log.append_admin(self.engine_seq, cmd)?;
         let result = self.apply_admin(cmd);
         if let Some(s) = self.snapshots.as_mut() {
-            s.after_command(self.engine_seq, &self.engine, cmd.ts);
+            let rec = crate::command_codec::Record::Admin(*cmd);
+            s.after_command(self.engine_seq, rec, &self.engine, cmd.ts);
         }
         Ok(result)
     }

@@ -81,7 +81,24 @@ pub fn run(
     })?;
     core.commitments_floor();
     if let Some(store) = store {
-        core = core.with_snapshots(Snapshotter::spawn(store, section.snapshot_every)?);
+        // The snapshot thread keeps a replica fed by the journaled records, so the
+        // matching thread never encodes a snapshot (crate::snapshotter).
+        let (specs, capacity, balances) = (
+            config.instruments.clone(),
+            config.arena_capacity,
+            setup.clone(),
+        );
+        let make: crate::snapshotter::ReplicaFactory = Box::new(move || {
+            let engine = MatchingEngine::new(&specs, capacity).ok()?;
+            let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let core = Core::new(engine, capacity, seq, crate::journal::NoLog, None);
+            Some(match &balances {
+                Some(b) => core.with_balances(b),
+                None => core,
+            })
+        });
+        let snapshots = Snapshotter::spawn_replica(store, section.snapshot_every, make)?;
+        core = core.with_snapshots(snapshots);
     }
     fund(&mut core, setup.as_ref())?;
     serve(config, core, &stop, on_ready)
