@@ -213,6 +213,16 @@ fn replica_snapshots_plus_tail_equal_the_live_state() {
             let s = Snapshotter::spawn_replica_with_ring(store(), 300, replica(), ring).unwrap();
             let mut c = core(dir.path()).with_snapshots(s);
             drive(&mut c, 3_000, 29);
+            // With the tiny ring, snapshots come from re-seeds, which need the replica
+            // thread to have run: keep trading until one is on disk (bounded).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            let mut round = 0;
+            while store().latest_valid().unwrap().snapshot.is_none() {
+                assert!(std::time::Instant::now() < deadline, "no snapshot in 30 s");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                drive(&mut c, 300, 31 + round);
+                round += 1;
+            }
             (c.engine().state_hash(), c.engine_seq())
         }; // dropping the core lets the replica finish and joins it
         let latest = store()
