@@ -117,7 +117,6 @@ impl SimVenue {
         };
         h.released = true;
         self.orders_seen += 1;
-        let order = h.order;
         let reject = matches!(self.cfg.model, FillModel::RejectEvery { every } if every > 0 && self.orders_seen.is_multiple_of(every as u64));
         if reject {
             self.orders.remove(&id);
@@ -133,19 +132,29 @@ impl SimVenue {
             engine_id: id,
             venue_id,
         });
-        let qty = order.qty.lots();
+        1 + self.fill_by_model(id, out)
+    }
+
+    /// Fills the open quantity of order `id` as the model says (at release, and again
+    /// after a replace: a re-priced order meets the simulated market anew). Returns
+    /// the number of reports.
+    fn fill_by_model(&mut self, id: u64, out: &mut dyn FnMut(Report)) -> usize {
+        let Some(h) = self.orders.get(&id) else {
+            return 0;
+        };
+        let (qty, price) = (h.leaves, h.order.price);
         let fill = match self.cfg.model {
             FillModel::Full | FillModel::RejectEvery { .. } => qty,
             FillModel::Partial { percent } => (qty * percent.min(100) as i64 / 100).clamp(1, qty),
             FillModel::Rest => 0,
         };
-        if fill == 0 {
-            return 1;
+        if fill <= 0 {
+            return 0;
         }
         let leaves = qty - fill;
         out(Report::Fill {
             engine_id: id,
-            price: order.price,
+            price,
             qty: Qty::from_raw(fill),
             leaves: Qty::from_raw(leaves),
         });
@@ -154,14 +163,15 @@ impl SimVenue {
         } else if let Some(h) = self.orders.get_mut(&id) {
             h.leaves = leaves;
         }
-        2
+        1
     }
 }
 
 impl SimVenue {
     /// A replace reaches the venue: a released order with quantity left takes the new
-    /// terms (and keeps resting: the model fills only at release); anything else is
-    /// refused with reason 10 (unknown order), like the exchange.
+    /// terms and then meets the fill model again (as a re-priced order would meet the
+    /// market); anything else is refused with reason 10 (unknown order), like the
+    /// exchange.
     fn apply_replace(
         &mut self,
         id: u64,
@@ -178,6 +188,7 @@ impl SimVenue {
                     price: h.order.price,
                     qty: Qty::from_raw(qty),
                 });
+                return 1 + self.fill_by_model(id, out);
             }
             _ => out(Report::ReplaceRejected {
                 engine_id: id,
@@ -371,6 +382,40 @@ mod tests {
         assert_eq!(
             v.replace(1, Price::from_raw(98), Qty::from_raw(3), 30_000),
             Err(VenueError::UnknownOrder(1))
+        );
+    }
+
+    #[test]
+    fn a_replaced_order_meets_the_fill_model_again() {
+        let mut v = venue(FillModel::Partial { percent: 50 });
+        v.submit(order(1, 4), 0).unwrap();
+        let r = drain(&mut v, 10_000);
+        assert_eq!(
+            r[1],
+            Report::Fill {
+                engine_id: 1,
+                price: Price::from_raw(100),
+                qty: Qty::from_raw(2),
+                leaves: Qty::from_raw(2)
+            }
+        );
+        v.replace(1, Price::from_raw(99), Qty::from_raw(4), 10_000)
+            .unwrap();
+        assert_eq!(
+            drain(&mut v, 20_000),
+            vec![
+                Report::Replaced {
+                    engine_id: 1,
+                    price: Price::from_raw(99),
+                    qty: Qty::from_raw(4)
+                },
+                Report::Fill {
+                    engine_id: 1,
+                    price: Price::from_raw(99),
+                    qty: Qty::from_raw(2),
+                    leaves: Qty::from_raw(2)
+                }
+            ]
         );
     }
 
