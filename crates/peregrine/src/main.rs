@@ -64,6 +64,7 @@ enum BenchCommand {
 }
 
 fn main() -> anyhow::Result<()> {
+    up::die_with_parent();
     let cli = Cli::parse();
     match cli.command {
         Command::Bench(BenchCommand::Book(args)) => peregrine_bench::book::run(args),

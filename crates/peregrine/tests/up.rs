@@ -265,6 +265,37 @@ fn a_strategy_that_dies_fails_the_run_and_nothing_is_left() {
     assert_nothing_left(&out, &dir.canonicalize().unwrap());
 }
 
+/// `kill -9` of `up` itself: its children get SIGTERM from the kernel (parent-death
+/// signal) and none outlives it.
+#[test]
+fn killing_up_with_sigkill_takes_its_children_down() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut up = Up::start(&dir, &["--duration", "60"]);
+    up.read_until("Ctrl-C stops");
+    let (pids, shm) = announced(&up.text);
+    assert_eq!(pids.len(), 5, "{pids:?}");
+    up.signal(Signal::KILL);
+    let _ = up.finish();
+    let mark = dir.canonicalize().unwrap().display().to_string();
+    let running = |pid: u32| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains(mark.as_str())
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while pids.iter().any(|(_, pid)| running(*pid)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "children outlived `up`: {:?}",
+            pids.iter().filter(|(_, p)| running(*p)).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A SIGTERMed engine does not clean its ring directory: the test does.
+    let _ = std::fs::remove_dir_all(shm);
+}
+
 #[test]
 fn bad_flags_are_refused_before_anything_starts() {
     let tmp = tempfile::tempdir().unwrap();

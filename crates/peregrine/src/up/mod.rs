@@ -13,6 +13,8 @@ mod plan;
 mod procs;
 mod report;
 
+pub use procs::die_with_parent;
+
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
