@@ -1,104 +1,83 @@
-//! The polling loops of batch mode (`mode = "batch"`): the same two topologies as
-//! continuous mode, with a [`Sequencer`] between reading requests and executing them.
+//! How the polling loops hand requests to the core: on arrival (continuous mode) or
+//! through a [`Sequencer`] that holds them until their tick (`mode = "batch"`).
 //!
-//! Per iteration: read requests into the open tick (a full tick runs at once), run
-//! the tick if its boundary has passed, then — exactly as in continuous mode — commit
-//! the journal before any report of the tick is written, write, publish the feed.
+//! Both topologies' loops ([`crate::compact::run`], [`crate::split::matching`]) take a
+//! [`Dispatch`], so batch mode reuses them whole: per iteration, read requests (into
+//! the open tick in batch mode, where a full tick runs at once), run the tick if its
+//! boundary has passed, then commit the journal before any report is written, write,
+//! publish the feed.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use peregrine_types::Timestamp;
 
-use crate::compact::HOUSEKEEPING_EVERY;
-use crate::core::Core;
+use crate::core::{Core, Outbox};
 use crate::journal::CommandLog;
-use crate::ring::{Consumer, Producer};
 use crate::sequencer::Sequencer;
-use crate::split::{release, Batch, Report};
-use crate::table::{Request, SessionTable};
-use crate::wait::{Idler, WaitStrategy};
+use crate::table::Request;
 
-/// Compact topology, batch mode: polls until `stop` is set.
-pub fn run_compact<L: CommandLog>(
-    mut table: SessionTable,
-    mut core: Core<L>,
-    mut seq: Sequencer,
-    wait: WaitStrategy,
-    stop: &AtomicBool,
-) -> std::io::Result<()> {
-    let mut requests: Vec<Request> = Vec::with_capacity(4096);
-    let mut idler = Idler::new(wait);
-    let mut iteration: u64 = 0;
-    // Relaxed: a stop request needs no ordering with other memory.
-    while !stop.load(Ordering::Relaxed) {
-        iteration = iteration.wrapping_add(1);
-        let housekeeping = iteration.is_multiple_of(HOUSEKEEPING_EVERY);
-        let mut busy = housekeeping && table.accept();
-        requests.clear();
-        busy |= table.read_all(&mut requests) > 0;
-        let now = core.now();
-        for r in &requests {
-            busy |= seq.push(*r, now, &mut core, &mut table)?;
-        }
-        busy |= seq.run_if_due(core.now(), &mut core, &mut table)?;
-        // The journal commit precedes every write of this iteration's ticks.
-        core.end_batch()?;
-        table.timers();
-        table.flush();
-        core.publish();
-        if housekeeping {
-            core.poll_recovery();
-            core.idle();
-        }
-        if busy {
-            idler.reset();
-        } else {
-            idler.idle();
-        }
-    }
-    Ok(())
+/// Continuous or batch matching, as the polling loops see it.
+#[derive(Debug)]
+pub enum Dispatch {
+    /// Each request runs on arrival.
+    Continuous,
+    /// Requests wait in the sequencer's open tick.
+    Batch {
+        /// The tick buffer.
+        seq: Sequencer,
+        /// The clock read once per loop iteration ([`Dispatch::start`]).
+        now: Timestamp,
+    },
 }
 
-/// Split topology, batch mode: the matching loop (the ingestion loop is
-/// [`crate::split::ingest`], unchanged).
-pub fn matching<L: CommandLog>(
-    mut core: Core<L>,
-    mut seq: Sequencer,
-    mut from_ingest: Consumer<Request>,
-    mut to_ingest: Producer<Report>,
-    wait: WaitStrategy,
-    stop: &AtomicBool,
-) -> std::io::Result<()> {
-    let mut batch = Batch(Vec::with_capacity(8192));
-    let mut idler = Idler::new(wait);
-    let mut iteration: u64 = 0;
-    // Relaxed: a stop request needs no ordering with other memory.
-    while !stop.load(Ordering::Relaxed) {
-        iteration = iteration.wrapping_add(1);
-        if iteration.is_multiple_of(HOUSEKEEPING_EVERY) {
-            core.idle();
-            core.poll_recovery();
-        }
-        let mut n = 0;
-        let mut ran = false;
-        let now = core.now();
-        while n < 256 {
-            let Ok(r) = from_ingest.pop() else { break };
-            ran |= seq.push(r, now, &mut core, &mut batch)?;
-            n += 1;
-        }
-        ran |= seq.run_if_due(core.now(), &mut core, &mut batch)?;
-        if !ran {
-            if n == 0 {
-                idler.idle();
-            }
-            continue;
-        }
-        idler.reset();
-        core.end_batch()?;
-        let released = release(&mut batch, &mut to_ingest, stop);
-        core.publish();
-        if !released {
-            return Ok(());
+impl Dispatch {
+    /// Continuous without a sequencer, batch with one.
+    pub fn new(seq: Option<Sequencer>) -> Dispatch {
+        match seq {
+            Some(seq) => Dispatch::Batch {
+                seq,
+                now: Timestamp(0),
+            },
+            None => Dispatch::Continuous,
         }
     }
-    Ok(())
+
+    /// Starts a loop iteration: batch mode reads the clock once for the requests
+    /// about to be pushed (continuous mode reads it per command, in the core).
+    #[inline]
+    pub fn start<L: CommandLog>(&mut self, core: &Core<L>) {
+        if let Dispatch::Batch { now, .. } = self {
+            *now = core.now();
+        }
+    }
+
+    /// Hands over one request; returns whether commands ran (always in continuous
+    /// mode; in batch mode only when a full tick closed early).
+    #[inline]
+    pub fn push<L: CommandLog>(
+        &mut self,
+        r: Request,
+        core: &mut Core<L>,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<bool> {
+        match self {
+            Dispatch::Continuous => {
+                core.handle(r.key, r.account, &r.msg, out)?;
+                Ok(true)
+            }
+            Dispatch::Batch { seq, now } => seq.push(r, *now, core, out),
+        }
+    }
+
+    /// Runs the open tick if its boundary has passed; returns whether it ran (never
+    /// in continuous mode).
+    #[inline]
+    pub fn run_if_due<L: CommandLog>(
+        &mut self,
+        core: &mut Core<L>,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<bool> {
+        match self {
+            Dispatch::Continuous => Ok(false),
+            Dispatch::Batch { seq, .. } => seq.run_if_due(core.now(), core, out),
+        }
+    }
 }

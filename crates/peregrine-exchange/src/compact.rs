@@ -5,6 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::batch::Dispatch;
 use crate::core::Core;
 use crate::journal::CommandLog;
 use crate::table::{Request, SessionTable};
@@ -17,6 +18,7 @@ pub const HOUSEKEEPING_EVERY: u64 = 64;
 pub fn run<L: CommandLog>(
     mut table: SessionTable,
     mut core: Core<L>,
+    mut dispatch: Dispatch,
     wait: WaitStrategy,
     stop: &AtomicBool,
 ) -> std::io::Result<()> {
@@ -32,9 +34,11 @@ pub fn run<L: CommandLog>(
         let mut busy = housekeeping && table.accept();
         requests.clear();
         busy |= table.read_all(&mut requests) > 0;
+        dispatch.start(&core);
         for r in &requests {
-            core.handle(r.key, r.account, &r.msg, &mut table)?;
+            busy |= dispatch.push(*r, &mut core, &mut table)?;
         }
+        busy |= dispatch.run_if_due(&mut core, &mut table)?;
         // The journal commit precedes every write of this batch's results.
         core.end_batch()?;
         table.timers();

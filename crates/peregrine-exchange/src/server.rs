@@ -207,10 +207,8 @@ fn serve<L: CommandLog + Send + 'static>(
     match config.topology {
         Topology::Compact => {
             pin(cores.first().copied().flatten());
-            match sequencer(&config) {
-                Some(seq) => crate::batch::run_compact(table, core, seq, config.wait, stop)?,
-                None => crate::compact::run(table, core, config.wait, stop)?,
-            }
+            let dispatch = crate::batch::Dispatch::new(sequencer(&config));
+            crate::compact::run(table, core, dispatch, config.wait, stop)?;
         }
         Topology::Split => run_split(&config, table, core, cores, stop)?,
     }
@@ -282,17 +280,14 @@ fn run_split<L: CommandLog + Send + 'static>(
     let (req_tx, req_rx) = crate::ring::ring(config.ring_capacity);
     let (rep_tx, rep_rx) = crate::ring::ring(config.ring_capacity);
     let wait = config.wait;
-    let seq = sequencer(config);
+    let dispatch = crate::batch::Dispatch::new(sequencer(config));
     let stop_m = Arc::clone(stop);
     let match_core = cores.get(1).copied().flatten();
     let matcher = std::thread::Builder::new()
         .name("matching".into())
         .spawn(move || {
             pin(match_core);
-            match seq {
-                Some(seq) => crate::batch::matching(core, seq, req_rx, rep_tx, wait, &stop_m),
-                None => crate::split::matching(core, req_rx, rep_tx, wait, &stop_m),
-            }
+            crate::split::matching(core, dispatch, req_rx, rep_tx, wait, &stop_m)
         })?;
     pin(cores.first().copied().flatten());
     crate::split::ingest(table, req_tx, rep_rx, wait, stop);

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use peregrine_types::AccountId;
 use peregrine_wire::Outbound;
 
+use crate::batch::Dispatch;
 use crate::compact::HOUSEKEEPING_EVERY;
 use crate::core::{Core, Outbox, SessionKey};
 use crate::journal::CommandLog;
@@ -32,7 +33,7 @@ pub struct Report {
 
 /// Collects a batch's reports until the batch is committed.
 #[derive(Debug)]
-pub(crate) struct Batch(pub(crate) Vec<Report>);
+struct Batch(Vec<Report>);
 
 impl Outbox for Batch {
     #[inline]
@@ -82,6 +83,7 @@ pub fn ingest(
 /// The matching loop.
 pub fn matching<L: CommandLog>(
     mut core: Core<L>,
+    mut dispatch: Dispatch,
     mut from_ingest: Consumer<Request>,
     mut to_ingest: Producer<Report>,
     wait: WaitStrategy,
@@ -103,13 +105,19 @@ pub fn matching<L: CommandLog>(
             core.poll_recovery();
         }
         let mut n = 0;
+        let mut ran = false;
+        dispatch.start(&core);
         while n < 256 {
             let Ok(r) = from_ingest.pop() else { break };
-            core.handle(r.key, r.account, &r.msg, &mut batch)?;
+            ran |= dispatch.push(r, &mut core, &mut batch)?;
             n += 1;
         }
-        if n == 0 {
-            idler.idle();
+        ran |= dispatch.run_if_due(&mut core, &mut batch)?;
+        if !ran {
+            // Nothing ran (no request, or every one waits in a batch tick).
+            if n == 0 {
+                idler.idle();
+            }
             continue;
         }
         idler.reset();
@@ -125,11 +133,7 @@ pub fn matching<L: CommandLog>(
 
 /// Pushes a committed batch's reports to the ingestion thread; false if stopped
 /// while the ring was full.
-pub(crate) fn release(
-    batch: &mut Batch,
-    to_ingest: &mut Producer<Report>,
-    stop: &AtomicBool,
-) -> bool {
+fn release(batch: &mut Batch, to_ingest: &mut Producer<Report>, stop: &AtomicBool) -> bool {
     for r in batch.0.drain(..) {
         let mut r = r;
         loop {
