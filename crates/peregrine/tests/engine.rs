@@ -2,27 +2,16 @@
 //! processes, shared memory under a temp dir, the control socket. Every child is
 //! killed when its guard drops; every test runs under a timeout; nothing busy-spins.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 use peregrine_strategy::msg::{reason, EventKind, NewOrder, Request};
 use peregrine_strategy::runner::{attach, RunnerConfig};
 use peregrine_types::{InstrumentId, Price, Qty, Side};
-
-fn peregrine() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_peregrine"))
-}
-
-/// Kills (SIGKILL) and reaps the child on drop.
-struct Kid(Child);
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use support::engine::{cli, peregrine, stats, wait_for, Kid};
 
 fn with_timeout<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -32,14 +21,6 @@ fn with_timeout<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 
     match rx.recv_timeout(Duration::from_secs(secs)) {
         Ok(v) => v,
         Err(e) => panic!("test did not finish in {secs} s: {e}"),
-    }
-}
-
-fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -112,26 +93,6 @@ fn strategy_with(kind: &str, shm: &Path, secs: &str, extra: &[&str]) -> Kid {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap())
-}
-
-fn cli(shm: &Path, args: &[&str]) -> Output {
-    peregrine()
-        .arg("engine")
-        .arg("--dir")
-        .arg(shm)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stats(shm: &Path) -> String {
-    let out = cli(shm, &["stats"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The strategies-table row of `name`: (state, open orders, malformed).

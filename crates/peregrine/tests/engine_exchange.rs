@@ -7,50 +7,9 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
-fn peregrine() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_peregrine"))
-}
-
-/// Kills (SIGKILL) and reaps the child on drop.
-struct Kid(Child);
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn cli(shm: &Path, args: &[&str]) -> Output {
-    peregrine()
-        .arg("engine")
-        .arg("--dir")
-        .arg(shm)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stats(shm: &Path) -> String {
-    let out = cli(shm, &["stats"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use support::engine::{cli, peregrine, stats, wait_for, Kid};
 
 /// The strategies-table row of `name`: (state, open orders).
 fn row(stats: &str, name: &str) -> (String, u64) {

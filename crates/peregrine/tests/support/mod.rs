@@ -2,6 +2,8 @@
 //! blocking wire client with timeouts. The process is killed when the handle drops.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod engine;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
