@@ -16,7 +16,16 @@ use peregrine_queue::shm::{Pod, ShmError, ShmSpsc, ShmSpscConsumer, ShmSpscProdu
 use peregrine_strategy::msg::{Event, Request};
 use peregrine_strategy::paths;
 
-use crate::orchestrator::StrategyLink;
+/// The engine's end of one strategy's two rings.
+#[derive(Debug)]
+pub struct StrategyLink {
+    /// Name.
+    pub name: String,
+    /// Submit ring, consumer end.
+    pub rx: ShmSpscConsumer<Request>,
+    /// Return ring, producer end.
+    pub tx: ShmSpscProducer<Event>,
+}
 
 /// Creates `<dir>/<name>.submit` and `<dir>/<name>.return` (removing whatever files
 /// are there), runs one lap through each so their pages are allocated, and claims the

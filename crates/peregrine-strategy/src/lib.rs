@@ -23,6 +23,7 @@
 pub mod api;
 pub mod clock;
 pub mod examples;
+pub mod md;
 #[allow(
     unsafe_code,
     reason = "the two messages implement the unsafe Pod marker trait"

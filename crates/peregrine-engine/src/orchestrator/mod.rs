@@ -23,7 +23,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use peregrine_queue::shm::{ShmSpscConsumer, ShmSpscProducer};
 use peregrine_queue::Producer;
 use peregrine_strategy::clock::now_ns;
 use peregrine_strategy::msg::{ts, Event, EventKind, Request};
@@ -36,6 +35,7 @@ use crate::counters::QueueRow;
 use crate::gateway::{Completion, GatewayCmd, GatewayCounters};
 use crate::idle::IdlePolicy;
 use crate::latency::Latency;
+use crate::rings::StrategyLink;
 use crate::risk::{RiskEngine, StrategyId};
 use crate::summary::Tally;
 
@@ -62,17 +62,6 @@ struct Pending {
     client_id: u64,
     ts: [u64; 8],
     scheduled_ns: u64,
-}
-
-/// The engine's end of one strategy's two rings.
-#[derive(Debug)]
-pub struct StrategyLink {
-    /// Name.
-    pub name: String,
-    /// Submit ring, consumer end.
-    pub rx: ShmSpscConsumer<Request>,
-    /// Return ring, producer end.
-    pub tx: ShmSpscProducer<Event>,
 }
 
 #[derive(Debug)]

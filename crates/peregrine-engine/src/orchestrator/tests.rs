@@ -12,7 +12,8 @@ use peregrine_strategy::clock::now_ns;
 use peregrine_strategy::msg::{reason, ts, Event, EventKind, NewOrder, Request};
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
-use super::{GatewayLink, Liveness, Orchestrator, StrategyLink};
+use super::{GatewayLink, Liveness, Orchestrator};
+use crate::rings::StrategyLink;
 use crate::config::{EngineConfig, StrategyConfig};
 use crate::control::{ControlCmd, LimitScope, Shared};
 use crate::gateway::{Gateway, GatewayCounters};

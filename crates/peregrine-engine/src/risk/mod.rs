@@ -12,13 +12,7 @@ mod state;
 pub use limits::{LimitError, Limits, TokenBucket};
 pub use state::{RiskEngine, MAX_SANE};
 
-use serde::{Deserialize, Serialize};
-
-/// A strategy, dense small ids.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
-pub struct StrategyId(pub u16);
+pub use crate::ids::StrategyId;
 
 /// Why the engine refused an order. The value goes back to the strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
