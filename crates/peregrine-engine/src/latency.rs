@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use peregrine_strategy::msg::ts;
 
 /// Names of the rows, in [`Latency::rows`] order.
-pub const ROWS: [&str; 10] = [
+pub const ROWS: [&str; 14] = [
     "submit      t1->t2",
     "orch pre    t2->t3",
     "dispatch    t3->t4",
@@ -21,7 +21,14 @@ pub const ROWS: [&str; 10] = [
     "round trip  t8-t1",
     "rt - venue measured",
     "rt - venue scheduled D",
+    "md venue -> engine",
+    "md engine -> publish",
+    "md publish -> on_book",
+    "md venue -> on_book",
 ];
+
+/// Index of the first market-data row in [`ROWS`].
+pub const MD_ROWS: usize = 10;
 
 /// The histograms.
 #[derive(Debug, Clone)]
@@ -57,6 +64,20 @@ impl Latency {
         self.rows[7].saturating_record(rt.max(1));
         self.rows[8].saturating_record(rt.saturating_sub(venue).max(1));
         self.rows[9].saturating_record(rt.saturating_sub(scheduled_ns).max(1));
+    }
+
+    /// One market-data sample (all `CLOCK_MONOTONIC` ns): the venue's timestamp of a
+    /// book version, when the engine received it, published it, and when a
+    /// strategy's `on_book` saw it. Samples with a missing stamp are not recorded.
+    pub fn record_md(&mut self, venue: u64, recv: u64, publish: u64, seen: u64) {
+        if venue == 0 || recv == 0 || publish == 0 || seen == 0 {
+            return;
+        }
+        let r = &mut self.rows[MD_ROWS..];
+        r[0].saturating_record(recv.saturating_sub(venue).max(1));
+        r[1].saturating_record(publish.saturating_sub(recv).max(1));
+        r[2].saturating_record(seen.saturating_sub(publish).max(1));
+        r[3].saturating_record(seen.saturating_sub(venue).max(1));
     }
 
     /// The histograms, in [`ROWS`] order.
@@ -107,6 +128,10 @@ mod tests {
                 h.max()
             );
         }
+        l.record_md(1_000, 1_500, 1_700, 2_700);
+        assert!(l.rows()[MD_ROWS + 3].equivalent(l.rows()[MD_ROWS + 3].max(), 1_700));
+        l.record_md(0, 1, 2, 3);
+        assert_eq!(l.rows()[MD_ROWS].len(), 1);
         l.record(&[1, 0, 0, 0, 0, 0, 0, 9], 0);
         assert_eq!(l.samples(), 1, "incomplete stamps are not recorded");
         assert!(l.render().contains("rt - venue measured"));

@@ -50,4 +50,6 @@ pub mod summary;
 pub mod venue;
 
 pub use position::{Position, PositionBook};
-pub use risk::{Breach, Fill, Limits, OrderRequest, RiskEngine, RiskReject, StrategyId};
+pub use risk::{
+    Breach, Fill, Limits, OrderRequest, OrderShape, RiskEngine, RiskReject, StrategyId,
+};

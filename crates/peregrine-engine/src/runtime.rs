@@ -21,6 +21,9 @@ use peregrine_queue::spsc;
 use peregrine_strategy::paths;
 
 use crate::config::{EngineConfig, ThreadConfig, VenueConfig, VenueKind};
+use crate::market::fanout::Outbox;
+use crate::market::thread::{MdCounters, MdThread, SlotMap};
+use crate::market::MarketFeed;
 use crate::control::{self, Shared};
 use crate::gateway::{Completion, Gateway, GatewayCmd, GatewayCounters};
 use crate::orchestrator::{GatewayLink, Orchestrator};
@@ -42,6 +45,9 @@ pub enum StartError {
     /// A venue adapter could not be built.
     #[error("venue {0}: {1}")]
     Venue(String, String),
+    /// The book board could not be created.
+    #[error(transparent)]
+    Board(#[from] peregrine_strategy::md::BoardError),
 }
 
 /// A running engine.
@@ -66,7 +72,13 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     if let Some(w) = spinner_warning(cfg.spinning_threads(), cores.len()) {
         notes.push(format!("WARNING: engine threads: {w}"));
     }
-    let (links, files) = create_rings(cfg, &dir)?;
+    let map = SlotMap::new(cfg.venues.len(), &cfg.instruments);
+    let board_path = peregrine_strategy::md::board::path(&dir);
+    let board = peregrine_strategy::md::BoardWriter::create(&board_path, &map.keys())?;
+    let (mut links, mut files) = create_rings(cfg, &dir)?;
+    files.push(board_path);
+    let outboxes = outboxes(cfg, &map, &mut links);
+    let mut feeds: Vec<(u32, Box<dyn MarketFeed>)> = Vec::new();
     let stop = Arc::new(AtomicBool::new(false));
     let shared = Arc::new(Shared::new(Arc::clone(&stop)));
     let completions = Arc::new(ArrayQueue::new(cfg.ring_capacity));
@@ -84,12 +96,21 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             core: core_for(&v.thread, &cores),
         };
         let handle = match v.kind() {
-            Some(VenueKind::Sim(sim)) => spawn_gateway(v, SimVenue::new(*sim), parts)?,
+            Some(VenueKind::Sim(sim)) => {
+                let mut venue = SimVenue::new(*sim, &cfg.instruments);
+                if let Some(f) = venue.market_feed() {
+                    feeds.push((i as u32, f));
+                }
+                spawn_gateway(v, venue, parts)?
+            }
             Some(VenueKind::Exchange(x)) => {
                 let mut venue = ExchangeVenue::new(&v.name, x.clone())
                     .map_err(|e| StartError::Venue(v.name.clone(), e.to_string()))?;
                 // Connect before strategies can send (blocking up to the connect
                 // timeout); a failure is not fatal: the gateway keeps retrying.
+                if let Some(f) = venue.market_feed() {
+                    feeds.push((i as u32, f));
+                }
                 if let Err(e) = venue.connect(peregrine_strategy::clock::now_ns()) {
                     notes.push(format!(
                         "WARNING: venue {}: {e}; the gateway retries every {} ms",
@@ -107,7 +128,25 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             counters,
         });
     }
-    let orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared));
+    let attach = Arc::new(ArrayQueue::new(cfg.strategies.len().max(1) * 4));
+    let md_counters = Arc::new(MdCounters::new(cfg.strategies.len()));
+    let md = MdThread::new(
+        feeds,
+        map,
+        board,
+        outboxes,
+        Arc::clone(&attach),
+        Arc::clone(&md_counters),
+        Arc::clone(&stop),
+        cfg.market_data.thread.idle_policy(),
+    );
+    let md_core = core_for(&cfg.market_data.thread, &cores);
+    others.push(spawn("md", move || {
+        eprintln!("{}", pin_current("md", md_core).describe());
+        md.run();
+    })?);
+    let orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared))
+        .with_market_data(attach, md_counters);
     // A snapshot exists before the socket does: a client never sees an empty one.
     orch.publish(peregrine_strategy::clock::now_ns());
     let socket = paths::control_socket(&dir);
@@ -183,13 +222,36 @@ fn create_rings(
     let mut links = Vec::new();
     let mut files = Vec::new();
     for s in &cfg.strategies {
-        links.push(rings::create_link(dir, &s.name, cfg.ring_capacity)?);
+        let md_cap = cfg.market_data.ring_capacity;
+        links.push(rings::create_link(dir, &s.name, cfg.ring_capacity, md_cap)?);
         files.extend([
             paths::submit_ring(dir, &s.name),
             paths::return_ring(dir, &s.name),
+            peregrine_strategy::md::ring_path(dir, &s.name),
         ]);
     }
     Ok((links, files))
+}
+
+/// Each strategy's market-data outbox: its subscriptions, and its md ring taken out
+/// of its link.
+fn outboxes(cfg: &EngineConfig, map: &SlotMap, links: &mut [StrategyLink]) -> Vec<Outbox> {
+    cfg.strategies
+        .iter()
+        .zip(links.iter_mut())
+        .map(|(s, link)| {
+            let mut wants = vec![false; map.len()];
+            for sub in &s.subscribe {
+                let slot = cfg
+                    .venue_index(&sub.venue)
+                    .and_then(|v| map.slot(v, peregrine_types::InstrumentId(sub.instrument)));
+                if let Some(slot) = slot {
+                    wants[slot] = true;
+                }
+            }
+            Outbox::new(wants, link.md.take())
+        })
+        .collect()
 }
 
 impl Engine {

@@ -42,9 +42,13 @@ impl Orchestrator {
                 ev.qty = qty.lots();
                 ev
             }
-            CompletionKind::Report(Report::Cancelled { qty, .. }) => {
-                done = true;
-                o.leaves = 0;
+            CompletionKind::Report(Report::Cancelled { qty, leaves, .. }) => {
+                done = leaves.is_zero();
+                if !done {
+                    // A self-trade decrement: part of the order is gone, the rest open.
+                    self.risk.on_reduced(sid, o.client_id, qty.lots());
+                }
+                o.leaves = leaves.lots();
                 let mut ev = event(EventKind::Cancelled, &o);
                 ev.qty = qty.lots();
                 ev

@@ -242,8 +242,14 @@ impl Orchestrator {
             }
             let name = self.slots[s].link.name.clone();
             // ~1 ms of file work and page faults, on this thread but only once per death.
-            match crate::rings::create_link(&self.dir, &name, self.ring_capacity) {
-                Ok(link) => {
+            match crate::rings::create_link(&self.dir, &name, self.ring_capacity, self.md_capacity)
+            {
+                Ok(mut link) => {
+                    if let (Some(tx), Some(q)) = (link.md.take(), self.md_attach.as_ref()) {
+                        // Bounded: one entry per re-created strategy; never full in
+                        // practice (the md thread drains it every turn).
+                        let _ = q.push((s as u16, tx));
+                    }
                     let old = &self.slots[s];
                     let (generation, killed_by_death) = (old.generation + 1, old.killed_by_death);
                     let (malformed, after_dead) = (old.malformed, old.after_dead);

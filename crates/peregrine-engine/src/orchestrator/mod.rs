@@ -25,7 +25,7 @@ use std::sync::Arc;
 use crossbeam_queue::ArrayQueue;
 use peregrine_queue::Producer;
 use peregrine_strategy::clock::now_ns;
-use peregrine_strategy::msg::{ts, Event, EventKind, Request};
+use peregrine_strategy::msg::{ts, Event, EventKind};
 use peregrine_types::Side;
 use rustc_hash::FxHashMap;
 
@@ -191,6 +191,11 @@ pub struct Orchestrator {
     /// Where the ring files are (to re-create a dead strategy's rings).
     dir: std::path::PathBuf,
     ring_capacity: usize,
+    md_capacity: usize,
+    /// Hands re-created market-data rings to the market-data thread.
+    md_attach: Option<Arc<ArrayQueue<crate::market::thread::Attach>>>,
+    /// The market-data thread's counters (for the snapshot).
+    md_counters: Option<Arc<crate::market::thread::MdCounters>>,
     tally: Tally,
 }
 
@@ -236,8 +241,23 @@ impl Orchestrator {
             wait: cfg.orchestrator.idle_policy(),
             dir: cfg.dir(),
             ring_capacity: cfg.ring_capacity,
+            md_capacity: cfg.market_data.ring_capacity,
+            md_attach: None,
+            md_counters: None,
             tally: Tally::new(cfg.venues.len()),
         }
+    }
+
+    /// Connects the market-data thread: re-created strategies' md rings go to it
+    /// through `attach`; its counters appear in the snapshot.
+    pub fn with_market_data(
+        mut self,
+        attach: Arc<ArrayQueue<crate::market::thread::Attach>>,
+        counters: Arc<crate::market::thread::MdCounters>,
+    ) -> Orchestrator {
+        self.md_attach = Some(attach);
+        self.md_counters = Some(counters);
+        self
     }
 
     /// The thread body: loops until `shared.stop`, then publishes a last snapshot.

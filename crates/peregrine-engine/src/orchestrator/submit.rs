@@ -7,7 +7,7 @@ use peregrine_types::{Price, Qty};
 use super::{event, Live, Liveness, Orchestrator, RECEIPTS};
 use crate::counters::bump;
 use crate::gateway::GatewayCmd;
-use crate::risk::{OrderRequest, StrategyId};
+use crate::risk::{OrderRequest, OrderShape, StrategyId};
 use crate::venue::VenueOrder;
 
 impl Orchestrator {
@@ -27,6 +27,15 @@ impl Orchestrator {
             }
             Ok(Command::Heartbeat { pid }) => self.slots[s as usize].pid = Some(pid),
             Ok(Command::Receipt { client_id, t8 }) => self.on_receipt(s, client_id, t8),
+            Ok(Command::MdReceipt {
+                exchange_ts,
+                recv_ts,
+                publish_ts,
+                seen_ts,
+                ..
+            }) => self
+                .latency
+                .record_md(exchange_ts, recv_ts, publish_ts, seen_ts),
             Ok(Command::Cancel { client_id }) => self.on_cancel(s, client_id, &req, t2),
             Ok(Command::New(o)) => self.on_new(s, &o, req.t1, t2),
             Ok(Command::Replace {
@@ -82,7 +91,12 @@ impl Orchestrator {
             price: o.price,
             qty: o.qty,
         };
-        if let Err(r) = self.risk.check_new(StrategyId(s), &request, t2) {
+        let shape = OrderShape {
+            order_type: o.order_type,
+            tif: o.tif,
+            expire_at: o.expire_at,
+        };
+        if let Err(r) = self.risk.check_new_shaped(StrategyId(s), &request, shape, t2) {
             return self.reject(s, &live, r.code());
         }
         let engine_id = self.next_engine_id;
@@ -93,6 +107,10 @@ impl Orchestrator {
             side: o.side,
             price: o.price,
             qty: o.qty,
+            order_type: o.order_type,
+            tif: o.tif,
+            stp: o.stp,
+            expire_at: o.expire_at,
         };
         live.ts[ts::ORCH_DISPATCH] = now_ns();
         let gw = &mut self.gateways[o.venue as usize];
