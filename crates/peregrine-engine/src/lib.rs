@@ -36,6 +36,7 @@ pub mod bench_submit;
 pub mod config;
 pub mod control;
 pub mod counters;
+pub mod durable;
 pub mod gateway;
 pub mod ids;
 pub mod idle;

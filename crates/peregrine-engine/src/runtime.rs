@@ -21,6 +21,7 @@ use peregrine_queue::spsc;
 use peregrine_strategy::paths;
 
 use crate::config::{EngineConfig, ThreadConfig, VenueConfig, VenueKind};
+use crate::durable::{self, EngineJournal, Rec, Recovered};
 use crate::market::fanout::Outbox;
 use crate::market::thread::{MdCounters, MdThread, SlotMap};
 use crate::market::MarketFeed;
@@ -45,6 +46,9 @@ pub enum StartError {
     /// A venue adapter could not be built.
     #[error("venue {0}: {1}")]
     Venue(String, String),
+    /// The engine journal could not be opened or replayed.
+    #[error("engine journal {0}: {1}")]
+    Journal(PathBuf, String),
     /// The book board could not be created.
     #[error(transparent)]
     Board(#[from] peregrine_strategy::md::BoardError),
@@ -78,6 +82,8 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     let (mut links, mut files) = create_rings(cfg, &dir)?;
     files.push(board_path);
     let outboxes = outboxes(cfg, &map, &mut links);
+    let (journal, recovered) = recover(cfg, &mut notes)?;
+    let mut settled = Vec::new();
     let mut feeds: Vec<(u32, Box<dyn MarketFeed>)> = Vec::new();
     let stop = Arc::new(AtomicBool::new(false));
     let shared = Arc::new(Shared::new(Arc::clone(&stop)));
@@ -101,6 +107,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                 if let Some(f) = venue.market_feed() {
                     feeds.push((i as u32, f));
                 }
+                restore_into(&mut venue, i as u32, recovered.as_ref(), &mut settled);
                 spawn_gateway(v, venue, parts)?
             }
             Some(VenueKind::Exchange(x)) => {
@@ -111,6 +118,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                 if let Some(f) = venue.market_feed() {
                     feeds.push((i as u32, f));
                 }
+                restore_into(&mut venue, i as u32, recovered.as_ref(), &mut settled);
                 if let Err(e) = venue.connect(peregrine_strategy::clock::now_ns()) {
                     notes.push(format!(
                         "WARNING: venue {}: {e}; the gateway retries every {} ms",
@@ -145,8 +153,14 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
         eprintln!("{}", pin_current("md", md_core).describe());
         md.run();
     })?);
-    let orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared))
+    let mut orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared))
         .with_market_data(attach, md_counters);
+    if let Some(j) = journal {
+        orch = orch.with_journal(j);
+    }
+    if let Some(r) = recovered {
+        orch = orch.restore(r, settled);
+    }
     // A snapshot exists before the socket does: a client never sees an empty one.
     orch.publish(peregrine_strategy::clock::now_ns());
     let socket = paths::control_socket(&dir);
@@ -167,6 +181,73 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
         others,
         notes,
     })
+}
+
+/// Opens the journal (if configured), replays it, and records this run's roster.
+fn recover(
+    cfg: &EngineConfig,
+    notes: &mut Vec<String>,
+) -> Result<(Option<EngineJournal>, Option<Recovered>), StartError> {
+    let Some(section) = &cfg.journal else {
+        return Ok((None, None));
+    };
+    let started = Instant::now();
+    let jerr = |e: String| StartError::Journal(section.dir.clone(), e);
+    let mut journal = EngineJournal::open(&section.dir, section.fsync).map_err(|e| jerr(e.to_string()))?;
+    let recovered = durable::replay(&mut journal, cfg, peregrine_strategy::clock::now_ns())
+        .map_err(|e| jerr(e.to_string()))?;
+    let mut j = EngineJournal::new(journal);
+    let roster = Rec::Roster {
+        strategies: cfg.strategies.iter().map(|s| s.name.clone()).collect(),
+        venues: cfg.venues.iter().map(|v| v.name.clone()).collect(),
+    };
+    if !j.append(&roster, peregrine_strategy::clock::now_ns()) || !j.commit() {
+        return Err(jerr(j.failed.clone().unwrap_or_default()));
+    }
+    if recovered.records > 0 {
+        notes.push(format!(
+            "engine journal {}: recovered {} records in {:.1} ms: {} open orders to reconcile \
+             with their venues, positions and limits restored",
+            section.dir.display(),
+            recovered.records,
+            started.elapsed().as_secs_f64() * 1e3,
+            recovered.orders.len()
+        ));
+        if cfg.venues.iter().any(|v| v.exchange.is_some()) && !recovered.orders.is_empty() {
+            notes.push(
+                "WARNING: exchange venues reconcile restored orders by mass cancel (protocol \
+                 v1 has no session replay): fills that happened while the engine was down \
+                 can be missed; check the exchange's records"
+                    .into(),
+            );
+        }
+    }
+    notes.extend(recovered.warnings.iter().map(|w| format!("WARNING: {w}")));
+    Ok((Some(j), Some(recovered)))
+}
+
+/// Hands venue `venue`'s restored orders to its adapter; reports it settles at once
+/// go to `settled`.
+fn restore_into<V: Venue>(
+    v: &mut V,
+    venue: u32,
+    recovered: Option<&Recovered>,
+    settled: &mut Vec<Completion>,
+) {
+    let Some(r) = recovered else { return };
+    let now = peregrine_strategy::clock::now_ns();
+    for o in r.orders.iter().filter(|o| o.venue == venue) {
+        if let Some(report) = v.restore(o) {
+            settled.push(Completion {
+                venue,
+                engine_id: o.engine_id,
+                kind: crate::gateway::CompletionKind::Report(report),
+                t4: now,
+                t5: now,
+                scheduled_ns: 0,
+            });
+        }
+    }
 }
 
 /// What every gateway thread gets besides its adapter.

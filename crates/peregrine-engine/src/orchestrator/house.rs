@@ -2,6 +2,8 @@
 //! strategy liveness, the stats snapshot. Runs at most once per millisecond.
 
 use crate::config::DeadPolicy;
+use crate::durable::record::GLOBAL;
+use crate::durable::Rec;
 use crate::control::{ControlCmd, ControlReply, LimitScope};
 use crate::risk::StrategyId;
 
@@ -69,6 +71,10 @@ impl Orchestrator {
             LimitScope::Global => match self.risk.global_limits().with_changes(changes) {
                 Ok(next) => {
                     self.risk.set_global_limits(next);
+                    self.log(&Rec::Limits {
+                        scope: GLOBAL,
+                        limits: next,
+                    });
                     (true, format!("{changed}global: {}", next.render()))
                 }
                 Err(e) => (false, format!("{e}; nothing changed")),
@@ -81,6 +87,10 @@ impl Orchestrator {
                 let current = self.risk.limits(s).unwrap_or_default();
                 match current.with_changes(changes) {
                     Ok(next) if self.risk.set_limits(s, next).is_ok() => {
+                        self.log(&Rec::Limits {
+                            scope: s.0,
+                            limits: next,
+                        });
                         (true, format!("{changed}{name}: {}", next.render()))
                     }
                     Ok(_) => (false, format!("strategy {name:?} is not registered")),
@@ -104,6 +114,10 @@ impl Orchestrator {
             }
         };
         self.risk.kill(scope.map(StrategyId));
+        self.log(&Rec::Kill {
+            scope: scope.unwrap_or(GLOBAL),
+            on: true,
+        });
         for (i, slot) in self.slots.iter_mut().enumerate() {
             if scope.is_none_or(|s| s as usize == i) {
                 slot.killed_by_death = false; // an operator's kill stays on
@@ -212,6 +226,7 @@ impl Orchestrator {
         // still hold them. We keep reading ours until fresh ones replace them.
         crate::rings::unlink(&self.dir, &slot.link.name);
         self.risk.kill(Some(StrategyId(s)));
+        self.log(&Rec::Kill { scope: s, on: true });
         let cancels = match self.on_dead {
             DeadPolicy::Cancel => self.cancel_scope(Some(s)),
             DeadPolicy::Leave => 0,
@@ -265,6 +280,10 @@ impl Orchestrator {
                     self.slots[s].earlier = earlier;
                     if killed_by_death {
                         self.risk.unkill(Some(StrategyId(s as u16)));
+                        self.log(&Rec::Kill {
+                            scope: s as u16,
+                            on: false,
+                        });
                     }
                     eprintln!(
                         "engine {}: strategy {name}: every order of the dead incarnation has \

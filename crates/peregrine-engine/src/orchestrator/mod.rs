@@ -12,6 +12,7 @@
 //! full return ring drops the event and counts it (the strategy is not reading).
 
 mod complete;
+mod durable;
 mod house;
 mod report;
 mod submit;
@@ -196,6 +197,8 @@ pub struct Orchestrator {
     md_attach: Option<Arc<ArrayQueue<crate::market::thread::Attach>>>,
     /// The market-data thread's counters (for the snapshot).
     md_counters: Option<Arc<crate::market::thread::MdCounters>>,
+    /// The journal, when recovery is configured.
+    journal: Option<crate::durable::EngineJournal>,
     tally: Tally,
 }
 
@@ -244,6 +247,7 @@ impl Orchestrator {
             md_capacity: cfg.market_data.ring_capacity,
             md_attach: None,
             md_counters: None,
+            journal: None,
             tally: Tally::new(cfg.venues.len()),
         }
     }
@@ -304,6 +308,9 @@ impl Orchestrator {
             self.completion_pops += 1;
             self.on_completion(c, t6);
             busy = true;
+        }
+        if busy {
+            self.commit_journal();
         }
         busy
     }

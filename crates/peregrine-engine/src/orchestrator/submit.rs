@@ -6,6 +6,7 @@ use peregrine_types::{Price, Qty};
 
 use super::{event, Live, Liveness, Orchestrator, RECEIPTS};
 use crate::counters::bump;
+use crate::durable::{Rec, SentOrder};
 use crate::gateway::GatewayCmd;
 use crate::risk::{OrderRequest, OrderShape, StrategyId};
 use crate::venue::VenueOrder;
@@ -112,11 +113,29 @@ impl Orchestrator {
             stp: o.stp,
             expire_at: o.expire_at,
         };
+        if self.journal.is_some() {
+            self.log(&Rec::Sent(SentOrder {
+                engine_id,
+                strategy: s,
+                venue: o.venue as u16,
+                client_id: o.client_id,
+                instrument: o.instrument,
+                side: o.side,
+                order_type: o.order_type,
+                tif: o.tif,
+                stp: o.stp,
+                price: o.price,
+                qty: o.qty,
+                expire_at: o.expire_at,
+            }));
+            self.commit_journal(); // on file before it can reach the venue
+        }
         live.ts[ts::ORCH_DISPATCH] = now_ns();
         let gw = &mut self.gateways[o.venue as usize];
         if gw.inbox.try_push(GatewayCmd::New(order)).is_err() {
             bump(&gw.counters.inbox.full);
             self.risk.on_done(StrategyId(s), o.client_id);
+            self.log(&Rec::Rejected { engine_id });
             return self.reject(s, &live, reason::GATEWAY_BUSY);
         }
         bump(&gw.counters.inbox.pushes);

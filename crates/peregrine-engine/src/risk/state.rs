@@ -184,6 +184,11 @@ impl RiskEngine {
         }
     }
 
+    /// Whether the global kill switch is on.
+    pub fn is_global_killed(&self) -> bool {
+        self.global.killed
+    }
+
     /// Whether new orders from `s` are blocked by a kill switch.
     pub fn is_killed(&self, s: StrategyId) -> bool {
         self.global.killed || self.scope(s).is_ok_and(|x| x.killed)
@@ -236,6 +241,37 @@ impl RiskEngine {
             return Err(RiskReject::InvalidOrder);
         }
         self.check_new(s, o, now_ns)
+    }
+
+    /// Reserves an open order without checking it (recovery from the journal: the
+    /// order was checked when it was sent).
+    pub fn restore_open(
+        &mut self,
+        s: StrategyId,
+        client_id: u64,
+        instrument: InstrumentId,
+        side: Side,
+        qty: i64,
+    ) {
+        if self.scope(s).is_err() {
+            return;
+        }
+        let o = OrderRequest {
+            instrument,
+            client_id,
+            side,
+            price: peregrine_types::Price::from_raw(1),
+            qty: peregrine_types::Qty::from_raw(qty),
+        };
+        self.reserve(s, &o);
+    }
+
+    /// Moves the reservation of order `old` of `s` to the key `new` (recovery: orders
+    /// of a previous incarnation become orphans no new client id can collide with).
+    pub fn rekey(&mut self, s: StrategyId, old: u64, new: u64) {
+        if let Some(open) = self.open.remove(&(s, old)) {
+            self.open.insert((s, new), open);
+        }
     }
 
     /// Part of an order left without trading (a self-trade decrement): its open

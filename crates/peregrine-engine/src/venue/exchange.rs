@@ -423,6 +423,16 @@ fn first_client_order_id() -> u64 {
 }
 
 impl Venue for ExchangeVenue {
+    /// Restored orders are in doubt until the reconciliation after the next login:
+    /// the mass cancel reports those still resting as cancelled; the rest were filled
+    /// or cancelled while the engine was down and are reported cancelled with a
+    /// warning (protocol v1 cannot replay their fills; see the module docs).
+    fn restore(&mut self, o: &crate::durable::RestoredOrder) -> Option<Report> {
+        self.table
+            .insert_restored(o.engine_id, o.venue_id, o.instrument, o.leaves);
+        None
+    }
+
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError> {
         if self.stream.is_none() {
             return Err(VenueError::Disconnected);

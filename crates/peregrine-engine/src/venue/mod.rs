@@ -127,6 +127,18 @@ pub trait Venue {
     fn market_feed(&mut self) -> Option<Box<dyn MarketFeed>> {
         None
     }
+    /// An order that was open at this venue when the engine stopped (replayed from the
+    /// engine's journal), handed over before the gateway starts. Returns the report
+    /// that settles it at once, or `None` when the adapter reconciles it with the
+    /// venue and reports later. The default: the venue has forgotten it (a simulated
+    /// venue restarts with the engine), so it is cancelled with what was open.
+    fn restore(&mut self, order: &crate::durable::RestoredOrder) -> Option<Report> {
+        Some(Report::Cancelled {
+            engine_id: order.engine_id,
+            qty: order.leaves,
+            leaves: Qty::ZERO,
+        })
+    }
     /// Sends a new order.
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError>;
     /// Asks to cancel an order.

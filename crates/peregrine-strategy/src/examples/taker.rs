@@ -1,11 +1,13 @@
-//! A taker: at random intervals, buys or sells (at random) a small quantity at a price
-//! that crosses the spread around its reference mid.
+//! A taker: at random intervals it takes liquidity at the touch with an IOC order
+//! (buys at the best ask, sells at the best bid, for at most what is shown there),
+//! leaning against its inventory so the position stays near flat. It reads the book
+//! with `Api::book` when it fires (polling; it needs no subscription).
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
 use super::Rng;
 use crate::api::Api;
-use crate::msg::Event;
+use crate::msg::{Event, NewOrder};
 use crate::strategy::Strategy;
 
 /// Taker settings.
@@ -15,12 +17,12 @@ pub struct TakerConfig {
     pub venue: u32,
     /// Instrument.
     pub instrument: InstrumentId,
-    /// Reference mid, price units.
+    /// Unused since the taker reads the book (kept for the CLI's `--mid`).
     pub mid: i64,
-    /// How far through the mid to price, price units.
-    pub cross_ticks: i64,
-    /// Order size, lots.
+    /// Order size at most, lots.
     pub qty: i64,
+    /// Largest absolute position it builds, lots.
+    pub max_position: i64,
     /// Shortest pause between orders, ns.
     pub min_gap_ns: u64,
     /// Longest pause between orders, ns.
@@ -35,8 +37,8 @@ impl Default for TakerConfig {
             venue: 0,
             instrument: InstrumentId(1),
             mid: 10_000,
-            cross_ticks: 10,
             qty: 1,
+            max_position: 10,
             min_gap_ns: 200_000,
             max_gap_ns: 2_000_000,
             seed: 2,
@@ -51,6 +53,8 @@ pub struct Taker {
     rng: Rng,
     next_ns: u64,
     position: i64,
+    /// IOC orders sent.
+    pub sent: u64,
 }
 
 impl Taker {
@@ -60,6 +64,7 @@ impl Taker {
             rng: Rng::new(cfg.seed),
             next_ns: 0,
             position: 0,
+            sent: 0,
             cfg,
         }
     }
@@ -67,6 +72,18 @@ impl Taker {
     /// Net position from fills.
     pub fn position(&self) -> i64 {
         self.position
+    }
+
+    /// Which side to take: random, but against the inventory once it is half the
+    /// limit.
+    fn side(&mut self) -> Side {
+        let half = self.cfg.max_position / 2;
+        match self.position {
+            p if p > half => Side::Sell,
+            p if p < -half => Side::Buy,
+            _ if self.rng.next_u64() & 1 == 0 => Side::Buy,
+            _ => Side::Sell,
+        }
     }
 }
 
@@ -82,24 +99,35 @@ impl Strategy for Taker {
         if now_ns < self.next_ns {
             return;
         }
-        let side = if self.rng.next_u64() & 1 == 0 {
-            Side::Buy
-        } else {
-            Side::Sell
-        };
-        // Lean against inventory so the position stays near flat.
-        let side = match self.position {
-            p if p > 5 => Side::Sell,
-            p if p < -5 => Side::Buy,
-            _ => side,
-        };
-        let price = match side {
-            Side::Buy => self.cfg.mid + self.cfg.cross_ticks,
-            Side::Sell => self.cfg.mid - self.cfg.cross_ticks,
-        };
-        let (price, qty) = (Price::from_raw(price.max(1)), Qty::from_raw(self.cfg.qty));
-        let _ = api.send_order(self.cfg.venue, self.cfg.instrument, side, price, qty);
         self.next_ns = now_ns + self.rng.range(self.cfg.min_gap_ns, self.cfg.max_gap_ns);
+        let Some(book) = api.book(self.cfg.venue, self.cfg.instrument) else {
+            return;
+        };
+        let side = self.side();
+        let touch = match side {
+            Side::Buy => book.best_ask(),
+            Side::Sell => book.best_bid(),
+        };
+        let Some(touch) = touch else { return };
+        let room = match side {
+            Side::Buy => self.cfg.max_position - self.position,
+            Side::Sell => self.cfg.max_position + self.position,
+        };
+        let qty = self.cfg.qty.min(touch.qty.lots()).min(room);
+        if qty <= 0 {
+            return;
+        }
+        let order = NewOrder::limit(
+            self.cfg.venue,
+            self.cfg.instrument,
+            side,
+            Price::from_raw(touch.price.units()),
+            Qty::from_raw(qty),
+        )
+        .ioc();
+        if api.send(order).is_ok() {
+            self.sent += 1;
+        }
     }
 
     fn timer_interval_ns(&self) -> u64 {

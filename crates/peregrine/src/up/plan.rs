@@ -54,10 +54,11 @@ pub struct StrategySpec {
     pub seed: u64,
 }
 
-/// The strategies, in engine-config order. The maker quotes and the taker crosses
-/// its quotes at the exchange; `sim-maker` quotes 2 lots on the simulated venue,
-/// which fills half of each quote and rests the other half.
-pub const STRATEGIES: [StrategySpec; 3] = [
+/// The strategies, in engine-config order. At the exchange the maker quotes around
+/// the mid it sees and the taker takes its quotes at the touch (IOC); on the
+/// simulated market `sim-maker` quotes against the flow and `reverter` trades a
+/// moving average of the mid.
+pub const STRATEGIES: [StrategySpec; 4] = [
     StrategySpec {
         name: "maker",
         kind: "maker",
@@ -81,6 +82,14 @@ pub const STRATEGIES: [StrategySpec; 3] = [
         qty: 2,
         interval_us: 2_000,
         seed: 3,
+    },
+    StrategySpec {
+        name: "reverter",
+        kind: "reverter",
+        route: Route::Sim,
+        qty: 1,
+        interval_us: 5_000,
+        seed: 4,
     },
 ];
 
@@ -161,6 +170,10 @@ pub fn engine_toml(
                 out.push('\n');
             }
         }
+    }
+    if !exchange_venue {
+        // Without the exchange, strategies routed to it trade on the simulated venue.
+        out = out.replace("venue = \"px\"", "venue = \"sim\"");
     }
     let addr = exchange.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string());
     out.replace("@NAME@", name)
@@ -258,6 +271,7 @@ mod tests {
         assert_eq!(STRATEGIES[0].venue(true), EXCHANGE_VENUE_INDEX);
         assert_eq!(STRATEGIES[1].venue(true), EXCHANGE_VENUE_INDEX);
         assert_eq!(STRATEGIES[2].venue(true), SIM_VENUE);
+        assert_eq!(STRATEGIES[3].venue(true), SIM_VENUE);
     }
 
     #[test]
