@@ -252,6 +252,11 @@ pub struct EngineConfig {
     pub venues: Vec<VenueConfig>,
     /// The market-data thread.
     pub market_data: MarketDataConfig,
+    /// Prometheus metrics (`GET /metrics`); default off.
+    pub metrics: crate::metrics::MetricsConfig,
+    /// How to show instruments (symbol, decimals, currency); default plain units.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instrument_info: Vec<crate::units::InstrumentInfo>,
     /// Journal for restart recovery; default none (the engine forgets everything
     /// when it stops).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -281,6 +286,8 @@ impl Default for EngineConfig {
                 },
             )],
             market_data: MarketDataConfig::default(),
+            metrics: Default::default(),
+            instrument_info: Vec::new(),
             journal: None,
         }
     }

@@ -42,12 +42,14 @@ pub mod ids;
 pub mod idle;
 pub mod latency;
 pub mod market;
+pub mod metrics;
 pub mod orchestrator;
 pub mod position;
 pub mod rings;
 pub mod risk;
 pub mod runtime;
 pub mod summary;
+pub mod units;
 pub mod venue;
 
 pub use position::{Position, PositionBook};

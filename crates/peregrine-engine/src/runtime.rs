@@ -163,6 +163,12 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     }
     // A snapshot exists before the socket does: a client never sees an empty one.
     orch.publish(peregrine_strategy::clock::now_ns());
+    if cfg.metrics.enabled {
+        let (addr, h) = crate::metrics::serve(&cfg.metrics, Arc::clone(&shared))
+            .map_err(|e| StartError::Io(PathBuf::from(cfg.metrics.listen.to_string()), e))?;
+        notes.push(format!("metrics on http://{addr}/metrics"));
+        others.push(h);
+    }
     let socket = paths::control_socket(&dir);
     let control = control::serve(&socket, Arc::clone(&shared))
         .map_err(|e| StartError::Io(socket.clone(), e))?;
@@ -339,6 +345,11 @@ impl Engine {
     /// The shared-memory directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The flag that stops the engine (a signal handler may set it).
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
     }
 
     /// Asks every thread to stop.

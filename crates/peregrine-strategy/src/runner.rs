@@ -224,7 +224,16 @@ pub fn run<S: Strategy>(
         while let Some(mut ev) = rx.try_pop() {
             ev.ts[ts::STRATEGY_RECV] = now_ns();
             dispatch(strategy, &mut api, &mut summary, &ev);
-            let first = matches!(ev.kind(), Some(EventKind::Ack | EventKind::Reject));
+            // The first answer to a new order or a replace: one latency sample each.
+            let first = matches!(
+                ev.kind(),
+                Some(
+                    EventKind::Ack
+                        | EventKind::Reject
+                        | EventKind::Replaced
+                        | EventKind::ReplaceReject
+                )
+            );
             if cfg.receipts && first {
                 let _ = api.send_raw(Request::receipt(ev.client_id, ev.ts[ts::STRATEGY_RECV]));
             }

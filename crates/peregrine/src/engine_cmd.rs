@@ -125,6 +125,12 @@ fn serve(args: &EngineArgs) -> anyhow::Result<()> {
         cfg.venues.len(),
         engine.dir().display()
     );
+    // SIGTERM or SIGINT stops the engine cleanly (threads joined, shm files removed):
+    // `peregrine up` relies on it when it dies (its children get SIGTERM).
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, engine.stop_flag())
+            .context("installing the signal handler")?;
+    }
     let duration = args.duration.map(Duration::from_secs_f64);
     let report = engine.wait(duration);
     println!("{report}");

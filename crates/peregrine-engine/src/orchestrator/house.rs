@@ -26,6 +26,10 @@ impl Orchestrator {
         let tick = now >= self.next_pid_check_ns; // the 100 ms tick (liveness advances it)
         self.check_liveness(now);
         self.rearm_dead(tick);
+        if now >= self.next_window_ns {
+            self.next_window_ns = now + 1_000_000_000;
+            self.latency.rotate_window();
+        }
         if now >= self.next_stats_ns {
             self.next_stats_ns = now + self.stats_interval_ns;
             self.publish(now);

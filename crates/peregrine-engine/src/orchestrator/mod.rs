@@ -179,12 +179,14 @@ pub struct Orchestrator {
     latency: Latency,
     instruments: Vec<u32>,
     engine_rejects: FxHashMap<u16, u64>,
+    instrument_info: Vec<crate::units::InstrumentInfo>,
     kills: Vec<KillJob>,
     heartbeat_timeout_ns: u64,
     on_dead: DeadPolicy,
     stats_interval_ns: u64,
     next_house_ns: u64,
     next_stats_ns: u64,
+    next_window_ns: u64,
     next_pid_check_ns: u64,
     started_ns: u64,
     shared: Arc<Shared>,
@@ -232,12 +234,18 @@ impl Orchestrator {
             latency: Latency::new(),
             instruments: cfg.instruments.clone(),
             engine_rejects: FxHashMap::default(),
+            instrument_info: cfg
+                .instruments
+                .iter()
+                .map(|i| crate::units::InstrumentInfo::find(&cfg.instrument_info, *i))
+                .collect(),
             kills: Vec::new(),
             heartbeat_timeout_ns: cfg.liveness.heartbeat_timeout_ms * 1_000_000,
             on_dead: cfg.liveness.on_dead,
             stats_interval_ns: cfg.stats_interval_ms * 1_000_000,
             next_house_ns: 0,
             next_stats_ns: 0,
+            next_window_ns: 0,
             next_pid_check_ns: 0,
             started_ns: now,
             shared,
@@ -324,7 +332,10 @@ impl Orchestrator {
             Ok(()) => slot.rings.ret_pushes += 1,
             Err(_) => slot.rings.ret_full += 1,
         }
-        if matches!(ev.kind(), Some(EventKind::Ack | EventKind::Reject)) {
+        if matches!(
+            ev.kind(),
+            Some(EventKind::Ack | EventKind::Reject | EventKind::Replaced | EventKind::ReplaceReject)
+        ) {
             let p = &mut slot.receipts[ev.client_id as usize & (RECEIPTS - 1)];
             *p = Pending {
                 client_id: ev.client_id,

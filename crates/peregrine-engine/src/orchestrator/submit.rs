@@ -165,6 +165,7 @@ impl Orchestrator {
         req: &Request,
         t2: u64,
     ) {
+        self.tally.replace_requests += 1;
         let Some(&id) = self.by_client.get(&(s, client_id)) else {
             return self.replace_reject_raw(s, req, t2, reason::UNKNOWN_ORDER);
         };
@@ -199,6 +200,11 @@ impl Orchestrator {
         bump(&gw.counters.inbox.pushes);
         if let Some(o) = self.orders.get_mut(&id) {
             o.replace_pending = true;
+            // The replace's own round trip: its stamps replace the order's.
+            o.ts = [0; 8];
+            o.ts[ts::STRATEGY_SEND] = req.t1;
+            o.ts[ts::ORCH_RECV_SUBMIT] = t2;
+            o.ts[ts::ORCH_DISPATCH] = now_ns();
         }
     }
 
