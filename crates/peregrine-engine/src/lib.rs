@@ -32,7 +32,9 @@
 //! * [`bench_submit`]: the two shared-memory submit candidates, measured.
 #![deny(unsafe_code)]
 
+pub mod bench_durable;
 pub mod bench_submit;
+pub mod bench_udp;
 pub mod config;
 pub mod control;
 pub mod counters;

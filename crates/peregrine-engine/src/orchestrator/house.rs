@@ -229,8 +229,9 @@ impl Orchestrator {
         // Nobody may attach to these rings any more: the dead (or stalled) process may
         // still hold them. We keep reading ours until fresh ones replace them.
         crate::rings::unlink(&self.dir, &slot.link.name);
+        // Not journaled: a death's kill switch belongs to that incarnation, and every
+        // incarnation after an engine restart is a new one.
         self.risk.kill(Some(StrategyId(s)));
-        self.log(&Rec::Kill { scope: s, on: true });
         let cancels = match self.on_dead {
             DeadPolicy::Cancel => self.cancel_scope(Some(s)),
             DeadPolicy::Leave => 0,
@@ -284,10 +285,6 @@ impl Orchestrator {
                     self.slots[s].earlier = earlier;
                     if killed_by_death {
                         self.risk.unkill(Some(StrategyId(s as u16)));
-                        self.log(&Rec::Kill {
-                            scope: s as u16,
-                            on: false,
-                        });
                     }
                     eprintln!(
                         "engine {}: strategy {name}: every order of the dead incarnation has \
