@@ -29,7 +29,7 @@ struct Rig {
     tmp: tempfile::TempDir,
 }
 
-/// An engine config: one simulated venue with `model`, strategies `maker` and
+/// An engine config: one simulated venue with `model` (a TOML table), strategies `maker` and
 /// `reverter` subscribed to its book, a journal, and `on_dead`.
 fn rig(model: &str, on_dead: &str) -> Rig {
     let tmp = tempfile::tempdir().unwrap();
@@ -55,7 +55,7 @@ limits = {{ max_order_qty = 10, max_open_orders = 50 }}
 [[venues]]
 name = "sim"
 thread = {{ wait = "park" }}
-sim = {{ delay_lo_ns = 2000, delay_hi_ns = 20000, model = {{ kind = "{model}" }}, seed = 3 }}
+sim = {{ delay_lo_ns = 2000, delay_hi_ns = 20000, model = {model}, seed = 3 }}
 "#,
         shm = shm.display(),
         journal = tmp.path().join("journal").display()
@@ -118,7 +118,7 @@ fn positions(s: &EngineSummary) -> Vec<PositionRow> {
 #[test]
 fn strategies_trade_against_the_simulated_market_they_see() {
     with_timeout(120, || {
-        let r = rig("market", "cancel");
+        let r = rig(r#"{ kind = "market" }"#, "cancel");
         let _engine = r.engine();
         let _maker = r.strategy("maker", &["--qty", "2"]);
         let _reverter = r.strategy("reverter", &[]);
@@ -145,7 +145,7 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
     with_timeout(180, || {
         // Half of each order fills at once, the rest rests: positions move only when a
         // strategy sends, and resting orders stay open after it stops (`leave`).
-        let r = rig("partial", "leave");
+        let r = rig(r#"{ kind = "partial", percent = 50 }"#, "leave");
         let mut engine = r.engine();
         let mut maker = r.strategy("maker", &["--qty", "2", "--interval-us", "2000"]);
         wait_for("fills", 60, || r.summary().fills >= 20);
@@ -191,7 +191,7 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
 #[test]
 fn without_a_journal_a_restart_forgets() {
     with_timeout(120, || {
-        let r = rig("partial", "leave");
+        let r = rig(r#"{ kind = "partial", percent = 50 }"#, "leave");
         let text = std::fs::read_to_string(&r.config).unwrap();
         let text: String = text
             .lines()
