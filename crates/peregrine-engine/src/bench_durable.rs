@@ -44,7 +44,8 @@ pub fn run(dir: &Path, events: u64, fsync: bool) -> Result<JournalBench, String>
         venues: vec!["sim".into()],
     };
     j.append(&roster, 0);
-    let mut per_order = Histogram::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| e.to_string())?;
+    let mut per_order =
+        Histogram::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| e.to_string())?;
     let orders = events / 3;
     let started = Instant::now();
     for i in 1..=orders {
@@ -67,7 +68,13 @@ pub fn run(dir: &Path, events: u64, fsync: bool) -> Result<JournalBench, String>
         j.append(&sent, i);
         j.commit();
         per_order.saturating_record(t.elapsed().as_nanos() as u64);
-        j.append(&Rec::Ack { engine_id: i, venue_id: i }, i);
+        j.append(
+            &Rec::Ack {
+                engine_id: i,
+                venue_id: i,
+            },
+            i,
+        );
         j.append(
             &Rec::Fill {
                 engine_id: i,

@@ -390,7 +390,9 @@ impl EngineConfig {
         }
         let md = self.market_data.ring_capacity;
         if !md.is_power_of_two() || md < 2 {
-            p.push(format!("market_data.ring_capacity {md} is not a power of two >= 2"));
+            p.push(format!(
+                "market_data.ring_capacity {md} is not a power of two >= 2"
+            ));
         }
         for (i, v) in self.venues.iter().enumerate() {
             if !name_ok(&v.name) {
@@ -446,7 +448,10 @@ impl EngineConfig {
 
     /// The venue index called `name`.
     pub fn venue_index(&self, name: &str) -> Option<u32> {
-        self.venues.iter().position(|v| v.name == name).map(|i| i as u32)
+        self.venues
+            .iter()
+            .position(|v| v.name == name)
+            .map(|i| i as u32)
     }
 }
 

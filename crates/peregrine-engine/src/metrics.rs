@@ -67,13 +67,38 @@ pub fn render(s: &EngineSummary) -> String {
         c.inc_by(v);
         reg.register(name, help, c);
     };
-    counter(&mut reg, "orders", "New-order requests from strategies", s.orders);
+    counter(
+        &mut reg,
+        "orders",
+        "New-order requests from strategies",
+        s.orders,
+    );
     counter(&mut reg, "acks", "Orders acknowledged by venues", s.acks);
     counter(&mut reg, "fills", "Fills", s.fills);
-    counter(&mut reg, "cancels", "Cancels confirmed by venues", s.cancels);
-    counter(&mut reg, "rejects", "Rejected new orders (every reason)", s.rejects);
-    counter(&mut reg, "replace_requests", "Replace requests from strategies", s.replace_requests);
-    counter(&mut reg, "replaces", "Replaces applied by venues", s.replaces);
+    counter(
+        &mut reg,
+        "cancels",
+        "Cancels confirmed by venues",
+        s.cancels,
+    );
+    counter(
+        &mut reg,
+        "rejects",
+        "Rejected new orders (every reason)",
+        s.rejects,
+    );
+    counter(
+        &mut reg,
+        "replace_requests",
+        "Replace requests from strategies",
+        s.replace_requests,
+    );
+    counter(
+        &mut reg,
+        "replaces",
+        "Replaces applied by venues",
+        s.replaces,
+    );
     let open: Gauge = Gauge::default();
     open.set(s.open_orders as i64);
     reg.register("open_orders", "Orders open at venues", open);
@@ -100,7 +125,11 @@ pub fn render(s: &EngineSummary) -> String {
         for r in rows.iter() {
             let code = r.code.to_string();
             rejects
-                .get_or_create(&labels(&[("kind", kind), ("reason", &r.name), ("code", &code)]))
+                .get_or_create(&labels(&[
+                    ("kind", kind),
+                    ("reason", &r.name),
+                    ("code", &code),
+                ]))
                 .inc_by(r.count);
         }
     }
@@ -120,13 +149,26 @@ pub fn render(s: &EngineSummary) -> String {
             money.get_or_create(&l).set(v as f64 / scale);
         }
     }
-    reg.register("position_lots", "Net position per strategy and instrument", pos);
-    reg.register("pnl", "PnL per strategy and instrument, in the instrument's currency", money);
+    reg.register(
+        "position_lots",
+        "Net position per strategy and instrument",
+        pos,
+    );
+    reg.register(
+        "pnl",
+        "PnL per strategy and instrument, in the instrument's currency",
+        money,
+    );
 
     let lat: Family<Labels, Gauge<f64, std::sync::atomic::AtomicU64>> = Family::default();
     for r in &s.latency {
         let name = r.name.split_whitespace().collect::<Vec<_>>().join(" ");
-        for (q, v) in [("0.5", r.p50), ("0.99", r.p99), ("0.999", r.p999), ("1", r.max)] {
+        for (q, v) in [
+            ("0.5", r.p50),
+            ("0.99", r.p99),
+            ("0.999", r.p999),
+            ("1", r.max),
+        ] {
             lat.get_or_create(&labels(&[("segment", &name), ("quantile", q)]))
                 .set(v as f64 / 1e9);
         }
@@ -139,7 +181,9 @@ pub fn render(s: &EngineSummary) -> String {
 
     let depth: Family<Labels, Gauge> = Family::default();
     for q in &s.queues {
-        depth.get_or_create(&labels(&[("queue", &q.name)])).set(q.depth as i64);
+        depth
+            .get_or_create(&labels(&[("queue", &q.name)]))
+            .set(q.depth as i64);
     }
     reg.register("queue_depth", "Messages waiting in each hand-off", depth);
 
@@ -147,8 +191,11 @@ pub fn render(s: &EngineSummary) -> String {
     for m in &s.market_data {
         md.get_or_create(&labels(&[("strategy", &m.strategy), ("outcome", "pushed")]))
             .inc_by(m.pushed);
-        md.get_or_create(&labels(&[("strategy", &m.strategy), ("outcome", "skipped")]))
-            .inc_by(m.skipped);
+        md.get_or_create(&labels(&[
+            ("strategy", &m.strategy),
+            ("outcome", "skipped"),
+        ]))
+        .inc_by(m.skipped);
     }
     reg.register(
         "market_data_events",
@@ -252,9 +299,20 @@ mod tests {
         };
         let text = render(&s);
         assert!(text.contains("peregrine_engine_orders_total 5"), "{text}");
-        assert!(text.contains("peregrine_engine_position_lots{strategy=\"maker\",instrument=\"PGN-USD\"} -3"), "{text}");
-        assert!(text.contains("pnl=\"realized\",currency=\"USD\"} 12.34"), "{text}");
-        assert!(text.contains("segment=\"round trip t8-t1\",quantile=\"0.5\"} 0.0000015"), "{text}");
+        assert!(
+            text.contains(
+                "peregrine_engine_position_lots{strategy=\"maker\",instrument=\"PGN-USD\"} -3"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("pnl=\"realized\",currency=\"USD\"} 12.34"),
+            "{text}"
+        );
+        assert!(
+            text.contains("segment=\"round trip t8-t1\",quantile=\"0.5\"} 0.0000015"),
+            "{text}"
+        );
         assert!(text.ends_with("# EOF\n"));
     }
 }

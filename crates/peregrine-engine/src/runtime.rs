@@ -21,15 +21,15 @@ use peregrine_queue::spsc;
 use peregrine_strategy::paths;
 
 use crate::config::{EngineConfig, ThreadConfig, VenueConfig, VenueKind};
+use crate::control::{self, Shared};
 use crate::durable::{self, EngineJournal, Rec, Recovered};
+use crate::gateway::{Completion, Gateway, GatewayCmd, GatewayCounters};
 use crate::market::fanout::Outbox;
 use crate::market::thread::{MdCounters, MdThread, SlotMap};
 use crate::market::MarketFeed;
-use crate::control::{self, Shared};
-use crate::gateway::{Completion, Gateway, GatewayCmd, GatewayCounters};
 use crate::orchestrator::{GatewayLink, Orchestrator};
-use crate::rings::StrategyLink;
 use crate::rings;
+use crate::rings::StrategyLink;
 use crate::venue::exchange::ExchangeVenue;
 use crate::venue::sim::SimVenue;
 use crate::venue::Venue;
@@ -199,7 +199,8 @@ fn recover(
     };
     let started = Instant::now();
     let jerr = |e: String| StartError::Journal(section.dir.clone(), e);
-    let mut journal = EngineJournal::open(&section.dir, section.fsync).map_err(|e| jerr(e.to_string()))?;
+    let mut journal =
+        EngineJournal::open(&section.dir, section.fsync).map_err(|e| jerr(e.to_string()))?;
     let recovered = durable::replay(&mut journal, cfg, peregrine_strategy::clock::now_ns())
         .map_err(|e| jerr(e.to_string()))?;
     let mut j = EngineJournal::new(journal);

@@ -41,7 +41,12 @@ pub fn fmt_decimal(units: i128, decimals: u32) -> String {
     let sign = if units < 0 { "-" } else { "" };
     let a = units.unsigned_abs();
     let s = scale as u128;
-    format!("{sign}{}.{:0width$}", a / s, a % s, width = decimals as usize)
+    format!(
+        "{sign}{}.{:0width$}",
+        a / s,
+        a % s,
+        width = decimals as usize
+    )
 }
 
 /// What the engine knows of an instrument for display.

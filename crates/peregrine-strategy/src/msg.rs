@@ -162,7 +162,13 @@ pub struct NewOrder {
 
 impl NewOrder {
     /// A GTC limit order without self-trade prevention.
-    pub fn limit(venue: u32, instrument: InstrumentId, side: Side, price: Price, qty: Qty) -> NewOrder {
+    pub fn limit(
+        venue: u32,
+        instrument: InstrumentId,
+        side: Side,
+        price: Price,
+        qty: Qty,
+    ) -> NewOrder {
         NewOrder {
             client_id: 0,
             instrument,
@@ -178,7 +184,13 @@ impl NewOrder {
     }
 
     /// A market order (IOC) that trades no worse than `protection`.
-    pub fn market(venue: u32, instrument: InstrumentId, side: Side, protection: Price, qty: Qty) -> NewOrder {
+    pub fn market(
+        venue: u32,
+        instrument: InstrumentId,
+        side: Side,
+        protection: Price,
+        qty: Qty,
+    ) -> NewOrder {
         NewOrder {
             order_type: OrderType::Market,
             tif: TimeInForce::Ioc,
@@ -552,14 +564,26 @@ mod tests {
     fn round_trips_and_bad_bytes() {
         let o = NewOrder {
             client_id: 7,
-            ..NewOrder::limit(1, InstrumentId(3), Side::Sell, Price::from_raw(101), Qty::from_raw(5))
+            ..NewOrder::limit(
+                1,
+                InstrumentId(3),
+                Side::Sell,
+                Price::from_raw(101),
+                Qty::from_raw(5),
+            )
         };
         assert_eq!(Request::new_order(&o, 9).decode(), Ok(Command::New(o)));
         for o in [
             o.ioc(),
             o.fok().stp(StpMode::CancelBoth),
             o.post_only().gtd(123),
-            NewOrder::market(0, InstrumentId(1), Side::Buy, Price::from_raw(200), Qty::from_raw(1)),
+            NewOrder::market(
+                0,
+                InstrumentId(1),
+                Side::Buy,
+                Price::from_raw(200),
+                Qty::from_raw(1),
+            ),
         ] {
             assert_eq!(Request::new_order(&o, 9).decode(), Ok(Command::New(o)));
         }

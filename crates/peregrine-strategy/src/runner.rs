@@ -40,15 +40,15 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-use peregrine_queue::shm::{ShmError, ShmSpsc, ShmSpscConsumer};
-use peregrine_queue::WaitStrategy;
 use crate::api::Api;
 use crate::clock::now_ns;
 use crate::md::{self, BoardReader, MdEvent, MdKind};
 use crate::msg::{ts, Event, EventKind, Request};
 use crate::paths;
 use crate::strategy::Strategy;
+use hdrhistogram::Histogram;
+use peregrine_queue::shm::{ShmError, ShmSpsc, ShmSpscConsumer};
+use peregrine_queue::WaitStrategy;
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -242,7 +242,14 @@ pub fn run<S: Strategy>(
         if let Some(mdrx) = mdrx.as_mut() {
             for _ in 0..MD_BATCH {
                 let Some(ev) = mdrx.try_pop() else { break };
-                market_data(strategy, &mut api, &mut summary, &mut delivered, &ev, cfg.receipts);
+                market_data(
+                    strategy,
+                    &mut api,
+                    &mut summary,
+                    &mut delivered,
+                    &ev,
+                    cfg.receipts,
+                );
                 busy = true;
             }
         }
@@ -466,8 +473,8 @@ fn attach_files(
 mod tests {
     use super::*;
     use crate::examples::pinger::{Pinger, PingerConfig};
-    use peregrine_types::InstrumentId;
     use crate::msg::Command;
+    use peregrine_types::InstrumentId;
 
     #[test]
     fn attach_times_out_without_an_engine() {

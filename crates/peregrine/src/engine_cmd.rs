@@ -135,7 +135,10 @@ pub fn run(args: EngineArgs) -> anyhow::Result<()> {
         }) => bench_journal(events, fsync, dir),
         Some(EngineAction::BenchUdp { count, gap_us }) => {
             let h = peregrine_engine::bench_udp::run(count, gap_us)?;
-            println!("udp loopback one-way, {} datagrams, {gap_us} µs apart", h.len());
+            println!(
+                "udp loopback one-way, {} datagrams, {gap_us} µs apart",
+                h.len()
+            );
             println!("{}", percentiles(&h));
             Ok(())
         }
@@ -169,9 +172,16 @@ fn bench_journal(events: u64, fsync: bool, dir: &std::path::Path) -> anyhow::Res
         "engine journal, {} events ({} orders), fsync {}",
         b.events,
         b.per_order.len(),
-        if fsync { "every commit" } else { "none (page cache)" }
+        if fsync {
+            "every commit"
+        } else {
+            "none (page cache)"
+        }
     );
-    println!("per order (Sent append + write): {}", percentiles(&b.per_order));
+    println!(
+        "per order (Sent append + write): {}",
+        percentiles(&b.per_order)
+    );
     println!(
         "append phase {:.2} s ({:.0} events/s); recovery (open + replay {} records) {:.3} s ({:.0} records/s)",
         b.append_s,

@@ -389,7 +389,13 @@ fn malformed_message_is_rejected_and_counted_without_a_crash() {
         api.send_raw(bad).unwrap();
         let o = NewOrder {
             client_id: 2,
-            ..NewOrder::limit(0, InstrumentId(1), Side::Sell, Price::from_raw(100), Qty::from_raw(1))
+            ..NewOrder::limit(
+                0,
+                InstrumentId(1),
+                Side::Sell,
+                Price::from_raw(100),
+                Qty::from_raw(1),
+            )
         };
         api.send_raw(Request::new_order(&o, 1)).unwrap();
         let mut events = Vec::new();

@@ -133,7 +133,10 @@ fn strategies_trade_against_the_simulated_market_they_see() {
         let stats = cli(&r.shm, &["stats"]);
         let text = String::from_utf8_lossy(&stats.stdout);
         assert!(text.contains("md venue -> on_book"), "{text}");
-        assert!(text.contains(" µs") || text.contains(" ms"), "latencies in µs/ms: {text}");
+        assert!(
+            text.contains(" µs") || text.contains(" ms"),
+            "latencies in µs/ms: {text}"
+        );
     });
 }
 
@@ -149,10 +152,30 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
         let mut engine = r.engine();
         let mut maker = r.strategy("maker", &["--qty", "2", "--interval-us", "2000"]);
         wait_for("fills", 60, || r.summary().fills >= 20);
-        let out = cli(&r.shm, &["limits", "--strategy", "reverter", "--set", "max_order_qty=3"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let out = cli(&r.shm, &["kill", "--strategy", "reverter", "--timeout-ms", "2000"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = cli(
+            &r.shm,
+            &[
+                "limits",
+                "--strategy",
+                "reverter",
+                "--set",
+                "max_order_qty=3",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = cli(
+            &r.shm,
+            &["kill", "--strategy", "reverter", "--timeout-ms", "2000"],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         // Stop trading; let the last reports land.
         let _ = maker.0.kill();
         let _ = maker.0.wait();
@@ -170,13 +193,23 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
         engine.0.kill().unwrap();
         engine.0.wait().unwrap();
         let _engine = r.engine();
-        wait_for("the restored orders to be reconciled", 30, || r.summary().open_orders == 0);
+        wait_for("the restored orders to be reconciled", 30, || {
+            r.summary().open_orders == 0
+        });
         let after = r.summary();
-        assert_eq!(positions(&after), positions(&before), "positions and PnL exactly");
+        assert_eq!(
+            positions(&after),
+            positions(&before),
+            "positions and PnL exactly"
+        );
         let limits = cli(&r.shm, &["limits"]);
         let text = String::from_utf8_lossy(&limits.stdout);
         assert!(text.contains("reverter: max_order_qty=3"), "{text}");
-        let rev = after.strategies.iter().find(|s| s.name == "reverter").unwrap();
+        let rev = after
+            .strategies
+            .iter()
+            .find(|s| s.name == "reverter")
+            .unwrap();
         assert!(rev.killed, "the kill switch came back");
         let log = r.log();
         assert!(log.contains("recovered"), "{log}");
@@ -209,4 +242,3 @@ fn without_a_journal_a_restart_forgets() {
         assert!(r.summary().positions.is_empty());
     });
 }
-

@@ -117,8 +117,17 @@ fn run(trade_while_down: bool) {
     let mut maker = Kid(peregrine()
         .args(["strategy", "maker", "--dir"])
         .arg(&r.shm)
-        .args(["--name", "maker", "--wait", "park", "--venue", "0", "--qty", "2"])
-        .args(["--mid", "10000", "--interval-us", "2000", "--duration", "60"])
+        .args([
+            "--name", "maker", "--wait", "park", "--venue", "0", "--qty", "2",
+        ])
+        .args([
+            "--mid",
+            "10000",
+            "--interval-us",
+            "2000",
+            "--duration",
+            "60",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -133,7 +142,9 @@ fn run(trade_while_down: bool) {
     // The maker stops; its quotes stay (`on_dead = "leave"`).
     let _ = maker.0.kill();
     let _ = maker.0.wait();
-    wait_for("the engine to agree with the exchange", 30, || r.net() == -other_net);
+    wait_for("the engine to agree with the exchange", 30, || {
+        r.net() == -other_net
+    });
     assert_ne!(other_net, 0);
     engine.0.kill().unwrap();
     engine.0.wait().unwrap();
@@ -144,7 +155,9 @@ fn run(trade_while_down: bool) {
         other_net += traded;
     }
     let _engine = r.engine();
-    wait_for("the login reconciliation", 30, || r.summary().open_orders == 0);
+    wait_for("the login reconciliation", 30, || {
+        r.summary().open_orders == 0
+    });
     let log = r.log();
     assert!(log.contains("recovered"), "{log}");
     assert_eq!(

@@ -202,7 +202,13 @@ fn check_full_report(out: &str, dir: &Path) {
     assert!(out.contains("no child process left"), "{out}");
     // The simulated market filled orders.
     let sim = out.lines().find(|l| l.starts_with("sim ")).unwrap();
-    let fills: u64 = sim.split_whitespace().nth(3).unwrap().replace(',', "").parse().unwrap();
+    let fills: u64 = sim
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
     assert!(fills > 0, "no fills on the simulated market: {sim}");
     assert!(out.contains("== restarts\nnone"), "{out}");
     assert!(out.contains("/metrics"), "metrics URLs: {out}");
@@ -259,14 +265,27 @@ fn killed_pieces_come_back_and_the_summary_lists_the_restarts() {
     std::thread::sleep(Duration::from_secs(2));
     kill_process(Pid::from_raw(pid_of("taker") as i32).unwrap(), Signal::KILL).unwrap();
     std::thread::sleep(Duration::from_secs(3));
-    kill_process(Pid::from_raw(pid_of("engine") as i32).unwrap(), Signal::KILL).unwrap();
+    kill_process(
+        Pid::from_raw(pid_of("engine") as i32).unwrap(),
+        Signal::KILL,
+    )
+    .unwrap();
     let (status, out, err) = up.finish();
-    assert!(status.success(), "exit {status}\nstdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        status.success(),
+        "exit {status}\nstdout:\n{out}\nstderr:\n{err}"
+    );
     let restarts = out.split("== restarts").nth(1).unwrap_or_default();
-    assert!(restarts.contains("taker") && restarts.contains("signal 9"), "{out}");
+    assert!(
+        restarts.contains("taker") && restarts.contains("signal 9"),
+        "{out}"
+    );
     assert!(restarts.contains("engine"), "{out}");
     let engine_log = std::fs::read_to_string(dir.join("engine.log")).unwrap();
-    assert!(engine_log.contains("recovered"), "the engine recovered from its journal:\n{engine_log}");
+    assert!(
+        engine_log.contains("recovered"),
+        "the engine recovered from its journal:\n{engine_log}"
+    );
     assert!(out.contains("no child process left"), "{out}");
 }
 
@@ -282,7 +301,11 @@ fn write_config_then_run_from_it() {
         .arg(&cfg)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let engine = cfg.join("engine.toml");
     let text = std::fs::read_to_string(&engine).unwrap();
     let cut = text.find("[[strategies]]\nname = \"reverter\"").unwrap();
@@ -295,9 +318,15 @@ fn write_config_then_run_from_it() {
         .unwrap();
     assert!(!again.status.success(), "never overwrites");
     let dir = tmp.path().join("run");
-    let up = Up::start(&dir, &["--duration", "3", "--config", cfg.to_str().unwrap()]);
+    let up = Up::start(
+        &dir,
+        &["--duration", "3", "--config", cfg.to_str().unwrap()],
+    );
     let (status, out, err) = up.finish();
-    assert!(status.success(), "exit {status}\nstdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        status.success(),
+        "exit {status}\nstdout:\n{out}\nstderr:\n{err}"
+    );
     assert!(!out.contains("reverter"), "{out}");
     assert!(out.contains("sim-maker"), "{out}");
 }
@@ -346,7 +375,10 @@ fn bad_flags_are_refused_before_anything_starts() {
     let tmp = tempfile::tempdir().unwrap();
     for (flags, message) in [
         (&["--port-base", "65535"][..], "--port-base 65535"),
-        (&["--config", "/nonexistent-peregrine"][..], "nonexistent-peregrine"),
+        (
+            &["--config", "/nonexistent-peregrine"][..],
+            "nonexistent-peregrine",
+        ),
         (&["--duration", "0"][..], "--duration must be a positive"),
         (&["--duration", "nan"][..], "--duration must be a positive"),
     ] {

@@ -5,9 +5,9 @@
 
 pub mod record;
 pub mod replay;
-pub mod writer;
 #[cfg(test)]
 mod replay_tests;
+pub mod writer;
 
 pub use record::{Rec, RecError, SentOrder};
 pub use replay::{replay, Recovered, ReplayError, RestoredOrder, ORPHAN};

@@ -171,8 +171,7 @@ impl W<'_> {
     }
     fn opt(&mut self, v: Option<i128>) {
         self.u8(v.is_some() as u8);
-        self.buf
-            .extend_from_slice(&v.unwrap_or(0).to_le_bytes());
+        self.buf.extend_from_slice(&v.unwrap_or(0).to_le_bytes());
     }
     fn str(&mut self, s: &str) {
         let b = &s.as_bytes()[..s.len().min(255)];
@@ -200,10 +199,14 @@ impl R<'_> {
         Ok(self.take(1)?[0])
     }
     fn u16(&mut self) -> Result<u16, RecError> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap_or_default()))
+        Ok(u16::from_le_bytes(
+            self.take(2)?.try_into().unwrap_or_default(),
+        ))
     }
     fn u64(&mut self) -> Result<u64, RecError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap_or_default()))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or_default(),
+        ))
     }
     fn i64(&mut self) -> Result<i64, RecError> {
         Ok(self.u64()? as i64)
@@ -243,8 +246,14 @@ fn limits_out(w: &mut W<'_>, l: &Limits) {
 
 fn limits_in(r: &mut R<'_>) -> Result<Limits, RecError> {
     let k = r.kind;
-    let i64f = |v: Option<i128>| v.map(|x| i64::try_from(x).map_err(|_| RecError::Field(k))).transpose();
-    let u32f = |v: Option<i128>| v.map(|x| u32::try_from(x).map_err(|_| RecError::Field(k))).transpose();
+    let i64f = |v: Option<i128>| {
+        v.map(|x| i64::try_from(x).map_err(|_| RecError::Field(k)))
+            .transpose()
+    };
+    let u32f = |v: Option<i128>| {
+        v.map(|x| u32::try_from(x).map_err(|_| RecError::Field(k)))
+            .transpose()
+    };
     Ok(Limits {
         max_order_qty: i64f(r.opt()?)?,
         max_order_notional: r.opt()?,
@@ -285,7 +294,10 @@ impl Rec {
                 w.u64(o.expire_at);
                 kind::SENT
             }
-            Rec::Ack { engine_id, venue_id } => {
+            Rec::Ack {
+                engine_id,
+                venue_id,
+            } => {
                 w.u64(*engine_id);
                 w.u64(*venue_id);
                 kind::ACK
@@ -491,13 +503,19 @@ mod tests {
         let mut buf = Vec::new();
         assert_eq!(Rec::decode(99, &[]), Err(RecError::Kind(99)));
         let k = samples()[1].encode(&mut buf);
-        assert!(matches!(Rec::decode(k, &buf[..10]), Err(RecError::Length(..))));
+        assert!(matches!(
+            Rec::decode(k, &buf[..10]),
+            Err(RecError::Length(..))
+        ));
         let mut long = buf.clone();
         long.push(0);
         assert!(matches!(Rec::decode(k, &long), Err(RecError::Length(..))));
         buf[28] = 9; // side
         assert_eq!(Rec::decode(k, &buf), Err(RecError::Field(k)));
-        assert_eq!(Rec::decode(kind::KILL, &[0, 0, 2]), Err(RecError::Field(kind::KILL)));
+        assert_eq!(
+            Rec::decode(kind::KILL, &[0, 0, 2]),
+            Err(RecError::Field(kind::KILL))
+        );
     }
 
     proptest! {

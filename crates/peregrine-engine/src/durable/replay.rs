@@ -101,7 +101,11 @@ struct State<'a> {
 }
 
 /// Replays every record of `journal` on top of `cfg`'s strategies and limits.
-pub fn replay(journal: &mut Journal, cfg: &EngineConfig, now_ns: u64) -> Result<Recovered, ReplayError> {
+pub fn replay(
+    journal: &mut Journal,
+    cfg: &EngineConfig,
+    now_ns: u64,
+) -> Result<Recovered, ReplayError> {
     let mut risk = RiskEngine::new(cfg.global_limits);
     for (i, s) in cfg.strategies.iter().enumerate() {
         risk.register(StrategyId(i as u16), s.limits, now_ns);
@@ -164,7 +168,12 @@ impl State<'_> {
                 let cfg = self.cfg;
                 self.strategies = strategies
                     .iter()
-                    .map(|n| cfg.strategies.iter().position(|s| &s.name == n).map(|i| i as u16))
+                    .map(|n| {
+                        cfg.strategies
+                            .iter()
+                            .position(|s| &s.name == n)
+                            .map(|i| i as u16)
+                    })
                     .collect();
                 self.venues = venues.iter().map(|n| cfg.venue_index(n)).collect();
                 for (n, m) in strategies.iter().zip(&self.strategies) {
@@ -182,7 +191,8 @@ impl State<'_> {
                 let venue = self.venues.get(o.venue as usize).copied().flatten();
                 if let Some(s) = strategy {
                     let sid = StrategyId(s);
-                    self.risk.restore_open(sid, o.client_id, o.instrument, o.side, o.qty.lots());
+                    self.risk
+                        .restore_open(sid, o.client_id, o.instrument, o.side, o.qty.lots());
                 }
                 self.open.insert(
                     o.engine_id,
@@ -199,7 +209,10 @@ impl State<'_> {
                     },
                 );
             }
-            Rec::Ack { engine_id, venue_id } => {
+            Rec::Ack {
+                engine_id,
+                venue_id,
+            } => {
                 if let Some(o) = self.open.get_mut(&engine_id) {
                     o.venue_id = venue_id;
                 }
@@ -260,7 +273,8 @@ impl State<'_> {
                 o.qty = qty;
                 o.leaves = qty;
                 if let Some(s) = o.strategy {
-                    self.risk.on_replaced(StrategyId(s), o.key, Qty::from_raw(qty));
+                    self.risk
+                        .on_replaced(StrategyId(s), o.key, Qty::from_raw(qty));
                 }
             }
             Rec::Limits { scope, limits } => match self.scope(scope) {
@@ -283,7 +297,11 @@ impl State<'_> {
         if scope == GLOBAL {
             return Some(None);
         }
-        self.strategies.get(scope as usize).copied().flatten().map(Some)
+        self.strategies
+            .get(scope as usize)
+            .copied()
+            .flatten()
+            .map(Some)
     }
 
     fn set_leaves(&mut self, engine_id: u64, leaves: i64) {

@@ -9,9 +9,10 @@ use crate::config::{EngineConfig, StrategyConfig};
 use crate::risk::{Fill, Limits, OrderRequest, RiskEngine, StrategyId};
 
 fn cfg(names: &[&str]) -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.strategies = names.iter().map(|n| StrategyConfig::new(n)).collect();
-    c
+    EngineConfig {
+        strategies: names.iter().map(|n| StrategyConfig::new(n)).collect(),
+        ..EngineConfig::default()
+    }
 }
 
 fn sent(engine_id: u64, strategy: u16, client_id: u64, side: Side, qty: i64) -> Rec {
@@ -92,7 +93,10 @@ fn positions_pnl_and_open_orders_come_back_exactly() {
                     ..Limits::default()
                 },
             },
-            Rec::Kill { scope: GLOBAL, on: true },
+            Rec::Kill {
+                scope: GLOBAL,
+                on: true,
+            },
         ],
     );
     // Config lists the strategies in another order: they are matched by name.
@@ -125,13 +129,19 @@ fn positions_pnl_and_open_orders_come_back_exactly() {
     // Order 1 (a's client 1) is still open with 2 lots: an orphan now.
     assert_eq!(rec.orders.len(), 1);
     let o = rec.orders[0];
-    assert_eq!((o.engine_id, o.strategy, o.leaves.lots(), o.venue_id), (1, 1, 2, 77));
+    assert_eq!(
+        (o.engine_id, o.strategy, o.leaves.lots(), o.venue_id),
+        (1, 1, 2, 77)
+    );
     assert_eq!(o.client_key, 1 | ORPHAN);
     assert_eq!(rec.risk.open_orders(Some(StrategyId(1))), 1);
     assert_eq!(rec.risk.open_client_ids(StrategyId(1)), vec![1 | ORPHAN]);
     // Limits and kill switch.
     // The limit change named roster index 1, "b": config index 0.
-    assert_eq!(rec.risk.limits(StrategyId(0)).unwrap().max_order_qty, Some(3));
+    assert_eq!(
+        rec.risk.limits(StrategyId(0)).unwrap().max_order_qty,
+        Some(3)
+    );
     assert!(rec.risk.is_global_killed());
     // A new incarnation's client id 1 does not collide with the orphan.
     let mut risk = rec.risk;
@@ -175,8 +185,15 @@ fn a_second_restart_keeps_orphans_apart_and_unknown_strategies_are_reported() {
     let rec = replay(&mut j, &cfg(&["a"]), 0).unwrap();
     assert!(rec.orders.is_empty(), "{:?}", rec.orders);
     assert_eq!(rec.risk.open_orders(Some(StrategyId(0))), 0);
-    assert_eq!(rec.risk.positions().get(StrategyId(0), InstrumentId(1)).net, -1);
-    assert!(rec.warnings.iter().any(|w| w.contains("\"gone\"")), "{:?}", rec.warnings);
+    assert_eq!(
+        rec.risk.positions().get(StrategyId(0), InstrumentId(1)).net,
+        -1
+    );
+    assert!(
+        rec.warnings.iter().any(|w| w.contains("\"gone\"")),
+        "{:?}",
+        rec.warnings
+    );
 }
 
 #[test]

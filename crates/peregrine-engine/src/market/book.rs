@@ -36,7 +36,9 @@ impl Default for L2Book {
 impl L2Book {
     /// Sets a level's aggregate; quantity 0 (or less) removes it.
     pub fn update(&mut self, side: Side, price: Price, qty: Qty, orders: u32) {
-        let (levels, better): (&mut Vec<Level>, fn(i64, i64) -> bool) = match side {
+        /// Whether price `a` is better than `b` on the side.
+        type Better = fn(i64, i64) -> bool;
+        let (levels, better): (&mut Vec<Level>, Better) = match side {
             Side::Buy => (&mut self.bids, |a, b| a > b),
             Side::Sell => (&mut self.asks, |a, b| a < b),
         };

@@ -18,9 +18,9 @@
 
 pub mod book;
 pub mod fanout;
-pub mod thread;
 #[cfg(test)]
 mod tests;
+pub mod thread;
 
 use peregrine_queue::Consumer;
 use peregrine_types::{InstrumentId, Price, Qty, Side};

@@ -67,7 +67,10 @@ fn rig(cap: usize) -> Rig {
     for s in ["fast", "slow"] {
         let ring = ShmSpsc::<MdEvent>::create(&dir.path().join(s), cap).unwrap();
         readers.push(ring.consumer().unwrap());
-        outboxes.push(Outbox::new(vec![true, false], Some(ring.producer().unwrap())));
+        outboxes.push(Outbox::new(
+            vec![true, false],
+            Some(ring.producer().unwrap()),
+        ));
     }
     let feed = Shared::default();
     let md = MdThread::new(
@@ -92,7 +95,12 @@ fn rig(cap: usize) -> Rig {
 
 impl Rig {
     fn send(&mut self, updates: &[MdUpdate]) {
-        self.feed.0.lock().unwrap().0.extend(updates.iter().copied());
+        self.feed
+            .0
+            .lock()
+            .unwrap()
+            .0
+            .extend(updates.iter().copied());
         self.md.poll_once();
     }
 }
@@ -112,7 +120,10 @@ fn a_venue_event_becomes_one_book_version_on_the_board_and_the_ring() {
     let ev = r.readers[0].try_pop().unwrap();
     assert_eq!(ev.kind(), Some(MdKind::Book));
     assert_eq!((ev.seq, ev.bid_px, ev.ask_qty), (1, 99, 3));
-    assert!(r.readers[0].try_pop().is_none(), "one event per venue event");
+    assert!(
+        r.readers[0].try_pop().is_none(),
+        "one event per venue event"
+    );
     r.send(&[MdUpdate::Trade {
         instrument: InstrumentId(1),
         trade_id: 4,
@@ -122,7 +133,10 @@ fn a_venue_event_becomes_one_book_version_on_the_board_and_the_ring() {
         ts: 8,
     }]);
     let t = r.readers[0].try_pop().unwrap().trade();
-    assert_eq!((t.trade_id, t.price.units(), t.aggressor), (4, 101, Side::Buy));
+    assert_eq!(
+        (t.trade_id, t.price.units(), t.aggressor),
+        (4, 101, Side::Buy)
+    );
     // Instrument 2 is not subscribed; an unknown venue instrument is counted, not fatal.
     r.send(&[
         MdUpdate::Level {
@@ -139,7 +153,10 @@ fn a_venue_event_becomes_one_book_version_on_the_board_and_the_ring() {
         },
         MdUpdate::End,
     ]);
-    assert_eq!(r.board.read(1).unwrap().best_bid().unwrap().price.units(), 5);
+    assert_eq!(
+        r.board.read(1).unwrap().best_bid().unwrap().price.units(),
+        5
+    );
     let ev = r.readers[0].try_pop().unwrap();
     assert_eq!(ev.slot, 0, "only the subscribed book reaches the ring");
     assert!(r.readers[0].try_pop().is_none());
@@ -153,7 +170,9 @@ fn a_slow_strategy_slows_nobody_and_gets_the_latest_state() {
     let mut r = rig(8);
     for i in 0..1_000 {
         r.send(&[level(Side::Buy, 100 + i, 1), MdUpdate::End]);
-        let ev = r.readers[0].try_pop().expect("the fast strategy gets every version");
+        let ev = r.readers[0]
+            .try_pop()
+            .expect("the fast strategy gets every version");
         assert_eq!(ev.bid_px, 100 + i);
     }
     let slow = r.md.outbox(1).unwrap();
@@ -168,7 +187,11 @@ fn a_slow_strategy_slows_nobody_and_gets_the_latest_state() {
     assert_eq!(last.unwrap().seq, 8);
     r.md.poll_once();
     let ev = r.readers[1].try_pop().unwrap();
-    assert_eq!((ev.seq, ev.bid_px), (1_000, 1_099), "conflated to the latest");
+    assert_eq!(
+        (ev.seq, ev.bid_px),
+        (1_000, 1_099),
+        "conflated to the latest"
+    );
     assert_eq!(ev.skipped, 992);
     assert!(r.readers[1].try_pop().is_none());
     // The board always had the latest.

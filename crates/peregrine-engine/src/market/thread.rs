@@ -87,12 +87,14 @@ impl MdCounters {
 
     /// A strategy's counts.
     pub fn strategy(&self, s: usize) -> OutboxCounts {
-        self.strategies.get(s).map_or(OutboxCounts::default(), |c| OutboxCounts {
-            // Relaxed: statistics.
-            pushed: c[0].load(Ordering::Relaxed),
-            skipped: c[1].load(Ordering::Relaxed),
-            full: c[2].load(Ordering::Relaxed),
-        })
+        self.strategies
+            .get(s)
+            .map_or(OutboxCounts::default(), |c| OutboxCounts {
+                // Relaxed: statistics.
+                pushed: c[0].load(Ordering::Relaxed),
+                skipped: c[1].load(Ordering::Relaxed),
+                full: c[2].load(Ordering::Relaxed),
+            })
     }
 }
 

@@ -37,7 +37,8 @@ impl Orchestrator {
                 replace_pending: false,
             };
             self.orders.insert(o.engine_id, live);
-            self.by_client.insert((o.strategy, o.client_key), o.engine_id);
+            self.by_client
+                .insert((o.strategy, o.client_key), o.engine_id);
         }
         let t = now_ns();
         for c in settled {

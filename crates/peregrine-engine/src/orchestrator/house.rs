@@ -2,9 +2,9 @@
 //! strategy liveness, the stats snapshot. Runs at most once per millisecond.
 
 use crate::config::DeadPolicy;
+use crate::control::{ControlCmd, ControlReply, LimitScope};
 use crate::durable::record::GLOBAL;
 use crate::durable::Rec;
-use crate::control::{ControlCmd, ControlReply, LimitScope};
 use crate::risk::StrategyId;
 
 use super::{KillJob, Liveness, Orchestrator, Slot};

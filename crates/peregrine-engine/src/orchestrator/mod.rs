@@ -334,7 +334,9 @@ impl Orchestrator {
         }
         if matches!(
             ev.kind(),
-            Some(EventKind::Ack | EventKind::Reject | EventKind::Replaced | EventKind::ReplaceReject)
+            Some(
+                EventKind::Ack | EventKind::Reject | EventKind::Replaced | EventKind::ReplaceReject
+            )
         ) {
             let p = &mut slot.receipts[ev.client_id as usize & (RECEIPTS - 1)];
             *p = Pending {

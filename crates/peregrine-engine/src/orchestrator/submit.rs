@@ -97,7 +97,10 @@ impl Orchestrator {
             tif: o.tif,
             expire_at: o.expire_at,
         };
-        if let Err(r) = self.risk.check_new_shaped(StrategyId(s), &request, shape, t2) {
+        if let Err(r) = self
+            .risk
+            .check_new_shaped(StrategyId(s), &request, shape, t2)
+        {
             return self.reject(s, &live, r.code());
         }
         let engine_id = self.next_engine_id;

@@ -13,10 +13,10 @@ use peregrine_strategy::msg::{reason, ts, Event, EventKind, NewOrder, Request};
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
 use super::{GatewayLink, Liveness, Orchestrator};
-use crate::rings::StrategyLink;
 use crate::config::{EngineConfig, StrategyConfig};
 use crate::control::{ControlCmd, LimitScope, Shared};
 use crate::gateway::{Gateway, GatewayCounters};
+use crate::rings::StrategyLink;
 use crate::risk::{Limits, RiskReject};
 use crate::venue::sim::{FillModel, SimVenue};
 use crate::venue::{Report, Venue, VenueError, VenueOrder};
@@ -133,7 +133,13 @@ fn attach_to(
 fn order(client_id: u64, qty: i64) -> NewOrder {
     NewOrder {
         client_id,
-        ..NewOrder::limit(0, InstrumentId(1), Side::Buy, Price::from_raw(100), Qty::from_raw(qty))
+        ..NewOrder::limit(
+            0,
+            InstrumentId(1),
+            Side::Buy,
+            Price::from_raw(100),
+            Qty::from_raw(qty),
+        )
     }
 }
 

@@ -59,10 +59,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use peregrine_types::{
-    AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty,
-    Timestamp,
-};
+use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Timestamp};
 use peregrine_wire::orders::{Cancel, MassCancel, NewOrder, Replace};
 use peregrine_wire::session::{ClientHeartbeat, Login};
 use peregrine_wire::stream::RecvBuffer;

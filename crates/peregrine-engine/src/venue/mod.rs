@@ -43,7 +43,13 @@ pub struct VenueOrder {
 
 impl VenueOrder {
     /// A GTC limit order without self-trade prevention.
-    pub fn limit(engine_id: u64, instrument: InstrumentId, side: Side, price: Price, qty: Qty) -> VenueOrder {
+    pub fn limit(
+        engine_id: u64,
+        instrument: InstrumentId,
+        side: Side,
+        price: Price,
+        qty: Qty,
+    ) -> VenueOrder {
         VenueOrder {
             engine_id,
             instrument,

@@ -1,7 +1,9 @@
 //! A taker: at random intervals it takes liquidity at the touch with an IOC order
 //! (buys at the best ask, sells at the best bid, for at most what is shown there),
 //! leaning against its inventory so the position stays near flat. It reads the book
-//! with `Api::book` when it fires (polling; it needs no subscription).
+//! with `Api::book` when it fires (polling; it needs no subscription). A venue whose
+//! book the engine does not publish (an empty board slot: no market data from that
+//! venue) is taken blind: an IOC `cross_ticks` through its reference mid.
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
@@ -17,8 +19,10 @@ pub struct TakerConfig {
     pub venue: u32,
     /// Instrument.
     pub instrument: InstrumentId,
-    /// Unused since the taker reads the book (kept for the CLI's `--mid`).
+    /// Reference mid for a venue without market data, price units.
     pub mid: i64,
+    /// How far through the reference mid it prices without market data.
+    pub cross_ticks: i64,
     /// Order size at most, lots.
     pub qty: i64,
     /// Largest absolute position it builds, lots.
@@ -37,6 +41,7 @@ impl Default for TakerConfig {
             venue: 0,
             instrument: InstrumentId(1),
             mid: 10_000,
+            cross_ticks: 10,
             qty: 1,
             max_position: 10,
             min_gap_ns: 200_000,
@@ -100,28 +105,36 @@ impl Strategy for Taker {
             return;
         }
         self.next_ns = now_ns + self.rng.range(self.cfg.min_gap_ns, self.cfg.max_gap_ns);
-        let Some(book) = api.book(self.cfg.venue, self.cfg.instrument) else {
-            return;
-        };
+        let book = api.book(self.cfg.venue, self.cfg.instrument);
         let side = self.side();
-        let touch = match side {
-            Side::Buy => book.best_ask(),
-            Side::Sell => book.best_bid(),
-        };
-        let Some(touch) = touch else { return };
         let room = match side {
             Side::Buy => self.cfg.max_position - self.position,
             Side::Sell => self.cfg.max_position + self.position,
         };
-        let qty = self.cfg.qty.min(touch.qty.lots()).min(room);
-        if qty <= 0 {
+        let (price, shown) = match book.filter(|b| b.seq > 0) {
+            Some(b) => {
+                let touch = match side {
+                    Side::Buy => b.best_ask(),
+                    Side::Sell => b.best_bid(),
+                };
+                let Some(touch) = touch else { return };
+                (touch.price.units(), touch.qty.lots())
+            }
+            // No market data from this venue: cross the reference mid.
+            None => match side {
+                Side::Buy => (self.cfg.mid + self.cfg.cross_ticks, self.cfg.qty),
+                Side::Sell => (self.cfg.mid - self.cfg.cross_ticks, self.cfg.qty),
+            },
+        };
+        let qty = self.cfg.qty.min(shown).min(room);
+        if qty <= 0 || price <= 0 {
             return;
         }
         let order = NewOrder::limit(
             self.cfg.venue,
             self.cfg.instrument,
             side,
-            Price::from_raw(touch.price.units()),
+            Price::from_raw(price),
             Qty::from_raw(qty),
         )
         .ioc();

@@ -226,7 +226,11 @@ mod tests {
     fn publish_and_read_across_mappings() {
         let dir = tempfile::tempdir().unwrap();
         let p = path(dir.path());
-        let keys = [(0, InstrumentId(1)), (1, InstrumentId(1)), (1, InstrumentId(2))];
+        let keys = [
+            (0, InstrumentId(1)),
+            (1, InstrumentId(1)),
+            (1, InstrumentId(2)),
+        ];
         let mut w = BoardWriter::create(&p, &keys).unwrap();
         let r = BoardReader::attach(&p).unwrap();
         assert_eq!(r.slot_of(1, InstrumentId(2)), Some(2));
@@ -250,9 +254,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x");
         std::fs::write(&p, [0u8; 7]).unwrap();
-        assert!(matches!(BoardReader::attach(&p), Err(BoardError::Layout(_))));
+        assert!(matches!(
+            BoardReader::attach(&p),
+            Err(BoardError::Layout(_))
+        ));
         std::fs::write(&p, vec![0xAB; 4096]).unwrap();
-        assert!(matches!(BoardReader::attach(&p), Err(BoardError::Layout(_))));
+        assert!(matches!(
+            BoardReader::attach(&p),
+            Err(BoardError::Layout(_))
+        ));
         assert!(matches!(
             BoardReader::attach(&dir.path().join("missing")),
             Err(BoardError::Io(..))
@@ -261,6 +271,9 @@ mod tests {
         BoardWriter::create(&p, &[(0, InstrumentId(1))]).unwrap();
         let f = OpenOptions::new().write(true).open(&p).unwrap();
         f.set_len(64).unwrap();
-        assert!(matches!(BoardReader::attach(&p), Err(BoardError::Layout(_))));
+        assert!(matches!(
+            BoardReader::attach(&p),
+            Err(BoardError::Layout(_))
+        ));
     }
 }

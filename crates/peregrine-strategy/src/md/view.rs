@@ -80,7 +80,9 @@ impl BookView {
     /// Mid price, rounded down to a price unit, when both sides have a level.
     pub fn mid(&self) -> Option<Price> {
         let (b, a) = (self.best_bid()?, self.best_ask()?);
-        Some(Price::from_raw((b.price.units() + a.price.units()).div_euclid(2)))
+        Some(Price::from_raw(
+            (b.price.units() + a.price.units()).div_euclid(2),
+        ))
     }
 
     /// Best ask minus best bid, price units.
@@ -166,7 +168,10 @@ mod tests {
         assert_eq!(v.bids().len(), 2);
         assert_eq!(v.best_ask(), Some(lvl(101, 2)));
         w[3] = u64::MAX;
-        assert_eq!(BookView::from_words(0, InstrumentId(1), &w).bids().len(), DEPTH);
+        assert_eq!(
+            BookView::from_words(0, InstrumentId(1), &w).bids().len(),
+            DEPTH
+        );
         assert!(BookView::default().is_empty());
         assert_eq!(BookView::default().mid(), None);
     }

@@ -396,7 +396,10 @@ impl Session {
             self.shm.display()
         );
         let names = self.strategy_names.clone();
-        for s in STRATEGIES.iter().filter(|s| names.iter().any(|n| n == s.name)) {
+        for s in STRATEGIES
+            .iter()
+            .filter(|s| names.iter().any(|n| n == s.name))
+        {
             println!(
                 "  {:<9} pid {:<8} {} on venue {} ({})",
                 s.name,
@@ -442,13 +445,21 @@ impl Session {
                 // The engine may be restarting: no line this second.
                 let Ok(s) = self.summary() else {
                     if !self.quiet {
-                        println!("[{:>6.1} s] engine not answering (restarting?)", (now - started).as_secs_f64());
+                        println!(
+                            "[{:>6.1} s] engine not answering (restarting?)",
+                            (now - started).as_secs_f64()
+                        );
                     }
                     prev = None;
                     continue;
                 };
                 if let Some(tui) = self.tui.as_mut() {
-                    tui.draw(&s, prev.as_ref().map(|(p, _)| p), &self.procs, (now - started).as_secs_f64());
+                    tui.draw(
+                        &s,
+                        prev.as_ref().map(|(p, _)| p),
+                        &self.procs,
+                        (now - started).as_secs_f64(),
+                    );
                 } else if !self.quiet {
                     let dt = prev
                         .as_ref()

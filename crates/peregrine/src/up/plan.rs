@@ -232,7 +232,10 @@ fn fill_exchange(template: &str, ports: Ports) -> String {
         .replace("@ORDER_PORT@", &ports.order.to_string())
         .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
         .replace("@MD_PORT@", &ports.md.to_string())
-        .replace("@EXCHANGE_METRICS_PORT@", &ports.exchange_metrics.to_string())
+        .replace(
+            "@EXCHANGE_METRICS_PORT@",
+            &ports.exchange_metrics.to_string(),
+        )
 }
 
 /// The engine config: named `name`, rings in `shm_dir`, the exchange venue (at

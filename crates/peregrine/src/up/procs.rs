@@ -74,7 +74,9 @@ impl Proc {
 
     /// Starts it again (it has exited), the same way; `why` is recorded.
     pub fn restart(&mut self, why: String) -> anyhow::Result<()> {
-        self.child = start(&self.exe, &self.name, &self.args, &self.dir, &self.log, true)?;
+        self.child = start(
+            &self.exe, &self.name, &self.args, &self.dir, &self.log, true,
+        )?;
         self.status = None;
         self.restarts.push(why);
         Ok(())

@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use peregrine_engine::summary::EngineSummary;
 
-pub use peregrine_engine::units::{fmt_count, fmt_ns};
 use peregrine_engine::units::InstrumentInfo;
+pub use peregrine_engine::units::{fmt_count, fmt_ns};
 
 /// One progress line, every number over the last second (`prev` is the summary
 /// `dt_s` seconds earlier): orders, replaces, fills per venue, rejects, and the
@@ -43,9 +43,7 @@ pub fn progress_line(
     let rt = window("round trip").map_or("rt -".to_owned(), |r| {
         format!("rt p50 {} p99 {}", fmt_ns(r.p50), fmt_ns(r.p99))
     });
-    let md = window("md venue").map_or("md -".to_owned(), |r| {
-        format!("md p50 {}", fmt_ns(r.p50))
-    });
+    let md = window("md venue").map_or("md -".to_owned(), |r| format!("md p50 {}", fmt_ns(r.p50)));
     format!(
         "[{elapsed_s:>6.1} s] last 1 s: orders {}/s (replaces {}/s)  fills/s {}  rejects {}/s  \
          open {}  {rt}  {md}",
@@ -357,7 +355,10 @@ mod tests {
             ..EngineSummary::default()
         };
         let line = progress_line(3.0, &now, Some(&prev), 1.0);
-        assert!(line.starts_with("[   3.0 s] last 1 s: orders 1000/s (replaces 0/s)"), "{line}");
+        assert!(
+            line.starts_with("[   3.0 s] last 1 s: orders 1000/s (replaces 0/s)"),
+            "{line}"
+        );
         assert!(line.contains("fills/s sim 1000"), "{line}");
         assert!(line.contains("rejects 10/s"), "{line}");
         assert!(line.contains("rt p50 38.1 µs p99 212.0 µs"), "{line}");
@@ -399,7 +400,10 @@ mod tests {
         }];
         let text = summary(&with_info, 4.0, &|_| "sim".to_owned());
         let maker = text.lines().find(|l| l.starts_with("maker")).unwrap();
-        assert!(maker.contains("100.04") && maker.contains("1.11 USD"), "{maker}");
+        assert!(
+            maker.contains("100.04") && maker.contains("1.11 USD"),
+            "{maker}"
+        );
     }
 
     #[test]

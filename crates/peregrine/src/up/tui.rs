@@ -78,7 +78,8 @@ impl Tui {
         let _ = self.term.draw(|f| render(f, &view));
         while event::poll(Duration::ZERO).unwrap_or(false) {
             if let Ok(Event::Key(k)) = event::read() {
-                let ctrl_c = k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+                let ctrl_c =
+                    k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
                 if ctrl_c || k.code == KeyCode::Char('q') {
                     // Relaxed: a stop flag.
                     self.stop.store(true, Ordering::Relaxed);
@@ -113,7 +114,10 @@ pub fn view(
             for i in 0..5 {
                 let side = |l: Option<&peregrine_strategy::md::Level>| {
                     l.map_or(("".to_owned(), "".to_owned()), |l| {
-                        (info.price(l.price.units().into()), info.qty(l.qty.lots().into()))
+                        (
+                            info.price(l.price.units().into()),
+                            info.qty(l.qty.lots().into()),
+                        )
                     })
                 };
                 let (bp, bq) = side(b.bids().get(i));
@@ -155,10 +159,11 @@ pub fn render(f: &mut Frame<'_>, v: &View) {
         let p = Paragraph::new(text.as_str()).block(Block::bordered().title(title.as_str()));
         f.render_widget(p, cols[i]);
     }
-    let strat = Paragraph::new(v.strategies.as_str())
-        .block(Block::bordered().title(v.title.as_str()));
+    let strat =
+        Paragraph::new(v.strategies.as_str()).block(Block::bordered().title(v.title.as_str()));
     f.render_widget(strat, rows[1]);
-    let bottom = Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).split(rows[2]);
+    let bottom =
+        Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).split(rows[2]);
     f.render_widget(
         Paragraph::new(v.rates.as_str()).block(Block::bordered().title(" last second ")),
         bottom[0],
@@ -207,7 +212,14 @@ mod tests {
             .iter()
             .map(|c| c.symbol())
             .collect();
-        for needle in ["sim PGN-USD (v42)", "99.99", "100.01", "peregrine up: 3 s", "last second", "restarts"] {
+        for needle in [
+            "sim PGN-USD (v42)",
+            "99.99",
+            "100.01",
+            "peregrine up: 3 s",
+            "last second",
+            "restarts",
+        ] {
             assert!(screen.contains(needle), "{needle:?} not on screen");
         }
     }

@@ -147,7 +147,11 @@ impl ExchangeVenue {
         } else {
             self.table.remove(engine_id);
         }
-        let leaves = if c.reason.0 == DECREMENT_REASON { left } else { 0 };
+        let leaves = if c.reason.0 == DECREMENT_REASON {
+            left
+        } else {
+            0
+        };
         Some(Report::Cancelled {
             engine_id,
             qty: c.cancelled_qty,

@@ -93,7 +93,13 @@ impl OrderTable {
 
     /// Tracks an order a previous run of the engine left open (from its journal): in
     /// doubt until the reconciliation after the next login settles it.
-    pub fn insert_restored(&mut self, engine_id: u64, order_id: u64, instrument: InstrumentId, leaves: Qty) {
+    pub fn insert_restored(
+        &mut self,
+        engine_id: u64,
+        order_id: u64,
+        instrument: InstrumentId,
+        leaves: Qty,
+    ) {
         self.by_engine.insert(
             engine_id,
             Tracked {

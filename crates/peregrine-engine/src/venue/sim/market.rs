@@ -254,7 +254,15 @@ impl SimMarket {
         }
     }
 
-    fn flow_order(&mut self, fi: usize, t: u64, side: Side, ty: OrderType, price: i64, out: &mut dyn FnMut(Report)) {
+    fn flow_order(
+        &mut self,
+        fi: usize,
+        t: u64,
+        side: Side,
+        ty: OrderType,
+        price: i64,
+        out: &mut dyn FnMut(Report),
+    ) {
         let qty = self.rng.range(1, self.cfg.max_qty as u64) as i64;
         self.market_order(fi, t, side, ty, price, qty, out);
     }
@@ -278,7 +286,11 @@ impl SimMarket {
             account: MARKET,
             side,
             order_type: ty,
-            tif: if ty == OrderType::Market { TimeInForce::Ioc } else { TimeInForce::Gtc },
+            tif: if ty == OrderType::Market {
+                TimeInForce::Ioc
+            } else {
+                TimeInForce::Gtc
+            },
             stp: StpMode::None,
             price: Price::from_raw(price),
             qty: Qty::from_raw(qty),
@@ -296,7 +308,11 @@ impl SimMarket {
     }
 
     fn flow_limit(&mut self, fi: usize, t: u64, out: &mut dyn FnMut(Report)) {
-        let side = if self.rng.next_u64() & 1 == 0 { Side::Buy } else { Side::Sell };
+        let side = if self.rng.next_u64() & 1 == 0 {
+            Side::Buy
+        } else {
+            Side::Sell
+        };
         let d = self.rng.range(1, self.cfg.max_depth_ticks as u64) as i64;
         let fair = self.flows[fi].fair;
         let price = match side {
@@ -385,7 +401,14 @@ impl SimMarket {
     }
 
     /// A replace of engine order `engine_id` reaches the market.
-    pub fn replace(&mut self, engine_id: u64, price: Price, qty: Qty, now: u64, out: &mut dyn FnMut(Report)) {
+    pub fn replace(
+        &mut self,
+        engine_id: u64,
+        price: Price,
+        qty: Qty,
+        now: u64,
+        out: &mut dyn FnMut(Report),
+    ) {
         let Some((fi, id)) = self.locate(engine_id) else {
             return out(Report::ReplaceRejected {
                 engine_id,
@@ -405,10 +428,11 @@ impl SimMarket {
 
     fn locate(&self, engine_id: u64) -> Option<(usize, OrderId)> {
         let id = *self.ours.get(&engine_id)?;
-        let fi = self
-            .flows
-            .iter()
-            .position(|f| self.engine.book(f.instrument).is_some_and(|b| b.order_qty(id).is_some()))?;
+        let fi = self.flows.iter().position(|f| {
+            self.engine
+                .book(f.instrument)
+                .is_some_and(|b| b.order_qty(id).is_some())
+        })?;
         Some((fi, id))
     }
 
@@ -485,8 +509,18 @@ impl SimMarket {
     fn fill(&mut self, fi: usize, f: &Fill, out: &mut dyn FnMut(Report)) {
         self.trades += 1;
         for (account, client, id, leaves) in [
-            (f.maker_account, f.maker_client_id, f.maker_id, f.maker_leaves),
-            (f.taker_account, f.taker_client_id, f.taker_id, f.taker_leaves),
+            (
+                f.maker_account,
+                f.maker_client_id,
+                f.maker_id,
+                f.maker_leaves,
+            ),
+            (
+                f.taker_account,
+                f.taker_client_id,
+                f.taker_id,
+                f.taker_leaves,
+            ),
         ] {
             if account == ENGINE {
                 if leaves.is_zero() {
@@ -539,7 +573,9 @@ impl SimMarket {
         if self.flows[fi].resync {
             // A fresh book when it fits: clear, every level, end.
             let instrument = self.flows[fi].instrument;
-            let Some(book) = self.engine.book(instrument) else { return };
+            let Some(book) = self.engine.book(instrument) else {
+                return;
+            };
             let mut levels = Vec::new();
             for side in [Side::Buy, Side::Sell] {
                 book.visit_depth(side, usize::MAX, &mut |price, qty, count| {

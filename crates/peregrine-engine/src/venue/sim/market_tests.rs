@@ -48,7 +48,13 @@ fn session(seed: u64) -> (Vec<Report>, Vec<MdUpdate>) {
         let px = m.fair(I).unwrap() + if side == Side::Buy { -1 } else { 1 };
         m.submit(&order(k + 1, side, px, 2), t, &mut out);
         if k % 3 == 0 {
-            m.replace(k + 1, Price::from_raw(px), Qty::from_raw(1), t + 1, &mut out);
+            m.replace(
+                k + 1,
+                Price::from_raw(px),
+                Qty::from_raw(1),
+                t + 1,
+                &mut out,
+            );
         }
         if k % 5 == 0 && k > 0 {
             m.cancel(k, t + 2, &mut out);
@@ -63,8 +69,16 @@ fn same_seed_same_market() {
     let (r2, md2) = session(7);
     assert_eq!(r1, r2);
     assert_eq!(md1, md2);
-    assert!(r1.iter().any(|r| matches!(r, Report::Fill { .. })), "the flow fills resting orders");
-    assert!(md1.iter().filter(|u| matches!(u, MdUpdate::Trade { .. })).count() > 100);
+    assert!(
+        r1.iter().any(|r| matches!(r, Report::Fill { .. })),
+        "the flow fills resting orders"
+    );
+    assert!(
+        md1.iter()
+            .filter(|u| matches!(u, MdUpdate::Trade { .. }))
+            .count()
+            > 100
+    );
     let (r3, md3) = session(8);
     assert!(r3 != r1 || md3 != md1, "another seed, another market");
 }
@@ -79,13 +93,23 @@ fn the_fair_value_moves_and_the_book_follows() {
     assert_ne!(fair, 10_000, "a random walk of 10,000 steps moved");
     let mut book = crate::market::book::L2Book::default();
     for u in drain(&mut rx) {
-        if let MdUpdate::Level { side, price, qty, orders, .. } = u {
+        if let MdUpdate::Level {
+            side,
+            price,
+            qty,
+            orders,
+            ..
+        } = u
+        {
             book.update(side, price, qty, orders);
         }
     }
     let v = book.view(0, I);
     let mid = v.mid().expect("both sides quoted").units();
-    assert!((mid - fair).abs() <= 20, "book mid {mid} follows fair value {fair}");
+    assert!(
+        (mid - fair).abs() <= 20,
+        "book mid {mid} follows fair value {fair}"
+    );
     assert!(v.spread().unwrap() > 0, "never crossed");
 }
 
@@ -99,7 +123,12 @@ fn fills_come_by_queue_position() {
     m.submit(&order(1, Side::Buy, 9_999, 2), 20, &mut out);
     m.market_order(0, 30, Side::Buy, OrderType::Limit, 9_999, 5, &mut out); // behind us
     m.market_order(0, 40, Side::Sell, OrderType::Market, 9_900, 3, &mut out);
-    assert_eq!(r.borrow().len(), 1, "three lots ahead of us traded, not ours: {:?}", r.borrow());
+    assert_eq!(
+        r.borrow().len(),
+        1,
+        "three lots ahead of us traded, not ours: {:?}",
+        r.borrow()
+    );
     assert!(matches!(r.borrow()[0], Report::Ack { engine_id: 1, .. }));
     m.market_order(0, 50, Side::Sell, OrderType::Market, 9_900, 1, &mut out);
     assert_eq!(
@@ -129,14 +158,24 @@ fn order_types_follow_the_exchange_rules() {
         ..order(1, Side::Buy, 10_001, 1)
     };
     m.submit(&po, 20, &mut out);
-    assert_eq!(r.borrow_mut().pop(), Some(Report::Rejected { engine_id: 1, reason: 14 }));
+    assert_eq!(
+        r.borrow_mut().pop(),
+        Some(Report::Rejected {
+            engine_id: 1,
+            reason: 14
+        })
+    );
     // IOC for more than there is: fills 2, the rest cancelled.
     let ioc = VenueOrder {
         tif: TimeInForce::Ioc,
         ..order(2, Side::Buy, 10_001, 3)
     };
     m.submit(&ioc, 30, &mut out);
-    assert!(matches!(r.borrow()[..], [Report::Ack { .. }, Report::Fill { .. }, Report::Cancelled { qty, leaves, .. }] if qty.lots() == 1 && leaves.is_zero()), "{:?}", r.borrow());
+    assert!(
+        matches!(r.borrow()[..], [Report::Ack { .. }, Report::Fill { .. }, Report::Cancelled { qty, leaves, .. }] if qty.lots() == 1 && leaves.is_zero()),
+        "{:?}",
+        r.borrow()
+    );
     r.borrow_mut().clear();
     // FOK that cannot fill: cancelled, nothing traded.
     m.market_order(0, 40, Side::Sell, OrderType::Limit, 10_002, 1, &mut out);
@@ -145,7 +184,14 @@ fn order_types_follow_the_exchange_rules() {
         ..order(3, Side::Buy, 10_002, 2)
     };
     m.submit(&fok, 50, &mut out);
-    assert!(matches!(r.borrow()[..], [Report::Ack { .. }, Report::Cancelled { .. }]), "{:?}", r.borrow());
+    assert!(
+        matches!(
+            r.borrow()[..],
+            [Report::Ack { .. }, Report::Cancelled { .. }]
+        ),
+        "{:?}",
+        r.borrow()
+    );
     r.borrow_mut().clear();
     // Market order: trades up to its protection price, never beyond.
     m.market_order(0, 60, Side::Sell, OrderType::Limit, 10_010, 1, &mut out);
@@ -155,12 +201,37 @@ fn order_types_follow_the_exchange_rules() {
         ..order(4, Side::Buy, 10_005, 5)
     };
     m.submit(&mkt, 70, &mut out);
-    let filled: i64 = r.borrow().iter().map(|x| match x { Report::Fill { qty, .. } => qty.lots(), _ => 0 }).sum();
-    assert_eq!(filled, 1, "only the level at 10_002 is within the protection: {:?}", r.borrow());
+    let filled: i64 = r
+        .borrow()
+        .iter()
+        .map(|x| match x {
+            Report::Fill { qty, .. } => qty.lots(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(
+        filled,
+        1,
+        "only the level at 10_002 is within the protection: {:?}",
+        r.borrow()
+    );
     r.borrow_mut().clear();
     // Market with GTC: refused (invalid TIF, 15).
-    m.submit(&VenueOrder { tif: TimeInForce::Gtc, ..mkt }, 80, &mut out);
-    assert_eq!(r.borrow_mut().pop(), Some(Report::Rejected { engine_id: 4, reason: 15 }));
+    m.submit(
+        &VenueOrder {
+            tif: TimeInForce::Gtc,
+            ..mkt
+        },
+        80,
+        &mut out,
+    );
+    assert_eq!(
+        r.borrow_mut().pop(),
+        Some(Report::Rejected {
+            engine_id: 4,
+            reason: 15
+        })
+    );
     // GTD: rests, then expires when the market's clock passes its expiry.
     let gtd = VenueOrder {
         tif: TimeInForce::Gtd,
@@ -169,7 +240,14 @@ fn order_types_follow_the_exchange_rules() {
     };
     m.submit(&gtd, 90, &mut out);
     m.market_order(0, 2_000, Side::Buy, OrderType::Limit, 8_000, 1, &mut out);
-    assert!(matches!(r.borrow()[..], [Report::Ack { .. }, Report::Cancelled { engine_id: 5, .. }]), "{:?}", r.borrow());
+    assert!(
+        matches!(
+            r.borrow()[..],
+            [Report::Ack { .. }, Report::Cancelled { engine_id: 5, .. }]
+        ),
+        "{:?}",
+        r.borrow()
+    );
     r.borrow_mut().clear();
     // STP between two engine orders: cancel-newest stops the taker.
     m.submit(&order(6, Side::Sell, 10_005, 1), 3_000, &mut out);
@@ -178,6 +256,13 @@ fn order_types_follow_the_exchange_rules() {
         ..order(7, Side::Buy, 10_005, 1)
     };
     m.submit(&taker, 3_001, &mut out);
-    assert!(!r.borrow().iter().any(|x| matches!(x, Report::Fill { .. })), "{:?}", r.borrow());
-    assert!(r.borrow().iter().any(|x| matches!(x, Report::Cancelled { engine_id: 7, .. })));
+    assert!(
+        !r.borrow().iter().any(|x| matches!(x, Report::Fill { .. })),
+        "{:?}",
+        r.borrow()
+    );
+    assert!(r
+        .borrow()
+        .iter()
+        .any(|x| matches!(x, Report::Cancelled { engine_id: 7, .. })));
 }

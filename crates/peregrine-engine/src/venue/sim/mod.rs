@@ -101,9 +101,8 @@ pub struct SimVenue {
 impl SimVenue {
     /// A venue with `cfg`; with the market model, one book per instrument.
     pub fn new(cfg: SimConfig, instruments: &[u32]) -> SimVenue {
-        let market = (cfg.model == FillModel::Market).then(|| {
-            SimMarket::new(cfg.market, instruments, cfg.seed ^ 0x5EED_F10E, None)
-        });
+        let market = (cfg.model == FillModel::Market)
+            .then(|| SimMarket::new(cfg.market, instruments, cfg.seed ^ 0x5EED_F10E, None));
         let wall = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
@@ -271,9 +270,13 @@ impl SimVenue {
                 }),
                 None => m.cancel(id, now, &mut count),
             },
-            Pending::Replace(id, price, qty) if !self.orders.contains_key(&id) => {
-                m.replace(id, Price::from_raw(price), Qty::from_raw(qty), now, &mut count)
-            }
+            Pending::Replace(id, price, qty) if !self.orders.contains_key(&id) => m.replace(
+                id,
+                Price::from_raw(price),
+                Qty::from_raw(qty),
+                now,
+                &mut count,
+            ),
             Pending::Replace(id, ..) => count(Report::ReplaceRejected {
                 engine_id: id,
                 reason: 10,
@@ -364,7 +367,9 @@ impl SimVenue {
                 m.advance(due.unwrap_or(now_ns), out);
             }
             let Some(at) = due else { return };
-            let Some(Reverse((_, _, what))) = self.heap.pop() else { return };
+            let Some(Reverse((_, _, what))) = self.heap.pop() else {
+                return;
+            };
             if self.market.is_some() {
                 match what {
                     Pending::Release(id) => self.release(id, at, out),
@@ -400,7 +405,13 @@ mod tests {
     use peregrine_types::{InstrumentId, Price, Side};
 
     fn order(id: u64, qty: i64) -> VenueOrder {
-        VenueOrder::limit(id, InstrumentId(1), Side::Buy, Price::from_raw(100), Qty::from_raw(qty))
+        VenueOrder::limit(
+            id,
+            InstrumentId(1),
+            Side::Buy,
+            Price::from_raw(100),
+            Qty::from_raw(qty),
+        )
     }
 
     fn venue(model: FillModel) -> SimVenue {
