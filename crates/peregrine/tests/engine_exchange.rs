@@ -183,12 +183,10 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
         });
         let s = stats(&shm);
         assert!(fills(&s, "maker") > 0 && fills(&s, "taker") > 0, "{s}");
-        for bad in [
-            "venue_down",
-            "gateway_busy",
-            "unknown_order",
-            "malformed(201)",
-        ] {
+        // (`unknown_order` replace rejects are expected: the maker re-quotes on every
+        // fill and book change, so a replace can race the fill of its quote; the
+        // adapter's own unknown reports are checked in the log below.)
+        for bad in ["venue_down", "gateway_busy", "malformed(201)"] {
             assert!(!s.contains(bad), "{bad} in\n{s}");
         }
         let out = cli(&shm, &["shutdown"]);
@@ -242,7 +240,10 @@ fn a_lost_exchange_stalls_only_its_venue_and_reconnects_with_reconciliation() {
         // The other venue is unaffected.
         let mut taker = strategy("taker", "taker", &shm, "2", "1");
         assert!(taker.0.wait().unwrap().success());
-        wait_for("the maker's new quotes refused as venue down", 30, || {
+        // Orders for the lost exchange are refused at once as venue down.
+        let mut refused = strategy("taker", "taker2", &shm, "1", "0");
+        assert!(refused.0.wait().unwrap().success());
+        wait_for("orders for the lost exchange refused as venue down", 30, || {
             stats(&shm).contains("venue_down(207)")
         });
         let s = stats(&shm);

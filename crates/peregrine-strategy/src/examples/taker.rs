@@ -58,9 +58,15 @@ pub struct Taker {
     rng: Rng,
     next_ns: u64,
     position: i64,
+    /// IOC orders sent and not answered yet.
+    in_flight: u32,
     /// IOC orders sent.
     pub sent: u64,
 }
+
+/// IOC orders the taker keeps on their way at most: a slow venue (or a loaded
+/// machine) slows it down instead of piling orders up against its limits.
+const MAX_IN_FLIGHT: u32 = 4;
 
 impl Taker {
     /// A taker with `cfg`.
@@ -69,6 +75,7 @@ impl Taker {
             rng: Rng::new(cfg.seed),
             next_ns: 0,
             position: 0,
+            in_flight: 0,
             sent: 0,
             cfg,
         }
@@ -92,16 +99,35 @@ impl Taker {
     }
 }
 
+impl Taker {
+    fn answered(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+}
+
 impl Strategy for Taker {
     fn on_fill(&mut self, _api: &mut Api, ev: &Event) {
         self.position += match ev.side() {
             Side::Buy => ev.qty,
             Side::Sell => -ev.qty,
         };
+        if ev.leaves == 0 {
+            self.answered();
+        }
+    }
+
+    fn on_cancelled(&mut self, _api: &mut Api, ev: &Event) {
+        if ev.leaves == 0 {
+            self.answered();
+        }
+    }
+
+    fn on_reject(&mut self, _api: &mut Api, _ev: &Event) {
+        self.answered();
     }
 
     fn on_timer(&mut self, api: &mut Api, now_ns: u64) {
-        if now_ns < self.next_ns {
+        if now_ns < self.next_ns || self.in_flight >= MAX_IN_FLIGHT {
             return;
         }
         self.next_ns = now_ns + self.rng.range(self.cfg.min_gap_ns, self.cfg.max_gap_ns);
@@ -140,6 +166,7 @@ impl Strategy for Taker {
         .ioc();
         if api.send(order).is_ok() {
             self.sent += 1;
+            self.in_flight += 1;
         }
     }
 
