@@ -243,9 +243,11 @@ fn a_lost_exchange_stalls_only_its_venue_and_reconnects_with_reconciliation() {
         // Orders for the lost exchange are refused at once as venue down.
         let mut refused = strategy("taker", "taker2", &shm, "1", "0");
         assert!(refused.0.wait().unwrap().success());
-        wait_for("orders for the lost exchange refused as venue down", 30, || {
-            stats(&shm).contains("venue_down(207)")
-        });
+        wait_for(
+            "orders for the lost exchange refused as venue down",
+            30,
+            || stats(&shm).contains("venue_down(207)"),
+        );
         let s = stats(&shm);
         assert!(fills(&s, "taker") > 0, "{s}");
         assert!(row(&s, "maker").1 > 0, "quotes in doubt stay open: {s}");
