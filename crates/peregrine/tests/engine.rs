@@ -159,10 +159,12 @@ fn rejects(stats: &str, tag: &str) -> u64 {
 /// `n` of a latency row.
 fn samples(stats: &str, row_name: &str) -> u64 {
     let line = stats.lines().find(|l| l.starts_with(row_name)).unwrap();
+    // Counts are printed with thousands separators.
     line[row_name.len()..]
         .split_whitespace()
         .next()
         .unwrap()
+        .replace(',', "")
         .parse()
         .unwrap()
 }

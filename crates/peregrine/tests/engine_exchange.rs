@@ -165,8 +165,13 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
             assert!(event_count(out, "ack") > 0, "{out}");
             assert!(event_count(out, "fill") > 0, "{out}");
         }
+        // The maker moves its quotes with replaces. The taker takes every quote at
+        // the touch, so on a loaded machine a replace can lose every race with the
+        // fill of its quote (answered replace_reject); an answer either way shows the
+        // replace went through the engine (the adapter's replace is tested end to end
+        // in `venue::exchange::tests`).
         assert!(
-            event_count(maker_out, "replaced") > 0,
+            event_count(maker_out, "replaced") + event_count(maker_out, "replace_reject") > 0,
             "the maker moves its quotes with replaces: {maker_out}"
         );
 
