@@ -22,9 +22,6 @@ import sys
 ALLOWED = {
     # peregrine-wire: the v2 helper (issue 12) is removing it.
     ("peregrine-wire", frozenset({"header", "message"})),
-    # peregrine-engine: the order-engine helper (issue 13) is removing these.
-    ("peregrine-engine", frozenset({"orchestrator", "rings"})),
-    ("peregrine-engine", frozenset({"position", "risk"})),
 }
 
 

@@ -16,34 +16,10 @@ use rustc_hash::FxHashMap;
 use super::record::{Rec, RecError, GLOBAL};
 use crate::config::EngineConfig;
 use crate::risk::{Fill, RiskEngine, StrategyId};
+pub use crate::venue::RestoredOrder;
 
 /// Set in the client id of an order restored from the journal.
 pub const ORPHAN: u64 = 1 << 63;
-
-/// An order open when the engine stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RestoredOrder {
-    /// Engine order id.
-    pub engine_id: u64,
-    /// Strategy index in the current config.
-    pub strategy: u16,
-    /// Its risk key: the client id with [`ORPHAN`] set.
-    pub client_key: u64,
-    /// Venue index in the current config.
-    pub venue: u32,
-    /// Instrument.
-    pub instrument: InstrumentId,
-    /// Side.
-    pub side: Side,
-    /// Limit price.
-    pub price: Price,
-    /// Quantity.
-    pub qty: Qty,
-    /// Open quantity.
-    pub leaves: Qty,
-    /// The venue's id (0: never acknowledged).
-    pub venue_id: u64,
-}
 
 /// What a replay rebuilt.
 #[derive(Debug)]

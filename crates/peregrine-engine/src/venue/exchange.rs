@@ -424,7 +424,7 @@ impl Venue for ExchangeVenue {
     /// the mass cancel reports those still resting as cancelled; the rest were filled
     /// or cancelled while the engine was down and are reported cancelled with a
     /// warning (protocol v1 cannot replay their fills; see the module docs).
-    fn restore(&mut self, o: &crate::durable::RestoredOrder) -> Option<Report> {
+    fn restore(&mut self, o: &super::RestoredOrder) -> Option<Report> {
         self.table
             .insert_restored(o.engine_id, o.venue_id, o.instrument, o.leaves);
         None

@@ -112,6 +112,31 @@ impl Report {
     }
 }
 
+/// An order open when the engine stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestoredOrder {
+    /// Engine order id.
+    pub engine_id: u64,
+    /// Strategy index in the current config.
+    pub strategy: u16,
+    /// Its risk key: the client id with `durable::ORPHAN` set.
+    pub client_key: u64,
+    /// Venue index in the current config.
+    pub venue: u32,
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// Side.
+    pub side: Side,
+    /// Limit price.
+    pub price: Price,
+    /// Quantity.
+    pub qty: Qty,
+    /// Open quantity.
+    pub leaves: Qty,
+    /// The venue's id (0: never acknowledged).
+    pub venue_id: u64,
+}
+
 /// Why a venue refused a request synchronously.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum VenueError {
@@ -138,7 +163,7 @@ pub trait Venue {
     /// that settles it at once, or `None` when the adapter reconciles it with the
     /// venue and reports later. The default: the venue has forgotten it (a simulated
     /// venue restarts with the engine), so it is cancelled with what was open.
-    fn restore(&mut self, order: &crate::durable::RestoredOrder) -> Option<Report> {
+    fn restore(&mut self, order: &RestoredOrder) -> Option<Report> {
         Some(Report::Cancelled {
             engine_id: order.engine_id,
             qty: order.leaves,
