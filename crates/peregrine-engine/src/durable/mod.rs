@@ -1,6 +1,6 @@
 //! The engine survives its own restart: what it must not forget is journaled
 //! ([`record`], written by [`writer`] with `peregrine-journal`) and replayed at start
-//! ([`replay`]): orders sent, acknowledgements, fills, cancels, rejects, replaces,
+//! ([`mod@replay`]): orders sent, acknowledgements, fills, cancels, rejects, replaces,
 //! risk-limit changes and kill switches. `docs/engine.md`, "Restart and recovery".
 
 pub mod record;

@@ -1,6 +1,6 @@
 //! The book board: one shared-memory file (`<engine dir>/market.board`) holding the
 //! current book of every (venue, instrument) the engine knows, each slot behind its own
-//! [`seqlock`](super::seqlock). The engine's market-data thread is the only writer;
+//! [`seqlock`]. The engine's market-data thread is the only writer;
 //! every strategy maps the file read-only and copies a book out without locks and
 //! without ever seeing a torn one ([`BoardReader::read`]).
 //!
