@@ -207,7 +207,8 @@ impl Templates {
         fill_exchange(&self.exchange, ports)
     }
 
-    /// The engine config (see [`engine_toml`]).
+    /// The engine config: named `name`, rings in `shm_dir`, the exchange venue (at
+    /// `exchange`) kept only if `exchange_venue`, metrics on `ports.engine_metrics`.
     pub fn engine_toml(
         &self,
         name: &str,
