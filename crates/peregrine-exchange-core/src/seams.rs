@@ -61,6 +61,7 @@ pub trait SnapshotSink: Send + std::fmt::Debug {
     fn seed(&mut self, engine: &VenueEngine, seq: u64, ts: Timestamp);
     /// After journaled record `seq` ran on the live engine.
     fn after_command(&mut self, seq: u64, rec: Record, engine: &VenueEngine, ts: Timestamp);
-    /// After the batch's journal commit: everything appended so far is durable.
-    fn after_commit(&mut self, engine: &VenueEngine);
+    /// After each batch's journal commit, and whenever more became durable:
+    /// everything through `durable` is durable (a snapshot may cover it).
+    fn after_commit(&mut self, engine: &VenueEngine, durable: u64);
 }

@@ -2,6 +2,7 @@
 //! journal, bind the sockets, pin and spawn the threads of the configured topology.
 
 use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -12,8 +13,10 @@ use peregrine_exchange_core::dispatch::{Dispatch, MatchingMode, Sequencer};
 use peregrine_exchange_core::feed::Feed;
 use peregrine_exchange_core::telemetry::DepthPublisher;
 use peregrine_exchange_core::{Clock, CommandLog, Core, NoLog, VenueSpec};
+use peregrine_journal::FsyncPolicy;
 
 use crate::config::{Config, Topology};
+use crate::durability::group_commit::GroupCommit;
 use crate::durability::startup;
 use crate::error::{ExchangeError, IoContext};
 use crate::feed::recovery::RecoveryServer;
@@ -40,7 +43,22 @@ pub fn run(
     let (core, feed) = build_core(&config, &venue, log)?;
     let mut core = startup::recover(&config, &section, &venue, core)?;
     fund(&mut core, venue.balances.as_ref())?;
-    serve(config, core, feed, &stop, on_ready)
+    // Group commit off the matching thread, unless every command syncs anyway, or
+    // nothing does, or commitments are on (a commitment must never cover a command
+    // that is not durable: they keep the synchronous commit).
+    let async_sync = section.fsync == FsyncPolicy::Batch && !config.commitments.enabled;
+    if !async_sync {
+        return serve(config, core, feed, None, &stop, on_ready);
+    }
+    let core = core
+        .try_map_log(GroupCommit::spawn)
+        .doing(|| "spawning the journal sync thread".into())?;
+    let wake = core
+        .log()
+        .wake_fd()
+        .try_clone_to_owned()
+        .doing(|| "duplicating the sync thread's eventfd".into())?;
+    serve(config, core, feed, Some(wake), &stop, on_ready)
 }
 
 /// [`run`] with a given command log and no recovery (tests, benchmarks).
@@ -53,7 +71,7 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
     let venue = config.venue().map_err(ExchangeError::Config)?;
     let (mut core, feed) = build_core(&config, &venue, log)?;
     fund(&mut core, venue.balances.as_ref())?;
-    serve(config, core, feed, &stop, on_ready)
+    serve(config, core, feed, None, &stop, on_ready)
 }
 
 /// Applies `[[balances.initial]]` when the venue starts with no history.
@@ -119,11 +137,17 @@ fn serve<L: CommandLog + Send + 'static>(
     config: Config,
     core: Core<L>,
     feed: FeedIo,
+    durable_signal: Option<OwnedFd>,
     stop: &Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ExchangeError> {
-    let table = SessionTable::bind(&config, core.shared_seq())
+    let mut table = SessionTable::bind(&config, core.shared_seq())
         .doing(|| format!("binding {}", config.listen))?;
+    if let (Some(fd), Topology::Compact) = (durable_signal, config.topology) {
+        table
+            .watch_durable(fd)
+            .doing(|| "watching the sync thread's eventfd".into())?;
+    }
     let (core, table, _metrics) = attach_metrics(&config, core, table)?;
     let addr = table
         .local_addr()

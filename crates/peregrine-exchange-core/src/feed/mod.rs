@@ -60,7 +60,10 @@ pub struct FeedPosition {
 pub struct Feed {
     session_id: u64,
     next_seq: u64,
+    /// Messages queued and not yet sent, oldest first: numbers `sent..queued`.
     pending: Vec<MdMessage>,
+    /// Messages queued so far (a count, not a feed sequence number).
+    queued: u64,
     buf: Vec<u8>,
     heartbeat_ns: u64,
     last_send_ns: u64,
@@ -82,7 +85,8 @@ impl Feed {
         Feed {
             session_id,
             next_seq: 1,
-            pending: Vec::with_capacity(4096),
+            pending: Vec::with_capacity(16_384),
+            queued: 0,
             buf: vec![0; mtu],
             heartbeat_ns,
             last_send_ns: now_ns,
@@ -94,6 +98,7 @@ impl Feed {
     #[inline]
     pub fn push(&mut self, msg: MdMessage) {
         self.pending.push(msg);
+        self.queued += 1;
     }
 
     /// Messages queued and not yet flushed.
@@ -101,15 +106,31 @@ impl Feed {
         self.pending.len()
     }
 
-    /// Sends the batch's messages in as few packets as fit the MTU.
+    /// Messages queued so far (what [`Feed::flush_until`] counts in).
+    pub fn queued(&self) -> u64 {
+        self.queued
+    }
+
+    /// Sends every queued message in as few packets as fit the MTU.
     pub fn flush(&mut self, now_ns: u64, out: &mut impl PacketSink) {
+        self.flush_until(self.queued, now_ns, out);
+    }
+
+    /// Sends the queued messages up to the `queued`-th (a value [`Feed::queued`]
+    /// returned earlier: the end of a batch whose commands are durable); later ones
+    /// wait.
+    pub fn flush_until(&mut self, queued: u64, now_ns: u64, out: &mut impl PacketSink) {
+        let sent = self.queued - self.pending.len() as u64;
+        let upto = usize::try_from(queued.saturating_sub(sent))
+            .unwrap_or(usize::MAX)
+            .min(self.pending.len());
         let mut i = 0;
-        while i < self.pending.len() {
+        while i < upto {
             let Ok(mut packet) = PacketBuilder::new(&mut self.buf, self.session_id, self.next_seq)
             else {
-                return;
+                break; // the buffer holds no header: cannot happen (validated mtu >= 64)
             };
-            while i < self.pending.len() {
+            while i < upto {
                 match packet.push(self.pending[i]) {
                     Ok(seq) => {
                         self.retained.store(seq, self.pending[i]);
@@ -127,7 +148,7 @@ impl Feed {
             self.last_send_ns = now_ns;
             out.send(&self.buf[..len]);
         }
-        self.pending.clear();
+        self.pending.drain(..i);
     }
 
     /// Sends a heartbeat packet if nothing was sent for one heartbeat interval.
@@ -210,6 +231,24 @@ mod tests {
         );
         assert_eq!(feed.retained().get(4), Some(update(4)));
         assert_eq!(feed.pending(), 0);
+    }
+
+    #[test]
+    fn flush_until_holds_what_is_not_released() {
+        let mut feed = Feed::new(7, 1400, 1_000, 64, 0);
+        for n in 1..=3 {
+            feed.push(update(n));
+        }
+        let released = feed.queued();
+        feed.push(update(4));
+        let mut out = PacketLog::default();
+        feed.flush_until(released, 1, &mut out);
+        assert_eq!((out.0.len(), feed.pending(), feed.next_seq()), (1, 1, 4));
+        feed.flush_until(released, 2, &mut out);
+        assert_eq!(out.0.len(), 1, "nothing more released");
+        feed.flush(3, &mut out);
+        assert_eq!((out.0.len(), feed.pending(), feed.next_seq()), (2, 0, 5));
+        assert_eq!(feed.retained().get(4), Some(update(4)));
     }
 
     #[test]
