@@ -50,6 +50,11 @@ pub struct Request {
     pub account: AccountId,
     /// The request.
     pub msg: Inbound,
+    /// When its bytes were read, and when its frame was decoded (stopwatch
+    /// nanoseconds, for stage timing; 0 when not timed).
+    pub read_ns: u64,
+    /// See `read_ns`.
+    pub decoded_ns: u64,
 }
 
 /// The matching stage's side of periodic snapshots. The server's implementation

@@ -34,7 +34,7 @@ use crate::clock::Clock;
 use crate::feed::Feed;
 use crate::journal::CommandLog;
 use crate::seams::{SessionKey, SnapshotSink};
-use crate::telemetry::{CoreMetrics, DepthPublisher, StatsSlot};
+use crate::telemetry::{CoreMetrics, DepthPublisher, Stamps, StatsSlot, Stopwatch};
 
 /// The session and account owning a live order, and its current client id.
 #[derive(Debug, Clone, Copy)]
@@ -76,6 +76,8 @@ pub struct Core<L: CommandLog> {
     held: VecDeque<(u64, u64)>,
     /// The durable sequence number the snapshot sink was last told.
     snapshot_durable: u64,
+    /// Stage timing of each order request, when on.
+    stages: Option<(Stopwatch, Stamps)>,
 }
 
 /// Batches a core tracks while their `fdatasync` runs; more are merged into the
@@ -106,7 +108,20 @@ impl<L: CommandLog> Core<L> {
             committed_seq: 0,
             held: VecDeque::with_capacity(HELD_BATCHES),
             snapshot_durable: 0,
+            stages: None,
         }
+    }
+
+    /// Stamps every order request's stages on `stopwatch` (four reads per request;
+    /// [`Core::stamps`] returns them).
+    pub fn with_stage_timing(mut self, stopwatch: Stopwatch) -> Self {
+        self.stages = Some((stopwatch, Stamps::default()));
+        self
+    }
+
+    /// The stage stamps of the last request handled, when stage timing is on.
+    pub fn stamps(&self) -> Option<Stamps> {
+        self.stages.map(|(_, s)| s)
     }
 
     /// The same core over another command log (the server wraps the journal it
@@ -134,6 +149,7 @@ impl<L: CommandLog> Core<L> {
             committed_seq: self.committed_seq,
             held: self.held,
             snapshot_durable: self.snapshot_durable,
+            stages: self.stages,
         })
     }
 

@@ -131,6 +131,12 @@ impl Sequencer {
 
     /// Builds a [`Request`] (for callers that hold the parts).
     pub fn request(key: SessionKey, account: AccountId, msg: Inbound) -> Request {
-        Request { key, account, msg }
+        Request {
+            key,
+            account,
+            msg,
+            read_ns: 0,
+            decoded_ns: 0,
+        }
     }
 }

@@ -7,5 +7,6 @@
 
 pub mod commitments;
 pub mod group_commit;
+pub mod sabotage;
 pub mod snapshots;
 pub mod startup;

@@ -18,6 +18,7 @@ use peregrine_exchange_core::dispatch::Dispatch;
 use peregrine_exchange_core::{CommandLog, Core, Idler, Request, WaitStrategy};
 
 use crate::feed::FeedIo;
+use crate::metrics::ack::AckTimer;
 use crate::net::table::SessionTable;
 use crate::net::HOUSEKEEPING_EVERY;
 
@@ -25,15 +26,18 @@ use crate::net::HOUSEKEEPING_EVERY;
 /// debounced metrics are checked at least this often).
 pub const MAX_PARK: Duration = Duration::from_millis(10);
 
-/// Polls until `stop` is set.
+/// Polls until `stop` is set; returns the order→ack timer (its summary is printed
+/// at the stop). Stage timing needs the core and the table on `acks`'s stopwatch
+/// (continuous mode; in batch mode requests wait for their tick and are not timed).
 pub fn run<L: CommandLog>(
     mut table: SessionTable,
     mut core: Core<L>,
     mut feed: FeedIo,
     mut dispatch: Dispatch,
+    mut acks: AckTimer,
     wait: WaitStrategy,
     stop: &AtomicBool,
-) -> std::io::Result<()> {
+) -> std::io::Result<AckTimer> {
     let mut requests: Vec<Request> = Vec::with_capacity(4096);
     let mut idler = Idler::new(wait);
     let mut iteration: u64 = 0;
@@ -48,15 +52,22 @@ pub fn run<L: CommandLog>(
         dispatch.start(&core);
         for r in &requests {
             busy |= dispatch.push(*r, &mut core, &mut table)?;
+            if let (Dispatch::Continuous, Some(s)) = (&dispatch, core.stamps()) {
+                acks.handled(r, s);
+            }
         }
         busy |= dispatch.run_if_due(&mut core, &mut table)?;
         // The journal write precedes every write of this batch's results, and the
         // results wait until the sync has covered them.
         core.end_batch()?;
         table.mark_batch(core.committed_seq());
-        busy |= table.release(core.durable_seq());
+        acks.committed(core.committed_seq());
+        let durable = core.durable_seq();
+        busy |= table.release(durable);
+        acks.released(durable);
         table.timers();
         table.flush();
+        acks.written(|slot| table.written_ns(slot));
         core.publish(&mut feed.udp);
         // Work off the order path (recovery service, feed heartbeat, telemetry):
         // every 64th iteration, and after each park.
@@ -71,7 +82,7 @@ pub fn run<L: CommandLog>(
             timeout = park_for(&core, &dispatch);
         }
     }
-    Ok(())
+    Ok(acks)
 }
 
 /// How long a parked loop may block: until input, a durability signal, or the open

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use peregrine_exchange_core::telemetry::Debounce;
+use peregrine_exchange_core::telemetry::{Debounce, Stopwatch};
 use peregrine_exchange_core::{Clock, Outbox, Request, SessionKey};
 use peregrine_types::AccountId;
 use peregrine_wire::{Credential, Outbound};
@@ -78,6 +78,9 @@ pub struct SessionTable {
     engine_seq: Arc<AtomicU64>,
     clock: Clock,
     dirty: SlotSet,
+    /// Stage timing: the stopwatch, and when each session was last written.
+    stopwatch: Option<Stopwatch>,
+    written_ns: Vec<u64>,
     last_timers: Instant,
     undeliverable: u64,
     stats: SessionStats,
@@ -116,6 +119,8 @@ impl SessionTable {
             engine_seq,
             clock: Clock::monotonic(),
             dirty: SlotSet::new(n),
+            stopwatch: None,
+            written_ns: vec![0; n],
             last_timers: Instant::now(),
             undeliverable: 0,
             stats: SessionStats::default(),
@@ -130,6 +135,19 @@ impl SessionTable {
         let ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
         self.metrics = Some((hub, Debounce::new(ns)));
         self
+    }
+
+    /// Stamps each request's read and decode instants on `stopwatch`, and each
+    /// session's last write ([`SessionTable::written_ns`]).
+    pub fn with_stage_timing(mut self, stopwatch: Stopwatch) -> Self {
+        self.stopwatch = Some(stopwatch);
+        self
+    }
+
+    /// When session `slot` was last written (stopwatch nanoseconds; 0: never, or
+    /// no stage timing).
+    pub fn written_ns(&self, slot: usize) -> u64 {
+        self.written_ns.get(slot).copied().unwrap_or(0)
     }
 
     /// The bound address.
@@ -224,7 +242,15 @@ impl SessionTable {
                 0
             }
         };
+        let (first, read_ns) = (requests.len(), self.stopwatch.map_or(0, |w| w.now_ns()));
         self.drain_frames(slot, requests);
+        if let (Some(w), true) = (self.stopwatch, requests.len() > first) {
+            let decoded_ns = w.now_ns();
+            for r in &mut requests[first..] {
+                r.read_ns = read_ns;
+                r.decoded_ns = decoded_ns;
+            }
+        }
         self.dirty.insert(slot);
         n
     }
@@ -242,6 +268,8 @@ impl SessionTable {
                     key: s.proto.key,
                     account,
                     msg,
+                    read_ns: 0,
+                    decoded_ns: 0,
                 }),
             }
         }
@@ -327,8 +355,11 @@ impl SessionTable {
             let Some(s) = self.slots[slot].as_mut() else {
                 continue;
             };
-            if s.proto.close.is_none() {
+            if s.proto.close.is_none() && !s.proto.pending().is_empty() {
                 s.flush();
+                if let Some(w) = self.stopwatch {
+                    self.written_ns[slot] = w.now_ns();
+                }
             }
             let finished = s.proto.close_after_flush && s.proto.unsent() == 0;
             if s.proto.close.is_some() || finished {
