@@ -134,13 +134,9 @@ fn build_core<L: CommandLog>(
         let md = &config.market_data;
         let session_id = now / 1_000_000_000;
         let heartbeat_ns = md.heartbeat_ms.saturating_mul(1_000_000);
-        core = core.with_feed(Feed::new(
-            session_id,
-            md.mtu,
-            heartbeat_ns,
-            md.replay_retain,
-            now,
-        ));
+        let feed = Feed::new(session_id, md.mtu, heartbeat_ns, md.replay_retain, now)
+            .with_max_delay(md.max_delay_us.saturating_mul(1_000));
+        core = core.with_feed(feed);
         io.udp = Some(UdpFeed::open(md).doing(|| "opening the market-data socket".into())?);
     }
     if config.recovery_enabled {

@@ -93,7 +93,7 @@ impl<L: CommandLog> Core<L> {
             c.flush();
         }
         self.drain_commitments();
-        self.flush_feed(out);
+        self.flush_feed(out, false);
         if let Some(now) = self.batch_end.take() {
             self.publish_telemetry(now);
         }
@@ -105,10 +105,9 @@ impl<L: CommandLog> Core<L> {
         if let Some(c) = self.commits.as_mut() {
             c.close_if_past(self.clock.now().0);
             c.flush();
-            if self.drain_commitments() > 0 {
-                self.flush_feed(out);
-            }
+            self.drain_commitments();
         }
+        self.flush_feed(out, true);
         if let Some(feed) = self.feed.as_mut() {
             feed.heartbeat_if_due(self.clock.now().0, out);
         }
@@ -118,8 +117,15 @@ impl<L: CommandLog> Core<L> {
         }
     }
 
-    /// Sends the feed messages whose batches are durable.
-    fn flush_feed(&mut self, out: &mut impl PacketSink) {
+    /// Sends every feed message whose batch is durable, without waiting for a
+    /// fuller packet (before a snapshot, and when idle).
+    pub fn flush_feed_now(&mut self, out: &mut impl PacketSink) {
+        self.flush_feed(out, true);
+    }
+
+    /// Sends the feed messages whose batches are durable: at once when `force`,
+    /// else when [`Feed::due`].
+    fn flush_feed(&mut self, out: &mut impl PacketSink, force: bool) {
         let Some(queued) = self
             .feed
             .as_ref()
@@ -131,7 +137,11 @@ impl<L: CommandLog> Core<L> {
         let upto = self.releasable(queued);
         let now = self.clock.now().0;
         if let Some(feed) = self.feed.as_mut() {
-            feed.flush_until(upto, now, out);
+            let sent = feed.queued() - feed.pending() as u64;
+            let count = usize::try_from(upto.saturating_sub(sent)).unwrap_or(usize::MAX);
+            if force || feed.due(count, now) {
+                feed.flush_until(upto, now, out);
+            }
         }
     }
 
@@ -161,7 +171,7 @@ impl<L: CommandLog> Core<L> {
             let feed = self
                 .feed
                 .as_ref()
-                .map_or(FeedPosition::default(), |f| f.position());
+                .map_or(FeedPosition::default(), |f| f.position_with_pending());
             d.publish(now, self.engine_seq, feed, &self.engine);
         }
         let (engine, log, seq) = (&self.engine, &self.log, self.engine_seq);
@@ -182,7 +192,7 @@ impl<L: CommandLog> Core<L> {
         let mut feed = feed;
         c.drain(&mut |c| {
             if let Some(f) = feed.as_mut() {
-                f.push(crate::route::commitment_message(&c));
+                f.push(crate::route::commitment_message(&c), c.timestamp);
             }
         })
     }

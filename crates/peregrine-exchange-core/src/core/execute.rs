@@ -96,7 +96,7 @@ impl<L: CommandLog> Core<L> {
             self.metrics.on_event(&ev);
             self.route(&ev, &ctx, from, account, out);
             if let (Some(feed), Some(m)) = (self.feed.as_mut(), route::feed_for(&ev, cmd.ts)) {
-                feed.push(m);
+                feed.push(m, cmd.ts.0);
             }
         }
         if let Some((sw, s)) = self.stages.as_mut() {

@@ -12,7 +12,11 @@ mod retained;
 pub use retained::Retained;
 
 use peregrine_wire::md::packet::{encode_heartbeat, PacketBuilder, PushError};
-use peregrine_wire::md::MdMessage;
+use peregrine_wire::md::{Commitment, L2Update, MdMessage, Trade};
+use peregrine_wire::WireMessage;
+
+/// Bytes of the packet header (session, first sequence number, count).
+const PACKET_HEADER: usize = 18;
 
 /// Where finished packets go (the server's UDP socket).
 pub trait PacketSink {
@@ -68,6 +72,10 @@ pub struct Feed {
     heartbeat_ns: u64,
     last_send_ns: u64,
     retained: Retained,
+    /// Messages wait at most this long for a fuller packet (0: every batch sends).
+    max_delay_ns: u64,
+    /// When the oldest unsent message was queued (clock nanoseconds).
+    oldest_ns: u64,
 }
 
 impl Feed {
@@ -91,12 +99,44 @@ impl Feed {
             heartbeat_ns,
             last_send_ns: now_ns,
             retained: Retained::new(replay_retain),
+            max_delay_ns: 0,
+            oldest_ns: 0,
         }
     }
 
-    /// Queues a message for the current batch.
+    /// Coalesces: a message waits up to `max_delay_ns` for its packet to fill
+    /// ([`Feed::due`]); 0 (the default) sends every batch's messages at its end.
+    pub fn with_max_delay(mut self, max_delay_ns: u64) -> Self {
+        self.max_delay_ns = max_delay_ns;
+        self
+    }
+
+    /// Whether the first `count` unsent messages should leave now (at `now_ns`): a
+    /// full packet's worth, or the oldest has waited the maximum delay.
+    pub fn due(&self, count: usize, now_ns: u64) -> bool {
+        if count == 0 {
+            return false;
+        }
+        if self.max_delay_ns == 0 || now_ns.saturating_sub(self.oldest_ns) >= self.max_delay_ns {
+            return true;
+        }
+        let room = self.buf.len().saturating_sub(PACKET_HEADER);
+        let mut bytes = 0;
+        for m in &self.pending[..count.min(self.pending.len())] {
+            bytes += size_of(m);
+            if bytes >= room {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Queues a message for the current batch, at `now_ns` (the command's time).
     #[inline]
-    pub fn push(&mut self, msg: MdMessage) {
+    pub fn push(&mut self, msg: MdMessage, now_ns: u64) {
+        if self.pending.is_empty() {
+            self.oldest_ns = now_ns;
+        }
         self.pending.push(msg);
         self.queued += 1;
     }
@@ -149,6 +189,7 @@ impl Feed {
             out.send(&self.buf[..len]);
         }
         self.pending.drain(..i);
+        self.oldest_ns = now_ns;
     }
 
     /// Sends a heartbeat packet if nothing was sent for one heartbeat interval.
@@ -179,9 +220,27 @@ impl Feed {
         }
     }
 
+    /// The session and the sequence number the last queued message will have once
+    /// sent: the position that matches the engine's book (depth snapshots).
+    pub fn position_with_pending(&self) -> FeedPosition {
+        FeedPosition {
+            session: self.session_id,
+            last_seq: self.next_seq - 1 + self.pending.len() as u64,
+        }
+    }
+
     /// The retained messages (for replay).
     pub fn retained(&self) -> &Retained {
         &self.retained
+    }
+}
+
+/// The encoded size of a feed message.
+fn size_of(m: &MdMessage) -> usize {
+    match m {
+        MdMessage::Trade(_) => Trade::SIZE,
+        MdMessage::L2Update(_) => L2Update::SIZE,
+        MdMessage::Commitment(_) => Commitment::SIZE,
     }
 }
 
@@ -207,7 +266,7 @@ mod tests {
     fn flush_numbers_packs_and_retains() {
         let mut feed = Feed::new(7, 128, 1_000, 64, 0);
         for n in 1..=10 {
-            feed.push(update(n));
+            feed.push(update(n), 0);
         }
         let mut out = PacketLog::default();
         feed.flush(5, &mut out);
@@ -237,10 +296,10 @@ mod tests {
     fn flush_until_holds_what_is_not_released() {
         let mut feed = Feed::new(7, 1400, 1_000, 64, 0);
         for n in 1..=3 {
-            feed.push(update(n));
+            feed.push(update(n), 0);
         }
         let released = feed.queued();
-        feed.push(update(4));
+        feed.push(update(4), 0);
         let mut out = PacketLog::default();
         feed.flush_until(released, 1, &mut out);
         assert_eq!((out.0.len(), feed.pending(), feed.next_seq()), (1, 1, 4));
@@ -252,6 +311,27 @@ mod tests {
     }
 
     #[test]
+    fn coalescing_waits_for_a_full_packet_or_the_delay() {
+        let feed = |n| {
+            let mut f = Feed::new(1, 200, 1_000_000, 0, 0).with_max_delay(50_000);
+            for i in 0..n {
+                f.push(update(i), 1_000);
+            }
+            f
+        };
+        let f = feed(2);
+        assert!(!f.due(2, 2_000), "82 bytes of 182 and 1 µs old: wait");
+        assert!(f.due(2, 51_000), "50 µs old: send");
+        assert!(!f.due(0, 99_000), "nothing releasable");
+        let f = feed(5);
+        assert!(f.due(5, 2_000), "205 bytes fill a 200-byte packet");
+        assert!(!f.due(2, 2_000), "only 2 releasable");
+        let mut f = Feed::new(1, 200, 1_000_000, 0, 0);
+        f.push(update(1), 1_000);
+        assert!(f.due(1, 1_000), "no delay configured: every batch sends");
+    }
+
+    #[test]
     fn heartbeat_only_after_a_quiet_interval() {
         let mut feed = Feed::new(1, 1400, 1_000, 0, 0);
         let mut out = PacketLog::default();
@@ -259,7 +339,7 @@ mod tests {
         assert!(out.0.is_empty());
         feed.heartbeat_if_due(1_000, &mut out);
         assert_eq!(out.0.len(), 1);
-        feed.push(update(1));
+        feed.push(update(1), 0);
         feed.flush(1_500, &mut out);
         feed.heartbeat_if_due(2_000, &mut out);
         assert_eq!(out.0.len(), 2, "a data packet at 1500 resets the interval");

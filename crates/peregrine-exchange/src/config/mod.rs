@@ -264,6 +264,10 @@ impl Config {
             "market_data.mtu: must be 64..=65507",
         );
         need(
+            md.max_delay_us <= 1_000_000,
+            "market_data.max_delay_us: must be at most 1000000",
+        );
+        need(
             md.heartbeat_ms > 0,
             "market_data.heartbeat_ms: must be positive",
         );
@@ -370,6 +374,7 @@ mod tests {
         assert!(c.market_data.enabled);
         assert_eq!(c.market_data.target.to_string(), "127.0.0.1:7701");
         assert_eq!(c.market_data.mtu, 1400);
+        assert_eq!(c.market_data.max_delay_us, 50);
         assert_eq!(c.topology, Topology::Compact);
         assert_eq!(c.wait, WaitStrategy::Park);
         assert_eq!(c.pin_cores, None);

@@ -51,6 +51,8 @@ struct Client {
     /// Answer bytes not yet written, from `sent`.
     out: Vec<u8>,
     sent: usize,
+    /// A snapshot request waiting for the book to match the feed sent so far.
+    deferred: Option<SnapshotRequest>,
 }
 
 /// The recovery listener and its clients.
@@ -73,6 +75,10 @@ pub struct Source<'a> {
     pub now: Timestamp,
     /// The replay ring, if the feed is on.
     pub retained: Option<&'a Retained>,
+    /// The book matches the feed sent so far (no feed message waits, for its batch's
+    /// sync or its packet): only then is a snapshot answered, so it never shows a
+    /// state a crash could still lose, nor one the feed has not caught up with.
+    pub consistent: bool,
 }
 
 impl RecoveryServer {
@@ -104,6 +110,7 @@ impl RecoveryServer {
                 rx: Box::new(RecvBuffer::new()),
                 out: Vec::with_capacity(1 << 12),
                 sent: 0,
+                deferred: None,
             });
         }
         let mut i = 0;
@@ -114,6 +121,12 @@ impl RecoveryServer {
                 self.clients.swap_remove(i);
             }
         }
+    }
+
+    /// Whether a snapshot request waits for a consistent book (the polling loop
+    /// then stops taking orders until the feed has caught up: one sync at most).
+    pub fn waiting(&self) -> bool {
+        self.clients.iter().any(|c| c.deferred.is_some())
     }
 }
 
@@ -126,17 +139,29 @@ fn serve(c: &mut Client, src: Source<'_>) -> bool {
     if c.sent < c.out.len() {
         return true;
     }
-    match c.stream.read(c.rx.spare()) {
-        Ok(0) => return false,
-        Ok(n) => c.rx.commit(n),
-        Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
-        Err(_) => return false,
-    }
     c.out.clear();
     c.sent = 0;
-    loop {
+    if let Some(r) = c.deferred {
+        if !src.consistent {
+            return true;
+        }
+        c.deferred = None;
+        snapshot(&r, &mut c.out, src);
+    } else {
+        match c.stream.read(c.rx.spare()) {
+            Ok(0) => return false,
+            Ok(n) => c.rx.commit(n),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+            Err(_) => return false,
+        }
+    }
+    // Requests are answered in order: one that must wait holds back those behind it.
+    while c.deferred.is_none() {
         match c.rx.next(Recovery::decode) {
-            Ok(Some(Recovery::SnapshotRequest(r))) => snapshot(&r, &mut c.out, src),
+            Ok(Some(Recovery::SnapshotRequest(r))) if src.consistent => {
+                snapshot(&r, &mut c.out, src)
+            }
+            Ok(Some(Recovery::SnapshotRequest(r))) => c.deferred = Some(r),
             Ok(Some(Recovery::ReplayRequest(r))) => replay(&r, &mut c.out, src),
             Ok(None) => break,
             Ok(Some(_)) | Err(_) => return false,

@@ -47,7 +47,10 @@ pub fn run<L: CommandLog>(
         iteration = iteration.wrapping_add(1);
         let parked = !timeout.is_zero();
         requests.clear();
-        let polled = table.poll(Some(timeout), &mut requests)?;
+        // A snapshot request waits for the feed to catch up with the book: take no
+        // new orders until it has (at most one sync).
+        let barrier = feed.snapshot_waiting();
+        let polled = table.poll(Some(timeout), !barrier, &mut requests)?;
         let mut busy = polled.events > 0;
         dispatch.start(&core);
         for r in &requests {
@@ -69,6 +72,10 @@ pub fn run<L: CommandLog>(
         table.flush();
         acks.written(|slot| table.written_ns(slot));
         core.publish(&mut feed.udp);
+        if barrier {
+            core.flush_feed_now(&mut feed.udp);
+            feed.poll_recovery(&core);
+        }
         // Work off the order path (recovery service, feed heartbeat, telemetry):
         // every 64th iteration, and after each park.
         if parked || iteration.is_multiple_of(HOUSEKEEPING_EVERY) {

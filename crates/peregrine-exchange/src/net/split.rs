@@ -62,7 +62,7 @@ pub fn ingest(
             requests.clear();
             next = 0;
             // The report ring has no descriptor to wait on: poll without blocking.
-            match table.poll(Some(Duration::ZERO), &mut requests) {
+            match table.poll(Some(Duration::ZERO), true, &mut requests) {
                 Ok(p) => busy |= p.events > 0,
                 Err(e) => log::warn!("ingestion: poll failed: {e}"),
             }
@@ -113,8 +113,11 @@ pub fn matching<L: CommandLog>(
         }
         let mut n = 0;
         let mut ran = false;
+        // A snapshot request waits for the feed to catch up with the book: take no
+        // new requests until it has (at most one sync).
+        let barrier = feed.snapshot_waiting();
         dispatch.start(&core);
-        while n < 256 {
+        while n < 256 && !barrier {
             let Ok(r) = from_ingest.pop() else { break };
             ran |= dispatch.push(r, &mut core, &mut batch)?;
             n += 1;
@@ -149,6 +152,10 @@ pub fn matching<L: CommandLog>(
             }
         }
         core.publish(&mut feed.udp);
+        if barrier {
+            core.flush_feed_now(&mut feed.udp);
+            feed.poll_recovery(&core);
+        }
         if ran || upto > 0 {
             idler.reset();
         } else if n == 0 {

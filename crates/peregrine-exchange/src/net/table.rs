@@ -164,12 +164,13 @@ impl SessionTable {
     }
 
     /// Waits for readiness (`timeout` zero: just look; `None`: until something is
-    /// ready), accepts pending connections and reads every ready session once;
-    /// session messages are handled here, order-entry requests appended to
-    /// `requests`.
+    /// ready), accepts pending connections and, if `read`, reads every ready session
+    /// once (level-triggered: one left unread is reported again); session messages
+    /// are handled here, order-entry requests appended to `requests`.
     pub fn poll(
         &mut self,
         timeout: Option<Duration>,
+        read: bool,
         requests: &mut Vec<Request>,
     ) -> std::io::Result<Polled> {
         self.ready.clear();
@@ -183,7 +184,8 @@ impl SessionTable {
             match self.ready[i].token {
                 LISTENER => self.accept(),
                 DURABLE => {}
-                token => polled.bytes += self.read(token as usize, requests),
+                token if read => polled.bytes += self.read(token as usize, requests),
+                _ => {}
             }
         }
         Ok(polled)
