@@ -277,3 +277,66 @@ fn put<M: WireMessage>(out: &mut Vec<u8>, m: &M) {
     out.resize(at + M::SIZE, 0);
     let _ = m.encode(&mut out[at..]);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    use peregrine_book::MatchingEngine as Engine;
+    use peregrine_exchange_core::balances::Balances;
+    use peregrine_types::{InstrumentId, InstrumentSpec};
+
+    fn source(engine: &MatchingEngine, consistent: bool) -> Source<'_> {
+        Source {
+            engine,
+            session_id: 7,
+            as_of_seq: 0,
+            now: Timestamp(1),
+            retained: None,
+            consistent,
+        }
+    }
+
+    /// A snapshot request is held while the book is ahead of the feed, and answered
+    /// (in order) once it is not.
+    #[test]
+    fn a_snapshot_waits_for_a_consistent_book() {
+        let engine = Engine::new(&[InstrumentSpec::example(1)], 16)
+            .unwrap()
+            .with_stage(Balances::off());
+        let mut server = RecoveryServer::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut client = TcpStream::connect(server.local_addr().unwrap()).unwrap();
+        let mut req = [0u8; SnapshotRequest::SIZE];
+        SnapshotRequest {
+            request_id: 9,
+            instrument: InstrumentId(1),
+        }
+        .encode(&mut req)
+        .unwrap();
+        client.write_all(&req).unwrap();
+        client.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !server.waiting() {
+            assert!(Instant::now() < deadline, "the request never arrived");
+            server.poll(source(&engine, false));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut buf = [0u8; 4096];
+        assert!(
+            matches!(client.read(&mut buf), Err(e) if e.kind() == ErrorKind::WouldBlock),
+            "no answer while inconsistent"
+        );
+        server.poll(source(&engine, true));
+        assert!(!server.waiting());
+        client.set_nonblocking(false).unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let n = client.read(&mut buf).unwrap();
+        match Recovery::decode(&buf[..n]).unwrap().0 {
+            Recovery::SnapshotHeader(h) => assert_eq!((h.request_id, h.session_id), (9, 7)),
+            other => panic!("{other:?}"),
+        }
+    }
+}
