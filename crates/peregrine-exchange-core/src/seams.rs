@@ -50,6 +50,11 @@ pub struct Request {
     pub account: AccountId,
     /// The request.
     pub msg: Inbound,
+    /// When its bytes were read, and when its frame was decoded (stopwatch
+    /// nanoseconds, for stage timing; 0 when not timed).
+    pub read_ns: u64,
+    /// See `read_ns`.
+    pub decoded_ns: u64,
 }
 
 /// The matching stage's side of periodic snapshots. The server's implementation
@@ -61,6 +66,7 @@ pub trait SnapshotSink: Send + std::fmt::Debug {
     fn seed(&mut self, engine: &VenueEngine, seq: u64, ts: Timestamp);
     /// After journaled record `seq` ran on the live engine.
     fn after_command(&mut self, seq: u64, rec: Record, engine: &VenueEngine, ts: Timestamp);
-    /// After the batch's journal commit: everything appended so far is durable.
-    fn after_commit(&mut self, engine: &VenueEngine);
+    /// After each batch's journal commit, and whenever more became durable:
+    /// everything through `durable` is durable (a snapshot may cover it).
+    fn after_commit(&mut self, engine: &VenueEngine, durable: u64);
 }

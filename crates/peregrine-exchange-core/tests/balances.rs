@@ -440,7 +440,7 @@ impl peregrine_exchange_core::SnapshotSink for InlineSnapshots {
             self.pending = Some((seq, blob));
         }
     }
-    fn after_commit(&mut self, _: &peregrine_exchange_core::balances::VenueEngine) {
+    fn after_commit(&mut self, _: &peregrine_exchange_core::balances::VenueEngine, _: u64) {
         if let Some((seq, blob)) = self.pending.take() {
             self.store.write(seq, blob).unwrap();
         }

@@ -38,6 +38,15 @@ impl<L: CommandLog> Core<L> {
         out: &mut impl Outbox,
     ) -> std::io::Result<()> {
         self.metrics.on_request(msg, ts.0);
+        if let Some((sw, s)) = self.stages.as_mut() {
+            let now = sw.now_ns();
+            *s = crate::telemetry::Stamps {
+                start: now,
+                appended: now,
+                matched: now,
+                routed: now,
+            };
+        }
         if let Some(req) = request_of(msg) {
             return self.handle_admin(from, account, &req, ts, out);
         }
@@ -65,10 +74,16 @@ impl<L: CommandLog> Core<L> {
         // Relaxed: a display value for the session layer; orders nothing else.
         self.shared_seq.store(self.engine_seq, Ordering::Relaxed);
         self.log.append(self.engine_seq, cmd)?;
+        if let Some((sw, s)) = self.stages.as_mut() {
+            s.appended = sw.now_ns();
+        }
         let ctx = self.context(msg, cmd);
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
         self.engine.pre_match().settle(&self.events);
+        if let Some((sw, s)) = self.stages.as_mut() {
+            s.matched = sw.now_ns();
+        }
         self.metrics.on_command();
         if let Some(c) = self.commits.as_mut() {
             c.command(cmd.ts.0, &self.events);
@@ -81,8 +96,11 @@ impl<L: CommandLog> Core<L> {
             self.metrics.on_event(&ev);
             self.route(&ev, &ctx, from, account, out);
             if let (Some(feed), Some(m)) = (self.feed.as_mut(), route::feed_for(&ev, cmd.ts)) {
-                feed.push(m);
+                feed.push(m, cmd.ts.0);
             }
+        }
+        if let Some((sw, s)) = self.stages.as_mut() {
+            s.routed = sw.now_ns();
         }
         Ok(())
     }

@@ -73,6 +73,11 @@ impl Sequencer {
         Ok(ran)
     }
 
+    /// When the open tick is due (none open: `None`).
+    pub fn due_at(&self) -> Option<Timestamp> {
+        (!self.buf.is_empty()).then(|| Timestamp(self.open.saturating_mul(self.tick_ns)))
+    }
+
     /// Whether the open tick's boundary has passed at `now`.
     pub fn due(&self, now: Timestamp) -> bool {
         !self.buf.is_empty() && now.0 >= self.open.saturating_mul(self.tick_ns)
@@ -126,6 +131,12 @@ impl Sequencer {
 
     /// Builds a [`Request`] (for callers that hold the parts).
     pub fn request(key: SessionKey, account: AccountId, msg: Inbound) -> Request {
-        Request { key, account, msg }
+        Request {
+            key,
+            account,
+            msg,
+            read_ns: 0,
+            decoded_ns: 0,
+        }
     }
 }

@@ -191,12 +191,13 @@ impl Snapshotter {
         }
     }
 
-    /// After the batch's journal commit: everything appended so far is durable.
+    /// After a batch's journal commit: everything through `durable` is durable.
     #[inline]
-    fn committed(&mut self, engine: &MatchingEngine) {
+    fn committed(&mut self, engine: &MatchingEngine, durable: u64) {
         if let Some(r) = self.replica.as_mut() {
             // Release: the replica reads it to decide a snapshot may be written.
-            r.committed.store(r.last_seq, Ordering::Release);
+            r.committed
+                .store(durable.min(r.last_seq), Ordering::Release);
             // Acquire: pairs with the replica's store once it took the last seed, so
             // the one-slot channel is free and the encode is never wasted.
             if r.desynced && !r.seed_in_flight.load(Ordering::Acquire) {
@@ -216,7 +217,8 @@ impl Snapshotter {
         let Some(i) = self.inline.as_mut() else {
             return;
         };
-        let (Some(p), Some(tx)) = (i.pending.take(), i.tx.as_ref()) else {
+        let due = i.pending.take_if(|(seq, _)| *seq <= durable);
+        let (Some(p), Some(tx)) = (due, i.tx.as_ref()) else {
             return;
         };
         match tx.try_send(p) {
@@ -247,8 +249,8 @@ impl SnapshotSink for Snapshotter {
         self.record(seq, rec, engine, ts);
     }
     #[inline]
-    fn after_commit(&mut self, engine: &MatchingEngine) {
-        self.committed(engine);
+    fn after_commit(&mut self, engine: &MatchingEngine, durable: u64) {
+        self.committed(engine, durable);
     }
 }
 

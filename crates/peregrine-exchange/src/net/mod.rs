@@ -4,6 +4,7 @@
 //! [`ring`]s).
 
 pub mod compact;
+pub mod poller;
 pub mod ring;
 pub mod session;
 pub mod split;

@@ -3,6 +3,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Instant;
 
 use peregrine_exchange_core::SessionKey;
@@ -59,9 +60,15 @@ impl Conn {
         }
     }
 
-    /// Writes as much queued output as the socket takes.
+    /// The socket, for the poller.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.stream.as_fd()
+    }
+
+    /// Writes as much writable output as the socket takes (one `write` unless it
+    /// took only part).
     pub fn flush(&mut self) {
-        while self.proto.unsent() > 0 {
+        while !self.proto.pending().is_empty() {
             match self.stream.write(self.proto.pending()) {
                 Ok(0) => {
                     self.proto.close = Some("write returned 0".into());

@@ -1,7 +1,8 @@
 //! The per-session protocol, sans-IO: framing of the receive buffer, the login and
 //! logout rules, heartbeats and liveness, the session sequence number stamped on
-//! every outbound message, and the bounded outbound buffer. It sees bytes and
-//! instants, never a socket: [`crate::net::session::conn`] moves the bytes, and the
+//! every outbound message, and the bounded outbound buffer, whose reports stay
+//! unwritable until the batch that made them is durable ([`Protocol::mark`],
+//! [`Protocol::release`]). It sees bytes and instants, never a socket: [`crate::net::session::conn`] moves the bytes, and the
 //! session table ([`crate::net::table`]) decides where requests and reports go.
 //!
 //! Bad input never reaches the matching stage: a malformed frame, an unknown type, an
@@ -55,6 +56,39 @@ pub enum Step {
     Stop,
 }
 
+/// Batches of a session's reports that wait for their sync: (the batch's last
+/// engine sequence number, the absolute end of its bytes), oldest first. Bounded:
+/// when full, the newest entry is extended (released later, never earlier).
+#[derive(Debug, Clone, Copy, Default)]
+struct Marks {
+    buf: [(u64, u64); 8],
+    head: usize,
+    len: usize,
+}
+
+impl Marks {
+    fn push(&mut self, seq: u64, end: u64) {
+        if self.len == self.buf.len() {
+            let newest = (self.head + self.len - 1) % self.buf.len();
+            self.buf[newest] = (seq, end);
+        } else {
+            self.buf[(self.head + self.len) % self.buf.len()] = (seq, end);
+            self.len += 1;
+        }
+    }
+
+    /// Pops every batch durable at `durable`; the end of the newest one popped.
+    fn release(&mut self, durable: u64) -> Option<u64> {
+        let mut end = None;
+        while self.len > 0 && self.buf[self.head].0 <= durable {
+            end = Some(self.buf[self.head].1);
+            self.head = (self.head + 1) % self.buf.len();
+            self.len -= 1;
+        }
+        end
+    }
+}
+
 /// One session's protocol state.
 #[derive(Debug)]
 pub struct Protocol {
@@ -64,6 +98,13 @@ pub struct Protocol {
     out: Vec<u8>,
     out_sent: usize,
     limit: usize,
+    /// Absolute offset (bytes ever queued) of `out[0]`.
+    out_base: u64,
+    /// Absolute end of the bytes that may be written.
+    writable: u64,
+    /// Reports queued since the last mark (they wait for the next one).
+    unmarked: bool,
+    marks: Marks,
     /// Login state.
     pub state: State,
     seq: u64,
@@ -86,6 +127,10 @@ impl Protocol {
             out: Vec::with_capacity(limit),
             out_sent: 0,
             limit,
+            out_base: 0,
+            writable: 0,
+            unmarked: false,
+            marks: Marks::default(),
             state: State::AwaitLogin,
             seq: 0,
             last_rx: now,
@@ -202,9 +247,62 @@ impl Protocol {
         true
     }
 
+    /// Queues a session message (login answer, heartbeat): writable at once unless
+    /// reports wait ahead of it (then with them).
+    pub fn enqueue(&mut self, msg: Outbound, now: Instant) {
+        self.push(msg, now);
+        if self.marks.len == 0 && !self.unmarked {
+            self.writable = self.end();
+        }
+    }
+
+    /// Queues a report of the batch being executed: it waits until the batch is
+    /// marked ([`Protocol::mark`]) and durable ([`Protocol::release`]).
+    pub fn enqueue_report(&mut self, msg: Outbound, now: Instant) {
+        self.push(msg, now);
+        self.unmarked = true;
+    }
+
+    /// The batch ending at engine sequence number `seq` was committed: the reports
+    /// queued since the last mark belong to it. Returns whether there were any.
+    pub fn mark(&mut self, seq: u64) -> bool {
+        if !std::mem::take(&mut self.unmarked) {
+            return false;
+        }
+        self.marks.push(seq, self.end());
+        true
+    }
+
+    /// Everything through `durable` is durable: the reports of those batches (and
+    /// what was queued behind them once none waits) become writable. Returns
+    /// whether more bytes became writable; [`Protocol::holding`] tells whether
+    /// batches still wait.
+    pub fn release(&mut self, durable: u64) -> bool {
+        let Some(end) = self.marks.release(durable) else {
+            return false;
+        };
+        let before = self.writable;
+        self.writable = if self.marks.len == 0 && !self.unmarked {
+            self.end()
+        } else {
+            end
+        };
+        self.writable > before
+    }
+
+    /// Whether marked batches still wait for their sync.
+    pub fn holding(&self) -> bool {
+        self.marks.len > 0
+    }
+
+    /// Absolute end of the queued bytes.
+    fn end(&self) -> u64 {
+        self.out_base + self.out.len() as u64
+    }
+
     /// Stamps the next session sequence number and queues the message. A full
     /// buffer marks the session for closing (slow reader) and drops the message.
-    pub fn enqueue(&mut self, mut msg: Outbound, now: Instant) {
+    fn push(&mut self, mut msg: Outbound, now: Instant) {
         if self.close.is_some() {
             return;
         }
@@ -217,6 +315,7 @@ impl Protocol {
         };
         if self.out_sent > 0 && self.out.len() + n > self.limit {
             self.out.drain(..self.out_sent);
+            self.out_base += self.out_sent as u64;
             self.out_sent = 0;
         }
         if self.out.len() + n > self.limit {
@@ -231,14 +330,15 @@ impl Protocol {
         self.last_tx = now;
     }
 
-    /// Bytes queued and not yet written.
+    /// Bytes queued and not yet written (writable or waiting).
     pub fn unsent(&self) -> usize {
         self.out.len() - self.out_sent
     }
 
-    /// The queued bytes not yet written.
+    /// The queued bytes that may be written and were not yet.
     pub fn pending(&self) -> &[u8] {
-        &self.out[self.out_sent..]
+        let writable = usize::try_from(self.writable - self.out_base).unwrap_or(usize::MAX);
+        &self.out[self.out_sent..writable.clamp(self.out_sent, self.out.len())]
     }
 
     /// `n` bytes of [`Protocol::pending`] were written; the buffer is reset once all
@@ -246,6 +346,7 @@ impl Protocol {
     pub fn wrote(&mut self, n: usize) {
         self.out_sent += n;
         if self.out_sent >= self.out.len() {
+            self.out_base += self.out.len() as u64;
             self.out.clear();
             self.out_sent = 0;
         }
@@ -368,6 +469,72 @@ mod tests {
         p.received(n, t0);
         assert!(matches!(p.next_step(), Some(Step::Stop)));
         assert!(p.close.as_deref().unwrap().starts_with("malformed input"));
+    }
+
+    fn accepted(order: u64) -> Outbound {
+        Outbound::Accepted(peregrine_wire::reports::Accepted {
+            session_seq: 0,
+            engine_seq: order,
+            engine_time: Timestamp(order),
+            order_id: OrderId(order),
+            client_order_id: ClientOrderId(order),
+            price: peregrine_types::Price::from_raw(1),
+            qty: peregrine_types::Qty::from_raw(1),
+            expire_at: Timestamp(0),
+            instrument: InstrumentId(1),
+            side: peregrine_types::Side::Buy,
+            order_type: peregrine_types::OrderType::Limit,
+            tif: peregrine_types::TimeInForce::Gtc,
+            stp: peregrine_types::StpMode::None,
+        })
+    }
+
+    #[test]
+    fn reports_wait_for_their_batch_to_be_durable() {
+        let t0 = Instant::now();
+        let mut p = Protocol::new(SessionKey::new(0, 0), 4096, t0);
+        p.state = State::Active(AccountId(1));
+        p.enqueue_report(accepted(1), t0);
+        assert!(p.pending().is_empty(), "not marked yet");
+        assert!(p.mark(1));
+        p.enqueue_report(accepted(2), t0);
+        assert!(p.mark(2));
+        p.enqueue(
+            ServerHeartbeat {
+                session_seq: 0,
+                engine_seq: 2,
+                engine_time: Timestamp(0),
+            }
+            .into(),
+            t0,
+        );
+        assert!(p.pending().is_empty(), "batch 1 is not durable yet");
+        assert!(p.release(1));
+        assert_eq!(p.pending().len(), 80, "batch 1 only");
+        assert!(p.holding());
+        p.wrote(80);
+        assert!(p.release(2));
+        assert_eq!(
+            p.pending().len(),
+            80 + 32,
+            "batch 2 and the heartbeat behind it"
+        );
+        assert!(!p.holding());
+        assert!(!p.release(5), "nothing more");
+        let n = p.pending().len();
+        p.wrote(n);
+        assert_eq!(p.unsent(), 0);
+        p.enqueue(
+            ServerHeartbeat {
+                session_seq: 0,
+                engine_seq: 2,
+                engine_time: Timestamp(0),
+            }
+            .into(),
+            t0,
+        );
+        assert_eq!(p.pending().len(), 32, "nothing waits: writable at once");
+        assert!(!p.mark(3), "no report since the last mark");
     }
 
     #[test]
