@@ -225,6 +225,34 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
         }
     }
 
+    /// Starts loading the memory `cmd` will touch in its book, as far as `stage`
+    /// allows (see [`crate::Stage`]). Changes nothing.
+    #[inline]
+    pub fn prefetch(&self, cmd: &Command, stage: crate::Stage) {
+        let instrument = match &cmd.action {
+            Action::New(o) => o.instrument,
+            Action::Cancel(c) => c.instrument,
+            Action::Replace(r) => r.instrument,
+            _ => return,
+        };
+        if let Some(book) = self.book(instrument) {
+            book.prefetch(cmd, stage);
+        }
+    }
+
+    /// Runs `cmds` in order with the book's prefetch pipeline ([`crate::LOOKAHEAD`]).
+    /// Produces exactly the events of calling [`MatchingEngine::execute`] on each.
+    pub fn execute_batch<S: EventSink>(&mut self, cmds: &[Command], sink: &mut S) {
+        for i in 0..cmds.len() {
+            for (d, stage) in crate::LOOKAHEAD {
+                if let Some(c) = cmds.get(i + d) {
+                    self.prefetch(c, stage);
+                }
+            }
+            self.execute(&cmds[i], sink);
+        }
+    }
+
     /// Blake3 over the next order id and every book's state hash, by instrument id.
     pub fn state_hash(&self) -> StateHash {
         let mut h = blake3::Hasher::new();
