@@ -198,13 +198,9 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
                     ));
                     return;
                 }
-                book.execute(
-                    &Command {
-                        ts: cmd.ts,
-                        action: Action::New(order),
-                    },
-                    sink,
-                );
+                // The clock has advanced: go straight to the order (no second
+                // `advance_time`, no copy of the command).
+                book.new_order(&order, sink);
             }
             Action::Replace(r) => {
                 book.advance_time(cmd.ts, sink);
@@ -219,7 +215,7 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
                     ));
                     return;
                 }
-                book.execute(cmd, sink);
+                book.replace(r, sink);
             }
             _ => book.execute(cmd, sink),
         }

@@ -253,6 +253,7 @@ fn one_run(
     (m, measured, elapsed)
 }
 
+#[inline(never)] // a frame of its own, for profilers
 fn one_by_one(
     m: &mut Matcher,
     rx: &mut peregrine_queue::spsc::Consumer<(AccountId, orders::NewOrder)>,
@@ -277,6 +278,7 @@ fn one_by_one(
 /// Orders popped per refill of the pipeline's window.
 const BATCH: usize = 64;
 
+#[inline(never)] // a frame of its own, for profilers
 fn pipelined(
     m: &mut Matcher,
     rx: &mut peregrine_queue::spsc::Consumer<(AccountId, orders::NewOrder)>,

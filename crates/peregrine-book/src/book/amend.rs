@@ -46,7 +46,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Cancel-replace. Same price and open quantity not larger: priority kept, changed in
     /// place. Otherwise the order leaves its level, may trade at its new price as a
     /// taker, and rests at the back of its new level.
-    pub(super) fn replace<S: EventSink>(&mut self, r: &Replace, sink: &mut S) {
+    pub(crate) fn replace<S: EventSink>(&mut self, r: &Replace, sink: &mut S) {
         let slot = match self.check_replace(r) {
             Ok(slot) => slot,
             Err(reason) => {

@@ -51,7 +51,7 @@ pub(crate) fn validate_new(
 
 impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Handles a new order.
-    pub(super) fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+    pub(crate) fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
         if let Err(reason) = self.admit(o) {
             sink.push(Event::Rejected(Rejected {
                 instrument: o.instrument,
