@@ -24,7 +24,7 @@
 
 use hdrhistogram::Histogram;
 use peregrine_book::{Command, Event, Ladder, MatchingEngine, LOOKAHEAD};
-use peregrine_exchange::mapping::{self, Ctx};
+use peregrine_exchange_core::route::{self as mapping, Ctx};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderType, Price, Qty, Side, StpMode,
     TimeInForce, Timestamp,
