@@ -3,6 +3,7 @@
 
 mod support;
 
+use peregrine_cluster::MembershipChange;
 use support::sim::{Faults, Sim};
 
 fn seeds(n: u64) -> impl Iterator<Item = u64> {
@@ -153,4 +154,96 @@ fn a_lagging_node_catches_up_from_a_snapshot() {
     assert!(leader_st.snapshots_taken >= 5);
     let checks: u64 = (1..=3).map(|i| sim.node(i).status().hash_checks_ok).sum();
     assert!(checks >= 5, "followers compared state hashes: {checks}");
+}
+
+fn run_until(sim: &mut Sim, what: &str, mut done: impl FnMut(&Sim) -> bool) {
+    for _ in 0..10_000 {
+        sim.step();
+        if done(sim) {
+            return;
+        }
+    }
+    panic!("never reached: {what}");
+}
+
+/// Add a learner, promote it, hand it the leadership, remove the old leader; a wiped
+/// node re-joins as a new member and catches up from a snapshot.
+#[test]
+fn membership_changes_and_leadership_transfer() {
+    let mut sim = Sim::new(
+        3,
+        21,
+        Faults {
+            propose: 200,
+            ..Faults::none()
+        },
+    );
+    let old = elect(&mut sim);
+    sim.run(100);
+    sim.add_node(4);
+    sim.node_mut(old)
+        .propose_change(&MembershipChange::AddLearner {
+            id: 4,
+            addr: "sim:4".into(),
+        })
+        .unwrap();
+    run_until(&mut sim, "learner 4 caught up", |s| {
+        s.node(4).applied() > 0 && s.node(4).applied() + 2 >= s.node(old).applied()
+    });
+    assert_eq!(
+        sim.node(4).status().learners,
+        vec![4],
+        "4 knows it is a learner"
+    );
+    assert_eq!(sim.node(old).status().learners, vec![4]);
+    sim.node_mut(old)
+        .propose_change(&MembershipChange::AddVoter {
+            id: 4,
+            addr: "sim:4".into(),
+        })
+        .unwrap();
+    run_until(&mut sim, "4 is a voter everywhere", |s| {
+        (1..=4).all(|i| s.node(i).voters() == vec![1, 2, 3, 4])
+    });
+    sim.node_mut(old).transfer_leader(4);
+    run_until(&mut sim, "4 leads", |s| s.node(4).is_leader());
+    sim.node_mut(4)
+        .propose_change(&MembershipChange::Remove { id: old })
+        .unwrap();
+    run_until(&mut sim, "old leader removed", |s| s.node(old).removed());
+    let rest: Vec<u64> = (1..=4).filter(|i| *i != old).collect();
+    run_until(&mut sim, "three voters left", |s| {
+        rest.iter().all(|i| s.node(*i).voters() == rest)
+    });
+    // A member loses its disk: remove it, wipe it, add it back as a learner, promote.
+    let victim = rest.iter().copied().find(|i| *i != 4).unwrap();
+    sim.node_mut(4)
+        .propose_change(&MembershipChange::Remove { id: victim })
+        .unwrap();
+    run_until(&mut sim, "victim removed", |s| {
+        s.node(4).voters().len() == 2
+    });
+    sim.wipe_and_join(victim);
+    sim.run(200);
+    sim.node_mut(4)
+        .propose_change(&MembershipChange::AddLearner {
+            id: victim,
+            addr: format!("sim:{victim}"),
+        })
+        .unwrap();
+    run_until(&mut sim, "wiped node caught up", |s| {
+        s.node(victim).applied() + 2 >= s.node(4).applied() && s.node(victim).applied() > 50
+    });
+    assert!(sim.node(victim).status().snapshots_installed >= 1);
+    sim.node_mut(4)
+        .propose_change(&MembershipChange::AddVoter {
+            id: victim,
+            addr: format!("sim:{victim}"),
+        })
+        .unwrap();
+    run_until(&mut sim, "victim voter again", |s| {
+        s.node(4).voters().len() == 3
+    });
+    sim.settle(20_000);
+    sim.check_converged();
 }

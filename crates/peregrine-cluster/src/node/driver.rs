@@ -565,7 +565,9 @@ impl<M: StateMachine> Node<M> {
 
     /// Current voters.
     pub fn voters(&self) -> Vec<u64> {
-        self.raw.store().conf_state().voters.clone()
+        let mut v = self.raw.store().conf_state().voters.clone();
+        v.sort_unstable();
+        v
     }
 
     /// Highest applied index.
@@ -642,8 +644,8 @@ impl<M: StateMachine> Node<M> {
             first_index: store.first(),
             last_index: raft.raft_log.last_index(),
             snapshot_index: store.snapshot_ref().get_metadata().index,
-            voters: cs.voters.clone(),
-            learners: cs.learners.clone(),
+            voters: sorted(&cs.voters),
+            learners: sorted(&cs.learners),
             peers: self.peers.iter().map(|(i, a)| (*i, a.clone())).collect(),
             progress,
             state_hash: self.hashes.back().map(|(i, h)| (*i, hex(h))),
@@ -655,4 +657,10 @@ impl<M: StateMachine> Node<M> {
             removed: self.removed,
         }
     }
+}
+
+fn sorted(ids: &[u64]) -> Vec<u64> {
+    let mut v = ids.to_vec();
+    v.sort_unstable();
+    v
 }

@@ -223,6 +223,42 @@ impl Sim {
         }
     }
 
+    /// Starts a new, empty node that waits to be added (`join`).
+    pub fn add_node(&mut self, id: u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = options(id, 0, self.seed);
+        opts.bootstrap.clear();
+        let node = Node::open(dir.path(), opts.clone(), Recorder::default()).unwrap();
+        self.nodes.insert(
+            id,
+            SimNode {
+                node: Some(node),
+                dir,
+                opts,
+                frozen: Frozen::default(),
+            },
+        );
+    }
+
+    /// Wipes a crashed node's disk and starts it empty, waiting to be re-added.
+    pub fn wipe_and_join(&mut self, id: u64) {
+        self.crash(id);
+        self.nodes.remove(&id);
+        self.add_node(id);
+    }
+
+    fn members(&self) -> Vec<u64> {
+        self.nodes
+            .iter()
+            .filter(|(_, s)| {
+                s.node
+                    .as_ref()
+                    .is_none_or(|n| !n.removed() && !n.voters().is_empty())
+            })
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
     pub fn dir(&self, id: u64) -> PathBuf {
         self.nodes[&id].dir.path().to_path_buf()
     }
@@ -505,6 +541,7 @@ impl Sim {
             propose: 0,
             ..Faults::none()
         };
+        let ids = self.members();
         let mut probe_done = false;
         for _ in 0..max_steps {
             self.step();
@@ -550,7 +587,7 @@ impl Sim {
             .iter()
             .map(|(i, d)| (*i, d.clone()))
             .collect();
-        let ids: Vec<u64> = self.nodes.keys().copied().collect();
+        let ids = self.members();
         let mut hashes = BTreeSet::new();
         for id in ids {
             let node = self.node_mut(id);
