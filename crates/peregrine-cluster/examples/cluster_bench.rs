@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use peregrine_cluster::{spawn, ClusterConfig, Node, PeerConfig, Pump, Role, RunnerHandle, StateMachine};
+use peregrine_cluster::{
+    spawn, ClusterConfig, Node, PeerConfig, Pump, Role, RunnerHandle, StateMachine,
+};
 use peregrine_journal::FsyncPolicy;
 
 /// Counts entries and remembers when the leader applied each (for the pump).
@@ -139,7 +141,12 @@ fn args() -> Args {
     for pair in v.chunks(2) {
         let val = pair.get(1).map(String::as_str).unwrap_or("");
         match pair[0].as_str() {
-            "--nodes" => a.nodes = val.split(',').map(|x| x.parse().expect("--nodes 1,3")).collect(),
+            "--nodes" => {
+                a.nodes = val
+                    .split(',')
+                    .map(|x| x.parse().expect("--nodes 1,3"))
+                    .collect()
+            }
             "--rate" => a.rate = val.parse().expect("--rate"),
             "--seconds" => a.seconds = val.parse().expect("--seconds"),
             "--max-batch" => a.max_batch = val.parse().expect("--max-batch"),
@@ -160,13 +167,17 @@ fn args() -> Args {
 fn run(n: u64, a: &Args) {
     let dir = tempfile::tempdir().unwrap();
     let ports: Vec<u16> = {
-        let ls: Vec<TcpListener> = (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+        let ls: Vec<TcpListener> = (0..n)
+            .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+            .collect();
         ls.iter().map(|l| l.local_addr().unwrap().port()).collect()
     };
     let shared = Shared {
         armed: Arc::new(AtomicBool::new(false)),
         acked: Arc::new(AtomicU64::new(0)),
-        hist: Arc::new(Mutex::new(Histogram::new_with_bounds(1, 60_000_000_000, 3).unwrap())),
+        hist: Arc::new(Mutex::new(
+            Histogram::new_with_bounds(1, 60_000_000_000, 3).unwrap(),
+        )),
         batches: Arc::new(AtomicU64::new(0)),
     };
     let total = (a.rate * a.seconds) as u64;
@@ -201,7 +212,13 @@ fn run(n: u64, a: &Args) {
                 pending: BTreeMap::new(),
                 buf: Vec::new(),
             };
-            spawn(dir.path().join(format!("n{id}")), &cfg, BenchSm::default(), Some(Box::new(pump))).unwrap()
+            spawn(
+                dir.path().join(format!("n{id}")),
+                &cfg,
+                BenchSm::default(),
+                Some(Box::new(pump)),
+            )
+            .unwrap()
         })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(30);
