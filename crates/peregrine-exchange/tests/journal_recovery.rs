@@ -1,6 +1,6 @@
 //! The journaled core: run commands through a `Core<JournalLog>` into a temp dir,
-//! drop it, reopen and replay; torn tails recover to the prefix, a corrupt middle
-//! record is a typed error.
+//! drop it, reopen and replay; torn (never-committed) tails recover to the prefix,
+//! a cut committed record and a corrupt middle record are typed errors.
 
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -129,7 +129,7 @@ fn a_reopened_journal_replays_to_the_same_state_and_continues() {
         (e.state_hash(), c.engine_seq(), e.next_order_id())
     };
     assert!(
-        std::fs::read_dir(dir.path()).unwrap().count() > 1,
+        segments(dir.path()).len() > 1,
         "rotated"
     );
     let (mut c, replayed) = recovered(dir.path());
@@ -290,16 +290,37 @@ fn a_torn_tail_recovers_to_the_prefix() {
     drive(&mut core(dir.path()), 300, 3);
     let all = commands(dir.path());
     let last = last_segment(dir.path());
+    // Half a record after the last commit: written by a crash, never acknowledged.
+    let mut bytes = std::fs::read(&last).unwrap();
+    let whole = bytes.len();
+    let half = bytes[record_offset(&bytes, 0)..][..40].to_vec();
+    bytes.extend_from_slice(&half);
+    std::fs::write(&last, &bytes).unwrap();
+    let (_, report) = open_journal(&section(dir.path())).unwrap();
+    let cut = report.truncated.expect("the torn tail is reported");
+    assert_eq!(cut.last_good_seq, Some(all.len() as u64));
+    assert_eq!(cut.offset, whole as u64);
+    let (c, hash) = recovered(dir.path());
+    assert_eq!(c.engine_seq(), all.len() as u64);
+    assert_eq!(hash, hash_of_prefix(&all));
+}
+
+#[test]
+fn a_cut_committed_record_refuses_to_start_with_the_count() {
+    let dir = tempfile::tempdir().unwrap();
+    drive(&mut core(dir.path()), 300, 3);
+    let last = last_segment(dir.path());
     let len = std::fs::metadata(&last).unwrap().len();
     let file = std::fs::OpenOptions::new().write(true).open(&last).unwrap();
     file.set_len(len - 10).unwrap(); // mid-record: every record is > 10 bytes
     drop(file);
-    let (_, report) = open_journal(&section(dir.path())).unwrap();
-    let cut = report.truncated.expect("the torn tail is reported");
-    assert_eq!(cut.last_good_seq, Some(all.len() as u64 - 1));
-    let (c, hash) = recovered(dir.path());
-    assert_eq!(c.engine_seq(), all.len() as u64 - 1);
-    assert_eq!(hash, hash_of_prefix(&all[..all.len() - 1]));
+    match open_journal(&section(dir.path())) {
+        Err(ReplayError::Journal(JournalError::CommittedRecordsLost { missing, .. })) => {
+            assert_eq!(missing, 1);
+        }
+        other => panic!("expected CommittedRecordsLost, got {:?}", other.map(|r| r.1)),
+    }
+    assert_eq!(std::fs::metadata(&last).unwrap().len(), len - 10, "untouched");
 }
 
 #[test]
@@ -319,13 +340,13 @@ fn a_corrupt_middle_record_is_a_typed_error() {
     }
 }
 
+/// The segment files, oldest first (the directory also holds the high-water mark).
 fn segments(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
+    peregrine_journal::segment::list(dir)
         .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    v.sort();
-    v
+        .into_iter()
+        .map(|s| s.path)
+        .collect()
 }
 
 fn first_segment(dir: &Path) -> std::path::PathBuf {

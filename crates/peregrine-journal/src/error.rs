@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::hwm::MarkDefect;
 use crate::record::RecordDefect;
 
 /// Errors from the journal writer, recovery and replay.
@@ -16,6 +17,58 @@ pub enum JournalError {
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
+    },
+    /// The operating system refused access: the process lacks permission on the
+    /// journal directory or one of its files (check their owner and mode).
+    #[error("permission denied: {op} {path}: {source}")]
+    PermissionDenied {
+        /// What was being done.
+        op: &'static str,
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error (kind `PermissionDenied`).
+        source: std::io::Error,
+    },
+    /// The segments end before the last acknowledged commit: records that were
+    /// committed (and may have been acknowledged to clients) are gone — the last
+    /// segment was truncated, damaged or deleted. Start-up refuses unless the
+    /// operator accepts the loss ([`crate::LossPolicy::Accept`]); the files are left
+    /// untouched.
+    #[error("{missing} committed record(s) missing: the high-water mark says seq {committed_seq} \
+        was committed, the segments end at {}{}; refusing to open (accept the loss explicitly \
+        to truncate and continue)",
+        .found_last.map_or("no record".to_string(), |s| format!("seq {s}")),
+        format!(" ({})", .damage))]
+    CommittedRecordsLost {
+        /// Number of committed records the segments no longer hold.
+        missing: u64,
+        /// The last committed sequence number, from the high-water mark.
+        committed_seq: u64,
+        /// The last valid sequence number in the segments.
+        found_last: Option<u64>,
+        /// What the scan found where the records should be.
+        damage: crate::recovery::Damage,
+    },
+    /// The segments hold records but there is no high-water mark to check them
+    /// against (it was deleted, or the journal predates it).
+    #[error(
+        "{records} record(s) in {dir} but no high-water mark ({}); refusing to open \
+        (accept the risk explicitly to rebuild it from the segments)",
+        crate::hwm::FILE_NAME
+    )]
+    MissingHighWaterMark {
+        /// The journal directory.
+        dir: PathBuf,
+        /// Records found in the segments.
+        records: u64,
+    },
+    /// The high-water mark file is damaged.
+    #[error("high-water mark {path}: {defect}")]
+    BadHighWaterMark {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        defect: MarkDefect,
     },
     /// The configuration did not validate.
     #[error("invalid journal config: {}", .0.join("; "))]
@@ -90,11 +143,45 @@ pub enum JournalError {
 }
 
 impl JournalError {
+    /// Wraps an OS error, typed as [`JournalError::PermissionDenied`] when that is
+    /// what it is.
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Self::Io {
-            op,
-            path: path.into(),
-            source,
+        let path = path.into();
+        if source.kind() == std::io::ErrorKind::PermissionDenied {
+            Self::PermissionDenied { op, path, source }
+        } else {
+            Self::Io { op, path, source }
         }
+    }
+
+    /// True if this error reports lost or unverifiable committed records, the errors a
+    /// [`crate::LossPolicy::Accept`] open gets past.
+    pub fn is_loss(&self) -> bool {
+        matches!(
+            self,
+            Self::CommittedRecordsLost { .. }
+                | Self::MissingHighWaterMark { .. }
+                | Self::BadHighWaterMark { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permission_errors_are_typed() {
+        let e = JournalError::io(
+            "open segment",
+            "/x",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        );
+        assert!(matches!(e, JournalError::PermissionDenied { .. }));
+        assert!(e
+            .to_string()
+            .starts_with("permission denied: open segment /x"));
+        let e = JournalError::io("open segment", "/x", std::io::Error::other("boom"));
+        assert!(matches!(e, JournalError::Io { .. }));
     }
 }
