@@ -128,10 +128,7 @@ fn a_reopened_journal_replays_to_the_same_state_and_continues() {
         let e = c.engine();
         (e.state_hash(), c.engine_seq(), e.next_order_id())
     };
-    assert!(
-        segments(dir.path()).len() > 1,
-        "rotated"
-    );
+    assert!(segments(dir.path()).len() > 1, "rotated");
     let (mut c, replayed) = recovered(dir.path());
     assert_eq!(replayed, hash);
     assert_eq!(c.engine_seq(), seq);
@@ -318,9 +315,16 @@ fn a_cut_committed_record_refuses_to_start_with_the_count() {
         Err(ReplayError::Journal(JournalError::CommittedRecordsLost { missing, .. })) => {
             assert_eq!(missing, 1);
         }
-        other => panic!("expected CommittedRecordsLost, got {:?}", other.map(|r| r.1)),
+        other => panic!(
+            "expected CommittedRecordsLost, got {:?}",
+            other.map(|r| r.1)
+        ),
     }
-    assert_eq!(std::fs::metadata(&last).unwrap().len(), len - 10, "untouched");
+    assert_eq!(
+        std::fs::metadata(&last).unwrap().len(),
+        len - 10,
+        "untouched"
+    );
 }
 
 #[test]
