@@ -42,6 +42,7 @@
 #![deny(unsafe_code)]
 
 pub mod admin_cli;
+pub mod admission;
 pub mod balances;
 pub mod batch;
 pub mod clock;
@@ -67,6 +68,7 @@ pub mod metrics_hist;
 pub mod metrics_render;
 pub mod metrics_text;
 pub mod recovery;
+pub mod reports;
 pub mod ring;
 pub mod sequencer;
 pub mod server;
