@@ -16,12 +16,16 @@
 //! | [`Message`] | either | [`decode`] |
 
 pub mod admin;
+mod answer;
+pub mod client;
 pub mod queries;
 pub mod reference;
 pub mod reports;
 pub mod session;
 
 use peregrine_types::AccountId;
+
+pub use answer::RequestRef;
 
 pub use crate::admin::{BalanceQuery, Deposit, Withdraw};
 use crate::message::wire_family;
