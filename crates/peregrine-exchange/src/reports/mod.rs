@@ -15,6 +15,7 @@
 //!
 //! Sans-IO, no clock, deterministic: nothing here is iterated in hash order.
 
+pub mod route;
 mod store;
 
 pub use store::{Position, ReportStore, Retention};
