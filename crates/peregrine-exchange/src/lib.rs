@@ -67,6 +67,7 @@ pub mod metrics;
 pub mod metrics_hist;
 pub mod metrics_render;
 pub mod metrics_text;
+pub mod queries;
 pub mod recovery;
 pub mod reports;
 pub mod ring;
