@@ -52,6 +52,7 @@ pub mod commit_log;
 pub mod compact;
 pub mod config;
 pub mod core;
+pub mod credentials;
 pub mod depth;
 pub mod hasher;
 pub mod http;
