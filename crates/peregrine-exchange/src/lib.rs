@@ -75,6 +75,7 @@ pub mod ring;
 pub mod sequencer;
 pub mod server;
 pub mod session;
+pub mod session_v2;
 pub mod snapshot_codec;
 pub mod snapshotter;
 pub mod split;
