@@ -45,6 +45,7 @@ pub mod admin_cli;
 pub mod admission;
 pub mod balances;
 pub mod batch;
+pub mod client_v2;
 pub mod clock;
 pub mod command_codec;
 pub mod commit_config;
