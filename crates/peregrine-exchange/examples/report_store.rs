@@ -50,10 +50,16 @@ fn main() {
         std::hint::black_box(store.append(a, fill(i)));
     }
     let append = t0.elapsed();
+    // Steady state: retention full, every append evicts the oldest.
+    let t2 = Instant::now();
+    for i in n + 1..=2 * n {
+        std::hint::black_box(store.append(a, fill(i)));
+    }
+    let steady = t2.elapsed();
     let mut out = Vec::with_capacity(256 * 1024);
     let mut bytes = 0usize;
     let t1 = Instant::now();
-    for seq in 1..=n {
+    for seq in n + 1..=2 * n {
         let mut m = *store.get(a, seq).expect("retained");
         m.set_session_seq(seq + 10);
         let at = out.len();
@@ -73,14 +79,20 @@ fn main() {
         n as f64 / append.as_secs_f64() / 1e6
     );
     println!(
+        "append  {n} reports, retention full: {:.1} ns/report, {:.2} M reports/s",
+        per(steady),
+        n as f64 / steady.as_secs_f64() / 1e6
+    );
+    println!(
         "replay  {n} reports: {:.1} ns/report, {:.2} M reports/s, {:.1} MB encoded",
         per(replay),
         n as f64 / replay.as_secs_f64() / 1e6,
         bytes as f64 / 1e6
     );
     println!(
-        "{{\"reports\":{n},\"append_ns\":{:.1},\"replay_ns\":{:.1},\"retained_bytes_est\":{}}}",
+        "{{\"reports\":{n},\"append_ns\":{:.1},\"append_full_ns\":{:.1},\"replay_ns\":{:.1},\"retained_bytes_est\":{}}}",
         per(append),
+        per(steady),
         per(replay),
         n as usize * std::mem::size_of::<Outbound>()
     );

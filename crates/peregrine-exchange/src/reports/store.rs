@@ -16,10 +16,24 @@ struct Stream {
 }
 
 impl Stream {
+    /// A stream whose retention is reserved up front (address space only: pages are
+    /// touched as reports arrive), so appending never reallocates and copies, and the
+    /// per-report path allocates nothing once an account has a stream.
+    fn with_room(retain: usize) -> Self {
+        Stream {
+            next: 1,
+            items: VecDeque::with_capacity(retain.min(MAX_RESERVE)),
+        }
+    }
+
     fn oldest(&self) -> u64 {
         self.next - self.items.len() as u64
     }
 }
+
+/// Reports reserved per account up front at most (~110 MB of address space); larger
+/// retentions grow by doubling beyond it.
+const MAX_RESERVE: usize = 1 << 20;
 
 /// Where a replay for a scope can start, or why it cannot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +84,13 @@ impl ReportStore {
     /// of every account can resume only from `engine_floor` (the first command
     /// replayed). Call before anything is appended.
     pub fn resume(&mut self, next: &[(AccountId, u64)], engine_floor: u64) {
+        let retain = self.retention.per_account;
         for &(account, seq) in next {
-            self.streams.entry(account).or_default().next = seq.max(1);
+            let s = self
+                .streams
+                .entry(account)
+                .or_insert_with(|| Stream::with_room(retain));
+            s.next = seq.max(1);
         }
         self.all_floor = self.all_floor.max(engine_floor);
     }
@@ -80,7 +99,11 @@ impl ReportStore {
     /// returns the number. The oldest retained report of the account is dropped when
     /// it has `retention.per_account` already.
     pub fn append(&mut self, account: AccountId, mut msg: Outbound) -> u64 {
-        let s = self.streams.entry(account).or_default();
+        let retain = self.retention.per_account;
+        let s = self
+            .streams
+            .entry(account)
+            .or_insert_with(|| Stream::with_room(retain));
         s.next = s.next.max(1);
         let seq = s.next;
         msg.set_report_seq(seq);
@@ -89,14 +112,20 @@ impl ReportStore {
             self.all_floor = self.all_floor.max(msg.engine_seq() + 1);
             return seq;
         }
+        let mut evicted = false;
         if s.items.len() == self.retention.per_account {
             if let Some(old) = s.items.pop_front() {
                 self.all_floor = self.all_floor.max(old.engine_seq() + 1);
+                evicted = true;
             }
         }
         s.items.push_back(msg);
         self.order.push_back((account, seq));
-        self.trim_order();
+        // Only an eviction can expose a gone report at the front, and only growth can
+        // exceed the bound: most appends skip the trim.
+        if evicted || self.order.len() > self.retention.per_account * self.streams.len() {
+            self.trim_order();
+        }
         seq
     }
 
