@@ -239,7 +239,7 @@ mod tests {
         let ports = Ports::from_base(7710).unwrap();
         let text = exchange_toml(ports);
         assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
-        let cfg = peregrine_exchange::config::Config::parse(&text).unwrap();
+        let cfg = peregrine_exchange::Config::parse(&text).unwrap();
         cfg.validate().unwrap();
         assert_eq!(cfg.listen.port(), 7710);
         assert_eq!(cfg.market_data.target.port(), 7711);

@@ -1,0 +1,244 @@
+//! A blocking version-2 order-entry connection: connect, answer the challenge, read
+//! the instrument definitions, drive the recovery phase, then send requests and read
+//! reports, every message checked by [`ClientSession`] (session and report-stream
+//! continuity). What the gateways and the order engine use.
+//!
+//! ```no_run
+//! # use peregrine_client::connection_v2::Connection;
+//! # use peregrine_wire::v2::client::LoginParams;
+//! # fn f(key: peregrine_wire::auth::AccountKey) -> Result<(), Box<dyn std::error::Error>> {
+//! let params = LoginParams::trading(peregrine_types::AccountId(1), 42); // resume at report 42
+//! let (mut c, login) = Connection::connect("127.0.0.1:7700".parse()?, params, key,
+//!     std::time::Duration::from_secs(5))?;
+//! c.recover(|report| println!("missed: {report:?}"))?;
+//! // ... c.request(&order, RequestRef::NewOrder(id), |other| ...) ...
+//! # Ok(()) }
+//! ```
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use peregrine_wire::auth::AccountKey;
+use peregrine_wire::stream::RecvBuffer;
+use peregrine_wire::v2::client::{ClientSession, LoginParams, Phase, Step, Violation};
+use peregrine_wire::v2::reference::InstrumentDefinition;
+use peregrine_wire::v2::session::LoginAccepted;
+use peregrine_wire::v2::{Outbound, RequestRef};
+use peregrine_wire::{DecodeError, EncodeError, WireMessage, MAX_MESSAGE_SIZE};
+
+/// Bytes of a connection's receive buffer.
+pub const RX: usize = 64 * 1024;
+
+/// Why a connection failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnError {
+    /// A socket operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The exchange refused the login.
+    #[error("login refused (reason {reason}, retry after {retry_after_ms} ms)")]
+    Refused {
+        /// The login reason code.
+        reason: u16,
+        /// Milliseconds before another attempt can succeed.
+        retry_after_ms: u32,
+    },
+    /// The exchange broke the protocol (a gap in the report stream, say).
+    #[error("protocol violation: {0}")]
+    Violation(#[from] Violation),
+    /// Undecodable bytes.
+    #[error("malformed message: {0}")]
+    Decode(#[from] DecodeError),
+    /// A request could not be encoded.
+    #[error("encoding: {0}")]
+    Encode(#[from] EncodeError),
+    /// The exchange closed the connection.
+    #[error("the exchange closed the connection")]
+    Closed,
+}
+
+fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ConnError {
+    move |source| ConnError::Io { what, source }
+}
+
+/// What a successful login returned.
+#[derive(Debug, Clone)]
+pub struct LoginInfo {
+    /// The exchange's answer (stream position, heartbeat interval, ...).
+    pub accepted: LoginAccepted,
+    /// Every instrument definition.
+    pub instruments: Vec<InstrumentDefinition>,
+}
+
+/// What the recovery phase brought.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recovered {
+    /// Reports replayed.
+    pub replayed: u64,
+    /// 0, or the recovery reason code when the position was lost (then an
+    /// open-orders snapshot came instead).
+    pub reason: u16,
+    /// Open orders in that snapshot.
+    pub snapshot_orders: u64,
+}
+
+/// A logged-in version-2 session.
+#[derive(Debug)]
+pub struct Connection {
+    stream: TcpStream,
+    rx: Box<RecvBuffer<RX>>,
+    session: ClientSession,
+    key: AccountKey,
+}
+
+impl Connection {
+    /// Connects to `addr` (`timeout` for the connect and every later read and write),
+    /// logs in with `key` and reads the instrument definitions. The recovery phase
+    /// comes next: call [`Connection::recover`].
+    pub fn connect(
+        addr: SocketAddr,
+        params: LoginParams,
+        key: AccountKey,
+        timeout: Duration,
+    ) -> Result<(Connection, LoginInfo), ConnError> {
+        let stream = TcpStream::connect_timeout(&addr, timeout).map_err(io("connecting"))?;
+        stream
+            .set_nodelay(true)
+            .map_err(io("setting TCP_NODELAY"))?;
+        stream
+            .set_read_timeout(Some(timeout))
+            .map_err(io("setting the read timeout"))?;
+        stream
+            .set_write_timeout(Some(timeout))
+            .map_err(io("setting the write timeout"))?;
+        let mut c = Connection {
+            stream,
+            rx: Box::new(RecvBuffer::new()),
+            session: ClientSession::new(params),
+            key,
+        };
+        let mut accepted = None;
+        let mut instruments = Vec::new();
+        loop {
+            let (step, msg) = c.read_next()?;
+            match step {
+                Step::SendLogin(l) => c.send(&l)?,
+                Step::LoggedIn(a) => accepted = Some(a),
+                Step::Rejected {
+                    reason,
+                    retry_after_ms,
+                } => {
+                    return Err(ConnError::Refused {
+                        reason,
+                        retry_after_ms,
+                    })
+                }
+                Step::Instrument => {
+                    if let Outbound::InstrumentDefinition(d) = msg {
+                        instruments.push(d);
+                    }
+                }
+                _ => {}
+            }
+            if let (Some(accepted), Phase::AwaitReplay) = (accepted, c.session.phase()) {
+                return Ok((
+                    c,
+                    LoginInfo {
+                        accepted,
+                        instruments,
+                    },
+                ));
+            }
+        }
+    }
+
+    /// Reads the recovery phase to its end, handing every replayed report (and every
+    /// line of an open-orders snapshot) to `on_report`.
+    pub fn recover(
+        &mut self,
+        mut on_report: impl FnMut(&Outbound),
+    ) -> Result<Recovered, ConnError> {
+        let mut done = Recovered {
+            replayed: 0,
+            reason: 0,
+            snapshot_orders: 0,
+        };
+        while self.session.phase() != Phase::Live {
+            let (step, msg) = self.read_next()?;
+            match step {
+                Step::RecoveryStarted { reason, .. } => done.reason = reason,
+                Step::Report { .. } => {
+                    done.replayed += 1;
+                    on_report(&msg);
+                }
+                Step::SnapshotOrder => {
+                    done.snapshot_orders += 1;
+                    on_report(&msg);
+                }
+                _ => {}
+            }
+        }
+        Ok(done)
+    }
+
+    /// Sends `request` and reads until its terminal answer (`want`), which it returns;
+    /// every other message read meanwhile goes to `on_other`, in order.
+    pub fn request<M: WireMessage>(
+        &mut self,
+        request: &M,
+        want: RequestRef,
+        mut on_other: impl FnMut(&Outbound),
+    ) -> Result<Outbound, ConnError> {
+        self.send(request)?;
+        loop {
+            let (_, msg) = self.read_next()?;
+            if msg.terminal() == Some(want) {
+                return Ok(msg);
+            }
+            on_other(&msg);
+        }
+    }
+
+    /// Sends one message.
+    pub fn send<M: WireMessage>(&mut self, m: &M) -> Result<(), ConnError> {
+        let mut buf = [0u8; MAX_MESSAGE_SIZE];
+        let n = m.encode(&mut buf)?;
+        self.stream.write_all(&buf[..n]).map_err(io("sending"))
+    }
+
+    /// Reads the next message (blocking, up to the timeout) and what it means.
+    pub fn read_next(&mut self) -> Result<(Step, Outbound), ConnError> {
+        loop {
+            if let Some(m) = self.rx.next(Outbound::decode)? {
+                let step = self.session.on_message(&m, &self.key)?;
+                return Ok((step, m));
+            }
+            let n = self.stream.read(self.rx.spare()).map_err(io("reading"))?;
+            if n == 0 {
+                return Err(ConnError::Closed);
+            }
+            self.rx.commit(n);
+        }
+    }
+
+    /// What to resume from after a disconnect (persist it).
+    pub fn resume_point(&self) -> u64 {
+        self.session.resume_point()
+    }
+
+    /// The protocol state (phase, positions).
+    pub fn session(&self) -> &ClientSession {
+        &self.session
+    }
+
+    /// The socket (to change timeouts or make it non-blocking).
+    pub fn socket(&self) -> &TcpStream {
+        &self.stream
+    }
+}
