@@ -15,12 +15,13 @@ use peregrine_types::{
     StpMode, TimeInForce, Timestamp,
 };
 use peregrine_wire::orders::{Cancel, NewOrder};
-use peregrine_wire::{Inbound, Outbound};
+use peregrine_wire::v2::{Inbound, Outbound};
 
 struct Discard;
 
 impl Outbox for Discard {
-    fn send(&mut self, _: SessionKey, _: AccountId, _: Outbound) {}
+    fn report(&mut self, _: AccountId, _: Outbound, _: SessionKey) {}
+    fn answer(&mut self, _: SessionKey, _: Outbound) {}
 }
 
 fn engine() -> MatchingEngine {
@@ -36,7 +37,7 @@ fn section(dir: &Path) -> JournalSection {
 }
 
 fn core(dir: &Path) -> Core<JournalLog> {
-    let (journal, _) = open_journal(&section(dir)).unwrap();
+    let (journal, _) = open_journal(&section(dir), peregrine_journal::LossPolicy::Refuse).unwrap();
     let log = JournalLog::new(journal);
     Core::new(engine(), 1024, log, Clock::monotonic())
 }
@@ -94,14 +95,15 @@ fn drive(core: &mut Core<JournalLog>, n: u64, seed: u64) {
 
 fn recovered(dir: &Path) -> (Core<JournalLog>, StateHash) {
     let mut c = core(dir);
-    let (done, hash) = restore(&mut c, None).unwrap();
+    let (done, hash) = restore(&mut c, None, None).unwrap();
     assert_eq!(done.last_seq, c.engine_seq());
     (c, hash)
 }
 
 /// Every journaled command, read back.
 fn commands(dir: &Path) -> Vec<Command> {
-    let (mut journal, _) = open_journal(&section(dir)).unwrap();
+    let (mut journal, _) =
+        open_journal(&section(dir), peregrine_journal::LossPolicy::Refuse).unwrap();
     let mut all = Vec::new();
     replay_commands(&mut journal, |_, c| all.push(*c)).unwrap();
     all
@@ -165,7 +167,7 @@ fn snapshot_plus_tail_equals_a_full_replay() {
         latest.last_seq
     );
     let mut c = core(dir.path());
-    let (done, from_snapshot) = restore(&mut c, Some(&store())).unwrap();
+    let (done, from_snapshot) = restore(&mut c, Some(&store()), None).unwrap();
     assert_eq!(
         done.records,
         seq - latest.last_seq,
@@ -227,7 +229,7 @@ fn replica_snapshots_plus_tail_equal_the_live_state() {
             assert_eq!(latest.last_seq % 300, 0, "{}", latest.last_seq);
         }
         let mut c = core(dir.path());
-        let (done, from_snapshot) = restore(&mut c, Some(&store())).unwrap();
+        let (done, from_snapshot) = restore(&mut c, Some(&store()), None).unwrap();
         assert_eq!(done.records, seq - latest.last_seq, "ring {ring}");
         assert_eq!(from_snapshot, hash, "ring {ring}");
         assert_eq!(c.engine_seq(), seq);
@@ -250,7 +252,8 @@ fn pruned_segments_recover_from_the_snapshot_and_the_rest() {
         drive(&mut c, 6_000, 21);
         (c.engine().state_hash(), c.engine_seq())
     }; // dropping the core joins the snapshot writer
-    let (journal, _) = open_journal(&section(dir.path())).unwrap();
+    let (journal, _) =
+        open_journal(&section(dir.path()), peregrine_journal::LossPolicy::Refuse).unwrap();
     let first = journal.first_seq().unwrap();
     assert!(
         first > 1,
@@ -258,7 +261,7 @@ fn pruned_segments_recover_from_the_snapshot_and_the_rest() {
     );
     drop(journal);
     let mut c = core(dir.path());
-    let (_, from_snapshot) = restore(&mut c, Some(&store())).unwrap();
+    let (_, from_snapshot) = restore(&mut c, Some(&store()), None).unwrap();
     assert_eq!(
         from_snapshot, hash,
         "snapshot + remaining journal = the live state"
@@ -267,7 +270,7 @@ fn pruned_segments_recover_from_the_snapshot_and_the_rest() {
     // A journal without its prefix and no snapshot refuses to start.
     let mut c = core(dir.path());
     assert!(matches!(
-        restore(&mut c, None),
+        restore(&mut c, None, None),
         Err(ReplayError::MissingPrefix { .. })
     ));
 }
@@ -284,7 +287,8 @@ fn a_torn_tail_recovers_to_the_prefix() {
     let half = bytes[record_offset(&bytes, 0)..][..40].to_vec();
     bytes.extend_from_slice(&half);
     std::fs::write(&last, &bytes).unwrap();
-    let (_, report) = open_journal(&section(dir.path())).unwrap();
+    let (_, report) =
+        open_journal(&section(dir.path()), peregrine_journal::LossPolicy::Refuse).unwrap();
     let cut = report.truncated.expect("the torn tail is reported");
     assert_eq!(cut.last_good_seq, Some(all.len() as u64));
     assert_eq!(cut.offset, whole as u64);
@@ -302,7 +306,7 @@ fn a_cut_committed_record_refuses_to_start_with_the_count() {
     let file = std::fs::OpenOptions::new().write(true).open(&last).unwrap();
     file.set_len(len - 10).unwrap(); // mid-record: every record is > 10 bytes
     drop(file);
-    match open_journal(&section(dir.path())) {
+    match open_journal(&section(dir.path()), peregrine_journal::LossPolicy::Refuse) {
         Err(ReplayError::Journal(JournalError::CommittedRecordsLost { missing, .. })) => {
             assert_eq!(missing, 1);
         }
@@ -327,7 +331,7 @@ fn a_corrupt_middle_record_is_a_typed_error() {
     let at = record_offset(&bytes, 10) + peregrine_journal::record::HEADER_LEN + 3;
     bytes[at] ^= 0x40;
     std::fs::write(&first, bytes).unwrap();
-    match open_journal(&section(dir.path())) {
+    match open_journal(&section(dir.path()), peregrine_journal::LossPolicy::Refuse) {
         Err(ReplayError::Journal(JournalError::CorruptRecord { segment, .. })) => {
             assert_eq!(segment, first);
         }

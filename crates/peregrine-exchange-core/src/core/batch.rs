@@ -21,7 +21,7 @@ impl<L: CommandLog> Core<L> {
         }
         self.log.commit()?;
         if let Some(s) = self.snapshots.as_mut() {
-            s.after_commit(&self.engine);
+            s.after_commit(&self.engine, &self.report_next);
         }
         Ok(())
     }

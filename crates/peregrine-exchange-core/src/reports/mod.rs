@@ -15,7 +15,44 @@
 //!
 //! Sans-IO, no clock, deterministic: nothing here is iterated in hash order.
 
-pub mod route;
 mod store;
 
 pub use store::{Position, ReportStore, Retention};
+
+/// Each account's next report sequence number: what the core stamps reports with,
+/// and what snapshots save.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    next: rustc_hash::FxHashMap<peregrine_types::AccountId, u64>,
+}
+
+impl Counters {
+    /// The next sequence number of `account`'s stream (1 for a new account).
+    pub fn next(&self, account: peregrine_types::AccountId) -> u64 {
+        self.next.get(&account).copied().unwrap_or(1)
+    }
+
+    /// Takes `account`'s next sequence number (and advances it).
+    #[inline]
+    pub fn take(&mut self, account: peregrine_types::AccountId) -> u64 {
+        let n = self.next.entry(account).or_insert(1);
+        let seq = *n;
+        *n += 1;
+        seq
+    }
+
+    /// Every account's next sequence number, sorted by account (allocates: for
+    /// snapshots and start-up, not the order path).
+    pub fn sorted(&self) -> Vec<(peregrine_types::AccountId, u64)> {
+        let mut v: Vec<_> = self.next.iter().map(|(a, n)| (*a, *n)).collect();
+        v.sort_unstable_by_key(|(a, _)| a.0);
+        v
+    }
+
+    /// Counters restored from a snapshot.
+    pub fn from_sorted(next: &[(peregrine_types::AccountId, u64)]) -> Self {
+        Counters {
+            next: next.iter().copied().collect(),
+        }
+    }
+}

@@ -13,39 +13,8 @@ use peregrine_types::AccountId;
 use peregrine_wire::auth::StoredKey;
 use peregrine_wire::field::SessionKind;
 use peregrine_wire::v2::session::Login;
-use serde::{Deserialize, Serialize};
 
-/// One `[[accounts]]` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AccountEntry {
-    /// Account id (what `Login.account` names).
-    pub id: AccountId,
-    /// SHA-256 of the account's key, 64 hex digits (`peregrine keygen` prints it).
-    pub stored_key: String,
-    /// May send `Deposit` / `Withdraw` and query any account's balance.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub admin: bool,
-    /// May open a drop copy of any account, or of every account.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub operator: bool,
-}
-
-impl AccountEntry {
-    /// Pushes every problem with this entry onto `errs`.
-    pub fn check(&self, errs: &mut Vec<String>) {
-        if StoredKey::from_hex(&self.stored_key).is_none() {
-            errs.push(format!(
-                "accounts: account {}: stored_key must be 64 hex digits (SHA-256 of the \
-                 account's key; `peregrine keygen` prints it)",
-                self.id
-            ));
-        }
-        if self.id.0 == u32::MAX {
-            errs.push("accounts: id 4294967295 is reserved (it means every account)".into());
-        }
-    }
-}
+use crate::config::AccountConfig;
 
 /// What a verified login is allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,9 +52,9 @@ pub struct Credentials {
 }
 
 impl Credentials {
-    /// The table of `entries` (entries that fail [`AccountEntry::check`] are skipped:
+    /// The table of `entries` (entries whose stored key does not parse are skipped:
     /// validate the configuration first).
-    pub fn new(entries: &[AccountEntry]) -> Self {
+    pub fn new(entries: &[AccountConfig]) -> Self {
         let accounts = entries
             .iter()
             .filter_map(|e| {
@@ -137,21 +106,12 @@ impl Credentials {
     }
 
     /// The admin accounts.
+    #[cfg(test)]
     pub fn admins(&self) -> impl Iterator<Item = AccountId> + '_ {
         self.accounts
             .iter()
             .filter(|(_, e)| e.admin)
             .map(|(a, _)| *a)
-    }
-
-    /// Number of accounts.
-    pub fn len(&self) -> usize {
-        self.accounts.len()
-    }
-
-    /// True if there is no account (the exchange refuses to start).
-    pub fn is_empty(&self) -> bool {
-        self.accounts.is_empty()
     }
 }
 
@@ -165,13 +125,13 @@ mod tests {
         let trader = AccountKey([1; 32]);
         let operator = AccountKey([2; 32]);
         let entries = [
-            AccountEntry {
+            AccountConfig {
                 id: AccountId(1),
                 stored_key: trader.stored().to_hex(),
                 admin: false,
                 operator: false,
             },
-            AccountEntry {
+            AccountConfig {
                 id: AccountId(9),
                 stored_key: operator.stored().to_hex(),
                 admin: true,
@@ -227,24 +187,5 @@ mod tests {
         let all = c.verify(&n, &login(&operator, 9, None, SessionKind::DropCopy));
         assert_eq!(all.map(|g| (g.target, g.admin)), Ok((None, true)));
         assert_eq!(c.admins().collect::<Vec<_>>(), [AccountId(9)]);
-    }
-
-    #[test]
-    fn entries_are_checked() {
-        let mut errs = Vec::new();
-        AccountEntry {
-            id: AccountId(1),
-            stored_key: "secret-1".into(),
-            admin: false,
-            operator: false,
-        }
-        .check(&mut errs);
-        assert_eq!(errs.len(), 1);
-        assert!(errs[0].contains("64 hex digits"), "{}", errs[0]);
-        let toml = "id = 1\npassword = \"secret-1\"\n";
-        assert!(
-            toml::from_str::<AccountEntry>(toml).is_err(),
-            "a password is an unknown field"
-        );
     }
 }

@@ -3,10 +3,8 @@
 //! ([`compact`]: one thread; [`split`]: ingestion and matching threads joined by
 //! [`ring`]s).
 
-#[allow(dead_code, unused_imports)] // staged: the v2 session table wires it in
 pub mod admission;
 pub mod compact;
-#[allow(dead_code)] // staged: the v2 session table wires it in
 pub mod credentials;
 pub mod ring;
 pub mod session;

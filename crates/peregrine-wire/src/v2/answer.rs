@@ -9,7 +9,7 @@ use crate::reason::CancelCode;
 use crate::v2::Outbound;
 
 /// A request, named the way its terminal answer names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RequestRef {
     /// A `NewOrder`, by its client order id.
     NewOrder(ClientOrderId),

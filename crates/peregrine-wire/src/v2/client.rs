@@ -368,6 +368,11 @@ impl ClientSession {
         }
     }
 
+    /// The `session_seq` the next message must carry.
+    pub fn next_session_seq(&self) -> u64 {
+        self.next_session_seq
+    }
+
     /// The next report sequence number of the stream (single-account scope).
     pub fn next_report_seq(&self) -> u64 {
         self.next_report

@@ -109,17 +109,20 @@ impl<K: Copy + PartialEq> PendingPool<K> {
     }
 
     /// Connections pending.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// True if none is pending.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// Connections pending from `addr`.
-    pub fn from_addr(&self, addr: IpAddr) -> usize {
+    #[cfg(test)]
+    pub fn pending_from(&self, addr: IpAddr) -> usize {
         self.per_addr.get(&addr).copied().unwrap_or(0)
     }
 }
@@ -148,7 +151,7 @@ mod tests {
         }
         assert_eq!(p.admit(3, ip(2), 1), Admit::Evicted(0));
         assert_eq!(p.admit(4, ip(2), 1), Admit::Evicted(1));
-        assert_eq!((p.len(), p.from_addr(ip(1)), p.from_addr(ip(2))), (3, 1, 2));
+        assert_eq!((p.len(), p.pending_from(ip(1)), p.pending_from(ip(2))), (3, 1, 2));
     }
 
     #[test]
@@ -158,8 +161,8 @@ mod tests {
         p.admit(2, ip(1), 0);
         p.admit(3, ip(9), 0);
         assert_eq!(p.admit(4, ip(9), 0), Admit::Evicted(1));
-        assert_eq!(p.from_addr(ip(9)), 2);
-        assert_eq!(p.from_addr(ip(1)), 1, "another address is untouched");
+        assert_eq!(p.pending_from(ip(9)), 2);
+        assert_eq!(p.pending_from(ip(1)), 1, "another address is untouched");
     }
 
     #[test]
@@ -175,7 +178,7 @@ mod tests {
         assert_eq!(p.pop_expired(159), None);
         assert_eq!(p.pop_expired(160), Some(3));
         assert!(p.is_empty());
-        assert_eq!(p.from_addr(ip(1)), 0);
+        assert_eq!(p.pending_from(ip(1)), 0);
     }
 
     /// 1,000 idle connections arrive while legitimate clients connect and log in

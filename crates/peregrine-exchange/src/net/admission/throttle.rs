@@ -108,6 +108,7 @@ impl LoginThrottle {
     }
 
     /// Addresses and accounts currently tracked (for metrics and tests).
+    #[cfg(test)]
     pub fn tracked(&self) -> (usize, usize) {
         (self.addrs.len(), self.accounts.len())
     }

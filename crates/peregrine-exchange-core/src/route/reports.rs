@@ -6,7 +6,7 @@
 //! Rules that hold for every report made here:
 //! * an order of another account is refused as unknown: `NotOwner` (11) becomes
 //!   `UnknownOrder` (10), so ids cannot be probed;
-//! * `report_seq` is left 0: the stream stamps it ([`super::ReportStore::append`]);
+//! * `report_seq` is left 0: the core stamps it with the account's next number;
 //! * a mass cancel's `Cancelled`s carry its client order id, and its terminal answer
 //!   (`MassCancelDone`) is made by [`mass_cancel_done`] once every instrument ran.
 
@@ -272,5 +272,5 @@ pub fn cancel_code(c: CancelReason) -> ReasonCode {
 }
 
 #[cfg(test)]
-#[path = "route_tests.rs"]
+#[path = "reports_tests.rs"]
 mod tests;

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use peregrine_types::{ClientOrderId, InstrumentId};
+use peregrine_types::{AccountId, ClientOrderId, InstrumentId};
 use peregrine_wire::auth::AccountKey;
 use peregrine_wire::field::{Pad, SessionKind};
 use peregrine_wire::v2::client::{ClientSession, LoginParams, Phase, Step as CStep};
