@@ -1,14 +1,26 @@
-//! Seed 000's simulated venue: every order is held for a delay D ~ Uniform(lo, hi),
-//! then acknowledged and filled by a configurable model. Pending releases sit in a
-//! min-heap keyed by release time (ties by arrival), so `poll` is O(log n) per report.
-//! Delays come from a seeded generator: the same inputs give the same reports.
+//! Seed 000's simulated venue: every request is held for a delay D ~ Uniform(lo, hi)
+//! (the network and the venue's own latency), then handled by a configurable model:
+//! the simulated market ([`market`]: real books, stochastic order flow, fills by queue
+//! position, market data), or one of the fixed fill models kept for plumbing tests and
+//! latency runs. Pending requests sit in a min-heap keyed by release time (ties by
+//! arrival), so `poll` is O(log n) per report. Delays and the flow come from seeded
+//! generators: the same inputs give the same reports.
+
+pub mod market;
+#[cfg(test)]
+mod market_tests;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use peregrine_types::{Price, Qty};
 
+use self::market::{MarketConfig, SimMarket};
 use super::{Report, Venue, VenueError, VenueOrder};
+use crate::market::{MarketFeed, RingFeed};
+
+/// Slots of the ring carrying the simulated market's data to the md thread.
+const MD_RING: usize = 1 << 16;
 
 /// How the simulated venue fills an order once its delay has passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -29,6 +41,9 @@ pub enum FillModel {
         /// Period.
         every: u32,
     },
+    /// The simulated market (`market` settings): orders rest and fill by queue
+    /// position against a stochastic flow; the venue publishes market data.
+    Market,
 }
 
 /// Simulated venue settings.
@@ -41,8 +56,11 @@ pub struct SimConfig {
     pub delay_hi_ns: u64,
     /// Fill model.
     pub model: FillModel,
-    /// Seed of the delay generator.
+    /// Seed of the delay generator (and of the market's flow).
     pub seed: u64,
+    /// The simulated market's flow (used by `model = { kind = "market" }`).
+    #[serde(default)]
+    pub market: MarketConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -72,12 +90,22 @@ pub struct SimVenue {
     orders_seen: u64,
     last_delay: u64,
     heap: BinaryHeap<Reverse<(u64, u64, Pending)>>,
+    /// Fixed models: every open order. Market model: orders not released yet.
     orders: HashMap<u64, Held>,
+    market: Option<SimMarket>,
+    /// Unix epoch ns minus `CLOCK_MONOTONIC` ns: converts GTD expiries to the
+    /// simulated books' clock.
+    epoch_offset: u64,
 }
 
 impl SimVenue {
-    /// A venue with `cfg`.
-    pub fn new(cfg: SimConfig) -> SimVenue {
+    /// A venue with `cfg`; with the market model, one book per instrument.
+    pub fn new(cfg: SimConfig, instruments: &[u32]) -> SimVenue {
+        let market = (cfg.model == FillModel::Market)
+            .then(|| SimMarket::new(cfg.market, instruments, cfg.seed ^ 0x5EED_F10E, None));
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
         SimVenue {
             cfg,
             rng: cfg.seed,
@@ -87,7 +115,14 @@ impl SimVenue {
             last_delay: 0,
             heap: BinaryHeap::new(),
             orders: HashMap::new(),
+            market,
+            epoch_offset: wall.saturating_sub(peregrine_strategy::clock::now_ns()),
         }
+    }
+
+    /// The simulated market, if this venue runs one.
+    pub fn market(&self) -> Option<&SimMarket> {
+        self.market.as_ref()
     }
 
     /// The delay drawn for the next event (also used by tests to know the schedule).
@@ -111,7 +146,22 @@ impl SimVenue {
         self.orders.len()
     }
 
-    fn release(&mut self, id: u64, out: &mut dyn FnMut(Report)) -> usize {
+    fn release(&mut self, id: u64, now: u64, out: &mut dyn FnMut(Report)) -> usize {
+        if let Some(m) = self.market.as_mut() {
+            let Some(h) = self.orders.remove(&id) else {
+                return 0;
+            };
+            let mut order = h.order;
+            if order.expire_at != 0 {
+                order.expire_at = order.expire_at.saturating_sub(self.epoch_offset);
+            }
+            let mut n = 0;
+            m.submit(&order, now, &mut |r| {
+                n += 1;
+                out(r)
+            });
+            return n;
+        }
         let Some(h) = self.orders.get_mut(&id) else {
             return 0;
         };
@@ -146,7 +196,7 @@ impl SimVenue {
         let fill = match self.cfg.model {
             FillModel::Full | FillModel::RejectEvery { .. } => qty,
             FillModel::Partial { percent } => (qty * percent.min(100) as i64 / 100).clamp(1, qty),
-            FillModel::Rest => 0,
+            FillModel::Rest | FillModel::Market => 0,
         };
         if fill <= 0 {
             return 0;
@@ -199,7 +249,56 @@ impl SimVenue {
     }
 }
 
+impl SimVenue {
+    /// A cancel or replace reaches the simulated market.
+    fn market_request(&mut self, what: Pending, now: u64, out: &mut dyn FnMut(Report)) -> usize {
+        let Some(m) = self.market.as_mut() else {
+            return 0;
+        };
+        let mut n = 0;
+        let mut count = |r| {
+            n += 1;
+            out(r)
+        };
+        match what {
+            Pending::Cancel(id) => match self.orders.remove(&id) {
+                // A cancel that overtakes the release cancels the order unseen.
+                Some(h) => count(Report::Cancelled {
+                    engine_id: id,
+                    qty: Qty::from_raw(h.leaves),
+                    leaves: Qty::ZERO,
+                }),
+                None => m.cancel(id, now, &mut count),
+            },
+            Pending::Replace(id, price, qty) if !self.orders.contains_key(&id) => m.replace(
+                id,
+                Price::from_raw(price),
+                Qty::from_raw(qty),
+                now,
+                &mut count,
+            ),
+            Pending::Replace(id, ..) => count(Report::ReplaceRejected {
+                engine_id: id,
+                reason: 10,
+            }),
+            Pending::Release(_) => {}
+        }
+        n
+    }
+
+    fn knows(&self, id: u64) -> bool {
+        self.orders.contains_key(&id) || self.market.as_ref().is_some_and(|m| m.knows(id))
+    }
+}
+
 impl Venue for SimVenue {
+    fn market_feed(&mut self) -> Option<Box<dyn MarketFeed>> {
+        let m = self.market.as_mut()?;
+        let (tx, rx) = peregrine_queue::spsc::ring(MD_RING);
+        m.set_md(tx);
+        Some(Box::new(RingFeed::new(rx)))
+    }
+
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError> {
         let d = self.delay();
         self.last_delay = d;
@@ -217,7 +316,7 @@ impl Venue for SimVenue {
     }
 
     fn cancel(&mut self, engine_id: u64, now_ns: u64) -> Result<(), VenueError> {
-        if !self.orders.contains_key(&engine_id) {
+        if !self.knows(engine_id) {
             return Err(VenueError::UnknownOrder(engine_id));
         }
         let at = now_ns + self.delay();
@@ -232,7 +331,7 @@ impl Venue for SimVenue {
         qty: Qty,
         now_ns: u64,
     ) -> Result<(), VenueError> {
-        if !self.orders.contains_key(&engine_id) {
+        if !self.knows(engine_id) {
             return Err(VenueError::UnknownOrder(engine_id));
         }
         let at = now_ns + self.delay();
@@ -246,19 +345,50 @@ impl Venue for SimVenue {
 
     fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {
         let mut n = 0;
-        while let Some(&Reverse((at, _, what))) = self.heap.peek() {
-            if at > now_ns {
-                break;
+        let mut count = |r| {
+            n += 1;
+            out(r)
+        };
+        self.poll_into(now_ns, &mut count);
+        n
+    }
+}
+
+impl SimVenue {
+    /// Everything due by `now_ns`, in time order: the market's flow steps up to each
+    /// pending request's time, then the request.
+    fn poll_into(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) {
+        loop {
+            let due = match self.heap.peek() {
+                Some(&Reverse((at, _, _))) if at <= now_ns => Some(at),
+                _ => None,
+            };
+            if let Some(m) = self.market.as_mut() {
+                m.advance(due.unwrap_or(now_ns), out);
             }
-            self.heap.pop();
-            n += match what {
-                Pending::Release(id) => self.release(id, out),
+            let Some(at) = due else { return };
+            let Some(Reverse((_, _, what))) = self.heap.pop() else {
+                return;
+            };
+            if self.market.is_some() {
+                match what {
+                    Pending::Release(id) => self.release(id, at, out),
+                    other => self.market_request(other, at, out),
+                };
+                continue;
+            }
+            match what {
+                Pending::Release(id) => self.release(id, at, out),
                 Pending::Cancel(id) => match self.orders.get(&id) {
                     // A cancel that overtakes the release cancels the order unseen.
                     Some(h) => {
                         let qty = Qty::from_raw(h.leaves);
                         self.orders.remove(&id);
-                        out(Report::Cancelled { engine_id: id, qty });
+                        out(Report::Cancelled {
+                            engine_id: id,
+                            qty,
+                            leaves: Qty::ZERO,
+                        });
                         1
                     }
                     None => 0, // already filled or rejected: nothing to cancel
@@ -266,7 +396,6 @@ impl Venue for SimVenue {
                 Pending::Replace(id, price, qty) => self.apply_replace(id, price, qty, out),
             };
         }
-        n
     }
 }
 
@@ -276,22 +405,26 @@ mod tests {
     use peregrine_types::{InstrumentId, Price, Side};
 
     fn order(id: u64, qty: i64) -> VenueOrder {
-        VenueOrder {
-            engine_id: id,
-            instrument: InstrumentId(1),
-            side: Side::Buy,
-            price: Price::from_raw(100),
-            qty: Qty::from_raw(qty),
-        }
+        VenueOrder::limit(
+            id,
+            InstrumentId(1),
+            Side::Buy,
+            Price::from_raw(100),
+            Qty::from_raw(qty),
+        )
     }
 
     fn venue(model: FillModel) -> SimVenue {
-        SimVenue::new(SimConfig {
-            delay_lo_ns: 1_000,
-            delay_hi_ns: 5_000,
-            model,
-            seed: 42,
-        })
+        SimVenue::new(
+            SimConfig {
+                delay_lo_ns: 1_000,
+                delay_hi_ns: 5_000,
+                model,
+                seed: 42,
+                market: MarketConfig::default(),
+            },
+            &[1],
+        )
     }
 
     fn drain(v: &mut SimVenue, now: u64) -> Vec<Report> {
@@ -343,7 +476,8 @@ mod tests {
             drain(&mut v, 20_000),
             vec![Report::Cancelled {
                 engine_id: 1,
-                qty: Qty::from_raw(7)
+                qty: Qty::from_raw(7),
+                leaves: Qty::ZERO,
             }]
         );
         assert_eq!(v.cancel(1, 20_000), Err(VenueError::UnknownOrder(1)));
@@ -376,7 +510,8 @@ mod tests {
             drain(&mut v, 30_000),
             vec![Report::Cancelled {
                 engine_id: 1,
-                qty: Qty::from_raw(3)
+                qty: Qty::from_raw(3),
+                leaves: Qty::ZERO,
             }]
         );
         assert_eq!(
