@@ -62,7 +62,11 @@ fn core(dir: &Path) -> Core<JournalLog> {
 fn request(kind: u8, i: u64, x: u64) -> (Inbound, Option<RequestRef>) {
     let cid = ClientOrderId(i + 1);
     let instrument = InstrumentId(1 + (x % 2) as u32);
-    let side = if x.is_multiple_of(3) { Side::Buy } else { Side::Sell };
+    let side = if x.is_multiple_of(3) {
+        Side::Buy
+    } else {
+        Side::Sell
+    };
     match kind % 6 {
         0 | 1 => (
             Inbound::NewOrder(NewOrder {

@@ -2,8 +2,91 @@
 
 use std::path::PathBuf;
 
-use crate::hwm::MarkDefect;
 use crate::record::RecordDefect;
+
+/// What made the tail invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TailDefect {
+    /// The segment header itself was torn (file shorter than 16 bytes or zeros).
+    SegmentHeader,
+    /// A record failed verification.
+    Record(RecordDefect),
+}
+
+/// Why the mark file could not be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkDefect {
+    /// The file is not 32 bytes long.
+    Length(u64),
+    /// Wrong magic bytes.
+    Magic,
+    /// The CRC does not match.
+    Crc,
+    /// Non-zero reserved bytes.
+    Reserved,
+}
+
+impl std::fmt::Display for MarkDefect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Length(n) => write!(f, "{n} bytes instead of 32"),
+            Self::Magic => f.write_str("bad magic"),
+            Self::Crc => f.write_str("CRC mismatch"),
+            Self::Reserved => f.write_str("non-zero reserved bytes"),
+        }
+    }
+}
+
+/// Where committed records should have been, and what was there instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Damage {
+    /// Invalid bytes where the records should continue (a flipped byte, a cut
+    /// record, zeros).
+    Tail {
+        /// The last segment.
+        segment: PathBuf,
+        /// Offset of the first invalid byte.
+        offset: u64,
+        /// What is wrong there.
+        defect: TailDefect,
+    },
+    /// The segment that held the last committed record is gone.
+    SegmentMissing {
+        /// Its first sequence number.
+        first_seq: u64,
+        /// The file it was (`journal-<first_seq:020>.log` in the journal directory).
+        path: PathBuf,
+    },
+    /// The last segment ends cleanly, at a record boundary, before the committed
+    /// records (cut exactly between records).
+    EndsEarly {
+        /// The last segment, if any is left.
+        segment: Option<PathBuf>,
+    },
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Tail {
+                segment,
+                offset,
+                defect,
+            } => write!(
+                f,
+                "{} is damaged at offset {offset}: {defect:?}",
+                segment.display()
+            ),
+            Self::SegmentMissing { path, .. } => {
+                write!(f, "segment {} is missing", path.display())
+            }
+            Self::EndsEarly { segment: Some(s) } => {
+                write!(f, "{} ends early, at a record boundary", s.display())
+            }
+            Self::EndsEarly { segment: None } => f.write_str("no segment is left"),
+        }
+    }
+}
 
 /// Errors from the journal writer, recovery and replay.
 #[derive(Debug, thiserror::Error)]
@@ -47,18 +130,20 @@ pub enum JournalError {
         /// The last valid sequence number in the segments.
         found_last: Option<u64>,
         /// What the scan found where the records should be.
-        damage: crate::recovery::Damage,
+        damage: Damage,
     },
     /// The segments hold records but there is no high-water mark to check them
     /// against (it was deleted, or the journal predates it).
     #[error(
-        "{records} record(s) in {dir} but no high-water mark ({}); refusing to open \
+        "{records} record(s) in {} but no high-water mark {}; refusing to open \
         (accept the risk explicitly to rebuild it from the segments)",
-        crate::hwm::FILE_NAME
+        .dir.display(), .mark.display()
     )]
     MissingHighWaterMark {
         /// The journal directory.
         dir: PathBuf,
+        /// Where the mark should be.
+        mark: PathBuf,
         /// Records found in the segments.
         records: u64,
     },

@@ -44,29 +44,7 @@ pub struct Mark {
     pub segment_first: u64,
 }
 
-/// Why the mark file could not be used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MarkDefect {
-    /// The file is not 32 bytes long.
-    Length(u64),
-    /// Wrong magic bytes.
-    Magic,
-    /// The CRC does not match.
-    Crc,
-    /// Non-zero reserved bytes.
-    Reserved,
-}
-
-impl std::fmt::Display for MarkDefect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Length(n) => write!(f, "{n} bytes instead of {LEN}"),
-            Self::Magic => f.write_str("bad magic"),
-            Self::Crc => f.write_str("CRC mismatch"),
-            Self::Reserved => f.write_str("non-zero reserved bytes"),
-        }
-    }
-}
+pub use crate::error::MarkDefect;
 
 /// Encodes a mark.
 pub fn encode(mark: Mark) -> [u8; LEN] {

@@ -43,54 +43,7 @@ pub struct TailTruncation {
     pub defect: TailDefect,
 }
 
-/// Where committed records should have been, and what was there instead.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Damage {
-    /// Invalid bytes where the records should continue (a flipped byte, a cut
-    /// record, zeros).
-    Tail {
-        /// The last segment.
-        segment: PathBuf,
-        /// Offset of the first invalid byte.
-        offset: u64,
-        /// What is wrong there.
-        defect: TailDefect,
-    },
-    /// The segment that held the last committed record is gone.
-    SegmentMissing {
-        /// Its first sequence number (its name, `journal-<first_seq:020>.log`).
-        first_seq: u64,
-    },
-    /// The last segment ends cleanly, at a record boundary, before the committed
-    /// records (cut exactly between records).
-    EndsEarly {
-        /// The last segment, if any is left.
-        segment: Option<PathBuf>,
-    },
-}
-
-impl std::fmt::Display for Damage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Tail {
-                segment,
-                offset,
-                defect,
-            } => write!(
-                f,
-                "{} is damaged at offset {offset}: {defect:?}",
-                segment.display()
-            ),
-            Self::SegmentMissing { first_seq } => {
-                write!(f, "segment {} is missing", segment::file_name(*first_seq))
-            }
-            Self::EndsEarly { segment: Some(s) } => {
-                write!(f, "{} ends early, at a record boundary", s.display())
-            }
-            Self::EndsEarly { segment: None } => f.write_str("no segment is left"),
-        }
-    }
-}
+pub use crate::error::Damage;
 
 /// A loss the operator accepted with [`LossPolicy::Accept`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,6 +206,7 @@ fn check_mark(
                 })),
                 LossPolicy::Refuse => Err(JournalError::MissingHighWaterMark {
                     dir: dir.to_path_buf(),
+                    mark: hwm::path(dir),
                     records: report.records,
                 }),
             };
@@ -266,7 +220,7 @@ fn check_mark(
     if missing == 0 {
         return Ok(None);
     }
-    let damage = damage(segments, m, tail);
+    let damage = damage(dir, segments, m, tail);
     match policy {
         LossPolicy::Accept => Ok(Some(AcceptedLoss::Lost {
             missing,
@@ -283,7 +237,7 @@ fn check_mark(
     }
 }
 
-fn damage(segments: &[SegmentFile], m: Mark, tail: Option<&PendingTail>) -> Damage {
+fn damage(dir: &Path, segments: &[SegmentFile], m: Mark, tail: Option<&PendingTail>) -> Damage {
     let held = segments.iter().any(|s| s.first_seq == m.segment_first);
     match tail {
         Some(t) => Damage::Tail {
@@ -293,6 +247,7 @@ fn damage(segments: &[SegmentFile], m: Mark, tail: Option<&PendingTail>) -> Dama
         },
         None if !held && m.segment_first != 0 => Damage::SegmentMissing {
             first_seq: m.segment_first,
+            path: dir.join(segment::file_name(m.segment_first)),
         },
         None => Damage::EndsEarly {
             segment: segments.last().map(|s| s.path.clone()),

@@ -223,7 +223,8 @@ fn a_deleted_last_segment_is_refused_with_the_count() {
     assert_eq!(
         damage,
         Damage::SegmentMissing {
-            first_seq: last.first_seq
+            first_seq: last.first_seq,
+            path: last.path.clone(),
         }
     );
     accept(
@@ -244,7 +245,13 @@ fn every_segment_deleted_is_refused() {
     }
     let (missing, _, found, damage) = lost(&refused(dir.path(), &cfg));
     assert_eq!((missing, found), (17, None));
-    assert_eq!(damage, Damage::SegmentMissing { first_seq: 1 });
+    assert_eq!(
+        damage,
+        Damage::SegmentMissing {
+            first_seq: 1,
+            path: dir.path().join(peregrine_journal::segment::file_name(1)),
+        }
+    );
     accept(dir.path(), &cfg, 17, &[]);
 }
 

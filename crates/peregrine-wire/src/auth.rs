@@ -6,8 +6,8 @@
 //!   copy of the exchange's configuration does not let anyone log in.
 //! * On a new connection the exchange sends a fresh 32-byte nonce (`Challenge`).
 //! * The client sends `proof = key XOR HMAC-SHA256(stored, auth_message)`, where
-//!   `auth_message` binds the nonce and every other field of the `Login`
-//!   ([`auth_message`]).
+//!   `auth_message` binds the nonce and every other field of the `Login` (built by
+//!   `v2::session::Login::auth_message`; this module only sees its bytes).
 //! * The exchange recomputes the HMAC (it knows `stored`), recovers
 //!   `key' = proof XOR HMAC`, and accepts if `SHA-256(key') == stored` (compared in
 //!   constant time).
@@ -18,9 +18,6 @@
 
 use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
-
-use crate::v2::session::Login;
-use crate::WireMessage;
 
 /// Bytes of a key, a stored key, a nonce and a proof.
 pub const KEY_LEN: usize = 32;
@@ -60,9 +57,9 @@ impl AccountKey {
         to_hex(&self.0)
     }
 
-    /// The proof for `login` (whose `proof` field is ignored) answering `nonce`.
-    pub fn prove(&self, nonce: &[u8; KEY_LEN], login: &Login) -> [u8; KEY_LEN] {
-        let sig = signature(&self.stored(), nonce, login);
+    /// The proof over `auth_message`: `key XOR HMAC-SHA256(SHA-256(key), message)`.
+    pub fn prove(&self, auth_message: &[u8]) -> [u8; KEY_LEN] {
+        let sig = signature(&self.stored(), auth_message);
         xor(&self.0, &sig)
     }
 }
@@ -78,40 +75,22 @@ impl StoredKey {
         to_hex(&self.0)
     }
 
-    /// True if `login.proof` proves knowledge of the key behind this hash for
-    /// `nonce` and exactly `login`'s other fields. Constant time in the proof.
-    pub fn verify(&self, nonce: &[u8; KEY_LEN], login: &Login) -> bool {
-        let sig = signature(self, nonce, login);
-        let key = xor(&login.proof, &sig);
+    /// True if `proof` proves knowledge of the key behind this hash over exactly
+    /// `auth_message`. Constant time in the proof.
+    pub fn verify(&self, auth_message: &[u8], proof: &[u8; KEY_LEN]) -> bool {
+        let sig = signature(self, auth_message);
+        let key = xor(proof, &sig);
         let hash: [u8; KEY_LEN] = Sha256::digest(key).into();
         ct_eq(&hash, &self.0)
     }
 }
 
-/// The bytes the HMAC covers: [`DOMAIN`], the nonce, then the `Login` message as
-/// encoded with its `proof` field zeroed (so every field, header included, is bound).
-pub fn auth_message(
-    nonce: &[u8; KEY_LEN],
-    login: &Login,
-) -> [u8; DOMAIN.len() + KEY_LEN + Login::SIZE] {
-    let mut out = [0u8; DOMAIN.len() + KEY_LEN + Login::SIZE];
-    out[..DOMAIN.len()].copy_from_slice(DOMAIN);
-    out[DOMAIN.len()..DOMAIN.len() + KEY_LEN].copy_from_slice(nonce);
-    let blank = Login {
-        proof: [0; KEY_LEN],
-        ..*login
-    };
-    // Login::SIZE bytes always fit: the array is sized for them.
-    let _ = blank.encode(&mut out[DOMAIN.len() + KEY_LEN..]);
-    out
-}
-
-fn signature(stored: &StoredKey, nonce: &[u8; KEY_LEN], login: &Login) -> [u8; KEY_LEN] {
+fn signature(stored: &StoredKey, auth_message: &[u8]) -> [u8; KEY_LEN] {
     // HMAC accepts keys of any length, so this never fails for 32 bytes.
     let Ok(mut mac) = <HmacSha256 as KeyInit>::new_from_slice(&stored.0) else {
         return [0; KEY_LEN];
     };
-    mac.update(&auth_message(nonce, login));
+    mac.update(auth_message);
     mac.finalize().into_bytes().into()
 }
 
@@ -156,67 +135,33 @@ fn to_hex(b: &[u8; KEY_LEN]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field::{Pad, SessionKind};
-    use peregrine_types::AccountId;
-
-    fn login(account: u32) -> Login {
-        Login {
-            next_report_seq: 7,
-            proof: [0; KEY_LEN],
-            account: AccountId(account),
-            target: Some(AccountId(account)),
-            heartbeat_interval_ms: 1000,
-            kind: SessionKind::Trading,
-            reserved: Pad,
-        }
-    }
 
     #[test]
-    fn a_proof_verifies_only_for_its_nonce_key_and_fields() {
+    fn a_proof_verifies_only_for_its_key_and_message() {
         let key = AccountKey([0x11; KEY_LEN]);
         let stored = key.stored();
-        let nonce = [0x22; KEY_LEN];
-        let mut l = login(5);
-        l.proof = key.prove(&nonce, &l);
-        assert!(stored.verify(&nonce, &l));
-        assert!(!stored.verify(&[0x23; KEY_LEN], &l), "another nonce");
-        assert!(
-            !AccountKey([0x12; KEY_LEN]).stored().verify(&nonce, &l),
-            "another key"
-        );
-        let mut other = l;
-        other.next_report_seq = 8;
-        assert!(!stored.verify(&nonce, &other), "a field changed in flight");
-        let mut other = l;
-        other.kind = SessionKind::DropCopy;
-        assert!(!stored.verify(&nonce, &other));
+        let msg = b"peregrine-login-v2\0\0 nonce and login bytes";
+        let proof = key.prove(msg);
+        assert!(stored.verify(msg, &proof));
+        assert!(!stored.verify(b"another message", &proof));
+        assert!(!AccountKey([0x12; KEY_LEN]).stored().verify(msg, &proof));
         for byte in 0..KEY_LEN {
-            let mut bad = l;
-            bad.proof[byte] ^= 1;
-            assert!(!stored.verify(&nonce, &bad), "flip in proof byte {byte}");
+            let mut bad = proof;
+            bad[byte] ^= 1;
+            assert!(!stored.verify(msg, &bad), "flip in proof byte {byte}");
         }
+        assert_ne!(proof, key.0, "the proof is not the key");
+        assert_ne!(proof, stored.0);
     }
 
     #[test]
-    fn the_proof_does_not_reveal_the_key() {
-        let key = AccountKey([0x5A; KEY_LEN]);
-        let l = login(1);
-        let proof = key.prove(&[1; KEY_LEN], &l);
-        assert_ne!(proof, key.0);
-        assert_ne!(proof, key.stored().0);
-    }
-
-    #[test]
-    fn known_answer_pins_the_construction() {
-        // key = 0x00..0x1f; stored = SHA-256(key); a fixed nonce and login.
+    fn the_stored_key_is_sha256_of_the_key() {
+        // SHA-256 of the bytes 0x00..0x1f.
         let key = AccountKey(core::array::from_fn(|i| i as u8));
         assert_eq!(
             key.stored().to_hex(),
             "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
         );
-        let mut l = login(1);
-        l.proof = key.prove(&[0xAB; KEY_LEN], &l);
-        assert!(key.stored().verify(&[0xAB; KEY_LEN], &l));
     }
 
     #[test]

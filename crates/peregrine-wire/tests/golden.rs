@@ -98,7 +98,7 @@ fn golden_login() -> (
         kind: SessionKind::Trading,
         reserved: Pad,
     };
-    login.proof = key.prove(&nonce, &login);
+    login.proof = login.proof_for(&key, &nonce);
     (key, nonce, login)
 }
 
@@ -112,7 +112,7 @@ fn v2_login_golden_bytes_and_proof() {
     let mut buf = [0u8; 64];
     assert_eq!(login.encode(&mut buf), Ok(64));
     assert_eq!(hex(&buf), GOLDEN_LOGIN);
-    assert!(key.stored().verify(&nonce, &login));
+    assert!(login.verify(&key.stored(), &nonce));
     assert_eq!(v2::decode(&buf), Ok((v2::Message::Login(login), 64)));
 }
 

@@ -85,7 +85,7 @@ impl Credentials {
         const DUMMY: StoredKey = StoredKey([0x5A; 32]);
         let entry = self.accounts.get(&login.account);
         let stored = entry.map_or(DUMMY, |e| e.stored);
-        let proved = stored.verify(nonce, login);
+        let proved = login.verify(&stored, nonce);
         let Some(e) = entry.filter(|_| proved) else {
             return Err(Refusal::BadCredentials);
         };
@@ -151,7 +151,7 @@ mod tests {
             kind,
             reserved: Pad,
         };
-        l.proof = key.prove(&[4; 32], &l);
+        l.proof = l.proof_for(key, &[4; 32]);
         l
     }
 

@@ -192,7 +192,7 @@ impl ClientSession {
             kind: self.params.kind,
             reserved: Pad,
         };
-        l.proof = key.prove(nonce, &l);
+        l.proof = l.proof_for(key, nonce);
         l
     }
 

@@ -110,7 +110,7 @@ fn login_proves_the_key_over_the_nonce() {
     let Step::SendLogin(l) = c.on_message(&x.challenge(), &KEY).unwrap() else {
         panic!("a login");
     };
-    assert!(KEY.stored().verify(&[3; 32], &l));
+    assert!(l.verify(&KEY.stored(), &[3; 32]));
     assert_eq!(
         (l.account, l.next_report_seq, l.kind),
         (A, 1, SessionKind::Trading)

@@ -13,12 +13,14 @@
 //!          ◀─────────────────────────────── live reports, answers, heartbeats
 //! ```
 //!
-//! The proof is computed by the `auth` module; no password or key crosses the wire.
+//! The proof ([`Login::proof_for`], [`Login::verify`]) uses the key types of the
+//! `auth` module; no password or key crosses the wire.
 
 use peregrine_types::{AccountId, Timestamp};
 
+use crate::auth::{AccountKey, StoredKey, DOMAIN, KEY_LEN};
 use crate::field::{Pad, ReasonCode, SessionKind};
-use crate::message::wire_message;
+use crate::message::{wire_message, WireMessage};
 
 wire_message! {
     /// Exchange → client, unsolicited, first on every connection: the nonce the login
@@ -59,6 +61,38 @@ wire_message! {
     kind: SessionKind,
     /// Must be zero.
     reserved: Pad<3>,
+}
+
+/// Bytes of [`Login::auth_message`].
+pub const AUTH_MESSAGE_LEN: usize = DOMAIN.len() + KEY_LEN + Login::SIZE;
+
+impl Login {
+    /// The bytes the login proof covers: the domain tag ([`DOMAIN`]), the nonce, then
+    /// this message as encoded with its `proof` field zeroed (so every field, header
+    /// included, is bound to the proof).
+    pub fn auth_message(&self, nonce: &[u8; KEY_LEN]) -> [u8; AUTH_MESSAGE_LEN] {
+        let mut out = [0u8; AUTH_MESSAGE_LEN];
+        out[..DOMAIN.len()].copy_from_slice(DOMAIN);
+        out[DOMAIN.len()..DOMAIN.len() + KEY_LEN].copy_from_slice(nonce);
+        let blank = Login {
+            proof: [0; KEY_LEN],
+            ..*self
+        };
+        // Login::SIZE bytes always fit: the array is sized for them.
+        let _ = blank.encode(&mut out[DOMAIN.len() + KEY_LEN..]);
+        out
+    }
+
+    /// The proof of this login (its `proof` field ignored) answering `nonce`.
+    pub fn proof_for(&self, key: &AccountKey, nonce: &[u8; KEY_LEN]) -> [u8; KEY_LEN] {
+        key.prove(&self.auth_message(nonce))
+    }
+
+    /// True if this login's proof answers `nonce` with the key behind `stored`
+    /// (constant time in the proof).
+    pub fn verify(&self, stored: &StoredKey, nonce: &[u8; KEY_LEN]) -> bool {
+        stored.verify(&self.auth_message(nonce), &self.proof)
+    }
 }
 
 wire_message! {
@@ -159,4 +193,42 @@ wire_message! {
     next_report_seq: u64,
     /// Reports replayed.
     count: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn login(account: u32) -> Login {
+        Login {
+            next_report_seq: 7,
+            proof: [0; 32],
+            account: AccountId(account),
+            target: Some(AccountId(account)),
+            heartbeat_interval_ms: 1000,
+            kind: SessionKind::Trading,
+            reserved: Pad,
+        }
+    }
+
+    #[test]
+    fn a_login_proof_binds_the_nonce_the_key_and_every_field() {
+        let key = AccountKey([0x11; 32]);
+        let stored = key.stored();
+        let nonce = [0x22; 32];
+        let mut l = login(5);
+        l.proof = l.proof_for(&key, &nonce);
+        assert!(l.verify(&stored, &nonce));
+        assert!(!l.verify(&stored, &[0x23; 32]), "another nonce");
+        assert!(
+            !l.verify(&AccountKey([0x12; 32]).stored(), &nonce),
+            "another key"
+        );
+        let mut other = l;
+        other.next_report_seq = 8;
+        assert!(!other.verify(&stored, &nonce), "a field changed in flight");
+        let mut other = l;
+        other.kind = SessionKind::DropCopy;
+        assert!(!other.verify(&stored, &nonce));
+    }
 }

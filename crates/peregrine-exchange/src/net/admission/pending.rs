@@ -151,7 +151,10 @@ mod tests {
         }
         assert_eq!(p.admit(3, ip(2), 1), Admit::Evicted(0));
         assert_eq!(p.admit(4, ip(2), 1), Admit::Evicted(1));
-        assert_eq!((p.len(), p.pending_from(ip(1)), p.pending_from(ip(2))), (3, 1, 2));
+        assert_eq!(
+            (p.len(), p.pending_from(ip(1)), p.pending_from(ip(2))),
+            (3, 1, 2)
+        );
     }
 
     #[test]

@@ -93,7 +93,7 @@ fn login_replay_and_live_reports_are_what_the_client_expects() {
     let Step::Login(l) = feed(&mut server, &frame, now) else {
         panic!("a login step");
     };
-    assert!(KEY.stored().verify(server.nonce(), &l));
+    assert!(l.verify(&KEY.stored(), server.nonce()));
     let lost = server.accept(
         grant(),
         1000,
