@@ -60,6 +60,11 @@ pub struct Request {
     pub scope: Scope,
     /// The request.
     pub msg: Inbound,
+    /// When its bytes were read, and when its frame was decoded (stopwatch
+    /// nanoseconds, for stage timing; 0 when not timed).
+    pub read_ns: u64,
+    /// See `read_ns`.
+    pub decoded_ns: u64,
 }
 
 impl Request {
@@ -70,6 +75,8 @@ impl Request {
             account,
             scope: Scope::Account(account),
             msg,
+            read_ns: 0,
+            decoded_ns: 0,
         }
     }
 }
@@ -91,7 +98,8 @@ pub trait SnapshotSink: Send + std::fmt::Debug {
         ts: Timestamp,
         reports: &Counters,
     );
-    /// After the batch's journal commit: everything appended so far is durable. A
-    /// sink that encodes the live state here takes the report counters too.
-    fn after_commit(&mut self, engine: &VenueEngine, reports: &Counters);
+    /// After each batch's journal commit, and whenever more became durable:
+    /// everything through `durable` is durable (a snapshot may cover it). A sink that
+    /// encodes the live state here takes the report counters too.
+    fn after_commit(&mut self, engine: &VenueEngine, durable: u64, reports: &Counters);
 }

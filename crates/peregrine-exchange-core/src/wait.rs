@@ -21,7 +21,8 @@ pub enum WaitStrategy {
     BusySpin,
     /// Spin for a while, then `yield_now` on each further empty poll.
     SpinYield,
-    /// Spin a little, then sleep [`PARK_SLEEP`] on each further empty poll.
+    /// Spin a little, then park: a loop with a poller blocks in it until input
+    /// arrives; other loops sleep [`PARK_SLEEP`] on each further empty poll.
     Park,
 }
 
@@ -56,6 +57,20 @@ impl Idler {
     #[inline]
     pub fn reset(&mut self) {
         self.empty = 0;
+    }
+
+    /// Nothing was found, in a loop that can block in its poller: spins (or, for
+    /// `spin-yield`, yields) like [`Idler::idle`], but under `park`, once past the
+    /// spin limit, returns true instead of sleeping: the caller then blocks in its
+    /// poller until input arrives (no fixed sleep, no wake-up latency beyond the
+    /// kernel's).
+    #[inline]
+    pub fn wants_park(&mut self) -> bool {
+        if self.strategy == WaitStrategy::Park && self.empty >= SPIN_LIMIT {
+            return true;
+        }
+        self.idle();
+        false
     }
 
     /// Nothing was found: spin, yield or sleep.

@@ -459,6 +459,7 @@ impl peregrine_exchange_core::SnapshotSink for InlineSnapshots {
     fn after_commit(
         &mut self,
         _: &peregrine_exchange_core::balances::VenueEngine,
+        _: u64,
         _: &peregrine_exchange_core::reports::Counters,
     ) {
         if let Some((seq, blob)) = self.pending.take() {

@@ -50,4 +50,5 @@ mod start;
 pub use config::{Config, ConfigError, Topology};
 pub use durability::snapshots::{ReplicaFactory, Snapshotter};
 pub use error::ExchangeError;
-pub use start::{run, run_opts, run_with_log, StartOptions};
+pub use metrics::ack::{AckSummary, StageSummary};
+pub use start::{run, run_opts, run_with_log, RunSummary, StartOptions};

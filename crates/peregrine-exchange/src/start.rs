@@ -2,6 +2,7 @@
 //! journal, bind the sockets, pin and spawn the threads of the configured topology.
 
 use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -11,15 +12,19 @@ use peregrine_exchange_core::balances::BalanceSetup;
 use peregrine_exchange_core::dispatch::{Dispatch, MatchingMode, Sequencer};
 use peregrine_exchange_core::feed::Feed;
 use peregrine_exchange_core::reports::ReportStore;
-use peregrine_exchange_core::telemetry::DepthPublisher;
+use peregrine_exchange_core::telemetry::{DepthPublisher, Stopwatch};
 use peregrine_exchange_core::{Clock, CommandLog, Core, NoLog, VenueSpec};
+use peregrine_journal::FsyncPolicy;
 
 use crate::config::{Config, Topology};
+use crate::durability::group_commit::GroupCommit;
+use crate::durability::sabotage::{self, ReleaseBeforeDurable};
 use crate::durability::startup;
 use crate::error::{ExchangeError, IoContext};
 use crate::feed::recovery::RecoveryServer;
 use crate::feed::udp::UdpFeed;
 use crate::feed::FeedIo;
+use crate::metrics::ack::{AckSummary, AckTimer};
 use crate::metrics::http::MetricsServer;
 use crate::metrics::hub::MetricsHub;
 use crate::net::table::SessionTable;
@@ -33,6 +38,23 @@ pub struct StartOptions {
     pub accept_loss: bool,
 }
 
+/// What a run measured, for the summary printed when the exchange stops.
+#[derive(Debug, Clone, Default)]
+pub struct RunSummary {
+    /// The server-side order→ack time by stage (compact topology, continuous mode).
+    pub ack: Option<AckSummary>,
+}
+
+impl RunSummary {
+    /// The text printed at the stop.
+    pub fn text(&self) -> String {
+        match &self.ack {
+            Some(a) => a.text(),
+            None => "server order->ack: not measured (split topology or batch mode)\n".into(),
+        }
+    }
+}
+
 /// Runs the exchange until `stop` is set. With a `[journal]` section it first
 /// recovers the state from the journal and then journals every command; without one
 /// it journals nothing. `on_ready` gets the bound order-entry address once the
@@ -41,7 +63,7 @@ pub fn run(
     config: Config,
     stop: Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
-) -> Result<(), ExchangeError> {
+) -> Result<RunSummary, ExchangeError> {
     run_opts(config, StartOptions::default(), stop, on_ready)
 }
 
@@ -51,7 +73,7 @@ pub fn run_opts(
     options: StartOptions,
     stop: Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
-) -> Result<(), ExchangeError> {
+) -> Result<RunSummary, ExchangeError> {
     let Some(section) = config.journal.clone() else {
         return run_with_log(config, NoLog, stop, on_ready);
     };
@@ -60,7 +82,26 @@ pub fn run_opts(
     let (core, feed) = build_core(&config, &venue, log)?;
     let (mut core, reports) = startup::recover(&config, &section, &venue, core)?;
     fund(&mut core, venue.balances.as_ref())?;
-    serve(config, core, feed, reports, &stop, on_ready)
+    // Group commit off the matching thread, unless every command syncs anyway, or
+    // nothing does, or commitments are on (a commitment must never cover a command
+    // that is not durable: they keep the synchronous commit).
+    if sabotage::requested() {
+        let core = core.try_map_log(|l| Ok::<_, ExchangeError>(ReleaseBeforeDurable::new(l)))?;
+        return serve(config, core, feed, reports, None, &stop, on_ready);
+    }
+    let async_sync = section.fsync == FsyncPolicy::Batch && !config.commitments.enabled;
+    if !async_sync {
+        return serve(config, core, feed, reports, None, &stop, on_ready);
+    }
+    let core = core
+        .try_map_log(GroupCommit::spawn)
+        .doing(|| "spawning the journal sync thread".into())?;
+    let wake = core
+        .log()
+        .wake_fd()
+        .try_clone_to_owned()
+        .doing(|| "duplicating the sync thread's eventfd".into())?;
+    serve(config, core, feed, reports, Some(wake), &stop, on_ready)
 }
 
 /// [`run`] with a given command log and no recovery (tests, benchmarks).
@@ -69,11 +110,11 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
     log: L,
     stop: Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
-) -> Result<(), ExchangeError> {
+) -> Result<RunSummary, ExchangeError> {
     let venue = config.venue().map_err(ExchangeError::Config)?;
     let (mut core, feed) = build_core(&config, &venue, log)?;
     fund(&mut core, venue.balances.as_ref())?;
-    serve(config, core, feed, None, &stop, on_ready)
+    serve(config, core, feed, None, None, &stop, on_ready)
 }
 
 /// Applies `[[balances.initial]]` when the venue starts with no history.
@@ -113,13 +154,9 @@ fn build_core<L: CommandLog>(
         let md = &config.market_data;
         let session_id = feed_session_id();
         let heartbeat_ns = md.heartbeat_ms.saturating_mul(1_000_000);
-        core = core.with_feed(Feed::new(
-            session_id,
-            md.mtu,
-            heartbeat_ns,
-            md.replay_retain,
-            now,
-        ));
+        let feed = Feed::new(session_id, md.mtu, heartbeat_ns, md.replay_retain, now)
+            .with_max_delay(md.max_delay_us.saturating_mul(1_000));
+        core = core.with_feed(feed);
         io.udp = Some(UdpFeed::open(md).doing(|| "opening the market-data socket".into())?);
     }
     if config.recovery_enabled {
@@ -140,12 +177,21 @@ fn serve<L: CommandLog + Send + 'static>(
     core: Core<L>,
     feed: FeedIo,
     reports: Option<ReportStore>,
+    durable_signal: Option<OwnedFd>,
     stop: &Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
-) -> Result<(), ExchangeError> {
-    let table = SessionTable::bind(&config, core.shared_seq(), reports)
-        .doing(|| format!("binding {}", config.listen))?;
-    let (core, table, _metrics) = attach_metrics(&config, core, table)?;
+) -> Result<RunSummary, ExchangeError> {
+    let stopwatch = Stopwatch::new();
+    let mut table = SessionTable::bind(&config, core.shared_seq(), reports)
+        .doing(|| format!("binding {}", config.listen))?
+        .with_stage_timing(stopwatch);
+    let core = core.with_stage_timing(stopwatch);
+    if let (Some(fd), Topology::Compact) = (durable_signal, config.topology) {
+        table
+            .watch_durable(fd)
+            .doing(|| "watching the sync thread's eventfd".into())?;
+    }
+    let (core, table, metrics) = attach_metrics(&config, core, table)?;
     let addr = table
         .local_addr()
         .doing(|| "reading the listener address".into())?;
@@ -169,21 +215,32 @@ fn serve<L: CommandLog + Send + 'static>(
         }
     );
     on_ready(addr);
+    let mut summary = RunSummary::default();
     match config.topology {
         Topology::Compact => {
             pin(cores.first().copied().flatten());
             let dispatch = Dispatch::new(sequencer(&config));
-            crate::net::compact::run(table, core, feed, dispatch, config.wait, stop)
-                .doing(|| "the exchange loop failed".into())?;
+            let mut acks = AckTimer::new(stopwatch);
+            if let Some(m) = &metrics {
+                let ns = config.metrics.publish_interval_ms.saturating_mul(1_000_000);
+                acks = acks.with_hub(Arc::clone(&m.hub), ns);
+            }
+            let acks =
+                crate::net::compact::run(table, core, feed, dispatch, acks, config.wait, stop)
+                    .doing(|| "the exchange loop failed".into())?;
+            if config.mode == MatchingMode::Continuous {
+                summary.ack = Some(acks.summary());
+            }
         }
         Topology::Split => run_split(&config, table, core, feed, cores, stop)?,
     }
-    Ok(())
+    Ok(summary)
 }
 
 /// The `/metrics` thread; stopped and joined when dropped (also on an error
 /// return of the topology).
 struct MetricsThread {
+    hub: Arc<MetricsHub>,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
 }
@@ -230,9 +287,10 @@ fn attach_metrics<L: CommandLog>(
     log::info!("metrics on http://{addr}/metrics");
     let stop = Arc::new(AtomicBool::new(false));
     let handle = server
-        .spawn(hub, Arc::clone(&stop))
+        .spawn(Arc::clone(&hub), Arc::clone(&stop))
         .doing(|| "spawning the metrics thread".into())?;
     let thread = MetricsThread {
+        hub,
         stop,
         handle: Some(handle),
     };

@@ -206,7 +206,14 @@ fn replica_snapshots_plus_tail_equal_the_live_state() {
             // thread to have run: keep trading until one is on disk (bounded).
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
             let mut round = 0;
-            while store().latest_valid().unwrap().snapshot.is_none() {
+            // Polls the directory, not a second `SnapshotStore`: opening one removes
+            // temp files, which would race with the replica's write in progress.
+            let written = || {
+                std::fs::read_dir(dir.path().join("snapshots"))
+                    .unwrap()
+                    .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".snap"))
+            };
+            while !written() {
                 assert!(std::time::Instant::now() < deadline, "no snapshot in 30 s");
                 std::thread::sleep(std::time::Duration::from_millis(5));
                 drive(&mut c, 300, 31 + round);

@@ -2,14 +2,16 @@
 //! feed packets, commitments and the debounced telemetry copies; and the idle-time
 //! housekeeping.
 
-use crate::feed::{FeedPosition, PacketSink};
+use crate::feed::{Feed, FeedPosition, PacketSink};
 use crate::journal::CommandLog;
 
-use super::Core;
+use super::{Core, HELD_BATCHES};
 
 impl<L: CommandLog> Core<L> {
-    /// Ends a batch: makes the log durable. Call before writing any report of the
-    /// batch to a socket.
+    /// Ends a batch: commits the log (written, and durable now or later). The
+    /// batch's reports may leave once [`Core::durable_seq`] has reached
+    /// [`Core::committed_seq`] as it is now; its feed messages leave through
+    /// [`Core::publish`] at that point.
     pub fn end_batch(&mut self) -> std::io::Result<()> {
         if self.metrics.in_batch() {
             // With metrics or depth on, the one clock read per batch: it ends the last
@@ -20,24 +22,78 @@ impl<L: CommandLog> Core<L> {
             self.batch_end = now;
         }
         self.log.commit()?;
-        if let Some(s) = self.snapshots.as_mut() {
-            s.after_commit(&self.engine, &self.report_next);
+        self.committed_seq = self.engine_seq;
+        if self.log.durable_through() < self.committed_seq {
+            if let Some(feed) = self.feed.as_ref() {
+                self.hold(feed.queued());
+            }
         }
+        self.tell_snapshots();
         Ok(())
+    }
+
+    /// Remembers a batch whose feed messages wait for its sync.
+    fn hold(&mut self, queued: u64) {
+        let batch = (self.committed_seq, queued);
+        let full = self.held.len() >= HELD_BATCHES;
+        match self.held.back_mut() {
+            Some(last) if full => *last = batch,
+            _ => self.held.push_back(batch),
+        }
+    }
+
+    /// The feed messages that may leave now: up to the end of the newest durable
+    /// batch (everything when no batch waits).
+    fn releasable(&mut self, queued: u64) -> u64 {
+        let durable = self.durable_seq();
+        if durable >= self.committed_seq {
+            self.held.clear();
+            return queued;
+        }
+        let mut upto = None;
+        while let Some(&(seq, end)) = self.held.front() {
+            if seq > durable {
+                break;
+            }
+            upto = Some(end);
+            self.held.pop_front();
+        }
+        match (upto, self.held.front()) {
+            (Some(end), _) => end,
+            // Nothing newly durable: release what the oldest waiting batch follows.
+            (None, Some(_)) => self.released_feed(),
+            (None, None) => queued,
+        }
+    }
+
+    /// Feed messages already released (queued minus pending).
+    fn released_feed(&self) -> u64 {
+        self.feed
+            .as_ref()
+            .map_or(0, |f| f.queued() - f.pending() as u64)
+    }
+
+    /// Tells the snapshot sink how far the log is durable (after each batch, and
+    /// whenever it advanced).
+    fn tell_snapshots(&mut self) {
+        let durable = self.durable_seq();
+        if let Some(s) = self.snapshots.as_mut() {
+            s.after_commit(&self.engine, durable, &self.report_next);
+            self.snapshot_durable = durable;
+        }
     }
 
     /// Sends the batch's feed packet(s) to `out`. Called after the batch's reports
     /// are written, so the feed send is not on the order→ack path.
     pub fn publish(&mut self, out: &mut impl PacketSink) {
+        if self.snapshots.is_some() && self.durable_seq() > self.snapshot_durable {
+            self.tell_snapshots();
+        }
         if let Some(c) = self.commits.as_mut() {
             c.flush();
         }
         self.drain_commitments();
-        if let Some(feed) = self.feed.as_mut() {
-            if feed.pending() > 0 {
-                feed.flush(self.clock.now().0, out);
-            }
-        }
+        self.flush_feed(out, false);
         if let Some(now) = self.batch_end.take() {
             self.publish_telemetry(now);
         }
@@ -49,18 +105,43 @@ impl<L: CommandLog> Core<L> {
         if let Some(c) = self.commits.as_mut() {
             c.close_if_past(self.clock.now().0);
             c.flush();
-            if self.drain_commitments() > 0 {
-                if let Some(feed) = self.feed.as_mut() {
-                    feed.flush(self.clock.now().0, out);
-                }
-            }
+            self.drain_commitments();
         }
+        self.flush_feed(out, true);
         if let Some(feed) = self.feed.as_mut() {
             feed.heartbeat_if_due(self.clock.now().0, out);
         }
         if self.metrics.attached() || self.depth.is_some() {
             let now = self.clock.now().0;
             self.publish_telemetry(now);
+        }
+    }
+
+    /// Sends every feed message whose batch is durable, without waiting for a
+    /// fuller packet (before a snapshot, and when idle).
+    pub fn flush_feed_now(&mut self, out: &mut impl PacketSink) {
+        self.flush_feed(out, true);
+    }
+
+    /// Sends the feed messages whose batches are durable: at once when `force`,
+    /// else when [`Feed::due`].
+    fn flush_feed(&mut self, out: &mut impl PacketSink, force: bool) {
+        let Some(queued) = self
+            .feed
+            .as_ref()
+            .filter(|f| f.pending() > 0)
+            .map(Feed::queued)
+        else {
+            return;
+        };
+        let upto = self.releasable(queued);
+        let now = self.clock.now().0;
+        if let Some(feed) = self.feed.as_mut() {
+            let sent = feed.queued() - feed.pending() as u64;
+            let count = usize::try_from(upto.saturating_sub(sent)).unwrap_or(usize::MAX);
+            if force || feed.due(count, now) {
+                feed.flush_until(upto, now, out);
+            }
         }
     }
 
@@ -90,7 +171,7 @@ impl<L: CommandLog> Core<L> {
             let feed = self
                 .feed
                 .as_ref()
-                .map_or(FeedPosition::default(), |f| f.position());
+                .map_or(FeedPosition::default(), |f| f.position_with_pending());
             d.publish(now, self.engine_seq, feed, &self.engine);
         }
         let (engine, log, seq) = (&self.engine, &self.log, self.engine_seq);
@@ -111,7 +192,7 @@ impl<L: CommandLog> Core<L> {
         let mut feed = feed;
         c.drain(&mut |c| {
             if let Some(f) = feed.as_mut() {
-                f.push(crate::route::commitment_message(&c));
+                f.push(crate::route::commitment_message(&c), c.timestamp);
             }
         })
     }

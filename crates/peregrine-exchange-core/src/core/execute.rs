@@ -44,6 +44,8 @@ impl<L: CommandLog> Core<L> {
             account,
             scope: Scope::Account(account),
             msg: *msg,
+            read_ns: 0,
+            decoded_ns: 0,
         };
         self.handle_request_at(&req, ts, out)
     }
@@ -58,6 +60,15 @@ impl<L: CommandLog> Core<L> {
     ) -> std::io::Result<()> {
         let (from, account, msg) = (req.key, req.account, &req.msg);
         self.metrics.on_request(msg, ts.0);
+        if let Some((sw, s)) = self.stages.as_mut() {
+            let now = sw.now_ns();
+            *s = crate::telemetry::Stamps {
+                start: now,
+                appended: now,
+                matched: now,
+                routed: now,
+            };
+        }
         if let Some(admin) = request_of(msg) {
             return self.handle_admin(from, account, &admin, ts, out);
         }
@@ -103,12 +114,21 @@ impl<L: CommandLog> Core<L> {
     ) -> std::io::Result<()> {
         let seq = self.next_seq();
         self.log.append(seq, cmd)?;
+        if let Some((sw, s)) = self.stages.as_mut() {
+            s.appended = sw.now_ns();
+        }
         self.events.clear();
         self.run_command(cmd);
+        if let Some((sw, s)) = self.stages.as_mut() {
+            s.matched = sw.now_ns();
+        }
         self.metrics.on_command();
         self.after_record(seq, Record::Command(*cmd), cmd.ts);
         let ctx = self.context(cmd);
         self.emit(&ctx, cmd.ts, from, out);
+        if let Some((sw, s)) = self.stages.as_mut() {
+            s.routed = sw.now_ns();
+        }
         Ok(())
     }
 
@@ -190,7 +210,7 @@ impl<L: CommandLog> Core<L> {
             }
             self.forget_done(&ev);
             if let (Some(feed), Some(m)) = (self.feed.as_mut(), route::feed_for(&ev, ts)) {
-                feed.push(m);
+                feed.push(m, ts.0);
             }
         }
     }

@@ -21,6 +21,7 @@ mod execute;
 mod query;
 mod replay;
 
+use std::collections::VecDeque;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -35,7 +36,7 @@ use crate::feed::Feed;
 use crate::journal::CommandLog;
 use crate::reports::{Counters, ReportStore};
 use crate::seams::SnapshotSink;
-use crate::telemetry::{CoreMetrics, DepthPublisher, StatsSlot};
+use crate::telemetry::{CoreMetrics, DepthPublisher, Stamps, StatsSlot, Stopwatch};
 
 /// The account owning a live order, its current client id, and whether it traded.
 #[derive(Debug, Clone, Copy)]
@@ -76,7 +77,20 @@ pub struct Core<L: CommandLog> {
     /// While a start-up replay rebuilds the streams' retention: where the reports go
     /// ([`Core::collect_reports`]).
     retained: Option<ReportStore>,
+    /// The engine sequence number at the last [`Core::end_batch`].
+    committed_seq: u64,
+    /// Batches whose commands are not known durable yet: (last sequence number,
+    /// feed messages queued by its end). Their feed messages wait.
+    held: VecDeque<(u64, u64)>,
+    /// The durable sequence number the snapshot sink was last told.
+    snapshot_durable: u64,
+    /// Stage timing of each order request, when on.
+    stages: Option<(Stopwatch, Stamps)>,
 }
+
+/// Batches a core tracks while their `fdatasync` runs; more are merged into the
+/// newest (released together, never early).
+const HELD_BATCHES: usize = 1024;
 
 impl<L: CommandLog> Core<L> {
     /// A core over `engine`, journaling to `log`, reading time from `clock`, with
@@ -101,6 +115,10 @@ impl<L: CommandLog> Core<L> {
             commits: None,
             report_next: Counters::default(),
             retained: None,
+            committed_seq: 0,
+            held: VecDeque::with_capacity(HELD_BATCHES),
+            snapshot_durable: 0,
+            stages: None,
         }
     }
 
@@ -126,6 +144,49 @@ impl<L: CommandLog> Core<L> {
     /// `account`'s next report sequence number.
     pub fn next_report_seq(&self, account: AccountId) -> u64 {
         self.report_next.next(account)
+    }
+
+    /// Stamps every order request's stages on `stopwatch` (four reads per request;
+    /// [`Core::stamps`] returns them).
+    pub fn with_stage_timing(mut self, stopwatch: Stopwatch) -> Self {
+        self.stages = Some((stopwatch, Stamps::default()));
+        self
+    }
+
+    /// The stage stamps of the last request handled, when stage timing is on.
+    pub fn stamps(&self) -> Option<Stamps> {
+        self.stages.map(|(_, s)| s)
+    }
+
+    /// The same core over another command log (the server wraps the journal it
+    /// recovered from in its group commit); the core is dropped if `f` fails.
+    pub fn try_map_log<M: CommandLog, E>(
+        self,
+        f: impl FnOnce(L) -> Result<M, E>,
+    ) -> Result<Core<M>, E> {
+        Ok(Core {
+            engine: self.engine,
+            admin: self.admin,
+            instruments: self.instruments,
+            owners: self.owners,
+            events: self.events,
+            engine_seq: self.engine_seq,
+            shared_seq: self.shared_seq,
+            clock: self.clock,
+            log: f(self.log)?,
+            feed: self.feed,
+            snapshots: self.snapshots,
+            metrics: self.metrics,
+            depth: self.depth,
+            batch_end: self.batch_end,
+            commits: self.commits,
+            report_next: self.report_next,
+            retained: self.retained,
+            committed_seq: self.committed_seq,
+            held: self.held,
+            snapshot_durable: self.snapshot_durable,
+            stages: self.stages,
+        })
     }
 
     /// Publishes the market-data feed (see [`crate::feed`]): every event's feed
@@ -252,6 +313,17 @@ impl<L: CommandLog> Core<L> {
     /// The engine sequence number of the last command.
     pub fn engine_seq(&self) -> u64 {
         self.engine_seq
+    }
+
+    /// The engine sequence number at the end of the last batch.
+    pub fn committed_seq(&self) -> u64 {
+        self.committed_seq
+    }
+
+    /// The last sequence number whose results may leave: the end of the last batch,
+    /// or less while the log's sync has not reached it.
+    pub fn durable_seq(&self) -> u64 {
+        self.committed_seq.min(self.log.durable_through())
     }
 
     /// The account owning a live order (tests).

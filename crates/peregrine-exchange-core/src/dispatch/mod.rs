@@ -72,6 +72,15 @@ impl Dispatch {
         }
     }
 
+    /// Nanoseconds from `now` until the open tick is due (batch mode with an open
+    /// tick only): how long a parked loop may sleep.
+    pub fn due_in(&self, now: Timestamp) -> Option<u64> {
+        match self {
+            Dispatch::Continuous => None,
+            Dispatch::Batch { seq, .. } => seq.due_at().map(|t| t.0.saturating_sub(now.0)),
+        }
+    }
+
     /// Runs the open tick if its boundary has passed; returns whether it ran (never
     /// in continuous mode).
     #[inline]

@@ -73,6 +73,11 @@ impl Sequencer {
         Ok(ran)
     }
 
+    /// When the open tick is due (none open: `None`).
+    pub fn due_at(&self) -> Option<Timestamp> {
+        (!self.buf.is_empty()).then(|| Timestamp(self.open.saturating_mul(self.tick_ns)))
+    }
+
     /// Whether the open tick's boundary has passed at `now`.
     pub fn due(&self, now: Timestamp) -> bool {
         !self.buf.is_empty() && now.0 >= self.open.saturating_mul(self.tick_ns)

@@ -12,7 +12,11 @@ mod retained;
 pub use retained::Retained;
 
 use peregrine_wire::md::packet::{encode_heartbeat, PacketBuilder, PushError};
-use peregrine_wire::md::MdMessage;
+use peregrine_wire::md::{Commitment, L2Update, MdMessage, Trade};
+use peregrine_wire::WireMessage;
+
+/// Bytes of the packet header (session, first sequence number, count).
+const PACKET_HEADER: usize = 18;
 
 /// Where finished packets go (the server's UDP socket).
 pub trait PacketSink {
@@ -60,11 +64,18 @@ pub struct FeedPosition {
 pub struct Feed {
     session_id: u64,
     next_seq: u64,
+    /// Messages queued and not yet sent, oldest first: numbers `sent..queued`.
     pending: Vec<MdMessage>,
+    /// Messages queued so far (a count, not a feed sequence number).
+    queued: u64,
     buf: Vec<u8>,
     heartbeat_ns: u64,
     last_send_ns: u64,
     retained: Retained,
+    /// Messages wait at most this long for a fuller packet (0: every batch sends).
+    max_delay_ns: u64,
+    /// When the oldest unsent message was queued (clock nanoseconds).
+    oldest_ns: u64,
 }
 
 impl Feed {
@@ -82,18 +93,52 @@ impl Feed {
         Feed {
             session_id,
             next_seq: 1,
-            pending: Vec::with_capacity(4096),
+            pending: Vec::with_capacity(16_384),
+            queued: 0,
             buf: vec![0; mtu],
             heartbeat_ns,
             last_send_ns: now_ns,
             retained: Retained::new(replay_retain),
+            max_delay_ns: 0,
+            oldest_ns: 0,
         }
     }
 
-    /// Queues a message for the current batch.
+    /// Coalesces: a message waits up to `max_delay_ns` for its packet to fill
+    /// ([`Feed::due`]); 0 (the default) sends every batch's messages at its end.
+    pub fn with_max_delay(mut self, max_delay_ns: u64) -> Self {
+        self.max_delay_ns = max_delay_ns;
+        self
+    }
+
+    /// Whether the first `count` unsent messages should leave now (at `now_ns`): a
+    /// full packet's worth, or the oldest has waited the maximum delay.
+    pub fn due(&self, count: usize, now_ns: u64) -> bool {
+        if count == 0 {
+            return false;
+        }
+        if self.max_delay_ns == 0 || now_ns.saturating_sub(self.oldest_ns) >= self.max_delay_ns {
+            return true;
+        }
+        let room = self.buf.len().saturating_sub(PACKET_HEADER);
+        let mut bytes = 0;
+        for m in &self.pending[..count.min(self.pending.len())] {
+            bytes += size_of(m);
+            if bytes >= room {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Queues a message for the current batch, at `now_ns` (the command's time).
     #[inline]
-    pub fn push(&mut self, msg: MdMessage) {
+    pub fn push(&mut self, msg: MdMessage, now_ns: u64) {
+        if self.pending.is_empty() {
+            self.oldest_ns = now_ns;
+        }
         self.pending.push(msg);
+        self.queued += 1;
     }
 
     /// Messages queued and not yet flushed.
@@ -101,15 +146,31 @@ impl Feed {
         self.pending.len()
     }
 
-    /// Sends the batch's messages in as few packets as fit the MTU.
+    /// Messages queued so far (what [`Feed::flush_until`] counts in).
+    pub fn queued(&self) -> u64 {
+        self.queued
+    }
+
+    /// Sends every queued message in as few packets as fit the MTU.
     pub fn flush(&mut self, now_ns: u64, out: &mut impl PacketSink) {
+        self.flush_until(self.queued, now_ns, out);
+    }
+
+    /// Sends the queued messages up to the `queued`-th (a value [`Feed::queued`]
+    /// returned earlier: the end of a batch whose commands are durable); later ones
+    /// wait.
+    pub fn flush_until(&mut self, queued: u64, now_ns: u64, out: &mut impl PacketSink) {
+        let sent = self.queued - self.pending.len() as u64;
+        let upto = usize::try_from(queued.saturating_sub(sent))
+            .unwrap_or(usize::MAX)
+            .min(self.pending.len());
         let mut i = 0;
-        while i < self.pending.len() {
+        while i < upto {
             let Ok(mut packet) = PacketBuilder::new(&mut self.buf, self.session_id, self.next_seq)
             else {
-                return;
+                break; // the buffer holds no header: cannot happen (validated mtu >= 64)
             };
-            while i < self.pending.len() {
+            while i < upto {
                 match packet.push(self.pending[i]) {
                     Ok(seq) => {
                         self.retained.store(seq, self.pending[i]);
@@ -127,7 +188,8 @@ impl Feed {
             self.last_send_ns = now_ns;
             out.send(&self.buf[..len]);
         }
-        self.pending.clear();
+        self.pending.drain(..i);
+        self.oldest_ns = now_ns;
     }
 
     /// Sends a heartbeat packet if nothing was sent for one heartbeat interval.
@@ -158,9 +220,27 @@ impl Feed {
         }
     }
 
+    /// The session and the sequence number the last queued message will have once
+    /// sent: the position that matches the engine's book (depth snapshots).
+    pub fn position_with_pending(&self) -> FeedPosition {
+        FeedPosition {
+            session: self.session_id,
+            last_seq: self.next_seq - 1 + self.pending.len() as u64,
+        }
+    }
+
     /// The retained messages (for replay).
     pub fn retained(&self) -> &Retained {
         &self.retained
+    }
+}
+
+/// The encoded size of a feed message.
+fn size_of(m: &MdMessage) -> usize {
+    match m {
+        MdMessage::Trade(_) => Trade::SIZE,
+        MdMessage::L2Update(_) => L2Update::SIZE,
+        MdMessage::Commitment(_) => Commitment::SIZE,
     }
 }
 
@@ -186,7 +266,7 @@ mod tests {
     fn flush_numbers_packs_and_retains() {
         let mut feed = Feed::new(7, 128, 1_000, 64, 0);
         for n in 1..=10 {
-            feed.push(update(n));
+            feed.push(update(n), 0);
         }
         let mut out = PacketLog::default();
         feed.flush(5, &mut out);
@@ -213,6 +293,45 @@ mod tests {
     }
 
     #[test]
+    fn flush_until_holds_what_is_not_released() {
+        let mut feed = Feed::new(7, 1400, 1_000, 64, 0);
+        for n in 1..=3 {
+            feed.push(update(n), 0);
+        }
+        let released = feed.queued();
+        feed.push(update(4), 0);
+        let mut out = PacketLog::default();
+        feed.flush_until(released, 1, &mut out);
+        assert_eq!((out.0.len(), feed.pending(), feed.next_seq()), (1, 1, 4));
+        feed.flush_until(released, 2, &mut out);
+        assert_eq!(out.0.len(), 1, "nothing more released");
+        feed.flush(3, &mut out);
+        assert_eq!((out.0.len(), feed.pending(), feed.next_seq()), (2, 0, 5));
+        assert_eq!(feed.retained().get(4), Some(update(4)));
+    }
+
+    #[test]
+    fn coalescing_waits_for_a_full_packet_or_the_delay() {
+        let feed = |n| {
+            let mut f = Feed::new(1, 200, 1_000_000, 0, 0).with_max_delay(50_000);
+            for i in 0..n {
+                f.push(update(i), 1_000);
+            }
+            f
+        };
+        let f = feed(2);
+        assert!(!f.due(2, 2_000), "82 bytes of 182 and 1 µs old: wait");
+        assert!(f.due(2, 51_000), "50 µs old: send");
+        assert!(!f.due(0, 99_000), "nothing releasable");
+        let f = feed(5);
+        assert!(f.due(5, 2_000), "205 bytes fill a 200-byte packet");
+        assert!(!f.due(2, 2_000), "only 2 releasable");
+        let mut f = Feed::new(1, 200, 1_000_000, 0, 0);
+        f.push(update(1), 1_000);
+        assert!(f.due(1, 1_000), "no delay configured: every batch sends");
+    }
+
+    #[test]
     fn heartbeat_only_after_a_quiet_interval() {
         let mut feed = Feed::new(1, 1400, 1_000, 0, 0);
         let mut out = PacketLog::default();
@@ -220,7 +339,7 @@ mod tests {
         assert!(out.0.is_empty());
         feed.heartbeat_if_due(1_000, &mut out);
         assert_eq!(out.0.len(), 1);
-        feed.push(update(1));
+        feed.push(update(1), 0);
         feed.flush(1_500, &mut out);
         feed.heartbeat_if_due(2_000, &mut out);
         assert_eq!(out.0.len(), 2, "a data packet at 1500 resets the interval");

@@ -1,10 +1,13 @@
 //! The seam for the write-ahead journal (the `peregrine-journal` crate plugs in here).
 //!
 //! The matching loop calls [`CommandLog::append`] for every command *before* executing
-//! it, and [`CommandLog::commit`] once per poll iteration *before* any result of that
-//! iteration is written to a socket or the feed. A journal that makes `commit` durable
-//! (fsync) therefore gives "nothing acknowledged is lost" with group commit: one sync
-//! per batch of commands, not per command.
+//! it, and [`CommandLog::commit`] once per poll iteration. No result of a batch leaves
+//! (a report to a socket, a feed message) before [`CommandLog::durable_through`] has
+//! reached the batch's last sequence number. A log whose `commit` syncs returns
+//! `u64::MAX` there (everything committed is durable); a log that syncs on another
+//! thread (the server's group commit) returns how far its syncs have come, so
+//! matching goes on while a batch's results wait for their `fdatasync`: "nothing
+//! acknowledged is lost", with one sync per batch of commands, off the matching thread.
 
 use peregrine_book::Command;
 use peregrine_journal::JournalStats;
@@ -35,9 +38,15 @@ pub trait CommandLog {
             "this command log cannot record mass cancel requests",
         ))
     }
-    /// Makes everything appended so far durable (per the journal's policy). Called
-    /// before results are released.
+    /// Ends a batch: everything appended so far reaches the log, and becomes durable
+    /// (per the journal's policy) now or, for an asynchronous log, later.
     fn commit(&mut self) -> std::io::Result<()>;
+    /// The highest sequence number that is durable; `u64::MAX` (the default) when
+    /// everything committed is. Results of a batch are released only once this has
+    /// reached its last sequence number.
+    fn durable_through(&self) -> u64 {
+        u64::MAX
+    }
     /// The journal's write and sync counters, for metrics (`None`: not a journal).
     fn stats(&self) -> Option<JournalStats> {
         None

@@ -6,6 +6,7 @@
 mod counters;
 mod depth;
 mod hist;
+mod stages;
 
 pub use counters::{
     CoreMetrics, CoreStats, StatsSlot, CANCEL_REASONS, CANCEL_SLOTS, ORDER_TYPES, REJECT_SLOTS,
@@ -13,3 +14,4 @@ pub use counters::{
 };
 pub use depth::{BookDepth, DepthLevel, DepthPublisher, DepthSlot, DepthSnapshot};
 pub use hist::{Debounce, LogHistogram, BUCKETS};
+pub use stages::{Stamps, Stopwatch};

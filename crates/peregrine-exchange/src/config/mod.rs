@@ -50,8 +50,10 @@ pub struct Config {
     pub market_data: MarketDataConfig,
     /// Thread layout. Default `compact`.
     pub topology: Topology,
-    /// What idle threads do. Default `spin-yield` (spin briefly, then yield the core):
-    /// never starves the other processes of a 2-core machine.
+    /// What idle polling threads do. Default `park`: spin ~2,000 empty polls, then
+    /// block in `epoll_wait` until input arrives (an idle exchange burns no core).
+    /// `busy-spin` never blocks (the lowest latency, a core of its own); `spin-yield`
+    /// yields the core instead of blocking.
     pub wait: WaitStrategy,
     /// Cores to pin threads to: `[loop]` for compact, `[ingestion, matching]` for
     /// split. Default: none (the OS schedules).
@@ -110,7 +112,7 @@ impl Default for Config {
             arena_capacity: 65_536,
             market_data: MarketDataConfig::default(),
             topology: Topology::Compact,
-            wait: WaitStrategy::SpinYield,
+            wait: WaitStrategy::Park,
             pin_cores: None,
             max_sessions: 256,
             session_out_buffer: 256 * 1024,
@@ -299,6 +301,10 @@ impl Config {
             "market_data.mtu: must be 64..=65507",
         );
         need(
+            md.max_delay_us <= 1_000_000,
+            "market_data.max_delay_us: must be at most 1000000",
+        );
+        need(
             md.heartbeat_ms > 0,
             "market_data.heartbeat_ms: must be positive",
         );
@@ -418,8 +424,9 @@ mod tests {
         assert!(c.market_data.enabled);
         assert_eq!(c.market_data.target.to_string(), "127.0.0.1:7701");
         assert_eq!(c.market_data.mtu, 1400);
+        assert_eq!(c.market_data.max_delay_us, 50);
         assert_eq!(c.topology, Topology::Compact);
-        assert_eq!(c.wait, WaitStrategy::SpinYield);
+        assert_eq!(c.wait, WaitStrategy::Park);
         assert_eq!(c.pin_cores, None);
         assert_eq!(c.max_sessions, 256);
         assert_eq!(c.session_out_buffer, 262_144);

@@ -179,6 +179,10 @@ pub struct MarketDataConfig {
     /// a power of two; 0 keeps none (gaps are then healed from snapshots only).
     /// Default 65,536 (~3.7 MiB).
     pub replay_retain: usize,
+    /// Feed messages wait at most this long, microseconds, for their packet to
+    /// fill before it is sent (fewer `sendto` calls under load; a lone update leaves
+    /// after this delay). 0: every batch sends its own packet. Default 50.
+    pub max_delay_us: u64,
 }
 
 impl Default for MarketDataConfig {
@@ -190,6 +194,7 @@ impl Default for MarketDataConfig {
             heartbeat_ms: 1000,
             multicast_ttl: 1,
             replay_retain: 65_536,
+            max_delay_us: 50,
         }
     }
 }

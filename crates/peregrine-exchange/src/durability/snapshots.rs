@@ -208,12 +208,13 @@ impl Snapshotter {
         }
     }
 
-    /// After the batch's journal commit: everything appended so far is durable.
+    /// After a batch's journal commit: everything through `durable` is durable.
     #[inline]
-    fn committed(&mut self, engine: &MatchingEngine, reports: &Counters) {
+    fn committed(&mut self, engine: &MatchingEngine, durable: u64, reports: &Counters) {
         if let Some(r) = self.replica.as_mut() {
             // Release: the replica reads it to decide a snapshot may be written.
-            r.committed.store(r.last_seq, Ordering::Release);
+            r.committed
+                .store(durable.min(r.last_seq), Ordering::Release);
             // Acquire: pairs with the replica's store once it took the last seed, so
             // the one-slot channel is free and the encode is never wasted.
             if r.desynced && !r.seed_in_flight.load(Ordering::Acquire) {
@@ -233,7 +234,8 @@ impl Snapshotter {
         let Some(i) = self.inline.as_mut() else {
             return;
         };
-        let (Some(p), Some(tx)) = (i.pending.take(), i.tx.as_ref()) else {
+        let due = i.pending.take_if(|(seq, _)| *seq <= durable);
+        let (Some(p), Some(tx)) = (due, i.tx.as_ref()) else {
             return;
         };
         match tx.try_send(p) {
@@ -271,8 +273,8 @@ impl SnapshotSink for Snapshotter {
         self.record(seq, rec, engine, ts, reports);
     }
     #[inline]
-    fn after_commit(&mut self, engine: &MatchingEngine, reports: &Counters) {
-        self.committed(engine, reports);
+    fn after_commit(&mut self, engine: &MatchingEngine, durable: u64, reports: &Counters) {
+        self.committed(engine, durable, reports);
     }
 }
 

@@ -21,7 +21,8 @@ pub struct FeedIo {
 
 impl FeedIo {
     /// Answers recovery clients from the core's state. Call between batches, after
-    /// the batch's feed packets were sent.
+    /// the batch's feed packets were sent. A snapshot is answered only while no feed
+    /// message waits (see [`recovery::Source::consistent`]).
     pub fn poll_recovery<L: CommandLog>(&mut self, core: &Core<L>) {
         let Some(r) = self.recovery.as_mut() else {
             return;
@@ -33,6 +34,12 @@ impl FeedIo {
             as_of_seq: feed.map_or(0, |f| f.next_seq() - 1),
             now: core.now(),
             retained: feed.map(|f| f.retained()),
+            consistent: feed.is_none_or(|f| f.pending() == 0),
         });
+    }
+
+    /// A snapshot request waits for the feed to catch up with the book.
+    pub fn snapshot_waiting(&self) -> bool {
+        self.recovery.as_ref().is_some_and(RecoveryServer::waiting)
     }
 }

@@ -51,6 +51,8 @@ struct Client {
     /// Answer bytes not yet written, from `sent`.
     out: Vec<u8>,
     sent: usize,
+    /// A snapshot request waiting for the book to match the feed sent so far.
+    deferred: Option<SnapshotRequest>,
 }
 
 /// The recovery listener and its clients.
@@ -73,6 +75,10 @@ pub struct Source<'a> {
     pub now: Timestamp,
     /// The replay ring, if the feed is on.
     pub retained: Option<&'a Retained>,
+    /// The book matches the feed sent so far (no feed message waits, for its batch's
+    /// sync or its packet): only then is a snapshot answered, so it never shows a
+    /// state a crash could still lose, nor one the feed has not caught up with.
+    pub consistent: bool,
 }
 
 impl RecoveryServer {
@@ -104,6 +110,7 @@ impl RecoveryServer {
                 rx: Box::new(RecvBuffer::new()),
                 out: Vec::with_capacity(1 << 12),
                 sent: 0,
+                deferred: None,
             });
         }
         let mut i = 0;
@@ -114,6 +121,12 @@ impl RecoveryServer {
                 self.clients.swap_remove(i);
             }
         }
+    }
+
+    /// Whether a snapshot request waits for a consistent book (the polling loop
+    /// then stops taking orders until the feed has caught up: one sync at most).
+    pub fn waiting(&self) -> bool {
+        self.clients.iter().any(|c| c.deferred.is_some())
     }
 }
 
@@ -126,17 +139,29 @@ fn serve(c: &mut Client, src: Source<'_>) -> bool {
     if c.sent < c.out.len() {
         return true;
     }
-    match c.stream.read(c.rx.spare()) {
-        Ok(0) => return false,
-        Ok(n) => c.rx.commit(n),
-        Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
-        Err(_) => return false,
-    }
     c.out.clear();
     c.sent = 0;
-    loop {
+    if let Some(r) = c.deferred {
+        if !src.consistent {
+            return true;
+        }
+        c.deferred = None;
+        snapshot(&r, &mut c.out, src);
+    } else {
+        match c.stream.read(c.rx.spare()) {
+            Ok(0) => return false,
+            Ok(n) => c.rx.commit(n),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+            Err(_) => return false,
+        }
+    }
+    // Requests are answered in order: one that must wait holds back those behind it.
+    while c.deferred.is_none() {
         match c.rx.next(Recovery::decode) {
-            Ok(Some(Recovery::SnapshotRequest(r))) => snapshot(&r, &mut c.out, src),
+            Ok(Some(Recovery::SnapshotRequest(r))) if src.consistent => {
+                snapshot(&r, &mut c.out, src)
+            }
+            Ok(Some(Recovery::SnapshotRequest(r))) => c.deferred = Some(r),
             Ok(Some(Recovery::ReplayRequest(r))) => replay(&r, &mut c.out, src),
             Ok(None) => break,
             Ok(Some(_)) | Err(_) => return false,
@@ -251,4 +276,67 @@ fn put<M: WireMessage>(out: &mut Vec<u8>, m: &M) {
     let at = out.len();
     out.resize(at + M::SIZE, 0);
     let _ = m.encode(&mut out[at..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    use peregrine_book::MatchingEngine as Engine;
+    use peregrine_exchange_core::balances::Balances;
+    use peregrine_types::{InstrumentId, InstrumentSpec};
+
+    fn source(engine: &MatchingEngine, consistent: bool) -> Source<'_> {
+        Source {
+            engine,
+            session_id: 7,
+            as_of_seq: 0,
+            now: Timestamp(1),
+            retained: None,
+            consistent,
+        }
+    }
+
+    /// A snapshot request is held while the book is ahead of the feed, and answered
+    /// (in order) once it is not.
+    #[test]
+    fn a_snapshot_waits_for_a_consistent_book() {
+        let engine = Engine::new(&[InstrumentSpec::example(1)], 16)
+            .unwrap()
+            .with_stage(Balances::off());
+        let mut server = RecoveryServer::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut client = TcpStream::connect(server.local_addr().unwrap()).unwrap();
+        let mut req = [0u8; SnapshotRequest::SIZE];
+        SnapshotRequest {
+            request_id: 9,
+            instrument: InstrumentId(1),
+        }
+        .encode(&mut req)
+        .unwrap();
+        client.write_all(&req).unwrap();
+        client.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !server.waiting() {
+            assert!(Instant::now() < deadline, "the request never arrived");
+            server.poll(source(&engine, false));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut buf = [0u8; 4096];
+        assert!(
+            matches!(client.read(&mut buf), Err(e) if e.kind() == ErrorKind::WouldBlock),
+            "no answer while inconsistent"
+        );
+        server.poll(source(&engine, true));
+        assert!(!server.waiting());
+        client.set_nonblocking(false).unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let n = client.read(&mut buf).unwrap();
+        match Recovery::decode(&buf[..n]).unwrap().0 {
+            Recovery::SnapshotHeader(h) => assert_eq!((h.request_id, h.session_id), (9, 7)),
+            other => panic!("{other:?}"),
+        }
+    }
 }

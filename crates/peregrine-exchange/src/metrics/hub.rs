@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 use peregrine_exchange_core::telemetry::{CoreStats, DepthSlot, StatsSlot};
 use peregrine_types::{InstrumentId, InstrumentSpec};
 
+use crate::metrics::ack_stats::AckStats;
 use crate::metrics::sessions::SessionStats;
 
 /// Labels of one instrument.
@@ -28,6 +29,7 @@ pub struct MetricsHub {
     pub(crate) instruments: Vec<InstrumentLabel>,
     core: Arc<StatsSlot>,
     sessions: Mutex<SessionStats>,
+    ack: Mutex<Option<AckStats>>,
     pub(crate) depth: Option<Arc<DepthSlot>>,
 }
 
@@ -49,6 +51,7 @@ impl MetricsHub {
             instruments,
             core,
             sessions: Mutex::new(SessionStats::default()),
+            ack: Mutex::new(None),
             depth,
         }
     }
@@ -66,6 +69,23 @@ impl MetricsHub {
             Err(TryLockError::WouldBlock) => return false,
         }
         true
+    }
+
+    /// Copies the loop's order→ack stage histograms in, unless a reader holds the
+    /// lock.
+    pub fn publish_ack(&self, stats: &AckStats) -> bool {
+        match self.ack.try_lock() {
+            Ok(mut g) => *g = Some(*stats),
+            Err(TryLockError::Poisoned(p)) => *p.into_inner() = Some(*stats),
+            Err(TryLockError::WouldBlock) => return false,
+        }
+        true
+    }
+
+    /// The last published order→ack stage histograms (`None`: not measured, e.g.
+    /// the split topology).
+    pub fn read_ack(&self) -> Option<AckStats> {
+        *self.ack.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Copies of the last published counters.

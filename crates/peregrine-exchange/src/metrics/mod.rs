@@ -3,6 +3,8 @@
 //! counters ([`sessions`]), the Prometheus text rendering ([`render`], [`text`]) and
 //! the HTTP endpoint serving it ([`http`]).
 
+pub mod ack;
+pub mod ack_stats;
 pub mod http;
 pub mod hub;
 pub mod render;

@@ -13,6 +13,7 @@ use peregrine_exchange_core::telemetry::{
     ORDER_TYPES, REJECT_SLOTS, REQUEST_KINDS,
 };
 
+use crate::metrics::ack_stats::{AckStats, STAGES};
 use crate::metrics::hub::{InstrumentLabel, MetricsHub};
 use crate::metrics::sessions::{DisconnectReason, SessionStats};
 use crate::metrics::text::{Decimal, Kind, TextEncoder};
@@ -31,6 +32,9 @@ pub fn render(hub: &MetricsHub) -> String {
     let mut e = TextEncoder::new();
     render_core(&mut e, &core, hub);
     render_sessions(&mut e, &sessions);
+    if let Some(ack) = hub.read_ack() {
+        render_ack(&mut e, &ack);
+    }
     if let Some(d) = depth.filter(|d| d.version > 0) {
         render_depth(&mut e, &d, hub);
     }
@@ -173,6 +177,19 @@ fn render_core(e: &mut TextEncoder, s: &CoreStats, hub: &MetricsHub) {
         "Copies of the matching thread's counters published.",
         s.publishes,
     );
+}
+
+fn render_ack(e: &mut TextEncoder, a: &AckStats) {
+    let n = name("order_ack_seconds");
+    e.family(
+        &n,
+        Kind::Histogram,
+        "Server-side order to ack, from the first byte read to the ack written, by stage \
+         (decode, queue, append, match, encode, batch, durable, write; total is their sum).",
+    );
+    for (i, stage) in STAGES.iter().enumerate() {
+        e.histogram(&n, &[("stage", stage)], &a.stages[i], LATENCY_EXPS);
+    }
 }
 
 fn render_sessions(e: &mut TextEncoder, s: &SessionStats) {

@@ -16,10 +16,16 @@
 //!   each session's own pace; a request's answer also reaches the requesting session.
 //!   Reports of an account with no session are retained, never dropped.
 //! * **Drop copies are read-only**: order requests are refused here, unsequenced.
+//! * **Nothing leaves before it is durable.** Reports and answers of a batch wait in
+//!   the table until the journal's sync covers the batch ([`SessionTable::mark_batch`],
+//!   [`SessionTable::release`]); only then do they enter the streams.
+//! * **Readiness.** [`SessionTable::poll`] waits on epoll ([`Poller`]) for the
+//!   listener, the sessions and the group commit's durability signal.
 //! * **Liveness on input actually read**: a session is declared dead only after a
 //!   last read attempt finds nothing waiting, and a pause of the exchange's own loop
 //!   does not count as the peers' silence.
 
+use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use peregrine_exchange_core::queries::Scope;
 use peregrine_exchange_core::reports::{ReportStore, Retention};
-use peregrine_exchange_core::telemetry::Debounce;
+use peregrine_exchange_core::telemetry::{Debounce, Stopwatch};
 use peregrine_exchange_core::{Clock, Outbox, Request, SessionKey};
 use peregrine_types::{AccountId, InstrumentSpec, Price, Qty};
 use peregrine_wire::field::{Pad, SessionKind, Symbol};
@@ -46,13 +52,47 @@ use crate::metrics::hub::MetricsHub;
 use crate::metrics::sessions::{DisconnectReason, SessionStats};
 use crate::net::admission::{Admit, LoginThrottle, PendingConfig, PendingPool, ThrottleConfig};
 use crate::net::credentials::{Credentials, Grant, Refusal};
+use crate::net::poller::{ready, Poller, Ready, DURABLE, LISTENER};
 use crate::net::session::conn::{Conn, ReadOutcome};
 use crate::net::session::protocol::{Delivery, EngineStatus, Step};
+use crate::net::split::Report;
+
+/// What one [`SessionTable::poll`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Polled {
+    /// Descriptors reported ready (sessions, the listener, the durability signal).
+    pub events: usize,
+    /// Bytes read from sessions.
+    pub bytes: usize,
+}
+
+/// Output of the matching stage that waits for its batch's sync: the batch's last
+/// engine sequence number (`u64::MAX` until [`SessionTable::mark_batch`]).
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    batch: u64,
+    out: Report,
+}
+
+/// Held outputs beyond which the table stops growing its queue (it is reserved up
+/// front; more only while the disk lags far behind).
+const HELD_RESERVE: usize = 8192;
 
 /// Every session of the exchange.
 #[derive(Debug)]
 pub struct SessionTable {
     listener: TcpListener,
+    poller: Poller,
+    durable_fd: Option<std::os::fd::OwnedFd>,
+    ready: Vec<Ready>,
+    /// Sessions with input buffered but not yet handled (read outside
+    /// [`SessionTable::poll`], by the liveness check).
+    rescan: Vec<usize>,
+    /// Reports and answers waiting for their batch to be durable, oldest first.
+    held: VecDeque<Held>,
+    /// Stage timing: the stopwatch, and when each session was last written.
+    stopwatch: Option<Stopwatch>,
+    written_ns: Vec<u64>,
     slots: Vec<Option<Conn>>,
     generations: Vec<u32>,
     credentials: Credentials,
@@ -90,11 +130,20 @@ impl SessionTable {
         listener.set_nonblocking(true)?;
         let a = &config.access;
         let slots = config.max_sessions + a.pending;
+        let poller = Poller::new(slots + 4)?;
+        poller.add(&listener, LISTENER)?;
         let retention = Retention {
             per_account: config.reports.retain_per_account,
         };
         Ok(SessionTable {
             listener,
+            poller,
+            durable_fd: None,
+            ready: Vec::with_capacity(slots + 4),
+            rescan: Vec::new(),
+            held: VecDeque::with_capacity(HELD_RESERVE),
+            stopwatch: None,
+            written_ns: vec![0; slots],
             slots: (0..slots).map(|_| None).collect(),
             generations: vec![0; slots],
             credentials: Credentials::new(&config.accounts),
@@ -140,6 +189,71 @@ impl SessionTable {
         self
     }
 
+    /// Stamps each request's read and decode instants on `stopwatch`, and each
+    /// session's last write ([`SessionTable::written_ns`]).
+    pub fn with_stage_timing(mut self, stopwatch: Stopwatch) -> Self {
+        self.stopwatch = Some(stopwatch);
+        self
+    }
+
+    /// When session `slot` was last written (stopwatch nanoseconds; 0: never, or
+    /// no stage timing).
+    pub fn written_ns(&self, slot: usize) -> u64 {
+        self.written_ns.get(slot).copied().unwrap_or(0)
+    }
+
+    /// Also wakes [`SessionTable::poll`] when the group commit signals `fd` (kept
+    /// open as long as the table).
+    pub fn watch_durable(&mut self, fd: std::os::fd::OwnedFd) -> std::io::Result<()> {
+        self.poller.add_edge(&fd, DURABLE)?;
+        self.durable_fd = Some(fd);
+        Ok(())
+    }
+
+    /// Waits for readiness (`timeout` zero: just look; `None`: until something is
+    /// ready), accepts pending connections and, if `read`, reads every ready session
+    /// once (level-triggered: one left unread is reported again); session messages
+    /// are handled here, order-entry requests (and the login snapshots the core must
+    /// send) appended to `requests`.
+    pub fn poll(
+        &mut self,
+        timeout: Option<Duration>,
+        read: bool,
+        requests: &mut Vec<Request>,
+    ) -> std::io::Result<Polled> {
+        let timeout = if self.rescan.is_empty() {
+            timeout
+        } else {
+            Some(Duration::ZERO)
+        };
+        self.ready.clear();
+        self.ready
+            .extend(self.poller.wait(timeout)?.iter().map(ready));
+        let mut polled = Polled {
+            events: self.ready.len(),
+            bytes: 0,
+        };
+        for i in 0..self.ready.len() {
+            match self.ready[i].token {
+                LISTENER => {
+                    self.accept();
+                }
+                DURABLE => {}
+                token if read => polled.bytes += self.read(token as usize, requests),
+                _ => {}
+            }
+        }
+        if read && !self.rescan.is_empty() {
+            let rescan = std::mem::take(&mut self.rescan);
+            polled.events += rescan.len();
+            for slot in rescan {
+                self.drain_frames(slot, requests);
+                self.mark_dirty(slot);
+            }
+        }
+        Ok(polled)
+    }
+
     /// The bound address.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
@@ -151,7 +265,7 @@ impl SessionTable {
 
     /// Accepts every pending connection into the pending pool (evicting the oldest
     /// waiting connection when full). Returns whether any arrived.
-    pub fn accept(&mut self) -> bool {
+    fn accept(&mut self) -> bool {
         let mut any = false;
         loop {
             match self.listener.accept() {
@@ -184,7 +298,11 @@ impl SessionTable {
             return;
         }
         let engine = self.engine_status();
-        match Conn::new(stream, peer, key, self.out_limit, nonce, engine) {
+        let conn = Conn::new(stream, peer, key, self.out_limit, nonce, engine).and_then(|c| {
+            self.poller.add(c.fd(), slot as u64)?;
+            Ok(c)
+        });
+        match conn {
             Ok(c) => {
                 self.stats.accepted += 1;
                 self.slots[slot] = Some(c);
@@ -210,26 +328,30 @@ impl SessionTable {
             .filter(|c| c.key == key)
     }
 
-    /// Reads every session once; session messages are handled here, order-entry
-    /// requests (and the login snapshots the core must send) appended to `requests`.
+    /// Reads session `slot` once (it was reported ready) and handles what arrived.
     /// Returns the bytes read.
-    pub fn read_all(&mut self, requests: &mut Vec<Request>) -> usize {
-        let mut total = 0;
-        for slot in 0..self.slots.len() {
-            let Some(s) = self.slots[slot].as_mut() else {
-                continue;
-            };
-            match s.read() {
-                ReadOutcome::Ok(0) if !s.proto.has_input() => continue,
-                ReadOutcome::Ok(n) => total += n,
-                ReadOutcome::Closed(why) => {
-                    s.proto.close.get_or_insert(why);
-                }
+    fn read(&mut self, slot: usize, requests: &mut Vec<Request>) -> usize {
+        let Some(s) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
+            return 0;
+        };
+        let n = match s.read() {
+            ReadOutcome::Ok(n) => n,
+            ReadOutcome::Closed(why) => {
+                s.proto.close.get_or_insert(why);
+                0
             }
-            self.drain_frames(slot, requests);
-            self.mark_dirty(slot);
+        };
+        let (first, read_ns) = (requests.len(), self.stopwatch.map_or(0, |w| w.now_ns()));
+        self.drain_frames(slot, requests);
+        if let (Some(w), true) = (self.stopwatch, requests.len() > first) {
+            let decoded_ns = w.now_ns();
+            for r in &mut requests[first..] {
+                r.read_ns = read_ns;
+                r.decoded_ns = decoded_ns;
+            }
         }
-        total
+        self.mark_dirty(slot);
+        n
     }
 
     fn drain_frames(&mut self, slot: usize, requests: &mut Vec<Request>) {
@@ -279,6 +401,8 @@ impl SessionTable {
             account: g.account,
             scope,
             msg,
+            read_ns: 0,
+            decoded_ns: 0,
         })
     }
 
@@ -372,6 +496,8 @@ impl SessionTable {
                     account: grant.target,
                     instrument: None,
                 }),
+                read_ns: 0,
+                decoded_ns: 0,
             });
         }
         log::info!(
@@ -401,10 +527,13 @@ impl SessionTable {
     }
 
     /// Moves report-stream output into the buffers of every session touched since
-    /// the last flush, writes, and closes sessions marked for closing.
-    pub fn flush(&mut self) {
+    /// the last flush, writes, and closes sessions marked for closing. Returns
+    /// whether any bytes were written (progress: a replay under way keeps the loop
+    /// from parking).
+    pub fn flush(&mut self) -> bool {
         let engine = self.engine_status();
         let now = Instant::now();
+        let mut wrote = false;
         for i in 0..self.dirty.len() {
             let slot = self.dirty[i];
             let Some(s) = self.slots[slot].as_mut() else {
@@ -412,7 +541,14 @@ impl SessionTable {
             };
             if s.proto.close.is_none() {
                 s.proto.pump(&self.store, engine, now);
+                let before = s.proto.unsent();
                 s.flush();
+                if s.proto.unsent() != before {
+                    wrote = true;
+                    if let Some(w) = self.stopwatch {
+                        self.written_ns[slot] = w.now_ns();
+                    }
+                }
                 // Room freed by the write: pull more of the stream while it lasts.
                 while s.proto.close.is_none() && s.proto.pump(&self.store, engine, now) {
                     let before = s.proto.unsent();
@@ -435,6 +571,7 @@ impl SessionTable {
             flagged[slot] = keep;
             keep
         });
+        wrote
     }
 
     fn close(&mut self, slot: usize) {
@@ -453,7 +590,9 @@ impl SessionTable {
             format!("account {}", g.account)
         });
         log::info!("session {slot}: disconnected ({who}, {}): {why}", s.peer);
+        self.poller.remove(s.fd());
         s.shutdown();
+        self.rescan.retain(|&r| r != slot);
         self.generations[slot] = self.generations[slot].wrapping_add(1);
         self.pending.remove(s.key);
         if let Some(g) = p.grant() {
@@ -505,6 +644,10 @@ impl SessionTable {
                 // peer is alive, whatever our own delays were.
                 if let ReadOutcome::Ok(n) = s.read() {
                     if n > 0 || s.proto.has_input() {
+                        // Handled by the next poll (the socket may be drained now).
+                        if !self.rescan.contains(&slot) {
+                            self.rescan.push(slot);
+                        }
                         self.mark_dirty(slot);
                         continue;
                     }
@@ -556,8 +699,43 @@ fn behind(c: &Conn, store: &ReportStore, engine: EngineStatus) -> bool {
     }
 }
 
-impl Outbox for SessionTable {
-    fn report(&mut self, account: AccountId, msg: Outbound, requester: SessionKey) {
+impl SessionTable {
+    /// The batch ending at engine sequence number `seq` was committed: the reports
+    /// and answers queued since the last mark belong to it (they wait for its sync).
+    pub fn mark_batch(&mut self, seq: u64) {
+        for h in self.held.iter_mut().rev() {
+            if h.batch != u64::MAX {
+                break;
+            }
+            h.batch = seq;
+        }
+    }
+
+    /// Everything through `durable` is durable: the reports and answers of those
+    /// batches enter the streams and the sessions' buffers. Returns whether any did.
+    pub fn release(&mut self, durable: u64) -> bool {
+        let mut any = false;
+        while let Some(h) = self.held.front().copied() {
+            if h.batch > durable {
+                break;
+            }
+            self.held.pop_front();
+            any = true;
+            match h.out {
+                Report::Stream {
+                    account,
+                    requester,
+                    msg,
+                } => self.deliver_report(account, msg, requester),
+                Report::Answer { to, msg } => self.deliver_answer(to, msg),
+            }
+        }
+        any
+    }
+
+    /// Appends a durable report to `account`'s stream: every session following the
+    /// account pulls it, and the requester gets it too if it does not follow.
+    pub fn deliver_report(&mut self, account: AccountId, msg: Outbound, requester: SessionKey) {
         self.store.append(account, msg);
         let mut requester_follows = false;
         if let Some(list) = self.followers.get(&account) {
@@ -577,11 +755,12 @@ impl Outbox for SessionTable {
         }
         if !requester_follows {
             // The answer to a request about another account (an admin's deposit).
-            self.answer(requester, msg);
+            self.deliver_answer(requester, msg);
         }
     }
 
-    fn answer(&mut self, to: SessionKey, msg: Outbound) {
+    /// Queues an answer of a durable batch for session `to` only.
+    pub fn deliver_answer(&mut self, to: SessionKey, msg: Outbound) {
         let engine = self.engine_status();
         let now = Instant::now();
         let store = &self.store;
@@ -602,6 +781,28 @@ impl Outbox for SessionTable {
             c.proto.snapshot_done(as_of, store, engine, now);
         }
         self.mark_dirty(to.slot());
+    }
+}
+
+/// The compact topology's outbox: output waits in the table until its batch is
+/// durable ([`SessionTable::release`]).
+impl Outbox for SessionTable {
+    fn report(&mut self, account: AccountId, msg: Outbound, requester: SessionKey) {
+        self.held.push_back(Held {
+            batch: u64::MAX,
+            out: Report::Stream {
+                account,
+                requester,
+                msg,
+            },
+        });
+    }
+
+    fn answer(&mut self, to: SessionKey, msg: Outbound) {
+        self.held.push_back(Held {
+            batch: u64::MAX,
+            out: Report::Answer { to, msg },
+        });
     }
 }
 

@@ -24,7 +24,8 @@ pub struct ExchangeArgs {
 /// Loads the config, prints `listening on ADDR` on stdout once the listener is
 /// bound, and serves until SIGTERM or SIGINT, then stops gracefully: the loops end
 /// their batch, the journal is committed and closed, and the feed sends its
-/// end-of-session packet.
+/// end-of-session packet; then prints the server-side order→ack summary (by stage)
+/// on stdout.
 pub fn run(args: ExchangeArgs) -> anyhow::Result<()> {
     let config = Config::load(&args.config)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -35,11 +36,14 @@ pub fn run(args: ExchangeArgs) -> anyhow::Result<()> {
     let options = peregrine_exchange::StartOptions {
         accept_loss: args.accept_loss,
     };
-    peregrine_exchange::run_opts(config, options, Arc::clone(&stop), |addr| {
+    let summary = peregrine_exchange::run_opts(config, options, Arc::clone(&stop), |addr| {
         let mut out = std::io::stdout();
         let _ = writeln!(out, "listening on {addr}");
         let _ = out.flush();
     })?;
     log::info!("exchange stopped");
+    let mut out = std::io::stdout();
+    let _ = write!(out, "{}", summary.text());
+    let _ = out.flush();
     Ok(())
 }

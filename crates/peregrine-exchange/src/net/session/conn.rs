@@ -3,6 +3,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Instant;
 
 use peregrine_exchange_core::SessionKey;
@@ -67,6 +68,11 @@ impl Conn {
             Err(e) if e.kind() == ErrorKind::Interrupted => ReadOutcome::Ok(0),
             Err(e) => ReadOutcome::Closed(format!("read error: {e}")),
         }
+    }
+
+    /// The socket, for the poller.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.stream.as_fd()
     }
 
     /// Writes as much queued output as the socket takes.
