@@ -7,6 +7,7 @@ pub mod admission;
 pub mod compact;
 pub mod credentials;
 pub mod poller;
+pub mod report;
 pub mod ring;
 pub mod session;
 pub mod split;

@@ -18,30 +18,10 @@ use peregrine_types::AccountId;
 use peregrine_wire::v2::Outbound;
 
 use crate::feed::FeedIo;
+use crate::net::report::Report;
 use crate::net::ring::{Consumer, Producer};
 use crate::net::table::SessionTable;
 use crate::net::HOUSEKEEPING_EVERY;
-
-/// A report or an answer on its way back to the session layer.
-#[derive(Debug, Clone, Copy)]
-pub enum Report {
-    /// A report of `account`'s stream, caused by `requester`'s request.
-    Stream {
-        /// The account.
-        account: AccountId,
-        /// The requesting session.
-        requester: SessionKey,
-        /// The report.
-        msg: Outbound,
-    },
-    /// An answer to session `to` only.
-    Answer {
-        /// The session.
-        to: SessionKey,
-        /// The answer.
-        msg: Outbound,
-    },
-}
 
 /// Collects a batch's reports until the batch is committed.
 #[derive(Debug)]

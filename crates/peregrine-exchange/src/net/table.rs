@@ -53,9 +53,9 @@ use crate::metrics::sessions::{DisconnectReason, SessionStats};
 use crate::net::admission::{Admit, LoginThrottle, PendingConfig, PendingPool, ThrottleConfig};
 use crate::net::credentials::{Credentials, Grant, Refusal};
 use crate::net::poller::{ready, Poller, Ready, DURABLE, LISTENER};
+use crate::net::report::Report;
 use crate::net::session::conn::{Conn, ReadOutcome};
 use crate::net::session::protocol::{Delivery, EngineStatus, Step};
-use crate::net::split::Report;
 
 /// What one [`SessionTable::poll`] found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
