@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use peregrine_types::{OrderId, Side, TimeInForce};
-use peregrine_wire::{Outbound, WireMessage};
+use peregrine_wire::v2::Outbound;
+use peregrine_wire::WireMessage;
 use support::{cancel, order, start_with_env, with_timeout, Client, Exchange, KillOnDrop};
 
 const KILL_SEEDS: [u64; 3] = [0x9E37_79B9, 0x85EB_CA6B, 0xC2B2_AE35];
