@@ -120,7 +120,7 @@ impl<'a> Message<'a> {
                 }
                 first = false;
             }
-            if matches!(tag, 8 | 9 | 10) {
+            if matches!(tag, 8..=10) {
                 return Err(fail(FieldError::OutOfOrder(tag), msg_type));
             }
             if trailer_start.is_some() && !is_trailer(tag) {
@@ -222,7 +222,7 @@ fn content(raw: &[u8]) -> Option<&[u8]> {
 }
 
 /// MsgSeqNum found by a lenient scan, for a Reject of a message that did not parse.
-fn find_seq(raw: &[u8]) -> Option<u64> {
+pub(crate) fn find_seq(raw: &[u8]) -> Option<u64> {
     let at = raw.windows(4).position(|w| w == b"\x0134=")? + 4;
     let len = raw[at..].iter().position(|&b| b == SOH)?;
     parse_u64(&raw[at..at + len]).filter(|&s| s > 0)

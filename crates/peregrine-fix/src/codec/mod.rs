@@ -9,7 +9,7 @@ mod encode;
 mod error;
 mod fields;
 mod frame;
-mod header;
+pub(crate) mod header;
 pub use header::ParseError;
 pub mod tags;
 pub mod time;
@@ -18,6 +18,8 @@ pub mod value;
 pub use encode::{Encoder, MessageWriter};
 pub use error::{FieldError, FrameError, Garble};
 pub use fields::{Fields, RawField};
+#[cfg(test)]
+pub(crate) use frame::checksum as frame_checksum;
 pub use frame::{frame, Frame, FrameLimits, BEGIN_STRING};
 pub use header::{Message, StandardHeader};
 
