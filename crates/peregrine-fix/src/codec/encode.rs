@@ -119,6 +119,45 @@ impl<'e> MessageWriter<'e> {
         self
     }
 
+    /// A decimal given as the exact ratio `numerator / denominator` (an average
+    /// price), rounded half up to `decimals` + `extra` places, then with trailing
+    /// zeros beyond `decimals` places dropped. A zero denominator writes 0.
+    pub fn ratio(
+        &mut self,
+        tag: u32,
+        numerator: i128,
+        denominator: i64,
+        decimals: u32,
+        extra: u32,
+    ) -> &mut Self {
+        let places = (decimals + extra).min(18);
+        let scale = 10i128.pow(places - decimals);
+        let units = if denominator == 0 {
+            0
+        } else {
+            let n = numerator.saturating_mul(scale);
+            let d = i128::from(denominator);
+            let q = n.div_euclid(d);
+            let r = n.rem_euclid(d);
+            let rounded = if r * 2 >= d.abs() { q + 1 } else { q };
+            i64::try_from(rounded).unwrap_or(if rounded < 0 { i64::MIN } else { i64::MAX })
+        };
+        self.tag(tag);
+        write_decimal(&mut self.enc.buf, units, places);
+        if places > decimals {
+            let mut trim = 0;
+            while trim < (places - decimals) as usize && self.enc.buf.last() == Some(&b'0') {
+                self.enc.buf.pop();
+                trim += 1;
+            }
+            if decimals == 0 && trim == places as usize && self.enc.buf.last() == Some(&b'.') {
+                self.enc.buf.pop();
+            }
+        }
+        self.enc.buf.push(SOH);
+        self
+    }
+
     /// A `UTCTimestamp` field.
     pub fn timestamp(&mut self, tag: u32, ns: u64, precision: Precision) -> &mut Self {
         self.tag(tag);
@@ -202,6 +241,28 @@ mod tests {
         assert_eq!(p.header.sending_time, 1_700_000_000_123_000_000);
         assert_eq!(p.body(), b"11=ord-1\x0144=100.25\x0138=-5\x0158=a b\x01");
         assert_eq!(enc.message(), m.as_slice());
+    }
+
+    #[test]
+    fn ratios_round_half_up_and_trim() {
+        let text = |n: i128, d: i64, dec: u32| {
+            let mut enc = Encoder::default();
+            let mut w = enc.start(b"8");
+            w.ratio(6, n, d, dec, 4);
+            let m = w.seal().to_vec();
+            let six = crate::codec::Fields::new(&m)
+                .flatten()
+                .find(|f| f.tag == 6)
+                .unwrap();
+            String::from_utf8(six.value.to_vec()).unwrap()
+        };
+        assert_eq!(text(10025 * 3, 3, 2), "100.25");
+        assert_eq!(text(10000 + 10001, 2, 2), "100.005");
+        assert_eq!(text(10000 * 2 + 10001, 3, 2), "100.003333");
+        assert_eq!(text(2, 3, 2), "0.006667");
+        assert_eq!(text(5, 1, 0), "5");
+        assert_eq!(text(7, 2, 0), "3.5");
+        assert_eq!(text(0, 0, 2), "0.00");
     }
 
     #[test]

@@ -48,12 +48,10 @@ impl<'a> Fields<'a> {
         let (tag, eq) = parse_tag(rest)?;
         let value_start = eq + 1;
         let value_end = match self.pending_data.take() {
-            Some((data_tag, len)) if data_tag == tag => {
-                value_start
-                    .checked_add(len)
-                    .filter(|&e| e < rest.len() && rest[e] == SOH)
-                    .ok_or(FieldError::Malformed(tag))?
-            }
+            Some((data_tag, len)) if data_tag == tag => value_start
+                .checked_add(len)
+                .filter(|&e| e < rest.len() && rest[e] == SOH)
+                .ok_or(FieldError::Malformed(tag))?,
             _ => rest[value_start..]
                 .iter()
                 .position(|&b| b == SOH)

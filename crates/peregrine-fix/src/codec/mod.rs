@@ -22,6 +22,7 @@ pub use fields::{Fields, RawField};
 pub(crate) use frame::checksum as frame_checksum;
 pub use frame::{frame, Frame, FrameLimits, BEGIN_STRING};
 pub use header::{Message, StandardHeader};
+pub use time::Precision;
 
 /// The field delimiter.
 pub const SOH: u8 = 0x01;

@@ -156,14 +156,40 @@ impl<S: MessageStore> Session<S> {
         Ok(())
     }
 
-    pub(crate) fn send_test_request(&mut self, now: u64) -> Result<(), StoreError> {
+    /// Sends a TestRequest (the peer must answer with a Heartbeat echoing its
+    /// TestReqID); returns the TestReqID. The session sends one by itself after an
+    /// interval of silence.
+    pub fn send_test_request(&mut self, now: u64) -> Result<u64, StoreError> {
         self.test_counter += 1;
         let id = self.test_counter;
         self.send_admin(msg_type::TEST_REQUEST, now, |w| {
             w.uint(tags::TEST_REQ_ID, id);
         })?;
         self.test_request = Some(id);
-        Ok(())
+        Ok(id)
+    }
+
+    /// Sends a SequenceReset in reset mode (123=N): from now on our messages are
+    /// numbered from `new_seq` (which must be above the next number), and the peer
+    /// expects that. For an operator fixing a session by hand; gap fills are the
+    /// normal way numbers move.
+    pub fn reset_sequence(&mut self, new_seq: u64, now: u64) -> Result<(), StoreError> {
+        let seq = self.store.next_sender_seq();
+        if new_seq <= seq {
+            return Ok(());
+        }
+        let mut w = start(
+            &mut self.encoder,
+            &self.config,
+            msg_type::SEQUENCE_RESET,
+            seq,
+            now,
+        );
+        w.bool(tags::GAP_FILL_FLAG, false)
+            .uint(tags::NEW_SEQ_NO, new_seq);
+        w.seal();
+        self.emit(seq, false, now)?;
+        self.store.advance_sender_seq(new_seq)
     }
 
     pub(crate) fn send_resend_request(&mut self, begin: u64, now: u64) -> Result<(), StoreError> {
