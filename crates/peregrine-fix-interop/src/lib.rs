@@ -1,10 +1,12 @@
 //! Test support: runs a `peregrine_fix` session over a real TCP socket, so the tests
 //! of this crate can put it face to face with QuickFIX (through the `quickfix`
-//! crate, a dev-dependency: nothing else links QuickFIX).
+//! crate; nothing but tests depends on this crate, so no binary links QuickFIX).
 //!
 //! [`FixConn`] is a minimal, single-threaded I/O shell (non-blocking socket, the
 //! wall clock as the session's clock). The gateway has its own shell; this one
 //! exists so the session layer is tested against a third-party engine on its own.
+
+pub mod qf;
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};

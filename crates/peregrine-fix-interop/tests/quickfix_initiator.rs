@@ -4,8 +4,6 @@
 //! TestRequest both ways, resend with gap fill both ways, SequenceReset (reset mode
 //! and ResetSeqNumFlag), Logout both ways.
 
-mod support;
-
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,12 +12,12 @@ use std::time::Duration;
 use peregrine_fix::codec::{tags, Precision};
 use peregrine_fix::session::{DisconnectReason, Event, Role, Session, SessionConfig};
 use peregrine_fix::store::{Durability, FileStore, MessageStore};
+use peregrine_fix_interop::qf::*;
 use peregrine_fix_interop::{now_ns, FixConn};
 use quickfix::{
     Application, ConnectionHandler, FieldMap, FileMessageStoreFactory, Initiator, LogFactory,
     Message, SessionSettings,
 };
-use support::*;
 
 const WAIT: Duration = Duration::from_secs(20);
 

@@ -157,22 +157,24 @@ impl<'a> Message<'a> {
         }
         let end = trailer_start.unwrap_or(content.len());
         let body = &content[body_start.unwrap_or(end).min(end)..end];
-        let required = |v: Option<&'a [u8]>, tag| v.ok_or(fail(FieldError::Missing(tag), msg_type));
+        let required =
+            |v: Option<&'a [u8]>, tag| v.ok_or_else(|| fail(FieldError::Missing(tag), msg_type));
         let sender_comp_id = required(sender, tags::SENDER_COMP_ID)?;
         let target_comp_id = required(target, tags::TARGET_COMP_ID)?;
         let seq = required(seq, tags::MSG_SEQ_NUM)?;
         let sending_time = required(sending_time, tags::SENDING_TIME)?;
         let msg_seq_num =
-            parse_u64(seq).ok_or(fail(FieldError::Format(tags::MSG_SEQ_NUM), msg_type))?;
+            parse_u64(seq).ok_or_else(|| fail(FieldError::Format(tags::MSG_SEQ_NUM), msg_type))?;
         if msg_seq_num == 0 {
             return Err(fail(FieldError::Value(tags::MSG_SEQ_NUM), msg_type));
         }
         let flag = |v: Option<&[u8]>, tag| match v {
             None => Ok(false),
-            Some(v) => parse_bool(v).ok_or(fail(FieldError::Value(tag), msg_type)),
+            Some(v) => parse_bool(v).ok_or_else(|| fail(FieldError::Value(tag), msg_type)),
         };
-        let time =
-            |v: &[u8], tag| parse_utc_timestamp(v).ok_or(fail(FieldError::Format(tag), msg_type));
+        let time = |v: &[u8], tag| {
+            parse_utc_timestamp(v).ok_or_else(|| fail(FieldError::Format(tag), msg_type))
+        };
         let header = StandardHeader {
             msg_type,
             sender_comp_id,

@@ -1,7 +1,7 @@
 //! Everything the session sends: the standard header, the administrative messages,
 //! application messages, and resends.
 
-use crate::codec::{tags, Encoder, Message, MessageWriter};
+use crate::codec::{tags, Encoder, FieldError, Message, MessageWriter};
 use crate::store::{MessageStore, StoreError};
 
 use super::config::SessionConfig;
@@ -221,6 +221,26 @@ impl<S: MessageStore> Session<S> {
                 .text(tags::TEXT, text);
         })?;
         Ok(())
+    }
+
+    /// Answers a delivered application message whose fields are malformed with a
+    /// session-level Reject (SessionRejectReason from the field error; the message
+    /// was consumed when it was delivered).
+    pub fn reject_app(
+        &mut self,
+        msg: &Message<'_>,
+        error: FieldError,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        let reason = SessionRejectReason::from(error);
+        self.send_reject(
+            msg.header.msg_seq_num,
+            msg.msg_type(),
+            reason,
+            error.tag(),
+            reason.text(),
+            now,
+        )
     }
 
     /// Sends a Logout and waits for the answer (state `LogoutSent`).

@@ -1,6 +1,6 @@
-//! Shared by the QuickFIX tests: a recording QuickFIX application, settings files,
-//! bounded waits.
-#![allow(dead_code, reason = "each test binary uses part of it")]
+//! QuickFIX test support: a recording QuickFIX application, its settings files, a
+//! log that keeps the raw messages, and bounded waits.
+#![allow(missing_docs, reason = "test support; each item says what it is")]
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
