@@ -201,8 +201,9 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// QuickFIX's log: every raw message it received, and its events (also printed, so
-/// a failing test shows the conversation).
+/// QuickFIX's log: every raw message it received, and its events (printed too when
+/// `FIX_TRACE` is set: QuickFIX calls from its own threads, which the test harness
+/// does not capture).
 #[derive(Debug, Default)]
 pub struct WireLog {
     pub incoming: Mutex<Vec<String>>,
@@ -224,16 +225,22 @@ impl WireLog {
 impl quickfix::LogCallback for WireLog {
     fn on_incoming(&self, _: Option<&SessionId>, msg: &str) {
         let msg = msg.replace('\x01', "|");
-        println!("QuickFIX in:  {msg}");
+        trace(&format!("QuickFIX in:  {msg}"));
         self.incoming.lock().unwrap().push(msg);
     }
 
     fn on_outgoing(&self, _: Option<&SessionId>, msg: &str) {
-        println!("QuickFIX out: {}", msg.replace('\x01', "|"));
+        trace(&format!("QuickFIX out: {}", msg.replace('\x01', "|")));
     }
 
     fn on_event(&self, _: Option<&SessionId>, msg: &str) {
-        println!("QuickFIX event: {msg}");
+        trace(&format!("QuickFIX event: {msg}"));
         self.events.lock().unwrap().push(msg.to_string());
+    }
+}
+
+fn trace(line: &str) {
+    if std::env::var_os("FIX_TRACE").is_some() {
+        println!("{line}");
     }
 }

@@ -62,10 +62,10 @@ fn our_initiator_against_a_quickfix_acceptor() {
     let mut logged_on = false;
     let mut reports: Vec<(ExecType, String)> = Vec::new();
     let mut closed = None;
-    let mut pump = |conn: &mut FixConn<MemoryStore>,
-                    logged_on: &mut bool,
-                    reports: &mut Vec<(ExecType, String)>,
-                    closed: &mut Option<DisconnectReason>| {
+    let pump = |conn: &mut FixConn<MemoryStore>,
+                logged_on: &mut bool,
+                reports: &mut Vec<(ExecType, String)>,
+                closed: &mut Option<DisconnectReason>| {
         conn.pump(&mut |_, e| match e {
             Event::LoggedOn { .. } => *logged_on = true,
             Event::App(m) if m.msg_type() == b"8" => {

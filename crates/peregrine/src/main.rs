@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod engine_cmd;
+mod gateway_cmd;
 mod strategy_cmd;
 mod up;
 
@@ -36,6 +37,9 @@ enum Command {
     Md(peregrine_exchange::subscriber::MdArgs),
     /// The order engine: run it, or query / kill / stop a running one.
     Engine(engine_cmd::EngineArgs),
+    /// Protocol gateways in front of the exchange: `peregrine gateway fix`.
+    #[command(subcommand)]
+    Gateway(gateway_cmd::GatewayCommand),
     /// Run an example strategy against a running engine.
     Strategy(strategy_cmd::StrategyArgs),
     /// Run the whole stack (exchange, engine, strategies) until Ctrl-C; print a summary.
@@ -89,6 +93,7 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Engine(args) => engine_cmd::run(args),
         Command::Strategy(args) => strategy_cmd::run(args),
+        Command::Gateway(cmd) => gateway_cmd::run(cmd),
         Command::Up(args) => up::run(args),
         Command::Verify(cmd) => peregrine_exchange::verify::run(cmd),
     }

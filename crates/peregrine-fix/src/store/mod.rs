@@ -52,7 +52,7 @@ pub enum StoreError {
 }
 
 /// What the session layer needs from persistent storage.
-pub trait MessageStore {
+pub trait MessageStore: std::fmt::Debug {
     /// The sequence number the next outbound message takes.
     fn next_sender_seq(&self) -> u64;
     /// The sequence number expected on the next inbound message.
@@ -81,4 +81,40 @@ pub trait MessageStore {
     /// Makes every record so far durable (per the store's policy). The session calls
     /// it before any byte it produced may reach the network.
     fn flush(&mut self) -> Result<(), StoreError>;
+}
+
+/// A boxed store is a store (a caller that picks file or memory at run time).
+impl<S: MessageStore + ?Sized> MessageStore for Box<S> {
+    fn next_sender_seq(&self) -> u64 {
+        (**self).next_sender_seq()
+    }
+    fn next_target_seq(&self) -> u64 {
+        (**self).next_target_seq()
+    }
+    fn creation_time(&self) -> u64 {
+        (**self).creation_time()
+    }
+    fn store_outbound(&mut self, seq: u64, message: Option<&[u8]>) -> Result<(), StoreError> {
+        (**self).store_outbound(seq, message)
+    }
+    fn advance_sender_seq(&mut self, next: u64) -> Result<(), StoreError> {
+        (**self).advance_sender_seq(next)
+    }
+    fn set_next_target_seq(&mut self, next: u64) -> Result<(), StoreError> {
+        (**self).set_next_target_seq(next)
+    }
+    fn outbound_range(
+        &mut self,
+        begin: u64,
+        end: u64,
+        f: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<(), StoreError> {
+        (**self).outbound_range(begin, end, f)
+    }
+    fn reset(&mut self, now_ns: u64) -> Result<(), StoreError> {
+        (**self).reset(now_ns)
+    }
+    fn flush(&mut self) -> Result<(), StoreError> {
+        (**self).flush()
+    }
 }

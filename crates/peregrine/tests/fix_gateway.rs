@@ -1,0 +1,410 @@
+//! `peregrine gateway fix` end to end, with real processes: a QuickFIX initiator →
+//! the gateway → the exchange, plus a native client of another account as the
+//! counterparty. Every order type, fills, cancel/replace, status, mass cancel,
+//! rejects with reasons, a disconnect with reports resent on return, a sequence
+//! reset, and bad input on the FIX port.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use peregrine_fix_interop::qf::{settings, wait_until, Recorder, Seen, WireLog, QUICKFIX};
+use peregrine_types::{Side, TimeInForce};
+use quickfix::{
+    Application, ConnectionHandler, FieldMap, FileMessageStoreFactory, Initiator, LogFactory,
+    Message, SessionId, SessionSettings,
+};
+use support::{order, Client};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Gateway {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_gateway(dir: &std::path::Path, exchange: SocketAddr) -> Gateway {
+    let config = dir.join("gateway-fix.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:0\"\nexchange = \"{exchange}\"\nstore_dir = \"{}\"\n\
+             [[instruments]]\nsymbol = \"PGN-USD\"\nid = 1\nprice_decimals = 2\nqty_decimals = 0\n\
+             [[sessions]]\ncomp_id = \"CLIENT1\"\npassword = \"fix-pw\"\naccount = 1\nexchange_password = \"pw1\"\n",
+            dir.join("fix-store").display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+        .args(["gateway", "fix", "--config"])
+        .arg(&config)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("gateway.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .strip_prefix("fix gateway listening on ")
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .unwrap();
+    Gateway { child, addr }
+}
+
+fn fix_order(cl: &str, fields: &[(i32, &str)]) -> Message {
+    let mut m = Message::new();
+    m.with_header_mut(|h| h.set_field(35, "D")).unwrap();
+    m.set_field(11, cl).unwrap();
+    m.set_field(55, "PGN-USD").unwrap();
+    m.set_field(60, "20240101-00:00:00.000").unwrap();
+    for &(tag, v) in fields {
+        m.set_field(tag, v).unwrap();
+    }
+    m
+}
+
+fn fix_msg(t: &str, fields: &[(i32, &str)]) -> Message {
+    let mut m = Message::new();
+    m.with_header_mut(|h| h.set_field(35, t)).unwrap();
+    for &(tag, v) in fields {
+        m.set_field(tag, v).unwrap();
+    }
+    m
+}
+
+/// The reports QuickFIX received about ClOrdID `cl` (tag 11).
+fn about(qf: &Recorder, cl: &str) -> Vec<Seen> {
+    qf.app()
+        .into_iter()
+        .filter(|m| m.field(11) == Some(cl))
+        .collect()
+}
+
+fn has(qf: &Recorder, cl: &str, pairs: &[(u32, &str)]) -> bool {
+    about(qf, cl)
+        .iter()
+        .any(|m| pairs.iter().all(|&(t, v)| m.field(t) == Some(v)))
+}
+
+#[test]
+fn quickfix_trades_through_the_gateway() {
+    let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
+    let exchange = support::start("");
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = start_gateway(dir.path(), exchange.addr);
+    let log = dir.path().join("gateway.log");
+    wait_until("the gateway's exchange session", WAIT, || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("account 1 logged in")
+    });
+
+    let qf = Recorder {
+        password: Some("fix-pw".into()),
+        ..Recorder::default()
+    };
+    let app = Application::try_new(&qf).unwrap();
+    let wire = WireLog::default();
+    let qf_log = LogFactory::try_new(&wire).unwrap();
+    let cfg = settings(
+        dir.path(),
+        "initiator",
+        "CLIENT1",
+        "PEREGRINE",
+        gateway.addr.port(),
+        "",
+    );
+    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
+    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
+    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
+    let mut initiator = Initiator::try_new(
+        &qf_settings,
+        &app,
+        &store,
+        &qf_log,
+        quickfix::FixSocketServerKind::SingleThreaded,
+    )
+    .unwrap();
+    initiator.start().unwrap();
+    wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
+
+    // Limit order, then a partial fill against account 2.
+    send(fix_order(
+        "L1",
+        &[(54, "1"), (38, "5"), (40, "2"), (44, "100.25"), (59, "1")],
+    ));
+    wait_until("New", WAIT, || {
+        has(&qf, "L1", &[(150, "0"), (39, "0"), (151, "5")])
+    });
+    let mut other = Client::login(exchange.addr, 2); // fresh: idle sessions time out
+    other.send(&order(1, Side::Sell, 10025, 2, TimeInForce::Ioc));
+    wait_until("partial fill", WAIT, || {
+        has(
+            &qf,
+            "L1",
+            &[
+                (150, "F"),
+                (39, "1"),
+                (14, "2"),
+                (151, "3"),
+                (31, "100.25"),
+                (32, "2"),
+                (6, "100.25"),
+            ],
+        )
+    });
+
+    // Replace: new total 6 (4 open), new price; then status; then cancel.
+    send(fix_msg(
+        "G",
+        &[
+            (41, "L1"),
+            (11, "L1b"),
+            (55, "PGN-USD"),
+            (54, "1"),
+            (38, "6"),
+            (40, "2"),
+            (44, "100.10"),
+            (60, "20240101-00:00:00"),
+        ],
+    ));
+    wait_until("Replaced", WAIT, || {
+        has(
+            &qf,
+            "L1b",
+            &[
+                (150, "5"),
+                (39, "1"),
+                (41, "L1"),
+                (38, "6"),
+                (151, "4"),
+                (44, "100.10"),
+            ],
+        )
+    });
+    send(fix_msg(
+        "H",
+        &[(11, "L1b"), (55, "PGN-USD"), (54, "1"), (790, "st-1")],
+    ));
+    wait_until("status", WAIT, || {
+        has(
+            &qf,
+            "L1b",
+            &[(150, "I"), (39, "1"), (14, "2"), (151, "4"), (790, "st-1")],
+        )
+    });
+    send(fix_msg(
+        "F",
+        &[
+            (41, "L1b"),
+            (11, "C1"),
+            (55, "PGN-USD"),
+            (54, "1"),
+            (60, "20240101-00:00:00"),
+        ],
+    ));
+    wait_until("Canceled", WAIT, || {
+        has(
+            &qf,
+            "C1",
+            &[(150, "4"), (39, "4"), (41, "L1b"), (14, "2"), (151, "0")],
+        )
+    });
+    send(fix_msg(
+        "F",
+        &[
+            (41, "L1b"),
+            (11, "C2"),
+            (55, "PGN-USD"),
+            (54, "1"),
+            (60, "20240101-00:00:00"),
+        ],
+    ));
+    wait_until("too late to cancel", WAIT, || {
+        qf.app()
+            .iter()
+            .any(|m| m.msg_type == "9" && m.field(11) == Some("C2") && m.field(102) == Some("0"))
+    });
+
+    // Market IOC with a protection price fills completely.
+    let mut other = Client::login(exchange.addr, 2); // fresh: idle sessions time out
+    other.send(&order(2, Side::Sell, 10000, 1, TimeInForce::Gtc));
+    report_for(&mut other, 2, "Accepted");
+    send(fix_order(
+        "M1",
+        &[(54, "1"), (38, "1"), (40, "1"), (44, "101"), (59, "3")],
+    ));
+    wait_until("market fill", WAIT, || {
+        has(
+            &qf,
+            "M1",
+            &[(150, "F"), (39, "2"), (31, "100.00"), (14, "1")],
+        )
+    });
+
+    // Post-only that would take is rejected with its reason; unknown symbol too;
+    // FOK that cannot fill is cancelled.
+    let mut other = Client::login(exchange.addr, 2); // fresh: idle sessions time out
+    other.send(&order(3, Side::Sell, 10050, 1, TimeInForce::Gtc));
+    report_for(&mut other, 3, "Accepted");
+    send(fix_order(
+        "P1",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "100.50"), (18, "6")],
+    ));
+    wait_until("post-only reject", WAIT, || {
+        has(&qf, "P1", &[(150, "8"), (39, "8"), (103, "11")])
+    });
+    let mut unknown = fix_order("U1", &[(54, "1"), (38, "1"), (40, "2"), (44, "1")]);
+    unknown.set_field(55, "NOPE").unwrap();
+    send(unknown);
+    wait_until("unknown symbol", WAIT, || {
+        has(&qf, "U1", &[(150, "8"), (103, "1")])
+    });
+    send(fix_order(
+        "K1",
+        &[(54, "1"), (38, "5"), (40, "2"), (44, "100.50"), (59, "4")],
+    ));
+    wait_until("FOK cancelled", WAIT, || {
+        has(&qf, "K1", &[(150, "4"), (39, "4"), (14, "0")])
+    });
+
+    // Mass cancel of two resting orders: the report counts them, each is cancelled.
+    send(fix_order(
+        "R1",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "90")],
+    ));
+    send(fix_order(
+        "R2",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "91")],
+    ));
+    wait_until("two resting", WAIT, || {
+        has(&qf, "R1", &[(150, "0")]) && has(&qf, "R2", &[(150, "0")])
+    });
+    send(fix_msg(
+        "q",
+        &[(11, "MC1"), (530, "7"), (60, "20240101-00:00:00")],
+    ));
+    wait_until("mass cancel", WAIT, || {
+        qf.app()
+            .iter()
+            .any(|m| m.msg_type == "r" && m.field(11) == Some("MC1") && m.field(533) == Some("2"))
+            && has(&qf, "R1", &[(150, "4")])
+            && has(&qf, "R2", &[(150, "4")])
+    });
+
+    // Away and back: a resting order fills while QuickFIX is disconnected; the
+    // report waits in the gateway's store and comes back as a PossDup resend.
+    send(fix_order(
+        "A1",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "100.20")],
+    ));
+    wait_until("A1 rests", WAIT, || has(&qf, "A1", &[(150, "0")]));
+    initiator.stop().unwrap();
+    wait_until("logged out", WAIT, || qf.logouts() >= 1);
+    drop(initiator);
+    let mut other = Client::login(exchange.addr, 2); // fresh: idle sessions time out
+    other.send(&order(4, Side::Sell, 10020, 1, TimeInForce::Ioc));
+    report_for(&mut other, 4, "Fill");
+    let mut initiator = Initiator::try_new(
+        &qf_settings,
+        &app,
+        &store,
+        &qf_log,
+        quickfix::FixSocketServerKind::SingleThreaded,
+    )
+    .unwrap();
+    initiator.start().unwrap();
+    wait_until("the fill made while away, resent", WAIT, || {
+        about(&qf, "A1")
+            .iter()
+            .any(|m| m.field(150) == Some("F") && m.poss_dup)
+    });
+
+    // Bad input on the FIX port never disturbs the logged-on session.
+    for junk in [
+        &b"GET / HTTP/1.1\r\n\r\n"[..],
+        b"8=FIX.4.4\x019=99999999\x01",
+    ] {
+        let mut s = TcpStream::connect(gateway.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(junk).unwrap();
+        let mut buf = [0u8; 64];
+        assert!(
+            matches!(s.read(&mut buf), Ok(0) | Err(_)),
+            "garbage closes the connection"
+        );
+    }
+    // A second Logon for the logged-on session is refused; the first one stays.
+    let mut dup = TcpStream::connect(gateway.addr).unwrap();
+    dup.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    dup.write_all(&logon_bytes("fix-pw")).unwrap();
+    let mut buf = [0u8; 256];
+    assert!(
+        matches!(dup.read(&mut buf), Ok(0) | Err(_)),
+        "duplicate logon refused"
+    );
+    send(fix_order(
+        "D1",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "80")],
+    ));
+    wait_until("still trading", WAIT, || has(&qf, "D1", &[(150, "0")]));
+
+    initiator.stop().unwrap();
+    wait_until("logged out", WAIT, || qf.logouts() >= 2);
+    assert_eq!(
+        wire.incoming_with(&["|35=3|"]),
+        0,
+        "the gateway sent no session Reject"
+    );
+    assert!(qf.admin_in().iter().all(|m| m.msg_type != "3"));
+    drop(initiator);
+    drop(gateway);
+}
+
+/// Reads the counterparty's reports until one of `kind` about its order `id`.
+fn report_for(client: &mut Client, id: u64, kind: &str) {
+    loop {
+        let r = client.recv_report();
+        let (k, cl) = match &r {
+            peregrine_wire::Outbound::Accepted(m) => ("Accepted", m.client_order_id.0),
+            peregrine_wire::Outbound::Fill(m) => ("Fill", m.client_order_id.0),
+            _ => ("other", 0),
+        };
+        if k == kind && cl == id {
+            return;
+        }
+    }
+}
+
+/// A Logon from CLIENT1 as raw bytes.
+fn logon_bytes(password: &str) -> Vec<u8> {
+    let mut enc = peregrine_fix::codec::Encoder::default();
+    let mut w = enc.start(b"A");
+    w.bytes(49, b"CLIENT1")
+        .bytes(56, b"PEREGRINE")
+        .uint(34, 1)
+        .timestamp(
+            52,
+            peregrine_fix_interop::now_ns(),
+            peregrine_fix::codec::Precision::Millis,
+        )
+        .uint(98, 0)
+        .uint(108, 30)
+        .text(554, password);
+    w.seal().to_vec()
+}
