@@ -6,9 +6,8 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use peregrine_fix_interop::qf::{settings, wait_until, Recorder, Seen, WireLog, QUICKFIX};
@@ -17,53 +16,10 @@ use quickfix::{
     Application, ConnectionHandler, FieldMap, FileMessageStoreFactory, Initiator, LogFactory,
     Message, SessionId, SessionSettings,
 };
+use support::fix::start_gateway;
 use support::{order, Client};
 
 const WAIT: Duration = Duration::from_secs(30);
-
-struct Gateway {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_gateway(dir: &std::path::Path, exchange: SocketAddr) -> Gateway {
-    let config = dir.join("gateway-fix.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "listen = \"127.0.0.1:0\"\nexchange = \"{exchange}\"\nstore_dir = \"{}\"\n\
-             [[instruments]]\nsymbol = \"PGN-USD\"\nid = 1\nprice_decimals = 2\nqty_decimals = 0\n\
-             [[sessions]]\ncomp_id = \"CLIENT1\"\npassword = \"fix-pw\"\naccount = 1\nexchange_password = \"pw1\"\n",
-            dir.join("fix-store").display()
-        ),
-    )
-    .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
-        .args(["gateway", "fix", "--config"])
-        .arg(&config)
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(dir.join("gateway.log")).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .strip_prefix("fix gateway listening on ")
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .parse()
-        .unwrap();
-    Gateway { child, addr }
-}
 
 fn fix_order(cl: &str, fields: &[(i32, &str)]) -> Message {
     let mut m = Message::new();
