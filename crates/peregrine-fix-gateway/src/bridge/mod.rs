@@ -3,9 +3,11 @@
 //! No I/O here: native requests are appended to `native_out` for the shell to write,
 //! FIX messages go through the session (whose output the shell writes).
 
+mod mass_cancel;
 mod orders;
 mod reports;
 mod requests;
+mod status;
 
 pub(crate) use requests::push_native;
 

@@ -2,21 +2,20 @@
 
 use peregrine_fix::app::{
     self, decimal_units, AppError, BusinessMessageReject, BusinessRejectReason, CxlRejReason,
-    CxlRejResponseTo, ExecType, ExecutionReport, MassCancelScope, NewOrderSingle, OrdRejReason,
-    OrdStatus, OrdType, OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest,
-    OrderMassCancelReport, OrderMassCancelRequest, OrderStatusRequest, OrderTerms, TimeInForce,
+    CxlRejResponseTo, ExecType, ExecutionReport, NewOrderSingle, OrdRejReason, OrdStatus, OrdType,
+    OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest, OrderTerms, TimeInForce,
 };
 use peregrine_fix::codec::{tags, FieldError, Message, Precision};
 use peregrine_types::{
     ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, StpMode, Timestamp,
 };
-use peregrine_wire::orders::{Cancel, MassCancel, NewOrder, Replace};
+use peregrine_wire::orders::{Cancel, NewOrder, Replace};
 use peregrine_wire::WireMessage;
 
 use super::orders::{Order, Pending};
 use super::Bridge;
 
-const P: Precision = Precision::Millis;
+pub(super) const P: Precision = Precision::Millis;
 
 /// Appends a native message to the outbound buffer.
 pub(crate) fn push_native<M: WireMessage>(out: &mut Vec<u8>, m: &M) {
@@ -27,7 +26,7 @@ pub(crate) fn push_native<M: WireMessage>(out: &mut Vec<u8>, m: &M) {
 }
 
 /// The first value of `tag` in the body (for answering a request that did not decode).
-fn raw<'a>(msg: &Message<'a>, tag: u32) -> &'a [u8] {
+pub(super) fn raw<'a>(msg: &Message<'a>, tag: u32) -> &'a [u8] {
     msg.fields()
         .flatten()
         .find(|f| f.tag == tag)
@@ -412,152 +411,6 @@ impl Bridge {
         );
         Ok(())
     }
-
-    fn mass_cancel(&mut self, msg: &Message<'_>, now: u64) -> Result<(), Refusal> {
-        let q = match OrderMassCancelRequest::decode(msg) {
-            Ok(q) => q,
-            Err(AppError::Field(e)) => return Err(Refusal::Field(e)),
-            Err(AppError::Unsupported { text, .. }) => {
-                let r = OrderMassCancelReport {
-                    cl_ord_id: raw(msg, tags::CL_ORD_ID),
-                    order_id: 0,
-                    scope: MassCancelScope::All,
-                    accepted: false,
-                    total_affected: None,
-                    reject_reason: Some(0),
-                    symbol: None,
-                    side: None,
-                    text: Some(text),
-                };
-                self.session.send_app(b"r", now, |w| r.encode(w))?;
-                return Ok(());
-            }
-        };
-        let instrument = match q.symbol.filter(|_| q.scope == MassCancelScope::Security) {
-            Some(s) => match self.instrument_by_symbol(s) {
-                Some(i) => Some(i),
-                None => {
-                    return self.mass_report(&q, false, Some(1), None, Some("unknown symbol"), now)
-                }
-            },
-            None => None,
-        };
-        if !self.native_ready {
-            return self.mass_report(
-                &q,
-                false,
-                Some(99),
-                None,
-                Some("exchange session not available"),
-                now,
-            );
-        }
-        let native = self.table.native_id();
-        push_native(
-            &mut self.native_out,
-            &MassCancel {
-                client_order_id: ClientOrderId(native),
-                instrument: instrument.map(|i| InstrumentId(self.instruments[i].id)),
-                side: q.side.map(|s| s.to_peregrine()),
-            },
-        );
-        self.table.pending.insert(native, Pending::Mass);
-        // Protocol v1 sends one Cancelled per order and nothing when none is open, so
-        // the report goes now, with the count of this session's open orders in scope;
-        // each order's cancel follows as its own ExecutionReport.
-        let count = self.table.open_in(instrument, q.side);
-        self.mass_report(&q, true, None, Some(count), None, now)
-    }
-
-    fn mass_report(
-        &mut self,
-        q: &OrderMassCancelRequest<'_>,
-        accepted: bool,
-        reject_reason: Option<u16>,
-        total: Option<u64>,
-        text: Option<&str>,
-        now: u64,
-    ) -> Result<(), Refusal> {
-        let order_id = self.table.exec_id();
-        let r = OrderMassCancelReport {
-            cl_ord_id: q.cl_ord_id,
-            order_id,
-            scope: q.scope,
-            accepted,
-            total_affected: total,
-            reject_reason,
-            symbol: q.symbol,
-            side: q.side,
-            text,
-        };
-        self.session.send_app(b"r", now, |w| r.encode(w))?;
-        Ok(())
-    }
-
-    fn status(&mut self, msg: &Message<'_>, now: u64) -> Result<(), Refusal> {
-        let h = OrderStatusRequest::decode(msg).map_err(Refusal::from_app)?;
-        let exec_id = self.table.exec_id();
-        let found = self.table.by_cl_ord_id(h.cl_ord_id).and_then(|i| {
-            let o = &self.table.orders[i];
-            o.state.map(|s| (o, s))
-        });
-        let Some((o, s)) = found else {
-            let er = ExecutionReport {
-                order_id: 0,
-                cl_ord_id: h.cl_ord_id,
-                orig_cl_ord_id: None,
-                exec_id,
-                exec_type: ExecType::OrderStatus,
-                ord_status: OrdStatus::Rejected,
-                symbol: h.symbol,
-                side: h.side,
-                ord_type: None,
-                time_in_force: None,
-                order_qty: None,
-                price: None,
-                last: None,
-                leaves_qty: 0,
-                cum_qty: 0,
-                notional: 0,
-                ord_rej_reason: Some(OrdRejReason::UnknownOrder),
-                text: Some("unknown order"),
-                ord_status_req_id: h.req_id,
-                transact_time: now,
-                price_decimals: 0,
-                qty_decimals: 0,
-            };
-            self.session.send_app(b"8", now, |w| er.encode(w, P))?;
-            return Ok(());
-        };
-        let spec = &self.instruments[o.instrument];
-        let t = s.status_report();
-        let er = ExecutionReport {
-            order_id: o.order_id,
-            cl_ord_id: &o.cl_ord_id,
-            orig_cl_ord_id: None,
-            exec_id,
-            exec_type: t.exec_type,
-            ord_status: t.ord_status,
-            symbol: spec.symbol.as_bytes(),
-            side: o.side,
-            ord_type: Some(o.ord_type),
-            time_in_force: Some(o.tif),
-            order_qty: Some(s.order_qty),
-            price: Some(s.price),
-            last: None,
-            leaves_qty: s.leaves_qty,
-            cum_qty: s.cum_qty,
-            notional: s.notional,
-            ord_rej_reason: None,
-            text: None,
-            ord_status_req_id: h.req_id,
-            transact_time: now,
-            price_decimals: spec.price_decimals,
-            qty_decimals: spec.qty_decimals,
-        };
-        self.session.send_app(b"8", now, |w| er.encode(w, P))?;
-        Ok(())
-    }
 }
 
 /// Why a request got no native message.
@@ -570,7 +423,7 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
-    fn from_app(e: AppError) -> Refusal {
+    pub(super) fn from_app(e: AppError) -> Refusal {
         match e {
             AppError::Field(f) => Refusal::Field(f),
             // F and H have no "unsupported" cases; treat any as malformed.

@@ -205,3 +205,32 @@ fn a_logout_beyond_a_gap_is_answered() {
     );
     assert_eq!(types(&drain(&mut s)), vec!["2", "5"]);
 }
+
+#[test]
+fn our_sequence_reset_moves_our_numbers_and_tells_the_peer() {
+    let (mut s, mut p) = logged_on();
+    s.reset_sequence(50, T0).unwrap();
+    let out = drain(&mut s);
+    assert_eq!(
+        (
+            out[0].msg_type.as_str(),
+            out[0].seq,
+            out[0].get(123),
+            out[0].get(36)
+        ),
+        ("4", 2, Some("N"), Some("50"))
+    );
+    assert_eq!(send_order_ack(&mut s, T0, "x"), 50);
+    // Lowering is not possible: nothing is sent.
+    s.reset_sequence(10, T0).unwrap();
+    assert_eq!(types(&drain(&mut s)), vec!["8"]);
+    // A resend over the skipped numbers is one gap fill, then the message.
+    feed(&mut s, &p.msg("2", T0, &[(7, "3"), (16, "0")]), T0);
+    let out = drain(&mut s);
+    assert_eq!(
+        out.iter()
+            .map(|o| (o.msg_type.as_str(), o.seq, o.get(36)))
+            .collect::<Vec<_>>(),
+        vec![("4", 3, Some("50")), ("8", 50, None)]
+    );
+}
