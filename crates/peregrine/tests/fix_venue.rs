@@ -36,13 +36,13 @@ fn instruments() -> Vec<FixInstrument> {
 }
 
 fn buy(engine_id: u64, price: i64, qty: i64) -> VenueOrder {
-    VenueOrder {
+    VenueOrder::limit(
         engine_id,
-        instrument: InstrumentId(1),
-        side: Side::Buy,
-        price: Price::from_raw(price),
-        qty: Qty::from_raw(qty),
-    }
+        InstrumentId(1),
+        Side::Buy,
+        Price::from_raw(price),
+        Qty::from_raw(qty),
+    )
 }
 
 /// Polls the venue until `cond` holds on the reports so far (bounded).
@@ -211,7 +211,8 @@ fn fix_venue_trades_through_the_gateway_at_the_exchange() {
         reports[3],
         Report::Cancelled {
             engine_id: 1,
-            qty: Qty::from_raw(2)
+            qty: Qty::from_raw(2),
+            leaves: Qty::ZERO,
         }
     );
     venue

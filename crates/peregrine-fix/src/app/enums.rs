@@ -96,6 +96,17 @@ impl SelfMatchPrevention {
             Self::Decrement => StpMode::DecrementAndCancel,
         }
     }
+
+    /// The instruction for Peregrine's mode.
+    pub const fn from_peregrine(m: StpMode) -> SelfMatchPrevention {
+        match m {
+            StpMode::None => Self::None,
+            StpMode::CancelNewest => Self::CancelAggressive,
+            StpMode::CancelOldest => Self::CancelPassive,
+            StpMode::CancelBoth => Self::CancelBoth,
+            StpMode::DecrementAndCancel => Self::Decrement,
+        }
+    }
 }
 
 char_enum!(

@@ -94,6 +94,7 @@ impl FixVenue {
                 Report::Cancelled {
                     engine_id,
                     qty: Qty::from_raw(o.leaves),
+                    leaves: Qty::ZERO,
                 }
             }
             ExecType::Replaced => {

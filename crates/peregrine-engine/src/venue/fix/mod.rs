@@ -37,7 +37,7 @@ use peregrine_fix::codec::value::{write_decimal, write_u64};
 use peregrine_fix::codec::Precision;
 use peregrine_fix::session::{Event, Received, Role, Session, SessionConfig};
 use peregrine_fix::store::{Durability, FileStore, MemoryStore, MessageStore};
-use peregrine_types::{Price, Qty};
+use peregrine_types::{OrderType, Price, Qty, TimeInForce as PTif};
 use rustc_hash::FxHashMap;
 
 use super::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
@@ -55,6 +55,8 @@ struct Tracked {
     price: i64,
     /// A replace in flight: its ClOrdID.
     replacing: Option<u64>,
+    /// The order as submitted (type, time in force, STP, expiry: a replace repeats them).
+    terms: VenueOrder,
 }
 
 /// A FIX 4.4 venue.
@@ -308,12 +310,21 @@ impl Venue for FixVenue {
                 symbol: self.cfg.instruments[instrument].symbol.as_bytes(),
                 side,
                 order_qty: &self.text[2],
-                ord_type: OrdType::Limit,
+                // A market order carries its protection price as Price (44).
+                ord_type: match order.order_type {
+                    OrderType::Market => OrdType::Market,
+                    OrderType::Limit | OrderType::PostOnly => OrdType::Limit,
+                },
                 price: Some(&self.text[1]),
-                time_in_force: TimeInForce::Gtc,
-                expire_time: None,
-                post_only: false,
-                self_match: SelfMatchPrevention::None,
+                time_in_force: match order.tif {
+                    PTif::Gtc => TimeInForce::Gtc,
+                    PTif::Ioc => TimeInForce::Ioc,
+                    PTif::Fok => TimeInForce::Fok,
+                    PTif::Gtd => TimeInForce::Gtd,
+                },
+                expire_time: (order.tif == PTif::Gtd).then_some(order.expire_at),
+                post_only: order.order_type == OrderType::PostOnly,
+                self_match: SelfMatchPrevention::from_peregrine(order.stp),
             },
         };
         self.session
@@ -330,6 +341,7 @@ impl Venue for FixVenue {
                 leaves: order.qty.lots(),
                 price: order.price.units(),
                 replacing: None,
+                terms: order,
             },
         );
         self.by_cl.insert(cl, order.engine_id);
@@ -395,12 +407,20 @@ impl Venue for FixVenue {
                 symbol: self.cfg.instruments[o.instrument].symbol.as_bytes(),
                 side: o.side,
                 order_qty: &self.text[2],
-                ord_type: OrdType::Limit,
+                ord_type: match o.terms.order_type {
+                    OrderType::Market => OrdType::Market,
+                    OrderType::Limit | OrderType::PostOnly => OrdType::Limit,
+                },
                 price: Some(&self.text[1]),
-                time_in_force: TimeInForce::Gtc,
-                expire_time: None,
-                post_only: false,
-                self_match: SelfMatchPrevention::None,
+                time_in_force: match o.terms.tif {
+                    PTif::Gtc => TimeInForce::Gtc,
+                    PTif::Ioc => TimeInForce::Ioc,
+                    PTif::Fok => TimeInForce::Fok,
+                    PTif::Gtd => TimeInForce::Gtd,
+                },
+                expire_time: (o.terms.tif == PTif::Gtd).then_some(o.terms.expire_at),
+                post_only: o.terms.order_type == OrderType::PostOnly,
+                self_match: SelfMatchPrevention::from_peregrine(o.terms.stp),
             },
         };
         self.session

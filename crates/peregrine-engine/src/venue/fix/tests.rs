@@ -204,13 +204,13 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
     }
     assert!(venue.logged_on());
 
-    let order = VenueOrder {
-        engine_id: 5,
-        instrument: InstrumentId(1),
-        side: Side::Buy,
-        price: Price::from_raw(10025),
-        qty: Qty::from_raw(10),
-    };
+    let order = VenueOrder::limit(
+        5,
+        InstrumentId(1),
+        Side::Buy,
+        Price::from_raw(10025),
+        Qty::from_raw(10),
+    );
     venue.submit(order, now()).unwrap();
     drive(&mut venue, &mut v, &mut reports, |_, v| {
         v.seen.iter().any(|s| s.0 == "D")
@@ -322,7 +322,8 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
         reports[4],
         Report::Cancelled {
             engine_id: 5,
-            qty: Qty::from_raw(3)
+            qty: Qty::from_raw(3),
+            leaves: Qty::ZERO,
         }
     );
 
