@@ -1,5 +1,5 @@
 //! `gateway-fix.toml`: where to listen, which exchange, the instruments, and the
-//! sessions (FIX CompIDs ↔ exchange account and credentials).
+//! sessions (FIX CompIDs ↔ exchange accounts, whose keys are in a key file).
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +17,9 @@ pub struct GatewayConfig {
     /// Our CompID (the clients' TargetCompID). Default `PEREGRINE`.
     #[serde(default = "default_comp_id")]
     pub comp_id: String,
+    /// The account keys (`peregrine keygen --keys-out`): the gateway logs in to the
+    /// exchange as each session's account with its key. Secret (mode 0600).
+    pub keys_file: PathBuf,
     /// Directory of the per-session message stores.
     pub store_dir: PathBuf,
     /// `fdatasync` every store flush (survives power loss) instead of `write` only.
@@ -66,10 +69,8 @@ pub struct SessionEntry {
     /// Password (554) the client must send; none if absent.
     #[serde(default)]
     pub password: Option<String>,
-    /// The exchange account it trades for.
+    /// The exchange account it trades for (its key is in `keys_file`).
     pub account: u32,
-    /// The account's exchange credential (up to 16 bytes).
-    pub exchange_password: String,
 }
 
 fn default_comp_id() -> String {
@@ -172,10 +173,10 @@ impl GatewayConfig {
             if self.sessions[..i].iter().any(|b| b.comp_id == s.comp_id) {
                 p.push(format!("session {:?} configured twice", s.comp_id));
             }
-            if peregrine_wire::Credential::from_text(&s.exchange_password).is_none() {
+            if self.sessions[..i].iter().any(|b| b.account == s.account) {
                 p.push(format!(
-                    "session {:?}: exchange_password longer than 16 bytes",
-                    s.comp_id
+                    "session {:?}: account {} already has a session (one native stream per account)",
+                    s.comp_id, s.account
                 ));
             }
             let mut fix = peregrine_fix::session::SessionConfig::new(
@@ -208,6 +209,7 @@ mod tests {
 listen = "127.0.0.1:9878"
 exchange = "127.0.0.1:9000"
 store_dir = "data/fix"
+keys_file = "keys.toml"
 
 [[instruments]]
 symbol = "PGN-USD"
@@ -219,7 +221,6 @@ qty_decimals = 0
 comp_id = "CLIENT1"
 password = "secret"
 account = 1
-exchange_password = "pw1"
 "#;
 
     #[test]
@@ -246,7 +247,6 @@ exchange_password = "pw1"
         c.listen = "nowhere".into();
         c.heartbeat_bounds = [0, 1];
         c.sessions.push(c.sessions[0].clone());
-        c.sessions[1].exchange_password = "x".repeat(17);
         let ConfigError::Invalid(p) = c.validate().unwrap_err() else {
             panic!()
         };

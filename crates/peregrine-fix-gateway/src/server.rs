@@ -12,7 +12,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use peregrine_fix::codec::FrameLimits;
 use peregrine_fix::session::{identify_logon, Event, Received, Role, Session, SessionConfig};
 use peregrine_fix::store::{Durability, FileStore};
-use peregrine_wire::Credential;
+use peregrine_client::keys::{KeyError, KeyFile};
+use peregrine_types::AccountId;
 
 use crate::bridge::Bridge;
 use crate::config::GatewayConfig;
@@ -33,6 +34,9 @@ pub enum GatewayError {
     /// A session's message store cannot be opened.
     #[error(transparent)]
     Store(#[from] peregrine_fix::store::StoreError),
+    /// The key file cannot be read or lacks a session's account.
+    #[error(transparent)]
+    Keys(#[from] KeyError),
 }
 
 fn now_ns() -> u64 {
@@ -113,6 +117,7 @@ pub fn run(
         max_body: config.max_body,
     };
     let instruments: Arc<[_]> = config.instruments.clone().into();
+    let keys = KeyFile::load(&config.keys_file)?;
     let now = now_ns();
     let mut slots = Vec::new();
     for (k, s) in config.sessions.iter().enumerate() {
@@ -139,11 +144,25 @@ pub fn run(
         }
         // Native ids from the wall clock, spaced per session so they never collide.
         let id_start = now.wrapping_add((k as u64) << 40);
-        let credential = Credential::from_text(&s.exchange_password).unwrap_or(Credential([0; 16]));
+        let key = keys
+            .key(AccountId(s.account))
+            .ok_or_else(|| KeyError::Missing {
+                path: config.keys_file.display().to_string(),
+                account: s.account,
+            })?;
+        let bridge = Bridge::new(Session::new(fix, store), Arc::clone(&instruments), id_start)?;
+        if bridge.resume_point() != 0 {
+            eprintln!(
+                "fix-gateway: {}: resuming account {}'s report stream at {}",
+                s.comp_id,
+                s.account,
+                bridge.resume_point()
+            );
+        }
         slots.push(Slot {
             comp_id: s.comp_id.clone(),
-            bridge: Bridge::new(Session::new(fix, store), Arc::clone(&instruments), id_start),
-            native: NativeConn::new(exchange, s.account, credential),
+            bridge,
+            native: NativeConn::new(exchange, s.account, key),
             fix: None,
         });
     }

@@ -30,10 +30,12 @@ use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce,
     Timestamp,
 };
+use peregrine_client::keys::KeyFile;
+use peregrine_client::order_entry::Connection;
 use peregrine_wire::orders::NewOrder;
-use peregrine_wire::session::Login;
-use peregrine_wire::stream::RecvBuffer;
-use peregrine_wire::{Credential, Outbound, WireMessage};
+use peregrine_wire::v2::client::LoginParams;
+use peregrine_wire::v2::Outbound;
+use peregrine_wire::WireMessage;
 
 struct Kid(Child);
 impl Drop for Kid {
@@ -58,20 +60,19 @@ fn percentiles(mut v: Vec<u64>) -> [u64; 5] {
 }
 
 /// Native: open loop on one session; latency to `Accepted`.
-fn native(addr: SocketAddr, rate: u64, secs: u64) -> Vec<u64> {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_nodelay(true).unwrap();
-    let mut buf = [0u8; 512];
-    let n = Login {
-        account: AccountId(2),
-        heartbeat_interval_ms: 1000,
-        credential: Credential::from_text("pw2").unwrap(),
-    }
-    .encode(&mut buf)
+fn native(addr: SocketAddr, keys: &std::path::Path, rate: u64, secs: u64) -> Vec<u64> {
+    let key = KeyFile::key_of(keys, AccountId(2)).unwrap();
+    let (mut conn, _) = Connection::connect(
+        addr,
+        LoginParams::trading(AccountId(2), 0),
+        key,
+        Duration::from_secs(10),
+    )
     .unwrap();
-    s.write_all(&buf[..n]).unwrap();
+    conn.recover(|_| {}).unwrap();
+    let (mut s, mut rx, _) = conn.into_parts();
     s.set_nonblocking(true).unwrap();
-    let mut rx = Box::new(RecvBuffer::<65536>::new());
+    let mut buf = [0u8; 512];
     let total = rate * secs;
     let gap = 1_000_000_000 / rate;
     let mut sent_at = vec![0u64; total as usize];
@@ -206,13 +207,25 @@ fn main() {
         rates = vec![10_000, 50_000];
     }
     let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.toml");
+    let accounts = dir.path().join("accounts.toml");
+    let st = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+        .args(["keygen", "--accounts", "1-2", "--keys-out"])
+        .arg(&keys)
+        .arg("--accounts-out")
+        .arg(&accounts)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "peregrine keygen");
     let xcfg = dir.path().join("exchange.toml");
-    let accounts: String = (1..=2)
-        .map(|i| format!("[[accounts]]\nid = {i}\npassword = \"pw{i}\"\n"))
-        .collect();
     std::fs::write(
         &xcfg,
-        format!("listen = \"127.0.0.1:0\"\nrecovery_listen = \"127.0.0.1:0\"\n{accounts}"),
+        format!(
+            "listen = \"127.0.0.1:0\"\nrecovery_listen = \"127.0.0.1:0\"\naccounts_file = \"{}\"\n\
+             [market_data]\nenabled = false\n",
+            accounts.display()
+        ),
     )
     .unwrap();
     let mut x = Command::new(env!("CARGO_BIN_EXE_peregrine"))
@@ -234,10 +247,11 @@ fn main() {
     std::fs::write(
         &gcfg,
         format!(
-            "listen = \"127.0.0.1:0\"\nexchange = \"{xaddr}\"\nstore_dir = \"{}\"\n\
+            "listen = \"127.0.0.1:0\"\nexchange = \"{xaddr}\"\nstore_dir = \"{}\"\nkeys_file = \"{}\"\n\
              [[instruments]]\nsymbol = \"PGN-USD\"\nid = 1\nprice_decimals = 2\nqty_decimals = 0\n\
-             [[sessions]]\ncomp_id = \"CLIENT1\"\npassword = \"fix-pw\"\naccount = 1\nexchange_password = \"pw1\"\n",
-            dir.path().join("store").display()
+             [[sessions]]\ncomp_id = \"CLIENT1\"\npassword = \"fix-pw\"\naccount = 1\n",
+            dir.path().join("store").display(),
+            keys.display()
         ),
     )
     .unwrap();
@@ -267,7 +281,7 @@ fn main() {
         let mut p50s = [0u64; 2];
         let mut p99s = [0u64; 2];
         for (k, (name, lat)) in [
-            ("native", native(xaddr, rate, secs)),
+            ("native", native(xaddr, &keys, rate, secs)),
             ("fix gateway", fix(gaddr, rate, secs)),
         ]
         .into_iter()

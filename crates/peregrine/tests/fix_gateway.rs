@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use peregrine_fix_interop::qf::{settings, wait_until, Recorder, Seen, WireLog, QUICKFIX};
 use peregrine_types::{Side, TimeInForce};
+use peregrine_wire::v2::Outbound;
 use quickfix::{
     Application, ConnectionHandler, FieldMap, FileMessageStoreFactory, Initiator, LogFactory,
     Message, SessionId, SessionSettings,
 };
-use support::fix::start_gateway;
-use support::{order, Client};
+use support::fix::{log_has, start_exchange, start_gateway, start_gateway_at, Counterparty};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -59,14 +59,11 @@ fn has(qf: &Recorder, cl: &str, pairs: &[(u32, &str)]) -> bool {
 #[test]
 fn quickfix_trades_through_the_gateway() {
     let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
-    let exchange = support::start("");
     let dir = tempfile::tempdir().unwrap();
+    let exchange = start_exchange(dir.path());
     let gateway = start_gateway(dir.path(), exchange.addr);
-    let log = dir.path().join("gateway.log");
     wait_until("the gateway's exchange session", WAIT, || {
-        std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .contains("account 1 logged in")
+        log_has(dir.path(), "gateway.log", "account 1 logged in")
     });
 
     let qf = Recorder {
@@ -107,8 +104,9 @@ fn quickfix_trades_through_the_gateway() {
     wait_until("New", WAIT, || {
         has(&qf, "L1", &[(150, "0"), (39, "0"), (151, "5")])
     });
-    let mut other = Client::login(exchange.addr, 2); // fresh: idle sessions time out
-    other.send(&order(1, Side::Sell, 10025, 2, TimeInForce::Ioc));
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    let answer = other.order(1, Side::Sell, 10025, 2, TimeInForce::Ioc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
     wait_until("partial fill", WAIT, || {
         has(
             &qf,
@@ -198,9 +196,9 @@ fn quickfix_trades_through_the_gateway() {
     });
 
     // Market IOC with a protection price fills completely.
-    let mut other = Client::login(exchange.addr, 2); // fresh: idle sessions time out
-    other.send(&order(2, Side::Sell, 10000, 1, TimeInForce::Gtc));
-    report_for(&mut other, 2, "Accepted");
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    let answer = other.order(2, Side::Sell, 10000, 1, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
     send(fix_order(
         "M1",
         &[(54, "1"), (38, "1"), (40, "1"), (44, "101"), (59, "3")],
@@ -215,9 +213,9 @@ fn quickfix_trades_through_the_gateway() {
 
     // Post-only that would take is rejected with its reason; unknown symbol too;
     // FOK that cannot fill is cancelled.
-    let mut other = Client::login(exchange.addr, 2); // fresh: idle sessions time out
-    other.send(&order(3, Side::Sell, 10050, 1, TimeInForce::Gtc));
-    report_for(&mut other, 3, "Accepted");
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    let answer = other.order(3, Side::Sell, 10050, 1, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
     send(fix_order(
         "P1",
         &[(54, "1"), (38, "1"), (40, "2"), (44, "100.50"), (18, "6")],
@@ -273,9 +271,9 @@ fn quickfix_trades_through_the_gateway() {
     initiator.stop().unwrap();
     wait_until("logged out", WAIT, || qf.logouts() >= 1);
     drop(initiator);
-    let mut other = Client::login(exchange.addr, 2); // fresh: idle sessions time out
-    other.send(&order(4, Side::Sell, 10020, 1, TimeInForce::Ioc));
-    report_for(&mut other, 4, "Fill");
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    let answer = other.order(4, Side::Sell, 10020, 1, TimeInForce::Ioc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
     let mut initiator = Initiator::try_new(
         &qf_settings,
         &app,
@@ -332,19 +330,92 @@ fn quickfix_trades_through_the_gateway() {
     drop(gateway);
 }
 
-/// Reads the counterparty's reports until one of `kind` about its order `id`.
-fn report_for(client: &mut Client, id: u64, kind: &str) {
-    loop {
-        let r = client.recv_report();
-        let (k, cl) = match &r {
-            peregrine_wire::Outbound::Accepted(m) => ("Accepted", m.client_order_id.0),
-            peregrine_wire::Outbound::Fill(m) => ("Fill", m.client_order_id.0),
-            _ => ("other", 0),
-        };
-        if k == kind && cl == id {
-            return;
-        }
+/// The demand: the gateway is killed (no goodbye) while its FIX client is
+/// away, the client's resting order fills twice while no gateway runs, and the
+/// gateway comes back on its store. It resumes the exchange's report stream from the
+/// position it stored, so both fills reach its store, and QuickFIX gets them on its
+/// return by resend: nothing lost, nothing twice.
+#[test]
+fn a_restarted_gateway_resumes_the_report_stream_and_loses_nothing() {
+    let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = start_exchange(dir.path());
+    let gateway = start_gateway(dir.path(), exchange.addr);
+    wait_until("the gateway's exchange session", WAIT, || {
+        log_has(dir.path(), "gateway.log", "account 1 logged in")
+    });
+    let qf = Recorder {
+        password: Some("fix-pw".into()),
+        ..Recorder::default()
+    };
+    let app = Application::try_new(&qf).unwrap();
+    let wire = WireLog::default();
+    let qf_log = LogFactory::try_new(&wire).unwrap();
+    let cfg = settings(
+        dir.path(),
+        "initiator",
+        "CLIENT1",
+        "PEREGRINE",
+        gateway.addr.port(),
+        "",
+    );
+    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
+    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
+    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let initiator = || {
+        Initiator::try_new(
+            &qf_settings,
+            &app,
+            &store,
+            &qf_log,
+            quickfix::FixSocketServerKind::SingleThreaded,
+        )
+        .unwrap()
+    };
+    let mut fix = initiator();
+    fix.start().unwrap();
+    wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
+    quickfix::send_to_target(
+        fix_order(
+            "L1",
+            &[(54, "1"), (38, "5"), (40, "2"), (44, "100.25"), (59, "1")],
+        ),
+        &sid,
+    )
+    .unwrap();
+    wait_until("New", WAIT, || has(&qf, "L1", &[(150, "0"), (39, "0")]));
+    fix.stop().unwrap();
+    wait_until("logged out", WAIT, || qf.logouts() >= 1);
+    drop(fix);
+    let port = gateway.addr.port();
+    drop(gateway); // SIGKILL
+
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    for id in [1, 2] {
+        let answer = other.order(id, Side::Sell, 10025, 1, TimeInForce::Ioc);
+        assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
     }
+
+    // The gateway comes back on the same store (and, for QuickFIX, the same port).
+    let listen = format!("127.0.0.1:{port}");
+    let _gateway = start_gateway_at(dir.path(), exchange.addr, &listen, "gateway-2.log");
+    wait_until("the fills replayed to the restarted gateway", WAIT, || {
+        log_has(dir.path(), "gateway-2.log", "2 missed report(s) replayed")
+    });
+    let mut fix = initiator();
+    fix.start().unwrap();
+    wait_until("both fills made while no gateway ran, resent", WAIT, || {
+        has(&qf, "L1", &[(150, "F"), (14, "1"), (151, "4")])
+            && has(&qf, "L1", &[(150, "F"), (14, "2"), (151, "3")])
+    });
+    let fills: Vec<Seen> = about(&qf, "L1")
+        .into_iter()
+        .filter(|m| m.field(150) == Some("F"))
+        .collect();
+    assert_eq!(fills.len(), 2, "each fill once: {fills:?}");
+    assert!(fills.iter().all(|m| m.poss_dup), "both came by resend");
+    assert_ne!(fills[0].field(17), fills[1].field(17), "distinct ExecIDs");
+    fix.stop().unwrap();
 }
 
 /// A Logon from CLIENT1 as raw bytes.

@@ -14,8 +14,7 @@ use quickfix::{
     Acceptor, Application, ConnectionHandler, LogFactory, MemoryMessageStoreFactory,
     SessionSettings,
 };
-use support::fix::start_gateway;
-use support::{order, Client};
+use support::fix::{log_has, start_exchange, start_gateway, Counterparty};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -157,14 +156,11 @@ fn fix_venue_trades_at_a_quickfix_acceptor() {
 
 #[test]
 fn fix_venue_trades_through_the_gateway_at_the_exchange() {
-    let exchange = support::start("");
     let dir = tempfile::tempdir().unwrap();
+    let exchange = start_exchange(dir.path());
     let gateway = start_gateway(dir.path(), exchange.addr);
-    let log = dir.path().join("gateway.log");
     wait_until("the gateway's exchange session", WAIT, || {
-        std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .contains("account 1 logged in")
+        log_has(dir.path(), "gateway.log", "account 1 logged in")
     });
     let mut config = FixVenueConfig::new(
         &gateway.addr.to_string(),
@@ -181,8 +177,8 @@ fn fix_venue_trades_through_the_gateway_at_the_exchange() {
     venue.submit(buy(1, 10025, 5), now()).unwrap();
     poll_until(&mut venue, &mut reports, "ack", |_, r| r.len() == 1);
     assert!(matches!(reports[0], Report::Ack { engine_id: 1, .. }));
-    let mut other = Client::login(exchange.addr, 2);
-    other.send(&order(1, Side::Sell, 10025, 2, TimeInForce::Ioc));
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    other.order(1, Side::Sell, 10025, 2, TimeInForce::Ioc);
     poll_until(&mut venue, &mut reports, "fill", |_, r| r.len() == 2);
     assert_eq!(
         reports[1],

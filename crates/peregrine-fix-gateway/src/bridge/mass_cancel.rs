@@ -60,12 +60,18 @@ impl Bridge {
                 side: q.side.map(|s| s.to_peregrine()),
             },
         );
-        self.table.pending.insert(native, Pending::Mass);
-        // Protocol v1 sends one Cancelled per order and nothing when none is open, so
-        // the report goes now, with the count of this session's open orders in scope;
-        // each order's cancel follows as its own ExecutionReport.
-        let count = self.table.open_in(instrument, q.side);
-        self.mass_report(&q, true, None, Some(count), None, now)
+        // The exchange answers with one Cancelled per order (each an ExecutionReport)
+        // and then MassCancelDone, with the count: the OrderMassCancelReport.
+        self.table.set_pending(
+            native,
+            Pending::Mass {
+                cl_ord_id: q.cl_ord_id.to_vec(),
+                scope: q.scope,
+                symbol: q.symbol.map(<[u8]>::to_vec),
+                side: q.side,
+            },
+        );
+        Ok(())
     }
 
     fn mass_report(

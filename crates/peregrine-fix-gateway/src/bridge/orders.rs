@@ -1,7 +1,8 @@
 //! The gateway's view of one session's orders: FIX ClOrdIDs ↔ native client order
-//! ids, each order's FIX state, and the requests in flight.
+//! ids, each order's FIX state, and the requests in flight. Every change is noted
+//! (`dirty`) so the bridge can write it to the session's store (`persist`).
 
-use peregrine_fix::app::{OrdType, OrderState, Side, TimeInForce};
+use peregrine_fix::app::{MassCancelScope, OrdType, OrderState, Side, TimeInForce};
 use rustc_hash::FxHashMap;
 
 /// One order.
@@ -40,21 +41,33 @@ pub(crate) enum Pending {
         cl_ord_id: Vec<u8>,
         orig: Vec<u8>,
     },
-    /// An OrderMassCancelRequest (its Cancelled reports carry this id).
-    Mass,
+    /// An OrderMassCancelRequest (its Cancelled reports carry this id; its
+    /// MassCancelDone is answered with an OrderMassCancelReport).
+    Mass {
+        cl_ord_id: Vec<u8>,
+        scope: MassCancelScope,
+        symbol: Option<Vec<u8>>,
+        side: Option<Side>,
+    },
 }
 
 /// Orders and requests of one session.
 #[derive(Debug)]
 pub(crate) struct OrderTable {
-    pub orders: Vec<Order>,
+    orders: Vec<Order>,
     /// Native client order id (the order's, and each of its replaces') → order.
     by_native: FxHashMap<u64, usize>,
     /// Current ClOrdID → order.
     by_cl: FxHashMap<Vec<u8>, usize>,
-    pub pending: FxHashMap<u64, Pending>,
-    next_native: u64,
-    next_exec: u64,
+    pending: FxHashMap<u64, Pending>,
+    pub(super) next_native: u64,
+    pub(super) next_exec: u64,
+    /// Orders changed since the last [`OrderTable::take_dirty`].
+    dirty_orders: Vec<usize>,
+    /// Native ids whose mapping or pending request changed since then.
+    dirty_native: Vec<u64>,
+    /// The counters moved since then.
+    dirty_counters: bool,
 }
 
 impl OrderTable {
@@ -67,19 +80,114 @@ impl OrderTable {
             pending: FxHashMap::default(),
             next_native: start.max(1),
             next_exec: start.max(1),
+            dirty_orders: Vec::new(),
+            dirty_native: Vec::new(),
+            dirty_counters: true,
         }
     }
 
     /// A fresh native client order id.
     pub fn native_id(&mut self) -> u64 {
         self.next_native += 1;
+        self.dirty_counters = true;
         self.next_native
     }
 
-    /// A fresh ExecID.
+    /// A fresh ExecID (for reports the gateway makes itself; a report made from an
+    /// exchange report takes that report's sequence number).
     pub fn exec_id(&mut self) -> u64 {
         self.next_exec += 1;
+        self.dirty_counters = true;
         self.next_exec
+    }
+
+    /// Order `i`.
+    pub fn order(&self, i: usize) -> &Order {
+        &self.orders[i]
+    }
+
+    /// Order `i`, to change (noted for the store).
+    pub fn order_mut(&mut self, i: usize) -> &mut Order {
+        self.dirty_orders.push(i);
+        &mut self.orders[i]
+    }
+
+    /// The request in flight under native id `native`.
+    pub fn pending(&self, native: u64) -> Option<&Pending> {
+        self.pending.get(&native)
+    }
+
+    /// Records a request in flight.
+    pub fn set_pending(&mut self, native: u64, p: Pending) {
+        self.dirty_native.push(native);
+        self.pending.insert(native, p);
+    }
+
+    /// Removes (answers) a request in flight.
+    pub fn take_pending(&mut self, native: u64) -> Option<Pending> {
+        let p = self.pending.remove(&native);
+        if p.is_some() {
+            self.dirty_native.push(native);
+        }
+        p
+    }
+
+    /// Every request in flight, removed, oldest native id first.
+    pub fn drain_pending(&mut self) -> Vec<(u64, Pending)> {
+        let mut all: Vec<(u64, Pending)> = self.pending.drain().collect();
+        all.sort_by_key(|&(n, _)| n);
+        self.dirty_native.extend(all.iter().map(|&(n, _)| n));
+        all
+    }
+
+    /// Whether anything changed since the last [`OrderTable::take_dirty`].
+    pub fn is_dirty(&self) -> bool {
+        self.dirty_counters || !self.dirty_orders.is_empty() || !self.dirty_native.is_empty()
+    }
+
+    /// The changed orders and native ids (each once), forgetting them.
+    pub fn take_dirty(&mut self) -> (Vec<usize>, Vec<u64>) {
+        let mut o = std::mem::take(&mut self.dirty_orders);
+        o.sort_unstable();
+        o.dedup();
+        let mut n = std::mem::take(&mut self.dirty_native);
+        n.sort_unstable();
+        n.dedup();
+        self.dirty_counters = false;
+        (o, n)
+    }
+
+    /// The order native id `native` names, and its request in flight (for the store).
+    pub fn native_entry(&self, native: u64) -> (Option<usize>, Option<&Pending>) {
+        (self.by_native.get(&native).copied(), self.pending.get(&native))
+    }
+
+    /// Puts back order `i` as stored (restart).
+    pub fn restore_order(&mut self, i: usize, order: Order) {
+        if i > self.orders.len() {
+            return;
+        }
+        if i == self.orders.len() {
+            self.orders.push(order);
+        } else {
+            let old = std::mem::replace(&mut self.orders[i], order);
+            if self.by_cl.get(&old.cl_ord_id) == Some(&i) {
+                self.by_cl.remove(&old.cl_ord_id);
+            }
+        }
+        self.by_cl.insert(self.orders[i].cl_ord_id.clone(), i);
+    }
+
+    /// Puts back native id `native`'s mapping and request in flight as stored.
+    pub fn restore_native(&mut self, native: u64, order: Option<usize>, p: Option<Pending>) {
+        match order.filter(|&i| i < self.orders.len()) {
+            Some(i) => self.by_native.insert(native, i),
+            None => self.by_native.remove(&native),
+        };
+        match p {
+            Some(p) => self.pending.insert(native, p),
+            None => self.pending.remove(&native),
+        };
     }
 
     /// The latest order whose ClOrdID is (or was last) `cl`, done ones included
@@ -99,7 +207,8 @@ impl OrderTable {
         self.by_cl.insert(order.cl_ord_id.clone(), i);
         self.orders.push(order);
         self.by_native.insert(native, i);
-        self.pending.insert(native, Pending::New { order: i });
+        self.set_pending(native, Pending::New { order: i });
+        self.dirty_orders.push(i);
         i
     }
 
@@ -112,26 +221,19 @@ impl OrderTable {
         }
         self.by_cl.insert(cl, order);
         self.by_native.insert(native, order);
+        self.dirty_orders.push(order);
+        self.dirty_native.push(native);
     }
 
     /// Maps a replace's native id to its order before the answer arrives (fills after
     /// a replace carry the replace's id).
     pub fn alias(&mut self, native: u64, order: usize) {
         self.by_native.insert(native, order);
+        self.dirty_native.push(native);
     }
 
     /// Whether order `i` can still trade or is still waiting for its answer.
     pub fn live(&self, i: usize) -> bool {
         self.orders[i].state.is_none_or(|s| s.is_open())
-    }
-
-    /// Open orders (accepted, not done) in the scope, for a mass cancel's count.
-    pub fn open_in(&self, instrument: Option<usize>, side: Option<Side>) -> u64 {
-        self.orders
-            .iter()
-            .filter(|o| o.state.is_some_and(|s| s.is_open()))
-            .filter(|o| instrument.is_none_or(|i| o.instrument == i))
-            .filter(|o| side.is_none_or(|s| o.side == s))
-            .count() as u64
     }
 }

@@ -1,26 +1,46 @@
-//! Native reports → FIX reports.
+//! Native reports (protocol v2) → FIX reports.
 
 use peregrine_fix::app::{
-    CxlRejReason, CxlRejResponseTo, ExecutionReport, OrderCancelReject, OrderState, Transition,
+    CxlRejReason, CxlRejResponseTo, ExecutionReport, OrderCancelReject, OrderMassCancelReport,
+    OrderState, Transition,
 };
 use peregrine_fix::codec::Precision;
 use peregrine_fix::store::StoreError;
-use peregrine_wire::{Outbound, RequestKind};
+use peregrine_wire::v2::Outbound;
 
 use super::orders::Pending;
 use super::Bridge;
 use crate::reasons;
 
 impl Bridge {
-    /// A report from the exchange.
+    /// A message of the account's report stream, or an unsequenced answer
+    /// (`report_seq` 0), from the exchange. A report already processed (the stream
+    /// replays from the stored position) is skipped. Then the change is stored.
     pub fn on_native(&mut self, msg: &Outbound, now: u64) -> Result<(), StoreError> {
+        let seq = msg.report().map(|(_, seq)| seq);
+        if let Some(seq) = seq {
+            if self.next_report != 0 && seq < self.next_report {
+                return Ok(());
+            }
+        }
+        self.current_report = seq;
+        let r = self.translate(msg, now);
+        self.current_report = None;
+        if let Some(seq) = seq {
+            self.next_report = seq + 1;
+        }
+        self.checkpoint();
+        r
+    }
+
+    fn translate(&mut self, msg: &Outbound, now: u64) -> Result<(), StoreError> {
         match msg {
             Outbound::Accepted(m) => {
                 let native = m.client_order_id.0;
                 let Some(i) = self.take_new(native) else {
                     return Ok(());
                 };
-                let o = &mut self.table.orders[i];
+                let o = self.table.order_mut(i);
                 o.order_id = m.order_id.0;
                 let (state, t) = OrderState::accepted(m.qty.lots(), m.price.units());
                 o.state = Some(state);
@@ -31,7 +51,7 @@ impl Bridge {
                 let Some(i) = self.take_new(native) else {
                     return Ok(());
                 };
-                let o = &mut self.table.orders[i];
+                let o = self.table.order_mut(i);
                 let (state, t) = OrderState::rejected(o.qty, o.price);
                 o.state = Some(state);
                 let (reason, text) = reasons::order_reject(m.reason.0);
@@ -41,7 +61,7 @@ impl Bridge {
                 let Some(i) = self.table.by_native(m.client_order_id.0) else {
                     return Ok(());
                 };
-                let Some(state) = self.table.orders[i].state.as_mut() else {
+                let Some(state) = self.table.order_mut(i).state.as_mut() else {
                     return Ok(());
                 };
                 let t = state.fill(m.price.units(), m.qty.lots(), m.leaves_qty.lots());
@@ -53,15 +73,15 @@ impl Bridge {
                     return Ok(());
                 };
                 let (expired, text) = reasons::cancelled(m.reason.0);
-                let Some(state) = self.table.orders[i].state.as_mut() else {
+                let Some(state) = self.table.order_mut(i).state.as_mut() else {
                     return Ok(());
                 };
                 let t = state.cancelled(expired);
-                match self.table.pending.get(&request).cloned() {
+                match self.table.pending(request).cloned() {
                     Some(Pending::Cancel {
                         cl_ord_id, orig, ..
                     }) => {
-                        self.table.pending.remove(&request);
+                        self.table.take_pending(request);
                         self.report(i, t, Some((&cl_ord_id, &orig)), None, Some(text), now)
                     }
                     _ => self.report(i, t, None, None, Some(text), now),
@@ -73,12 +93,12 @@ impl Bridge {
                     order,
                     cl_ord_id,
                     orig,
-                }) = self.table.pending.remove(&native)
+                }) = self.table.take_pending(native)
                 else {
                     return Ok(());
                 };
                 self.table.renamed(order, cl_ord_id.clone(), native);
-                let Some(state) = self.table.orders[order].state.as_mut() else {
+                let Some(state) = self.table.order_mut(order).state.as_mut() else {
                     return Ok(());
                 };
                 let t = state.replaced(m.new_price.units(), m.new_qty.lots());
@@ -87,7 +107,7 @@ impl Bridge {
             Outbound::CancelRejected(m) => {
                 let native = m.client_order_id.0;
                 let (reason, text) = reasons::cancel_reject(m.reason.0);
-                match (self.table.pending.remove(&native), m.request_kind) {
+                match (self.table.take_pending(native), m.request_kind) {
                     (
                         Some(Pending::Cancel {
                             order,
@@ -120,19 +140,69 @@ impl Bridge {
                         text,
                         now,
                     ),
-                    (_, RequestKind::MassCancel) => Ok(()), // the report already went; nothing changed
-                    _ => Ok(()),
+                    (Some(p @ Pending::Mass { .. }), _) => {
+                        self.mass_done(&p, None, Some(text), now)
+                    }
+                    (Some(other), _) => {
+                        self.table.set_pending(native, other);
+                        Ok(())
+                    }
+                    (None, _) => Ok(()),
                 }
             }
+            Outbound::MassCancelDone(m) => match self.table.take_pending(m.request_id.0) {
+                Some(p @ Pending::Mass { .. }) => {
+                    self.mass_done(&p, Some(u64::from(m.cancelled)), None, now)
+                }
+                Some(other) => {
+                    self.table.set_pending(m.request_id.0, other);
+                    Ok(())
+                }
+                None => Ok(()),
+            },
             _ => Ok(()),
         }
     }
 
+    /// The OrderMassCancelReport of mass cancel `p`: accepted with the exchange's
+    /// count, or refused (`count` None) with `text`.
+    pub(super) fn mass_done(
+        &mut self,
+        p: &Pending,
+        count: Option<u64>,
+        text: Option<&str>,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        let Pending::Mass {
+            cl_ord_id,
+            scope,
+            symbol,
+            side,
+        } = p
+        else {
+            return Ok(());
+        };
+        let order_id = self.current_report.unwrap_or_else(|| self.table.exec_id());
+        let r = OrderMassCancelReport {
+            cl_ord_id,
+            order_id,
+            scope: *scope,
+            accepted: count.is_some(),
+            total_affected: count,
+            reject_reason: if count.is_some() { None } else { Some(99) },
+            symbol: symbol.as_deref(),
+            side: *side,
+            text,
+        };
+        self.session.send_app(b"r", now, |w| r.encode(w))?;
+        Ok(())
+    }
+
     fn take_new(&mut self, native: u64) -> Option<usize> {
-        match self.table.pending.remove(&native) {
+        match self.table.take_pending(native) {
             Some(Pending::New { order }) => Some(order),
             Some(other) => {
-                self.table.pending.insert(native, other);
+                self.table.set_pending(native, other);
                 None
             }
             None => None,
@@ -150,8 +220,8 @@ impl Bridge {
         text: Option<&str>,
         now: u64,
     ) -> Result<(), StoreError> {
-        let exec_id = self.table.exec_id();
-        let o = &self.table.orders[i];
+        let exec_id = self.current_report.unwrap_or_else(|| self.table.exec_id());
+        let o = self.table.order(i);
         let Some(s) = o.state else { return Ok(()) };
         let spec = &self.instruments[o.instrument];
         let (cl, orig) = match ids {
@@ -198,7 +268,7 @@ impl Bridge {
         text: &str,
         now: u64,
     ) -> Result<(), StoreError> {
-        let o = &self.table.orders[order];
+        let o = self.table.order(order);
         let r = OrderCancelReject {
             order_id: o.order_id,
             cl_ord_id: cl,
@@ -216,11 +286,10 @@ impl Bridge {
 
     /// Answers every request in flight as failed (the native session dropped).
     pub(crate) fn fail_pending(&mut self, now: u64) {
-        let pending: Vec<(u64, Pending)> = self.table.pending.drain().collect();
-        for (_, p) in pending {
+        for (_, p) in self.table.drain_pending() {
             let _ = match p {
                 Pending::New { order } => {
-                    let o = &mut self.table.orders[order];
+                    let o = self.table.order_mut(order);
                     let (state, t) = OrderState::rejected(o.qty, o.price);
                     o.state = Some(state);
                     self.report(
@@ -228,7 +297,7 @@ impl Bridge {
                         t,
                         None,
                         Some(peregrine_fix::app::OrdRejReason::Other),
-                        Some("exchange session lost before the order was acknowledged; its fate is unknown"),
+                        Some("the exchange never received the order (its session was lost first)"),
                         now,
                     )
                 }
@@ -242,7 +311,7 @@ impl Bridge {
                     &orig,
                     CxlRejResponseTo::Cancel,
                     CxlRejReason::Other,
-                    "exchange session lost",
+                    "the exchange never received the request (its session was lost first)",
                     now,
                 ),
                 Pending::Replace {
@@ -255,10 +324,15 @@ impl Bridge {
                     &orig,
                     CxlRejResponseTo::Replace,
                     CxlRejReason::Other,
-                    "exchange session lost",
+                    "the exchange never received the request (its session was lost first)",
                     now,
                 ),
-                Pending::Mass => Ok(()),
+                p @ Pending::Mass { .. } => self.mass_done(
+                    &p,
+                    None,
+                    Some("the exchange never received the request (its session was lost first)"),
+                    now,
+                ),
             };
         }
     }

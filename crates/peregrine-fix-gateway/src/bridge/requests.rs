@@ -253,7 +253,7 @@ impl Bridge {
     ) -> Result<(), Refusal> {
         let (order_id, ord_status) = match order {
             Some(i) => {
-                let o = &self.table.orders[i];
+                let o = self.table.order(i);
                 (o.order_id, o.state.map_or(OrdStatus::New, |s| s.status))
             }
             None => (0, OrdStatus::Rejected),
@@ -278,7 +278,7 @@ impl Bridge {
             CxlRejReason::UnknownOrder,
             "unknown order",
         ))?;
-        let o = &self.table.orders[i];
+        let o = self.table.order(i);
         match o.state {
             None => Err((
                 Some(i),
@@ -312,7 +312,7 @@ impl Bridge {
             }
         };
         let native = self.table.native_id();
-        let o = &self.table.orders[i];
+        let o = self.table.order(i);
         push_native(
             &mut self.native_out,
             &Cancel {
@@ -321,7 +321,7 @@ impl Bridge {
                 instrument: InstrumentId(self.instruments[o.instrument].id),
             },
         );
-        self.table.pending.insert(
+        self.table.set_pending(
             native,
             Pending::Cancel {
                 order: i,
@@ -368,7 +368,7 @@ impl Bridge {
             Ok(n) => n,
             Err((_, text)) => return refuse(self, Some(i), CxlRejReason::ExchangeOption, text),
         };
-        let o = &self.table.orders[i];
+        let o = self.table.order(i);
         let state = o.state.expect("target() checked it was accepted");
         if n.instrument != o.instrument || g.terms.side != o.side || g.terms.ord_type != o.ord_type
         {
@@ -401,7 +401,7 @@ impl Bridge {
             },
         );
         self.table.alias(native, i);
-        self.table.pending.insert(
+        self.table.set_pending(
             native,
             Pending::Replace {
                 order: i,

@@ -11,7 +11,7 @@ impl Bridge {
         let h = OrderStatusRequest::decode(msg).map_err(Refusal::from_app)?;
         let exec_id = self.table.exec_id();
         let found = self.table.by_cl_ord_id(h.cl_ord_id).and_then(|i| {
-            let o = &self.table.orders[i];
+            let o = self.table.order(i);
             o.state.map(|s| (o, s))
         });
         let Some((o, s)) = found else {

@@ -40,6 +40,8 @@ pub struct FileStore {
     creation_time: u64,
     /// (seq, offset of the message in the file, length) of every application message.
     index: Vec<(u64, u64, u32)>,
+    /// (seq, offset, length) of every application state record.
+    app_index: Vec<(u64, u64, u32)>,
     read_buf: Vec<u8>,
     torn_bytes: u64,
 }
@@ -75,6 +77,7 @@ impl FileStore {
             next_target: scanned.next_target,
             creation_time: scanned.creation_time,
             index: scanned.messages,
+            app_index: scanned.app_states,
             read_buf: Vec::new(),
             torn_bytes: scanned.torn_bytes,
         };
@@ -97,6 +100,78 @@ impl FileStore {
         self.torn_bytes
     }
 
+    /// Appends an application state record (`seq` and `payload` are the
+    /// application's): it reaches the file with the next flush, after every record
+    /// before it, and is carried over when the sequence is reset.
+    pub fn append_app_state(&mut self, seq: u64, payload: &[u8]) {
+        let offset = self.file_len + self.pending.len() as u64 + record::RECORD_HEADER as u64;
+        record::encode(&mut self.pending, RecordKind::AppState, seq, payload);
+        self.app_index.push((seq, offset, payload.len() as u32));
+    }
+
+    /// Calls `f(seq, payload)` for every application state record, oldest first.
+    pub fn app_states(&mut self, f: &mut dyn FnMut(u64, &[u8])) -> Result<(), StoreError> {
+        self.flush()?;
+        for i in 0..self.app_index.len() {
+            let (seq, offset, len) = self.app_index[i];
+            self.read_buf.resize(len as usize, 0);
+            self.file
+                .read_exact_at(&mut self.read_buf, offset)
+                .map_err(|e| StoreError::Io {
+                    path: self.path.display().to_string(),
+                    source: e,
+                })?;
+            f(seq, &self.read_buf);
+        }
+        Ok(())
+    }
+
+    /// Replaces the file, atomically (a new file renamed over it), by a fresh header
+    /// and the application state records: a sequence reset that a crash cannot
+    /// interrupt halfway.
+    fn restart_file(&mut self, now_ns: u64) -> Result<(), StoreError> {
+        let mut states = Vec::new();
+        self.app_states(&mut |seq, p| states.push((seq, p.to_vec())))?;
+        let mut bytes = record::file_header(now_ns).to_vec();
+        let mut app_index = Vec::with_capacity(states.len());
+        for (seq, p) in &states {
+            let offset = (bytes.len() + record::RECORD_HEADER) as u64;
+            record::encode(&mut bytes, RecordKind::AppState, *seq, p);
+            app_index.push((*seq, offset, p.len() as u32));
+        }
+        let mut tmp = self.path.clone().into_os_string();
+        tmp.push(".new");
+        let tmp = PathBuf::from(tmp);
+        let io = |source| StoreError::Io {
+            path: tmp.display().to_string(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(io)?;
+        file.write_all_at(&bytes, 0).map_err(io)?;
+        file.sync_data().map_err(io)?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| self.io(e))?;
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        self.file = file;
+        self.pending.clear();
+        self.index.clear();
+        self.app_index = app_index;
+        self.file_len = bytes.len() as u64;
+        self.creation_time = now_ns;
+        self.next_sender = 1;
+        self.next_target = 1;
+        Ok(())
+    }
+
     fn io(&self, source: std::io::Error) -> StoreError {
         StoreError::Io {
             path: self.path.display().to_string(),
@@ -108,6 +183,7 @@ impl FileStore {
     fn start_file(&mut self, now_ns: u64) -> Result<(), StoreError> {
         self.pending.clear();
         self.index.clear();
+        self.app_index.clear();
         self.file.set_len(0).map_err(|e| self.io(e))?;
         let header = record::file_header(now_ns);
         self.file.write_all_at(&header, 0).map_err(|e| self.io(e))?;
@@ -201,7 +277,7 @@ impl MessageStore for FileStore {
     }
 
     fn reset(&mut self, now_ns: u64) -> Result<(), StoreError> {
-        self.start_file(now_ns)
+        self.restart_file(now_ns)
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
@@ -281,6 +357,47 @@ mod tests {
         let mut s = store(dir.path());
         assert_eq!((s.next_sender_seq(), s.creation_time()), (1, 99));
         assert!(resent(&mut s, 1, u64::MAX).is_empty());
+    }
+
+    #[test]
+    fn app_state_survives_reopen_and_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let states = |s: &mut FileStore| {
+            let mut v = Vec::new();
+            s.app_states(&mut |seq, p| v.push((seq, p.to_vec()))).unwrap();
+            v
+        };
+        {
+            let mut s = store(dir.path());
+            s.store_outbound(1, Some(b"er one")).unwrap();
+            s.append_app_state(10, b"state after report 10");
+            s.store_outbound(2, Some(b"er two")).unwrap();
+            s.append_app_state(11, b"state after report 11");
+            MessageStore::flush(&mut s).unwrap();
+        }
+        let mut s = store(dir.path());
+        assert_eq!(s.next_sender_seq(), 3);
+        assert_eq!(
+            states(&mut s),
+            vec![
+                (10, b"state after report 10".to_vec()),
+                (11, b"state after report 11".to_vec())
+            ]
+        );
+        // A reset drops the messages and keeps the application's state.
+        s.reset(50).unwrap();
+        assert_eq!((s.next_sender_seq(), s.creation_time()), (1, 50));
+        assert!(resent(&mut s, 1, u64::MAX).is_empty());
+        s.append_app_state(12, b"twelve");
+        s.store_outbound(1, Some(b"after reset")).unwrap();
+        MessageStore::flush(&mut s).unwrap();
+        drop(s);
+        let mut s = store(dir.path());
+        assert_eq!((s.next_sender_seq(), s.creation_time()), (2, 50));
+        assert_eq!(states(&mut s).len(), 3);
+        assert_eq!(states(&mut s)[2], (12, b"twelve".to_vec()));
+        assert_eq!(resent(&mut s, 1, 1), vec![(1, b"after reset".to_vec())]);
+        assert!(!dir.path().join("s.fixstore.new").exists());
     }
 
     #[test]

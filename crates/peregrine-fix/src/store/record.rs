@@ -8,7 +8,10 @@
 //! Kinds: 1 an outbound application message (`seq` = its MsgSeqNum, payload = the
 //! whole message), 2 an outbound administrative message (no payload), 3 the next
 //! outbound sequence number moved to `seq`, 4 the next inbound sequence number is
-//! `seq`. A reset starts a new file.
+//! `seq`, 5 application state (`seq` and payload chosen by the application that owns
+//! the session: the FIX gateway keeps its order table and its position in the
+//! exchange's report stream here, so both move with the messages they produced).
+//! A reset starts a new file that carries the application state records over.
 
 /// The file's first 8 bytes.
 pub const MAGIC: &[u8; 8] = b"PGNFIX01";
@@ -31,6 +34,8 @@ pub enum RecordKind {
     SenderSeq = 3,
     /// The next inbound sequence number.
     TargetSeq = 4,
+    /// Application state (opaque to the store).
+    AppState = 5,
 }
 
 impl RecordKind {
@@ -40,6 +45,7 @@ impl RecordKind {
             2 => Some(RecordKind::AdminMessage),
             3 => Some(RecordKind::SenderSeq),
             4 => Some(RecordKind::TargetSeq),
+            5 => Some(RecordKind::AppState),
             _ => None,
         }
     }
@@ -81,6 +87,9 @@ pub struct Scanned {
     pub next_target: u64,
     /// (seq, offset of the payload, payload length) of every application message.
     pub messages: Vec<(u64, u64, u32)>,
+    /// (seq, offset of the payload, payload length) of every application state
+    /// record, in file order.
+    pub app_states: Vec<(u64, u64, u32)>,
     /// Where the valid records end (the file is cut here if longer).
     pub valid_len: u64,
     /// Bytes after `valid_len`: a torn last record (0 if none).
@@ -131,6 +140,7 @@ pub fn scan(file: &[u8]) -> Result<Scanned, (u64, ScanError)> {
             next_sender: 1,
             next_target: 1,
             messages: Vec::new(),
+            app_states: Vec::new(),
             valid_len: 0,
             torn_bytes: file.len() as u64,
         });
@@ -143,6 +153,7 @@ pub fn scan(file: &[u8]) -> Result<Scanned, (u64, ScanError)> {
         next_sender: 1,
         next_target: 1,
         messages: Vec::new(),
+        app_states: Vec::new(),
         valid_len: FILE_HEADER as u64,
         torn_bytes: 0,
     };
@@ -229,6 +240,7 @@ fn apply(
         }
         RecordKind::SenderSeq => s.next_sender = seq.max(s.next_sender),
         RecordKind::TargetSeq => s.next_target = seq,
+        RecordKind::AppState => s.app_states.push((seq, payload_at as u64, len)),
     }
     Ok(())
 }
