@@ -159,12 +159,7 @@ impl NativeConn {
         }
     }
 
-    fn on_message(
-        &mut self,
-        bridge: &mut Bridge,
-        msg: &Outbound,
-        now: u64,
-    ) -> Result<(), String> {
+    fn on_message(&mut self, bridge: &mut Bridge, msg: &Outbound, now: u64) -> Result<(), String> {
         let Some(session) = self.session.as_mut() else {
             return Ok(());
         };

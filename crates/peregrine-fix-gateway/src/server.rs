@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use peregrine_client::keys::{KeyError, KeyFile};
 use peregrine_fix::codec::FrameLimits;
 use peregrine_fix::session::{identify_logon, Event, Received, Role, Session, SessionConfig};
-use peregrine_fix::store::{Durability, FileStore};
-use peregrine_client::keys::{KeyError, KeyFile};
+use peregrine_fix::store::{Durability, FileStore, MessageStore};
 use peregrine_types::AccountId;
 
 use crate::bridge::Bridge;
@@ -194,6 +194,11 @@ pub fn run(
             busy |= slot.native.pump(&mut slot.bridge, now);
             busy |= pump_fix(slot, now);
             busy |= slot.native.flush(&mut slot.bridge, now);
+            // What this iteration stored reaches the file even while the client is
+            // away (one write per iteration at most; nothing when nothing changed).
+            if let Err(e) = slot.bridge.session.store_mut().flush() {
+                eprintln!("fix-gateway: {}: store failed: {e}", slot.comp_id);
+            }
         }
         idle = if busy { 0 } else { idle.saturating_add(1) };
         if idle > 10_000 {

@@ -17,6 +17,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use peregrine_client::keys::KeyFile;
+use peregrine_client::order_entry::Connection;
 use peregrine_fix::app::{
     NewOrderSingle, OrdType, OrderTerms, SelfMatchPrevention, Side as FixSide,
     TimeInForce as FixTif,
@@ -30,8 +32,6 @@ use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce,
     Timestamp,
 };
-use peregrine_client::keys::KeyFile;
-use peregrine_client::order_entry::Connection;
 use peregrine_wire::orders::NewOrder;
 use peregrine_wire::v2::client::LoginParams;
 use peregrine_wire::v2::Outbound;

@@ -159,7 +159,10 @@ impl OrderTable {
 
     /// The order native id `native` names, and its request in flight (for the store).
     pub fn native_entry(&self, native: u64) -> (Option<usize>, Option<&Pending>) {
-        (self.by_native.get(&native).copied(), self.pending.get(&native))
+        (
+            self.by_native.get(&native).copied(),
+            self.pending.get(&native),
+        )
     }
 
     /// Puts back order `i` as stored (restart).

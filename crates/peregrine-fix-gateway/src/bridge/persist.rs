@@ -340,7 +340,13 @@ mod tests {
         assert_eq!(u.by_native(n1), Some(i));
         assert_eq!(u.by_native(n3), Some(i));
         assert!(u.pending(n1).is_none());
-        assert!(matches!(u.pending(n2), Some(Pending::Mass { side: Some(Side::Buy), .. })));
+        assert!(matches!(
+            u.pending(n2),
+            Some(Pending::Mass {
+                side: Some(Side::Buy),
+                ..
+            })
+        ));
         assert!(matches!(u.pending(n3), Some(Pending::Replace { .. })));
         assert!(u.native_id() > n3, "ids continue after the stored ones");
         // Truncated payloads are refused, never a panic.

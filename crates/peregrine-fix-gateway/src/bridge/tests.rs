@@ -6,7 +6,9 @@ use std::sync::Arc;
 use peregrine_fix::codec::{frame, Encoder, Fields, Frame, FrameLimits, Message, Precision};
 use peregrine_fix::session::{Received, Role, Session, SessionConfig};
 use peregrine_fix::store::{Durability, FileStore};
-use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Side, Timestamp};
+use peregrine_types::{
+    AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Side, Timestamp,
+};
 use peregrine_wire::field::Pad;
 use peregrine_wire::v2::reports::{
     Accepted, CancelRejected, Cancelled, Fill, MassCancelDone, Rejected,
@@ -606,16 +608,16 @@ fn a_mass_cancel_is_reported_with_the_exchange_count() {
     let mut h = Harness::new();
     let o1 = order(&mut h, "o1", "1");
     accept_as(&mut h, &o1, 70, 1);
-    let q = h.msg(
-        "q",
-        &[(11, "m1"), (530, "7"), (60, "20231114-22:13:20")],
-    );
+    let q = h.msg("q", &[(11, "m1"), (530, "7"), (60, "20231114-22:13:20")]);
     h.feed(&q);
     let queued = h.native();
     let [Inbound::MassCancel(m)] = queued.as_slice() else {
         panic!("{queued:?}")
     };
-    assert!(h.out().iter().all(|(t, _)| t != "r"), "no report before the exchange's");
+    assert!(
+        h.out().iter().all(|(t, _)| t != "r"),
+        "no report before the exchange's"
+    );
     let report = |o: Outbound, h: &mut Harness| h.bridge.on_native(&o, T0).unwrap();
     report(
         Outbound::Cancelled(Cancelled {

@@ -364,7 +364,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let states = |s: &mut FileStore| {
             let mut v = Vec::new();
-            s.app_states(&mut |seq, p| v.push((seq, p.to_vec()))).unwrap();
+            s.app_states(&mut |seq, p| v.push((seq, p.to_vec())))
+                .unwrap();
             v
         };
         {

@@ -152,7 +152,14 @@ impl Counterparty {
 
     /// Sends a limit order of `qty` lots at `price` units and returns the exchange's
     /// answer to it (Accepted or Rejected).
-    pub fn order(&mut self, id: u64, side: Side, price: i64, qty: i64, tif: TimeInForce) -> Outbound {
+    pub fn order(
+        &mut self,
+        id: u64,
+        side: Side,
+        price: i64,
+        qty: i64,
+        tif: TimeInForce,
+    ) -> Outbound {
         let n = NewOrder {
             client_order_id: ClientOrderId(id),
             price: Price::from_raw(price),
