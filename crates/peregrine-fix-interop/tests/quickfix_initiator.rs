@@ -368,6 +368,7 @@ fn quickfix_initiator_against_our_acceptor() {
 
     // 9. ResetSeqNumFlag: QuickFIX with ResetOnLogon=Y resets both numbers.
     acc.lock().unwrap().ours.app.clear();
+    let qf_logons = qf.logons();
     let cfg = settings_with_reset(dir.path(), port);
     let settings = SessionSettings::try_from_path(&cfg).unwrap();
     let mut initiator = Initiator::try_new(
@@ -379,9 +380,11 @@ fn quickfix_initiator_against_our_acceptor() {
     )
     .unwrap();
     initiator.start().unwrap();
+    // Both sides logged on (an order sent before QuickFIX has our Logon answer
+    // would wait in its store, unsent).
     wait_until("reset logon", WAIT, || {
         let a = &mut *acc.lock().unwrap();
-        a.ours.logons.last() == Some(&true)
+        a.ours.logons.last() == Some(&true) && qf.logons() > qf_logons
     });
     quickfix::send_to_target(new_order("after-reset"), &session_id).unwrap();
     wait_until("order after reset", WAIT, || {

@@ -55,7 +55,7 @@ impl Bridge {
         id_start: u64,
     ) -> Result<Self, StoreError> {
         let mut table = OrderTable::new(id_start);
-        let next_report = persist::restore(session.store_mut(), &mut table)?;
+        let next_report = persist::restore(session.store_mut(), &mut table, instruments.len())?;
         Ok(Bridge {
             session,
             instruments,

@@ -101,6 +101,11 @@ impl OrderTable {
         self.next_exec
     }
 
+    /// How many orders (done ones included).
+    pub fn len(&self) -> usize {
+        self.orders.len()
+    }
+
     /// Order `i`.
     pub fn order(&self, i: usize) -> &Order {
         &self.orders[i]

@@ -51,11 +51,17 @@ pub(super) fn encode_changes(table: &mut OrderTable, out: &mut Vec<u8>) {
 
 /// Applies every stored record to `table`; returns the last record's `seq` (the
 /// next report sequence number expected), 0 if none.
-pub(super) fn restore(store: &mut FileStore, table: &mut OrderTable) -> Result<u64, StoreError> {
+/// Orders naming an instrument at or beyond `instruments` (the config's count) are
+/// refused with their record.
+pub(super) fn restore(
+    store: &mut FileStore,
+    table: &mut OrderTable,
+    instruments: usize,
+) -> Result<u64, StoreError> {
     let mut next_report = 0;
     let mut damaged = 0usize;
     store.app_states(&mut |seq, payload| {
-        if apply(table, payload).is_none() {
+        if apply(table, payload, instruments).is_none() {
             damaged += 1;
         }
         next_report = seq;
@@ -68,27 +74,66 @@ pub(super) fn restore(store: &mut FileStore, table: &mut OrderTable) -> Result<u
     Ok(next_report)
 }
 
-fn apply(table: &mut OrderTable, p: &[u8]) -> Option<()> {
-    let mut r = Reader(p);
-    let next_native = r.u64()?;
-    let next_exec = r.u64()?;
+/// Applies one record; `None` (and nothing of it applied) if it does not decode or
+/// names an order or instrument that does not exist.
+fn apply(table: &mut OrderTable, p: &[u8], instruments: usize) -> Option<()> {
+    let (counters, orders, natives) = decode(p)?;
+    let mut n_orders = table.len();
+    for (i, o) in &orders {
+        if o.instrument >= instruments || *i > n_orders {
+            return None;
+        }
+        n_orders = n_orders.max(i + 1);
+    }
+    for (_, order, pending) in &natives {
+        let target = match pending {
+            Some(
+                Pending::New { order }
+                | Pending::Cancel { order, .. }
+                | Pending::Replace { order, .. },
+            ) => Some(*order),
+            _ => None,
+        };
+        if order.iter().chain(target.iter()).any(|&i| i >= n_orders) {
+            return None;
+        }
+    }
+    let (next_native, next_exec) = counters;
     table.next_native = table.next_native.max(next_native);
     table.next_exec = table.next_exec.max(next_exec);
-    for _ in 0..r.u32()? {
-        let i = r.u32()? as usize;
-        let o = decode_order(&mut r)?;
+    for (i, o) in orders {
         table.restore_order(i, o);
     }
+    for (native, order, pending) in natives {
+        table.restore_native(native, order, pending);
+    }
+    Some(())
+}
+
+type Decoded = (
+    (u64, u64),
+    Vec<(usize, Order)>,
+    Vec<(u64, Option<usize>, Option<Pending>)>,
+);
+
+fn decode(p: &[u8]) -> Option<Decoded> {
+    let mut r = Reader(p);
+    let counters = (r.u64()?, r.u64()?);
+    let mut orders = Vec::new();
+    for _ in 0..r.u32()? {
+        let i = r.u32()? as usize;
+        orders.push((i, decode_order(&mut r)?));
+    }
+    let mut natives = Vec::new();
     for _ in 0..r.u32()? {
         let native = r.u64()?;
         let order = match r.u32()? {
             NONE => None,
             i => Some(i as usize),
         };
-        let pending = decode_pending(&mut r)?;
-        table.restore_native(native, order, pending);
+        natives.push((native, order, decode_pending(&mut r)?));
     }
-    Some(())
+    Some((counters, orders, natives))
 }
 
 fn bytes(out: &mut Vec<u8>, b: &[u8]) {
@@ -332,8 +377,8 @@ mod tests {
         encode_changes(&mut t, &mut rec2);
 
         let mut u = OrderTable::new(0);
-        apply(&mut u, &rec1).unwrap();
-        apply(&mut u, &rec2).unwrap();
+        apply(&mut u, &rec1, 1).unwrap();
+        apply(&mut u, &rec2, 1).unwrap();
         assert_eq!(u.order(i).state, Some(s));
         assert_eq!(u.order(i).cl_ord_id, b"A");
         assert_eq!(u.by_cl_ord_id(b"A"), Some(i));
@@ -352,7 +397,37 @@ mod tests {
         // Truncated payloads are refused, never a panic.
         for cut in 0..rec2.len() {
             let mut w = OrderTable::new(0);
-            let _ = apply(&mut w, &rec2[..cut]);
+            assert!(apply(&mut w, &rec2[..cut], 1).is_none(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn garbled_records_never_panic() {
+        // Every single-byte change of a real record, and random bytes (xorshift).
+        let mut t = OrderTable::new(5);
+        let n = t.native_id();
+        t.insert(order(b"A", Some(OrderState::accepted(3, 9).0)), n);
+        let mut rec = Vec::new();
+        encode_changes(&mut t, &mut rec);
+        for i in 0..rec.len() {
+            for b in [0u8, 1, 0x7f, 0xff] {
+                let mut r = rec.clone();
+                r[i] = b;
+                let _ = apply(&mut OrderTable::new(0), &r, 1);
+            }
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            let len = (x % 300) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let _ = apply(&mut OrderTable::new(0), &bytes, 1);
         }
     }
 }
