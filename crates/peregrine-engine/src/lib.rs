@@ -37,7 +37,6 @@ pub mod config;
 pub mod control;
 pub mod counters;
 pub mod gateway;
-pub mod idle;
 pub mod latency;
 pub mod orchestrator;
 pub mod position;

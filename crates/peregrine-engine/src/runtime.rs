@@ -89,7 +89,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                     .map_err(|e| StartError::Venue(v.name.clone(), e.to_string()))?;
                 // Connect before strategies can send (blocking up to the connect
                 // timeout); a failure is not fatal: the gateway keeps retrying.
-                if let Err(e) = venue.connect(peregrine_strategy::clock::now_ns()) {
+                if let Err(e) = venue.connect(peregrine_queue::clock::now_ns()) {
                     notes.push(format!(
                         "WARNING: venue {}: {e}; the gateway retries every {} ms",
                         v.name, x.reconnect_ms
@@ -108,7 +108,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     }
     let orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared));
     // A snapshot exists before the socket does: a client never sees an empty one.
-    orch.publish(peregrine_strategy::clock::now_ns());
+    orch.publish(peregrine_queue::clock::now_ns());
     let socket = paths::control_socket(&dir);
     let control = control::serve(&socket, Arc::clone(&shared))
         .map_err(|e| StartError::Io(socket.clone(), e))?;
@@ -215,7 +215,7 @@ impl Engine {
             std::thread::sleep(Duration::from_millis(20));
         }
         let report = match self.orchestrator.join() {
-            Ok(orch) => orch.render(peregrine_strategy::clock::now_ns()),
+            Ok(orch) => orch.render(peregrine_queue::clock::now_ns()),
             Err(_) => "orchestrator thread panicked\n".to_owned(),
         };
         for h in self.others {

@@ -13,13 +13,13 @@
 //! assert_eq!(rx.try_pop(), Some(7));
 //! ```
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
+
+use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell};
 
 /// Why a push failed; hands the value back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,19 +55,23 @@ unsafe impl<T: Send> Sync for Shared<T> {}
 unsafe impl<T: Send> Send for Shared<T> {}
 
 impl<T> Shared<T> {
-    fn slot(&self, index: usize) -> *mut MaybeUninit<T> {
-        self.slots[index & self.mask].get()
+    #[inline]
+    fn slot(&self, index: usize) -> &UnsafeCell<MaybeUninit<T>> {
+        &self.slots[index & self.mask]
     }
 }
 
 impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
-        let head = *self.head.get_mut();
-        let tail = *self.tail.get_mut();
+        // Relaxed: both handles are gone; the Arc's last drop synchronised with their
+        // final stores.
+        let head = self.head.load(Ordering::Relaxed);
+        let tail = self.tail.load(Ordering::Relaxed);
         for index in head..tail {
             // SAFETY: slots in head..tail hold initialised values that no handle owns any
             // more (both handles are gone, or we would not be dropping).
-            unsafe { (*self.slot(index)).assume_init_drop() };
+            self.slot(index)
+                .with_mut(|slot| unsafe { (*slot).assume_init_drop() });
         }
     }
 }
@@ -138,7 +142,9 @@ impl<T> Producer<T> {
         }
         // SAFETY: tail - head < capacity, so this slot is outside head..tail: the consumer
         // does not read it until we publish the new tail below.
-        unsafe { (*self.shared.slot(self.tail)).write(value) };
+        self.shared
+            .slot(self.tail)
+            .with_mut(|slot| unsafe { (*slot).write(value) });
         self.tail = self.tail.wrapping_add(1);
         // Release pairs with the Acquire load of `tail` in `Consumer::available`: the slot
         // write above is visible before the consumer sees the new tail.
@@ -220,7 +226,10 @@ impl<T> Consumer<T> {
         }
         // SAFETY: head < tail, so the slot holds a value the producer published (see
         // `available`); we move it out and then release the slot.
-        let value = unsafe { (*self.shared.slot(self.head)).assume_init_read() };
+        let value = self
+            .shared
+            .slot(self.head)
+            .with(|slot| unsafe { (*slot).assume_init_read() });
         self.advance(1);
         Some(value)
     }
@@ -230,9 +239,10 @@ impl<T> Consumer<T> {
         if self.available(1) == 0 {
             return None;
         }
+        let slot = self.shared.slot(self.head).with(|slot| slot);
         // SAFETY: head < tail, so the slot is initialised, and the producer does not touch
         // it until we advance the head, which needs `&mut self` (ending this borrow).
-        Some(unsafe { (*self.shared.slot(self.head)).assume_init_ref() })
+        Some(unsafe { (*slot).assume_init_ref() })
     }
 
     /// Pops up to `max` values into `sink`, publishing the new head once. Returns how
@@ -253,7 +263,11 @@ impl<T> Consumer<T> {
             // holds a published value. `taken` counts it before `sink` runs, so the
             // guard's drop advances the head past it even if `sink` unwinds: it is read
             // exactly once.
-            let value = unsafe { (*batch.consumer.shared.slot(index)).assume_init_read() };
+            let value = batch
+                .consumer
+                .shared
+                .slot(index)
+                .with(|slot| unsafe { (*slot).assume_init_read() });
             batch.taken += 1;
             sink(value);
         }
@@ -271,7 +285,7 @@ impl<T> Consumer<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -373,7 +387,7 @@ mod tests {
 
     #[test]
     fn stress_two_threads() {
-        crate::test_util::with_timeout(120, || {
+        peregrine_testkit::with_timeout(120, || {
             let count: u64 = if cfg!(miri) { 200 } else { 1_000_000 };
             let (mut tx, mut rx) = ring::<u64>(if cfg!(miri) { 4 } else { 64 });
             let producer = std::thread::spawn(move || {

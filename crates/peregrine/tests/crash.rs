@@ -14,18 +14,11 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use peregrine_types::{OrderId, Side, TimeInForce};
+use peregrine_types::{OrderId, Rng, Side, TimeInForce};
 use peregrine_wire::{Outbound, WireMessage};
 use support::{cancel, order, start, with_timeout, Client, Exchange, KillOnDrop};
 
 const KILL_SEEDS: [u64; 3] = [0x9E37_79B9, 0x85EB_CA6B, 0xC2B2_AE35];
-
-fn xorshift(mut x: u64) -> u64 {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    x
-}
 
 fn exchange_config(journal: &Path) -> String {
     format!(
@@ -136,7 +129,7 @@ fn acknowledged_orders_survive_kill_9_and_the_state_matches_a_replay() {
             let acked = Arc::new(Mutex::new(Vec::new()));
             let (addr, a) = (ex.addr, Arc::clone(&acked));
             let client = std::thread::spawn(move || drive(addr, a, round as u64 * 10_000));
-            let delay = 150 + xorshift(*seed) % 450;
+            let delay = Rng::new(*seed).range(150, 599);
             eprintln!("round {round}: kill -9 after {delay} ms");
             std::thread::sleep(Duration::from_millis(delay));
             drop(ex); // SIGKILL, then reap

@@ -63,6 +63,11 @@ impl Up {
 
     /// Reads stdout until a line contains `needle`.
     fn read_until(&mut self, needle: &str) {
+        self.read_until_line(needle, |line| line.contains(needle));
+    }
+
+    /// Reads stdout until a line satisfies `found` (described by `what`).
+    fn read_until_line(&mut self, what: &str, found: impl Fn(&str) -> bool) {
         let deadline = Instant::now() + RUN_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -70,11 +75,11 @@ impl Up {
                 Ok(line) => {
                     self.text.push_str(&line);
                     self.text.push('\n');
-                    if line.contains(needle) {
+                    if found(&line) {
                         return;
                     }
                 }
-                Err(e) => panic!("no {needle:?} ({e}); output so far:\n{}", self.text),
+                Err(e) => panic!("no {what:?} ({e}); output so far:\n{}", self.text),
             }
         }
     }
@@ -233,7 +238,10 @@ fn ctrl_c_prints_the_summary_and_exits_zero() {
     let dir = tmp.path().join("run");
     let mut up = Up::start(&dir, &[]);
     up.read_until("Ctrl-C stops");
-    std::thread::sleep(Duration::from_secs(2));
+    // The report must show trading: interrupt once a live line counts a fill.
+    up.read_until_line("a live line with fills", |line| {
+        line.starts_with('[') && line.contains(" fills ") && number_after(line, " fills ") > 0
+    });
     up.signal(Signal::INT);
     let (status, out, err) = up.finish();
     assert!(

@@ -6,10 +6,10 @@
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
-use super::Rng;
 use crate::api::Api;
 use crate::msg::Event;
 use crate::strategy::Strategy;
+use peregrine_types::Rng;
 
 /// Maker settings.
 #[derive(Debug, Clone)]

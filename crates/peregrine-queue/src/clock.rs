@@ -1,4 +1,5 @@
-//! The clock every timestamp of the order path is read from.
+//! The clock every timestamp of the order path is read from (strategies, the order
+//! engine, the benches).
 //!
 //! `CLOCK_MONOTONIC` in nanoseconds: one clock for every process on the machine, so a
 //! `t1` stamped by a strategy process and a `t2` stamped by the engine subtract to a
@@ -16,7 +17,7 @@ pub fn now_ns() -> u64 {
         .wrapping_add(ts.tv_nsec as u64)
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     #[test]
     fn monotonic_and_close_to_instant() {
