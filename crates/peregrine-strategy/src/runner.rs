@@ -43,13 +43,13 @@ use std::time::{Duration, Instant};
 use crate::api::Api;
 use crate::md::{self, BoardReader, MdEvent, MdKind};
 use crate::msg::{Event, EventKind, Request};
-use peregrine_queue::clock::now_ns;
-use peregrine_types::stamp;
 use crate::paths;
 use crate::strategy::Strategy;
 use hdrhistogram::Histogram;
+use peregrine_queue::clock::now_ns;
 use peregrine_queue::shm::{ShmError, ShmSpsc, ShmSpscConsumer};
 use peregrine_queue::WaitStrategy;
+use peregrine_types::stamp;
 
 /// How to run.
 #[derive(Debug, Clone)]

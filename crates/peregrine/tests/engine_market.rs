@@ -123,11 +123,15 @@ fn strategies_trade_against_the_simulated_market_they_see() {
         let _engine = r.engine();
         let _maker = r.strategy("maker", &["--qty", "2"]);
         let _reverter = r.strategy("reverter", &[]);
-        wait_until("fills and market-data samples", Duration::from_secs(60), || {
-            let s = r.summary();
-            let md = s.latency_row("md venue -> on_book").map_or(0, |x| x.n);
-            s.fills > 10 && md > 100
-        });
+        wait_until(
+            "fills and market-data samples",
+            Duration::from_secs(60),
+            || {
+                let s = r.summary();
+                let md = s.latency_row("md venue -> on_book").map_or(0, |x| x.n);
+                s.fills > 10 && md > 100
+            },
+        );
         let s = r.summary();
         let pushed: u64 = s.market_data.iter().map(|m| m.pushed).sum();
         assert!(pushed > 100, "{:?}", s.market_data);
@@ -194,9 +198,11 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
         engine.0.kill().unwrap();
         engine.0.wait().unwrap();
         let _engine = r.engine();
-        wait_until("the restored orders to be reconciled", Duration::from_secs(30), || {
-            r.summary().open_orders == 0
-        });
+        wait_until(
+            "the restored orders to be reconciled",
+            Duration::from_secs(30),
+            || r.summary().open_orders == 0,
+        );
         let after = r.summary();
         assert_eq!(
             positions(&after),
@@ -217,7 +223,9 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
         // The restarted engine trades on: a new maker gets fills on top of the old
         // position.
         let _maker = r.strategy("maker", &["--qty", "2", "--interval-us", "2000"]);
-        wait_until("new fills", Duration::from_secs(60), || r.summary().fills > after.fills + 5);
+        wait_until("new fills", Duration::from_secs(60), || {
+            r.summary().fills > after.fills + 5
+        });
     });
 }
 

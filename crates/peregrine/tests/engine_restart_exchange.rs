@@ -64,7 +64,9 @@ impl Rig {
             .stderr(Stdio::from(log))
             .spawn()
             .unwrap();
-        wait_until("the engine's summary", Duration::from_secs(20), || self.try_summary().is_some());
+        wait_until("the engine's summary", Duration::from_secs(20), || {
+            self.try_summary().is_some()
+        });
         Kid(child)
     }
 
@@ -132,19 +134,25 @@ fn run(trade_while_down: bool) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap());
-    wait_until("both quotes resting", Duration::from_secs(30), || r.summary().open_orders == 2);
+    wait_until("both quotes resting", Duration::from_secs(30), || {
+        r.summary().open_orders == 2
+    });
     let mut other = Client::login(exchange.addr, 2);
     let mut other_net = 0;
     for (i, side) in [Side::Buy, Side::Sell, Side::Buy].into_iter().enumerate() {
         other_net += take(&mut other, i as u64 + 1, side);
-        wait_until("the maker to re-quote", Duration::from_secs(30), || r.summary().open_orders == 2);
+        wait_until("the maker to re-quote", Duration::from_secs(30), || {
+            r.summary().open_orders == 2
+        });
     }
     // The maker stops; its quotes stay (`on_dead = "leave"`).
     let _ = maker.0.kill();
     let _ = maker.0.wait();
-    wait_until("the engine to agree with the exchange", Duration::from_secs(30), || {
-        r.net() == -other_net
-    });
+    wait_until(
+        "the engine to agree with the exchange",
+        Duration::from_secs(30),
+        || r.net() == -other_net,
+    );
     assert_ne!(other_net, 0);
     engine.0.kill().unwrap();
     engine.0.wait().unwrap();

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
-use peregrine_queue::shm::ShmSpscProducer;
 use peregrine_queue::clock::now_ns;
+use peregrine_queue::shm::ShmSpscProducer;
 use peregrine_strategy::md::{BoardWriter, BookView, MdEvent, MdKind};
 use peregrine_types::InstrumentId;
 
