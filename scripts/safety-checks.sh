@@ -68,9 +68,14 @@ valgrind_check() {
     # at-a-time scheduler. Fewer property cases: valgrind runs code ~30x slower, and
     # the point here is memory errors on every path, not case count.
     # Leaks are not errors here: tests leak on purpose (Box::leak'ed fixtures).
-    PROPTEST_CASES="${PROPTEST_CASES:-16}" \
+    # No backtraces: symbolising one under valgrind takes seconds (a test that checks a
+    # panic message inside a 10 s timeout would time out).
+    # Skipped: peregrine-queue's `clock::` test. rustix finds clock_gettime through the
+    # vDSO, and its auxiliary-vector check reads past valgrind's synthetic vector (a
+    # fault inside rustix under valgrind only; docs/testing.md).
+    RUST_BACKTRACE=0 PROPTEST_CASES="${PROPTEST_CASES:-16}" \
       valgrind --quiet --error-exitcode=99 --fair-sched=yes --leak-check=no \
-      --track-origins=no "$b" --test-threads=2 -q
+      --track-origins=no "$b" --test-threads=2 -q --skip clock::
   done
 }
 
