@@ -4,7 +4,7 @@
 #   scripts/safety-checks.sh loom      loom models of the SPSC, shm SPSC and shm MPSC rings
 #   scripts/safety-checks.sh valgrind  memcheck over the queue, journal and testkit tests
 #   scripts/safety-checks.sh checked   inner crates' tests with debug-assertions + overflow-checks
-#   scripts/safety-checks.sh fuzz      every fuzz target for FUZZ_SECONDS (default 60) each
+#   scripts/safety-checks.sh fuzz      every fuzz target for FUZZ_SECONDS (default 30) each
 #   scripts/safety-checks.sh all       the four in that order (what .ci/run calls)
 #
 # Each prints its wall time as `safety-checks: <check> took N s`. Run from anywhere;
@@ -86,7 +86,7 @@ checked() {
 }
 
 fuzz() {
-  local secs=${FUZZ_SECONDS:-60}
+  local secs=${FUZZ_SECONDS:-30}
   command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
   # cargo-fuzz needs unstable flags (-Zsanitizer); the stable toolchain allows them
   # with RUSTC_BOOTSTRAP=1 (shared/FACTS.md). -O: release, with debug assertions.
