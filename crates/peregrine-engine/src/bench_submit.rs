@@ -15,10 +15,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
+use peregrine_queue::clock::now_ns;
 use peregrine_queue::pin::{pin_current, CoreId};
 use peregrine_queue::shm::{ShmError, ShmMpsc, ShmSpsc};
 use peregrine_queue::WaitStrategy;
-use peregrine_strategy::clock::now_ns;
 use peregrine_strategy::msg::{Event, Request};
 
 /// One candidate's numbers.
@@ -142,7 +142,7 @@ fn measure<S: Submit + 'static>(
     let orch_core = cores.first().copied();
     let orch = std::thread::spawn(move || {
         pin_current("bench-orchestrator", orch_core);
-        let mut waiter = wait.waiter();
+        let mut waiter = wait.idler();
         let mut seen = 0;
         while seen < total {
             match submit.pop() {
@@ -165,7 +165,7 @@ fn measure<S: Submit + 'static>(
     });
     pin_current("bench-strategy", cores.get(1).copied());
     let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("static bounds");
-    let mut waiter = wait.waiter();
+    let mut waiter = wait.idler();
     for i in 0..warm + rounds {
         let t0 = now_ns();
         while !push(Request::cancel(i, t0)) {

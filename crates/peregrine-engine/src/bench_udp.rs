@@ -7,7 +7,7 @@ use std::net::UdpSocket;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use peregrine_strategy::clock::now_ns;
+use peregrine_queue::clock::now_ns;
 
 /// One-way send → receive, ns, for `count` datagrams sent `gap_us` apart.
 pub fn run(count: u64, gap_us: u64) -> std::io::Result<Histogram<u64>> {

@@ -6,46 +6,25 @@
 
 use std::path::{Path, PathBuf};
 
-use peregrine_queue::WaitStrategy;
+use peregrine_queue::{IdlePolicy, WaitStrategy};
 use serde::{Deserialize, Serialize};
 
-use crate::idle::IdlePolicy;
 use crate::risk::Limits;
 use crate::venue::exchange::ExchangeConfig;
 use crate::venue::sim::{FillModel, SimConfig};
-
-/// Wait strategy names as written in the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Wait {
-    /// Spin forever (one core per such thread).
-    BusySpin,
-    /// Spin, then yield.
-    SpinYield,
-    /// Spin, yield, then park with a bounded timeout.
-    Park,
-}
-
-impl From<Wait> for WaitStrategy {
-    fn from(w: Wait) -> WaitStrategy {
-        match w {
-            Wait::BusySpin => WaitStrategy::BusySpin,
-            Wait::SpinYield => WaitStrategy::SpinThenYield,
-            Wait::Park => WaitStrategy::SpinThenPark,
-        }
-    }
-}
 
 /// How one engine thread waits and where it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ThreadConfig {
-    /// Default `spin-yield`: safe on a 2-core machine.
-    pub wait: Wait,
+    /// `busy-spin`, `spin-yield` or `park`; default `spin-yield`: safe on a 2-core
+    /// machine.
+    pub wait: WaitStrategy,
     /// Index into the cores the process may use (read once in `main`); default none.
     pub core: Option<usize>,
     /// After 1,000 idle turns in a row, sleep this long per turn instead of the wait
-    /// strategy (a quiet thread that must not preempt spinners; see `idle`); default
+    /// strategy (a quiet thread that must not preempt spinners; see
+    /// `peregrine_queue::wait`); default
     /// none.
     pub idle_sleep_us: Option<u64>,
 }
@@ -54,8 +33,8 @@ impl ThreadConfig {
     /// The thread's idle behaviour.
     pub fn idle_policy(&self) -> IdlePolicy {
         IdlePolicy {
-            wait: self.wait.into(),
             sleep: self.idle_sleep_us.map(std::time::Duration::from_micros),
+            ..self.wait.policy()
         }
     }
 }
@@ -63,7 +42,7 @@ impl ThreadConfig {
 impl Default for ThreadConfig {
     fn default() -> Self {
         ThreadConfig {
-            wait: Wait::SpinYield,
+            wait: WaitStrategy::SpinThenYield,
             core: None,
             idle_sleep_us: None,
         }
@@ -440,7 +419,7 @@ impl EngineConfig {
 
     /// Threads that keep a core busy while idle, counted against `cores`.
     pub fn spinning_threads(&self) -> usize {
-        let spins = |t: &ThreadConfig| WaitStrategy::from(t.wait).occupies_core() as usize;
+        let spins = |t: &ThreadConfig| t.wait.occupies_core() as usize;
         spins(&self.orchestrator)
             + spins(&self.market_data.thread)
             + self.venues.iter().map(|v| spins(&v.thread)).sum::<usize>()
@@ -471,7 +450,7 @@ mod tests {
         assert_eq!(
             d.orchestrator,
             ThreadConfig {
-                wait: Wait::SpinYield,
+                wait: WaitStrategy::SpinThenYield,
                 core: None,
                 idle_sleep_us: None
             }
@@ -489,7 +468,7 @@ mod tests {
         assert_eq!(sim.model, FillModel::Full);
         assert_eq!(d.market_data.ring_capacity, 1_024);
         assert_eq!(d.journal, None);
-        assert_eq!(d.market_data.thread.wait, Wait::SpinYield);
+        assert_eq!(d.market_data.thread.wait, WaitStrategy::SpinThenYield);
         assert!(d.validate().is_ok());
         // An empty file is the default config.
         assert_eq!(EngineConfig::from_toml("", Path::new("x")).unwrap(), d);
@@ -592,8 +571,8 @@ exchange = { addr = \"127.0.0.1:1\", account = 1, key_file = \"k\", keyfile = 1 
     fn spinners_count_busy_and_yielding_threads() {
         let mut c = EngineConfig::default();
         assert_eq!(c.spinning_threads(), 3);
-        c.venues[0].thread.wait = Wait::Park;
-        c.market_data.thread.wait = Wait::Park;
+        c.venues[0].thread.wait = WaitStrategy::SpinThenPark;
+        c.market_data.thread.wait = WaitStrategy::SpinThenPark;
         assert_eq!(c.spinning_threads(), 1);
     }
 }

@@ -161,7 +161,7 @@ fn stats(shared: &Shared) -> String {
         .lock()
         .map(|g| g.clone())
         .unwrap_or_else(|p| p.into_inner().clone());
-    let age = peregrine_strategy::clock::now_ns().saturating_sub(at) / 1_000_000;
+    let age = peregrine_queue::clock::now_ns().saturating_sub(at) / 1_000_000;
     format!("snapshot age {age} ms\n{text}")
 }
 

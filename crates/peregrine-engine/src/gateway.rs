@@ -12,13 +12,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use peregrine_queue::Consumer;
-use peregrine_strategy::clock::now_ns;
+use peregrine_queue::clock::now_ns;
+use peregrine_queue::{Consumer, IdlePolicy};
 use peregrine_types::{Price, Qty};
 use rustc_hash::FxHashMap;
 
 use crate::counters::{bump, QueueCounters};
-use crate::idle::IdlePolicy;
 use crate::venue::{Report, Venue, VenueError, VenueOrder};
 
 /// Orchestrator → gateway.

@@ -7,7 +7,7 @@
 //! recorded. All values in ns from `CLOCK_MONOTONIC`.
 
 use hdrhistogram::Histogram;
-use peregrine_strategy::msg::ts;
+use peregrine_types::stamp;
 
 /// Names of the rows, in [`Latency::rows`] order.
 pub const ROWS: [&str; 14] = [
@@ -79,8 +79,8 @@ impl Latency {
         for seg in 0..7 {
             self.rows[seg].saturating_record(t[seg + 1].saturating_sub(t[seg]).max(1));
         }
-        let rt = t[ts::STRATEGY_RECV].saturating_sub(t[ts::STRATEGY_SEND]);
-        let venue = t[ts::GATEWAY_DONE].saturating_sub(t[ts::GATEWAY_RECV]);
+        let rt = t[stamp::STRATEGY_RECV].saturating_sub(t[stamp::STRATEGY_SEND]);
+        let venue = t[stamp::GATEWAY_DONE].saturating_sub(t[stamp::GATEWAY_RECV]);
         self.rows[7].saturating_record(rt.max(1));
         self.recent[0].saturating_record(rt.max(1));
         self.rows[8].saturating_record(rt.saturating_sub(venue).max(1));

@@ -40,7 +40,6 @@ pub mod control;
 pub mod counters;
 pub mod durable;
 pub mod gateway;
-pub mod idle;
 pub mod ids;
 pub mod latency;
 pub mod market;

@@ -126,7 +126,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                     feeds.push((i as u32, f));
                 }
                 restore_into(&mut venue, i as u32, recovered.as_ref(), &mut settled);
-                if let Err(e) = venue.connect(peregrine_strategy::clock::now_ns()) {
+                if let Err(e) = venue.connect(peregrine_queue::clock::now_ns()) {
                     notes.push(format!(
                         "WARNING: venue {}: {e}; the gateway retries every {} ms",
                         v.name, x.reconnect_ms
@@ -169,7 +169,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
         orch = orch.restore(r, settled);
     }
     // A snapshot exists before the socket does: a client never sees an empty one.
-    orch.publish(peregrine_strategy::clock::now_ns());
+    orch.publish(peregrine_queue::clock::now_ns());
     if cfg.metrics.enabled {
         let (addr, h) = crate::metrics::serve(&cfg.metrics, Arc::clone(&shared))
             .map_err(|e| StartError::Io(PathBuf::from(cfg.metrics.listen.to_string()), e))?;
@@ -208,14 +208,14 @@ fn recover(
     let jerr = |e: String| StartError::Journal(section.dir.clone(), e);
     let mut journal =
         EngineJournal::open(&section.dir, section.fsync).map_err(|e| jerr(e.to_string()))?;
-    let recovered = durable::replay(&mut journal, cfg, peregrine_strategy::clock::now_ns())
+    let recovered = durable::replay(&mut journal, cfg, peregrine_queue::clock::now_ns())
         .map_err(|e| jerr(e.to_string()))?;
     let mut j = EngineJournal::new(journal);
     let roster = Rec::Roster {
         strategies: cfg.strategies.iter().map(|s| s.name.clone()).collect(),
         venues: cfg.venues.iter().map(|v| v.name.clone()).collect(),
     };
-    if !j.append(&roster, peregrine_strategy::clock::now_ns()) || !j.commit() {
+    if !j.append(&roster, peregrine_queue::clock::now_ns()) || !j.commit() {
         return Err(jerr(j.failed.clone().unwrap_or_default()));
     }
     if recovered.records > 0 {
@@ -249,7 +249,7 @@ fn restore_into<V: Venue>(
     settled: &mut Vec<Completion>,
 ) {
     let Some(r) = recovered else { return };
-    let now = peregrine_strategy::clock::now_ns();
+    let now = peregrine_queue::clock::now_ns();
     for o in r.orders.iter().filter(|o| o.venue == venue) {
         if let Some(report) = v.restore(o) {
             settled.push(Completion {
@@ -378,7 +378,7 @@ impl Engine {
             std::thread::sleep(Duration::from_millis(20));
         }
         let report = match self.orchestrator.join() {
-            Ok(orch) => orch.render(peregrine_strategy::clock::now_ns()),
+            Ok(orch) => orch.render(peregrine_queue::clock::now_ns()),
             Err(_) => "orchestrator thread panicked\n".to_owned(),
         };
         for h in self.others {

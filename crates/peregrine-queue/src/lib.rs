@@ -12,14 +12,15 @@
 //!   shared cache line per side instead of two.
 //! * [`mux`]: N SPSC rings, one per producer, drained by one consumer that scans them
 //!   round-robin. Producers never share an atomic; the consumer pays for the scan.
-//! * [`wait`]: what a polling thread does when it finds nothing to do (busy-spin,
-//!   spin-then-yield, spin-then-park with a bounded timeout).
+//! * [`wait`]: what a polling thread does when it finds nothing to do (spin, then
+//!   yield, then park with a bounded timeout; three named presets).
+//! * [`clock`]: `CLOCK_MONOTONIC` nanoseconds, comparable across processes.
 //! * [`pin`]: pin threads to cores, and warn when more threads spin than there are cores.
 //! * [`shm`]: the same rings for separate processes: an SPSC ring and a bounded MPSC ring
 //!   (per-slot sequence numbers, CAS on the tail, as in Vyukov's bounded queue and
 //!   crossbeam's `ArrayQueue`) laid out in a memory-mapped file, for plain-old-data
-//!   messages ([`shm::Pod`]). Attaching validates the header and returns a typed error
-//!   on any mismatch.
+//!   messages ([`shm::Pod`], bytemuck's). Attaching validates the header and returns a
+//!   typed error on any mismatch.
 //!
 //! Memory-ordering comments follow one rule: every `Acquire` names the `Release` it pairs
 //! with and vice versa; every `Relaxed` says why no ordering is needed.
@@ -29,34 +30,18 @@
 )]
 #![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
+pub mod clock;
 pub mod mux;
 pub mod pin;
 pub mod shm;
 pub mod spsc;
+mod sync;
 pub mod wait;
+
+#[cfg(all(test, loom))]
+mod loom_models;
 
 pub use mux::Mux;
 pub use pin::{available_cores, pin_current, spinner_warning, PinOutcome};
 pub use spsc::{Consumer, Producer, PushError};
-pub use wait::{WaitStrategy, Waiter};
-
-#[cfg(test)]
-pub(crate) mod test_util {
-    /// Runs `body` on its own thread and fails the test if it takes longer than
-    /// `secs` (a stuck lock-free loop must fail, not hang CI). No timing assertion:
-    /// the limit is orders of magnitude above the expected run time.
-    pub fn with_timeout<T: Send + 'static>(
-        secs: u64,
-        body: impl FnOnce() -> T + Send + 'static,
-    ) -> T {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            // The receiver is gone only if we already timed out.
-            let _ = tx.send(body());
-        });
-        match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
-            Ok(value) => value,
-            Err(e) => panic!("test body did not finish in {secs} s: {e}"),
-        }
-    }
-}
+pub use wait::{IdlePolicy, Idler, WaitStrategy};

@@ -51,7 +51,7 @@ impl<T> Mux<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -82,7 +82,7 @@ mod tests {
 
     #[test]
     fn stress_many_producers() {
-        crate::test_util::with_timeout(120, || {
+        peregrine_testkit::with_timeout(120, || {
             let per: u64 = if cfg!(miri) { 50 } else { 200_000 };
             let (txs, mut rx) = mux::<(usize, u64)>(4, 32);
             let handles: Vec<_> = txs

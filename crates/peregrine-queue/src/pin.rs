@@ -56,7 +56,7 @@ pub fn spinner_warning(spinning: usize, cores: usize) -> Option<String> {
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -13,13 +13,13 @@
 //! assert_eq!(rx.try_pop(), Some(7));
 //! ```
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
+
+use crate::sync::{Arc, AtomicUsize, Ordering, UnsafeCell};
 
 /// Why a push failed; hands the value back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,19 +55,23 @@ unsafe impl<T: Send> Sync for Shared<T> {}
 unsafe impl<T: Send> Send for Shared<T> {}
 
 impl<T> Shared<T> {
-    fn slot(&self, index: usize) -> *mut MaybeUninit<T> {
-        self.slots[index & self.mask].get()
+    #[inline]
+    fn slot(&self, index: usize) -> &UnsafeCell<MaybeUninit<T>> {
+        &self.slots[index & self.mask]
     }
 }
 
 impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
-        let head = *self.head.get_mut();
-        let tail = *self.tail.get_mut();
+        // Relaxed: both handles are gone; the Arc's last drop synchronised with their
+        // final stores.
+        let head = self.head.load(Ordering::Relaxed);
+        let tail = self.tail.load(Ordering::Relaxed);
         for index in head..tail {
             // SAFETY: slots in head..tail hold initialised values that no handle owns any
             // more (both handles are gone, or we would not be dropping).
-            unsafe { (*self.slot(index)).assume_init_drop() };
+            self.slot(index)
+                .with_mut(|slot| unsafe { (*slot).assume_init_drop() });
         }
     }
 }
@@ -138,7 +142,9 @@ impl<T> Producer<T> {
         }
         // SAFETY: tail - head < capacity, so this slot is outside head..tail: the consumer
         // does not read it until we publish the new tail below.
-        unsafe { (*self.shared.slot(self.tail)).write(value) };
+        self.shared
+            .slot(self.tail)
+            .with_mut(|slot| unsafe { (*slot).write(value) });
         self.tail = self.tail.wrapping_add(1);
         // Release pairs with the Acquire load of `tail` in `Consumer::available`: the slot
         // write above is visible before the consumer sees the new tail.
@@ -151,6 +157,22 @@ impl<T> Producer<T> {
         // Acquire pairs with the Release store of `head` in `Consumer::advance`.
         self.cached_head = self.shared.head.load(Ordering::Acquire);
         self.capacity() - self.tail.wrapping_sub(self.cached_head)
+    }
+}
+
+/// Advances the consumer's head past the values a [`Consumer::pop_batch`] moved out,
+/// on return and on unwind alike (a panicking sink must not leave moved-out values
+/// inside `head..tail`, where they would be read and dropped a second time).
+struct Batch<'a, T> {
+    consumer: &'a mut Consumer<T>,
+    taken: usize,
+}
+
+impl<T> Drop for Batch<'_, T> {
+    fn drop(&mut self) {
+        if self.taken > 0 {
+            self.consumer.advance(self.taken);
+        }
     }
 }
 
@@ -204,7 +226,10 @@ impl<T> Consumer<T> {
         }
         // SAFETY: head < tail, so the slot holds a value the producer published (see
         // `available`); we move it out and then release the slot.
-        let value = unsafe { (*self.shared.slot(self.head)).assume_init_read() };
+        let value = self
+            .shared
+            .slot(self.head)
+            .with(|slot| unsafe { (*slot).assume_init_read() });
         self.advance(1);
         Some(value)
     }
@@ -214,23 +239,37 @@ impl<T> Consumer<T> {
         if self.available(1) == 0 {
             return None;
         }
+        let slot = self.shared.slot(self.head).with(|slot| slot);
         // SAFETY: head < tail, so the slot is initialised, and the producer does not touch
         // it until we advance the head, which needs `&mut self` (ending this borrow).
-        Some(unsafe { (*self.shared.slot(self.head)).assume_init_ref() })
+        Some(unsafe { (*slot).assume_init_ref() })
     }
 
     /// Pops up to `max` values into `sink`, publishing the new head once. Returns how
     /// many were popped.
+    ///
+    /// If `sink` panics, the values it already received (including the one it panicked
+    /// on) count as popped: the head is advanced past them while unwinding, so no value
+    /// is read or dropped twice, and the rest stay in the ring.
     pub fn pop_batch(&mut self, max: usize, mut sink: impl FnMut(T)) -> usize {
         let count = self.available(max).min(max);
-        for offset in 0..count {
-            let index = self.head.wrapping_add(offset);
-            // SAFETY: index is in head..tail (count <= available), so the slot holds a
-            // published value; the head is advanced past it below, so it is read once.
-            sink(unsafe { (*self.shared.slot(index)).assume_init_read() });
-        }
-        if count > 0 {
-            self.advance(count);
+        let mut batch = Batch {
+            consumer: self,
+            taken: 0,
+        };
+        while batch.taken < count {
+            let index = batch.consumer.head.wrapping_add(batch.taken);
+            // SAFETY: index is in head..tail (taken < count <= available), so the slot
+            // holds a published value. `taken` counts it before `sink` runs, so the
+            // guard's drop advances the head past it even if `sink` unwinds: it is read
+            // exactly once.
+            let value = batch
+                .consumer
+                .shared
+                .slot(index)
+                .with(|slot| unsafe { (*slot).assume_init_read() });
+            batch.taken += 1;
+            sink(value);
         }
         count
     }
@@ -246,7 +285,7 @@ impl<T> Consumer<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -289,6 +328,52 @@ mod tests {
         assert_eq!(Arc::strong_count(&marker), 1);
     }
 
+    /// Counts its drops, so a double drop shows as a count above the number of values
+    /// made; the box makes a double drop a double free that valgrind and ASan report.
+    struct Counted<'a>(
+        &'a std::sync::atomic::AtomicUsize,
+        #[allow(dead_code)] Box<u64>,
+    );
+
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn pop_batch_panic_drops_each_value_once() {
+        let drops = std::sync::atomic::AtomicUsize::new(0);
+        let (mut tx, mut rx) = ring(8);
+        for _ in 0..5 {
+            assert!(tx.try_push(Counted(&drops, Box::new(7))).is_ok());
+        }
+        let mut seen = 0;
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rx.pop_batch(8, |value| {
+                seen += 1;
+                drop(value);
+                if seen == 2 {
+                    panic!("sink fails on the second value");
+                }
+            })
+        }));
+        assert!(outcome.is_err());
+        // Two values went to the sink (and were dropped there); the ring must not hand
+        // them out again nor drop them again.
+        assert_eq!(drops.load(Ordering::Relaxed), 2);
+        assert_eq!(rx.len(), 3);
+        drop(rx.try_pop());
+        assert_eq!(drops.load(Ordering::Relaxed), 3);
+        drop(tx);
+        drop(rx);
+        assert_eq!(
+            drops.load(Ordering::Relaxed),
+            5,
+            "every value dropped exactly once"
+        );
+    }
+
     #[test]
     fn wraps_many_times() {
         let (mut tx, mut rx) = ring::<usize>(2);
@@ -302,7 +387,7 @@ mod tests {
 
     #[test]
     fn stress_two_threads() {
-        crate::test_util::with_timeout(120, || {
+        peregrine_testkit::with_timeout(120, || {
             let count: u64 = if cfg!(miri) { 200 } else { 1_000_000 };
             let (mut tx, mut rx) = ring::<u64>(if cfg!(miri) { 4 } else { 64 });
             let producer = std::thread::spawn(move || {

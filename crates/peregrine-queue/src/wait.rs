@@ -1,31 +1,53 @@
-//! What a polling thread does when it finds no work.
+//! What a polling thread does when it finds no work: the one idle policy of the
+//! workspace (the queue benches, the order engine's threads, the strategy runner and
+//! the exchange all use it).
 //!
-//! * [`WaitStrategy::BusySpin`]: `spin_loop` hint only. Lowest wake-up latency, burns a
-//!   whole core; only sensible with one spinning thread per core.
-//! * [`WaitStrategy::SpinThenYield`]: spin a while, then `yield_now` so other runnable
-//!   threads on the core get it. For more polling threads than cores.
-//! * [`WaitStrategy::SpinThenPark`]: spin, yield, then park with a bounded timeout (no
-//!   one unparks us: the timeout is the wake-up, so the wait never hangs). Parking here
-//!   costs ~55 µs to wake (shared/FACTS.md), hence the spin and yield phases first.
+//! An [`Idler`] escalates through three phases as empty polls accumulate, and drops
+//! back to the first after useful work ([`Idler::reset`]):
+//!
+//! 1. **spin** (`spin_loop` hint) for [`IdlePolicy::spins`] empty polls: reacts within
+//!    nanoseconds, burns the core;
+//! 2. **yield** (`yield_now`) for [`IdlePolicy::yields`] more: other runnable threads on
+//!    the core get it, the thread stays runnable;
+//! 3. **park** with the bounded timeout [`IdlePolicy::park`] (no one unparks us: the
+//!    timeout is the wake-up, so the wait never hangs). Waking costs ~55 µs here
+//!    (shared/FACTS.md), hence the spin and yield phases first.
+//!
+//! Optionally ([`IdlePolicy::sleep`]) a thread idle for [`SLEEP_AFTER`] polls in a row
+//! sleeps longer instead: on a 2-core machine whose cores are held by busy-spinning
+//! threads, every 50 µs park wake-up preempts a spinner for a time slice (measured: a
+//! parked gateway beside a spinning orchestrator and strategy put the
+//! strategy↔engine round trip's p99.9 at ~25 µs); a thread that may be slow (a venue
+//! nobody uses in a latency run) sleeps for milliseconds instead.
+//!
+//! [`WaitStrategy`] names the three presets config files and command lines choose
+//! from: `busy-spin`, `spin-yield` and `park`.
 
 use std::str::FromStr;
 use std::time::Duration;
 
-/// Spins before yielding in the spin-then-* strategies.
-const SPINS: u32 = 100;
-/// Yields before parking in [`WaitStrategy::SpinThenPark`].
-const YIELDS: u32 = 10;
-/// The park timeout of [`WaitStrategy::SpinThenPark`].
-const PARK: Duration = Duration::from_micros(50);
+use serde::{Deserialize, Serialize};
 
-/// How to wait when a poll found nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Spins before yielding in the spin-then-* presets.
+pub const SPINS: u32 = 100;
+/// Yields before parking in [`WaitStrategy::SpinThenPark`].
+pub const YIELDS: u32 = 10;
+/// The park timeout of [`WaitStrategy::SpinThenPark`].
+pub const PARK: Duration = Duration::from_micros(50);
+/// Empty polls in a row before [`IdlePolicy::sleep`] (when set) takes over.
+pub const SLEEP_AFTER: u32 = 1_000;
+
+/// The named idle presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WaitStrategy {
-    /// Spin with a CPU hint, forever.
+    /// Spin with a CPU hint, forever. One core per such thread.
+    #[serde(rename = "busy-spin")]
     BusySpin,
-    /// Spin, then yield the core.
+    /// Spin [`SPINS`] times, then yield the core on every further empty poll.
+    #[serde(rename = "spin-yield")]
     SpinThenYield,
-    /// Spin, yield, then park with a bounded timeout.
+    /// Spin [`SPINS`] times, yield [`YIELDS`] times, then park for [`PARK`].
+    #[serde(rename = "park")]
     SpinThenPark,
 }
 
@@ -47,8 +69,14 @@ impl FromStr for WaitStrategy {
     }
 }
 
+impl std::fmt::Display for WaitStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl WaitStrategy {
-    /// The name `from_str` accepts.
+    /// The name `from_str` accepts (and serde reads and writes).
     pub fn name(self) -> &'static str {
         match self {
             Self::BusySpin => "busy-spin",
@@ -60,38 +88,98 @@ impl WaitStrategy {
     /// Whether a thread using this strategy keeps its core busy while idle (it never
     /// sleeps). Yielding counts as busy: the thread stays runnable.
     pub fn occupies_core(self) -> bool {
-        !matches!(self, Self::SpinThenPark)
+        self.policy().occupies_core()
     }
 
-    /// A fresh waiter for one thread.
-    pub fn waiter(self) -> Waiter {
-        Waiter {
-            strategy: self,
+    /// The preset's phases.
+    pub const fn policy(self) -> IdlePolicy {
+        match self {
+            Self::BusySpin => IdlePolicy {
+                spins: u32::MAX,
+                yields: 0,
+                park: None,
+                sleep: None,
+            },
+            Self::SpinThenYield => IdlePolicy {
+                spins: SPINS,
+                yields: u32::MAX,
+                park: None,
+                sleep: None,
+            },
+            Self::SpinThenPark => IdlePolicy {
+                spins: SPINS,
+                yields: YIELDS,
+                park: Some(PARK),
+                sleep: None,
+            },
+        }
+    }
+
+    /// A fresh idler for one thread.
+    pub fn idler(self) -> Idler {
+        self.policy().idler()
+    }
+}
+
+/// The phases of idling (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdlePolicy {
+    /// Empty polls spent spinning; `u32::MAX` spins forever.
+    pub spins: u32,
+    /// Empty polls spent yielding after the spins; `u32::MAX` yields forever.
+    pub yields: u32,
+    /// After the spins and yields, park this long per empty poll; `None` keeps
+    /// yielding.
+    pub park: Option<Duration>,
+    /// After [`SLEEP_AFTER`] empty polls in a row, sleep this long per empty poll
+    /// instead of the phases above.
+    pub sleep: Option<Duration>,
+}
+
+impl From<WaitStrategy> for IdlePolicy {
+    fn from(wait: WaitStrategy) -> IdlePolicy {
+        wait.policy()
+    }
+}
+
+impl IdlePolicy {
+    /// Whether a thread idling this way keeps its core busy while idle.
+    pub fn occupies_core(&self) -> bool {
+        self.park.is_none() && self.sleep.is_none()
+    }
+
+    /// A fresh idler for one thread.
+    pub fn idler(self) -> Idler {
+        Idler {
+            policy: self,
             idle: 0,
         }
     }
 }
 
-/// Per-thread wait state: call [`Waiter::idle`] after an empty poll and
-/// [`Waiter::reset`] after useful work.
+/// Per-thread idle state: call [`Idler::idle`] after an empty poll and
+/// [`Idler::reset`] after useful work.
 #[derive(Debug, Clone)]
-pub struct Waiter {
-    strategy: WaitStrategy,
+pub struct Idler {
+    policy: IdlePolicy,
+    /// Empty polls since the last reset.
     idle: u32,
 }
 
-impl Waiter {
+impl Idler {
     /// Waits once, escalating with the number of empty polls since the last reset.
     #[inline]
     pub fn idle(&mut self) {
         self.idle = self.idle.saturating_add(1);
-        match self.strategy {
-            WaitStrategy::BusySpin => std::hint::spin_loop(),
-            WaitStrategy::SpinThenYield if self.idle <= SPINS => std::hint::spin_loop(),
-            WaitStrategy::SpinThenYield => std::thread::yield_now(),
-            WaitStrategy::SpinThenPark if self.idle <= SPINS => std::hint::spin_loop(),
-            WaitStrategy::SpinThenPark if self.idle <= SPINS + YIELDS => std::thread::yield_now(),
-            WaitStrategy::SpinThenPark => std::thread::park_timeout(PARK),
+        let p = &self.policy;
+        match p.sleep {
+            Some(d) if self.idle > SLEEP_AFTER => std::thread::sleep(d),
+            _ if self.idle <= p.spins => std::hint::spin_loop(),
+            _ if self.idle - p.spins <= p.yields => std::thread::yield_now(),
+            _ => match p.park {
+                Some(d) => std::thread::park_timeout(d),
+                None => std::thread::yield_now(),
+            },
         }
     }
 
@@ -100,9 +188,14 @@ impl Waiter {
     pub fn reset(&mut self) {
         self.idle = 0;
     }
+
+    /// The policy this idler follows.
+    pub fn policy(&self) -> IdlePolicy {
+        self.policy
+    }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -114,18 +207,34 @@ mod tests {
             WaitStrategy::SpinThenPark,
         ] {
             assert_eq!(s.name().parse::<WaitStrategy>(), Ok(s));
+            assert_eq!(s.to_string(), s.name());
         }
         assert!("spin".parse::<WaitStrategy>().is_err());
     }
 
     #[test]
     fn park_waits_are_bounded() {
-        let mut waiter = WaitStrategy::SpinThenPark.waiter();
+        let mut idler = WaitStrategy::SpinThenPark.idler();
         for _ in 0..(SPINS + YIELDS + 3) {
-            waiter.idle();
+            idler.idle();
         }
-        waiter.reset();
+        idler.reset();
         assert!(!WaitStrategy::SpinThenPark.occupies_core());
         assert!(WaitStrategy::SpinThenYield.occupies_core());
+        assert!(WaitStrategy::BusySpin.occupies_core());
+    }
+
+    #[test]
+    fn sleep_makes_any_preset_leave_the_core() {
+        let policy = IdlePolicy {
+            sleep: Some(Duration::from_micros(1)),
+            ..WaitStrategy::BusySpin.policy()
+        };
+        assert!(!policy.occupies_core());
+        let mut idler = policy.idler();
+        for _ in 0..SLEEP_AFTER + 2 {
+            idler.idle();
+        }
+        assert_eq!(idler.policy(), policy);
     }
 }

@@ -4,9 +4,9 @@
 use peregrine_queue::shm::ShmSpscProducer;
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
-use crate::clock::now_ns;
 use crate::md::{BoardReader, BookView};
 use crate::msg::{NewOrder, Request};
+use peregrine_queue::clock::now_ns;
 
 /// Why a send failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -10,7 +10,6 @@
 //!
 //! * [`msg`]: the fixed-size `#[repr(C)]` messages, their typed decoding, and the 8
 //!   timestamps t1..t8 of seed 000 every order carries.
-//! * [`clock`]: `CLOCK_MONOTONIC` nanoseconds, comparable across processes.
 //! * [`Strategy`]: the callbacks; [`Api`]: what a strategy calls.
 //! * [`runner`]: attach, heartbeat, event loop with a configurable wait strategy, and a
 //!   latency summary.
@@ -62,13 +61,8 @@
 #![deny(unsafe_code)]
 
 pub mod api;
-pub mod clock;
 pub mod examples;
 pub mod md;
-#[allow(
-    unsafe_code,
-    reason = "the two messages implement the unsafe Pod marker trait"
-)]
 pub mod msg;
 pub mod paths;
 pub mod runner;

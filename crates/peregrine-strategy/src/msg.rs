@@ -4,49 +4,19 @@
 //! * [`Request`] (strategy → engine, the submit ring): a new order, a cancel or a
 //!   heartbeat, stamped with `t1` when the strategy pushes it.
 //! * [`Event`] (engine → strategy, the return ring): ack, reject with a reason code,
-//!   fill, cancelled, or cancel-reject, carrying the order's 8 timestamps ([`ts`]).
+//!   fill, cancelled, or cancel-reject, carrying the order's 8 timestamps
+//!   ([`peregrine_types::stamp`]).
 //!
 //! Both are `#[repr(C)]` plain old data with explicit padding fields, so every bit
-//! pattern is a valid value and the rings copy them bytewise ([`Pod`]). Enumerations
+//! pattern is a valid value and the rings copy them bytewise (`bytemuck::Pod`, derived:
+//! the derive refuses a struct with implicit padding). Enumerations
 //! travel as raw bytes and are decoded by [`Request::decode`] / [`Event::kind`], which
 //! return a typed error for an unknown byte: a garbled message from a misbehaving
 //! process is rejected and counted, never trusted. Layout tests pin sizes and offsets;
 //! changes are additive only.
 
-use peregrine_queue::shm::Pod;
+use peregrine_types::stamp::{self, Stamps};
 use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
-
-/// Indices of the 8 timestamps in [`Event::ts`] (seed 000). All `CLOCK_MONOTONIC` ns;
-/// 0 means "not known for this event" (a risk reject never reaches a gateway).
-pub mod ts {
-    /// t1: the strategy pushed the request into its submit ring.
-    pub const STRATEGY_SEND: usize = 0;
-    /// t2: the orchestrator popped it.
-    pub const ORCH_RECV_SUBMIT: usize = 1;
-    /// t3: the orchestrator pushed it into the gateway inbox (after risk).
-    pub const ORCH_DISPATCH: usize = 2;
-    /// t4: the gateway popped it and handed it to the venue adapter.
-    pub const GATEWAY_RECV: usize = 3;
-    /// t5: the gateway received the venue's report.
-    pub const GATEWAY_DONE: usize = 4;
-    /// t6: the orchestrator popped the completion.
-    pub const ORCH_RECV_COMPLETION: usize = 5;
-    /// t7: the orchestrator pushed the event into the strategy's return ring.
-    pub const ORCH_RETURN: usize = 6;
-    /// t8: the strategy popped the event (stamped by the SDK runner).
-    pub const STRATEGY_RECV: usize = 7;
-    /// Names, in order.
-    pub const NAMES: [&str; 8] = [
-        "t1 strategy_send",
-        "t2 orch_recv_submit",
-        "t3 orch_dispatch",
-        "t4 gateway_recv",
-        "t5 gateway_done",
-        "t6 orch_recv_completion",
-        "t7 orch_return",
-        "t8 strategy_recv",
-    ];
-}
 
 /// Reject reason codes the engine itself gives (risk codes are 101..=110, see
 /// `peregrine_engine::RiskReject`; a venue's own reason is passed through as
@@ -94,7 +64,7 @@ pub enum RequestKind {
 }
 
 /// Strategy → engine, 64 bytes (one cache line).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Request {
     /// [`RequestKind`] as a byte.
@@ -126,10 +96,6 @@ pub struct Request {
     /// New with GTD: expiry, nanoseconds since the Unix epoch (0 otherwise).
     pub expire_at: u64,
 }
-
-// SAFETY: repr(C), integer fields only, laid out without implicit padding (pinned by
-// the layout test), so every bit pattern is a valid Request.
-unsafe impl Pod for Request {}
 
 /// A new order as a strategy describes it. The byte-valued fields all default to 0,
 /// which is a GTC limit order without self-trade prevention: what every request was
@@ -468,7 +434,7 @@ impl EventKind {
 }
 
 /// Engine → strategy, 128 bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Event {
     /// [`EventKind`] as a byte.
@@ -491,17 +457,13 @@ pub struct Event {
     pub qty: i64,
     /// Quantity still open after this event.
     pub leaves: i64,
-    /// t1..t8, see [`ts`]; 0 = not known.
-    pub ts: [u64; 8],
+    /// t1..t8, see [`peregrine_types::stamp`]; 0 = not known.
+    pub ts: Stamps,
     /// The venue delay D the simulated venue scheduled for this order, ns (0 unknown).
     pub scheduled_delay_ns: u64,
     /// Zero.
     pub pad1: u64,
 }
-
-// SAFETY: repr(C), integer fields only, no implicit padding (layout test), so every bit
-// pattern is a valid Event.
-unsafe impl Pod for Event {}
 
 impl Event {
     /// The decoded kind, `None` for an unknown byte.
@@ -516,13 +478,13 @@ impl Event {
 
     /// t8 − t1, if both are known.
     pub fn round_trip_ns(&self) -> Option<u64> {
-        let (t1, t8) = (self.ts[ts::STRATEGY_SEND], self.ts[ts::STRATEGY_RECV]);
+        let (t1, t8) = (self.ts[stamp::STRATEGY_SEND], self.ts[stamp::STRATEGY_RECV]);
         (t1 != 0 && t8 != 0).then(|| t8.saturating_sub(t1))
     }
 
     /// t5 − t4 (venue service), if both are known.
     pub fn venue_ns(&self) -> Option<u64> {
-        let (t4, t5) = (self.ts[ts::GATEWAY_RECV], self.ts[ts::GATEWAY_DONE]);
+        let (t4, t5) = (self.ts[stamp::GATEWAY_RECV], self.ts[stamp::GATEWAY_DONE]);
         (t4 != 0 && t5 != 0).then(|| t5.saturating_sub(t4))
     }
 }

@@ -41,14 +41,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::api::Api;
-use crate::clock::now_ns;
 use crate::md::{self, BoardReader, MdEvent, MdKind};
-use crate::msg::{ts, Event, EventKind, Request};
+use crate::msg::{Event, EventKind, Request};
 use crate::paths;
 use crate::strategy::Strategy;
 use hdrhistogram::Histogram;
+use peregrine_queue::clock::now_ns;
 use peregrine_queue::shm::{ShmError, ShmSpsc, ShmSpscConsumer};
 use peregrine_queue::WaitStrategy;
+use peregrine_types::stamp;
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -211,7 +212,7 @@ pub fn run<S: Strategy>(
     let _ = api.send_raw(Request::heartbeat(pid, now_ns()));
     strategy.on_start(&mut api);
     let mut summary = RunSummary::new();
-    let mut waiter = cfg.wait.waiter();
+    let mut waiter = cfg.wait.idler();
     let heartbeat_ns = cfg.heartbeat_interval.as_nanos() as u64;
     let start = now_ns();
     let deadline = cfg.duration.map(|d| start + d.as_nanos() as u64);
@@ -222,7 +223,7 @@ pub fn run<S: Strategy>(
     while !stop.load(Ordering::Relaxed) && !strategy.finished() {
         let mut busy = false;
         while let Some(mut ev) = rx.try_pop() {
-            ev.ts[ts::STRATEGY_RECV] = now_ns();
+            ev.ts[stamp::STRATEGY_RECV] = now_ns();
             dispatch(strategy, &mut api, &mut summary, &ev);
             // The first answer to a new order or a replace: one latency sample each.
             let first = matches!(
@@ -235,7 +236,7 @@ pub fn run<S: Strategy>(
                 )
             );
             if cfg.receipts && first {
-                let _ = api.send_raw(Request::receipt(ev.client_id, ev.ts[ts::STRATEGY_RECV]));
+                let _ = api.send_raw(Request::receipt(ev.client_id, ev.ts[stamp::STRATEGY_RECV]));
             }
             busy = true;
         }
@@ -512,7 +513,7 @@ mod tests {
                         client_id: o.client_id,
                         ..Event::default()
                     };
-                    ev.ts[ts::STRATEGY_SEND] = req.t1;
+                    ev.ts[stamp::STRATEGY_SEND] = req.t1;
                     tx.try_push(ev).unwrap();
                 }
                 seen.push(cmd);
@@ -553,7 +554,7 @@ mod tests {
         let submit_path = paths::submit_ring(dir.path(), "p");
         let submit = ShmSpsc::<Request>::create(&submit_path, 64).unwrap();
         let _ret = ShmSpsc::<Event>::create(&paths::return_ring(dir.path(), "p"), 64).unwrap();
-        let _engine_end = submit.consumer().unwrap();
+        let mut engine_end = submit.consumer().unwrap();
         let mut cfg = RunnerConfig::new(dir.path().to_owned(), "p");
         cfg.duration = Some(Duration::from_secs(20));
         cfg.heartbeat_interval = Duration::from_millis(10);
@@ -562,7 +563,13 @@ mod tests {
         let h = std::thread::spawn(move || {
             run(&mut Idle, &runner_cfg, &AtomicBool::new(false)).unwrap()
         });
-        std::thread::sleep(Duration::from_millis(50));
+        // Replace the file only once the runner has attached (its first heartbeat
+        // arrives), so the test is about noticing a replaced file, not a missing one.
+        peregrine_testkit::wait_until(
+            "the runner's first heartbeat",
+            Duration::from_secs(10),
+            || engine_end.try_pop().is_some(),
+        );
         std::fs::remove_file(&submit_path).unwrap();
         let _fresh = ShmSpsc::<Request>::create(&submit_path, 64).unwrap();
         let summary = h.join().unwrap();

@@ -18,7 +18,9 @@ pub mod instrument;
 pub mod order;
 pub mod price;
 pub mod qty;
+pub mod rng;
 pub mod side;
+pub mod stamp;
 
 pub use decimal::DecimalError;
 pub use error::TypeError;
@@ -27,4 +29,5 @@ pub use instrument::{InstrumentSpec, InstrumentStatus, SpecError};
 pub use order::{OrderType, StpMode, TimeInForce};
 pub use price::{Notional, Price};
 pub use qty::Qty;
+pub use rng::Rng;
 pub use side::Side;

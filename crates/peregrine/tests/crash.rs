@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use peregrine_types::{OrderId, Side, TimeInForce};
+use peregrine_types::{OrderId, Rng, Side, TimeInForce};
 use peregrine_wire::v2::Outbound;
 use peregrine_wire::WireMessage;
 use support::{
@@ -27,13 +27,6 @@ use support::{
 };
 
 const KILL_SEEDS: [u64; 3] = [0x9E37_79B9, 0x85EB_CA6B, 0xC2B2_AE35];
-
-fn xorshift(mut x: u64) -> u64 {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    x
-}
 
 fn exchange_config(journal: &Path, fsync: &str) -> String {
     format!(
@@ -149,7 +142,7 @@ fn kill_rounds(fsync: &str, env: &[(&str, &str)]) -> Vec<Vec<OrderId>> {
         let acked = Arc::new(Mutex::new(Vec::new()));
         let (addr, a) = (ex.addr, Arc::clone(&acked));
         let client = std::thread::spawn(move || drive(addr, a, round as u64 * 10_000));
-        let delay = 150 + xorshift(*seed) % 450;
+        let delay = Rng::new(*seed).range(150, 599);
         eprintln!("fsync {fsync}, round {round}: kill -9 after {delay} ms");
         std::thread::sleep(Duration::from_millis(delay));
         drop(ex); // SIGKILL, then reap

@@ -11,18 +11,8 @@ use std::time::Duration;
 use peregrine_strategy::msg::{reason, EventKind, NewOrder, Request};
 use peregrine_strategy::runner::{attach, RunnerConfig};
 use peregrine_types::{InstrumentId, Price, Qty, Side};
-use support::engine::{cli, peregrine, stats, wait_for, Kid};
-
-fn with_timeout<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(body());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(v) => v,
-        Err(e) => panic!("test did not finish in {secs} s: {e}"),
-    }
-}
+use support::engine::{cli, peregrine, stats, Kid};
+use support::{wait_until, with_timeout};
 
 struct Rig {
     engine: Kid,
@@ -64,7 +54,9 @@ sim = {{ delay_lo_ns = 2000, delay_hi_ns = 20000, model = {{ kind = "{model}" }}
         .spawn()
         .unwrap();
     let socket = shm.join("control.sock");
-    wait_for("the control socket", 20, || socket.exists());
+    wait_until("the control socket", Duration::from_secs(20), || {
+        socket.exists()
+    });
     Rig {
         engine: Kid(child),
         shm,
@@ -208,7 +200,7 @@ fn killed_strategy_gets_its_orders_cancelled() {
         let rig = engine("rest");
         let mut maker = strategy("maker", &rig.shm, "60");
         let _taker = strategy("taker", &rig.shm, "60");
-        wait_for("maker quotes resting", 30, || {
+        wait_until("maker quotes resting", Duration::from_secs(30), || {
             row(&stats(&rig.shm), "maker").1 > 0
         });
         let resting = row(&stats(&rig.shm), "maker").1;
@@ -216,9 +208,9 @@ fn killed_strategy_gets_its_orders_cancelled() {
         maker.0.wait().unwrap();
         // Declared dead, its orders cancelled (open counts an order until the venue
         // confirms the cancel), then fresh rings: generation 2, waiting for a process.
-        wait_for(
+        wait_until(
             "maker re-armed after its cancels were confirmed",
-            30,
+            Duration::from_secs(30),
             || {
                 let s = stats(&rig.shm);
                 let (state, open, _) = row(&s, "maker");
@@ -236,11 +228,15 @@ fn killed_strategy_gets_its_orders_cancelled() {
         assert!(resting > 0);
         // Restarted under the same name, it attaches to the fresh rings and trades.
         let _again = strategy("maker", &rig.shm, "60");
-        wait_for("the restarted maker quoting", 30, || {
-            let s = stats(&rig.shm);
-            let (state, open, _) = row(&s, "maker");
-            state == "alive" && open > 0
-        });
+        wait_until(
+            "the restarted maker quoting",
+            Duration::from_secs(30),
+            || {
+                let s = stats(&rig.shm);
+                let (state, open, _) = row(&s, "maker");
+                state == "alive" && open > 0
+            },
+        );
         let s = stats(&rig.shm);
         let submit = queues(&s)
             .into_iter()
@@ -262,7 +258,7 @@ fn limits_change_at_run_time_and_bad_changes_are_refused() {
             "60",
             &["--name", "maker", "--qty", "5", "--count", "200000"],
         );
-        wait_for("orders filling", 30, || {
+        wait_until("orders filling", Duration::from_secs(30), || {
             let s = stats(&rig.shm);
             s.lines()
                 .skip_while(|l| !l.starts_with("position"))
@@ -314,9 +310,11 @@ fn limits_change_at_run_time_and_bad_changes_are_refused() {
             text.contains("max_order_qty=4") && text.contains("price_collar=300"),
             "{text}"
         );
-        wait_for("max_order_qty rejects in stats", 30, || {
-            rejects(&stats(&rig.shm), "max_order_qty(105)") > 0
-        });
+        wait_until(
+            "max_order_qty rejects in stats",
+            Duration::from_secs(30),
+            || rejects(&stats(&rig.shm), "max_order_qty(105)") > 0,
+        );
         // And globally.
         let out = cli(&rig.shm, &["limits", "--set", "max_open_orders=100"]);
         assert!(out.status.success());
@@ -330,7 +328,7 @@ fn engine_kill_cancels_everything_with_confirmation() {
         let rig = engine("rest");
         let _maker = strategy("maker", &rig.shm, "60");
         let _taker = strategy("taker", &rig.shm, "60");
-        wait_for("orders resting", 30, || {
+        wait_until("orders resting", Duration::from_secs(30), || {
             let s = stats(&rig.shm);
             row(&s, "maker").1 > 0 && row(&s, "taker").1 > 0
         });
@@ -401,7 +399,7 @@ fn malformed_message_is_rejected_and_counted_without_a_crash() {
         };
         api.send_raw(Request::new_order(&o, 1)).unwrap();
         let mut events = Vec::new();
-        wait_for("three events", 20, || {
+        wait_until("three events", Duration::from_secs(20), || {
             while let Some(e) = rx.try_pop() {
                 events.push(e);
             }
@@ -410,7 +408,7 @@ fn malformed_message_is_rejected_and_counted_without_a_crash() {
         assert_eq!(events[0].kind(), Some(EventKind::Reject));
         assert_eq!(events[0].reason, reason::MALFORMED);
         assert_eq!(events[2].kind(), Some(EventKind::Fill));
-        wait_for("the counter in stats", 20, || {
+        wait_until("the counter in stats", Duration::from_secs(20), || {
             row(&stats(&rig.shm), "maker").2 == 1
         });
         assert!(stats(&rig.shm).contains("malformed(201)=1"));
@@ -446,7 +444,7 @@ fn malformed_message_is_rejected_and_counted_without_a_crash() {
             api.send_raw(Request::new_order(order, 1)).unwrap();
         }
         let mut answers = Vec::new();
-        wait_for("four rejects", 20, || {
+        wait_until("four rejects", Duration::from_secs(20), || {
             while let Some(e) = rx.try_pop() {
                 answers.push(e);
             }
@@ -456,7 +454,7 @@ fn malformed_message_is_rejected_and_counted_without_a_crash() {
             assert_eq!(ev.kind(), Some(EventKind::Reject));
             assert_eq!((ev.client_id, ev.reason), (order.client_id, *code));
         }
-        wait_for("the bad fields in stats", 20, || {
+        wait_until("the bad fields in stats", Duration::from_secs(20), || {
             let s = stats(&rig.shm);
             rejects(&s, "invalid_order(101)") == 2
                 && rejects(&s, "unknown_instrument(203)") == 1

@@ -8,8 +8,10 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::Duration;
 
-use support::engine::{cli, peregrine, stats, wait_for, Kid};
+use support::engine::{cli, peregrine, stats, Kid};
+use support::wait_until;
 
 /// The strategies-table row of `name`: (state, open orders).
 fn row(stats: &str, name: &str) -> (String, u64) {
@@ -150,7 +152,9 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
             .spawn()
             .unwrap());
         let socket = shm.join("control.sock");
-        wait_for("the control socket", 30, || socket.exists());
+        wait_until("the control socket", Duration::from_secs(30), || {
+            socket.exists()
+        });
         let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
         assert!(log().contains("venue px: logged in"), "{}", log());
 
@@ -181,15 +185,19 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
 
         // Both strategies exited: the engine declares them dead and cancels their
         // resting orders at the exchange; every order ends with a venue report.
-        wait_for("every order finished at the exchange", 30, || {
-            let s = stats(&shm);
-            // Dead, then (its orders ended) "waiting" on fresh rings for a restart.
-            let ended = |name| {
-                let (state, open) = row(&s, name);
-                (state == "dead" || state == "waiting") && open == 0
-            };
-            s.contains("orders in flight 0") && ended("maker") && ended("taker")
-        });
+        wait_until(
+            "every order finished at the exchange",
+            Duration::from_secs(30),
+            || {
+                let s = stats(&shm);
+                // Dead, then (its orders ended) "waiting" on fresh rings for a restart.
+                let ended = |name| {
+                    let (state, open) = row(&s, name);
+                    (state == "dead" || state == "waiting") && open == 0
+                };
+                s.contains("orders in flight 0") && ended("maker") && ended("taker")
+            },
+        );
         let s = stats(&shm);
         assert!(fills(&s, "maker") > 0 && fills(&s, "taker") > 0, "{s}");
         // (`unknown_order` replace rejects are expected: the maker re-quotes on every
@@ -201,7 +209,7 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
         let out = cli(&shm, &["shutdown"]);
         assert!(out.status.success());
         let mut engine = engine;
-        wait_for("the engine to exit", 30, || {
+        wait_until("the engine to exit", Duration::from_secs(30), || {
             engine.0.try_wait().unwrap().is_some()
         });
         let log = log();
@@ -234,27 +242,31 @@ fn a_lost_exchange_stalls_only_its_venue_and_reconnects_with_reconciliation() {
             .spawn()
             .unwrap());
         let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
-        wait_for("the control socket", 30, || {
+        wait_until("the control socket", Duration::from_secs(30), || {
             shm.join("control.sock").exists()
         });
         // The maker quotes at the exchange (nobody trades with it: its quotes rest).
         let _maker = strategy("maker", "maker", &shm, "60", "0");
-        wait_for("maker quotes resting at the exchange", 30, || {
-            row(&stats(&shm), "maker").1 > 0
-        });
+        wait_until(
+            "maker quotes resting at the exchange",
+            Duration::from_secs(30),
+            || row(&stats(&shm), "maker").1 > 0,
+        );
         drop(exchange);
-        wait_for("the engine to see the exchange gone", 30, || {
-            log().contains("disconnected")
-        });
+        wait_until(
+            "the engine to see the exchange gone",
+            Duration::from_secs(30),
+            || log().contains("disconnected"),
+        );
         // The other venue is unaffected.
         let mut taker = strategy("taker", "taker", &shm, "2", "1");
         assert!(taker.0.wait().unwrap().success());
         // Orders for the lost exchange are refused at once as venue down.
         let mut refused = strategy("taker", "taker2", &shm, "1", "0");
         assert!(refused.0.wait().unwrap().success());
-        wait_for(
+        wait_until(
             "orders for the lost exchange refused as venue down",
-            30,
+            Duration::from_secs(30),
             || stats(&shm).contains("venue_down(207)"),
         );
         let s = stats(&shm);
@@ -263,16 +275,18 @@ fn a_lost_exchange_stalls_only_its_venue_and_reconnects_with_reconciliation() {
         // The exchange comes back empty: the adapter logs in again, the reconciliation
         // finds the quotes gone and settles them, and the maker quotes again.
         let _exchange = exchange_on(tmp.path(), addr);
-        wait_for("the reconciliation", 30, || {
+        wait_until("the reconciliation", Duration::from_secs(30), || {
             log().matches("venue px: logged in").count() >= 2 && log().contains("no longer resting")
         });
         // Trading resumes at the new exchange: a second taker (the first one exited
         // and is dead for this engine) gets fills there.
         let mut taker = strategy("taker", "taker2", &shm, "2", "0");
         assert!(taker.0.wait().unwrap().success());
-        wait_for("taker2 fills at the new exchange", 30, || {
-            fills(&stats(&shm), "taker2") > 0
-        });
+        wait_until(
+            "taker2 fills at the new exchange",
+            Duration::from_secs(30),
+            || fills(&stats(&shm), "taker2") > 0,
+        );
         assert!(!log().contains("panicked"), "{}", log());
     });
 }

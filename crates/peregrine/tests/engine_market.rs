@@ -10,7 +10,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use peregrine_engine::summary::{self, EngineSummary, PositionRow};
-use support::engine::{cli, peregrine, wait_for, Kid};
+use support::engine::{cli, peregrine, Kid};
+use support::wait_until;
 
 fn with_timeout<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -79,7 +80,7 @@ impl Rig {
             .spawn()
             .unwrap();
         let socket = self.shm.join("control.sock");
-        wait_for("the engine's summary", 20, || {
+        wait_until("the engine's summary", Duration::from_secs(20), || {
             summary::fetch(&socket, Duration::from_secs(2)).is_ok()
         });
         Kid(child)
@@ -122,11 +123,15 @@ fn strategies_trade_against_the_simulated_market_they_see() {
         let _engine = r.engine();
         let _maker = r.strategy("maker", &["--qty", "2"]);
         let _reverter = r.strategy("reverter", &[]);
-        wait_for("fills and market-data samples", 60, || {
-            let s = r.summary();
-            let md = s.latency_row("md venue -> on_book").map_or(0, |x| x.n);
-            s.fills > 10 && md > 100
-        });
+        wait_until(
+            "fills and market-data samples",
+            Duration::from_secs(60),
+            || {
+                let s = r.summary();
+                let md = s.latency_row("md venue -> on_book").map_or(0, |x| x.n);
+                s.fills > 10 && md > 100
+            },
+        );
         let s = r.summary();
         let pushed: u64 = s.market_data.iter().map(|m| m.pushed).sum();
         assert!(pushed > 100, "{:?}", s.market_data);
@@ -151,7 +156,7 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
         let r = rig(r#"{ kind = "partial", percent = 50 }"#, "leave");
         let mut engine = r.engine();
         let mut maker = r.strategy("maker", &["--qty", "2", "--interval-us", "2000"]);
-        wait_for("fills", 60, || r.summary().fills >= 20);
+        wait_until("fills", Duration::from_secs(60), || r.summary().fills >= 20);
         let out = cli(
             &r.shm,
             &[
@@ -180,7 +185,7 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
         let _ = maker.0.kill();
         let _ = maker.0.wait();
         let mut before = r.summary();
-        wait_for("quiet", 30, || {
+        wait_until("quiet", Duration::from_secs(30), || {
             std::thread::sleep(Duration::from_millis(300));
             let now = r.summary();
             let same = positions(&now) == positions(&before) && now.fills == before.fills;
@@ -193,9 +198,11 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
         engine.0.kill().unwrap();
         engine.0.wait().unwrap();
         let _engine = r.engine();
-        wait_for("the restored orders to be reconciled", 30, || {
-            r.summary().open_orders == 0
-        });
+        wait_until(
+            "the restored orders to be reconciled",
+            Duration::from_secs(30),
+            || r.summary().open_orders == 0,
+        );
         let after = r.summary();
         assert_eq!(
             positions(&after),
@@ -216,7 +223,9 @@ fn kill_9_and_restart_recover_positions_limits_and_orders_exactly() {
         // The restarted engine trades on: a new maker gets fills on top of the old
         // position.
         let _maker = r.strategy("maker", &["--qty", "2", "--interval-us", "2000"]);
-        wait_for("new fills", 60, || r.summary().fills > after.fills + 5);
+        wait_until("new fills", Duration::from_secs(60), || {
+            r.summary().fills > after.fills + 5
+        });
     });
 }
 
@@ -234,7 +243,7 @@ fn without_a_journal_a_restart_forgets() {
         std::fs::write(&r.config, text).unwrap();
         let mut engine = r.engine();
         let mut maker = r.strategy("maker", &["--qty", "2", "--interval-us", "2000"]);
-        wait_for("fills", 60, || r.summary().fills >= 5);
+        wait_until("fills", Duration::from_secs(60), || r.summary().fills >= 5);
         let _ = maker.0.kill();
         engine.0.kill().unwrap();
         engine.0.wait().unwrap();

@@ -13,8 +13,8 @@ use std::time::Duration;
 use peregrine_engine::summary::{self, EngineSummary};
 use peregrine_types::{Side, TimeInForce};
 use peregrine_wire::v2::Outbound;
-use support::engine::{peregrine, wait_for, Kid};
-use support::{order, Client};
+use support::engine::{peregrine, Kid};
+use support::{order, wait_until, Client};
 
 struct Rig {
     shm: PathBuf,
@@ -67,7 +67,9 @@ impl Rig {
             .stderr(Stdio::from(log))
             .spawn()
             .unwrap();
-        wait_for("the engine's summary", 20, || self.try_summary().is_some());
+        wait_until("the engine's summary", Duration::from_secs(20), || {
+            self.try_summary().is_some()
+        });
         Kid(child)
     }
 
@@ -135,19 +137,25 @@ fn run(trade_while_down: bool) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap());
-    wait_for("both quotes resting", 30, || r.summary().open_orders == 2);
+    wait_until("both quotes resting", Duration::from_secs(30), || {
+        r.summary().open_orders == 2
+    });
     let mut other = Client::login(exchange.addr, 2);
     let mut other_net = 0;
     for (i, side) in [Side::Buy, Side::Sell, Side::Buy].into_iter().enumerate() {
         other_net += take(&mut other, i as u64 + 1, side);
-        wait_for("the maker to re-quote", 30, || r.summary().open_orders == 2);
+        wait_until("the maker to re-quote", Duration::from_secs(30), || {
+            r.summary().open_orders == 2
+        });
     }
     // The maker stops; its quotes stay (`on_dead = "leave"`).
     let _ = maker.0.kill();
     let _ = maker.0.wait();
-    wait_for("the engine to agree with the exchange", 30, || {
-        r.net() == -other_net
-    });
+    wait_until(
+        "the engine to agree with the exchange",
+        Duration::from_secs(30),
+        || r.net() == -other_net,
+    );
     assert_ne!(other_net, 0);
     engine.0.kill().unwrap();
     engine.0.wait().unwrap();
@@ -158,7 +166,7 @@ fn run(trade_while_down: bool) {
         other_net += traded;
     }
     let _engine = r.engine();
-    wait_for("the login reconciliation", 30, || {
+    wait_until("the login reconciliation", Duration::from_secs(30), || {
         r.summary().open_orders == 0
     });
     let log = r.log();

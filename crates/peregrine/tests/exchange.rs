@@ -2,11 +2,13 @@
 
 mod support;
 
+use std::time::Duration;
+
 use peregrine_types::{ClientOrderId, OrderId, Side, TimeInForce};
 use peregrine_wire::v2::ClientHeartbeat;
 use peregrine_wire::v2::Outbound;
 use peregrine_wire::{LiquidityRole, ReasonCode};
-use support::{cancel, order, start, with_timeout, Client};
+use support::{cancel, order, start, wait_until, with_timeout, Client};
 
 const NO_MD: &str = "[market_data]\nenabled = false";
 
@@ -52,12 +54,9 @@ fn order_before_login_disconnects_with_a_logged_reason() {
         let mut c = Client::connect(ex.addr);
         c.send(&order(1, Side::Buy, 10_000, 1, TimeInForce::Gtc));
         assert!(c.closed_by_peer());
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        assert!(
-            ex.log_text().contains("NewOrder before login"),
-            "{}",
-            ex.log_text()
-        );
+        wait_until("the logged reason", Duration::from_secs(10), || {
+            ex.log_text().contains("NewOrder before login")
+        });
     });
 }
 
@@ -162,7 +161,9 @@ fn malformed_frames_disconnect_only_the_offender() {
             accepted(good.recv_report());
         }
         good.send(&ClientHeartbeat {});
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        wait_until("three logged disconnects", Duration::from_secs(10), || {
+            ex.log_text().matches("malformed input").count() >= 3
+        });
         let log = ex.log_text();
         assert_eq!(log.matches("malformed input").count(), 3, "{log}");
     });
@@ -198,13 +199,9 @@ fn a_slow_reader_is_cut_off_and_the_server_stays_responsive() {
             }
         }
         assert!(cut_off, "never disconnected");
-        for _ in 0..100 {
-            if ex.log_text().contains("slow reader") {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        assert!(ex.log_text().contains("slow reader"), "{}", ex.log_text());
+        wait_until("the logged cut-off", Duration::from_secs(10), || {
+            ex.log_text().contains("slow reader")
+        });
         assert!(ex.alive());
         let mut fresh = Client::login(ex.addr, 1);
         fresh.send(&order(1, Side::Sell, 10_100, 1, TimeInForce::Gtc));
@@ -236,7 +233,12 @@ fn maker_fills_follow_the_account_to_its_new_session() {
         first.send(&order(5, Side::Sell, 10_050, 2, TimeInForce::Gtc));
         let rest = accepted(first.recv_report());
         drop(first);
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        // The fill must follow the account to a new session, not find the old one.
+        wait_until(
+            "the first session's disconnect",
+            Duration::from_secs(10),
+            || ex.log_text().contains(": disconnected ("),
+        );
         let mut again = Client::login(ex.addr, 1);
         let mut taker = Client::login(ex.addr, 2);
         taker.send(&order(6, Side::Buy, 10_050, 2, TimeInForce::Ioc));

@@ -186,8 +186,10 @@ fn md_subscriber_heals_lost_packets_by_replay() {
             .unwrap();
         let mut md = support::KillOnDrop::new(md);
         let mut out = md.read_until("BOOK");
-        // One feed packet per order; the subscriber drops every second one and must
-        // get each back from the replay service, so it ends on the true book.
+        // One feed packet per order (the client sends the next order only after the
+        // ack, and the exchange sends a batch's packet right after its reports); the
+        // subscriber drops every second one and must get each back from the replay
+        // service, so it ends on the true book.
         for i in 0..6u64 {
             a.send(&order(
                 i + 1,
@@ -197,11 +199,9 @@ fn md_subscriber_heals_lost_packets_by_replay() {
                 TimeInForce::Gtc,
             ));
             a.recv_report();
-            std::thread::sleep(std::time::Duration::from_millis(50));
         }
         a.send(&order(7, Side::Buy, 10_001, 1, TimeInForce::Ioc));
         a.recv_report();
-        std::thread::sleep(std::time::Duration::from_millis(50));
         // A last packet so that a loss of the previous one is seen as a gap.
         a.send(&order(8, Side::Buy, 9_000, 1, TimeInForce::Gtc));
         a.recv_report();

@@ -11,6 +11,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use peregrine_testkit::wait_until;
 use rustix::process::{kill_process, Pid, Signal};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -63,6 +64,11 @@ impl Up {
 
     /// Reads stdout until a line contains `needle`.
     fn read_until(&mut self, needle: &str) {
+        self.read_until_line(needle, |line| line.contains(needle));
+    }
+
+    /// Reads stdout until a line satisfies `found` (described by `what`).
+    fn read_until_line(&mut self, what: &str, found: impl Fn(&str) -> bool) {
         let deadline = Instant::now() + RUN_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -70,11 +76,11 @@ impl Up {
                 Ok(line) => {
                     self.text.push_str(&line);
                     self.text.push('\n');
-                    if line.contains(needle) {
+                    if found(&line) {
                         return;
                     }
                 }
-                Err(e) => panic!("no {needle:?} ({e}); output so far:\n{}", self.text),
+                Err(e) => panic!("no {what:?} ({e}); output so far:\n{}", self.text),
             }
         }
     }
@@ -146,6 +152,27 @@ fn assert_nothing_left(out: &str, dir: &Path) {
             "{name} (pid {pid}) still running: {cmdline}"
         );
     }
+}
+
+/// The taker's fills in `peregrine engine stats` of the run's engine (0 while the
+/// engine does not answer, e.g. while it restarts).
+fn taker_fills(shm: &Path) -> u64 {
+    let Ok(out) = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+        .arg("engine")
+        .arg("--dir")
+        .arg(shm)
+        .arg("stats")
+        .output()
+    else {
+        return 0;
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip_while(|l| !l.starts_with("position"))
+        .find(|l| l.split_whitespace().next() == Some("taker"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// `N` after `label ` in `line` (commas removed).
@@ -240,7 +267,9 @@ fn ctrl_c_prints_the_summary_and_exits_zero() {
     let dir = tmp.path().join("run");
     let mut up = Up::start(&dir, &[]);
     up.read_until("Ctrl-C stops");
-    std::thread::sleep(Duration::from_secs(2));
+    // The report must show trading: interrupt once the engine counts a taker fill.
+    let (_, shm) = announced(&up.text);
+    wait_until("a taker fill", RUN_TIMEOUT, || taker_fills(&shm) > 0);
     up.signal(Signal::INT);
     let (status, out, err) = up.finish();
     assert!(
@@ -262,9 +291,15 @@ fn killed_pieces_come_back_and_the_summary_lists_the_restarts() {
     up.read_until("Ctrl-C stops");
     let (pids, _) = announced(&up.text);
     let pid_of = |n: &str| pids.iter().find(|(name, _)| name == n).unwrap().1;
-    std::thread::sleep(Duration::from_secs(2));
+    let (_, shm) = announced(&up.text);
+    wait_until("a taker fill", RUN_TIMEOUT, || taker_fills(&shm) > 0);
     kill_process(Pid::from_raw(pid_of("taker") as i32).unwrap(), Signal::KILL).unwrap();
-    std::thread::sleep(Duration::from_secs(3));
+    // Kill the engine only once the supervisor has the taker trading again, so the two
+    // restarts are separate events.
+    let before = taker_fills(&shm);
+    wait_until("the restarted taker trading", RUN_TIMEOUT, || {
+        taker_fills(&shm) > before
+    });
     kill_process(
         Pid::from_raw(pid_of("engine") as i32).unwrap(),
         Signal::KILL,

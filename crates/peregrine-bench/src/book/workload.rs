@@ -7,8 +7,8 @@
 
 use peregrine_book::{Action, Command, Event, NewOrder, OrderBook};
 use peregrine_types::{
-    AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty, Side,
-    StpMode, TimeInForce, Timestamp,
+    AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty, Rng,
+    Side, StpMode, TimeInForce, Timestamp,
 };
 
 /// One book operation, in plain integers.
@@ -61,33 +61,6 @@ pub fn spec_for(s: &Scenario) -> InstrumentSpec {
         band: s.band,
         max_qty: i64::MAX / 4,
         ..InstrumentSpec::example(1)
-    }
-}
-
-/// SplitMix64.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// Seeded.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    /// Next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
-    }
-    /// True with probability `per_mille` / 1000.
-    pub fn per_mille(&mut self, per_mille: u64) -> bool {
-        self.below(1000) < per_mille
     }
 }
 
@@ -431,7 +404,7 @@ pub fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize) -> Sce
             } else {
                 Side::Sell
             };
-            let (p, q) = if rng.per_mille(100) {
+            let (p, q) = if rng.chance(100, 1000) {
                 (touch.aggressive(side, &mut rng), 5)
             } else {
                 (touch.passive(side, spread_levels, &mut rng), size)
@@ -443,7 +416,7 @@ pub fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize) -> Sce
             };
             let side = live.side(id);
             // 1.5% of price moves cross the spread with a small size (and fill).
-            let (p, q) = if rng.per_mille(15) {
+            let (p, q) = if rng.chance(15, 1000) {
                 (touch.aggressive(side, &mut rng), 5)
             } else {
                 (touch.passive(side, spread_levels, &mut rng), size)
@@ -495,7 +468,7 @@ impl Touch {
     /// A price that rests: 10% within 20 ticks of the opposite best, the rest spread
     /// evenly over `levels` ticks (so ~1,000 orders occupy ~750 levels).
     fn passive(self, side: Side, levels: i64, rng: &mut Rng) -> i64 {
-        let off = if rng.per_mille(100) {
+        let off = if rng.chance(100, 1000) {
             1 + rng.below(20) as i64
         } else {
             1 + rng.below(levels as u64) as i64

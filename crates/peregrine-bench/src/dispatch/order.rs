@@ -3,29 +3,12 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-/// Index of each of the 8 timestamps in [`Order::ts`].
-pub mod stamp {
-    /// Scheduled fire time (not the actual send: no coordinated omission).
-    pub const STRATEGY_SEND: usize = 0;
-    /// Orchestrator popped it from submit_q.
-    pub const ORCH_RECV_SUBMIT: usize = 1;
-    /// Orchestrator finished W and pushes to the gateway inbox.
-    pub const ORCH_DISPATCH: usize = 2;
-    /// Gateway popped it from its inbox.
-    pub const GATEWAY_RECV: usize = 3;
-    /// Gateway released it after D.
-    pub const GATEWAY_DONE: usize = 4;
-    /// Orchestrator popped it from completion_q.
-    pub const ORCH_RECV_COMPLETION: usize = 5;
-    /// Orchestrator pushes it to the strategy's return queue.
-    pub const ORCH_RETURN: usize = 6;
-    /// Strategy popped it from its return queue.
-    pub const STRATEGY_RECV: usize = 7;
-}
+use peregrine_queue::clock::now_ns;
+use peregrine_types::stamp::Stamps;
 
 /// One order: plain old data so the shared-memory ring can carry it. 80 bytes.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Order {
     /// Position in the strategy's schedule.
     pub seq: u32,
@@ -35,24 +18,17 @@ pub struct Order {
     pub venue: u16,
     /// Scheduled venue delay D in ns.
     pub delay_ns: u64,
-    /// t1..t8 in ns since the run's clock base; see [`stamp`].
-    pub ts: [u64; 8],
+    /// t1..t8 in ns since the run's clock base; see [`peregrine_types::stamp`].
+    pub ts: Stamps,
 }
-
-#[allow(
-    unsafe_code,
-    reason = "Pod is an unsafe marker; Order is its only implementor here"
-)]
-// SAFETY: Order is repr(C) with fields u32, u16, u16, u64, [u64; 8]: offsets 0, 4, 6, 8,
-// 16, size 80, so no padding (checked in tests); integers accept every bit pattern.
-unsafe impl peregrine_queue::shm::Pod for Order {}
 
 /// Which time source stamps the orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClockKind {
-    /// `CLOCK_MONOTONIC` through `Instant` (vDSO, ordered read: stamps taken on two
-    /// threads after a hand-off never go backwards).
+    /// `CLOCK_MONOTONIC` ([`peregrine_queue::clock::now_ns`], the order path's clock;
+    /// vDSO, ordered read: stamps taken on two threads after a hand-off never go
+    /// backwards).
     Monotonic,
     /// Raw TSC through `quanta`: cheaper, but `rdtsc` is not ordered with the queue's
     /// loads, so a consumer's stamp can land a few ns before the producer's.
@@ -78,7 +54,7 @@ pub struct Clock {
     kind: ClockKind,
     tsc: quanta::Clock,
     tsc_base: u64,
-    mono_base: Instant,
+    mono_base: u64,
 }
 
 impl Clock {
@@ -90,7 +66,7 @@ impl Clock {
             kind,
             tsc,
             tsc_base,
-            mono_base: Instant::now(),
+            mono_base: now_ns(),
         }
     }
 
@@ -99,7 +75,7 @@ impl Clock {
     pub fn now(&self) -> u64 {
         match self.kind {
             ClockKind::Tsc => self.tsc.delta_as_nanos(self.tsc_base, self.tsc.raw()),
-            ClockKind::Monotonic => self.mono_base.elapsed().as_nanos() as u64,
+            ClockKind::Monotonic => now_ns().wrapping_sub(self.mono_base),
         }
     }
 

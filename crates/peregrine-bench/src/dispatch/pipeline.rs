@@ -18,7 +18,9 @@ use peregrine_queue::pin::CoreId;
 use peregrine_queue::spsc::{self, Consumer, Producer};
 use peregrine_queue::{pin_current, PinOutcome, WaitStrategy};
 
-use super::order::{stamp, Clock, Order, Work};
+use peregrine_types::stamp;
+
+use super::order::{Clock, Order, Work};
 use super::queues::Family;
 use super::schedule::{Fire, Schedule};
 
@@ -227,7 +229,7 @@ fn strategy<F: Family<Order>>(
 ) -> ThreadReport {
     let mut records = Vec::with_capacity(fires.len());
     let (mut next, mut full) = (0usize, 0u64);
-    let mut waiter = env.wait.waiter();
+    let mut waiter = env.wait.idler();
     while records.len() < fires.len() {
         let now = env.clock.now();
         let mut progress = false;
@@ -358,7 +360,7 @@ fn orchestrator<F: Family<Order>>(
         full: FullCounts::default(),
         returned: 0,
     };
-    let mut waiter = env.wait.waiter();
+    let mut waiter = env.wait.idler();
     while orch.returned < total {
         let dispatched = orch.dispatch_one();
         let returned = orch.return_one();
@@ -422,7 +424,7 @@ fn gateway<F: Family<Order>>(
     let mut heap: BinaryHeap<Reverse<Held>> = BinaryHeap::with_capacity(heap_capacity);
     let (mut full, mut released) = (0u64, 0usize);
     let mut pending: Option<Order> = None;
-    let mut waiter = env.wait.waiter();
+    let mut waiter = env.wait.idler();
     while released < total {
         let mut progress = false;
         while let Some(mut order) = inbox.try_pop() {

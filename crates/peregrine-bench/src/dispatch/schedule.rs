@@ -2,36 +2,12 @@
 //!
 //! Each strategy gets `orders / N` orders (the first `orders % N` strategies one more)
 //! with fire times uniform over the window, sorted; each order picks a venue uniformly
-//! and a delay D ~ Uniform(min, max). Strategy `s` draws from its own SplitMix64 stream
+//! and a delay D ~ Uniform(min, max). Strategy `s` draws from its own [`Rng`] stream
 //! seeded from `(seed, s)`, so the schedule depends only on the config.
 
+use peregrine_types::Rng;
+
 use super::config::Config;
-
-/// SplitMix64: tiny, fast, and good enough for sampling a benchmark schedule.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..=hi` (multiply-shift; the bias is below 2^-64 * span).
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        let span = u128::from(hi - lo) + 1;
-        lo + ((u128::from(self.next_u64()) * span) >> 64) as u64
-    }
-}
 
 /// One scheduled order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +40,7 @@ impl Schedule {
             .map(|s| {
                 let count = config.orders / n + usize::from(s < config.orders % n);
                 let mut rng =
-                    SplitMix64::new(config.seed ^ (s as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+                    Rng::new(config.seed ^ (s as u64).wrapping_mul(0xA24B_AED4_963E_E407));
                 let mut fires: Vec<Fire> = (0..count)
                     .map(|_| Fire {
                         at_ns: rng.range(0, window_ns - 1),
@@ -188,7 +164,7 @@ mod tests {
 
     #[test]
     fn range_covers_both_ends() {
-        let mut rng = SplitMix64::new(7);
+        let mut rng = Rng::new(7);
         let draws: Vec<u64> = (0..1000).map(|_| rng.range(3, 5)).collect();
         for v in 3..=5 {
             assert!(draws.contains(&v));

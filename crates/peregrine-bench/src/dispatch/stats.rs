@@ -3,7 +3,9 @@
 //! Everything is computed after the run from the orders' timestamps, so the hot path
 //! carries no counters.
 
-use super::order::{stamp, Order};
+use peregrine_types::stamp;
+
+use super::order::Order;
 use super::pipeline::FullCounts;
 
 /// The 7 segments: name, from-stamp, to-stamp, and what kind of hand-off it is.

@@ -8,23 +8,6 @@ use super::pipeline::RunSetup;
 use super::schedule::Schedule;
 use super::RunOnce;
 
-/// Runs `body` on its own thread and fails the test if it takes longer than `secs`:
-/// a stuck polling loop must fail, not hang CI. Not a timing assertion.
-pub(crate) fn with_timeout<T: Send + 'static>(
-    secs: u64,
-    body: impl FnOnce() -> T + Send + 'static,
-) -> T {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        // The receiver is gone only if we already timed out.
-        let _ = tx.send(body());
-    });
-    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
-        Ok(value) => value,
-        Err(e) => panic!("test body did not finish in {secs} s: {e}"),
-    }
-}
-
 fn tiny() -> Config {
     Config::parse(
         "n_strategies: 2\nm_gateways: 2\ncapacity: 64\norders: 300\nfire_window_ms: 30\n\

@@ -56,7 +56,7 @@ impl Plan<'_> {
 
 #[inline]
 fn send_spin<F: Family<u64>>(tx: &mut F::Tx, mut value: u64, wait: WaitStrategy) {
-    let mut waiter = wait.waiter();
+    let mut waiter = wait.idler();
     while let Err(back) = F::send(tx, value) {
         value = back;
         waiter.idle();
@@ -65,7 +65,7 @@ fn send_spin<F: Family<u64>>(tx: &mut F::Tx, mut value: u64, wait: WaitStrategy)
 
 #[inline]
 fn recv_spin<F: Family<u64>>(rx: &mut F::Rx, wait: WaitStrategy) -> u64 {
-    let mut waiter = wait.waiter();
+    let mut waiter = wait.idler();
     loop {
         if let Some(value) = F::recv(rx) {
             return value;
@@ -207,7 +207,7 @@ pub fn throughput<F: Family<u64>>(plan: &Plan<'_>, count: u64) -> anyhow::Result
 mod tests {
     use super::*;
     use crate::dispatch::queues::{ArrayQ, PeregrineSpsc, ShmMpscRing};
-    use crate::dispatch::tests::with_timeout;
+    use peregrine_testkit::with_timeout;
 
     const PLAN: Plan<'static> = Plan {
         capacity: 64,

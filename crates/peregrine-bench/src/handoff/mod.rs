@@ -358,7 +358,7 @@ mod tests {
 
     #[test]
     fn every_candidate_measures_tiny() {
-        crate::dispatch::tests::with_timeout(120, || {
+        peregrine_testkit::with_timeout(120, || {
             let plan = Plan {
                 capacity: 16,
                 cores: &[],

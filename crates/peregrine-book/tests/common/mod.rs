@@ -9,7 +9,7 @@ use peregrine_book::{
 };
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, InstrumentStatus, OrderId, OrderType,
-    Price, Qty, Side, StpMode, TimeInForce, Timestamp,
+    Price, Qty, Rng, Side, StpMode, TimeInForce, Timestamp,
 };
 
 /// Tick 5, lot 10, qty 20..=10_000, band 10_000 ± 500.
@@ -118,29 +118,6 @@ pub fn orders<B: Book>(book: &B) -> Vec<RestingOrder> {
     v
 }
 
-/// SplitMix64: a tiny deterministic generator for command streams.
-#[derive(Debug, Clone)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-}
-
 /// Generates random but meaningful command streams for [`spec`]: prices near the
 /// middle so orders cross often, four accounts so STP triggers, every kind / TIF / STP
 /// mode, some invalid fields, cancels and replaces of live and dead ids, mass cancels,
@@ -160,7 +137,7 @@ pub struct Generator {
 impl Generator {
     pub fn new(seed: u64) -> Generator {
         Generator {
-            rng: Rng(seed),
+            rng: Rng::new(seed),
             ts: 1,
             next_id: 1,
             ids: Vec::new(),
@@ -217,13 +194,16 @@ impl Generator {
 
     fn new_order(&mut self) -> Command {
         let r = &mut self.rng;
-        let id = if !self.ids.is_empty() && r.chance(2) {
-            self.rng.pick(&self.ids).0 // duplicate id (live or dead)
+        let id = if !self.ids.is_empty() && r.chance(2, 100) {
+            // A duplicate id, from the newest few so that it is often still live
+            // (a dead id is accepted again; only a live one is a duplicate).
+            let n = self.ids.len();
+            self.ids[n - 1 - self.rng.below(n.min(16) as u64) as usize].0
         } else {
             self.fresh_id()
         };
         let account = 1 + self.rng.below(4) as u32;
-        let side = if self.rng.chance(50) {
+        let side = if self.rng.chance(50, 100) {
             Side::Buy
         } else {
             Side::Sell
@@ -279,14 +259,14 @@ impl Generator {
     }
 
     fn known(&mut self) -> (u64, u32) {
-        if self.ids.is_empty() || self.rng.chance(3) {
+        if self.ids.is_empty() || self.rng.chance(3, 100) {
             return (999_999, 1);
         }
         // Prefer recent ids: they are more likely to be live.
         let n = self.ids.len() as u64;
         let back = self.rng.below(n.min(60));
         let (id, owner) = self.ids[(n - 1 - back) as usize];
-        let account = if self.rng.chance(8) {
+        let account = if self.rng.chance(8, 100) {
             owner % 4 + 1
         } else {
             owner

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
+use peregrine_queue::clock::now_ns;
 use peregrine_queue::shm::ShmSpscProducer;
-use peregrine_strategy::clock::now_ns;
 use peregrine_strategy::md::{BoardWriter, BookView, MdEvent, MdKind};
 use peregrine_types::InstrumentId;
 
@@ -18,7 +18,7 @@ use super::book::L2Book;
 use super::fanout::{Outbox, OutboxCounts};
 use super::{MarketFeed, MdUpdate};
 use crate::counters::bump;
-use crate::idle::IdlePolicy;
+use peregrine_queue::IdlePolicy;
 
 /// Which book slot a (venue, instrument) has: venues × instruments, in config order.
 #[derive(Debug, Clone)]

@@ -1,6 +1,7 @@
 //! Completions from gateways: update risk and positions, tell the strategy.
 
-use peregrine_strategy::msg::{reason, ts, EventKind};
+use peregrine_strategy::msg::{reason, EventKind};
+use peregrine_types::stamp;
 use peregrine_types::{InstrumentId, Price, Qty};
 
 use super::{event, Orchestrator};
@@ -17,9 +18,9 @@ impl Orchestrator {
         let Some(o) = self.orders.get_mut(&c.engine_id) else {
             return;
         };
-        o.ts[ts::GATEWAY_RECV] = c.t4;
-        o.ts[ts::GATEWAY_DONE] = c.t5;
-        o.ts[ts::ORCH_RECV_COMPLETION] = t6;
+        o.ts[stamp::GATEWAY_RECV] = c.t4;
+        o.ts[stamp::GATEWAY_DONE] = c.t5;
+        o.ts[stamp::ORCH_RECV_COMPLETION] = t6;
         let s = o.strategy;
         let sid = StrategyId(s);
         let mut o = *o;

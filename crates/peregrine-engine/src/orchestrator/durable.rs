@@ -1,7 +1,7 @@
 //! The orchestrator's side of restart recovery: journaling state changes, and taking
 //! over the state a replay rebuilt.
 
-use peregrine_strategy::clock::now_ns;
+use peregrine_queue::clock::now_ns;
 
 use super::{Live, Orchestrator};
 use crate::durable::{EngineJournal, Rec, Recovered};

@@ -24,9 +24,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use peregrine_queue::Producer;
-use peregrine_strategy::clock::now_ns;
-use peregrine_strategy::msg::{ts, Event, EventKind};
+use peregrine_queue::clock::now_ns;
+use peregrine_queue::{IdlePolicy, Producer};
+use peregrine_strategy::msg::{Event, EventKind};
+use peregrine_types::stamp;
 use peregrine_types::Side;
 use rustc_hash::FxHashMap;
 
@@ -34,7 +35,6 @@ use crate::config::{DeadPolicy, EngineConfig};
 use crate::control::Shared;
 use crate::counters::QueueRow;
 use crate::gateway::{Completion, GatewayCmd, GatewayCounters};
-use crate::idle::IdlePolicy;
 use crate::latency::Latency;
 use crate::rings::StrategyLink;
 use crate::risk::{RiskEngine, StrategyId};
@@ -326,7 +326,7 @@ impl Orchestrator {
     /// Pushes an event to strategy `s`, stamping t7; counts a full ring.
     fn emit(&mut self, s: u16, mut ev: Event) {
         let slot = &mut self.slots[s as usize];
-        ev.ts[ts::ORCH_RETURN] = now_ns();
+        ev.ts[stamp::ORCH_RETURN] = now_ns();
         self.tally.on_event(&ev);
         match slot.link.tx.try_push(ev) {
             Ok(()) => slot.rings.ret_pushes += 1,

@@ -1,7 +1,8 @@
 //! Requests from strategies: decode, risk, route.
 
-use peregrine_strategy::clock::now_ns;
-use peregrine_strategy::msg::{reason, ts, Command, Event, EventKind, NewOrder, Request};
+use peregrine_queue::clock::now_ns;
+use peregrine_strategy::msg::{reason, Command, Event, EventKind, NewOrder, Request};
+use peregrine_types::stamp;
 use peregrine_types::{Price, Qty};
 
 use super::{event, Live, Liveness, Orchestrator, RECEIPTS};
@@ -49,8 +50,8 @@ impl Orchestrator {
 
     fn on_receipt(&mut self, s: u16, client_id: u64, t8: u64) {
         let p = &mut self.slots[s as usize].receipts[client_id as usize & (RECEIPTS - 1)];
-        if p.client_id == client_id && p.ts[ts::STRATEGY_RECV] == 0 {
-            p.ts[ts::STRATEGY_RECV] = t8;
+        if p.client_id == client_id && p.ts[stamp::STRATEGY_RECV] == 0 {
+            p.ts[stamp::STRATEGY_RECV] = t8;
             let (stamps, d) = (p.ts, p.scheduled_ns);
             self.latency.record(&stamps, d);
         }
@@ -71,8 +72,8 @@ impl Orchestrator {
             cancel_sent: false,
             replace_pending: false,
         };
-        live.ts[ts::STRATEGY_SEND] = t1;
-        live.ts[ts::ORCH_RECV_SUBMIT] = t2;
+        live.ts[stamp::STRATEGY_SEND] = t1;
+        live.ts[stamp::ORCH_RECV_SUBMIT] = t2;
         let engine_reason = if o.venue as usize >= self.gateways.len() {
             Some(reason::UNKNOWN_VENUE)
         } else if !self.instruments.contains(&o.instrument.0) {
@@ -133,7 +134,7 @@ impl Orchestrator {
             }));
             self.commit_journal(); // on file before it can reach the venue
         }
-        live.ts[ts::ORCH_DISPATCH] = now_ns();
+        live.ts[stamp::ORCH_DISPATCH] = now_ns();
         let gw = &mut self.gateways[o.venue as usize];
         if gw.inbox.try_push(GatewayCmd::New(order)).is_err() {
             bump(&gw.counters.inbox.full);
@@ -205,9 +206,9 @@ impl Orchestrator {
             o.replace_pending = true;
             // The replace's own round trip: its stamps replace the order's.
             o.ts = [0; 8];
-            o.ts[ts::STRATEGY_SEND] = req.t1;
-            o.ts[ts::ORCH_RECV_SUBMIT] = t2;
-            o.ts[ts::ORCH_DISPATCH] = now_ns();
+            o.ts[stamp::STRATEGY_SEND] = req.t1;
+            o.ts[stamp::ORCH_RECV_SUBMIT] = t2;
+            o.ts[stamp::ORCH_DISPATCH] = now_ns();
         }
     }
 
@@ -273,7 +274,7 @@ fn raw_event(kind: EventKind, req: &Request, t2: u64, code: u16) -> Event {
         qty: req.qty,
         ..Event::default()
     };
-    ev.ts[ts::STRATEGY_SEND] = req.t1;
-    ev.ts[ts::ORCH_RECV_SUBMIT] = t2;
+    ev.ts[stamp::STRATEGY_SEND] = req.t1;
+    ev.ts[stamp::ORCH_RECV_SUBMIT] = t2;
     ev
 }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
+use peregrine_queue::clock::now_ns;
 use peregrine_queue::shm::{ShmSpsc, ShmSpscConsumer, ShmSpscProducer};
 use peregrine_queue::{spsc, WaitStrategy};
-use peregrine_strategy::clock::now_ns;
-use peregrine_strategy::msg::{reason, ts, Event, EventKind, NewOrder, Request};
+use peregrine_strategy::msg::{reason, Event, EventKind, NewOrder, Request};
+use peregrine_types::stamp;
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
 use super::{GatewayLink, Liveness, Orchestrator};
@@ -181,7 +182,7 @@ impl Rig {
                 std::thread::yield_now();
             }
             while let Some(mut ev) = self.rx.try_pop() {
-                ev.ts[ts::STRATEGY_RECV] = now_ns();
+                ev.ts[stamp::STRATEGY_RECV] = now_ns();
                 out.push(ev);
             }
         }
@@ -203,7 +204,7 @@ fn order_ack_fill_with_non_decreasing_stamps() {
         assert!(e.scheduled_delay_ns >= 1_000);
     }
     // The receipt completes the latency record.
-    r.tx.try_push(Request::receipt(1, ev[0].ts[ts::STRATEGY_RECV]))
+    r.tx.try_push(Request::receipt(1, ev[0].ts[stamp::STRATEGY_RECV]))
         .unwrap();
     r.orch.poll_once();
     assert_eq!(r.orch.latency().samples(), 1);
@@ -264,9 +265,9 @@ fn risk_reject_carries_reason_code() {
     let ev = r.events(1);
     assert_eq!(ev[0].kind(), Some(EventKind::Reject));
     assert_eq!(ev[0].reason, RiskReject::MaxOrderQty.code());
-    assert_ne!(ev[0].ts[ts::STRATEGY_SEND], 0);
-    assert_ne!(ev[0].ts[ts::ORCH_RETURN], 0);
-    assert_eq!(ev[0].ts[ts::GATEWAY_RECV], 0, "never reached a gateway");
+    assert_ne!(ev[0].ts[stamp::STRATEGY_SEND], 0);
+    assert_ne!(ev[0].ts[stamp::ORCH_RETURN], 0);
+    assert_eq!(ev[0].ts[stamp::GATEWAY_RECV], 0, "never reached a gateway");
     assert_eq!(r.orch.risk().reject_count(RiskReject::MaxOrderQty), 1);
 }
 

@@ -7,69 +7,62 @@
 //! `seq = tail + 1`. If `seq < tail` the slot still holds last lap's message: the ring is
 //! full. The consumer takes slot `head` once `seq == head + 1`, then frees it for the
 //! next lap with `seq = head + capacity`. Producers contend on one atomic (`tail`); the
-//! consumer never contends.
+//! consumer never contends. The capacity must be at least 2 (see
+//! [`Mpsc::MIN_CAPACITY`](super::Algorithm::MIN_CAPACITY)).
 
 use std::marker::PhantomData;
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
-use super::{claim, unclaim, Layout, Pod, Region, RingKind, ShmError};
+use super::{Algorithm, Claim, Layout, Pod, Region, RingKind, Role, ShmError, ShmRing};
 use crate::spsc::PushError;
+use crate::sync::{Arc, AtomicU64, Ordering, UnsafeCell};
+
+/// The MPSC algorithm (the type parameter of [`ShmMpsc`]).
+#[derive(Debug)]
+pub enum Mpsc {}
+
+impl super::sealed::Sealed for Mpsc {}
+
+impl Algorithm for Mpsc {
+    const KIND: RingKind = RingKind::Mpsc;
+    /// With one slot, "published for lap n" (`seq = n + 1`) and "free for lap n + 1"
+    /// (`seq = n + capacity`) are the same number: a producer could overwrite a message
+    /// the consumer has not read (the loom model `shm_mpsc_*` found this). crossbeam's
+    /// `ArrayQueue` avoids it with a lap stride above the capacity; two slots suffice.
+    const MIN_CAPACITY: u64 = 2;
+
+    fn layout<T: Pod>() -> Layout {
+        Layout::of::<T, Slot<T>>(Self::KIND, Self::MIN_CAPACITY)
+    }
+
+    fn init_slots<T: Pod>(region: &Region) {
+        for index in 0..region.capacity() {
+            #[cfg(not(loom))]
+            // Relaxed: published by the Release store of the magic in `Header::publish`.
+            slot::<T>(region, index).seq.store(index, Ordering::Relaxed);
+            #[cfg(loom)]
+            // SAFETY: in bounds and aligned (see `slot`); the region is not published
+            // yet, so nobody else touches it; loom's atomics must be constructed.
+            unsafe {
+                slot_ptr::<T>(region, index).write(Slot {
+                    seq: AtomicU64::new(index),
+                    msg: UnsafeCell::new(T::zeroed()),
+                })
+            };
+        }
+    }
+}
 
 /// One slot: its sequence number and the message. `repr(C)` so every process agrees.
 #[repr(C)]
 struct Slot<T> {
     seq: AtomicU64,
-    msg: T,
-}
-
-fn layout<T: Pod>() -> Layout {
-    Layout {
-        kind: RingKind::Mpsc,
-        msg_size: size_of::<T>() as u64,
-        msg_align: align_of::<T>() as u64,
-        slot_stride: size_of::<Slot<T>>() as u64,
-    }
+    msg: UnsafeCell<T>,
 }
 
 /// A mapped MPSC ring file; hands out any number of producers and one consumer.
-#[derive(Debug)]
-pub struct ShmMpsc<T: Pod> {
-    region: Arc<Region>,
-    _msg: PhantomData<T>,
-}
+pub type ShmMpsc<T> = ShmRing<T, Mpsc>;
 
-impl<T: Pod> ShmMpsc<T> {
-    /// Creates the ring file at `path` (which must not exist) with `capacity` slots (a
-    /// power of two).
-    pub fn create(path: &Path, capacity: usize) -> Result<Self, ShmError> {
-        let region = Region::create(path, capacity, layout::<T>(), |region| {
-            for index in 0..region.capacity() {
-                // Relaxed: published by the Release store of the magic in `create`.
-                slot_seq::<T>(region, index).store(index, Ordering::Relaxed);
-            }
-        })?;
-        Ok(Self::from_region(region))
-    }
-
-    /// Maps an existing ring file, validating its header against `T`.
-    pub fn attach(path: &Path) -> Result<Self, ShmError> {
-        Ok(Self::from_region(Region::attach(path, layout::<T>())?))
-    }
-
-    fn from_region(region: Region) -> Self {
-        Self {
-            region: Arc::new(region),
-            _msg: PhantomData,
-        }
-    }
-
-    /// Slots in the ring.
-    pub fn capacity(&self) -> usize {
-        self.region.capacity() as usize
-    }
-
+impl<T: Pod> ShmRing<T, Mpsc> {
     /// A producer handle; any number may exist, in any process.
     pub fn producer(&self) -> ShmMpscProducer<T> {
         ShmMpscProducer {
@@ -80,13 +73,12 @@ impl<T: Pod> ShmMpsc<T> {
 
     /// Claims the consumer role.
     pub fn consumer(&self) -> Result<ShmMpscConsumer<T>, ShmError> {
-        let header = self.region.header();
-        claim(&header.consumer_claimed, "consumer")?;
+        let claim = Claim::take(&self.region, Role::Consumer)?;
         // Relaxed: only the consumer writes head, and the claim's Acquire ordered us
         // after the previous consumer's last store.
-        let head = header.head.load(Ordering::Relaxed);
+        let head = self.region.header().head.load(Ordering::Relaxed);
         Ok(ShmMpscConsumer {
-            region: Arc::clone(&self.region),
+            claim,
             head,
             _msg: PhantomData,
         })
@@ -99,11 +91,15 @@ fn slot_ptr<T: Pod>(region: &Region, index: u64) -> *mut Slot<T> {
         .cast::<Slot<T>>()
 }
 
-fn slot_seq<T: Pod>(region: &Region, index: u64) -> &AtomicU64 {
+/// Slot `index`.
+#[inline]
+fn slot<T: Pod>(region: &Region, index: u64) -> &Slot<T> {
     // SAFETY: slot_ptr is in bounds and aligned for Slot<T> (stride = size_of::<Slot<T>>,
-    // slot 0 at a multiple of 128 >= its alignment, validated at attach); an AtomicU64 is
-    // valid for any bits and may be shared; the reference lives no longer than `region`.
-    unsafe { &(*slot_ptr::<T>(region, index)).seq }
+    // slot 0 at a multiple of 128 >= its alignment, validated at attach); the bytes are
+    // a valid Slot<T> (an atomic and a cell of Pod: any bits; under loom `init_slots`
+    // built them); shared access is what both fields are for; the reference lives no
+    // longer than `region`.
+    unsafe { &*slot_ptr::<T>(region, index) }
 }
 
 /// A producing handle of a [`ShmMpsc`]. `Send` and `Sync`: producers synchronise
@@ -138,10 +134,10 @@ impl<T: Pod> ShmMpscProducer<T> {
         // claim is the CAS.
         let mut tail = tail_atomic.load(Ordering::Relaxed);
         loop {
-            let seq_atomic = slot_seq::<T>(&self.region, tail);
+            let slot = slot::<T>(&self.region, tail);
             // Acquire pairs with the consumer's Release store of seq in `try_pop`: if the
             // slot is free for this lap, the consumer's read of it has finished.
-            let seq = seq_atomic.load(Ordering::Acquire);
+            let seq = slot.seq.load(Ordering::Acquire);
             let lag = seq.wrapping_sub(tail) as i64;
             if lag == 0 {
                 // Relaxed: the CAS only claims the index; the message is published by the
@@ -153,13 +149,12 @@ impl<T: Pod> ShmMpscProducer<T> {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
-                        let msg = slot_ptr::<T>(&self.region, tail);
                         // SAFETY: winning the CAS for `tail` while seq == tail gives us
-                        // sole write access to the slot until we store seq = tail + 1; the
-                        // pointer is in bounds and aligned (see slot_seq); T: Pod.
-                        unsafe { std::ptr::addr_of_mut!((*msg).msg).write(value) };
+                        // sole write access to the slot until we store seq = tail + 1;
+                        // T: Pod.
+                        slot.msg.with_mut(|msg| unsafe { msg.write(value) });
                         // Release pairs with the Acquire load of seq in `try_pop`.
-                        seq_atomic.store(tail.wrapping_add(1), Ordering::Release);
+                        slot.seq.store(tail.wrapping_add(1), Ordering::Release);
                         return Ok(());
                     }
                     Err(current) => tail = current,
@@ -185,7 +180,7 @@ impl<T: Pod> ShmMpscProducer<T> {
 /// The consuming end of a [`ShmMpsc`]. `Send`, not `Sync`.
 #[derive(Debug)]
 pub struct ShmMpscConsumer<T: Pod> {
-    region: Arc<Region>,
+    claim: Claim,
     head: u64,
     _msg: PhantomData<std::cell::Cell<T>>,
 }
@@ -197,36 +192,59 @@ impl<T: Pod> ShmMpscConsumer<T> {
     /// Copies the oldest message out, if any.
     #[inline]
     pub fn try_pop(&mut self) -> Option<T> {
-        let seq_atomic = slot_seq::<T>(&self.region, self.head);
+        let region = self.claim.region();
+        let slot = slot::<T>(region, self.head);
         // Acquire pairs with the producer's Release store of seq in `try_push`.
-        if seq_atomic.load(Ordering::Acquire) != self.head.wrapping_add(1) {
+        if slot.seq.load(Ordering::Acquire) != self.head.wrapping_add(1) {
             return None;
         }
-        let msg = slot_ptr::<T>(&self.region, self.head);
         // SAFETY: seq == head + 1 means a producer published this slot and no producer
-        // writes it until we store the next lap's seq; in bounds and aligned; T: Pod.
-        let value = unsafe { std::ptr::addr_of!((*msg).msg).read() };
-        let next_lap = self.head.wrapping_add(self.region.capacity());
+        // writes it until we store the next lap's seq; T: Pod.
+        let value = slot.msg.with(|msg| unsafe { msg.read() });
+        let next_lap = self.head.wrapping_add(region.capacity());
         // Release pairs with the Acquire load of seq in `try_push`.
-        seq_atomic.store(next_lap, Ordering::Release);
+        slot.seq.store(next_lap, Ordering::Release);
         self.head = self.head.wrapping_add(1);
         // Relaxed: head in the header is only read by a later consumer, ordered by the
-        // claim flag's Release/Acquire.
-        self.region
-            .header()
-            .head
-            .store(self.head, Ordering::Relaxed);
+        // claim flag's Release/Acquire, and by statistics.
+        region.header().head.store(self.head, Ordering::Relaxed);
         Some(value)
     }
 }
 
-impl<T: Pod> Drop for ShmMpscConsumer<T> {
-    fn drop(&mut self) {
-        unclaim(&self.region.header().consumer_claimed);
+#[cfg(all(test, not(loom)))]
+mod heap_tests {
+    use super::*;
+    use crate::shm::ShmSpsc;
+
+    /// The same code over heap memory: runs under Miri, which cannot map files.
+    #[test]
+    fn in_memory_fifo_and_full() {
+        let ring = ShmMpsc::<u16>::in_memory(2).unwrap();
+        let (a, b) = (ring.producer(), ring.producer());
+        let mut rx = ring.consumer().unwrap();
+        for lap in 0..3u16 {
+            a.try_push(lap).unwrap();
+            b.try_push(lap + 100).unwrap();
+            assert_eq!(a.try_push(7), Err(PushError::Full(7)));
+            assert_eq!(rx.try_pop(), Some(lap));
+            assert_eq!(rx.try_pop(), Some(lap + 100));
+            assert_eq!(rx.try_pop(), None);
+        }
+    }
+
+    #[test]
+    fn one_slot_is_refused() {
+        // With one slot a producer can overwrite an unread message (see MIN_CAPACITY).
+        assert!(matches!(
+            ShmMpsc::<u16>::in_memory(1),
+            Err(ShmError::BadCapacity(1))
+        ));
+        assert!(ShmSpsc::<u16>::in_memory(1).is_ok());
     }
 }
 
-#[cfg(all(test, not(miri)))]
+#[cfg(all(test, not(miri), not(loom)))]
 mod tests {
     use super::*;
 
@@ -255,7 +273,7 @@ mod tests {
 
     #[test]
     fn stress_many_producers() {
-        crate::test_util::with_timeout(120, || {
+        peregrine_testkit::with_timeout(120, || {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("mpsc");
             let ring = ShmMpsc::<[u64; 2]>::create(&path, 32).unwrap();

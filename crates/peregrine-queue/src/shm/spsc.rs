@@ -4,65 +4,52 @@
 //! each handle caches the other side's counter. Slots are bare `T`s.
 
 use std::marker::PhantomData;
-use std::path::Path;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
-use super::{claim, unclaim, Layout, Pod, Region, RingCounts, RingKind, ShmError};
+use super::{Algorithm, Claim, Layout, Pod, Region, RingCounts, RingKind, Role, ShmError, ShmRing};
 use crate::spsc::PushError;
+use crate::sync::{Ordering, UnsafeCell};
 
-fn layout<T: Pod>() -> Layout {
-    Layout {
-        kind: RingKind::Spsc,
-        msg_size: std::mem::size_of::<T>() as u64,
-        msg_align: std::mem::align_of::<T>() as u64,
-        slot_stride: std::mem::size_of::<T>() as u64,
+/// The SPSC algorithm (the type parameter of [`ShmSpsc`]).
+#[derive(Debug)]
+pub enum Spsc {}
+
+impl super::sealed::Sealed for Spsc {}
+
+impl Algorithm for Spsc {
+    const KIND: RingKind = RingKind::Spsc;
+    const MIN_CAPACITY: u64 = 1;
+
+    fn layout<T: Pod>() -> Layout {
+        Layout::of::<T, UnsafeCell<T>>(Self::KIND, Self::MIN_CAPACITY)
+    }
+
+    fn init_slots<T: Pod>(_region: &Region) {
+        // A zero-filled file is a ring of zero `T`s already (T: Pod, so Zeroable); loom's
+        // cells must be constructed.
+        #[cfg(loom)]
+        for index in 0.._region.capacity() {
+            // SAFETY: in bounds and aligned (see `slot`); the region is not published
+            // yet, so nobody else touches it.
+            unsafe { slot_ptr::<T>(_region, index).write(UnsafeCell::new(T::zeroed())) };
+        }
     }
 }
 
 /// A mapped SPSC ring file; hands out one producer and one consumer.
-#[derive(Debug)]
-pub struct ShmSpsc<T: Pod> {
-    region: Arc<Region>,
-    _msg: PhantomData<T>,
-}
+pub type ShmSpsc<T> = ShmRing<T, Spsc>;
 
-impl<T: Pod> ShmSpsc<T> {
-    /// Creates the ring file at `path` (which must not exist) with `capacity` slots (a
-    /// power of two).
-    pub fn create(path: &Path, capacity: usize) -> Result<Self, ShmError> {
-        let region = Region::create(path, capacity, layout::<T>(), |_| {})?;
-        Ok(Self::from_region(region))
-    }
-
-    /// Maps an existing ring file, validating its header against `T`.
-    pub fn attach(path: &Path) -> Result<Self, ShmError> {
-        Ok(Self::from_region(Region::attach(path, layout::<T>())?))
-    }
-
-    fn from_region(region: Region) -> Self {
-        Self {
-            region: Arc::new(region),
-            _msg: PhantomData,
-        }
-    }
-
-    /// Slots in the ring.
-    pub fn capacity(&self) -> usize {
-        self.region.capacity() as usize
-    }
-
+impl<T: Pod> ShmRing<T, Spsc> {
     /// Claims the producer role.
     pub fn producer(&self) -> Result<ShmSpscProducer<T>, ShmError> {
+        let claim = Claim::take(&self.region, Role::Producer)?;
         let header = self.region.header();
-        claim(&header.producer_claimed, "producer")?;
         // Relaxed: we are the only writer of tail; the claim's Acquire ordered us after
         // the previous producer's last store. Acquire on head pairs with the consumer's
         // Release store of head.
         let tail = header.tail.load(Ordering::Relaxed);
         let cached_head = header.head.load(Ordering::Acquire);
         Ok(ShmSpscProducer {
-            region: Arc::clone(&self.region),
+            claim,
             tail,
             cached_head,
             mask: self.region.capacity() - 1,
@@ -72,14 +59,14 @@ impl<T: Pod> ShmSpsc<T> {
 
     /// Claims the consumer role.
     pub fn consumer(&self) -> Result<ShmSpscConsumer<T>, ShmError> {
+        let claim = Claim::take(&self.region, Role::Consumer)?;
         let header = self.region.header();
-        claim(&header.consumer_claimed, "consumer")?;
         // Relaxed: we are the only writer of head (see `producer`). Acquire on tail pairs
         // with the producer's Release store of tail.
         let head = header.head.load(Ordering::Relaxed);
         let cached_tail = header.tail.load(Ordering::Acquire);
         Ok(ShmSpscConsumer {
-            region: Arc::clone(&self.region),
+            claim,
             head,
             cached_tail,
             _msg: PhantomData,
@@ -87,10 +74,26 @@ impl<T: Pod> ShmSpsc<T> {
     }
 }
 
+fn slot_ptr<T: Pod>(region: &Region, index: u64) -> *mut UnsafeCell<T> {
+    region
+        .slot_ptr(index, size_of::<UnsafeCell<T>>() as u64)
+        .cast::<UnsafeCell<T>>()
+}
+
+/// Slot `index`'s cell.
+#[inline]
+fn slot<T: Pod>(region: &Region, index: u64) -> &UnsafeCell<T> {
+    // SAFETY: slot_ptr is in bounds and aligned for UnsafeCell<T> (stride = its size,
+    // slot 0 at a multiple of 128 >= its alignment, validated at attach); the bytes are
+    // a valid UnsafeCell<T> (T: Pod, any bits are a T; under loom `init_slots` built
+    // the cells); the reference lives no longer than `region`.
+    unsafe { &*slot_ptr::<T>(region, index) }
+}
+
 /// The writing end of a [`ShmSpsc`]. `Send`, not `Sync`.
 #[derive(Debug)]
 pub struct ShmSpscProducer<T: Pod> {
-    region: Arc<Region>,
+    claim: Claim,
     tail: u64,
     cached_head: u64,
     mask: u64,
@@ -105,7 +108,8 @@ impl<T: Pod> ShmSpscProducer<T> {
     /// Copies `value` into the ring, or hands it back if the ring is full.
     #[inline]
     pub fn try_push(&mut self, value: T) -> Result<(), PushError<T>> {
-        let header = self.region.header();
+        let region = self.claim.region();
+        let header = region.header();
         if self.tail.wrapping_sub(self.cached_head) > self.mask {
             // Acquire pairs with the Release store of head in `ShmSpscConsumer::try_pop`.
             self.cached_head = header.head.load(Ordering::Acquire);
@@ -117,38 +121,25 @@ impl<T: Pod> ShmSpscProducer<T> {
                 return Err(PushError::Full(value));
             }
         }
-        let slot = self
-            .region
-            .slot_ptr(self.tail, size_of::<T>() as u64)
-            .cast::<T>();
-        // SAFETY: the slot is inside the mapping and aligned for T (stride = size_of::<T>,
-        // offset a multiple of 128 >= align); tail - head < capacity so the consumer is
-        // not reading it; T: Pod so a bytewise write is a valid T.
-        unsafe { slot.write(value) };
+        // SAFETY: tail - head < capacity so the consumer is not reading this slot; T: Pod
+        // so a bytewise write is a valid T.
+        slot::<T>(region, self.tail).with_mut(|slot| unsafe { slot.write(value) });
         self.tail = self.tail.wrapping_add(1);
         // Release pairs with the Acquire load of tail in `ShmSpscConsumer::try_pop`.
         header.tail.store(self.tail, Ordering::Release);
         Ok(())
     }
-}
 
-impl<T: Pod> ShmSpscProducer<T> {
     /// The ring's traffic counters as the shared header holds them.
     pub fn counts(&self) -> RingCounts {
-        self.region.counts()
-    }
-}
-
-impl<T: Pod> Drop for ShmSpscProducer<T> {
-    fn drop(&mut self) {
-        unclaim(&self.region.header().producer_claimed);
+        self.claim.region().counts()
     }
 }
 
 /// The reading end of a [`ShmSpsc`]. `Send`, not `Sync`.
 #[derive(Debug)]
 pub struct ShmSpscConsumer<T: Pod> {
-    region: Arc<Region>,
+    claim: Claim,
     head: u64,
     cached_tail: u64,
     _msg: PhantomData<std::cell::Cell<T>>,
@@ -161,7 +152,8 @@ impl<T: Pod> ShmSpscConsumer<T> {
     /// Copies the oldest message out, if any.
     #[inline]
     pub fn try_pop(&mut self) -> Option<T> {
-        let header = self.region.header();
+        let region = self.claim.region();
+        let header = region.header();
         if self.head == self.cached_tail {
             // Acquire pairs with the Release store of tail in `ShmSpscProducer::try_push`.
             self.cached_tail = header.tail.load(Ordering::Acquire);
@@ -169,34 +161,50 @@ impl<T: Pod> ShmSpscConsumer<T> {
                 return None;
             }
         }
-        let slot = self
-            .region
-            .slot_ptr(self.head, size_of::<T>() as u64)
-            .cast::<T>();
-        // SAFETY: in bounds and aligned (see try_push); head < tail so the producer has
-        // published this slot and will not overwrite it until we advance head; T: Pod.
-        let value = unsafe { slot.read() };
+        // SAFETY: head < tail so the producer has published this slot and will not
+        // overwrite it until we advance head; T: Pod.
+        let value = slot::<T>(region, self.head).with(|slot| unsafe { slot.read() });
         self.head = self.head.wrapping_add(1);
         // Release pairs with the Acquire load of head in `ShmSpscProducer::try_push`.
         header.head.store(self.head, Ordering::Release);
         Some(value)
     }
-}
 
-impl<T: Pod> ShmSpscConsumer<T> {
     /// The ring's traffic counters as the shared header holds them.
     pub fn counts(&self) -> RingCounts {
-        self.region.counts()
+        self.claim.region().counts()
     }
 }
 
-impl<T: Pod> Drop for ShmSpscConsumer<T> {
-    fn drop(&mut self) {
-        unclaim(&self.region.header().consumer_claimed);
+#[cfg(all(test, not(loom)))]
+mod heap_tests {
+    use super::*;
+
+    /// The same code over heap memory: runs under Miri, which cannot map files.
+    #[test]
+    fn in_memory_fifo_full_and_claims() {
+        let ring = ShmSpsc::<[u32; 3]>::in_memory(4).unwrap();
+        let mut tx = ring.producer().unwrap();
+        let mut rx = ring.consumer().unwrap();
+        assert!(matches!(
+            ring.consumer(),
+            Err(ShmError::AlreadyClaimed("consumer"))
+        ));
+        for lap in 0..3u32 {
+            for i in 0..4 {
+                tx.try_push([lap, i, !i]).unwrap();
+            }
+            assert_eq!(tx.try_push([9; 3]), Err(PushError::Full([9; 3])));
+            for i in 0..4 {
+                assert_eq!(rx.try_pop(), Some([lap, i, !i]));
+            }
+            assert_eq!(rx.try_pop(), None);
+        }
+        assert_eq!(ring.counts().full, 3);
     }
 }
 
-#[cfg(all(test, not(miri)))]
+#[cfg(all(test, not(miri), not(loom)))]
 mod tests {
     use super::*;
 
@@ -268,7 +276,7 @@ mod tests {
 
     #[test]
     fn stress_two_threads() {
-        crate::test_util::with_timeout(120, || {
+        peregrine_testkit::with_timeout(120, || {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("ring");
             let ring = ShmSpsc::<[u64; 2]>::create(&path, 64).unwrap();

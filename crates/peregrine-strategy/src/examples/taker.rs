@@ -7,10 +7,10 @@
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
-use super::Rng;
 use crate::api::Api;
 use crate::msg::{Event, NewOrder};
 use crate::strategy::Strategy;
+use peregrine_types::Rng;
 
 /// Taker settings.
 #[derive(Debug, Clone)]

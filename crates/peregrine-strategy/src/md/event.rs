@@ -13,8 +13,9 @@ pub enum MdKind {
     Trade = 2,
 }
 
-/// Engine → strategy, 128 bytes. Plain old data like [`crate::msg::Event`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Engine → strategy, 128 bytes. Plain old data like [`crate::msg::Event`] (the
+/// `bytemuck::Pod` derive refuses implicit padding).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct MdEvent {
     /// [`MdKind`] as a byte.
@@ -55,10 +56,6 @@ pub struct MdEvent {
     /// Zero.
     pub pad1: [u64; 3],
 }
-
-// SAFETY: repr(C), integer fields only, no implicit padding (layout test), so every bit
-// pattern is a valid MdEvent.
-unsafe impl peregrine_queue::shm::Pod for MdEvent {}
 
 impl MdEvent {
     /// The decoded kind, `None` for an unknown byte.

@@ -12,7 +12,6 @@
 
 #[allow(unsafe_code, reason = "the board maps shared memory as atomics")]
 pub mod board;
-#[allow(unsafe_code, reason = "MdEvent implements the unsafe Pod marker trait")]
 pub mod event;
 pub mod seqlock;
 pub mod view;

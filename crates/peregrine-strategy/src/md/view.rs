@@ -22,7 +22,7 @@ pub struct Level {
 
 /// A book as published by the engine's market-data thread.
 ///
-/// Times are `CLOCK_MONOTONIC` nanoseconds (the clock of [`crate::clock::now_ns`]);
+/// Times are `CLOCK_MONOTONIC` nanoseconds (the clock of [`peregrine_queue::clock::now_ns`]);
 /// an exchange's own timestamps are converted when the engine receives them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BookView {

@@ -1,9 +1,8 @@
 //! Driving a real `peregrine engine` process: the binary, child handles killed on
-//! drop, waiting on a condition, and the engine's control commands.
+//! drop, and the engine's control commands.
 
 use std::path::Path;
 use std::process::{Child, Command, Output};
-use std::time::{Duration, Instant};
 
 /// The `peregrine` binary under test.
 pub fn peregrine() -> Command {
@@ -17,15 +16,6 @@ impl Drop for Kid {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
-    }
-}
-
-/// Polls `cond` every 50 ms; fails the test after `secs` seconds.
-pub fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

@@ -5,6 +5,9 @@
 pub mod engine;
 pub mod fix;
 
+#[allow(unused_imports, reason = "each test binary uses a different subset")]
+pub use peregrine_testkit::{wait_until, with_timeout};
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -23,24 +26,6 @@ use peregrine_wire::WireMessage;
 
 /// Read timeout of test clients.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Runs `f` on a thread and fails the test if it takes longer than `secs`.
-pub fn with_timeout(secs: u64, f: impl FnOnce() + Send + 'static) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let h = std::thread::spawn(move || {
-        f();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(()) => h.join().unwrap(),
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(e) = h.join() {
-                std::panic::resume_unwind(e);
-            }
-        }
-        Err(_) => panic!("test timed out after {secs} s"),
-    }
-}
 
 /// A running exchange process.
 pub struct Exchange {

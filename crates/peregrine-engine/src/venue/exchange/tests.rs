@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use peregrine_strategy::clock::now_ns;
+use peregrine_queue::clock::now_ns;
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, Side, StpMode,
     TimeInForce, Timestamp,

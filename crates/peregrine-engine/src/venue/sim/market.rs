@@ -27,7 +27,7 @@ use peregrine_book::{
     Action, Cancel, Command, CommandKind, Event, MatchingEngine, NewOrder, Replace,
 };
 use peregrine_queue::Producer;
-use peregrine_strategy::examples::Rng;
+use peregrine_types::Rng;
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty, Side,
     StpMode, TimeInForce, Timestamp,

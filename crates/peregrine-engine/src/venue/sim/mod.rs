@@ -13,7 +13,7 @@ mod market_tests;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use peregrine_types::{Price, Qty};
+use peregrine_types::{Price, Qty, Rng};
 
 use self::market::{MarketConfig, SimMarket};
 use super::{Report, Venue, VenueError, VenueOrder};
@@ -84,7 +84,7 @@ struct Held {
 #[derive(Debug)]
 pub struct SimVenue {
     cfg: SimConfig,
-    rng: u64,
+    rng: Rng,
     seq: u64,
     next_venue_id: u64,
     orders_seen: u64,
@@ -108,7 +108,7 @@ impl SimVenue {
             .map_or(0, |d| d.as_nanos() as u64);
         SimVenue {
             cfg,
-            rng: cfg.seed,
+            rng: Rng::new(cfg.seed),
             seq: 0,
             next_venue_id: 1,
             orders_seen: 0,
@@ -116,7 +116,7 @@ impl SimVenue {
             heap: BinaryHeap::new(),
             orders: HashMap::new(),
             market,
-            epoch_offset: wall.saturating_sub(peregrine_strategy::clock::now_ns()),
+            epoch_offset: wall.saturating_sub(peregrine_queue::clock::now_ns()),
         }
     }
 
@@ -127,13 +127,7 @@ impl SimVenue {
 
     /// The delay drawn for the next event (also used by tests to know the schedule).
     fn delay(&mut self) -> u64 {
-        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        let span = self.cfg.delay_hi_ns.saturating_sub(self.cfg.delay_lo_ns) + 1;
-        self.cfg.delay_lo_ns + z % span
+        self.rng.range(self.cfg.delay_lo_ns, self.cfg.delay_hi_ns)
     }
 
     fn schedule(&mut self, at: u64, what: Pending) {
