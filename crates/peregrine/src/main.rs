@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod engine_cmd;
+mod gateway_cmd;
 mod strategy_cmd;
 mod up;
 
@@ -38,6 +39,9 @@ enum Command {
     Engine(engine_cmd::EngineArgs),
     /// Run an example strategy against a running engine.
     Strategy(strategy_cmd::StrategyArgs),
+    /// Gateways to the exchange for other clients: `gateway http` (Binance-style REST,
+    /// WebSocket streams, history store, web UI).
+    Gateway(gateway_cmd::GatewayArgs),
     /// Run the whole stack (exchange, engine, strategies) until Ctrl-C; print a summary.
     Up(up::UpArgs),
     /// Check commitments against the journal, or prove a trade's inclusion.
@@ -90,6 +94,7 @@ fn main() -> anyhow::Result<()> {
         Command::Engine(args) => engine_cmd::run(args),
         Command::Strategy(args) => strategy_cmd::run(args),
         Command::Up(args) => up::run(args),
+        Command::Gateway(args) => gateway_cmd::run(args),
         Command::Verify(cmd) => peregrine_exchange::verify::run(cmd),
     }
 }
