@@ -232,6 +232,15 @@ impl Accounts {
         self.wait(account, id, rx).await
     }
 
+    /// A read barrier: one round trip on the account's session. Reports the
+    /// exchange queued for this session before it answers (fills of this account's
+    /// resting orders caused by other sessions, say) are applied when this returns,
+    /// so a query that follows sees them. A no-op when the session is down.
+    pub async fn sync(&self, account: AccountId) {
+        let asset = self.assets.first().map_or(0, |a| a.id);
+        let _ = self.balance(account, asset).await;
+    }
+
     fn publish(self: &Arc<Self>, account: AccountId, changes: Vec<Change>) {
         let now = now_ms();
         if let Some(topic) = self.hub.user(account.0) {

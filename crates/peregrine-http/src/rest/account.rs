@@ -113,6 +113,7 @@ pub async fn all_orders(State(app): State<Arc<App>>, req: Req) -> Response {
         let end = p.opt_u64("endTime")?;
         let limit = p.limit(500, 1000)?;
         p.finish()?;
+        app.accounts.sync(key.account).await;
         app.writer.records.settle(SETTLE).await;
         let symbols = &app.market.symbols;
         let symbol_of = |id: u32| symbols.index_of(peregrine_types::InstrumentId(id));
@@ -182,6 +183,7 @@ pub async fn my_trades(State(app): State<Arc<App>>, req: Req) -> Response {
                 "Combination of optional parameters invalid: fromId cannot be sent with startTime or endTime.",
             ));
         }
+        app.accounts.sync(key.account).await;
         app.writer.records.settle(SETTLE).await;
         let rows = read::my_trades(&app.pool, key.account.0, sym.id().0, order_id, from, start, end, limit)
             .await

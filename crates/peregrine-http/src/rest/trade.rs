@@ -402,6 +402,7 @@ pub async fn get_order(State(app): State<Arc<App>>, req: Req) -> Response {
     let r: ApiResult<OrderView> = async {
         let (key, mut p) = app.authenticate(&req)?;
         let (idx, sym) = symbol(&app, &mut p)?;
+        app.accounts.sync(key.account).await;
         let found = find(&app, key.account, idx, &mut p).await?;
         p.finish()?;
         let o = found.ok_or_else(ApiError::no_such_order)?;
@@ -420,19 +421,22 @@ pub async fn get_order(State(app): State<Arc<App>>, req: Req) -> Response {
     responses((status = 200, body = Vec<OrderView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 413, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn open_orders(State(app): State<Arc<App>>, req: Req) -> Response {
-    reply((|| {
+    let r: ApiResult<Vec<OrderView>> = async {
         let (key, mut p) = app.authenticate(&req)?;
         let idx = match p.opt("symbol") {
             Some(name) => Some(app.market.find(&name).ok_or_else(ApiError::bad_symbol)?.0),
             None => None,
         };
         p.finish()?;
+        app.accounts.sync(key.account).await;
         let orders = app.accounts.lock(key.account).open_orders(idx);
         Ok(orders
             .iter()
             .map(|o| order_view(&app.market.symbols.all()[o.symbol], o))
-            .collect::<Vec<_>>())
-    })())
+            .collect())
+    }
+    .await;
+    reply(r)
 }
 
 /// Cancel every open order of a symbol.
