@@ -541,7 +541,7 @@ fn one_or_many<T: serde::Serialize>(mut v: Vec<T>, one: bool) -> ApiResult<serde
     params(("symbol" = Option<String>, Query, description = "One symbol (an object answer)"),
            ("symbols" = Option<String>, Query, description = "JSON array of symbols"),
            ("type" = Option<String>, Query, description = "FULL (default) or MINI")),
-    responses((status = 200, body = Ticker24), (status = 400, body = ErrorBody), (status = 429, body = ErrorBody)))]
+    responses((status = 200, body = Ticker24Answer), (status = 400, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn ticker_24hr(State(app): State<Arc<App>>, req: Req) -> Response {
     let r: ApiResult<serde_json::Value> = async {
         let mut p = app.public_params(&req)?;
@@ -585,7 +585,7 @@ pub async fn ticker_24hr(State(app): State<Arc<App>>, req: Req) -> Response {
 #[utoipa::path(get, path = "/api/v3/ticker/price", tag = "market",
     params(("symbol" = Option<String>, Query, description = "One symbol (an object answer)"),
            ("symbols" = Option<String>, Query, description = "JSON array of symbols")),
-    responses((status = 200, body = PriceTicker), (status = 400, body = ErrorBody), (status = 429, body = ErrorBody)))]
+    responses((status = 200, body = PriceTickerAnswer), (status = 400, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn ticker_price(State(app): State<Arc<App>>, req: Req) -> Response {
     let r: ApiResult<serde_json::Value> = async {
         let mut p = app.public_params(&req)?;
@@ -618,7 +618,7 @@ pub async fn ticker_price(State(app): State<Arc<App>>, req: Req) -> Response {
 #[utoipa::path(get, path = "/api/v3/ticker/bookTicker", tag = "market",
     params(("symbol" = Option<String>, Query, description = "One symbol (an object answer)"),
            ("symbols" = Option<String>, Query, description = "JSON array of symbols")),
-    responses((status = 200, body = BookTicker), (status = 400, body = ErrorBody), (status = 429, body = ErrorBody)))]
+    responses((status = 200, body = BookTickerAnswer), (status = 400, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn book_ticker(State(app): State<Arc<App>>, req: Req) -> Response {
     reply((|| {
         let mut p = app.public_params(&req)?;

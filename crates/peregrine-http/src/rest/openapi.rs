@@ -28,7 +28,8 @@ use super::{account, market, stream, trade};
     components(schemas(
         ErrorBody, Empty, ServerTime, ExchangeInfo, SymbolInfo, Filter, RateLimit, Depth, Trade, AggTrade,
         AvgPrice, PriceTicker, BookTicker, Ticker24, NewOrderResponse, OrderResult, OrderFill, OrderView,
-        CancelResponse, AccountInfo, Balance, CommissionRates, MyTradeView, ListenKey,
+        CancelResponse, AccountInfo, Balance, CommissionRates, MyTradeView, ListenKey, Ticker24Answer,
+        PriceTickerAnswer, BookTickerAnswer,
     )),
     tags(
         (name = "market", description = "Public market data"),

@@ -226,24 +226,33 @@ pub struct Ticker24 {
     /// Symbol.
     pub symbol: String,
     /// Last − open.
+    #[schema(required = false)]
     pub price_change: String,
     /// (Last − open) / open × 100.
+    #[schema(required = false)]
     pub price_change_percent: String,
     /// Quote volume / volume.
+    #[schema(required = false)]
     pub weighted_avg_price: String,
     /// Last price before the window.
+    #[schema(required = false)]
     pub prev_close_price: String,
     /// Last price.
     pub last_price: String,
     /// Last quantity.
+    #[schema(required = false)]
     pub last_qty: String,
     /// Best bid.
+    #[schema(required = false)]
     pub bid_price: String,
     /// Best bid quantity.
+    #[schema(required = false)]
     pub bid_qty: String,
     /// Best ask.
+    #[schema(required = false)]
     pub ask_price: String,
     /// Best ask quantity.
+    #[schema(required = false)]
     pub ask_qty: String,
     /// First price in the window.
     pub open_price: String,
@@ -547,3 +556,22 @@ pub fn order_view(sym: &Symbol, o: &Order) -> OrderView {
         self_trade_prevention_mode: stp_name(o.stp),
     }
 }
+
+/// An answer that is one object with `symbol`, or a list without it.
+macro_rules! one_or_many {
+    ($name:ident, $t:ty) => {
+        /// One object (with `symbol`) or a list (with `symbols` or neither).
+        #[derive(Debug, Serialize, ToSchema)]
+        #[serde(untagged)]
+        pub enum $name {
+            /// `symbol` was given.
+            One($t),
+            /// `symbols` or neither.
+            Many(Vec<$t>),
+        }
+    };
+}
+
+one_or_many!(Ticker24Answer, Ticker24);
+one_or_many!(PriceTickerAnswer, PriceTicker);
+one_or_many!(BookTickerAnswer, BookTicker);
