@@ -389,9 +389,9 @@ impl Writer {
                 let open = iv.open_time(t.time_ms as i64);
                 let key = (t.instrument, iv, open);
                 let bar = Bar::from_trade(open, t.trade_id, t.price, t.qty, !t.buyer_maker);
-                if !self.bars.contains_key(&key) {
+                if let std::collections::hash_map::Entry::Vacant(slot) = self.bars.entry(key) {
                     if let Some(stored) = load_bar(tx, key).await? {
-                        self.bars.insert(key, stored);
+                        slot.insert(stored);
                     }
                 }
                 match self.bars.get_mut(&key) {

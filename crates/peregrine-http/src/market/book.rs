@@ -53,6 +53,13 @@ impl Diff {
     }
 }
 
+/// A price level: (price, quantity) in units.
+pub type Level = (i64, i64);
+/// Best bid and best ask.
+pub type Top = (Option<Level>, Option<Level>);
+/// Bids and asks, best first.
+pub type Sides = (Vec<Level>, Vec<Level>);
+
 /// Update speeds of the diff streams.
 pub const SPEEDS: usize = 3;
 
@@ -119,7 +126,7 @@ impl Book {
     }
 
     /// The best `n` bids (highest first) and asks (lowest first).
-    pub fn top(&self, n: usize) -> (Vec<(i64, i64)>, Vec<(i64, i64)>) {
+    pub fn top(&self, n: usize) -> Sides {
         let bids = self
             .bids
             .iter()
@@ -132,7 +139,7 @@ impl Book {
     }
 
     /// Best bid and best ask.
-    pub fn best(&self) -> (Option<(i64, i64)>, Option<(i64, i64)>) {
+    pub fn best(&self) -> Top {
         (
             self.bids.iter().next_back().map(|(p, q)| (*p, *q)),
             self.asks.iter().next().map(|(p, q)| (*p, *q)),
@@ -197,7 +204,7 @@ mod tests {
     fn follow(ops: &[Op], join_at: usize) -> Result<(), TestCaseError> {
         let mut server = Book::default();
         let mut events: Vec<Diff> = Vec::new();
-        let mut snapshot: Option<(u64, Vec<(i64, i64)>, Vec<(i64, i64)>)> = None;
+        let mut snapshot: Option<(u64, Vec<Level>, Vec<Level>)> = None;
         for (i, op) in ops.iter().enumerate() {
             match op {
                 Op::Set(buy, p, q) => server.set(if *buy { Side::Buy } else { Side::Sell }, *p, *q),
@@ -231,7 +238,7 @@ mod tests {
         let mut prev_u: Option<u64> = None;
         for e in events.into_iter().filter(|e| e.last > last_id) {
             match prev_u {
-                None => prop_assert!(e.first <= last_id + 1 && e.last >= last_id + 1),
+                None => prop_assert!(e.first <= last_id + 1 && e.last > last_id),
                 Some(u) => prop_assert_eq!(e.first, u + 1),
             }
             prev_u = Some(e.last);

@@ -45,7 +45,7 @@ pub struct SymbolState {
     /// Update id of the last partial-depth publication, per level count and speed.
     pub partial_sent: [[u64; 2]; 3],
     /// Best bid and ask as last published on `@bookTicker`.
-    pub top_sent: (Option<(i64, i64)>, Option<(i64, i64)>),
+    pub top_sent: book::Top,
     /// The feed has delivered this symbol's book at least once.
     pub synced: bool,
 }

@@ -565,7 +565,7 @@ macro_rules! one_or_many {
         #[serde(untagged)]
         pub enum $name {
             /// `symbol` was given.
-            One($t),
+            One(Box<$t>),
             /// `symbols` or neither.
             Many(Vec<$t>),
         }

@@ -17,7 +17,7 @@ pub const KEYS: [(u32, &str, &str); 3] = [
 ];
 
 /// Options of a stack.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Opts {
     /// Extra TOML for the gateway config (sections appended).
     pub gateway_extra: String,
@@ -25,16 +25,6 @@ pub struct Opts {
     pub history: Option<String>,
     /// Extra keys of the exchange's `[market_data]` section.
     pub market_data: String,
-}
-
-impl Default for Opts {
-    fn default() -> Self {
-        Opts {
-            gateway_extra: String::new(),
-            history: None,
-            market_data: String::new(),
-        }
-    }
 }
 
 /// A child process killed on drop.
