@@ -30,6 +30,7 @@
 
 pub mod account;
 pub mod app;
+pub mod bench;
 pub mod config;
 pub mod history;
 pub mod link;
