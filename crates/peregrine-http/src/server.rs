@@ -102,7 +102,22 @@ async fn openapi() -> Response {
 
 /// Open connections per client address.
 #[derive(Debug, Default)]
-struct PerIp(Mutex<HashMap<IpAddr, usize>>);
+pub struct PerIp(Mutex<HashMap<IpAddr, usize>>);
+
+/// One connection's slot (global and per address), held by the connection task
+/// and, for a WebSocket, by the upgraded connection's task: released when both end.
+#[derive(Debug)]
+pub struct ConnGuard {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    ip: IpAddr,
+    per_ip: Arc<PerIp>,
+}
+
+impl Drop for ConnGuard {
+    fn drop(&mut self) {
+        self.per_ip.leave(self.ip);
+    }
+}
 
 impl PerIp {
     fn enter(&self, ip: IpAddr, max: usize) -> bool {
@@ -162,12 +177,17 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
         }
         let _ = stream.set_nodelay(true);
         let router = router.clone();
-        let per_ip = Arc::clone(&per_ip);
+        let guard = Arc::new(ConnGuard {
+            _permit: permit,
+            ip: addr.ip(),
+            per_ip: Arc::clone(&per_ip),
+        });
         tokio::spawn(async move {
-            let _permit = permit;
+            let held = Arc::clone(&guard);
             let svc = hyper::service::service_fn(
                 move |mut req: hyper::Request<hyper::body::Incoming>| {
                     req.extensions_mut().insert(ClientAddr(addr));
+                    req.extensions_mut().insert(Arc::clone(&guard));
                     router.clone().oneshot(req.map(Body::new))
                 },
             );
@@ -179,7 +199,7 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
                 .serve_connection(TokioIo::new(stream), svc)
                 .with_upgrades()
                 .await;
-            per_ip.leave(addr.ip());
+            drop(held);
         });
     }
 }

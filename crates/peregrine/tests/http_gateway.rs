@@ -461,3 +461,40 @@ fn depth_stream_continues_the_rest_snapshot() {
         assert_eq!(bids.len(), 2);
     });
 }
+
+#[test]
+fn peregrine_up_starts_the_gateway_and_prints_its_url() {
+    with_timeout(180, || {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args(["up", "--duration", "8", "--quiet"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("up ended before printing the gateway")
+                .unwrap();
+            if let Some(rest) = line.split("trade by hand: ").nth(1) {
+                break rest
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .trim_end_matches('/')
+                    .to_owned();
+            }
+        };
+        let addr: std::net::SocketAddr = url.trim_start_matches("http://").parse().unwrap();
+        assert!(wait_for(Duration::from_secs(20), || {
+            try_request(addr, "GET", "/peregrine/status", &[], "")
+                .is_ok_and(|r| r.body.contains("\"up\":true") && r.body.contains("\"synced\":true"))
+        }));
+        assert_eq!(get(addr, "/api/v3/depth?symbol=PGN-USD").status, 200);
+        assert_eq!(get(addr, "/").status, 200);
+        for _ in lines.by_ref() {}
+        assert!(child.wait().unwrap().success(), "peregrine up failed");
+    });
+}

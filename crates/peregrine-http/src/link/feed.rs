@@ -85,6 +85,8 @@ struct Feed {
     /// in the snapshot.
     as_of: Vec<(InstrumentId, u64, u64)>,
     events: Vec<(FeedPos, FeedEvent)>,
+    /// The books were fetched (with a recovery service, nothing is applied before).
+    synced: bool,
 }
 
 impl Feed {
@@ -94,17 +96,24 @@ impl Feed {
             seq: None,
             as_of: Vec::new(),
             events: Vec::with_capacity(1024),
+            synced: false,
         }
     }
 
     fn run(mut self, socket: &UdpSocket, sink: &mut impl FeedSink, stop: &AtomicBool) {
         let mut buf = vec![0u8; 65_536];
         let mut last_tick = Instant::now();
-        if self.settings.recovery.is_some() {
-            self.resync(None, sink);
-        }
+        let mut last_try: Option<Instant> = None;
         // Relaxed: a stop flag.
         while !stop.load(Ordering::Relaxed) {
+            // Until the books are in, ask for them (again every half second).
+            if self.settings.recovery.is_some()
+                && !self.synced
+                && last_try.is_none_or(|t| t.elapsed() >= Duration::from_millis(500))
+            {
+                last_try = Some(Instant::now());
+                self.synced = self.resync(None, sink);
+            }
             match socket.recv(&mut buf) {
                 Ok(n) => self.packet(&buf[..n], sink),
                 Err(e)
@@ -185,6 +194,9 @@ impl Feed {
     }
 
     fn packet(&mut self, bytes: &[u8], sink: &mut impl FeedSink) {
+        if self.settings.recovery.is_some() && !self.synced {
+            return; // the books come first; these messages are in them or replayed
+        }
         let Ok(reader) = PacketReader::new(bytes) else {
             return;
         };
@@ -217,9 +229,7 @@ impl Feed {
                     "new feed session {session_id}: fetching the books again"
                 ));
                 self.seq = None;
-                if !self.resync(Some(session_id), sink) {
-                    self.seq = Some(FeedSequencer::new(session_id, header.first_seq));
-                }
+                self.synced = self.resync(Some(session_id), sink);
                 return;
             }
             SeqCheck::EndOfSession => {

@@ -65,11 +65,23 @@ impl FromRequest<Arc<App>> for Req {
             .map(|v| v.to_str().unwrap_or("\u{0}").to_owned());
         let query = parts.uri.query().unwrap_or("").to_owned();
         let limit = app.config.limits.max_body_bytes;
-        let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
-            ApiError::bad(-1000, format!("Request body larger than {limit} bytes."))
+        let wait = std::time::Duration::from_millis(app.config.limits.header_timeout_ms);
+        let bytes = match tokio::time::timeout(wait, axum::body::to_bytes(body, limit)).await {
+            Ok(Ok(b)) => b,
+            Ok(Err(_)) => {
+                return Err(ApiError::bad(
+                    -1000,
+                    format!("Request body larger than {limit} bytes."),
+                )
                 .with_status(StatusCode::PAYLOAD_TOO_LARGE)
-                .into_response()
-        })?;
+                .into_response())
+            }
+            Err(_) => {
+                return Err(ApiError::bad(-1000, "Request body not received in time.")
+                    .with_status(StatusCode::REQUEST_TIMEOUT)
+                    .into_response())
+            }
+        };
         let body = String::from_utf8(bytes.to_vec()).map_err(|_| {
             ApiError::bad(-1100, "Illegal characters found in the request body.").into_response()
         })?;

@@ -29,13 +29,17 @@ use crate::rest::ClientAddr;
 pub async fn ws_api(
     State(app): State<Arc<App>>,
     addr: Option<axum::Extension<ClientAddr>>,
+    slot: super::conn::Slot,
     up: WebSocketUpgrade,
 ) -> Response {
     let ip = addr.map_or(std::net::IpAddr::from([127, 0, 0, 1]), |a| a.0 .0.ip());
     let max = app.config.ws.max_message_bytes;
     up.max_message_size(max)
         .max_frame_size(max)
-        .on_upgrade(move |socket| run(app, ip, socket))
+        .on_upgrade(move |socket| async move {
+            let _slot = slot;
+            run(app, ip, socket).await;
+        })
 }
 
 fn error(id: &Value, e: &ApiError) -> Value {

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use futures_util::stream::{BoxStream, SelectAll};
 use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
@@ -30,6 +31,7 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use super::hub::Msg;
 use crate::app::App;
 use crate::market::feed::now_ms;
+use crate::server::ConnGuard;
 
 /// Server ping interval.
 pub const PING_EVERY: Duration = Duration::from_secs(20);
@@ -75,32 +77,38 @@ pub struct StreamsQuery {
     pub streams: String,
 }
 
+/// The connection's slot, kept by the WebSocket task so open WebSockets count
+/// against the connection limits.
+pub type Slot = Option<Extension<Arc<ConnGuard>>>;
+
 /// `/ws` (no streams yet).
-pub async fn ws_root(State(app): State<Arc<App>>, up: WebSocketUpgrade) -> Response {
-    upgrade(app, up, Vec::new(), false, None)
+pub async fn ws_root(State(app): State<Arc<App>>, slot: Slot, up: WebSocketUpgrade) -> Response {
+    upgrade(app, up, Vec::new(), false, None, slot)
 }
 
 /// `/ws/<streams or listen key>`.
 pub async fn ws_path(
     State(app): State<Arc<App>>,
     Path(path): Path<String>,
+    slot: Slot,
     up: WebSocketUpgrade,
 ) -> Response {
     if let Some(account) = app.listen_keys.account(&path) {
-        return upgrade(app, up, Vec::new(), false, Some((path, account)));
+        return upgrade(app, up, Vec::new(), false, Some((path, account)), slot);
     }
     let names: Vec<String> = path
         .split('/')
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect();
-    upgrade(app, up, names, false, None)
+    upgrade(app, up, names, false, None, slot)
 }
 
 /// `/stream?streams=...`.
 pub async fn combined(
     State(app): State<Arc<App>>,
     Query(q): Query<StreamsQuery>,
+    slot: Slot,
     up: WebSocketUpgrade,
 ) -> Response {
     let names: Vec<String> = q
@@ -109,7 +117,7 @@ pub async fn combined(
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect();
-    upgrade(app, up, names, true, None)
+    upgrade(app, up, names, true, None, slot)
 }
 
 fn bad_request(msg: &str) -> Response {
@@ -126,6 +134,7 @@ fn upgrade(
     names: Vec<String>,
     combined: bool,
     user: Option<(String, u32)>,
+    slot: Slot,
 ) -> Response {
     let w = &app.config.ws;
     if names.len() > w.max_streams_per_connection {
@@ -140,6 +149,7 @@ fn upgrade(
     up.max_message_size(max)
         .max_frame_size(max)
         .on_upgrade(move |socket| async move {
+            let _slot = slot;
             let mut c = Conn::new(app, combined);
             for n in &names {
                 c.subscribe(n);

@@ -238,7 +238,16 @@ impl Session {
     /// Starts the HTTP gateway (docs/http.md); returns its URL.
     fn start_gateway(&mut self, exchange: SocketAddr) -> anyhow::Result<String> {
         let config = self.dir.join("gateway-http.toml");
-        let text = plan::gateway_toml(exchange, &self.dir, &self.socket());
+        let recovery = std::fs::read_to_string(self.dir.join("exchange.log"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| {
+                l.split("recovery (snapshots) on ")
+                    .nth(1)
+                    .and_then(|a| a.trim().parse::<SocketAddr>().ok())
+            })
+            .context("the exchange logged no recovery address")?;
+        let text = plan::gateway_toml(exchange, recovery, &self.dir, &self.socket());
         std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
         self.spawn(
             "gateway",
