@@ -589,53 +589,61 @@ async fn write_orders(
             fills.push((r, f));
         }
     }
-    for r in latest.values() {
-        let o = &r.change.order;
-        sqlx::query(
+    let latest: Vec<&OrderRecord> = latest.into_values().collect();
+    for chunk in latest.chunks(CHUNK / 2) {
+        let sql = format!(
             "INSERT INTO orders (account, order_id, instrument, client_order_id, coid, side, order_type, tif, stp, \
-             price, orig_qty, executed, cum_quote, status, time_ms, update_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+             price, orig_qty, executed, cum_quote, status, time_ms, update_ms) VALUES {} \
              ON CONFLICT (account, order_id) DO UPDATE SET coid = excluded.coid, price = excluded.price, \
              orig_qty = excluded.orig_qty, executed = excluded.executed, cum_quote = excluded.cum_quote, \
              status = excluded.status, update_ms = excluded.update_ms",
-        )
-        .bind(i64::from(r.account))
-        .bind(o.order_id as i64)
-        .bind(i64::from(r.instrument))
-        .bind(o.client_order_id.clone())
-        .bind(o.coid as i64)
-        .bind(side_name(o.side))
-        .bind(o.kind.name())
-        .bind(tif_name(o.tif))
-        .bind(stp_name(o.stp))
-        .bind(o.price)
-        .bind(o.orig_qty)
-        .bind(o.executed)
-        .bind(o.cum_quote.to_string())
-        .bind(o.status.name())
-        .bind(o.time_ms as i64)
-        .bind(o.update_ms as i64)
-        .execute(&mut **tx)
-        .await?;
+            placeholders(chunk.len(), 16)
+        );
+        let mut q = sqlx::query(&sql);
+        for r in chunk {
+            let o = &r.change.order;
+            q = q
+                .bind(i64::from(r.account))
+                .bind(o.order_id as i64)
+                .bind(i64::from(r.instrument))
+                .bind(o.client_order_id.clone())
+                .bind(o.coid as i64)
+                .bind(side_name(o.side))
+                .bind(o.kind.name())
+                .bind(tif_name(o.tif))
+                .bind(stp_name(o.stp))
+                .bind(o.price)
+                .bind(o.orig_qty)
+                .bind(o.executed)
+                .bind(o.cum_quote.to_string())
+                .bind(o.status.name())
+                .bind(o.time_ms as i64)
+                .bind(o.update_ms as i64);
+        }
+        q.execute(&mut **tx).await?;
     }
-    for (r, f) in fills {
-        let o = &r.change.order;
-        sqlx::query(
+    for chunk in fills.chunks(CHUNK) {
+        let sql = format!(
             "INSERT INTO my_trades (account, order_id, trade_id, instrument, price, qty, quote_qty, is_buyer, is_maker, time_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (account, order_id, trade_id) DO NOTHING",
-        )
-        .bind(i64::from(r.account))
-        .bind(o.order_id as i64)
-        .bind(f.trade_id as i64)
-        .bind(i64::from(r.instrument))
-        .bind(f.price)
-        .bind(f.qty)
-        .bind((i128::from(f.price) * i128::from(f.qty)).to_string())
-        .bind(i64::from(o.side == peregrine_types::Side::Buy))
-        .bind(i64::from(f.maker))
-        .bind(f.time_ms as i64)
-        .execute(&mut **tx)
-        .await?;
+             VALUES {} ON CONFLICT (account, order_id, trade_id) DO NOTHING",
+            placeholders(chunk.len(), 10)
+        );
+        let mut q = sqlx::query(&sql);
+        for (r, f) in chunk {
+            let o = &r.change.order;
+            q = q
+                .bind(i64::from(r.account))
+                .bind(o.order_id as i64)
+                .bind(f.trade_id as i64)
+                .bind(i64::from(r.instrument))
+                .bind(f.price)
+                .bind(f.qty)
+                .bind((i128::from(f.price) * i128::from(f.qty)).to_string())
+                .bind(i64::from(o.side == peregrine_types::Side::Buy))
+                .bind(i64::from(f.maker))
+                .bind(f.time_ms as i64);
+        }
+        q.execute(&mut **tx).await?;
     }
     Ok(fresh.len() as u64)
 }
