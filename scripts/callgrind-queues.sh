@@ -13,7 +13,7 @@ OPS=${OPS:-100000}
 OUT=${OUT:-bench-out/callgrind}
 CANDIDATES=${CANDIDATES:-"rtrb array-queue crossbeam-channel std-mpsc peregrine-spsc shm-spsc shm-mpsc"}
 command -v valgrind >/dev/null || { echo "valgrind not found" >&2; exit 1; }
-cargo build --release -p peregrine >&2
+cargo build --release -p peregrine -p peregrine-bench >&2
 BIN=target/release/peregrine
 mkdir -p "$OUT"
 

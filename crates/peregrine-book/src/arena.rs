@@ -82,7 +82,7 @@ impl Arena {
             capacity < NIL as usize,
             "arena capacity must be below u32::MAX"
         );
-        let mut nodes = vec![OrderNode::EMPTY; capacity];
+        let mut nodes = crate::memory::filled_vec(capacity, OrderNode::EMPTY);
         for (i, node) in nodes.iter_mut().enumerate() {
             node.next = if i + 1 < capacity {
                 (i + 1) as u32

@@ -198,13 +198,9 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
                     ));
                     return;
                 }
-                book.execute(
-                    &Command {
-                        ts: cmd.ts,
-                        action: Action::New(order),
-                    },
-                    sink,
-                );
+                // The clock has advanced: go straight to the order (no second
+                // `advance_time`, no copy of the command).
+                book.new_order(&order, sink);
             }
             Action::Replace(r) => {
                 book.advance_time(cmd.ts, sink);
@@ -219,9 +215,37 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
                     ));
                     return;
                 }
-                book.execute(cmd, sink);
+                book.replace(r, sink);
             }
             _ => book.execute(cmd, sink),
+        }
+    }
+
+    /// Starts loading the memory `cmd` will touch in its book, as far as `stage`
+    /// allows (see [`crate::Stage`]). Changes nothing.
+    #[inline]
+    pub fn prefetch(&self, cmd: &Command, stage: crate::Stage) {
+        let instrument = match &cmd.action {
+            Action::New(o) => o.instrument,
+            Action::Cancel(c) => c.instrument,
+            Action::Replace(r) => r.instrument,
+            _ => return,
+        };
+        if let Some(book) = self.book(instrument) {
+            book.prefetch(cmd, stage);
+        }
+    }
+
+    /// Runs `cmds` in order with the book's prefetch pipeline ([`crate::LOOKAHEAD`]).
+    /// Produces exactly the events of calling [`MatchingEngine::execute`] on each.
+    pub fn execute_batch<S: EventSink>(&mut self, cmds: &[Command], sink: &mut S) {
+        for i in 0..cmds.len() {
+            for (d, stage) in crate::LOOKAHEAD {
+                if let Some(c) = cmds.get(i + d) {
+                    self.prefetch(c, stage);
+                }
+            }
+            self.execute(&cmds[i], sink);
         }
     }
 

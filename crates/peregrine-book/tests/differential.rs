@@ -6,15 +6,26 @@
 mod common;
 
 use common::{orders, Generator, Ledger};
-use peregrine_book::{BTreeLevels, Book, Event, Ladder, LevelIndex, OrderBook, ReferenceBook};
+use peregrine_book::{
+    BTreeLevels, Book, Event, HashIds, IdWindow, Ladder, LevelIndex, OrderBook, OrderIds,
+    ReferenceBook,
+};
 use proptest::prelude::*;
 
 /// Small enough that `BookFull` happens.
 const CAPACITY: usize = 16;
 
 fn compare<L: LevelIndex>(seed: u64, commands: usize, capacity: usize) -> Result<(), String> {
-    let mut gen = Generator::new(seed);
-    let mut fast: OrderBook<L> = OrderBook::new(common::spec(), capacity);
+    compare_with::<L, IdWindow>(Generator::new(seed), seed, commands, capacity)
+}
+
+fn compare_with<L: LevelIndex, I: OrderIds>(
+    mut gen: Generator,
+    seed: u64,
+    commands: usize,
+    capacity: usize,
+) -> Result<(), String> {
+    let mut fast: OrderBook<L, I> = OrderBook::new(common::spec(), capacity);
     let mut reference = ReferenceBook::new(common::spec(), capacity);
     let mut ledger = Ledger::default();
     let (mut ev_fast, mut ev_ref): (Vec<Event>, Vec<Event>) = (Vec::new(), Vec::new());
@@ -71,6 +82,27 @@ fn btree_matches_reference_over_many_seeds() {
     }
 }
 
+/// Order ids far apart and out of order: the id window slides constantly and most
+/// live orders sit in its overflow map.
+#[test]
+fn spread_ids_match_reference() {
+    for seed in 200..212 {
+        compare_with::<Ladder, IdWindow>(Generator::spread(seed), seed, 5_000, CAPACITY).unwrap();
+    }
+    for seed in 212..215 {
+        compare_with::<Ladder, IdWindow>(Generator::spread(seed), seed, 5_000, 1024).unwrap();
+    }
+}
+
+/// The hash-map baseline still obeys the same rules.
+#[test]
+fn hashbrown_ids_match_reference() {
+    for seed in 300..306 {
+        compare_with::<Ladder, HashIds>(Generator::new(seed), seed, 5_000, CAPACITY).unwrap();
+        compare_with::<Ladder, HashIds>(Generator::spread(seed), seed, 5_000, CAPACITY).unwrap();
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -78,6 +110,13 @@ proptest! {
     #[test]
     fn prop_fast_book_equals_reference(seed in any::<u64>(), len in 1usize..400) {
         prop_assert_eq!(compare::<Ladder>(seed, len, CAPACITY), Ok(()));
+    }
+
+    /// The same with ids far apart and out of order.
+    #[test]
+    fn prop_spread_ids_equal_reference(seed in any::<u64>(), len in 1usize..400) {
+        let gen = Generator::spread(seed);
+        prop_assert_eq!(compare_with::<Ladder, IdWindow>(gen, seed, len, CAPACITY), Ok(()));
     }
 }
 

@@ -74,6 +74,142 @@ fn engine_steady_state_allocates_nothing() {
     assert_eq!(n, 0, "allocations on the engine's order path");
 }
 
+/// A million resting orders (100,000 in debug builds), then a stream whose new ids
+/// jump far ahead, so the id window slides past every old order and moves it into its
+/// overflow map: still no allocation (everything, overflow included, is reserved for
+/// the capacity).
+#[test]
+fn deep_book_with_a_sliding_id_window_allocates_nothing() {
+    use peregrine_book::{Cancel, NewOrder, Replace};
+    use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Side};
+    const DEPTH: u64 = if cfg!(debug_assertions) {
+        100_000
+    } else {
+        1_000_000
+    };
+    let spec = InstrumentSpec {
+        reference_price: 1_000_000,
+        band: 100_000,
+        tick_size: 1,
+        lot_size: 1,
+        min_qty: 1,
+        max_qty: 1 << 30,
+        ..InstrumentSpec::example(1)
+    };
+    let mut book: OrderBook = OrderBook::new(spec, DEPTH as usize + 1_024);
+    let mut events: Vec<Event> = Vec::with_capacity(1_024);
+    let order = |id: u64, n: u64| {
+        let side = if n.is_multiple_of(2) {
+            Side::Buy
+        } else {
+            Side::Sell
+        };
+        let off = 1 + (n * 7_919) % 50_000;
+        let price = if side == Side::Buy {
+            1_000_000 - off as i64
+        } else {
+            1_000_000 + off as i64
+        };
+        Action::New(NewOrder {
+            instrument: InstrumentId(1),
+            id: OrderId(id),
+            client_id: ClientOrderId(id),
+            account: AccountId(1 + (n % 1_000) as u32),
+            side,
+            order_type: peregrine_types::OrderType::Limit,
+            tif: peregrine_types::TimeInForce::Gtc,
+            stp: peregrine_types::StpMode::None,
+            price: Price::from_raw(price),
+            qty: Qty::from_raw(10),
+            expire_at: peregrine_types::Timestamp(0),
+        })
+    };
+    let mut live: Vec<(u64, u64)> = Vec::with_capacity(DEPTH as usize + 1_024);
+    for n in 0..DEPTH {
+        book.execute(
+            &Command {
+                ts: peregrine_types::Timestamp(1),
+                action: order(n + 1, n),
+            },
+            &mut events,
+        );
+        live.push((n + 1, n));
+        events.clear();
+    }
+    let window = <peregrine_book::IdWindow as peregrine_book::OrderIds>::with_capacity(
+        DEPTH as usize + 1_024,
+    )
+    .window() as u64;
+    let mut next_id = DEPTH + 1;
+    let mut x = 12_345u64;
+    let mut step = |book: &mut OrderBook,
+                    events: &mut Vec<Event>,
+                    live: &mut Vec<(u64, u64)>,
+                    i: u64,
+                    jump: u64| {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let pick = ((x >> 33) % live.len() as u64) as usize;
+        let (id, n) = live[pick];
+        let account = AccountId(1 + (n % 1_000) as u32);
+        let action = match i % 10 {
+            0..=3 => Action::Replace(Replace {
+                instrument: InstrumentId(1),
+                id: OrderId(id),
+                account,
+                client_id: ClientOrderId(id),
+                price: match order(id, n + 2 * (x >> 40)) {
+                    Action::New(o) => o.price,
+                    _ => unreachable!(),
+                },
+                qty: Qty::from_raw(10),
+            }),
+            4..=6 => {
+                live.swap_remove(pick);
+                Action::Cancel(Cancel {
+                    instrument: InstrumentId(1),
+                    id: OrderId(id),
+                    account,
+                    client_id: ClientOrderId(id),
+                })
+            }
+            _ => {
+                next_id += jump;
+                let n = n + 2 * (x >> 40);
+                live.push((next_id, n));
+                order(next_id, n)
+            }
+        };
+        events.clear();
+        book.execute(
+            &Command {
+                ts: peregrine_types::Timestamp(2),
+                action,
+            },
+            events,
+        );
+    };
+    // Warm-up with dense ids: the window holds every order.
+    for i in 0..20_000 {
+        step(&mut book, &mut events, &mut live, i, 1);
+    }
+    // Measured: ids jump by a sixteenth of the window, so it slides past every order
+    // resting before, and the overflow map fills up here, not in the warm-up.
+    let n = allocations_during(|| {
+        for i in 0..DEPTH / 5 {
+            step(&mut book, &mut events, &mut live, i, window / 16);
+        }
+    });
+    book.check_invariants().unwrap();
+    assert!(
+        book.len() as u64 > DEPTH * 9 / 10,
+        "the book stayed deep: {}",
+        book.len()
+    );
+    assert_eq!(n, 0, "allocations on the order path at depth");
+}
+
 /// The counter itself works: a Vec growing under measurement is seen.
 #[test]
 fn counter_sees_allocations() {

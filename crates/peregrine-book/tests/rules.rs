@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use peregrine_book::{
-    BTreeLevels, Book, CancelReason, Event, Ladder, OrderBook, ReferenceBook, RejectReason,
+    BTreeLevels, Book, CancelReason, Event, HashIds, Ladder, OrderBook, ReferenceBook, RejectReason,
 };
 use peregrine_types::{
     InstrumentId, InstrumentStatus, OrderType, Side, StpMode, TimeInForce, Timestamp,
@@ -461,6 +461,7 @@ macro_rules! conformance {
 
 conformance!(ladder, OrderBook::<Ladder>::new(spec(), 8));
 conformance!(btree, OrderBook::<BTreeLevels>::new(spec(), 8));
+conformance!(ladder_hashids, OrderBook::<Ladder, HashIds>::new(spec(), 8));
 conformance!(reference, ReferenceBook::new(spec(), 8));
 
 #[test]

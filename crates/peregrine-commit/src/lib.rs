@@ -22,11 +22,37 @@
 //! A [`Commitment`] is `(tick_seq, timestamp, tx_count, trade_count, state_hash,
 //! merkle_root)`.
 
-mod merkle;
-mod tick;
+//!
+//! # Parts
+//!
+//! * The hashing itself: [`commit_tick`], [`merkle_root`], [`Proof`] (pure functions).
+//! * **Windows** ([`WindowState`], [`Recomputer`]): which commands a commitment covers,
+//!   a pure function of the command journal, shared by the live path and
+//!   `peregrine verify`.
+//! * The **hasher thread** ([`Committer`]): the matching thread's side collects the
+//!   trades of each window and hands them over rings; the hasher hashes, appends to the
+//!   [`CommitLog`] and hands the commitment back for the feed. The exchange core sees
+//!   it only through the [`CommitSink`] seam.
+//! * The **commitment log** ([`commit_log`]): its record codec and files.
+//! * The `[commitments]` config section ([`CommitmentsSection`]).
 
+pub mod commit_log;
+mod config;
+mod hasher;
+mod merkle;
+mod sink;
+mod tick;
+mod trade;
+mod window;
+
+pub use commit_log::{CommitLog, CommitLogError, LoggedCommitment};
+pub use config::CommitmentsSection;
+pub use hasher::{Committer, CLOSES_PER_CHUNK, DONE_CAPACITY, POOL};
 pub use merkle::{
     leaf_hash, merkle_root, node_hash, verify_proof, Proof, ProofStep, LEAF_KEY, NODE_KEY,
 };
+pub use sink::CommitSink;
 pub use tick::STATE_KEY;
-pub use tick::{commit_tick, Commitment, TradeRecord};
+pub use tick::{commit_tick, Commitment};
+pub use trade::TradeRecord;
+pub use window::{trades_of, window_of, Closed, Recomputer, WindowState};

@@ -1,6 +1,6 @@
 //! The binary Merkle tree over trade leaves, and inclusion proofs.
 
-use crate::tick::TradeRecord;
+use crate::trade::TradeRecord;
 
 /// Key of leaf hashes.
 pub const LEAF_KEY: &[u8; 32] = b"peregrine commit v1 : trade leaf";

@@ -100,15 +100,72 @@ impl Default for LivenessConfig {
     }
 }
 
+/// A book a strategy wants changes of (`on_book`, `on_trade`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Subscription {
+    /// Venue name (a `[[venues]]` name).
+    pub venue: String,
+    /// Instrument id (one of `instruments`).
+    pub instrument: u32,
+}
+
 /// One strategy the engine serves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StrategyConfig {
-    /// Name (its ring files are `<name>.submit` and `<name>.return`).
+    /// Name (its ring files are `<name>.submit`, `<name>.return` and `<name>.md`).
     pub name: String,
     /// Its risk limits; default all off.
     #[serde(default)]
     pub limits: Limits,
+    /// Books it receives market data for; default none (it can still read any book
+    /// with `Api::book`).
+    #[serde(default)]
+    pub subscribe: Vec<Subscription>,
+}
+
+impl StrategyConfig {
+    /// A strategy with no limits and no subscriptions.
+    pub fn new(name: &str) -> StrategyConfig {
+        StrategyConfig {
+            name: name.to_owned(),
+            limits: Limits::default(),
+            subscribe: Vec::new(),
+        }
+    }
+}
+
+/// The engine's journal (restart recovery, `docs/engine.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalSection {
+    /// Directory of the journal segments (created if missing).
+    pub dir: PathBuf,
+    /// `fdatasync` every commit (survives power loss; ~0.2 ms per commit here);
+    /// default false: a commit reaches the page cache, which survives the engine's
+    /// own crash or `kill -9`.
+    #[serde(default)]
+    pub fsync: bool,
+}
+
+/// The market-data thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MarketDataConfig {
+    /// Its wait strategy and core; default spin-yield, unpinned.
+    pub thread: ThreadConfig,
+    /// Slots of each strategy's market-data ring (power of two); default 1024.
+    pub ring_capacity: usize,
+}
+
+impl Default for MarketDataConfig {
+    fn default() -> Self {
+        MarketDataConfig {
+            thread: ThreadConfig::default(),
+            ring_capacity: 1_024,
+        }
+    }
 }
 
 /// One venue connection, driven by its own gateway thread. Exactly one of `sim` and
@@ -193,6 +250,17 @@ pub struct EngineConfig {
     pub strategies: Vec<StrategyConfig>,
     /// Venues; default one simulated venue `sim` (D ~ U(1 µs, 50 µs), full fills).
     pub venues: Vec<VenueConfig>,
+    /// The market-data thread.
+    pub market_data: MarketDataConfig,
+    /// Prometheus metrics (`GET /metrics`); default off.
+    pub metrics: crate::metrics::MetricsConfig,
+    /// How to show instruments (symbol, decimals, currency); default plain units.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instrument_info: Vec<crate::units::InstrumentInfo>,
+    /// Journal for restart recovery; default none (the engine forgets everything
+    /// when it stops).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalSection>,
 }
 
 impl Default for EngineConfig {
@@ -214,8 +282,13 @@ impl Default for EngineConfig {
                     delay_hi_ns: 50_000,
                     model: FillModel::Full,
                     seed: 1,
+                    market: Default::default(),
                 },
             )],
+            market_data: MarketDataConfig::default(),
+            metrics: Default::default(),
+            instrument_info: Vec::new(),
+            journal: None,
         }
     }
 }
@@ -300,6 +373,26 @@ impl EngineConfig {
             if self.strategies[..i].iter().any(|o| o.name == s.name) {
                 p.push(format!("strategies[{i}].name {:?} is a duplicate", s.name));
             }
+            for sub in &s.subscribe {
+                if !self.venues.iter().any(|v| v.name == sub.venue) {
+                    p.push(format!(
+                        "strategies[{i}].subscribe: no venue named {:?}",
+                        sub.venue
+                    ));
+                }
+                if !self.instruments.contains(&sub.instrument) {
+                    p.push(format!(
+                        "strategies[{i}].subscribe: instrument {} is not in `instruments`",
+                        sub.instrument
+                    ));
+                }
+            }
+        }
+        let md = self.market_data.ring_capacity;
+        if !md.is_power_of_two() || md < 2 {
+            p.push(format!(
+                "market_data.ring_capacity {md} is not a power of two >= 2"
+            ));
         }
         for (i, v) in self.venues.iter().enumerate() {
             if !name_ok(&v.name) {
@@ -329,6 +422,9 @@ impl EngineConfig {
                     {
                         p.push(format!("venues[{i}].sim.model: percent must be 1..=100"));
                     }
+                    if sim.model == FillModel::Market {
+                        p.extend(sim.market.problems(&format!("venues[{i}].sim.market")));
+                    }
                 }
                 Some(VenueKind::Exchange(x)) => {
                     p.extend(x.problems(&format!("venues[{i}].exchange")));
@@ -345,7 +441,17 @@ impl EngineConfig {
     /// Threads that keep a core busy while idle, counted against `cores`.
     pub fn spinning_threads(&self) -> usize {
         let spins = |t: &ThreadConfig| WaitStrategy::from(t.wait).occupies_core() as usize;
-        spins(&self.orchestrator) + self.venues.iter().map(|v| spins(&v.thread)).sum::<usize>()
+        spins(&self.orchestrator)
+            + spins(&self.market_data.thread)
+            + self.venues.iter().map(|v| spins(&v.thread)).sum::<usize>()
+    }
+
+    /// The venue index called `name`.
+    pub fn venue_index(&self, name: &str) -> Option<u32> {
+        self.venues
+            .iter()
+            .position(|v| v.name == name)
+            .map(|i| i as u32)
     }
 }
 
@@ -381,6 +487,9 @@ mod tests {
         assert_eq!(sim.delay_lo_ns, 1_000);
         assert_eq!(sim.delay_hi_ns, 50_000);
         assert_eq!(sim.model, FillModel::Full);
+        assert_eq!(d.market_data.ring_capacity, 1_024);
+        assert_eq!(d.journal, None);
+        assert_eq!(d.market_data.thread.wait, Wait::SpinYield);
         assert!(d.validate().is_ok());
         // An empty file is the default config.
         assert_eq!(EngineConfig::from_toml("", Path::new("x")).unwrap(), d);
@@ -475,8 +584,9 @@ exchange = { addr = \"127.0.0.1:1\", account = 1, password = \"p\", pasword = 1 
     #[test]
     fn spinners_count_busy_and_yielding_threads() {
         let mut c = EngineConfig::default();
-        assert_eq!(c.spinning_threads(), 2);
+        assert_eq!(c.spinning_threads(), 3);
         c.venues[0].thread.wait = Wait::Park;
+        c.market_data.thread.wait = Wait::Park;
         assert_eq!(c.spinning_threads(), 1);
     }
 }

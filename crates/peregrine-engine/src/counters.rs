@@ -39,7 +39,7 @@ pub fn bump(c: &AtomicU64) {
 }
 
 /// One row of the queue table in `peregrine engine stats`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QueueRow {
     /// `submit <strategy>`, `inbox <venue>`, `completion`, `return <strategy>`.
     pub name: String,

@@ -164,12 +164,18 @@ impl<V: Venue> Gateway<V> {
                 engine_id,
                 price,
                 qty,
-            } => (
-                engine_id,
-                self.venue
-                    .replace(engine_id, price, qty, t4)
-                    .map_err(CompletionKind::ReplaceFailed),
-            ),
+            } => {
+                // The replace's answer is timed from here.
+                if let Some(e) = orders.get_mut(&engine_id) {
+                    e.0 = t4;
+                }
+                (
+                    engine_id,
+                    self.venue
+                        .replace(engine_id, price, qty, t4)
+                        .map_err(CompletionKind::ReplaceFailed),
+                )
+            }
         };
         if let Err(kind) = result {
             let (t4o, d) = orders.get(&id).copied().unwrap_or((t4, 0));

@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use peregrine_strategy::msg::ts;
 
 /// Names of the rows, in [`Latency::rows`] order.
-pub const ROWS: [&str; 10] = [
+pub const ROWS: [&str; 14] = [
     "submit      t1->t2",
     "orch pre    t2->t3",
     "dispatch    t3->t4",
@@ -21,12 +21,26 @@ pub const ROWS: [&str; 10] = [
     "round trip  t8-t1",
     "rt - venue measured",
     "rt - venue scheduled D",
+    "md venue -> engine",
+    "md engine -> publish",
+    "md publish -> on_book",
+    "md venue -> on_book",
 ];
+
+/// Index of the first market-data row in [`ROWS`].
+pub const MD_ROWS: usize = 10;
+
+/// Names of the rolling-window rows ([`Latency::window`]).
+pub const WINDOW_ROWS: [&str; 2] = ["round trip  t8-t1", "md venue -> on_book"];
 
 /// The histograms.
 #[derive(Debug, Clone)]
 pub struct Latency {
     rows: Vec<Histogram<u64>>,
+    /// The current window: round trip, md venue -> on_book.
+    recent: Vec<Histogram<u64>>,
+    /// The last complete window.
+    last: Vec<Histogram<u64>>,
 }
 
 impl Default for Latency {
@@ -41,7 +55,20 @@ impl Latency {
         let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds");
         Latency {
             rows: (0..ROWS.len()).map(|_| h()).collect(),
+            recent: (0..WINDOW_ROWS.len()).map(|_| h()).collect(),
+            last: (0..WINDOW_ROWS.len()).map(|_| h()).collect(),
         }
+    }
+
+    /// Ends the current window: it becomes [`Latency::window`], a new one starts.
+    pub fn rotate_window(&mut self) {
+        std::mem::swap(&mut self.recent, &mut self.last);
+        self.recent.iter_mut().for_each(Histogram::reset);
+    }
+
+    /// The last complete window, in [`WINDOW_ROWS`] order.
+    pub fn window(&self) -> &[Histogram<u64>] {
+        &self.last
     }
 
     /// Records one order's stamps (all 8 must be known) and scheduled delay.
@@ -55,8 +82,24 @@ impl Latency {
         let rt = t[ts::STRATEGY_RECV].saturating_sub(t[ts::STRATEGY_SEND]);
         let venue = t[ts::GATEWAY_DONE].saturating_sub(t[ts::GATEWAY_RECV]);
         self.rows[7].saturating_record(rt.max(1));
+        self.recent[0].saturating_record(rt.max(1));
         self.rows[8].saturating_record(rt.saturating_sub(venue).max(1));
         self.rows[9].saturating_record(rt.saturating_sub(scheduled_ns).max(1));
+    }
+
+    /// One market-data sample (all `CLOCK_MONOTONIC` ns): the venue's timestamp of a
+    /// book version, when the engine received it, published it, and when a
+    /// strategy's `on_book` saw it. Samples with a missing stamp are not recorded.
+    pub fn record_md(&mut self, venue: u64, recv: u64, publish: u64, seen: u64) {
+        if venue == 0 || recv == 0 || publish == 0 || seen == 0 {
+            return;
+        }
+        let r = &mut self.rows[MD_ROWS..];
+        r[0].saturating_record(recv.saturating_sub(venue).max(1));
+        r[1].saturating_record(publish.saturating_sub(recv).max(1));
+        r[2].saturating_record(seen.saturating_sub(publish).max(1));
+        r[3].saturating_record(seen.saturating_sub(venue).max(1));
+        self.recent[1].saturating_record(seen.saturating_sub(venue).max(1));
     }
 
     /// The histograms, in [`ROWS`] order.
@@ -71,18 +114,19 @@ impl Latency {
 
     /// The table: row, n, p50, p99, p99.9, max (ns).
     pub fn render(&self) -> String {
+        use crate::units::{fmt_count, fmt_ns};
         let mut s = format!(
-            "{:<24}{:>9}{:>11}{:>11}{:>11}{:>12}\n",
-            "latency (ns)", "n", "p50", "p99", "p99.9", "max"
+            "{:<24}{:>10}{:>11}{:>11}{:>11}{:>12}\n",
+            "latency", "n", "p50", "p99", "p99.9", "max"
         );
         for (name, h) in ROWS.iter().zip(&self.rows) {
             s += &format!(
-                "{name:<24}{:>9}{:>11}{:>11}{:>11}{:>12}\n",
-                h.len(),
-                h.value_at_quantile(0.5),
-                h.value_at_quantile(0.99),
-                h.value_at_quantile(0.999),
-                h.max()
+                "{name:<24}{:>10}{:>11}{:>11}{:>11}{:>12}\n",
+                fmt_count(h.len()),
+                fmt_ns(h.value_at_quantile(0.5)),
+                fmt_ns(h.value_at_quantile(0.99)),
+                fmt_ns(h.value_at_quantile(0.999)),
+                fmt_ns(h.max())
             );
         }
         s
@@ -107,6 +151,10 @@ mod tests {
                 h.max()
             );
         }
+        l.record_md(1_000, 1_500, 1_700, 2_700);
+        assert!(l.rows()[MD_ROWS + 3].equivalent(l.rows()[MD_ROWS + 3].max(), 1_700));
+        l.record_md(0, 1, 2, 3);
+        assert_eq!(l.rows()[MD_ROWS].len(), 1);
         l.record(&[1, 0, 0, 0, 0, 0, 0, 9], 0);
         assert_eq!(l.samples(), 1, "incomplete stamps are not recorded");
         assert!(l.render().contains("rt - venue measured"));

@@ -18,7 +18,7 @@
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 use rustc_hash::FxHashMap;
 
-use crate::risk::StrategyId;
+use crate::ids::StrategyId;
 
 /// One strategy's position in one instrument.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

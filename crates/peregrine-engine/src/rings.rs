@@ -13,15 +13,33 @@
 use std::path::Path;
 
 use peregrine_queue::shm::{Pod, ShmError, ShmSpsc, ShmSpscConsumer, ShmSpscProducer};
+use peregrine_strategy::md::{self, MdEvent};
 use peregrine_strategy::msg::{Event, Request};
 use peregrine_strategy::paths;
 
-use crate::orchestrator::StrategyLink;
+/// The engine's end of one strategy's two rings.
+#[derive(Debug)]
+pub struct StrategyLink {
+    /// Name.
+    pub name: String,
+    /// Submit ring, consumer end.
+    pub rx: ShmSpscConsumer<Request>,
+    /// Return ring, producer end.
+    pub tx: ShmSpscProducer<Event>,
+    /// Market-data ring, producer end, until the market-data thread takes it.
+    pub md: Option<ShmSpscProducer<MdEvent>>,
+}
 
-/// Creates `<dir>/<name>.submit` and `<dir>/<name>.return` (removing whatever files
-/// are there), runs one lap through each so their pages are allocated, and claims the
-/// engine's ends.
-pub fn create_link(dir: &Path, name: &str, capacity: usize) -> Result<StrategyLink, ShmError> {
+/// Creates `<dir>/<name>.submit`, `<dir>/<name>.return` and the market-data ring
+/// `<dir>/<name>.md` (`md_capacity` slots), removing whatever files are there, runs
+/// one lap through each so their pages are allocated, and claims the engine's ends.
+/// The market-data ring is created last: a strategy that finds it finds the others.
+pub fn create_link(
+    dir: &Path,
+    name: &str,
+    capacity: usize,
+    md_capacity: usize,
+) -> Result<StrategyLink, ShmError> {
     let submit = paths::submit_ring(dir, name);
     let ret = paths::return_ring(dir, name);
     unlink(dir, name);
@@ -31,17 +49,25 @@ pub fn create_link(dir: &Path, name: &str, capacity: usize) -> Result<StrategyLi
     let mut tx = return_ring.producer()?;
     prefault(&mut submit_ring.producer()?, &mut rx, capacity);
     prefault(&mut tx, &mut return_ring.consumer()?, capacity);
+    let md_ring = ShmSpsc::<MdEvent>::create(&md::ring_path(dir, name), md_capacity)?;
+    let mut md = md_ring.producer()?;
+    prefault(&mut md, &mut md_ring.consumer()?, md_capacity);
     Ok(StrategyLink {
         name: name.to_owned(),
         rx,
         tx,
+        md: Some(md),
     })
 }
 
 /// Removes a strategy's ring files (missing files are fine). Processes that mapped
 /// them keep their mapping; nobody can attach to them any more.
 pub fn unlink(dir: &Path, name: &str) {
-    for f in [paths::submit_ring(dir, name), paths::return_ring(dir, name)] {
+    for f in [
+        paths::submit_ring(dir, name),
+        paths::return_ring(dir, name),
+        md::ring_path(dir, name),
+    ] {
         let _ = std::fs::remove_file(f);
     }
 }
@@ -68,14 +94,14 @@ mod tests {
     #[test]
     fn recreating_replaces_the_files_and_old_handles_write_into_the_void() {
         let dir = tempfile::tempdir().unwrap();
-        let old = create_link(dir.path(), "s", 8).unwrap();
+        let old = create_link(dir.path(), "s", 8, 8).unwrap();
         let mut old_tx = ShmSpsc::<Request>::attach(&paths::submit_ring(dir.path(), "s"))
             .unwrap()
             .producer()
             .unwrap();
         unlink(dir.path(), "s");
         assert!(ShmSpsc::<Request>::attach(&paths::submit_ring(dir.path(), "s")).is_err());
-        let mut new = create_link(dir.path(), "s", 8).unwrap();
+        let mut new = create_link(dir.path(), "s", 8, 8).unwrap();
         drop(old);
         old_tx.try_push(Request::heartbeat(1, 1)).unwrap();
         assert_eq!(

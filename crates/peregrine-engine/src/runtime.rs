@@ -22,9 +22,14 @@ use peregrine_strategy::paths;
 
 use crate::config::{EngineConfig, ThreadConfig, VenueConfig, VenueKind};
 use crate::control::{self, Shared};
+use crate::durable::{self, EngineJournal, Rec, Recovered};
 use crate::gateway::{Completion, Gateway, GatewayCmd, GatewayCounters};
-use crate::orchestrator::{GatewayLink, Orchestrator, StrategyLink};
+use crate::market::fanout::Outbox;
+use crate::market::thread::{MdCounters, MdThread, SlotMap};
+use crate::market::MarketFeed;
+use crate::orchestrator::{GatewayLink, Orchestrator};
 use crate::rings;
+use crate::rings::StrategyLink;
 use crate::venue::exchange::ExchangeVenue;
 use crate::venue::sim::SimVenue;
 use crate::venue::Venue;
@@ -41,6 +46,12 @@ pub enum StartError {
     /// A venue adapter could not be built.
     #[error("venue {0}: {1}")]
     Venue(String, String),
+    /// The engine journal could not be opened or replayed.
+    #[error("engine journal {0}: {1}")]
+    Journal(PathBuf, String),
+    /// The book board could not be created.
+    #[error(transparent)]
+    Board(#[from] peregrine_strategy::md::BoardError),
 }
 
 /// A running engine.
@@ -65,7 +76,15 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     if let Some(w) = spinner_warning(cfg.spinning_threads(), cores.len()) {
         notes.push(format!("WARNING: engine threads: {w}"));
     }
-    let (links, files) = create_rings(cfg, &dir)?;
+    let map = SlotMap::new(cfg.venues.len(), &cfg.instruments);
+    let board_path = peregrine_strategy::md::board::path(&dir);
+    let board = peregrine_strategy::md::BoardWriter::create(&board_path, &map.keys())?;
+    let (mut links, mut files) = create_rings(cfg, &dir)?;
+    files.push(board_path);
+    let outboxes = outboxes(cfg, &map, &mut links);
+    let (journal, recovered) = recover(cfg, &mut notes)?;
+    let mut settled = Vec::new();
+    let mut feeds: Vec<(u32, Box<dyn MarketFeed>)> = Vec::new();
     let stop = Arc::new(AtomicBool::new(false));
     let shared = Arc::new(Shared::new(Arc::clone(&stop)));
     let completions = Arc::new(ArrayQueue::new(cfg.ring_capacity));
@@ -83,12 +102,23 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             core: core_for(&v.thread, &cores),
         };
         let handle = match v.kind() {
-            Some(VenueKind::Sim(sim)) => spawn_gateway(v, SimVenue::new(*sim), parts)?,
+            Some(VenueKind::Sim(sim)) => {
+                let mut venue = SimVenue::new(*sim, &cfg.instruments);
+                if let Some(f) = venue.market_feed() {
+                    feeds.push((i as u32, f));
+                }
+                restore_into(&mut venue, i as u32, recovered.as_ref(), &mut settled);
+                spawn_gateway(v, venue, parts)?
+            }
             Some(VenueKind::Exchange(x)) => {
                 let mut venue = ExchangeVenue::new(&v.name, x.clone())
                     .map_err(|e| StartError::Venue(v.name.clone(), e.to_string()))?;
                 // Connect before strategies can send (blocking up to the connect
                 // timeout); a failure is not fatal: the gateway keeps retrying.
+                if let Some(f) = venue.market_feed() {
+                    feeds.push((i as u32, f));
+                }
+                restore_into(&mut venue, i as u32, recovered.as_ref(), &mut settled);
                 if let Err(e) = venue.connect(peregrine_strategy::clock::now_ns()) {
                     notes.push(format!(
                         "WARNING: venue {}: {e}; the gateway retries every {} ms",
@@ -106,9 +136,39 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             counters,
         });
     }
-    let orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared));
+    let attach = Arc::new(ArrayQueue::new(cfg.strategies.len().max(1) * 4));
+    let md_counters = Arc::new(MdCounters::new(cfg.strategies.len()));
+    let md = MdThread::new(
+        feeds,
+        map,
+        board,
+        outboxes,
+        Arc::clone(&attach),
+        Arc::clone(&md_counters),
+        Arc::clone(&stop),
+        cfg.market_data.thread.idle_policy(),
+    );
+    let md_core = core_for(&cfg.market_data.thread, &cores);
+    others.push(spawn("md", move || {
+        eprintln!("{}", pin_current("md", md_core).describe());
+        md.run();
+    })?);
+    let mut orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared))
+        .with_market_data(attach, md_counters);
+    if let Some(j) = journal {
+        orch = orch.with_journal(j);
+    }
+    if let Some(r) = recovered {
+        orch = orch.restore(r, settled);
+    }
     // A snapshot exists before the socket does: a client never sees an empty one.
     orch.publish(peregrine_strategy::clock::now_ns());
+    if cfg.metrics.enabled {
+        let (addr, h) = crate::metrics::serve(&cfg.metrics, Arc::clone(&shared))
+            .map_err(|e| StartError::Io(PathBuf::from(cfg.metrics.listen.to_string()), e))?;
+        notes.push(format!("metrics on http://{addr}/metrics"));
+        others.push(h);
+    }
     let socket = paths::control_socket(&dir);
     let control = control::serve(&socket, Arc::clone(&shared))
         .map_err(|e| StartError::Io(socket.clone(), e))?;
@@ -127,6 +187,74 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
         others,
         notes,
     })
+}
+
+/// Opens the journal (if configured), replays it, and records this run's roster.
+fn recover(
+    cfg: &EngineConfig,
+    notes: &mut Vec<String>,
+) -> Result<(Option<EngineJournal>, Option<Recovered>), StartError> {
+    let Some(section) = &cfg.journal else {
+        return Ok((None, None));
+    };
+    let started = Instant::now();
+    let jerr = |e: String| StartError::Journal(section.dir.clone(), e);
+    let mut journal =
+        EngineJournal::open(&section.dir, section.fsync).map_err(|e| jerr(e.to_string()))?;
+    let recovered = durable::replay(&mut journal, cfg, peregrine_strategy::clock::now_ns())
+        .map_err(|e| jerr(e.to_string()))?;
+    let mut j = EngineJournal::new(journal);
+    let roster = Rec::Roster {
+        strategies: cfg.strategies.iter().map(|s| s.name.clone()).collect(),
+        venues: cfg.venues.iter().map(|v| v.name.clone()).collect(),
+    };
+    if !j.append(&roster, peregrine_strategy::clock::now_ns()) || !j.commit() {
+        return Err(jerr(j.failed.clone().unwrap_or_default()));
+    }
+    if recovered.records > 0 {
+        notes.push(format!(
+            "engine journal {}: recovered {} records in {:.1} ms: {} open orders to reconcile \
+             with their venues, positions and limits restored",
+            section.dir.display(),
+            recovered.records,
+            started.elapsed().as_secs_f64() * 1e3,
+            recovered.orders.len()
+        ));
+        if cfg.venues.iter().any(|v| v.exchange.is_some()) && !recovered.orders.is_empty() {
+            notes.push(
+                "WARNING: exchange venues reconcile restored orders by mass cancel (protocol \
+                 v1 has no session replay): fills that happened while the engine was down \
+                 can be missed; check the exchange's records"
+                    .into(),
+            );
+        }
+    }
+    notes.extend(recovered.warnings.iter().map(|w| format!("WARNING: {w}")));
+    Ok((Some(j), Some(recovered)))
+}
+
+/// Hands venue `venue`'s restored orders to its adapter; reports it settles at once
+/// go to `settled`.
+fn restore_into<V: Venue>(
+    v: &mut V,
+    venue: u32,
+    recovered: Option<&Recovered>,
+    settled: &mut Vec<Completion>,
+) {
+    let Some(r) = recovered else { return };
+    let now = peregrine_strategy::clock::now_ns();
+    for o in r.orders.iter().filter(|o| o.venue == venue) {
+        if let Some(report) = v.restore(o) {
+            settled.push(Completion {
+                venue,
+                engine_id: o.engine_id,
+                kind: crate::gateway::CompletionKind::Report(report),
+                t4: now,
+                t5: now,
+                scheduled_ns: 0,
+            });
+        }
+    }
 }
 
 /// What every gateway thread gets besides its adapter.
@@ -182,19 +310,47 @@ fn create_rings(
     let mut links = Vec::new();
     let mut files = Vec::new();
     for s in &cfg.strategies {
-        links.push(rings::create_link(dir, &s.name, cfg.ring_capacity)?);
+        let md_cap = cfg.market_data.ring_capacity;
+        links.push(rings::create_link(dir, &s.name, cfg.ring_capacity, md_cap)?);
         files.extend([
             paths::submit_ring(dir, &s.name),
             paths::return_ring(dir, &s.name),
+            peregrine_strategy::md::ring_path(dir, &s.name),
         ]);
     }
     Ok((links, files))
+}
+
+/// Each strategy's market-data outbox: its subscriptions, and its md ring taken out
+/// of its link.
+fn outboxes(cfg: &EngineConfig, map: &SlotMap, links: &mut [StrategyLink]) -> Vec<Outbox> {
+    cfg.strategies
+        .iter()
+        .zip(links.iter_mut())
+        .map(|(s, link)| {
+            let mut wants = vec![false; map.len()];
+            for sub in &s.subscribe {
+                let slot = cfg
+                    .venue_index(&sub.venue)
+                    .and_then(|v| map.slot(v, peregrine_types::InstrumentId(sub.instrument)));
+                if let Some(slot) = slot {
+                    wants[slot] = true;
+                }
+            }
+            Outbox::new(wants, link.md.take())
+        })
+        .collect()
 }
 
 impl Engine {
     /// The shared-memory directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The flag that stops the engine (a signal handler may set it).
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
     }
 
     /// Asks every thread to stop.

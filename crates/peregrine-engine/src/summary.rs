@@ -25,6 +25,9 @@ pub struct VenueTally {
     pub cancels: u64,
     /// Rejects by the venue itself (reason >= 1000).
     pub rejects: u64,
+    /// Replaces the venue applied.
+    #[serde(default)]
+    pub replaces: u64,
 }
 
 /// What the orchestrator counts.
@@ -40,6 +43,10 @@ pub struct Tally {
     pub fills: u64,
     /// Venue-confirmed cancels.
     pub cancels: u64,
+    /// Replace requests received from strategies.
+    pub replace_requests: u64,
+    /// Replaces applied by venues.
+    pub replaces: u64,
     /// Per venue.
     pub venues: Vec<VenueTally>,
 }
@@ -82,8 +89,13 @@ impl Tally {
                     v.cancels += 1;
                 }
             }
-            Some(EventKind::CancelReject | EventKind::Replaced | EventKind::ReplaceReject)
-            | None => {}
+            Some(EventKind::Replaced) => {
+                self.replaces += 1;
+                if let Some(v) = venue {
+                    v.replaces += 1;
+                }
+            }
+            Some(EventKind::CancelReject | EventKind::ReplaceReject) | None => {}
         }
     }
 
@@ -204,6 +216,35 @@ pub struct EngineSummary {
     pub risk_rejects: Vec<RejectRow>,
     /// Engine rejects (codes 201..) with a non-zero count.
     pub engine_rejects: Vec<RejectRow>,
+    /// Replace requests received.
+    #[serde(default)]
+    pub replace_requests: u64,
+    /// Replaces applied by venues.
+    #[serde(default)]
+    pub replaces: u64,
+    /// Round trip and market-data latency over the last whole second only.
+    #[serde(default)]
+    pub window: Vec<LatencyRow>,
+    /// Market data per strategy: events pushed, skipped (conflated or dropped).
+    #[serde(default)]
+    pub market_data: Vec<MdRow>,
+    /// How to show each instrument.
+    #[serde(default)]
+    pub instruments: Vec<crate::units::InstrumentInfo>,
+    /// Every hand-off's counters (as in `stats`).
+    #[serde(default)]
+    pub queues: Vec<crate::counters::QueueRow>,
+}
+
+/// One strategy's market-data ring.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MdRow {
+    /// Strategy.
+    pub strategy: String,
+    /// Events pushed.
+    pub pushed: u64,
+    /// Book changes conflated and trades dropped because its ring was full.
+    pub skipped: u64,
 }
 
 impl EngineSummary {
@@ -298,7 +339,8 @@ mod tests {
                 acks: 1,
                 fills: 1,
                 cancels: 0,
-                rejects: 0
+                rejects: 0,
+                replaces: 0
             }
         );
         assert_eq!((t.venues[0].cancels, t.venues[0].rejects), (1, 1));

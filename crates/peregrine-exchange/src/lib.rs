@@ -1,106 +1,54 @@
-//! The Peregrine venue server.
+//! The Peregrine venue server: the I/O around the sans-IO
+//! [`peregrine_exchange_core`].
 //!
 //! Clients speak the binary order-entry protocol of `peregrine-wire` over TCP; the
-//! exchange sequences their requests into one stream of commands for the
-//! `peregrine-book` [`peregrine_book::MatchingEngine`], sends each private report to the
-//! session owning the order, and publishes trades and L2 updates on a UDP feed.
-//!
-//! # Design
+//! server hands their requests to the core, which sequences them into one stream of
+//! commands, journals them, matches them and routes each private report to the
+//! session owning the order; trades and L2 updates leave on a UDP feed.
 //!
 //! ```text
-//!  sockets ──▶ SessionTable ──Request──▶ Core ─────────────▶ Outbox (reports)
-//!  (table.rs)   framing, login,          (core.rs) seq, clock,   └▶ sessions' bounded
-//!               heartbeats               CommandLog, engine,        outbound buffers
-//!                                        owner map          ───▶ MdPublisher (UDP)
+//!  sockets ──▶ net::table ──Request──▶ core (peregrine-exchange-core) ──▶ Outbox (reports)
+//!             net::session: framing,     seq, clock, CommandLog,           └▶ sessions' bounded
+//!             login, heartbeats          engine, owner map                    outbound buffers
+//!                                                                  ──▶ feed::udp (packets)
 //! ```
 //!
-//! * **Two layers, two topologies.** [`table::SessionTable`] knows sockets and
-//!   sessions; [`core::Core`] knows commands and events. [`compact`] runs both on one
-//!   thread (the default: on a 2-core machine one polling thread leaves the other core
-//!   to the clients and puts no thread hand-off or wake-up on the order path);
-//!   [`split`] runs them on two threads joined by SPSC rings ([`ring`]).
+//! # Parts
+//!
+//! * [`config`]: the validated TOML config.
+//! * `net/`: the session table (listener, sessions, routing of reports), each
+//!   session's protocol state machine (sans-IO) and socket, and the polling loops of
+//!   both topologies: `compact` (one thread; the default: on a 2-core machine one
+//!   polling thread leaves the other core to the clients and puts no thread hand-off
+//!   or wake-up on the order path) and `split` (ingestion and matching threads joined
+//!   by SPSC rings).
+//! * `durability/`: start-up recovery from the journal and the newest snapshot, the
+//!   snapshot thread ([`Snapshotter`]) and the hasher thread's commitment log.
+//! * `feed/`: the UDP socket of the market-data feed and the TCP recovery service
+//!   (snapshots and replays).
+//! * `metrics/`: the hub the threads publish into, Prometheus rendering and the
+//!   `/metrics` endpoint.
+//!
 //! * **Sequenced and journaled.** Every command gets the next engine sequence number
-//!   and a timestamp from a monotonic [`clock::Clock`], goes to the
-//!   [`journal::CommandLog`] seam before it executes, and its results leave only after
-//!   the batch's `commit`.
-//! * **Routing by ownership.** The core remembers, per live order, the session and
-//!   account that entered it; maker fills and unsolicited cancels go there. If that
-//!   session has closed, the report goes to the account's current session (a
-//!   reconnect of the same account), else it is dropped and counted.
+//!   and a timestamp from the injected clock, goes to the journal before it executes,
+//!   and its results leave only after the batch's commit.
 //! * **Bounded everything.** Fixed receive buffers, outbound buffers capped at
 //!   `session_out_buffer` (a slow reader is disconnected), `max_sessions` slots,
 //!   preallocated event and feed buffers. Bad input closes only the offending session.
-//! * **Seams.** [`journal::CommandLog`] (the journal crate), [`wait::WaitStrategy`] and
-//!   [`ring`] (the queue crate).
 //! * **Metrics off the order path.** The matching and session threads count in plain
-//!   fields and copy them to a [`metrics::MetricsHub`] at most once per interval; a
-//!   [`depth::DepthPublisher`] copies the books' top levels likewise; a `metrics`
-//!   thread serves them as Prometheus text ([`http`], [`metrics_render`]).
-//!
-//! [`loadgen`] is the matching client: many sessions, open or closed loop, HdrHistogram
-//! latencies.
+//!   fields and copy them to the hub at most once per interval.
 #![deny(unsafe_code)]
 
-pub mod admin_cli;
-pub mod balances;
-pub mod batch;
-pub mod clock;
-pub mod command_codec;
-pub mod commit_config;
-pub mod commit_log;
-pub mod compact;
 pub mod config;
-pub mod core;
-pub mod depth;
-pub mod hasher;
-pub mod http;
-pub mod journal;
-pub mod journal_cli;
-pub mod journal_log;
-pub mod journal_replay;
-pub mod loadgen;
-pub mod log;
-pub mod mapping;
-pub mod md;
-pub mod metrics;
-pub mod metrics_hist;
-pub mod metrics_render;
-pub mod metrics_text;
-pub mod recovery;
-pub mod ring;
-pub mod sequencer;
-pub mod server;
-pub mod session;
-pub mod snapshot_codec;
-pub mod snapshotter;
-pub mod split;
-pub mod subscriber;
-pub mod table;
-pub mod verify;
-pub mod wait;
-pub mod window;
+mod durability;
+mod error;
+mod feed;
+mod metrics;
+mod net;
+mod start;
 
-pub use config::{Config, Topology};
-pub use server::{run, run_with_log};
-pub use wait::WaitStrategy;
-
-/// `peregrine exchange` arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ExchangeArgs {
-    /// Config file (TOML); see `exchange.toml` and docs/exchange.md.
-    #[arg(long, default_value = "exchange.toml")]
-    pub config: std::path::PathBuf,
-}
-
-/// Runs `peregrine exchange`: loads the config, prints `listening on ADDR` on stdout
-/// once the listener is bound, and serves until killed.
-pub fn run_cli(args: ExchangeArgs) -> anyhow::Result<()> {
-    use std::io::Write;
-    let config = Config::load(&args.config)?;
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    run(config, stop, |addr| {
-        let mut out = std::io::stdout();
-        let _ = writeln!(out, "listening on {addr}");
-        let _ = out.flush();
-    })
-}
+pub use config::{Config, ConfigError, Topology};
+pub use durability::snapshots::{ReplicaFactory, Snapshotter};
+pub use error::ExchangeError;
+pub use metrics::ack::{AckSummary, StageSummary};
+pub use start::{run, run_with_log, RunSummary};

@@ -3,14 +3,12 @@
 //! record is a typed error.
 
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
 
 use peregrine_book::{Command, MatchingEngine, StateHash};
-use peregrine_exchange::core::{Core, Outbox, SessionKey};
-use peregrine_exchange::journal_log::{JournalLog, JournalSection};
-use peregrine_exchange::journal_replay::{open_journal, replay_commands, restore, ReplayError};
-use peregrine_exchange::snapshotter::Snapshotter;
+use peregrine_exchange::{ReplicaFactory, Snapshotter};
+use peregrine_exchange_core::journal::{JournalLog, JournalSection};
+use peregrine_exchange_core::replay::{open_journal, replay_commands, restore, ReplayError};
+use peregrine_exchange_core::{Clock, Core, NoLog, Outbox, SessionKey};
 use peregrine_journal::{FsyncPolicy, JournalError, SnapshotConfig, SnapshotStore};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty, Side,
@@ -40,7 +38,7 @@ fn section(dir: &Path) -> JournalSection {
 fn core(dir: &Path) -> Core<JournalLog> {
     let (journal, _) = open_journal(&section(dir)).unwrap();
     let log = JournalLog::new(journal);
-    Core::new(engine(), 1024, Arc::new(AtomicU64::new(0)), log, None)
+    Core::new(engine(), 1024, log, Clock::monotonic())
 }
 
 /// A small deterministic generator (xorshift), so the test needs no RNG crate.
@@ -154,7 +152,8 @@ fn snapshot_plus_tail_equals_a_full_replay() {
     let dir = tempfile::tempdir().unwrap();
     let store = || SnapshotStore::open(dir.path().join("snapshots"), Default::default()).unwrap();
     let (hash, seq) = {
-        let mut c = core(dir.path()).with_snapshots(Snapshotter::spawn(store(), 300).unwrap());
+        let mut c =
+            core(dir.path()).with_snapshots(Box::new(Snapshotter::spawn(store(), 300).unwrap()));
         drive(&mut c, 2_000, 13);
         (c.engine().state_hash(), c.engine_seq())
     }; // dropping the core joins the snapshot writer
@@ -186,17 +185,8 @@ fn snapshot_plus_tail_equals_a_full_replay() {
     );
 }
 
-fn replica() -> peregrine_exchange::snapshotter::ReplicaFactory {
-    Box::new(|| {
-        let log = peregrine_exchange::journal::NoLog;
-        Some(Core::new(
-            engine(),
-            1024,
-            Arc::new(AtomicU64::new(0)),
-            log,
-            None,
-        ))
-    })
+fn replica() -> ReplicaFactory {
+    Box::new(|| Some(Core::new(engine(), 1024, NoLog, Clock::monotonic())))
 }
 
 /// The replica snapshotter (the server's): snapshots come from a copy of the state fed
@@ -211,13 +201,20 @@ fn replica_snapshots_plus_tail_equal_the_live_state() {
             || SnapshotStore::open(dir.path().join("snapshots"), Default::default()).unwrap();
         let (hash, seq) = {
             let s = Snapshotter::spawn_replica_with_ring(store(), 300, replica(), ring).unwrap();
-            let mut c = core(dir.path()).with_snapshots(s);
+            let mut c = core(dir.path()).with_snapshots(Box::new(s));
             drive(&mut c, 3_000, 29);
             // With the tiny ring, snapshots come from re-seeds, which need the replica
             // thread to have run: keep trading until one is on disk (bounded).
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
             let mut round = 0;
-            while store().latest_valid().unwrap().snapshot.is_none() {
+            // Polls the directory, not a second `SnapshotStore`: opening one removes
+            // temp files, which would race with the replica's write in progress.
+            let written = || {
+                std::fs::read_dir(dir.path().join("snapshots"))
+                    .unwrap()
+                    .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".snap"))
+            };
+            while !written() {
                 assert!(std::time::Instant::now() < deadline, "no snapshot in 30 s");
                 std::thread::sleep(std::time::Duration::from_millis(5));
                 drive(&mut c, 300, 31 + round);
@@ -258,7 +255,8 @@ fn pruned_segments_recover_from_the_snapshot_and_the_rest() {
     let before = segments(dir.path()).len();
     assert_eq!(before, 0);
     let (hash, seq) = {
-        let mut c = core(dir.path()).with_snapshots(Snapshotter::spawn(store(), 500).unwrap());
+        let mut c =
+            core(dir.path()).with_snapshots(Box::new(Snapshotter::spawn(store(), 500).unwrap()));
         drive(&mut c, 6_000, 21);
         (c.engine().state_hash(), c.engine_seq())
     }; // dropping the core joins the snapshot writer

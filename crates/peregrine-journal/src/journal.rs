@@ -133,6 +133,33 @@ impl Journal {
         Ok(())
     }
 
+    /// Ends a batch without syncing, whatever the policy: marks the batch's last
+    /// record `FLAG_COMMIT` and writes the buffer to the active segment. For a
+    /// caller that syncs on another thread ([`Journal::sync_handle`]); a rotation
+    /// still syncs the segment it seals.
+    pub fn write(&mut self) -> Result<(), JournalError> {
+        self.write_marked()
+    }
+
+    /// A second handle on the active segment file, for `fdatasync` on another
+    /// thread, with the first sequence number of that segment (a new segment after a
+    /// rotation needs a new handle; the one it replaced was synced when sealed).
+    pub fn sync_handle(&self) -> Result<Option<(u64, File)>, JournalError> {
+        let (Some(file), Some(seg)) = (self.active.as_ref(), self.segments.last()) else {
+            return Ok(None);
+        };
+        let clone = file
+            .try_clone()
+            .map_err(|e| JournalError::io("clone segment handle", &seg.path, e))?;
+        Ok(Some((seg.first_seq, clone)))
+    }
+
+    /// The first sequence number of the active segment, if any.
+    pub fn active_segment(&self) -> Option<u64> {
+        self.active.as_ref()?;
+        self.segments.last().map(|s| s.first_seq)
+    }
+
     /// Commits and syncs regardless of policy, then closes.
     pub fn close(mut self) -> Result<(), JournalError> {
         self.write_marked()?;

@@ -1,9 +1,11 @@
-//! What a strategy calls: send orders, cancels and replaces.
+//! What a strategy calls: send orders (every type and time in force), cancels and
+//! replaces; read any book the engine publishes.
 
 use peregrine_queue::shm::ShmSpscProducer;
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
 use crate::clock::now_ns;
+use crate::md::{BoardReader, BookView};
 use crate::msg::{NewOrder, Request};
 
 /// Why a send failed.
@@ -19,22 +21,24 @@ pub enum ApiError {
 #[derive(Debug)]
 pub struct Api {
     tx: ShmSpscProducer<Request>,
+    board: Option<BoardReader>,
     next_client_id: u64,
     sent: u64,
     full: u64,
 }
 
 impl Api {
-    pub(crate) fn new(tx: ShmSpscProducer<Request>) -> Api {
+    pub(crate) fn new(tx: ShmSpscProducer<Request>, board: Option<BoardReader>) -> Api {
         Api {
             tx,
+            board,
             next_client_id: 1,
             sent: 0,
             full: 0,
         }
     }
 
-    /// Sends a new limit order; returns its client order id.
+    /// Sends a new GTC limit order; returns its client order id.
     pub fn send_order(
         &mut self,
         venue: u32,
@@ -43,17 +47,33 @@ impl Api {
         price: Price,
         qty: Qty,
     ) -> Result<u64, ApiError> {
+        self.send(NewOrder::limit(venue, instrument, side, price, qty))
+    }
+
+    /// Sends a new order of any type and time in force (see [`NewOrder`]'s builders:
+    /// `NewOrder::limit(..).ioc()`, `NewOrder::market(..)`, `.post_only()`,
+    /// `.gtd(expiry)`, `.stp(mode)`); its `client_id` is assigned here and returned.
+    pub fn send(&mut self, order: NewOrder) -> Result<u64, ApiError> {
         let order = NewOrder {
             client_id: self.next_client_id,
-            instrument,
-            venue,
-            side,
-            price,
-            qty,
+            ..order
         };
         self.send_raw(Request::new_order(&order, now_ns()))?;
         self.next_client_id += 1;
         Ok(order.client_id)
+    }
+
+    /// The current book of (`venue`, `instrument`), copied out of the engine's board
+    /// (top levels, never torn; `seq` 0 until the venue published anything). `None` if
+    /// the engine has no such book.
+    pub fn book(&self, venue: u32, instrument: InstrumentId) -> Option<BookView> {
+        let board = self.board.as_ref()?;
+        board.read(board.slot_of(venue, instrument)?)
+    }
+
+    /// The book in board slot `slot` (what an `MdEvent` names).
+    pub(crate) fn book_at(&self, slot: usize) -> Option<BookView> {
+        self.board.as_ref()?.read(slot)
     }
 
     /// Asks the engine to cancel an open order.

@@ -14,15 +14,57 @@
 //! * [`Strategy`]: the callbacks; [`Api`]: what a strategy calls.
 //! * [`runner`]: attach, heartbeat, event loop with a configurable wait strategy, and a
 //!   latency summary.
-//! * [`examples`]: a market maker and a taker.
+//! * [`examples`]: a market maker, a taker, a mean-reversion taker, a latency probe.
 //!
-//! Market data is a stub for now: [`Strategy::on_market_data`] is fed by the
-//! strategy's own fills.
+//! * [`md`]: market data: the book board ([`Api::book`]), the per-strategy ring behind
+//!   [`Strategy::on_book`] and [`Strategy::on_trade`].
+//!
+//! # A strategy that reads the book
+//!
+//! ```no_run
+//! use std::sync::atomic::AtomicBool;
+//! use peregrine_strategy::md::BookView;
+//! use peregrine_strategy::msg::{Event, NewOrder};
+//! use peregrine_strategy::{run, Api, RunnerConfig, Strategy};
+//! use peregrine_types::{InstrumentId, Qty, Side};
+//!
+//! /// Trades back towards a moving average of the mid.
+//! struct Reverter { avg: i64, position: i64 }
+//!
+//! impl Strategy for Reverter {
+//!     // Every new version of a subscribed book (engine config:
+//!     // `subscribe = [{ venue = "sim", instrument = 1 }]`).
+//!     fn on_book(&mut self, api: &mut Api, instrument: InstrumentId, book: &BookView) {
+//!         let Some(mid) = book.mid() else { return };
+//!         let mid = mid.units();
+//!         if self.avg == 0 { self.avg = mid; return; }
+//!         self.avg += (mid - self.avg) / 64;
+//!         let (side, touch) = if mid > self.avg + 2 {
+//!             (Side::Sell, book.best_bid())
+//!         } else if mid < self.avg - 2 {
+//!             (Side::Buy, book.best_ask())
+//!         } else {
+//!             return;
+//!         };
+//!         let Some(touch) = touch else { return };
+//!         let order = NewOrder::limit(book.venue, instrument, side, touch.price, Qty::from_raw(1)).ioc();
+//!         let _ = api.send(order); // Err(Full): the engine is behind; skip this one
+//!     }
+//!     fn on_fill(&mut self, _api: &mut Api, ev: &Event) {
+//!         self.position += if ev.side() == Side::Buy { ev.qty } else { -ev.qty };
+//!     }
+//! }
+//!
+//! let cfg = RunnerConfig::new("/dev/shm/peregrine-main".into(), "reverter");
+//! let summary = run(&mut Reverter { avg: 0, position: 0 }, &cfg, &AtomicBool::new(false)).unwrap();
+//! println!("{}", summary.render());
+//! ```
 #![deny(unsafe_code)]
 
 pub mod api;
 pub mod clock;
 pub mod examples;
+pub mod md;
 #[allow(
     unsafe_code,
     reason = "the two messages implement the unsafe Pod marker trait"

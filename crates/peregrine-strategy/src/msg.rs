@@ -14,7 +14,7 @@
 //! changes are additive only.
 
 use peregrine_queue::shm::Pod;
-use peregrine_types::{InstrumentId, Price, Qty, Side};
+use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
 
 /// Indices of the 8 timestamps in [`Event::ts`] (seed 000). All `CLOCK_MONOTONIC` ns;
 /// 0 means "not known for this event" (a risk reject never reaches a gateway).
@@ -87,6 +87,10 @@ pub enum RequestKind {
     Receipt = 4,
     /// Change an open order's limit price and open quantity (`price`, `qty`).
     Replace = 5,
+    /// "`on_book` ran for book `client_id` (the board slot) at `t1`": the market-data
+    /// latency sample (`price` = the venue's timestamp, `qty` = engine receive time,
+    /// `aux` = engine publish time).
+    MdReceipt = 6,
 }
 
 /// Strategy → engine, 64 bytes (one cache line).
@@ -97,16 +101,20 @@ pub struct Request {
     pub kind: u8,
     /// [`Side`] as a byte (0 buy, 1 sell); New only.
     pub side: u8,
-    /// Zero.
-    pub pad0: [u8; 2],
+    /// [`OrderType`] as a byte (0 limit, 1 market, 2 post-only); New only.
+    pub order_type: u8,
+    /// [`TimeInForce`] as a byte (0 GTC, 1 IOC, 2 FOK, 3 GTD); New only.
+    pub tif: u8,
     /// Instrument; New only.
     pub instrument: u32,
     /// The strategy's order id (New, Cancel, Receipt).
     pub client_id: u64,
     /// Index of the venue in the engine's config; New only.
     pub venue: u32,
+    /// [`StpMode`] as a byte (0 none); New only.
+    pub stp: u8,
     /// Zero.
-    pub pad1: u32,
+    pub pad1: [u8; 3],
     /// Limit price in price units; New, and the new price of a Replace.
     pub price: i64,
     /// Quantity in lots; New, and the new open quantity of a Replace.
@@ -115,15 +123,17 @@ pub struct Request {
     pub t1: u64,
     /// Heartbeat: the process id; Receipt: t8 of the acknowledged order.
     pub aux: u64,
-    /// Zero.
-    pub pad2: u64,
+    /// New with GTD: expiry, nanoseconds since the Unix epoch (0 otherwise).
+    pub expire_at: u64,
 }
 
 // SAFETY: repr(C), integer fields only, laid out without implicit padding (pinned by
 // the layout test), so every bit pattern is a valid Request.
 unsafe impl Pod for Request {}
 
-/// A new order as a strategy describes it.
+/// A new order as a strategy describes it. The byte-valued fields all default to 0,
+/// which is a GTC limit order without self-trade prevention: what every request was
+/// before order types existed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewOrder {
     /// The strategy's id for the order (unique among its open orders).
@@ -138,6 +148,95 @@ pub struct NewOrder {
     pub price: Price,
     /// Quantity.
     pub qty: Qty,
+    /// Limit, market (`price` is the protection price: the worst price it may trade
+    /// at) or post-only.
+    pub order_type: OrderType,
+    /// Time in force.
+    pub tif: TimeInForce,
+    /// Self-trade prevention at the venue (all of the engine's strategies are one
+    /// account there).
+    pub stp: StpMode,
+    /// GTD expiry, nanoseconds since the Unix epoch; 0 for other TIFs.
+    pub expire_at: u64,
+}
+
+impl NewOrder {
+    /// A GTC limit order without self-trade prevention.
+    pub fn limit(
+        venue: u32,
+        instrument: InstrumentId,
+        side: Side,
+        price: Price,
+        qty: Qty,
+    ) -> NewOrder {
+        NewOrder {
+            client_id: 0,
+            instrument,
+            venue,
+            side,
+            price,
+            qty,
+            order_type: OrderType::Limit,
+            tif: TimeInForce::Gtc,
+            stp: StpMode::None,
+            expire_at: 0,
+        }
+    }
+
+    /// A market order (IOC) that trades no worse than `protection`.
+    pub fn market(
+        venue: u32,
+        instrument: InstrumentId,
+        side: Side,
+        protection: Price,
+        qty: Qty,
+    ) -> NewOrder {
+        NewOrder {
+            order_type: OrderType::Market,
+            tif: TimeInForce::Ioc,
+            ..NewOrder::limit(venue, instrument, side, protection, qty)
+        }
+    }
+
+    /// This order as post-only (rejected if it would take on arrival).
+    pub fn post_only(self) -> NewOrder {
+        NewOrder {
+            order_type: OrderType::PostOnly,
+            ..self
+        }
+    }
+
+    /// This order immediate-or-cancel.
+    pub fn ioc(self) -> NewOrder {
+        NewOrder {
+            tif: TimeInForce::Ioc,
+            expire_at: 0,
+            ..self
+        }
+    }
+
+    /// This order fill-or-kill.
+    pub fn fok(self) -> NewOrder {
+        NewOrder {
+            tif: TimeInForce::Fok,
+            expire_at: 0,
+            ..self
+        }
+    }
+
+    /// This order good till `expire_at_unix_ns` (nanoseconds since the Unix epoch).
+    pub fn gtd(self, expire_at_unix_ns: u64) -> NewOrder {
+        NewOrder {
+            tif: TimeInForce::Gtd,
+            expire_at: expire_at_unix_ns,
+            ..self
+        }
+    }
+
+    /// This order with self-trade prevention `stp`.
+    pub fn stp(self, stp: StpMode) -> NewOrder {
+        NewOrder { stp, ..self }
+    }
 }
 
 /// A decoded [`Request`].
@@ -172,6 +271,19 @@ pub enum Command {
         /// When the strategy popped the event.
         t8: u64,
     },
+    /// `on_book` ran for a book version: one market-data latency sample.
+    MdReceipt {
+        /// Board slot.
+        slot: u32,
+        /// The venue's timestamp of the version.
+        exchange_ts: u64,
+        /// When the engine received it.
+        recv_ts: u64,
+        /// When the engine published it.
+        publish_ts: u64,
+        /// When the strategy's `on_book` was called.
+        seen_ts: u64,
+    },
 }
 
 /// Why a [`Request`] could not be decoded.
@@ -183,6 +295,9 @@ pub enum DecodeError {
     /// Unknown `side` byte.
     #[error("unknown side {0}")]
     BadSide(u8),
+    /// Unknown order type, time in force or STP byte.
+    #[error("unknown order type {0}, time in force {1} or STP mode {2}")]
+    BadOrderFields(u8, u8, u8),
 }
 
 impl Request {
@@ -191,12 +306,16 @@ impl Request {
         Request {
             kind: RequestKind::New as u8,
             side: o.side as u8,
+            order_type: o.order_type as u8,
+            tif: o.tif as u8,
             instrument: o.instrument.0,
             client_id: o.client_id,
             venue: o.venue,
+            stp: o.stp as u8,
             price: o.price.units(),
             qty: o.qty.lots(),
             t1,
+            expire_at: o.expire_at,
             ..Request::default()
         }
     }
@@ -244,11 +363,32 @@ impl Request {
         }
     }
 
+    /// A market-data receipt for `ev` (a book event) seen at `seen_ts`.
+    pub fn md_receipt(ev: &crate::md::MdEvent, seen_ts: u64) -> Request {
+        Request {
+            kind: RequestKind::MdReceipt as u8,
+            client_id: u64::from(ev.slot),
+            price: ev.exchange_ts as i64,
+            qty: ev.recv_ts as i64,
+            aux: ev.publish_ts,
+            t1: seen_ts,
+            ..Request::default()
+        }
+    }
+
     /// Decodes the raw bytes into a typed command.
     pub fn decode(&self) -> Result<Command, DecodeError> {
         match self.kind {
             1 => {
                 let side = Side::from_u8(self.side).ok_or(DecodeError::BadSide(self.side))?;
+                let bad = DecodeError::BadOrderFields(self.order_type, self.tif, self.stp);
+                let (Some(order_type), Some(tif), Some(stp)) = (
+                    OrderType::from_u8(self.order_type),
+                    TimeInForce::from_u8(self.tif),
+                    StpMode::from_u8(self.stp),
+                ) else {
+                    return Err(bad);
+                };
                 Ok(Command::New(NewOrder {
                     client_id: self.client_id,
                     instrument: InstrumentId(self.instrument),
@@ -256,6 +396,10 @@ impl Request {
                     side,
                     price: Price::from_raw(self.price),
                     qty: Qty::from_raw(self.qty),
+                    order_type,
+                    tif,
+                    stp,
+                    expire_at: self.expire_at,
                 }))
             }
             2 => Ok(Command::Cancel {
@@ -272,6 +416,13 @@ impl Request {
                 client_id: self.client_id,
                 price: Price::from_raw(self.price),
                 qty: Qty::from_raw(self.qty),
+            }),
+            6 => Ok(Command::MdReceipt {
+                slot: self.client_id as u32,
+                exchange_ts: self.price as u64,
+                recv_ts: self.qty as u64,
+                publish_ts: self.aux,
+                seen_ts: self.t1,
             }),
             other => Err(DecodeError::BadKind(other)),
         }
@@ -392,6 +543,10 @@ mod tests {
         assert_eq!(offset_of!(Request, qty), 32);
         assert_eq!(offset_of!(Request, t1), 40);
         assert_eq!(offset_of!(Request, aux), 48);
+        assert_eq!(offset_of!(Request, order_type), 2);
+        assert_eq!(offset_of!(Request, tif), 3);
+        assert_eq!(offset_of!(Request, stp), 20);
+        assert_eq!(offset_of!(Request, expire_at), 56);
     }
 
     #[test]
@@ -409,13 +564,32 @@ mod tests {
     fn round_trips_and_bad_bytes() {
         let o = NewOrder {
             client_id: 7,
-            instrument: InstrumentId(3),
-            venue: 1,
-            side: Side::Sell,
-            price: Price::from_raw(101),
-            qty: Qty::from_raw(5),
+            ..NewOrder::limit(
+                1,
+                InstrumentId(3),
+                Side::Sell,
+                Price::from_raw(101),
+                Qty::from_raw(5),
+            )
         };
         assert_eq!(Request::new_order(&o, 9).decode(), Ok(Command::New(o)));
+        for o in [
+            o.ioc(),
+            o.fok().stp(StpMode::CancelBoth),
+            o.post_only().gtd(123),
+            NewOrder::market(
+                0,
+                InstrumentId(1),
+                Side::Buy,
+                Price::from_raw(200),
+                Qty::from_raw(1),
+            ),
+        ] {
+            assert_eq!(Request::new_order(&o, 9).decode(), Ok(Command::New(o)));
+        }
+        let mut odd = Request::new_order(&o, 9);
+        odd.tif = 4;
+        assert_eq!(odd.decode(), Err(DecodeError::BadOrderFields(0, 4, 0)));
         assert_eq!(
             Request::cancel(7, 1).decode(),
             Ok(Command::Cancel { client_id: 7 })

@@ -22,24 +22,33 @@
 //!   hold this one's unread messages: it waits until the engine has noticed this
 //!   process is gone and re-created them.
 //!
-//! It keeps two HdrHistograms per run, one sample per new order (at its ack or
-//! reject): the round trip t8 − t1, and the round trip minus venue time
-//! (t8 − t1) − (t5 − t4), the strategy↔engine cost the issue's goal is about.
+//! Market data: the runner also attaches the strategy's market-data ring
+//! (`<name>.md`) and the engine's book board (both optional: an engine without
+//! market data has neither). For each book event it reads the book's *current*
+//! version from the board and calls [`Strategy::on_book`], unless that version was
+//! already delivered (events queued behind a newer version collapse into nothing);
+//! each trade event becomes [`Strategy::on_trade`]. After each `on_book` it sends a
+//! market-data receipt, so the engine's latency table has the venue → engine →
+//! `on_book` path.
+//!
+//! It keeps HdrHistograms per run: per new order (at its ack or reject) the round
+//! trip t8 − t1 and the round trip minus venue time (t8 − t1) − (t5 − t4), the
+//! strategy↔engine cost the issue's goal is about; per `on_book` the time from the
+//! venue's timestamp to the callback.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-use peregrine_queue::shm::{ShmError, ShmSpsc, ShmSpscConsumer};
-use peregrine_queue::WaitStrategy;
-use peregrine_types::{InstrumentId, Price};
-
 use crate::api::Api;
 use crate::clock::now_ns;
+use crate::md::{self, BoardReader, MdEvent, MdKind};
 use crate::msg::{ts, Event, EventKind, Request};
 use crate::paths;
 use crate::strategy::Strategy;
+use hdrhistogram::Histogram;
+use peregrine_queue::shm::{ShmError, ShmSpsc, ShmSpscConsumer};
+use peregrine_queue::WaitStrategy;
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -57,9 +66,12 @@ pub struct RunnerConfig {
     /// How long to wait for the engine to create the rings.
     pub attach_timeout: Duration,
     /// Send a receipt (with t8) for every ack and reject, so the engine's latency
-    /// table covers the whole round trip.
+    /// table covers the whole round trip; and one per `on_book` (market-data latency).
     pub receipts: bool,
 }
+
+/// Market-data events handled per loop turn at most (order events come first).
+const MD_BATCH: usize = 64;
 
 impl RunnerConfig {
     /// Defaults: spin-then-yield, heartbeat every 100 ms, attach timeout 5 s.
@@ -109,6 +121,16 @@ pub struct RunSummary {
     /// The run stopped because the engine replaced this strategy's ring files (it
     /// declared the process dead, or restarted): nothing sent any more was read.
     pub detached: bool,
+    /// `on_book` calls.
+    pub books: u64,
+    /// Book events that named a version already delivered (collapsed here).
+    pub stale_books: u64,
+    /// `on_trade` calls.
+    pub trades: u64,
+    /// Market-data events the engine could not deliver (the latest `skipped`).
+    pub md_skipped: u64,
+    /// Venue timestamp → `on_book`, ns.
+    pub feed_to_book: Histogram<u64>,
 }
 
 impl RunSummary {
@@ -121,6 +143,11 @@ impl RunSummary {
             round_trip: h(),
             rt_minus_venue: h(),
             detached: false,
+            books: 0,
+            stale_books: 0,
+            trades: 0,
+            md_skipped: 0,
+            feed_to_book: h(),
         }
     }
 
@@ -133,6 +160,13 @@ impl RunSummary {
              requests sent {} (ring full {})\n",
             e[0], e[1], e[2], e[3], e[4], e[6], e[7], e[5], self.sent, self.full
         );
+        if self.books + self.trades > 0 {
+            s += &format!(
+                "market data: on_book {} (stale events collapsed {}) on_trade {} skipped by the \
+                 engine {}\n",
+                self.books, self.stale_books, self.trades, self.md_skipped
+            );
+        }
         if self.detached {
             s += "DETACHED: the engine replaced this strategy's rings (it declared the \
                   process dead, or restarted); restart the strategy\n";
@@ -140,6 +174,7 @@ impl RunSummary {
         for (name, h) in [
             ("round trip", &self.round_trip),
             ("rt - venue", &self.rt_minus_venue),
+            ("feed->book", &self.feed_to_book),
         ] {
             s += &format!(
                 "{name:<11} n={:<8} p50={}ns p99={}ns p99.9={}ns max={}ns\n",
@@ -170,7 +205,8 @@ pub fn run<S: Strategy>(
     cfg: &RunnerConfig,
     stop: &AtomicBool,
 ) -> Result<RunSummary, RunnerError> {
-    let (mut api, mut rx, files) = attach_files(cfg)?;
+    let (mut api, mut rx, mut mdrx, files) = attach_files(cfg)?;
+    let mut delivered: Vec<u64> = Vec::new();
     let pid = std::process::id();
     let _ = api.send_raw(Request::heartbeat(pid, now_ns()));
     strategy.on_start(&mut api);
@@ -188,11 +224,34 @@ pub fn run<S: Strategy>(
         while let Some(mut ev) = rx.try_pop() {
             ev.ts[ts::STRATEGY_RECV] = now_ns();
             dispatch(strategy, &mut api, &mut summary, &ev);
-            let first = matches!(ev.kind(), Some(EventKind::Ack | EventKind::Reject));
+            // The first answer to a new order or a replace: one latency sample each.
+            let first = matches!(
+                ev.kind(),
+                Some(
+                    EventKind::Ack
+                        | EventKind::Reject
+                        | EventKind::Replaced
+                        | EventKind::ReplaceReject
+                )
+            );
             if cfg.receipts && first {
                 let _ = api.send_raw(Request::receipt(ev.client_id, ev.ts[ts::STRATEGY_RECV]));
             }
             busy = true;
+        }
+        if let Some(mdrx) = mdrx.as_mut() {
+            for _ in 0..MD_BATCH {
+                let Some(ev) = mdrx.try_pop() else { break };
+                market_data(
+                    strategy,
+                    &mut api,
+                    &mut summary,
+                    &mut delivered,
+                    &ev,
+                    cfg.receipts,
+                );
+                busy = true;
+            }
         }
         idle_turns = if busy { 0 } else { idle_turns.wrapping_add(1) };
         // A clock read costs ~23 ns, as long as a whole ring hand-off: while idle, look
@@ -229,14 +288,66 @@ pub fn run<S: Strategy>(
     // ours, and the engine re-creates them once it sees this process gone.
     std::mem::forget(api);
     std::mem::forget(rx);
+    std::mem::forget(mdrx);
     Ok(summary)
 }
 
-/// The identity (device, inode) of the two ring files a runner mapped.
+/// One market-data event: the current book for a book event (if not delivered yet),
+/// or the trade.
+fn market_data<S: Strategy>(
+    s: &mut S,
+    api: &mut Api,
+    summary: &mut RunSummary,
+    delivered: &mut Vec<u64>,
+    ev: &MdEvent,
+    receipts: bool,
+) {
+    summary.md_skipped = ev.skipped;
+    match ev.kind() {
+        Some(MdKind::Book) => {
+            let slot = ev.slot as usize;
+            let Some(book) = api.book_at(slot) else {
+                return;
+            };
+            if delivered.len() <= slot {
+                delivered.resize(slot + 1, 0);
+            }
+            if book.seq <= delivered[slot] {
+                summary.stale_books += 1;
+                return;
+            }
+            delivered[slot] = book.seq;
+            let seen = now_ns();
+            summary.books += 1;
+            if book.exchange_ts != 0 {
+                summary
+                    .feed_to_book
+                    .saturating_record(seen.saturating_sub(book.exchange_ts).max(1));
+            }
+            s.on_book(api, book.instrument, &book);
+            if receipts {
+                // The sample is for the version read, which may be newer than `ev`.
+                let mut latest = *ev;
+                latest.exchange_ts = book.exchange_ts;
+                latest.recv_ts = book.recv_ts;
+                let _ = api.send_raw(Request::md_receipt(&latest, seen));
+            }
+        }
+        Some(MdKind::Trade) => {
+            summary.trades += 1;
+            s.on_trade(api, &ev.trade());
+        }
+        None => {}
+    }
+}
+
+/// The identity (device, inode) of the ring files a runner mapped (the market-data
+/// ring is optional).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct RingFiles {
     submit: (u64, u64),
     ret: (u64, u64),
+    md: Option<(u64, u64)>,
 }
 
 impl RingFiles {
@@ -247,6 +358,7 @@ impl RingFiles {
         Some(RingFiles {
             submit: id(paths::submit_ring(&cfg.dir, &cfg.name))?,
             ret: id(paths::return_ring(&cfg.dir, &cfg.name))?,
+            md: id(md::ring_path(&cfg.dir, &cfg.name)),
         })
     }
 
@@ -272,8 +384,6 @@ fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev:
         Some(EventKind::Fill) => {
             summary.events[2] += 1;
             s.on_fill(api, ev);
-            let instrument = InstrumentId(ev.instrument);
-            s.on_market_data(api, instrument, Price::from_raw(ev.price));
         }
         Some(EventKind::Cancelled) => {
             summary.events[3] += 1;
@@ -299,14 +409,18 @@ fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev:
 /// restart of this strategy, until it has re-created them: the previous process keeps
 /// its claims).
 pub fn attach(cfg: &RunnerConfig) -> Result<(Api, ShmSpscConsumer<Event>), RunnerError> {
-    attach_files(cfg).map(|(api, rx, _)| (api, rx))
+    attach_files(cfg).map(|(api, rx, _, _)| (api, rx))
 }
+
+/// The strategy's market-data ring, if the engine made one.
+type MdRx = Option<ShmSpscConsumer<MdEvent>>;
 
 /// [`attach`], also returning which files were mapped: the attach is retried if either
 /// file was replaced while it ran.
 fn attach_files(
     cfg: &RunnerConfig,
-) -> Result<(Api, ShmSpscConsumer<Event>, RingFiles), RunnerError> {
+) -> Result<(Api, ShmSpscConsumer<Event>, MdRx, RingFiles), RunnerError> {
+    let md_path = md::ring_path(&cfg.dir, &cfg.name);
     let submit = paths::submit_ring(&cfg.dir, &cfg.name);
     let ret = paths::return_ring(&cfg.dir, &cfg.name);
     let deadline = Instant::now() + cfg.attach_timeout;
@@ -321,14 +435,29 @@ fn attach_files(
             .and_then(|tx| {
                 ShmSpsc::<Event>::attach(&ret)
                     .and_then(|r| r.consumer())
-                    .map(|rx| (Api::new(tx), rx))
+                    .map(|rx| (tx, rx))
                     .map_err(|source| RunnerError::Attach {
                         ring: ret.clone(),
                         source,
                     })
+            })
+            .and_then(|(tx, rx)| {
+                let mdrx = match before.and_then(|f| f.md) {
+                    None => None,
+                    Some(_) => Some(
+                        ShmSpsc::<MdEvent>::attach(&md_path)
+                            .and_then(|r| r.consumer())
+                            .map_err(|source| RunnerError::Attach {
+                                ring: md_path.clone(),
+                                source,
+                            })?,
+                    ),
+                };
+                let board = BoardReader::attach(&md::board::path(&cfg.dir)).ok();
+                Ok((Api::new(tx, board), rx, mdrx))
             });
-        let attempt = attempt.and_then(|(api, rx)| match before {
-            Some(files) if RingFiles::now(cfg) == Some(files) => Ok((api, rx, files)),
+        let attempt = attempt.and_then(|(api, rx, mdrx)| match before {
+            Some(files) if RingFiles::now(cfg) == Some(files) => Ok((api, rx, mdrx, files)),
             // Replaced (or removed) while we attached: try again.
             _ => Err(RunnerError::Replaced(cfg.dir.clone())),
         });
@@ -345,6 +474,7 @@ mod tests {
     use super::*;
     use crate::examples::pinger::{Pinger, PingerConfig};
     use crate::msg::Command;
+    use peregrine_types::InstrumentId;
 
     #[test]
     fn attach_times_out_without_an_engine() {

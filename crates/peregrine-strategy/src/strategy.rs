@@ -1,8 +1,9 @@
 //! The callbacks a strategy implements. Every callback gets the [`Api`] to act on.
 
-use peregrine_types::{InstrumentId, Price};
+use peregrine_types::InstrumentId;
 
 use crate::api::Api;
+use crate::md::{BookView, Trade};
 use crate::msg::Event;
 
 /// A trading strategy driven by the [`runner`](crate::runner). All methods have empty
@@ -25,9 +26,14 @@ pub trait Strategy {
     fn on_replaced(&mut self, _api: &mut Api, _ev: &Event) {}
     /// A replace was refused (`ev.reason`); the order is unchanged.
     fn on_replace_reject(&mut self, _api: &mut Api, _ev: &Event) {}
-    /// Market data. STUB: there is no market-data feed yet; the runner calls this with
-    /// the price of each of the strategy's own fills.
-    fn on_market_data(&mut self, _api: &mut Api, _instrument: InstrumentId, _last: Price) {}
+    /// A book the strategy subscribed to (`subscribe` in its `[[strategies]]` block of
+    /// the engine config) changed. `book` is the latest version, read from the
+    /// engine's board when the callback runs (so a strategy that falls behind skips
+    /// straight to the current book); `book.venue` says which venue.
+    fn on_book(&mut self, _api: &mut Api, _instrument: InstrumentId, _book: &BookView) {}
+    /// A trade printed on a subscribed book (anyone's trade, not only the strategy's
+    /// own; those also arrive as [`Strategy::on_fill`]).
+    fn on_trade(&mut self, _api: &mut Api, _trade: &Trade) {}
     /// Every [`Strategy::timer_interval_ns`] (checked between events, so late by at
     /// most one event's handling).
     fn on_timer(&mut self, _api: &mut Api, _now_ns: u64) {}

@@ -50,6 +50,28 @@ enum EngineAction {
     },
     /// Stop the running engine.
     Shutdown,
+    /// Measure the engine journal: cost per order (write-ahead append + write) and
+    /// recovery time for a journal of N events.
+    BenchJournal {
+        /// Journal records to write (3 per order).
+        #[arg(long, default_value_t = 1_000_000)]
+        events: u64,
+        /// fdatasync every commit.
+        #[arg(long)]
+        fsync: bool,
+        /// Directory for the journal (a fresh subdirectory is used and removed).
+        #[arg(long, default_value = "/tmp")]
+        dir: PathBuf,
+    },
+    /// Measure UDP loopback one-way latency (the floor under feed-to-strategy).
+    BenchUdp {
+        /// Datagrams.
+        #[arg(long, default_value_t = 20_000)]
+        count: u64,
+        /// Gap between sends, µs.
+        #[arg(long, default_value_t = 50)]
+        gap_us: u64,
+    },
     /// Measure the two shared-memory submit candidates (per-strategy SPSC + scan vs
     /// one MPSC ring): round trip and one-producer throughput.
     BenchSubmit {
@@ -106,7 +128,69 @@ pub fn run(args: EngineArgs) -> anyhow::Result<()> {
             wait,
             ref ring_dir,
         }) => bench_submit(rings, rounds, wait, ring_dir),
+        Some(EngineAction::BenchJournal {
+            events,
+            fsync,
+            ref dir,
+        }) => bench_journal(events, fsync, dir),
+        Some(EngineAction::BenchUdp { count, gap_us }) => {
+            let h = peregrine_engine::bench_udp::run(count, gap_us)?;
+            println!(
+                "udp loopback one-way, {} datagrams, {gap_us} µs apart",
+                h.len()
+            );
+            println!("{}", percentiles(&h));
+            Ok(())
+        }
     }
+}
+
+fn percentiles(h: &hdrhistogram::Histogram<u64>) -> String {
+    use peregrine_engine::units::fmt_ns;
+    format!(
+        "p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n{{\"n\":{},\"p50\":{},\"p90\":{},\"p99\":{},\"p999\":{},\"max\":{}}}",
+        fmt_ns(h.value_at_quantile(0.5)),
+        fmt_ns(h.value_at_quantile(0.9)),
+        fmt_ns(h.value_at_quantile(0.99)),
+        fmt_ns(h.value_at_quantile(0.999)),
+        fmt_ns(h.max()),
+        h.len(),
+        h.value_at_quantile(0.5),
+        h.value_at_quantile(0.9),
+        h.value_at_quantile(0.99),
+        h.value_at_quantile(0.999),
+        h.max()
+    )
+}
+
+fn bench_journal(events: u64, fsync: bool, dir: &std::path::Path) -> anyhow::Result<()> {
+    let dir = dir.join(format!("peregrine-bench-journal-{}", std::process::id()));
+    let result = peregrine_engine::bench_durable::run(&dir, events, fsync);
+    let _ = std::fs::remove_dir_all(&dir);
+    let b = result.map_err(anyhow::Error::msg)?;
+    println!(
+        "engine journal, {} events ({} orders), fsync {}",
+        b.events,
+        b.per_order.len(),
+        if fsync {
+            "every commit"
+        } else {
+            "none (page cache)"
+        }
+    );
+    println!(
+        "per order (Sent append + write): {}",
+        percentiles(&b.per_order)
+    );
+    println!(
+        "append phase {:.2} s ({:.0} events/s); recovery (open + replay {} records) {:.3} s ({:.0} records/s)",
+        b.append_s,
+        b.events as f64 / b.append_s,
+        b.replayed,
+        b.recovery_s,
+        b.replayed as f64 / b.recovery_s
+    );
+    Ok(())
 }
 
 fn serve(args: &EngineArgs) -> anyhow::Result<()> {
@@ -125,6 +209,12 @@ fn serve(args: &EngineArgs) -> anyhow::Result<()> {
         cfg.venues.len(),
         engine.dir().display()
     );
+    // SIGTERM or SIGINT stops the engine cleanly (threads joined, shm files removed):
+    // `peregrine up` relies on it when it dies (its children get SIGTERM).
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, engine.stop_flag())
+            .context("installing the signal handler")?;
+    }
     let duration = args.duration.map(Duration::from_secs_f64);
     let report = engine.wait(duration);
     println!("{report}");

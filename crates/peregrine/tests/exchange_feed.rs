@@ -236,11 +236,10 @@ fn replay_serves_only_what_is_retained() {
             a.recv_report();
         }
         let addr = format!("127.0.0.1:{rec}").parse().unwrap();
-        let (_, session, as_of) =
-            peregrine_exchange::subscriber::snapshot(addr, peregrine_types::InstrumentId(1))
-                .unwrap();
+        let snap = peregrine_client::md::snapshot(addr, peregrine_types::InstrumentId(1)).unwrap();
+        let (session, as_of) = (snap.session_id, snap.as_of_seq);
         assert_eq!(as_of, 6);
-        let got = peregrine_exchange::subscriber::replay(addr, session, 3, 4)
+        let got = peregrine_client::md::replay(addr, session, 3, 4)
             .unwrap()
             .expect("3..=6 retained");
         let seqs: Vec<u64> = got.iter().map(|(s, _)| *s).collect();
@@ -249,7 +248,7 @@ fn replay_serves_only_what_is_retained() {
             peregrine_wire::md::MdMessage::L2Update(u) => assert_eq!(u.price.units(), 9_988),
             other => panic!("{other:?}"),
         }
-        use peregrine_exchange::subscriber::replay;
+        use peregrine_client::md::replay;
         assert!(replay(addr, session, 2, 1).unwrap().is_none(), "evicted");
         assert!(
             replay(addr, session, 7, 1).unwrap().is_none(),
@@ -283,12 +282,9 @@ fn recovery_snapshot_matches_the_book() {
             a.recv_report();
         }
         let addr = format!("127.0.0.1:{rec}").parse().unwrap();
-        let (book, _, _) =
-            peregrine_exchange::subscriber::snapshot(addr, peregrine_types::InstrumentId(1))
-                .unwrap();
-        assert_eq!(book.top(), (Some((9_990, 5)), Some((10_010, 5))));
-        let unknown =
-            peregrine_exchange::subscriber::snapshot(addr, peregrine_types::InstrumentId(9));
+        let snap = peregrine_client::md::snapshot(addr, peregrine_types::InstrumentId(1)).unwrap();
+        assert_eq!(snap.book.top(), (Some((9_990, 5)), Some((10_010, 5))));
+        let unknown = peregrine_client::md::snapshot(addr, peregrine_types::InstrumentId(9));
         assert!(unknown.is_err());
     });
 }

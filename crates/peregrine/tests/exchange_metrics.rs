@@ -222,13 +222,63 @@ fn check_activity(s: &HashMap<String, String>) {
 fn metrics_match_the_activity_compact() {
     with_timeout(60, || {
         let (ex, metrics, _journal) = start_with_metrics("compact");
-        let _clients = drive(ex.addr);
+        let clients = drive(ex.addr);
         let s = scrape_settled(metrics);
         check_activity(&s);
         assert!(
             !s.contains_key("peregrine_exchange_request_ring_depth"),
             "compact has no rings"
         );
+        // Server-side order->ack by stage: every one of the 6 requests, every stage.
+        let total = "peregrine_exchange_order_ack_seconds_count{stage=\"total\"}";
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let s = loop {
+            let s = samples(&scrape(metrics).1);
+            if s.get(total).map(String::as_str) == Some("6") {
+                break s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "ack count never reached 6: {:?}",
+                s.get(total)
+            );
+            std::thread::sleep(Duration::from_millis(PUBLISH_MS));
+        };
+        for stage in [
+            "decode", "queue", "append", "match", "encode", "batch", "durable", "write",
+        ] {
+            let key = format!("peregrine_exchange_order_ack_seconds_count{{stage=\"{stage}\"}}");
+            assert_eq!(s[&key], "6", "{stage}");
+        }
+        let sum = |stage: &str| -> f64 {
+            s[&format!("peregrine_exchange_order_ack_seconds_sum{{stage=\"{stage}\"}}")]
+                .parse()
+                .unwrap()
+        };
+        assert!(
+            sum("durable") > 0.0,
+            "fsync = batch: acks waited for a sync"
+        );
+        let parts: f64 = [
+            "decode", "queue", "append", "match", "encode", "batch", "durable", "write",
+        ]
+        .iter()
+        .map(|st| sum(st))
+        .sum();
+        assert!(
+            (parts - sum("total")).abs() < 1e-6,
+            "{parts} vs {}",
+            sum("total")
+        );
+        drop(clients);
+        // SIGTERM: a graceful stop that prints the same by stage.
+        let (status, out) = ex.terminate();
+        assert!(status.success(), "{status:?}\n{out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("ack stage total"))
+            .unwrap_or_else(|| panic!("no summary in {out:?}"));
+        assert!(line.contains("count         6"), "{line}");
     });
 }
 

@@ -15,16 +15,14 @@
 //! hasher). On a machine without a spare core the second needs the hasher to be
 //! scheduled, so it measures the scheduler as much as the code.
 
-use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
 use std::time::Instant;
 
 use peregrine_book::MatchingEngine;
-use peregrine_exchange::core::{Core, Outbox, SessionKey};
-use peregrine_exchange::hasher::Committer;
-use peregrine_exchange::journal::NoLog;
-use peregrine_exchange::loadgen::mix;
-use peregrine_exchange::sequencer::Sequencer;
+use peregrine_commit::Committer;
+use peregrine_exchange_core::dispatch::Sequencer;
+use peregrine_exchange_core::feed::NoPackets;
+use peregrine_exchange_core::mix;
+use peregrine_exchange_core::{Clock, Core, NoLog, Outbox, SessionKey};
 use peregrine_types::{AccountId, ClientOrderId, InstrumentSpec, Timestamp};
 use peregrine_wire::{Inbound, Outbound};
 
@@ -40,14 +38,8 @@ fn core(orders: usize) -> anyhow::Result<Core<NoLog>> {
     let spec = InstrumentSpec::example(1);
     let engine = MatchingEngine::new(std::slice::from_ref(&spec), orders + 16)?;
     let committer = Committer::spawn(TICK_NS, 16_384, None, None)?;
-    Ok(Core::new(
-        engine,
-        orders + 16,
-        Arc::new(AtomicU64::new(0)),
-        NoLog,
-        None,
-    )
-    .with_commitments(committer))
+    Ok(Core::new(engine, orders + 16, NoLog, Clock::monotonic())
+        .with_commitments(Box::new(committer)))
 }
 
 fn requests(n: usize) -> Vec<Inbound> {
@@ -79,7 +71,7 @@ fn batch(reqs: &[Inbound]) -> anyhow::Result<(u64, u64)> {
         }
         seq.run_if_due(Timestamp(now.0 + TICK_NS), &mut core, &mut Drop0)?;
         core.end_batch()?;
-        core.publish();
+        core.publish(&mut NoPackets);
     }
     let matching = ns(t0);
     drop(core);
@@ -95,7 +87,7 @@ fn continuous(reqs: &[Inbound]) -> anyhow::Result<(u64, u64)> {
         core.handle_at(key, AccountId(1), r, ts, &mut Drop0)?;
         if i % 10 == 9 {
             core.end_batch()?;
-            core.publish();
+            core.publish(&mut NoPackets);
         }
     }
     core.end_tick();

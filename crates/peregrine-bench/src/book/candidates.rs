@@ -8,8 +8,11 @@
 //! * `orderbook-rs` 0.15 has IOC; replace = cancel + limit (its `update_order` goes
 //!   through the same cancel-then-add internally for price changes).
 
-use peregrine_book::{CountingSink, LevelIndex, OrderBook};
-use peregrine_types::Side;
+use peregrine_book::Command;
+use peregrine_book::{
+    BTreeLevels, CountingSink, HashIds, IdWindow, Ladder, LevelIndex, OrderBook, OrderIds,
+};
+use peregrine_types::{Side, Timestamp};
 
 use super::workload::{spec_for, to_command, Op, Scenario};
 
@@ -21,18 +24,45 @@ pub trait Candidate {
     fn build(s: &Scenario) -> Self;
     /// Applies one op.
     fn apply(&mut self, op: &Op);
+    /// Applies `op`, knowing the steps that follow it (a pipelined candidate starts
+    /// loading their memory first). Default: [`Candidate::apply`].
+    #[inline]
+    fn apply_next(&mut self, op: &Op, _next: &[(Op, bool)]) {
+        self.apply(op);
+    }
 }
 
-/// Peregrine's book with level index `L`.
+/// The table name of a Peregrine layout: level index `L`, id map `I`.
+pub trait Layout {
+    /// Name in tables.
+    const NAME: &'static str;
+}
+
+impl Layout for (Ladder, IdWindow) {
+    const NAME: &'static str = "peregrine";
+}
+
+impl Layout for (BTreeLevels, IdWindow) {
+    const NAME: &'static str = "peregrine-btree";
+}
+
+impl Layout for (Ladder, HashIds) {
+    const NAME: &'static str = "peregrine-hashids";
+}
+
+/// Peregrine's book with level index `L` and id map `I`.
 #[derive(Debug)]
-pub struct Peregrine<L: LevelIndex> {
-    book: OrderBook<L>,
+pub struct Peregrine<L: LevelIndex, I: OrderIds = IdWindow> {
+    book: OrderBook<L, I>,
     sink: CountingSink,
     ts: u64,
 }
 
-impl<L: LevelIndex> Candidate for Peregrine<L> {
-    const NAME: &'static str = L::BENCH_NAME;
+impl<L: LevelIndex, I: OrderIds> Candidate for Peregrine<L, I>
+where
+    (L, I): Layout,
+{
+    const NAME: &'static str = <(L, I) as Layout>::NAME;
     fn build(s: &Scenario) -> Self {
         Peregrine {
             book: OrderBook::new(spec_for(s), s.capacity),
@@ -44,6 +74,45 @@ impl<L: LevelIndex> Candidate for Peregrine<L> {
     fn apply(&mut self, op: &Op) {
         self.ts += 1;
         self.book.execute(&to_command(op, self.ts), &mut self.sink);
+    }
+}
+
+/// Peregrine's default book driven as a pipeline: before each op it runs the
+/// prefetch stages for the ops that follow ([`peregrine_book::LOOKAHEAD`]), as the
+/// exchange can for a batch it has already decoded. The steps are converted to
+/// commands once, when the candidate is built (a batch arrives decoded).
+#[derive(Debug)]
+pub struct Pipelined {
+    inner: Peregrine<Ladder, IdWindow>,
+    steps: Vec<Command>,
+}
+
+impl Candidate for Pipelined {
+    const NAME: &'static str = "peregrine-pipelined";
+    fn build(s: &Scenario) -> Self {
+        Pipelined {
+            inner: Peregrine::build(s),
+            steps: s.steps.iter().map(|(op, _)| to_command(op, 0)).collect(),
+        }
+    }
+    #[inline]
+    fn apply(&mut self, op: &Op) {
+        self.inner.apply(op);
+    }
+    #[inline]
+    fn apply_next(&mut self, _op: &Op, next: &[(Op, bool)]) {
+        let i = self.steps.len() - 1 - next.len();
+        for (d, stage) in peregrine_book::LOOKAHEAD {
+            if let Some(later) = self.steps.get(i + d) {
+                self.inner.book.prefetch(later, stage);
+            }
+        }
+        self.inner.ts += 1;
+        let cmd = Command {
+            ts: Timestamp(self.inner.ts),
+            ..self.steps[i]
+        };
+        self.inner.book.execute(&cmd, &mut self.inner.sink);
     }
 }
 

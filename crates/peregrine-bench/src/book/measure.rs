@@ -29,10 +29,12 @@ pub struct Stats {
     pub max: u64,
     /// Mean.
     pub mean: f64,
-    /// Steps per second over an untimed replay of all steps (restoring steps included),
-    /// median of the repeats.
+    /// Steps per second over untimed replays of all steps (restoring steps included):
+    /// each replay is timed in consecutive chunks of 1,024 steps (fewer for short
+    /// scenarios) and this is the chunk size over the median chunk time of all
+    /// repeats, so preemptions on a loaded machine spoil some chunks, not the figure.
     pub ops_per_sec: f64,
-    /// Wall time of that untimed replay, microseconds (median).
+    /// Wall time of a whole untimed replay, microseconds (median of the repeats).
     pub run_us: f64,
 }
 
@@ -58,20 +60,28 @@ pub fn measure<C: Candidate>(s: &Scenario, clock: &quanta::Clock, repeats: usize
     for op in &s.setup {
         book.apply(op);
     }
-    for (op, timed) in &s.steps {
+    for (i, (op, timed)) in s.steps.iter().enumerate() {
+        let next = &s.steps[i + 1..];
         if *timed {
             let a = clock.raw();
-            book.apply(op);
+            book.apply_next(op, next);
             let b = clock.raw();
             let _ = hist.record(clock.delta_as_nanos(a, b).max(1));
         } else {
-            book.apply(op);
+            book.apply_next(op, next);
         }
     }
     drop(book);
-    let mut runs: Vec<f64> = (0..repeats.max(1)).map(|_| replay::<C>(s, clock)).collect();
+    let (mut runs, mut chunks) = (Vec::new(), Vec::new());
+    for _ in 0..repeats.max(1) {
+        let r = replay::<C>(s, clock);
+        runs.push(r.total_ns);
+        chunks.extend(r.chunk_ns);
+    }
     runs.sort_by(f64::total_cmp);
+    chunks.sort_by(f64::total_cmp);
     let run_ns = runs[runs.len() / 2].max(1.0);
+    let chunk_ns = chunks[chunks.len() / 2].max(1.0);
     Stats {
         scenario: s.name.clone(),
         candidate: C::NAME,
@@ -83,22 +93,47 @@ pub fn measure<C: Candidate>(s: &Scenario, clock: &quanta::Clock, repeats: usize
         p999: hist.value_at_quantile(0.999),
         max: hist.max(),
         mean: hist.mean(),
-        ops_per_sec: s.steps.len() as f64 / (run_ns / 1e9),
+        ops_per_sec: chunk_len(s) as f64 / (chunk_ns / 1e9),
         run_us: run_ns / 1e3,
     }
 }
 
-/// Builds a fresh book, runs the setup, and times an untimed replay of every step (ns).
-fn replay<C: Candidate>(s: &Scenario, clock: &quanta::Clock) -> f64 {
+/// Steps per timed chunk of an untimed replay (the last, shorter chunk is not
+/// counted): short enough that most chunks see no preemption on a loaded machine,
+/// long enough that the two clock reads per chunk cost nothing.
+fn chunk_len(s: &Scenario) -> usize {
+    (s.steps.len() / 20).clamp(1, 1_024)
+}
+
+/// One untimed replay: whole time and per-chunk times (ns).
+struct Replay {
+    total_ns: f64,
+    chunk_ns: Vec<f64>,
+}
+
+/// Builds a fresh book, runs the setup, and times an untimed replay of every step,
+/// reading the clock only between chunks.
+fn replay<C: Candidate>(s: &Scenario, clock: &quanta::Clock) -> Replay {
     let mut book = C::build(s);
     for op in &s.setup {
         book.apply(op);
     }
+    let len = chunk_len(s);
+    let mut chunk_ns = Vec::with_capacity(s.steps.len() / len + 1);
     let a = clock.raw();
-    for (op, _) in &s.steps {
-        book.apply(op);
+    let mut last = a;
+    for (i, (op, _)) in s.steps.iter().enumerate() {
+        book.apply_next(op, &s.steps[i + 1..]);
+        if (i + 1) % len == 0 {
+            let now = clock.raw();
+            chunk_ns.push(clock.delta_as_nanos(last, now) as f64);
+            last = now;
+        }
     }
     let b = clock.raw();
     std::hint::black_box(&book);
-    clock.delta_as_nanos(a, b) as f64
+    Replay {
+        total_ns: clock.delta_as_nanos(a, b) as f64,
+        chunk_ns,
+    }
 }

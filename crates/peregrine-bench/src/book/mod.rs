@@ -8,14 +8,15 @@
 
 mod candidates;
 mod measure;
+pub mod phase7;
 mod workload;
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use candidates::{Lobster, OrderbookRs, Peregrine};
+use candidates::{Lobster, OrderbookRs, Peregrine, Pipelined};
 use measure::{measure, timer_overhead_ns, Stats};
-use peregrine_book::{BTreeLevels, Ladder};
+use peregrine_book::{BTreeLevels, HashIds, Ladder};
 use workload::Scenario;
 
 /// Arguments of `peregrine bench book`.
@@ -41,6 +42,8 @@ struct Report<'a> {
     machine: Machine,
     timer_overhead_ns: u64,
     results: &'a [Stats],
+    /// Seed 003's phase-7 workload (`ferrox_phase7`).
+    phase7: &'a [phase7::Phase7Stats],
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -64,36 +67,58 @@ fn machine() -> Machine {
     }
 }
 
-fn scenarios(quick: bool) -> Vec<(Scenario, usize)> {
+/// A scenario to build (only if its name passes `--only`) and its throughput repeats.
+type Planned = (String, Box<dyn Fn() -> Scenario>, usize);
+
+fn scenarios(quick: bool) -> Vec<Planned> {
     let n = if quick { 5_000 } else { 100_000 };
-    let mut v = vec![
-        (workload::insert_resting(n), 3),
-        (workload::cancel_middle_1k(n), 3),
-        (workload::cross_one(n), 3),
+    let mut v: Vec<Planned> = vec![
+        (
+            "insert_resting".into(),
+            Box::new(move || workload::insert_resting(n)),
+            3,
+        ),
+        (
+            "cancel_middle_1k".into(),
+            Box::new(move || workload::cancel_middle_1k(n)),
+            3,
+        ),
+        (
+            "cross_1_fill".into(),
+            Box::new(move || workload::cross_one(n)),
+            3,
+        ),
     ];
     for levels in [1, 5, 10, 25, 50] {
-        v.push((workload::sweep(levels, (n / levels as usize).max(1_000)), 3));
+        let k = (n / levels as usize).max(1_000);
+        v.push((
+            format!("sweep_{levels}"),
+            Box::new(move || workload::sweep(levels, k)),
+            3,
+        ));
     }
-    v.push((workload::replace(n), 3));
+    v.push(("replace".into(), Box::new(move || workload::replace(n)), 3));
+    let steps_1k = if quick { 20_000 } else { 500_000 };
     v.push((
-        workload::market_mix(
-            "market_mix_1k",
-            1_000,
-            700,
-            if quick { 20_000 } else { 500_000 },
-        ),
+        "market_mix_1k".into(),
+        Box::new(move || workload::market_mix("market_mix_1k", 1_000, 700, steps_1k)),
+        3,
+    ));
+    let (resting, steps_1m) = if quick {
+        (50_000, 20_000)
+    } else {
+        (1_000_000, 200_000)
+    };
+    v.push((
+        "market_mix_1m".into(),
+        Box::new(move || workload::market_mix("market_mix_1m", resting, 50_000, steps_1m)),
         3,
     ));
     v.push((
-        workload::market_mix(
-            "market_mix_1m",
-            if quick { 50_000 } else { 1_000_000 },
-            50_000,
-            if quick { 20_000 } else { 200_000 },
-        ),
-        1,
+        "ferrox_mixed_10k".into(),
+        Box::new(workload::ferrox_mixed),
+        21,
     ));
-    v.push((workload::ferrox_mixed(), 21));
     v
 }
 
@@ -105,12 +130,15 @@ pub fn run(args: BookArgs) -> anyhow::Result<()> {
     println!("peregrine bench book: {} CPUs ({}), TSC via quanta, timer overhead {overhead} ns per read pair (included in every per-op number)", m.nproc, m.cpu);
     println!("per-op numbers are single-thread service time in ns; ops/s is an untimed replay of every step\n");
     let mut all = Vec::new();
-    for (s, repeats) in scenarios(args.quick) {
-        if args.only.as_deref().is_some_and(|f| !s.name.contains(f)) {
+    for (name, build, repeats) in scenarios(args.quick) {
+        if args.only.as_deref().is_some_and(|f| !name.contains(f)) {
             continue;
         }
+        let s = build();
         let mut rows = vec![
             measure::<Peregrine<Ladder>>(&s, &clock, repeats),
+            measure::<Pipelined>(&s, &clock, repeats),
+            measure::<Peregrine<Ladder, HashIds>>(&s, &clock, repeats),
             measure::<Peregrine<BTreeLevels>>(&s, &clock, repeats),
         ];
         if !args.no_baselines {
@@ -120,12 +148,25 @@ pub fn run(args: BookArgs) -> anyhow::Result<()> {
         print_table(&s, &rows);
         all.extend(rows);
     }
+    let mut p7 = Vec::new();
+    if args.only.as_deref().is_none_or(|f| PHASE7.contains(f)) {
+        let n = if args.quick { 100_000 } else { phase7::ORDERS };
+        for d in [
+            phase7::Driver::OneByOne,
+            phase7::Driver::Pipelined,
+            phase7::Driver::WithFeed,
+        ] {
+            p7.push(phase7::measure(n, d, &clock, 3));
+        }
+        print_phase7(n, &p7);
+    }
     if let Some(path) = args.json {
         let report = Report {
             date: today(),
             machine: m,
             timer_overhead_ns: overhead,
             results: &all,
+            phase7: &p7,
         };
         let mut f = std::fs::File::create(&path)?;
         serde_json::to_writer_pretty(&mut f, &report)?;
@@ -188,6 +229,56 @@ fn print_table(s: &Scenario, rows: &[Stats]) {
         );
     }
     println!();
+}
+
+/// The name of seed 003's workload in tables and `--only`.
+const PHASE7: &str = "ferrox_phase7";
+
+fn print_phase7(n: usize, rows: &[phase7::Phase7Stats]) {
+    println!(
+        "== {PHASE7} — seed 003's load generator: {n} asks rest on 50 levels, then {n} bids \
+         (prices cycling over the levels) are popped from an SPSC ring, matched, and their \
+         execution reports encoded (+feed: the feed messages too); the first {} are warm-up",
+        phase7::WARMUP.min(n / 10)
+    );
+    if let Some(r) = rows.first() {
+        println!(
+            "   measured {} orders: {} fills, {} resting at the end, {} reports encoded",
+            r.measured, r.fills, r.resting, r.messages
+        );
+    }
+    println!(
+        "{:<20} {:>6} {:>6} {:>6} {:>6} {:>7} {:>9} {:>7} {:>13} {:>13}   ratio to peregrine (p50, p99, orders/s untimed)",
+        "candidate", "min", "p50", "p90", "p99", "p99.9", "max", "mean", "orders/s timed", "untimed"
+    );
+    let base = &rows[0];
+    for r in rows {
+        let ratio = if std::ptr::eq(r, base) {
+            String::new()
+        } else {
+            format!(
+                "{:.1}x, {:.1}x, {:.2}x",
+                r.p50 as f64 / base.p50.max(1) as f64,
+                r.p99 as f64 / base.p99.max(1) as f64,
+                r.orders_per_sec / base.orders_per_sec.max(1.0)
+            )
+        };
+        println!(
+            "{:<20} {:>6} {:>6} {:>6} {:>6} {:>7} {:>9} {:>7.1} {:>13.0} {:>13.0}   {}",
+            r.candidate,
+            r.min,
+            r.p50,
+            r.p90,
+            r.p99,
+            r.p999,
+            r.max,
+            r.mean,
+            r.timed_orders_per_sec,
+            r.orders_per_sec,
+            ratio
+        );
+    }
+    println!("   Ferrox (seed 003) publishes 4.7 M orders/s, P99 500 ns for this loop; scripts/bench-ferrox.sh runs its generator beside this one\n");
 }
 
 /// The actual share of each op kind among the timed steps.

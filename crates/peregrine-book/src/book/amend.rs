@@ -6,10 +6,11 @@ use super::{OrderBook, Taker};
 use crate::arena::NIL;
 use crate::command::{Cancel, CommandKind, MassCancel, Replace};
 use crate::event::{Event, EventSink, MassCancelled, Rejected, Replaced};
+use crate::ids::OrderIds;
 use crate::index::LevelIndex;
 use crate::reject::{CancelReason, RejectReason};
 
-impl<L: LevelIndex> OrderBook<L> {
+impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Cancels one order. Allowed while halted.
     pub(super) fn cancel<S: EventSink>(&mut self, c: &Cancel, sink: &mut S) {
         let found = if c.instrument != self.spec.id {
@@ -18,7 +19,10 @@ impl<L: LevelIndex> OrderBook<L> {
             self.owned_slot(c.id, c.account)
         };
         match found {
-            Ok(slot) => self.cancel_slot(slot, CancelReason::UserRequested, sink),
+            Ok(slot) => {
+                self.prefetch_around(slot, None);
+                self.cancel_slot(slot, CancelReason::UserRequested, sink);
+            }
             Err(reason) => sink.push(Event::Rejected(Rejected {
                 instrument: c.instrument,
                 command: CommandKind::Cancel,
@@ -32,7 +36,7 @@ impl<L: LevelIndex> OrderBook<L> {
 
     /// The slot of a live order owned by `account`.
     fn owned_slot(&self, id: OrderId, account: AccountId) -> Result<u32, RejectReason> {
-        let &slot = self.ids.get(&id.0).ok_or(RejectReason::UnknownOrder)?;
+        let slot = self.ids.get(id.0).ok_or(RejectReason::UnknownOrder)?;
         if self.arena.get(slot).account != account {
             return Err(RejectReason::NotOwner);
         }
@@ -42,7 +46,7 @@ impl<L: LevelIndex> OrderBook<L> {
     /// Cancel-replace. Same price and open quantity not larger: priority kept, changed in
     /// place. Otherwise the order leaves its level, may trade at its new price as a
     /// taker, and rests at the back of its new level.
-    pub(super) fn replace<S: EventSink>(&mut self, r: &Replace, sink: &mut S) {
+    pub(crate) fn replace<S: EventSink>(&mut self, r: &Replace, sink: &mut S) {
         let slot = match self.check_replace(r) {
             Ok(slot) => slot,
             Err(reason) => {
@@ -59,6 +63,9 @@ impl<L: LevelIndex> OrderBook<L> {
         };
         let old = *self.arena.get(slot);
         let keep = r.price == old.price && r.qty <= old.qty;
+        if !keep {
+            self.prefetch_around(slot, Some(r.price.units()));
+        }
         sink.push(Event::Replaced(Replaced {
             instrument: self.spec.id,
             id: r.id,

@@ -2,41 +2,43 @@
 //! construction.
 //!
 //! Storage: an [`Arena`] of 64-byte nodes, a [`LevelIndex`] of price levels each holding
-//! an intrusive FIFO of nodes, an id → slot hash map sized at construction (twice the
-//! arena, so it never grows or rehashes out of place), and a min-heap of GTD expiries
-//! with the same bound. All of it is written once at construction so that no page is
+//! an intrusive FIFO of nodes, an id → slot map ([`OrderIds`]: a direct-indexed window
+//! of the newest ids by default) sized at construction so it never grows, and a
+//! min-heap of GTD expiries with the same bound. All of it is written once at construction so that no page is
 //! first touched (and faulted in) on the order path.
 
 mod amend;
+mod lookahead;
 mod new_order;
 mod restore;
 mod take;
 mod view;
 
+pub use lookahead::{Stage, LOOKAHEAD};
 pub use restore::RestoreError;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use hashbrown::HashMap;
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentSpec, InstrumentStatus, OrderId, Price, Qty, Side, StpMode,
     Timestamp,
 };
-use rustc_hash::FxBuildHasher;
 
 use crate::arena::Arena;
 use crate::command::{Action, Command, CommandKind};
 use crate::event::{Event, EventSink, Rejected};
+use crate::ids::{IdWindow, OrderIds};
 use crate::index::{Ladder, LevelIndex};
 use crate::reject::RejectReason;
 
-/// The fast book, generic over its level index ([`Ladder`] by default).
+/// The fast book, generic over its level index ([`Ladder`] by default) and its order-id
+/// map ([`IdWindow`] by default).
 #[derive(Debug)]
-pub struct OrderBook<L: LevelIndex = Ladder> {
+pub struct OrderBook<L: LevelIndex = Ladder, I: OrderIds = IdWindow> {
     spec: InstrumentSpec,
     arena: Arena,
-    ids: HashMap<u64, u32, FxBuildHasher>,
+    ids: I,
     levels: L,
     expiry: BinaryHeap<Reverse<(u64, u64)>>,
     expiry_cap: usize,
@@ -56,19 +58,12 @@ struct Taker {
     stp: StpMode,
 }
 
-impl<L: LevelIndex> OrderBook<L> {
+impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// A book for `spec` able to hold `capacity` resting orders. All memory is
     /// allocated here.
-    pub fn new(spec: InstrumentSpec, capacity: usize) -> OrderBook<L> {
+    pub fn new(spec: InstrumentSpec, capacity: usize) -> OrderBook<L, I> {
         let levels = L::new(&spec, capacity);
-        let mut ids = HashMap::with_hasher(FxBuildHasher);
-        ids.reserve(capacity.saturating_mul(2).max(16));
-        // Touch every bucket now so steady state never takes a first-touch page fault
-        // (reserving maps memory; only writing it makes the pages resident).
-        for k in 0..ids.capacity() as u64 {
-            ids.insert(k, 0);
-        }
-        ids.clear();
+        let ids = I::with_capacity(capacity);
         let mut expiry = BinaryHeap::with_capacity(capacity.max(1));
         for _ in 0..capacity.max(1) {
             expiry.push(Reverse((0, 0)));
@@ -162,18 +157,19 @@ impl<L: LevelIndex> OrderBook<L> {
 
     /// Open quantity of a live order.
     pub fn order_qty(&self, id: OrderId) -> Option<Qty> {
-        self.ids.get(&id.0).map(|&s| self.arena.get(s).qty)
+        self.ids.get(id.0).map(|s| self.arena.get(s).qty)
     }
 
     /// Expires every GTD order due at or before `now` and moves the clock forward
     /// (never backwards).
+    #[inline]
     pub fn advance_time<S: EventSink>(&mut self, now: Timestamp, sink: &mut S) {
         while let Some(&Reverse((at, id))) = self.expiry.peek() {
             if at > now.0 {
                 break;
             }
             self.expiry.pop();
-            if let Some(&slot) = self.ids.get(&id) {
+            if let Some(slot) = self.ids.get(id) {
                 if self.arena.get(slot).expire_at.0 == at {
                     self.cancel_slot(slot, crate::reject::CancelReason::Expired, sink);
                 }
@@ -186,7 +182,7 @@ impl<L: LevelIndex> OrderBook<L> {
     fn schedule_expiry(&mut self, at: u64, id: u64) {
         if self.expiry.len() >= self.expiry_cap {
             let ids = &self.ids;
-            self.expiry.retain(|Reverse((_, id))| ids.contains_key(id));
+            self.expiry.retain(|Reverse((_, id))| ids.contains(*id));
         }
         self.expiry.push(Reverse((at, id)));
     }
@@ -211,7 +207,7 @@ impl<L: LevelIndex> OrderBook<L> {
     #[inline]
     fn release(&mut self, slot: u32) {
         let id = self.arena.get(slot).id.0;
-        self.ids.remove(&id);
+        self.ids.remove(id);
         self.arena.free(slot);
     }
 
@@ -253,7 +249,7 @@ impl<L: LevelIndex> OrderBook<L> {
     }
 }
 
-impl<L: LevelIndex> crate::Book for OrderBook<L> {
+impl<L: LevelIndex, I: OrderIds> crate::Book for OrderBook<L, I> {
     fn execute<S: EventSink>(&mut self, cmd: &Command, sink: &mut S) {
         OrderBook::execute(self, cmd, sink);
     }

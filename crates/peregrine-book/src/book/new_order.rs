@@ -6,6 +6,7 @@ use super::{OrderBook, Taker};
 use crate::arena::{OrderNode, NIL};
 use crate::command::{CommandKind, NewOrder};
 use crate::event::{Accepted, Event, EventSink, Rejected};
+use crate::ids::OrderIds;
 use crate::index::LevelIndex;
 use crate::reject::{CancelReason, RejectReason};
 
@@ -48,9 +49,9 @@ pub(crate) fn validate_new(
     Ok(())
 }
 
-impl<L: LevelIndex> OrderBook<L> {
+impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Handles a new order.
-    pub(super) fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+    pub(crate) fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
         if let Err(reason) = self.admit(o) {
             sink.push(Event::Rejected(Rejected {
                 instrument: o.instrument,
@@ -100,7 +101,7 @@ impl<L: LevelIndex> OrderBook<L> {
     /// All rules that can refuse a new order, in order.
     fn admit(&self, o: &NewOrder) -> Result<(), RejectReason> {
         validate_new(&self.spec, self.now, o)?;
-        if self.ids.contains_key(&o.id.0) {
+        if self.ids.contains(o.id.0) {
             return Err(RejectReason::DuplicateOrderId);
         }
         if o.tif.can_rest() && o.order_type != OrderType::Market && self.arena.is_full() {

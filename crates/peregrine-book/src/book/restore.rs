@@ -7,6 +7,7 @@ use peregrine_types::{InstrumentStatus, Timestamp};
 
 use super::OrderBook;
 use crate::arena::{OrderNode, NIL};
+use crate::ids::OrderIds;
 use crate::index::LevelIndex;
 use crate::RestingOrder;
 
@@ -24,7 +25,7 @@ pub enum RestoreError {
     DuplicateId(u64),
 }
 
-impl<L: LevelIndex> OrderBook<L> {
+impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Rebuilds an empty book: clock `now`, `trade_seq`, `status`, and `orders` in
     /// priority order (each appended to the back of its level). Emits no events.
     pub fn restore(
@@ -44,7 +45,7 @@ impl<L: LevelIndex> OrderBook<L> {
         self.trade_seq = trade_seq;
         self.set_status(status);
         for o in orders {
-            if self.ids.contains_key(&o.id.0) {
+            if self.ids.contains(o.id.0) {
                 return Err(RestoreError::DuplicateId(o.id.0));
             }
             self.push_resting(o)?;

@@ -7,10 +7,11 @@ use super::new_order::crosses;
 use super::{OrderBook, Taker};
 use crate::arena::NIL;
 use crate::event::{Event, EventSink, Fill};
+use crate::ids::OrderIds;
 use crate::index::LevelIndex;
 use crate::reject::CancelReason;
 
-impl<L: LevelIndex> OrderBook<L> {
+impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Matches `t` against the book until it is filled, its limit stops it, the side is
     /// empty, or self-trade prevention stops it (returns `true` in that last case; the
     /// caller cancels the remainder).
@@ -44,6 +45,10 @@ impl<L: LevelIndex> OrderBook<L> {
         while slot != NIL && t.leaves > 0 {
             let maker = *self.arena.get(slot);
             let next = maker.next;
+            if next != NIL {
+                // The next maker in the queue: this taker or the next one reads it.
+                crate::prefetch::prefetch(self.arena.get(next));
+            }
             if maker.account == t.account && t.stp != StpMode::None {
                 match t.stp {
                     StpMode::CancelNewest => return (true, touched),

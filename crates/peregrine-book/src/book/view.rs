@@ -4,10 +4,11 @@ use peregrine_types::{Price, Qty, Side, TimeInForce};
 
 use super::OrderBook;
 use crate::arena::NIL;
+use crate::ids::OrderIds;
 use crate::index::LevelIndex;
 use crate::RestingOrder;
 
-impl<L: LevelIndex> OrderBook<L> {
+impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Calls `f` for every resting order: bids best to worst, then asks best to worst,
     /// FIFO within a level.
     pub fn visit_orders(&self, f: &mut dyn FnMut(&RestingOrder)) {
@@ -80,7 +81,7 @@ impl<L: LevelIndex> OrderBook<L> {
                     if n.qty.lots() <= 0 || n.level != hh {
                         return Err(format!("order {} has qty {} / wrong level", n.id, n.qty));
                     }
-                    if self.ids.get(&n.id.0) != Some(&slot) {
+                    if self.ids.get(n.id.0) != Some(slot) {
                         return Err(format!("order {} missing from id map", n.id));
                     }
                     total += n.qty.lots();

@@ -57,11 +57,9 @@ impl LevelIndex for Ladder {
         } else {
             0
         };
-        let mut levels = Vec::with_capacity(2 * n as usize);
-        for _side in 0..2 {
-            for i in 0..n as i64 {
-                levels.push(Level::empty(low + i * spec.tick_size));
-            }
+        let mut levels = crate::memory::filled_vec(2 * n as usize, Level::empty(0));
+        for (i, level) in levels.iter_mut().enumerate() {
+            level.price = low + (i % n as usize) as i64 * spec.tick_size;
         }
         Ladder {
             levels,
@@ -150,5 +148,18 @@ impl LevelIndex for Ladder {
     #[inline]
     fn level_mut(&mut self, handle: u32) -> &mut Level {
         &mut self.levels[handle as usize]
+    }
+
+    #[inline]
+    fn prefetch(&self, side: Side, price: i64) {
+        let off = price.wrapping_sub(self.low);
+        if off < 0 {
+            return;
+        }
+        let idx = if self.tick == 1 { off } else { off / self.tick };
+        if idx < i64::from(self.n) {
+            let h = self.handle(side, idx as u32);
+            crate::prefetch::prefetch(&self.levels[h as usize]);
+        }
     }
 }

@@ -47,4 +47,8 @@ pub trait LevelIndex {
     fn level(&self, handle: u32) -> &Level;
     /// The level behind a handle, mutably.
     fn level_mut(&mut self, handle: u32) -> &mut Level;
+    /// A hint that the level at `price` on `side` will be touched soon (it may be
+    /// empty, and `price` may even be invalid: a hint never fails). Default: nothing.
+    #[inline]
+    fn prefetch(&self, _side: Side, _price: i64) {}
 }

@@ -31,7 +31,7 @@ pub fn limit(id: u64, account: u32, side: Side, price: i64, qty: i64) -> NewOrde
     NewOrder {
         instrument: INST,
         id: OrderId(id),
-        client_id: ClientOrderId(1000 + id),
+        client_id: ClientOrderId(id.wrapping_add(1000)),
         account: AccountId(account),
         side,
         order_type: OrderType::Limit,
@@ -57,7 +57,7 @@ pub fn cancel(ts: u64, id: u64, account: u32) -> Command {
             instrument: INST,
             id: OrderId(id),
             account: AccountId(account),
-            client_id: ClientOrderId(9_000 + id),
+            client_id: ClientOrderId(id.wrapping_add(9_000)),
         }),
     }
 }
@@ -69,7 +69,7 @@ pub fn replace(ts: u64, id: u64, account: u32, price: i64, qty: i64) -> Command 
             instrument: INST,
             id: OrderId(id),
             account: AccountId(account),
-            client_id: ClientOrderId(5_000 + id),
+            client_id: ClientOrderId(id.wrapping_add(5_000)),
             price: Price::from_raw(price),
             qty: Qty::from_raw(qty),
         }),
@@ -152,6 +152,9 @@ pub struct Generator {
     next_id: u64,
     ids: Vec<(u64, u32)>,
     halted: bool,
+    /// With `spread`: the next id of a second, descending sequence far above the
+    /// first, so ids arrive out of order and far apart.
+    high_id: Option<u64>,
 }
 
 impl Generator {
@@ -162,7 +165,33 @@ impl Generator {
             next_id: 1,
             ids: Vec::new(),
             halted: false,
+            high_id: None,
         }
+    }
+
+    /// Like [`Generator::new`], but new order ids are far apart and out of order:
+    /// 4% jump ahead by up to 2^32, 2% come from a descending sequence near 2^62, so
+    /// that an id-table window slides often and many live orders sit behind it.
+    pub fn spread(seed: u64) -> Generator {
+        Generator {
+            high_id: Some(1 << 62),
+            ..Generator::new(seed)
+        }
+    }
+
+    fn fresh_id(&mut self) -> u64 {
+        if let Some(high) = self.high_id {
+            match self.rng.below(100) {
+                0..=3 => self.next_id += 1 + self.rng.below(1 << 32),
+                4 | 5 => {
+                    self.high_id = Some(high - 1 - self.rng.below(1 << 20));
+                    return high;
+                }
+                _ => {}
+            }
+        }
+        self.next_id += 1;
+        self.next_id
     }
 
     fn price(&mut self) -> i64 {
@@ -191,8 +220,7 @@ impl Generator {
         let id = if !self.ids.is_empty() && r.chance(2) {
             self.rng.pick(&self.ids).0 // duplicate id (live or dead)
         } else {
-            self.next_id += 1;
-            self.next_id
+            self.fresh_id()
         };
         let account = 1 + self.rng.below(4) as u32;
         let side = if self.rng.chance(50) {

@@ -10,8 +10,12 @@ use crate::venue::{Report, VenueError, REASON_DISCONNECTED};
 
 impl Orchestrator {
     pub(super) fn on_completion(&mut self, c: Completion, t6: u64) {
-        let Some(o) = self.orders.get_mut(&c.engine_id) else {
+        if !self.orders.contains_key(&c.engine_id) {
             return; // a late report about a finished order (e.g. cancel after fill)
+        }
+        self.log_report(&c);
+        let Some(o) = self.orders.get_mut(&c.engine_id) else {
+            return;
         };
         o.ts[ts::GATEWAY_RECV] = c.t4;
         o.ts[ts::GATEWAY_DONE] = c.t5;
@@ -42,9 +46,13 @@ impl Orchestrator {
                 ev.qty = qty.lots();
                 ev
             }
-            CompletionKind::Report(Report::Cancelled { qty, .. }) => {
-                done = true;
-                o.leaves = 0;
+            CompletionKind::Report(Report::Cancelled { qty, leaves, .. }) => {
+                done = leaves.is_zero();
+                if !done {
+                    // A self-trade decrement: part of the order is gone, the rest open.
+                    self.risk.on_reduced(sid, o.client_id, qty.lots());
+                }
+                o.leaves = leaves.lots();
                 let mut ev = event(EventKind::Cancelled, &o);
                 ev.qty = qty.lots();
                 ev
@@ -88,6 +96,9 @@ impl Orchestrator {
             self.by_client.remove(&(s, o.client_id));
         } else {
             self.orders.insert(c.engine_id, o);
+        }
+        if Self::is_orphan(o.client_id) {
+            return; // no incarnation of the strategy alive now knows this order
         }
         self.emit(s, ev);
     }

@@ -3,6 +3,8 @@
 
 use crate::config::DeadPolicy;
 use crate::control::{ControlCmd, ControlReply, LimitScope};
+use crate::durable::record::GLOBAL;
+use crate::durable::Rec;
 use crate::risk::StrategyId;
 
 use super::{KillJob, Liveness, Orchestrator, Slot};
@@ -24,6 +26,10 @@ impl Orchestrator {
         let tick = now >= self.next_pid_check_ns; // the 100 ms tick (liveness advances it)
         self.check_liveness(now);
         self.rearm_dead(tick);
+        if now >= self.next_window_ns {
+            self.next_window_ns = now + 1_000_000_000;
+            self.latency.rotate_window();
+        }
         if now >= self.next_stats_ns {
             self.next_stats_ns = now + self.stats_interval_ns;
             self.publish(now);
@@ -69,6 +75,10 @@ impl Orchestrator {
             LimitScope::Global => match self.risk.global_limits().with_changes(changes) {
                 Ok(next) => {
                     self.risk.set_global_limits(next);
+                    self.log(&Rec::Limits {
+                        scope: GLOBAL,
+                        limits: next,
+                    });
                     (true, format!("{changed}global: {}", next.render()))
                 }
                 Err(e) => (false, format!("{e}; nothing changed")),
@@ -81,6 +91,10 @@ impl Orchestrator {
                 let current = self.risk.limits(s).unwrap_or_default();
                 match current.with_changes(changes) {
                     Ok(next) if self.risk.set_limits(s, next).is_ok() => {
+                        self.log(&Rec::Limits {
+                            scope: s.0,
+                            limits: next,
+                        });
                         (true, format!("{changed}{name}: {}", next.render()))
                     }
                     Ok(_) => (false, format!("strategy {name:?} is not registered")),
@@ -104,6 +118,10 @@ impl Orchestrator {
             }
         };
         self.risk.kill(scope.map(StrategyId));
+        self.log(&Rec::Kill {
+            scope: scope.unwrap_or(GLOBAL),
+            on: true,
+        });
         for (i, slot) in self.slots.iter_mut().enumerate() {
             if scope.is_none_or(|s| s as usize == i) {
                 slot.killed_by_death = false; // an operator's kill stays on
@@ -211,6 +229,8 @@ impl Orchestrator {
         // Nobody may attach to these rings any more: the dead (or stalled) process may
         // still hold them. We keep reading ours until fresh ones replace them.
         crate::rings::unlink(&self.dir, &slot.link.name);
+        // Not journaled: a death's kill switch belongs to that incarnation, and every
+        // incarnation after an engine restart is a new one.
         self.risk.kill(Some(StrategyId(s)));
         let cancels = match self.on_dead {
             DeadPolicy::Cancel => self.cancel_scope(Some(s)),
@@ -242,8 +262,14 @@ impl Orchestrator {
             }
             let name = self.slots[s].link.name.clone();
             // ~1 ms of file work and page faults, on this thread but only once per death.
-            match crate::rings::create_link(&self.dir, &name, self.ring_capacity) {
-                Ok(link) => {
+            match crate::rings::create_link(&self.dir, &name, self.ring_capacity, self.md_capacity)
+            {
+                Ok(mut link) => {
+                    if let (Some(tx), Some(q)) = (link.md.take(), self.md_attach.as_ref()) {
+                        // Bounded: one entry per re-created strategy; never full in
+                        // practice (the md thread drains it every turn).
+                        let _ = q.push((s as u16, tx));
+                    }
                     let old = &self.slots[s];
                     let (generation, killed_by_death) = (old.generation + 1, old.killed_by_death);
                     let (malformed, after_dead) = (old.malformed, old.after_dead);

@@ -12,6 +12,7 @@
 //! full return ring drops the event and counts it (the strategy is not reading).
 
 mod complete;
+mod durable;
 mod house;
 mod report;
 mod submit;
@@ -23,10 +24,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use peregrine_queue::shm::{ShmSpscConsumer, ShmSpscProducer};
 use peregrine_queue::Producer;
 use peregrine_strategy::clock::now_ns;
-use peregrine_strategy::msg::{ts, Event, EventKind, Request};
+use peregrine_strategy::msg::{ts, Event, EventKind};
 use peregrine_types::Side;
 use rustc_hash::FxHashMap;
 
@@ -36,6 +36,7 @@ use crate::counters::QueueRow;
 use crate::gateway::{Completion, GatewayCmd, GatewayCounters};
 use crate::idle::IdlePolicy;
 use crate::latency::Latency;
+use crate::rings::StrategyLink;
 use crate::risk::{RiskEngine, StrategyId};
 use crate::summary::Tally;
 
@@ -62,17 +63,6 @@ struct Pending {
     client_id: u64,
     ts: [u64; 8],
     scheduled_ns: u64,
-}
-
-/// The engine's end of one strategy's two rings.
-#[derive(Debug)]
-pub struct StrategyLink {
-    /// Name.
-    pub name: String,
-    /// Submit ring, consumer end.
-    pub rx: ShmSpscConsumer<Request>,
-    /// Return ring, producer end.
-    pub tx: ShmSpscProducer<Event>,
 }
 
 #[derive(Debug)]
@@ -189,12 +179,14 @@ pub struct Orchestrator {
     latency: Latency,
     instruments: Vec<u32>,
     engine_rejects: FxHashMap<u16, u64>,
+    instrument_info: Vec<crate::units::InstrumentInfo>,
     kills: Vec<KillJob>,
     heartbeat_timeout_ns: u64,
     on_dead: DeadPolicy,
     stats_interval_ns: u64,
     next_house_ns: u64,
     next_stats_ns: u64,
+    next_window_ns: u64,
     next_pid_check_ns: u64,
     started_ns: u64,
     shared: Arc<Shared>,
@@ -202,6 +194,13 @@ pub struct Orchestrator {
     /// Where the ring files are (to re-create a dead strategy's rings).
     dir: std::path::PathBuf,
     ring_capacity: usize,
+    md_capacity: usize,
+    /// Hands re-created market-data rings to the market-data thread.
+    md_attach: Option<Arc<ArrayQueue<crate::market::thread::Attach>>>,
+    /// The market-data thread's counters (for the snapshot).
+    md_counters: Option<Arc<crate::market::thread::MdCounters>>,
+    /// The journal, when recovery is configured.
+    journal: Option<crate::durable::EngineJournal>,
     tally: Tally,
 }
 
@@ -235,20 +234,42 @@ impl Orchestrator {
             latency: Latency::new(),
             instruments: cfg.instruments.clone(),
             engine_rejects: FxHashMap::default(),
+            instrument_info: cfg
+                .instruments
+                .iter()
+                .map(|i| crate::units::InstrumentInfo::find(&cfg.instrument_info, *i))
+                .collect(),
             kills: Vec::new(),
             heartbeat_timeout_ns: cfg.liveness.heartbeat_timeout_ms * 1_000_000,
             on_dead: cfg.liveness.on_dead,
             stats_interval_ns: cfg.stats_interval_ms * 1_000_000,
             next_house_ns: 0,
             next_stats_ns: 0,
+            next_window_ns: 0,
             next_pid_check_ns: 0,
             started_ns: now,
             shared,
             wait: cfg.orchestrator.idle_policy(),
             dir: cfg.dir(),
             ring_capacity: cfg.ring_capacity,
+            md_capacity: cfg.market_data.ring_capacity,
+            md_attach: None,
+            md_counters: None,
+            journal: None,
             tally: Tally::new(cfg.venues.len()),
         }
+    }
+
+    /// Connects the market-data thread: re-created strategies' md rings go to it
+    /// through `attach`; its counters appear in the snapshot.
+    pub fn with_market_data(
+        mut self,
+        attach: Arc<ArrayQueue<crate::market::thread::Attach>>,
+        counters: Arc<crate::market::thread::MdCounters>,
+    ) -> Orchestrator {
+        self.md_attach = Some(attach);
+        self.md_counters = Some(counters);
+        self
     }
 
     /// The thread body: loops until `shared.stop`, then publishes a last snapshot.
@@ -296,6 +317,9 @@ impl Orchestrator {
             self.on_completion(c, t6);
             busy = true;
         }
+        if busy {
+            self.commit_journal();
+        }
         busy
     }
 
@@ -308,7 +332,12 @@ impl Orchestrator {
             Ok(()) => slot.rings.ret_pushes += 1,
             Err(_) => slot.rings.ret_full += 1,
         }
-        if matches!(ev.kind(), Some(EventKind::Ack | EventKind::Reject)) {
+        if matches!(
+            ev.kind(),
+            Some(
+                EventKind::Ack | EventKind::Reject | EventKind::Replaced | EventKind::ReplaceReject
+            )
+        ) {
             let p = &mut slot.receipts[ev.client_id as usize & (RECEIPTS - 1)];
             *p = Pending {
                 client_id: ev.client_id,

@@ -79,7 +79,7 @@ impl Orchestrator {
     fn render_positions(&self, s: &mut String) {
         let _ = writeln!(
             s,
-            "{:<12}{:>6}{:>8}{:>7}{:>10}{:>12}{:>12}{:>12}",
+            "{:<12}{:>9}{:>8}{:>7}{:>10}{:>15}{:>15}{:>15}",
             "position", "instr", "net", "fills", "avg", "realized", "unrealized", "total"
         );
         for ((sid, instrument), p) in self.risk.positions().all() {
@@ -87,17 +87,18 @@ impl Orchestrator {
                 .slots
                 .get(sid.0 as usize)
                 .map_or("?", |x| x.link.name.as_str());
+            let info = crate::units::InstrumentInfo::find(&self.instrument_info, instrument.0);
             let mark = self.risk.reference(instrument).unwrap_or(p.last_price);
-            let avg = p.avg_price().map_or("-".into(), |a| a.to_string());
+            let avg = p.avg_price().map_or("-".into(), |a| info.price(a));
             let _ = writeln!(
                 s,
-                "{name:<12}{:>6}{:>8}{:>7}{avg:>10}{:>12}{:>12}{:>12}",
-                instrument.0,
-                p.net,
+                "{name:<12}{:>9}{:>8}{:>7}{avg:>10}{:>15}{:>15}{:>15}",
+                info.symbol,
+                info.qty(i128::from(p.net)),
                 p.fills,
-                p.realized(),
-                p.unrealized(mark),
-                p.total(mark)
+                info.money(p.realized()),
+                info.money(p.unrealized(mark)),
+                info.money(p.total(mark))
             );
         }
         s.push('\n');

@@ -6,8 +6,9 @@ use peregrine_types::{Price, Qty};
 
 use super::{event, Live, Liveness, Orchestrator, RECEIPTS};
 use crate::counters::bump;
+use crate::durable::{Rec, SentOrder};
 use crate::gateway::GatewayCmd;
-use crate::risk::{OrderRequest, StrategyId};
+use crate::risk::{OrderRequest, OrderShape, StrategyId};
 use crate::venue::VenueOrder;
 
 impl Orchestrator {
@@ -27,6 +28,15 @@ impl Orchestrator {
             }
             Ok(Command::Heartbeat { pid }) => self.slots[s as usize].pid = Some(pid),
             Ok(Command::Receipt { client_id, t8 }) => self.on_receipt(s, client_id, t8),
+            Ok(Command::MdReceipt {
+                exchange_ts,
+                recv_ts,
+                publish_ts,
+                seen_ts,
+                ..
+            }) => self
+                .latency
+                .record_md(exchange_ts, recv_ts, publish_ts, seen_ts),
             Ok(Command::Cancel { client_id }) => self.on_cancel(s, client_id, &req, t2),
             Ok(Command::New(o)) => self.on_new(s, &o, req.t1, t2),
             Ok(Command::Replace {
@@ -82,7 +92,15 @@ impl Orchestrator {
             price: o.price,
             qty: o.qty,
         };
-        if let Err(r) = self.risk.check_new(StrategyId(s), &request, t2) {
+        let shape = OrderShape {
+            order_type: o.order_type,
+            tif: o.tif,
+            expire_at: o.expire_at,
+        };
+        if let Err(r) = self
+            .risk
+            .check_new_shaped(StrategyId(s), &request, shape, t2)
+        {
             return self.reject(s, &live, r.code());
         }
         let engine_id = self.next_engine_id;
@@ -93,12 +111,34 @@ impl Orchestrator {
             side: o.side,
             price: o.price,
             qty: o.qty,
+            order_type: o.order_type,
+            tif: o.tif,
+            stp: o.stp,
+            expire_at: o.expire_at,
         };
+        if self.journal.is_some() {
+            self.log(&Rec::Sent(SentOrder {
+                engine_id,
+                strategy: s,
+                venue: o.venue as u16,
+                client_id: o.client_id,
+                instrument: o.instrument,
+                side: o.side,
+                order_type: o.order_type,
+                tif: o.tif,
+                stp: o.stp,
+                price: o.price,
+                qty: o.qty,
+                expire_at: o.expire_at,
+            }));
+            self.commit_journal(); // on file before it can reach the venue
+        }
         live.ts[ts::ORCH_DISPATCH] = now_ns();
         let gw = &mut self.gateways[o.venue as usize];
         if gw.inbox.try_push(GatewayCmd::New(order)).is_err() {
             bump(&gw.counters.inbox.full);
             self.risk.on_done(StrategyId(s), o.client_id);
+            self.log(&Rec::Rejected { engine_id });
             return self.reject(s, &live, reason::GATEWAY_BUSY);
         }
         bump(&gw.counters.inbox.pushes);
@@ -128,6 +168,7 @@ impl Orchestrator {
         req: &Request,
         t2: u64,
     ) {
+        self.tally.replace_requests += 1;
         let Some(&id) = self.by_client.get(&(s, client_id)) else {
             return self.replace_reject_raw(s, req, t2, reason::UNKNOWN_ORDER);
         };
@@ -162,6 +203,11 @@ impl Orchestrator {
         bump(&gw.counters.inbox.pushes);
         if let Some(o) = self.orders.get_mut(&id) {
             o.replace_pending = true;
+            // The replace's own round trip: its stamps replace the order's.
+            o.ts = [0; 8];
+            o.ts[ts::STRATEGY_SEND] = req.t1;
+            o.ts[ts::ORCH_RECV_SUBMIT] = t2;
+            o.ts[ts::ORCH_DISPATCH] = now_ns();
         }
     }
 

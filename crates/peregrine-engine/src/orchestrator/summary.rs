@@ -1,8 +1,21 @@
 //! The snapshot as an [`EngineSummary`], published as one JSON line next to the text.
 
-use crate::latency::ROWS;
+use crate::latency::{ROWS, WINDOW_ROWS};
 use crate::risk::{RiskReject, StrategyId};
-use crate::summary::{EngineSummary, LatencyRow, PositionRow, RejectRow, StrategyRow, VenueRow};
+use crate::summary::{
+    EngineSummary, LatencyRow, MdRow, PositionRow, RejectRow, StrategyRow, VenueRow,
+};
+
+fn row(name: &str, h: &hdrhistogram::Histogram<u64>) -> LatencyRow {
+    LatencyRow {
+        name: name.to_owned(),
+        n: h.len(),
+        p50: h.value_at_quantile(0.5),
+        p99: h.value_at_quantile(0.99),
+        p999: h.value_at_quantile(0.999),
+        max: h.max(),
+    }
+}
 
 use super::report::engine_reason;
 use super::Orchestrator;
@@ -85,6 +98,32 @@ impl Orchestrator {
                 .filter(|r| r.count > 0)
                 .collect(),
             engine_rejects,
+            replace_requests: self.tally.replace_requests,
+            replaces: self.tally.replaces,
+            window: WINDOW_ROWS
+                .iter()
+                .zip(self.latency.window())
+                .map(|(name, h)| row(name, h))
+                .collect(),
+            market_data: self
+                .slots
+                .iter()
+                .enumerate()
+                .map(|(i, slot)| {
+                    let c = self
+                        .md_counters
+                        .as_ref()
+                        .map(|m| m.strategy(i))
+                        .unwrap_or_default();
+                    MdRow {
+                        strategy: slot.link.name.clone(),
+                        pushed: c.pushed,
+                        skipped: c.skipped,
+                    }
+                })
+                .collect(),
+            instruments: self.instrument_info.clone(),
+            queues: self.queue_rows(),
         }
     }
 

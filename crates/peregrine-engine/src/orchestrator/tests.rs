@@ -12,10 +12,11 @@ use peregrine_strategy::clock::now_ns;
 use peregrine_strategy::msg::{reason, ts, Event, EventKind, NewOrder, Request};
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
-use super::{GatewayLink, Liveness, Orchestrator, StrategyLink};
+use super::{GatewayLink, Liveness, Orchestrator};
 use crate::config::{EngineConfig, StrategyConfig};
 use crate::control::{ControlCmd, LimitScope, Shared};
 use crate::gateway::{Gateway, GatewayCounters};
+use crate::rings::StrategyLink;
 use crate::risk::{Limits, RiskReject};
 use crate::venue::sim::{FillModel, SimVenue};
 use crate::venue::{Report, Venue, VenueError, VenueOrder};
@@ -50,7 +51,10 @@ fn rig_with(model: FillModel, tweak: impl FnOnce(&mut EngineConfig)) -> Rig {
         sim.model = model;
     }
     tweak(&mut cfg);
-    let venue = SimVenue::new(cfg.venues[0].sim.expect("the default venue is simulated"));
+    let venue = SimVenue::new(
+        cfg.venues[0].sim.expect("the default venue is simulated"),
+        &cfg.instruments,
+    );
     rig_on(cfg, venue)
 }
 
@@ -64,19 +68,18 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
             max_order_qty: Some(10),
             ..Limits::default()
         },
+        subscribe: Vec::new(),
     });
-    cfg.strategies.push(StrategyConfig {
-        name: "t".into(),
-        limits: Limits::default(),
-    });
+    cfg.strategies.push(StrategyConfig::new("t"));
     let submit = ShmSpsc::<Request>::create(&dir.path().join("s.submit"), 64).unwrap();
     let ret = ShmSpsc::<Event>::create(&dir.path().join("s.return"), 64).unwrap();
     let link = StrategyLink {
         name: "s".into(),
         rx: submit.consumer().unwrap(),
         tx: ret.producer().unwrap(),
+        md: None,
     };
-    let t = crate::rings::create_link(dir.path(), "t", 64).unwrap();
+    let t = crate::rings::create_link(dir.path(), "t", 64, 64).unwrap();
     let other = attach_to(dir.path(), "t");
     let stop = Arc::new(AtomicBool::new(false));
     let completions = Arc::new(ArrayQueue::new(64));
@@ -130,11 +133,13 @@ fn attach_to(
 fn order(client_id: u64, qty: i64) -> NewOrder {
     NewOrder {
         client_id,
-        instrument: InstrumentId(1),
-        venue: 0,
-        side: Side::Buy,
-        price: Price::from_raw(100),
-        qty: Qty::from_raw(qty),
+        ..NewOrder::limit(
+            0,
+            InstrumentId(1),
+            Side::Buy,
+            Price::from_raw(100),
+            Qty::from_raw(qty),
+        )
     }
 }
 

@@ -12,13 +12,7 @@ mod state;
 pub use limits::{LimitError, Limits, TokenBucket};
 pub use state::{RiskEngine, MAX_SANE};
 
-use serde::{Deserialize, Serialize};
-
-/// A strategy, dense small ids.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
-pub struct StrategyId(pub u16);
+pub use crate::ids::StrategyId;
 
 /// Why the engine refused an order. The value goes back to the strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,6 +95,33 @@ pub struct OrderRequest {
     pub price: peregrine_types::Price,
     /// Quantity.
     pub qty: peregrine_types::Qty,
+}
+
+/// An order's type, time in force and expiry, checked for a combination the venue
+/// accepts (the exchange's rules, `docs/architecture.md`): a market order is IOC or
+/// FOK; a post-only order GTC or GTD; GTD carries an expiry and nothing else does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderShape {
+    /// Limit, market or post-only.
+    pub order_type: peregrine_types::OrderType,
+    /// Time in force.
+    pub tif: peregrine_types::TimeInForce,
+    /// GTD expiry (ns since the Unix epoch), 0 otherwise.
+    pub expire_at: u64,
+}
+
+impl OrderShape {
+    /// Whether the combination is one a venue accepts.
+    pub fn is_valid(&self) -> bool {
+        use peregrine_types::{OrderType as T, TimeInForce as F};
+        let tif_ok = match self.order_type {
+            T::Limit => true,
+            T::Market => matches!(self.tif, F::Ioc | F::Fok),
+            T::PostOnly => matches!(self.tif, F::Gtc | F::Gtd),
+        };
+        let expiry_ok = (self.tif == F::Gtd) == (self.expire_at != 0);
+        tif_ok && expiry_ok
+    }
 }
 
 /// A fill of one of a strategy's orders, as the venue reported it.

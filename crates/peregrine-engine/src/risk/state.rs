@@ -4,7 +4,7 @@ use peregrine_types::{InstrumentId, Side};
 use rustc_hash::FxHashMap;
 
 use super::limits::{Limits, TokenBucket};
-use super::{Breach, Fill, OrderRequest, RiskReject, StrategyId};
+use super::{Breach, Fill, OrderRequest, OrderShape, RiskReject, StrategyId};
 use crate::position::PositionBook;
 
 mod replace;
@@ -184,6 +184,11 @@ impl RiskEngine {
         }
     }
 
+    /// Whether the global kill switch is on.
+    pub fn is_global_killed(&self) -> bool {
+        self.global.killed
+    }
+
     /// Whether new orders from `s` are blocked by a kill switch.
     pub fn is_killed(&self, s: StrategyId) -> bool {
         self.global.killed || self.scope(s).is_ok_and(|x| x.killed)
@@ -219,6 +224,65 @@ impl RiskEngine {
             Err(e) => self.rejects[e.index()] += 1,
         }
         r
+    }
+
+    /// [`RiskEngine::check_new`] after checking the order's type, time in force and
+    /// expiry ([`OrderShape::is_valid`]; an invalid one is [`RiskReject::InvalidOrder`]).
+    /// A market order's price is its protection price, so the collar applies to it.
+    pub fn check_new_shaped(
+        &mut self,
+        s: StrategyId,
+        o: &OrderRequest,
+        shape: OrderShape,
+        now_ns: u64,
+    ) -> Result<(), RiskReject> {
+        if !shape.is_valid() && !self.is_killed(s) && self.scope(s).is_ok() {
+            self.rejects[RiskReject::InvalidOrder.index()] += 1;
+            return Err(RiskReject::InvalidOrder);
+        }
+        self.check_new(s, o, now_ns)
+    }
+
+    /// Reserves an open order without checking it (recovery from the journal: the
+    /// order was checked when it was sent).
+    pub fn restore_open(
+        &mut self,
+        s: StrategyId,
+        client_id: u64,
+        instrument: InstrumentId,
+        side: Side,
+        qty: i64,
+    ) {
+        if self.scope(s).is_err() {
+            return;
+        }
+        let o = OrderRequest {
+            instrument,
+            client_id,
+            side,
+            price: peregrine_types::Price::from_raw(1),
+            qty: peregrine_types::Qty::from_raw(qty),
+        };
+        self.reserve(s, &o);
+    }
+
+    /// Moves the reservation of order `old` of `s` to the key `new` (recovery: orders
+    /// of a previous incarnation become orphans no new client id can collide with).
+    pub fn rekey(&mut self, s: StrategyId, old: u64, new: u64) {
+        if let Some(open) = self.open.remove(&(s, old)) {
+            self.open.insert((s, new), open);
+        }
+    }
+
+    /// Part of an order left without trading (a self-trade decrement): its open
+    /// quantity shrinks by `qty`; the order stays open.
+    pub fn on_reduced(&mut self, s: StrategyId, client_id: u64, qty: i64) {
+        if let Some(mut open) = self.open.get(&(s, client_id)).copied() {
+            let q = qty.clamp(0, open.leaves);
+            open.leaves -= q;
+            self.release(s, open, q, false);
+            self.open.insert((s, client_id), open);
+        }
     }
 
     fn evaluate(&mut self, s: StrategyId, o: &OrderRequest, now_ns: u64) -> Result<(), RiskReject> {

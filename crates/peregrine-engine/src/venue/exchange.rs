@@ -14,8 +14,9 @@
 //! wall clock in ns, so a restarted engine does not reuse ids); the order table
 //! (the `orders` module) maps it, and the exchange order id from `Accepted`, back to the
 //! engine's order id. A cancel or replace asked before the order is acknowledged is
-//! sent when `Accepted` arrives. Orders go out as GTC limit orders with self-trade
-//! prevention off, so a `Cancelled` always ends the order.
+//! sent when `Accepted` arrives. Orders go out with the type, time in force, GTD
+//! expiry and STP mode the strategy gave; a `Cancelled` ends the order, except a
+//! self-trade decrement (reason 5) that leaves part of it open.
 //!
 //! **Bad bytes.** Any protocol violation (an undecodable frame, a session sequence
 //! gap, a second login answer), a closed socket, an I/O error or three heartbeat
@@ -58,10 +59,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use peregrine_types::{
-    AccountId, ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, StpMode, TimeInForce,
-    Timestamp,
-};
+use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Timestamp};
 use peregrine_wire::orders::{Cancel, MassCancel, NewOrder, Replace};
 use peregrine_wire::session::{ClientHeartbeat, Login};
 use peregrine_wire::stream::RecvBuffer;
@@ -422,6 +420,16 @@ fn first_client_order_id() -> u64 {
 }
 
 impl Venue for ExchangeVenue {
+    /// Restored orders are in doubt until the reconciliation after the next login:
+    /// the mass cancel reports those still resting as cancelled; the rest were filled
+    /// or cancelled while the engine was down and are reported cancelled with a
+    /// warning (protocol v1 cannot replay their fills; see the module docs).
+    fn restore(&mut self, o: &super::RestoredOrder) -> Option<Report> {
+        self.table
+            .insert_restored(o.engine_id, o.venue_id, o.instrument, o.leaves);
+        None
+    }
+
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError> {
         if self.stream.is_none() {
             return Err(VenueError::Disconnected);
@@ -436,12 +444,12 @@ impl Venue for ExchangeVenue {
             client_order_id: ClientOrderId(cl),
             price: order.price,
             qty: order.qty,
-            expire_at: Timestamp(0),
+            expire_at: Timestamp(order.expire_at),
             instrument: order.instrument,
             side: order.side,
-            order_type: OrderType::Limit,
-            tif: TimeInForce::Gtc,
-            stp: StpMode::None,
+            order_type: order.order_type,
+            tif: order.tif,
+            stp: order.stp,
         };
         // A failed write drops the session, whose settlement reports this order.
         self.send(&msg, now_ns);

@@ -9,7 +9,9 @@
 pub mod exchange;
 pub mod sim;
 
-use peregrine_types::{InstrumentId, Price, Qty, Side};
+use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
+
+use crate::market::MarketFeed;
 
 /// The reason an adapter gives for an order or replace it lost with its connection
 /// (the orchestrator shows it as `venue_down`, engine reason 207).
@@ -25,10 +27,41 @@ pub struct VenueOrder {
     pub instrument: InstrumentId,
     /// Side.
     pub side: Side,
-    /// Limit price.
+    /// Limit price (a market order's protection price).
     pub price: Price,
     /// Quantity.
     pub qty: Qty,
+    /// Limit, market or post-only.
+    pub order_type: OrderType,
+    /// Time in force.
+    pub tif: TimeInForce,
+    /// Self-trade prevention at the venue.
+    pub stp: StpMode,
+    /// GTD expiry, ns since the Unix epoch (0 otherwise).
+    pub expire_at: u64,
+}
+
+impl VenueOrder {
+    /// A GTC limit order without self-trade prevention.
+    pub fn limit(
+        engine_id: u64,
+        instrument: InstrumentId,
+        side: Side,
+        price: Price,
+        qty: Qty,
+    ) -> VenueOrder {
+        VenueOrder {
+            engine_id,
+            instrument,
+            side,
+            price,
+            qty,
+            order_type: OrderType::Limit,
+            tif: TimeInForce::Gtc,
+            stp: StpMode::None,
+            expire_at: 0,
+        }
+    }
 }
 
 /// What a venue reports about an order.
@@ -45,8 +78,13 @@ pub enum Report {
         qty: Qty,
         leaves: Qty,
     },
-    /// Cancelled (all of what was left).
-    Cancelled { engine_id: u64, qty: Qty },
+    /// Quantity left the order without trading: `qty` cancelled, `leaves` still open
+    /// (0: the order is done; more only after a self-trade decrement).
+    Cancelled {
+        engine_id: u64,
+        qty: Qty,
+        leaves: Qty,
+    },
     /// A replace took effect: the order's new limit price and new open quantity.
     Replaced {
         engine_id: u64,
@@ -74,6 +112,31 @@ impl Report {
     }
 }
 
+/// An order open when the engine stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestoredOrder {
+    /// Engine order id.
+    pub engine_id: u64,
+    /// Strategy index in the current config.
+    pub strategy: u16,
+    /// Its risk key: the client id with `durable::ORPHAN` set.
+    pub client_key: u64,
+    /// Venue index in the current config.
+    pub venue: u32,
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// Side.
+    pub side: Side,
+    /// Limit price.
+    pub price: Price,
+    /// Quantity.
+    pub qty: Qty,
+    /// Open quantity.
+    pub leaves: Qty,
+    /// The venue's id (0: never acknowledged).
+    pub venue_id: u64,
+}
+
 /// Why a venue refused a request synchronously.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum VenueError {
@@ -90,6 +153,23 @@ pub enum VenueError {
 
 /// A venue connection, driven by one gateway thread.
 pub trait Venue {
+    /// The venue's market data, if it has any: called once before the gateway thread
+    /// starts; the feed runs on the engine's market-data thread.
+    fn market_feed(&mut self) -> Option<Box<dyn MarketFeed>> {
+        None
+    }
+    /// An order that was open at this venue when the engine stopped (replayed from the
+    /// engine's journal), handed over before the gateway starts. Returns the report
+    /// that settles it at once, or `None` when the adapter reconciles it with the
+    /// venue and reports later. The default: the venue has forgotten it (a simulated
+    /// venue restarts with the engine), so it is cancelled with what was open.
+    fn restore(&mut self, order: &RestoredOrder) -> Option<Report> {
+        Some(Report::Cancelled {
+            engine_id: order.engine_id,
+            qty: order.leaves,
+            leaves: Qty::ZERO,
+        })
+    }
     /// Sends a new order.
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError>;
     /// Asks to cancel an order.

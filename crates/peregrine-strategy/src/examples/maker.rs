@@ -1,13 +1,19 @@
-//! A market maker: one bid and one ask around a mid that drifts randomly, never
-//! letting position plus open quotes on a side exceed the inventory limit. A quote more
-//! than `requote_ticks` from where it should be is moved there with a replace (once the
-//! venue has acknowledged it; one replace in flight per quote). The mid is a bounded
-//! random walk around the configured start.
+//! A market maker: one bid and one ask around the mid it observes in the book, skewed
+//! against its inventory, moved with replaces.
+//!
+//! * Mid: the book's mid (`on_book`); with one side only, that side's price ± the
+//!   half spread; with an empty book (a fresh venue where the maker is the first to
+//!   quote), the configured starting mid.
+//! * Skew: long `n` lots, both quotes move down `n × skew_per_lot` ticks (and up when
+//!   short), so its fills pull the position back to flat.
+//! * A quote more than `requote_ticks` from its target is moved there with a replace
+//!   once the venue has acknowledged it (one replace in flight per quote); a side that
+//!   would take the position beyond `max_inventory` is not quoted.
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
-use super::Rng;
 use crate::api::Api;
+use crate::md::BookView;
 use crate::msg::Event;
 use crate::strategy::Strategy;
 
@@ -18,7 +24,7 @@ pub struct MakerConfig {
     pub venue: u32,
     /// Instrument.
     pub instrument: InstrumentId,
-    /// Starting mid, price units.
+    /// Mid to quote around before the book shows one, price units.
     pub mid: i64,
     /// Half the quoted spread, price units.
     pub half_spread: i64,
@@ -26,11 +32,13 @@ pub struct MakerConfig {
     pub qty: i64,
     /// Largest absolute inventory (position + open quote on the side), lots.
     pub max_inventory: i64,
-    /// Re-quote when a quote is this far from target, price units.
+    /// Ticks both quotes move per lot of inventory.
+    pub skew_per_lot: i64,
+    /// Re-quote when a quote is more than this far from target, price units.
     pub requote_ticks: i64,
     /// Timer period, ns.
     pub interval_ns: u64,
-    /// Random seed.
+    /// Random seed (unused by the quoting logic; kept for the CLI's `--seed`).
     pub seed: u64,
 }
 
@@ -40,10 +48,11 @@ impl Default for MakerConfig {
             venue: 0,
             instrument: InstrumentId(1),
             mid: 10_000,
-            half_spread: 5,
+            half_spread: 2,
             qty: 1,
             max_inventory: 10,
-            requote_ticks: 3,
+            skew_per_lot: 1,
+            requote_ticks: 0,
             interval_ns: 1_000_000,
             seed: 1,
         }
@@ -62,20 +71,21 @@ struct Quote {
 #[derive(Debug)]
 pub struct Maker {
     cfg: MakerConfig,
-    rng: Rng,
     mid: i64,
     position: i64,
     quotes: [Option<Quote>; 2],
+    /// Replaces sent.
+    pub replaces: u64,
 }
 
 impl Maker {
     /// A maker with `cfg`.
     pub fn new(cfg: MakerConfig) -> Maker {
         Maker {
-            rng: Rng::new(cfg.seed),
             mid: cfg.mid,
             position: 0,
             quotes: [None, None],
+            replaces: 0,
             cfg,
         }
     }
@@ -85,10 +95,17 @@ impl Maker {
         self.position
     }
 
-    fn target(&self, side: Side) -> i64 {
+    /// The mid it quotes around now.
+    pub fn mid(&self) -> i64 {
+        self.mid
+    }
+
+    /// Target price of `side`: around the mid, skewed against the inventory.
+    pub fn target(&self, side: Side) -> i64 {
+        let skewed = self.mid - self.position * self.cfg.skew_per_lot;
         match side {
-            Side::Buy => self.mid - self.cfg.half_spread,
-            Side::Sell => self.mid + self.cfg.half_spread,
+            Side::Buy => skewed - self.cfg.half_spread,
+            Side::Sell => skewed + self.cfg.half_spread,
         }
     }
 
@@ -100,6 +117,17 @@ impl Maker {
         after.abs() <= self.cfg.max_inventory
     }
 
+    /// The mid this book implies, if any.
+    fn observe(&mut self, book: &BookView) {
+        let h = self.cfg.half_spread;
+        self.mid = match (book.best_bid(), book.best_ask()) {
+            (Some(b), Some(a)) => (b.price.units() + a.price.units()).div_euclid(2),
+            (Some(b), None) => b.price.units() + h,
+            (None, Some(a)) => a.price.units() - h,
+            (None, None) => self.mid,
+        };
+    }
+
     fn requote(&mut self, api: &mut Api, side: Side) {
         let target = self.target(side);
         match self.quotes[side.index()] {
@@ -107,6 +135,7 @@ impl Maker {
                 if q.acked
                     && !q.replacing
                     && (q.price - target).abs() > self.cfg.requote_ticks
+                    && target > 0
                     && api
                         .replace(
                             q.client_id,
@@ -115,6 +144,7 @@ impl Maker {
                         )
                         .is_ok() =>
             {
+                self.replaces += 1;
                 self.quotes[side.index()] = Some(Quote {
                     replacing: true,
                     ..q
@@ -138,6 +168,11 @@ impl Maker {
         }
     }
 
+    fn requote_both(&mut self, api: &mut Api) {
+        self.requote(api, Side::Buy);
+        self.requote(api, Side::Sell);
+    }
+
     fn quote_mut(&mut self, client_id: u64) -> Option<&mut Quote> {
         self.quotes
             .iter_mut()
@@ -156,8 +191,17 @@ impl Maker {
 
 impl Strategy for Maker {
     fn on_start(&mut self, api: &mut Api) {
-        self.requote(api, Side::Buy);
-        self.requote(api, Side::Sell);
+        if let Some(book) = api.book(self.cfg.venue, self.cfg.instrument) {
+            self.observe(&book);
+        }
+        self.requote_both(api);
+    }
+
+    fn on_book(&mut self, api: &mut Api, instrument: InstrumentId, book: &BookView) {
+        if instrument == self.cfg.instrument && book.venue == self.cfg.venue {
+            self.observe(book);
+            self.requote_both(api);
+        }
     }
 
     fn on_ack(&mut self, _api: &mut Api, ev: &Event) {
@@ -184,7 +228,7 @@ impl Strategy for Maker {
         }
     }
 
-    fn on_fill(&mut self, _api: &mut Api, ev: &Event) {
+    fn on_fill(&mut self, api: &mut Api, ev: &Event) {
         self.position += match ev.side() {
             Side::Buy => ev.qty,
             Side::Sell => -ev.qty,
@@ -192,22 +236,50 @@ impl Strategy for Maker {
         if ev.leaves == 0 {
             self.done(ev.client_id);
         }
+        self.requote_both(api);
     }
 
     fn on_cancelled(&mut self, _api: &mut Api, ev: &Event) {
-        self.done(ev.client_id);
+        if ev.leaves == 0 {
+            self.done(ev.client_id);
+        }
     }
 
     fn on_timer(&mut self, api: &mut Api, _now_ns: u64) {
-        // A bounded random walk around the starting mid (the market-data callback is a
-        // stub fed by our own fills, so it is not a price signal).
-        let step = self.rng.range(0, 2) as i64 - 1;
-        self.mid = (self.mid + step).clamp(self.cfg.mid - 100, self.cfg.mid + 100);
-        self.requote(api, Side::Buy);
-        self.requote(api, Side::Sell);
+        self.requote_both(api);
     }
 
     fn timer_interval_ns(&self) -> u64 {
         self.cfg.interval_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::md::Level;
+
+    fn lvl(p: i64) -> Level {
+        Level {
+            price: Price::from_raw(p),
+            qty: Qty::from_raw(1),
+            orders: 1,
+        }
+    }
+
+    #[test]
+    fn quotes_follow_the_book_and_skew_against_inventory() {
+        let mut m = Maker::new(MakerConfig::default());
+        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(99)], &[lvl(103)]));
+        assert_eq!(m.mid(), 101);
+        assert_eq!((m.target(Side::Buy), m.target(Side::Sell)), (99, 103));
+        m.position = 4; // long: both quotes lower, so it sells sooner
+        assert_eq!((m.target(Side::Buy), m.target(Side::Sell)), (95, 99));
+        m.observe(&BookView::new(0, InstrumentId(1), &[], &[lvl(110)]));
+        assert_eq!(m.mid(), 108);
+        m.observe(&BookView::default());
+        assert_eq!(m.mid(), 108, "an empty book keeps the last mid");
+        m.position = 10;
+        assert!(!m.room(Side::Buy) && m.room(Side::Sell));
     }
 }

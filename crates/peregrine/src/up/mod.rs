@@ -12,10 +12,12 @@ mod finish;
 mod plan;
 mod procs;
 mod report;
+mod supervise;
+mod tui;
 
 pub use procs::die_with_parent;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,10 +66,34 @@ pub struct UpArgs {
     /// venue.
     #[arg(long)]
     sim_only: bool,
+    /// Run from the config templates in DIR (`exchange.toml`, `engine.toml`; write a
+    /// starting point with --write-config) instead of the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    config: Option<PathBuf>,
+    /// Write the built-in config templates into DIR and exit.
+    #[arg(long, value_name = "DIR")]
+    write_config: Option<PathBuf>,
+    /// Plain progress lines even when stdout is a terminal (no live view).
+    #[arg(long)]
+    plain: bool,
 }
 
 /// Runs `peregrine up`.
 pub fn run(args: UpArgs) -> anyhow::Result<()> {
+    if let Some(dir) = &args.write_config {
+        for p in plan::Templates::embedded().write(dir)? {
+            println!("wrote {}", p.display());
+        }
+        println!(
+            "edit them, then: peregrine up --config {} (the @...@ values are filled in per run)",
+            dir.display()
+        );
+        return Ok(());
+    }
+    let templates = match &args.config {
+        Some(dir) => plan::Templates::load(dir)?,
+        None => plan::Templates::embedded(),
+    };
     if let Some(d) = args.duration {
         ensure!(
             d.is_finite() && d > 0.0 && d < 1e9,
@@ -99,6 +125,11 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
         stop,
         procs: Procs::default(),
         quiet: args.quiet,
+        tui: None,
+        live_view: !args.quiet && !args.plain && std::io::stdout().is_terminal(),
+        templates,
+        ports,
+        strategy_names: Vec::new(),
     };
     let result = session.go(ports, args.duration);
     drop(session); // terminates whatever still runs (only after a failure)
@@ -154,6 +185,11 @@ struct Session {
     stop: Arc<AtomicBool>,
     procs: Procs,
     quiet: bool,
+    tui: Option<tui::Tui>,
+    live_view: bool,
+    templates: plan::Templates,
+    ports: Ports,
+    strategy_names: Vec<String>,
 }
 
 impl Session {
@@ -168,7 +204,17 @@ impl Session {
             self.pid("gateway")
         );
         let started = Instant::now();
-        self.watch(duration.map(Duration::from_secs_f64), started)?;
+        if self.live_view {
+            let venues = if self.exchange_venue {
+                vec!["sim".to_owned(), "px".to_owned()]
+            } else {
+                vec!["sim".to_owned()]
+            };
+            self.tui = Some(tui::Tui::start(&self.shm, Arc::clone(&self.stop), venues));
+        }
+        let watched = self.watch(duration.map(Duration::from_secs_f64), started);
+        self.tui = None; // the terminal is ours again
+        watched?;
         let elapsed = started.elapsed().as_secs_f64();
         let last = self.summary()?;
         println!();
@@ -176,6 +222,8 @@ impl Session {
             "{}",
             report::summary(&last, elapsed, &|s| self.venue_name(s))
         );
+        println!();
+        print!("{}", supervise::restarts_text(&self.procs));
         println!();
         let demo = self.kill_demo()?;
         print!("{}", demo.render());
@@ -202,7 +250,7 @@ impl Session {
     /// Starts the exchange and returns its order-entry address.
     fn start_exchange(&mut self, ports: Ports) -> anyhow::Result<SocketAddr> {
         let config = self.dir.join("exchange.toml");
-        std::fs::write(&config, plan::exchange_toml(ports))
+        std::fs::write(&config, self.templates.exchange_toml(ports))
             .with_context(|| format!("writing {}", config.display()))?;
         self.spawn(
             "exchange",
@@ -223,7 +271,16 @@ impl Session {
 
     fn start_engine(&mut self, exchange: SocketAddr) -> anyhow::Result<()> {
         let config = self.dir.join("engine.toml");
-        let text = plan::engine_toml(&self.name, &self.shm, Some(exchange), self.exchange_venue);
+        let text = self.templates.engine_toml(
+            &self.name,
+            &self.shm,
+            Some(exchange),
+            self.exchange_venue,
+            self.ports,
+        );
+        let parsed = peregrine_engine::config::EngineConfig::from_toml(&text, &config)
+            .with_context(|| format!("the engine config for this run ({})", config.display()))?;
+        self.strategy_names = parsed.strategies.iter().map(|s| s.name.clone()).collect();
         std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
         self.spawn(
             "engine",
@@ -271,16 +328,25 @@ impl Session {
         url.context("the gateway printed no address")
     }
 
+    /// Starts the example strategies the engine config names (a user's config may
+    /// leave some out).
     fn start_strategies(&mut self) -> anyhow::Result<()> {
-        for s in &STRATEGIES {
+        let planned: Vec<&StrategySpec> = STRATEGIES
+            .iter()
+            .filter(|s| self.strategy_names.iter().any(|n| n == s.name))
+            .collect();
+        for s in &planned {
             let args = self.strategy_args(s);
             self.spawn(s.name, args)?;
         }
+        let names: Vec<&str> = planned.iter().map(|s| s.name).collect();
         let socket = self.socket();
         self.wait_until("every strategy to attach", |_| {
             summary::fetch(&socket, CONTROL_TIMEOUT).is_ok_and(|s| {
-                s.strategies.len() == STRATEGIES.len()
-                    && s.strategies.iter().all(|st| st.state == "alive")
+                s.strategies
+                    .iter()
+                    .filter(|st| names.contains(&st.name.as_str()))
+                    .all(|st| st.state == "alive")
             })
         })
     }
@@ -370,7 +436,11 @@ impl Session {
             self.pid("engine"),
             self.shm.display()
         );
-        for s in &STRATEGIES {
+        let names = self.strategy_names.clone();
+        for s in STRATEGIES
+            .iter()
+            .filter(|s| names.iter().any(|n| n == s.name))
+        {
             println!(
                 "  {:<9} pid {:<8} {} on venue {} ({})",
                 s.name,
@@ -386,6 +456,10 @@ impl Session {
                  every strategy trades on the simulated venue"
             );
         }
+        println!(
+            "  metrics   exchange http://127.0.0.1:{}/metrics  engine http://127.0.0.1:{}/metrics",
+            self.ports.exchange_metrics, self.ports.engine_metrics
+        );
         println!("Ctrl-C stops and prints the summary.");
         let _ = std::io::stdout().flush();
     }
@@ -400,16 +474,34 @@ impl Session {
     fn watch(&mut self, duration: Option<Duration>, started: Instant) -> anyhow::Result<()> {
         let mut prev: Option<(EngineSummary, Instant)> = None;
         let mut next_line = started + Duration::from_secs(1);
+        let mut sup = supervise::Supervisor::default();
         loop {
-            self.check_children()?;
+            sup.tend(&mut self.procs, started)?;
             let now = Instant::now();
             if self.stop.load(Ordering::Relaxed) || duration.is_some_and(|d| now - started >= d) {
                 return Ok(());
             }
             if now >= next_line {
                 next_line += Duration::from_secs(1);
-                let s = self.summary()?;
-                if !self.quiet {
+                // The engine may be restarting: no line this second.
+                let Ok(s) = self.summary() else {
+                    if !self.quiet {
+                        println!(
+                            "[{:>6.1} s] engine not answering (restarting?)",
+                            (now - started).as_secs_f64()
+                        );
+                    }
+                    prev = None;
+                    continue;
+                };
+                if let Some(tui) = self.tui.as_mut() {
+                    tui.draw(
+                        &s,
+                        prev.as_ref().map(|(p, _)| p),
+                        &self.procs,
+                        (now - started).as_secs_f64(),
+                    );
+                } else if !self.quiet {
                     let dt = prev
                         .as_ref()
                         .map_or(0.0, |(_, at)| (now - *at).as_secs_f64());

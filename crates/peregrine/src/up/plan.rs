@@ -72,10 +72,11 @@ pub struct StrategySpec {
     pub seed: u64,
 }
 
-/// The strategies, in engine-config order. The maker quotes and the taker crosses
-/// its quotes at the exchange; `sim-maker` quotes 2 lots on the simulated venue,
-/// which fills half of each quote and rests the other half.
-pub const STRATEGIES: [StrategySpec; 3] = [
+/// The strategies, in engine-config order. At the exchange the maker quotes around
+/// the mid it sees and the taker takes its quotes at the touch (IOC); on the
+/// simulated market `sim-maker` quotes against the flow and `reverter` trades a
+/// moving average of the mid.
+pub const STRATEGIES: [StrategySpec; 4] = [
     StrategySpec {
         name: "maker",
         kind: "maker",
@@ -100,6 +101,14 @@ pub const STRATEGIES: [StrategySpec; 3] = [
         interval_us: 2_000,
         seed: 3,
     },
+    StrategySpec {
+        name: "reverter",
+        kind: "reverter",
+        route: Route::Sim,
+        qty: 1,
+        interval_us: 5_000,
+        seed: 4,
+    },
 ];
 
 impl StrategySpec {
@@ -112,7 +121,8 @@ impl StrategySpec {
     }
 }
 
-/// The ports of the exchange; 0 lets the OS pick.
+/// The ports of the run. Fixed for the whole run, so that a restarted exchange
+/// listens where the engine reconnects and every metrics URL stays valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ports {
     /// TCP order entry.
@@ -121,55 +131,155 @@ pub struct Ports {
     pub md: u16,
     /// TCP snapshot recovery.
     pub recovery: u16,
+    /// The exchange's `/metrics`.
+    pub exchange_metrics: u16,
+    /// The engine's `/metrics`.
+    pub engine_metrics: u16,
 }
 
 impl Ports {
     /// `base`, `base + 1`, `base + 2`; an error if that passes 65535 or `base` is 0.
     pub fn from_base(base: u16) -> anyhow::Result<Ports> {
-        anyhow::ensure!(base > 0, "--port-base must be 1..=65533");
-        let md = base.checked_add(1);
-        let recovery = base.checked_add(2);
-        match (md, recovery) {
-            (Some(md), Some(recovery)) => Ok(Ports {
+        anyhow::ensure!(base > 0, "--port-base must be 1..=65531");
+        let p = |k: u16| base.checked_add(k);
+        match (p(1), p(2), p(3), p(4)) {
+            (Some(md), Some(recovery), Some(exchange_metrics), Some(engine_metrics)) => Ok(Ports {
                 order: base,
                 md,
                 recovery,
+                exchange_metrics,
+                engine_metrics,
             }),
-            _ => anyhow::bail!("--port-base {base}: needs three ports, the last above 65535"),
+            _ => anyhow::bail!("--port-base {base}: needs five ports, the last above 65535"),
         }
     }
 
-    /// Order entry and recovery chosen by the exchange; the market-data target a UDP
-    /// port that was free a moment ago (nobody needs to listen there).
+    /// Ports that were free a moment ago (bound to port 0, then released).
     pub fn automatic() -> anyhow::Result<Ports> {
+        let tcp = || -> anyhow::Result<u16> {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").context("picking a TCP port")?;
+            Ok(l.local_addr()?.port())
+        };
         let probe = std::net::UdpSocket::bind("127.0.0.1:0").context("picking a UDP port")?;
+        let (order, recovery, exchange_metrics, engine_metrics) = (tcp()?, tcp()?, tcp()?, tcp()?);
         Ok(Ports {
-            order: 0,
+            order,
             md: probe.local_addr()?.port(),
-            recovery: 0,
+            recovery,
+            exchange_metrics,
+            engine_metrics,
         })
     }
 }
 
-/// The exchange config for `ports`.
+/// The config templates a run is made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Templates {
+    /// The exchange's.
+    pub exchange: String,
+    /// The engine's.
+    pub engine: String,
+}
+
+/// File names of the templates in a config directory.
+pub const EXCHANGE_FILE: &str = "exchange.toml";
+/// See [`EXCHANGE_FILE`].
+pub const ENGINE_FILE: &str = "engine.toml";
+
+impl Templates {
+    /// The ones built into the binary.
+    pub fn embedded() -> Templates {
+        Templates {
+            exchange: EXCHANGE_TOML.to_owned(),
+            engine: ENGINE_TOML.to_owned(),
+        }
+    }
+
+    /// A user's copy (`up --config DIR`).
+    pub fn load(dir: &std::path::Path) -> anyhow::Result<Templates> {
+        let read = |f: &str| {
+            let p = dir.join(f);
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+        };
+        Ok(Templates {
+            exchange: read(EXCHANGE_FILE)?,
+            engine: read(ENGINE_FILE)?,
+        })
+    }
+
+    /// Writes them into `dir` (`up --write-config DIR`); refuses to overwrite.
+    pub fn write(&self, dir: &std::path::Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut written = Vec::new();
+        for (f, text) in [(EXCHANGE_FILE, &self.exchange), (ENGINE_FILE, &self.engine)] {
+            let p = dir.join(f);
+            anyhow::ensure!(!p.exists(), "{} exists; not overwriting it", p.display());
+            std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+            written.push(p);
+        }
+        Ok(written)
+    }
+
+    /// The exchange config for `ports`.
+    pub fn exchange_toml(&self, ports: Ports) -> String {
+        fill_exchange(&self.exchange, ports)
+    }
+
+    /// The engine config: named `name`, rings in `shm_dir`, the exchange venue (at
+    /// `exchange`) kept only if `exchange_venue`, metrics on `ports.engine_metrics`.
+    pub fn engine_toml(
+        &self,
+        name: &str,
+        shm_dir: &std::path::Path,
+        exchange: Option<SocketAddr>,
+        exchange_venue: bool,
+        ports: Ports,
+    ) -> String {
+        fill_engine(&self.engine, name, shm_dir, exchange, exchange_venue)
+            .replace("@ENGINE_METRICS_PORT@", &ports.engine_metrics.to_string())
+    }
+}
+
+/// The embedded exchange config for `ports`.
+#[cfg(test)]
 pub fn exchange_toml(ports: Ports) -> String {
-    EXCHANGE_TOML
+    fill_exchange(EXCHANGE_TOML, ports)
+}
+
+fn fill_exchange(template: &str, ports: Ports) -> String {
+    template
         .replace("@ORDER_PORT@", &ports.order.to_string())
         .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
         .replace("@MD_PORT@", &ports.md.to_string())
+        .replace(
+            "@EXCHANGE_METRICS_PORT@",
+            &ports.exchange_metrics.to_string(),
+        )
 }
 
 /// The engine config: named `name`, rings in `shm_dir`, the exchange venue (at
 /// `exchange`) kept only if `exchange_venue`.
+#[cfg(test)]
 pub fn engine_toml(
     name: &str,
     shm_dir: &std::path::Path,
     exchange: Option<SocketAddr>,
     exchange_venue: bool,
 ) -> String {
-    let mut out = String::with_capacity(ENGINE_TOML.len());
+    fill_engine(ENGINE_TOML, name, shm_dir, exchange, exchange_venue)
+        .replace("@ENGINE_METRICS_PORT@", "0")
+}
+
+fn fill_engine(
+    template: &str,
+    name: &str,
+    shm_dir: &std::path::Path,
+    exchange: Option<SocketAddr>,
+    exchange_venue: bool,
+) -> String {
+    let mut out = String::with_capacity(template.len());
     let mut inside = false;
-    for line in ENGINE_TOML.lines() {
+    for line in template.lines() {
         match line.trim() {
             VENUE_BEGIN => inside = true,
             VENUE_END => inside = false,
@@ -179,6 +289,10 @@ pub fn engine_toml(
                 out.push('\n');
             }
         }
+    }
+    if !exchange_venue {
+        // Without the exchange, strategies routed to it trade on the simulated venue.
+        out = out.replace("venue = \"px\"", "venue = \"sim\"");
     }
     let addr = exchange.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string());
     out.replace("@NAME@", name)
@@ -257,17 +371,32 @@ mod tests {
         let ports = Ports::from_base(7710).unwrap();
         let text = exchange_toml(ports);
         assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
-        let cfg = peregrine_exchange::config::Config::parse(&text).unwrap();
+        let cfg = peregrine_exchange::Config::parse(&text).unwrap();
         cfg.validate().unwrap();
         assert_eq!(cfg.listen.port(), 7710);
         assert_eq!(cfg.market_data.target.port(), 7711);
+        assert_eq!(cfg.metrics.listen.port(), 7713);
+    }
+
+    #[test]
+    fn templates_write_load_and_refuse_to_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Templates::embedded();
+        assert_eq!(t.write(dir.path()).unwrap().len(), 2);
+        assert_eq!(Templates::load(dir.path()).unwrap(), t);
+        assert!(t.write(dir.path()).is_err(), "never overwrites");
+        let ports = Ports::from_base(7720).unwrap();
+        let text = t.engine_toml("x", Path::new("/dev/shm/x"), None, false, ports);
+        let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
+        assert_eq!(cfg.metrics.listen.port(), 7724);
+        assert!(Templates::load(&dir.path().join("nope")).is_err());
     }
 
     #[test]
     fn ports_from_base_stay_in_range() {
         assert!(Ports::from_base(0).is_err());
-        assert!(Ports::from_base(65_534).is_err());
-        assert_eq!(Ports::from_base(65_533).unwrap().recovery, 65_535);
+        assert!(Ports::from_base(65_532).is_err());
+        assert_eq!(Ports::from_base(65_531).unwrap().engine_metrics, 65_535);
     }
 
     #[test]
@@ -276,6 +405,7 @@ mod tests {
         assert_eq!(STRATEGIES[0].venue(true), EXCHANGE_VENUE_INDEX);
         assert_eq!(STRATEGIES[1].venue(true), EXCHANGE_VENUE_INDEX);
         assert_eq!(STRATEGIES[2].venue(true), SIM_VENUE);
+        assert_eq!(STRATEGIES[3].venue(true), SIM_VENUE);
     }
 
     #[test]

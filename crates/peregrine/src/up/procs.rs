@@ -18,10 +18,15 @@ use rustix::process::{kill_process, Pid, Signal};
 pub struct Proc {
     /// Short name for messages (`exchange`, `engine`, a strategy name).
     pub name: String,
-    /// Its log (stdout and stderr).
+    /// Its log (stdout and stderr; a restarted process appends).
     pub log: PathBuf,
     child: Child,
     status: Option<ExitStatus>,
+    exe: PathBuf,
+    args: Vec<String>,
+    dir: PathBuf,
+    /// Times it was restarted, with why (`exit 1 at 12.3 s`).
+    pub restarts: Vec<String>,
 }
 
 /// Set by `peregrine up` in its children's environment: its own pid.
@@ -54,24 +59,27 @@ impl Proc {
     /// Starts `exe args...` in `dir`, logging to `dir/<name>.log`.
     pub fn spawn(exe: &Path, name: &str, args: &[String], dir: &Path) -> anyhow::Result<Proc> {
         let log = dir.join(format!("{name}.log"));
-        let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-        let err = out.try_clone()?;
-        let child = Command::new(exe)
-            .args(args)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .process_group(0)
-            .env(PARENT_ENV, std::process::id().to_string())
-            .spawn()
-            .with_context(|| format!("starting the {name} process ({})", exe.display()))?;
+        let child = start(exe, name, args, dir, &log, false)?;
         Ok(Proc {
             name: name.to_owned(),
             log,
             child,
             status: None,
+            exe: exe.to_owned(),
+            args: args.to_vec(),
+            dir: dir.to_owned(),
+            restarts: Vec::new(),
         })
+    }
+
+    /// Starts it again (it has exited), the same way; `why` is recorded.
+    pub fn restart(&mut self, why: String) -> anyhow::Result<()> {
+        self.child = start(
+            &self.exe, &self.name, &self.args, &self.dir, &self.log, true,
+        )?;
+        self.status = None;
+        self.restarts.push(why);
+        Ok(())
     }
 
     /// Its process id.
@@ -140,6 +148,34 @@ impl Proc {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         excerpt(&text, n)
     }
+}
+
+fn start(
+    exe: &Path,
+    name: &str,
+    args: &[String],
+    dir: &Path,
+    log: &Path,
+    append: bool,
+) -> anyhow::Result<Child> {
+    let out = File::options()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .open(log)
+        .with_context(|| format!("creating {}", log.display()))?;
+    let err = out.try_clone()?;
+    Command::new(exe)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .env(PARENT_ENV, std::process::id().to_string())
+        .spawn()
+        .with_context(|| format!("starting the {name} process ({})", exe.display()))
 }
 
 /// `n` lines from the last line that starts an error report, else the last `n`.

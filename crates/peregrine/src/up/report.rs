@@ -5,68 +5,52 @@ use std::fmt::Write;
 
 use peregrine_engine::summary::EngineSummary;
 
-/// A duration in ns for people: `850 ns`, `38.1 µs`, `2.31 ms`, `1.20 s`.
-pub fn fmt_ns(ns: u64) -> String {
-    let f = ns as f64;
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.1} µs", f / 1e3)
-    } else if ns < 1_000_000_000 {
-        format!("{:.2} ms", f / 1e6)
-    } else {
-        format!("{:.2} s", f / 1e9)
-    }
-}
+use peregrine_engine::units::InstrumentInfo;
+pub use peregrine_engine::units::{fmt_count, fmt_ns};
 
-/// A count with thousands separators: `1,234,567`.
-pub fn fmt_count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// One progress line: totals, the order rate since `prev` (taken `dt_s` seconds
-/// earlier; without one, the average since the start), open orders and the round
-/// trip so far.
+/// One progress line, every number over the last second (`prev` is the summary
+/// `dt_s` seconds earlier): orders, replaces, fills per venue, rejects, and the
+/// round trip and market-data latency of the engine's last whole 1-second window.
 pub fn progress_line(
     elapsed_s: f64,
     now: &EngineSummary,
     prev: Option<&EngineSummary>,
     dt_s: f64,
 ) -> String {
-    let rate = match prev {
-        Some(p) if dt_s > 0.0 => now.orders.saturating_sub(p.orders) as f64 / dt_s,
-        None if elapsed_s > 0.0 => now.orders as f64 / elapsed_s,
-        _ => 0.0,
+    let per_s = |f: &dyn Fn(&EngineSummary) -> u64| -> String {
+        match prev {
+            Some(p) if dt_s > 0.0 => {
+                format!("{:.0}", f(now).saturating_sub(f(p)) as f64 / dt_s)
+            }
+            _ => "-".to_owned(),
+        }
     };
-    let rt = match now.round_trip() {
-        Some(r) if r.n > 0 => format!("rt p50 {}  p99 {}", fmt_ns(r.p50), fmt_ns(r.p99)),
-        _ => "rt -".to_owned(),
-    };
-    // With more than one venue, say where the fills happened.
-    let by_venue = if now.venues.len() > 1 {
-        let parts: Vec<String> = now
-            .venues
+    let fills: Vec<String> = now
+        .venues
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let n = per_s(&|s: &EngineSummary| s.venues.get(i).map_or(0, |v| v.tally.fills));
+            format!("{} {n}", v.name)
+        })
+        .collect();
+    let window = |name: &str| {
+        now.window
             .iter()
-            .map(|v| format!("{} {}", v.name, fmt_count(v.tally.fills)))
-            .collect();
-        format!(" ({})", parts.join(", "))
-    } else {
-        String::new()
+            .find(|r| r.name.starts_with(name))
+            .filter(|r| r.n > 0)
     };
+    let rt = window("round trip").map_or("rt -".to_owned(), |r| {
+        format!("rt p50 {} p99 {}", fmt_ns(r.p50), fmt_ns(r.p99))
+    });
+    let md = window("md venue").map_or("md -".to_owned(), |r| format!("md p50 {}", fmt_ns(r.p50)));
     format!(
-        "[{elapsed_s:>5.1} s] orders {} ({:.0}/s)  fills {}{by_venue}  rejects {}  open {}  {rt}",
-        fmt_count(now.orders),
-        rate,
-        fmt_count(now.fills),
-        fmt_count(now.rejects),
+        "[{elapsed_s:>6.1} s] last 1 s: orders {}/s (replaces {}/s)  fills/s {}  rejects {}/s  \
+         open {}  {rt}  {md}",
+        per_s(&|s: &EngineSummary| s.orders),
+        per_s(&|s: &EngineSummary| s.replace_requests),
+        fills.join(", "),
+        per_s(&|s: &EngineSummary| s.rejects),
         now.open_orders,
     )
 }
@@ -96,7 +80,7 @@ pub fn latency_table(s: &EngineSummary) -> String {
 /// `venue_of` names each strategy's venue.
 pub fn positions_table(s: &EngineSummary, venue_of: &dyn Fn(&str) -> String) -> String {
     let mut out = format!(
-        "{:<11}{:>6}{:>7}{:>6}{:>7}{:>8}{:>9}{:>11}{:>12}{:>10}\n",
+        "{:<11}{:>6}{:>7}{:>6}{:>7}{:>8}{:>9}{:>14}{:>14}{:>14}\n",
         "strategy",
         "venue",
         "state",
@@ -124,16 +108,21 @@ pub fn positions_table(s: &EngineSummary, venue_of: &dyn Fn(&str) -> String) -> 
         if rows.is_empty() {
             let _ = writeln!(
                 out,
-                "{head}{:>7}{:>8}{:>9}{:>11}{:>12}{:>10}",
+                "{head}{:>7}{:>8}{:>9}{:>14}{:>14}{:>14}",
                 0, 0, "-", 0, 0, 0
             );
         }
         for p in rows {
-            let avg = p.avg.map_or_else(|| "-".to_owned(), |a| a.to_string());
+            let info = InstrumentInfo::find(&s.instruments, p.instrument);
+            let avg = p.avg.map_or_else(|| "-".to_owned(), |a| info.price(a));
             let _ = writeln!(
                 out,
-                "{head}{:>7}{:>8}{avg:>9}{:>11}{:>12}{:>10}",
-                p.net, p.fills, p.realized, p.unrealized, p.total
+                "{head}{:>7}{:>8}{avg:>9}{:>14}{:>14}{:>14}",
+                info.qty(i128::from(p.net)),
+                p.fills,
+                info.money(p.realized),
+                info.money(p.unrealized),
+                info.money(p.total)
             );
         }
     }
@@ -143,15 +132,22 @@ pub fn positions_table(s: &EngineSummary, venue_of: &dyn Fn(&str) -> String) -> 
 /// Orders, fills, cancels and rejects per venue.
 pub fn venues_table(s: &EngineSummary) -> String {
     let mut out = format!(
-        "{:<8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>6}\n",
-        "venue", "routed", "acks", "fills", "cancels", "rejects", "open"
+        "{:<8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>6}\n",
+        "venue", "routed", "acks", "fills", "replaces", "cancels", "rejects", "open"
     );
     for v in &s.venues {
         let t = &v.tally;
         let _ = writeln!(
             out,
-            "{:<8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>6}",
-            v.name, t.routed, t.acks, t.fills, t.cancels, t.rejects, v.open
+            "{:<8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>6}",
+            v.name,
+            fmt_count(t.routed),
+            fmt_count(t.acks),
+            fmt_count(t.fills),
+            fmt_count(t.replaces),
+            fmt_count(t.cancels),
+            fmt_count(t.rejects),
+            v.open
         );
     }
     out
@@ -176,14 +172,18 @@ pub fn rejects_lines(s: &EngineSummary) -> String {
 /// The end-of-run summary.
 pub fn summary(s: &EngineSummary, secs: f64, venue_of: &dyn Fn(&str) -> String) -> String {
     let mut out = format!(
-        "== summary after {secs:.1} s: orders {}, fills {}, cancels {}, rejects {}\n\n",
+        "== summary after {secs:.1} s: orders {}, replaces {}, fills {}, cancels {}, rejects {} \
+         ({:.2}% of orders; risk {})\n\n",
         fmt_count(s.orders),
+        fmt_count(s.replace_requests),
         fmt_count(s.fills),
         fmt_count(s.cancels),
-        fmt_count(s.rejects)
+        fmt_count(s.rejects),
+        100.0 * s.rejects as f64 / s.orders.max(1) as f64,
+        fmt_count(s.risk_rejects.iter().map(|r| r.count).sum()),
     );
     out += &latency_table(s);
-    out += "\n== positions and PnL (money in price units x lots: cents for PGN-USD)\n";
+    out += "\n== positions and PnL\n";
     out += &positions_table(s, venue_of);
     out += "\n== venues\n";
     out += &venues_table(s);
@@ -318,6 +318,7 @@ mod tests {
                     fills: 1_404,
                     cancels: 3,
                     rejects: 0,
+                    replaces: 0,
                 },
             }],
             risk_rejects: vec![RejectRow {
@@ -330,63 +331,47 @@ mod tests {
     }
 
     #[test]
-    fn durations_pick_a_unit() {
-        assert_eq!(fmt_ns(850), "850 ns");
-        assert_eq!(fmt_ns(38_149), "38.1 µs");
-        assert_eq!(fmt_ns(2_310_000), "2.31 ms");
-        assert_eq!(fmt_ns(1_200_000_000), "1.20 s");
-    }
-
-    #[test]
-    fn counts_get_separators() {
-        assert_eq!(fmt_count(0), "0");
-        assert_eq!(fmt_count(999), "999");
-        assert_eq!(fmt_count(1_000), "1,000");
-        assert_eq!(fmt_count(1_234_567), "1,234,567");
-        assert_eq!(fmt_count(u64::MAX), "18,446,744,073,709,551,615");
-    }
-
-    #[test]
-    fn progress_shows_totals_rate_and_round_trip() {
-        let now = sample();
+    fn progress_is_per_second_over_the_last_second() {
+        let mut now = sample();
+        now.window = vec![LatencyRow {
+            name: "round trip  t8-t1".into(),
+            n: 10,
+            p50: 38_100,
+            p99: 212_000,
+            p999: 212_000,
+            max: 212_000,
+        }];
         let prev = EngineSummary {
             orders: 1_871,
+            rejects: 2,
+            venues: vec![VenueRow {
+                name: "sim".into(),
+                open: 0,
+                tally: VenueTally {
+                    fills: 404,
+                    ..VenueTally::default()
+                },
+            }],
             ..EngineSummary::default()
         };
         let line = progress_line(3.0, &now, Some(&prev), 1.0);
-        assert_eq!(
-            line,
-            "[  3.0 s] orders 2,871 (1000/s)  fills 1,404  rejects 12  open 5  \
-             rt p50 38.1 µs  p99 212.0 µs"
-        );
-        let mut two = now.clone();
-        two.venues.push(VenueRow {
-            name: "px".into(),
-            open: 0,
-            tally: VenueTally {
-                fills: 1_000,
-                ..VenueTally::default()
-            },
-        });
-        let line = progress_line(3.0, &two, Some(&prev), 1.0);
         assert!(
-            line.contains("fills 1,404 (sim 1,404, px 1,000)  rejects"),
+            line.starts_with("[   3.0 s] last 1 s: orders 1000/s (replaces 0/s)"),
             "{line}"
         );
+        assert!(line.contains("fills/s sim 1000"), "{line}");
+        assert!(line.contains("rejects 10/s"), "{line}");
+        assert!(line.contains("rt p50 38.1 µs p99 212.0 µs"), "{line}");
+        assert!(line.ends_with("md -"), "{line}");
         let first = progress_line(2.0, &now, None, 0.0);
-        assert!(first.contains("(1436/s)"), "{first}");
-        let empty = progress_line(0.0, &EngineSummary::default(), None, 0.0);
-        assert!(
-            empty.contains("(0/s)") && empty.ends_with("rt -"),
-            "{empty}"
-        );
+        assert!(first.contains("orders -/s"), "{first}");
     }
 
     #[test]
     fn summary_has_every_section() {
         let text = summary(&sample(), 4.0, &|_| "sim".to_owned());
         for needle in [
-            "== summary after 4.0 s: orders 2,871, fills 1,404",
+            "== summary after 4.0 s: orders 2,871, replaces 0, fills 1,404",
             "round trip  t8-t1",
             "== positions and PnL",
             "== venues",
@@ -404,6 +389,21 @@ mod tests {
         );
         let maker = text.lines().find(|l| l.starts_with("maker")).unwrap();
         assert!(maker.contains("10004") && maker.contains("111"), "{maker}");
+        // With instrument info: decimals and currency.
+        let mut with_info = sample();
+        with_info.instruments = vec![InstrumentInfo {
+            id: 1,
+            symbol: "PGN-USD".into(),
+            price_decimals: 2,
+            qty_decimals: 0,
+            currency: "USD".into(),
+        }];
+        let text = summary(&with_info, 4.0, &|_| "sim".to_owned());
+        let maker = text.lines().find(|l| l.starts_with("maker")).unwrap();
+        assert!(
+            maker.contains("100.04") && maker.contains("1.11 USD"),
+            "{maker}"
+        );
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub fn with_timeout(secs: u64, f: impl FnOnce() + Send + 'static) {
 /// A running exchange process.
 pub struct Exchange {
     child: Child,
+    stdout: Option<BufReader<std::process::ChildStdout>>,
     /// Order-entry address.
     pub addr: SocketAddr,
     /// Its config file.
@@ -54,6 +55,11 @@ pub struct Exchange {
 
 /// Extra TOML lines appended to the test config.
 pub fn start(extra: &str) -> Exchange {
+    start_with_env(extra, &[])
+}
+
+/// [`start`] with extra environment variables for the exchange process.
+pub fn start_with_env(extra: &str, env: &[(&str, &str)]) -> Exchange {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("exchange.toml");
     let recovery = if extra.contains("recovery_listen") {
@@ -70,14 +76,14 @@ pub fn start(extra: &str) -> Exchange {
     let mut child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
         .args(["exchange", "--config"])
         .arg(&config)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut line).unwrap();
     let addr = line
         .trim()
         .strip_prefix("listening on ")
@@ -86,6 +92,7 @@ pub fn start(extra: &str) -> Exchange {
         .unwrap();
     Exchange {
         child,
+        stdout: Some(stdout),
         addr,
         config,
         log,
@@ -107,6 +114,17 @@ impl Exchange {
     /// Whether the process is still running.
     pub fn alive(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Stops it with SIGTERM; its exit status and the rest of its stdout.
+    pub fn terminate(mut self) -> (std::process::ExitStatus, String) {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        let mut out = String::new();
+        if let Some(mut s) = self.stdout.take() {
+            s.read_to_string(&mut out).unwrap();
+        }
+        (self.child.wait().unwrap(), out)
     }
 }
 

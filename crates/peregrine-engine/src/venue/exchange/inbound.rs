@@ -135,10 +135,27 @@ impl ExchangeVenue {
             }
             return None;
         };
-        self.table.remove(engine_id);
+        // A self-trade decrement cancels part of an order; anything else ends it.
+        let left = self
+            .table
+            .get_mut(engine_id)
+            .map_or(0, |t| (t.leaves - c.cancelled_qty.lots()).max(0));
+        if left > 0 && c.reason.0 == DECREMENT_REASON {
+            if let Some(t) = self.table.get_mut(engine_id) {
+                t.leaves = left;
+            }
+        } else {
+            self.table.remove(engine_id);
+        }
+        let leaves = if c.reason.0 == DECREMENT_REASON {
+            left
+        } else {
+            0
+        };
         Some(Report::Cancelled {
             engine_id,
             qty: c.cancelled_qty,
+            leaves: Qty::from_raw(leaves),
         })
     }
 
@@ -234,6 +251,7 @@ impl ExchangeVenue {
             out(Report::Cancelled {
                 engine_id,
                 qty: Qty::from_raw(leaves),
+                leaves: Qty::ZERO,
             });
         });
         if n > 0 {
@@ -248,6 +266,10 @@ impl ExchangeVenue {
         n
     }
 }
+
+/// The exchange's cancel reason for a self-trade cancel (`CancelReason::SelfTrade`),
+/// the only one that can leave part of an order open (decrement-and-cancel).
+const DECREMENT_REASON: u16 = 5;
 
 /// The reason a deferred request carries when it could not be sent (0: unspecified,
 /// or [`REASON_DISCONNECTED`]).

@@ -91,6 +91,33 @@ impl OrderTable {
         self.by_cl.insert(cl, (engine_id, ReqKind::New));
     }
 
+    /// Tracks an order a previous run of the engine left open (from its journal): in
+    /// doubt until the reconciliation after the next login settles it.
+    pub fn insert_restored(
+        &mut self,
+        engine_id: u64,
+        order_id: u64,
+        instrument: InstrumentId,
+        leaves: Qty,
+    ) {
+        self.by_engine.insert(
+            engine_id,
+            Tracked {
+                order_id,
+                instrument,
+                leaves: leaves.lots(),
+                cancel_cl: 0,
+                replace_cl: 0,
+                want_cancel: false,
+                want_replace: None,
+                in_doubt: true,
+            },
+        );
+        if order_id != 0 {
+            self.by_order.insert(order_id, engine_id);
+        }
+    }
+
     /// Records a cancel or replace request `cl` about `engine_id`.
     pub fn insert_request(&mut self, cl: u64, engine_id: u64, kind: ReqKind) {
         self.by_cl.insert(cl, (engine_id, kind));

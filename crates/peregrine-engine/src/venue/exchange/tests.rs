@@ -162,13 +162,13 @@ fn reports(v: &mut ExchangeVenue, n: usize, wait: Duration) -> Vec<Report> {
 }
 
 fn order(engine_id: u64, qty: i64) -> VenueOrder {
-    VenueOrder {
+    VenueOrder::limit(
         engine_id,
-        instrument: InstrumentId(1),
-        side: Side::Buy,
-        price: Price::from_raw(10_000),
-        qty: Qty::from_raw(qty),
-    }
+        InstrumentId(1),
+        Side::Buy,
+        Price::from_raw(10_000),
+        Qty::from_raw(qty),
+    )
 }
 
 fn accepted(cl: ClientOrderId, order_id: u64, qty: i64) -> Outbound {
@@ -344,7 +344,8 @@ fn ids_map_both_ways_through_fill_replace_cancel_and_rejects() {
         reports(&mut v, 1, TIMEOUT),
         vec![Report::Cancelled {
             engine_id: 7,
-            qty: Qty::from_raw(4)
+            qty: Qty::from_raw(4),
+            leaves: Qty::ZERO,
         }]
     );
     assert_eq!(v.open_orders(), 0);
@@ -534,11 +535,13 @@ fn reconnect_reconciles_orders_in_doubt() {
         vec![
             Report::Cancelled {
                 engine_id: 1,
-                qty: Qty::from_raw(3)
+                qty: Qty::from_raw(3),
+                leaves: Qty::ZERO,
             },
             Report::Cancelled {
                 engine_id: 2,
-                qty: Qty::from_raw(4)
+                qty: Qty::from_raw(4),
+                leaves: Qty::ZERO,
             }
         ]
     );

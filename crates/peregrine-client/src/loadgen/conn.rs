@@ -1,0 +1,204 @@
+//! One load-generator session: a non-blocking socket, the orders it sent and what
+//! came back for each.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use peregrine_types::{AccountId, ClientOrderId};
+use peregrine_wire::orders::NewOrder;
+use peregrine_wire::session::ClientHeartbeat;
+use peregrine_wire::{LiquidityRole, Outbound, WireMessage};
+
+use super::report::Stats;
+use crate::error::{ClientError, IoContext};
+use crate::order_entry::{Connection, Rx};
+
+/// One order's life, as the client sees it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sent {
+    /// Nanoseconds since the run's start the order was due (open loop) or sent.
+    at: u64,
+    answered: bool,
+    filled: bool,
+}
+
+/// A client session.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    stream: TcpStream,
+    rx: Rx,
+    tx: Vec<u8>,
+    tx_sent: usize,
+    sent: Vec<Sent>,
+    expected_seq: u64,
+    /// Orders sent and not yet answered.
+    pub outstanding: usize,
+    /// False once the session failed.
+    pub alive: bool,
+    last_tx: Instant,
+}
+
+impl Conn {
+    /// Connects and logs in (blocking, with a timeout), then turns non-blocking.
+    pub fn open(addr: SocketAddr, account: AccountId, password: &str) -> Result<Conn, ClientError> {
+        let (conn, _) = Connection::login(addr, account, password, Duration::from_secs(5))?;
+        let (stream, rx) = conn.into_parts();
+        stream
+            .set_nonblocking(true)
+            .doing(|| "making the socket non-blocking".into())?;
+        Ok(Conn {
+            stream,
+            rx,
+            tx: Vec::with_capacity(1 << 16),
+            tx_sent: 0,
+            sent: Vec::new(),
+            expected_seq: 2,
+            outstanding: 0,
+            alive: true,
+            last_tx: Instant::now(),
+        })
+    }
+
+    fn queue<M: WireMessage>(&mut self, msg: &M) {
+        let start = self.tx.len();
+        self.tx.resize(start + M::SIZE, 0);
+        // The slice is exactly M::SIZE bytes: encoding cannot fail.
+        let _ = msg.encode(&mut self.tx[start..]);
+    }
+
+    /// Queues a new order (written by the next [`Conn::flush`]); `at` is its scheduled
+    /// (or actual) send time.
+    pub fn send_order(&mut self, mut order: NewOrder, at: u64) {
+        order.client_order_id = ClientOrderId(self.sent.len() as u64 + 1);
+        self.sent.push(Sent {
+            at,
+            answered: false,
+            filled: false,
+        });
+        self.outstanding += 1;
+        self.queue(&order);
+    }
+
+    /// Writes queued bytes; sends a heartbeat when idle for half a second.
+    pub fn flush(&mut self) {
+        if self.tx.is_empty() && self.last_tx.elapsed() > Duration::from_millis(500) {
+            self.queue(&ClientHeartbeat {});
+        }
+        while self.alive && self.tx_sent < self.tx.len() {
+            match self.stream.write(&self.tx[self.tx_sent..]) {
+                Ok(n) => self.tx_sent += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => self.alive = false,
+            }
+        }
+        if !self.tx.is_empty() {
+            self.tx.clear();
+            self.tx_sent = 0;
+            self.last_tx = Instant::now();
+        }
+    }
+
+    /// Reads and processes whatever arrived; returns how many orders got their
+    /// answer. Latencies end at the time the bytes were read (nanoseconds since
+    /// `start`, read after the `read` call returns).
+    pub fn poll(&mut self, start: Instant, stats: &mut Stats) -> usize {
+        if !self.alive {
+            return 0;
+        }
+        match self.stream.read(self.rx.spare()) {
+            Ok(0) => {
+                self.fail(stats);
+                return 0;
+            }
+            Ok(n) => self.rx.commit(n),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return 0,
+            Err(e) if e.kind() == ErrorKind::Interrupted => return 0,
+            Err(_) => {
+                self.fail(stats);
+                return 0;
+            }
+        }
+        let now = start.elapsed().as_nanos() as u64;
+        let mut answered = 0;
+        loop {
+            match self.rx.next(Outbound::decode) {
+                Ok(Some(m)) => answered += self.on_message(m, now, stats),
+                Ok(None) => return answered,
+                Err(_) => {
+                    self.fail(stats);
+                    return answered;
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, stats: &mut Stats) {
+        if self.alive {
+            self.alive = false;
+            stats.errors += 1;
+        }
+    }
+
+    fn on_message(&mut self, m: Outbound, now: u64, stats: &mut Stats) -> usize {
+        if m.session_seq() != self.expected_seq {
+            stats.errors += 1;
+        }
+        self.expected_seq = m.session_seq() + 1;
+        match m {
+            Outbound::Accepted(a) => self.answer(a.client_order_id, now, stats, false),
+            Outbound::Rejected(r) => self.answer(r.client_order_id, now, stats, true),
+            Outbound::Fill(f) => {
+                stats.fills += 1;
+                if f.role == LiquidityRole::Taker {
+                    self.taker_fill(f.client_order_id, now, stats);
+                }
+                0
+            }
+            Outbound::Cancelled(_) => {
+                stats.cancels += 1;
+                0
+            }
+            Outbound::LoginRejected(_) | Outbound::CancelRejected(_) => {
+                stats.errors += 1;
+                0
+            }
+            _ => 0,
+        }
+    }
+
+    fn answer(&mut self, id: ClientOrderId, now: u64, stats: &mut Stats, reject: bool) -> usize {
+        let Some(s) = self.sent.get_mut((id.0 as usize).wrapping_sub(1)) else {
+            stats.errors += 1;
+            return 0;
+        };
+        if s.answered {
+            stats.errors += 1;
+            return 0;
+        }
+        s.answered = true;
+        self.outstanding -= 1;
+        stats.ack.saturating_record(now.saturating_sub(s.at).max(1));
+        if reject {
+            stats.rejects += 1;
+        }
+        1
+    }
+
+    fn taker_fill(&mut self, id: ClientOrderId, now: u64, stats: &mut Stats) {
+        if let Some(s) = self.sent.get_mut((id.0 as usize).wrapping_sub(1)) {
+            if !s.filled {
+                s.filled = true;
+                stats
+                    .fill
+                    .saturating_record(now.saturating_sub(s.at).max(1));
+            }
+        }
+    }
+
+    /// Orders sent on this session.
+    pub fn sent_count(&self) -> usize {
+        self.sent.len()
+    }
+}

@@ -1,0 +1,160 @@
+//! Load-generator results: counters, latency histograms, text and JSON output.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Counters and histograms of one run (latencies in nanoseconds).
+#[derive(Debug)]
+pub struct Stats {
+    /// Order → Accepted/Rejected.
+    pub ack: Histogram<u64>,
+    /// Order → first taker Fill (crossing orders).
+    pub fill: Histogram<u64>,
+    /// Rejected orders.
+    pub rejects: u64,
+    /// Fills received (maker and taker).
+    pub fills: u64,
+    /// Cancelled reports received.
+    pub cancels: u64,
+    /// Protocol errors, sequence gaps, disconnects, unexpected reports.
+    pub errors: u64,
+}
+
+impl Stats {
+    /// Empty stats; histograms cover 1 ns ..= 60 s at 3 significant digits.
+    pub fn new() -> Self {
+        let h =
+            || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds are valid");
+        Stats {
+            ack: h(),
+            fill: h(),
+            rejects: 0,
+            fills: 0,
+            cancels: 0,
+            errors: 0,
+        }
+    }
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Percentiles of one histogram, in microseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Percentiles {
+    /// Samples.
+    pub count: u64,
+    /// Median.
+    pub p50_us: f64,
+    /// 90th.
+    pub p90_us: f64,
+    /// 99th.
+    pub p99_us: f64,
+    /// 99.9th.
+    pub p999_us: f64,
+    /// 99.99th.
+    pub p9999_us: f64,
+    /// Maximum.
+    pub max_us: f64,
+}
+
+impl Percentiles {
+    /// From a nanosecond histogram.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        Percentiles {
+            count: h.len(),
+            p50_us: us(0.50),
+            p90_us: us(0.90),
+            p99_us: us(0.99),
+            p999_us: us(0.999),
+            p9999_us: us(0.9999),
+            max_us: h.max() as f64 / 1000.0,
+        }
+    }
+
+    fn row(&self, name: &str) -> String {
+        format!(
+            "{name:<12} {:>9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
+            self.count,
+            self.p50_us,
+            self.p90_us,
+            self.p99_us,
+            self.p999_us,
+            self.p9999_us,
+            self.max_us
+        )
+    }
+}
+
+/// The summary printed and written as JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// `open` or `closed`.
+    pub mode: String,
+    /// Connections.
+    pub connections: usize,
+    /// Target rate (open loop), orders per second.
+    pub target_rate: Option<u64>,
+    /// Seconds of sending.
+    pub duration_s: f64,
+    /// Orders sent.
+    pub sent: u64,
+    /// Orders answered (Accepted or Rejected).
+    pub answered: u64,
+    /// Answered orders per second of sending.
+    pub throughput_per_s: f64,
+    /// Rejected orders.
+    pub rejects: u64,
+    /// Fill reports received.
+    pub fills: u64,
+    /// Cancelled reports received.
+    pub cancels: u64,
+    /// Protocol errors, sequence gaps, disconnects, unexpected reports.
+    pub errors: u64,
+    /// Orders sent that never got an answer.
+    pub lost: u64,
+    /// Order → ack latency.
+    pub ack: Percentiles,
+    /// Order → taker fill latency.
+    pub fill: Percentiles,
+}
+
+impl Summary {
+    /// Human-readable table.
+    pub fn text(&self) -> String {
+        let rate = self
+            .target_rate
+            .map_or("max (closed loop)".to_string(), |r| {
+                format!("{r}/s (open loop)")
+            });
+        format!(
+            "loadgen: {} connections, rate {rate}, {:.2} s\n\
+             sent {}  answered {}  throughput {:.0}/s  rejects {}  fills {}  cancels {}  errors {}  lost {}\n\
+             {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n{}\n{}\n",
+            self.connections,
+            self.duration_s,
+            self.sent,
+            self.answered,
+            self.throughput_per_s,
+            self.rejects,
+            self.fills,
+            self.cancels,
+            self.errors,
+            self.lost,
+            "latency µs",
+            "count",
+            "p50",
+            "p90",
+            "p99",
+            "p99.9",
+            "p99.99",
+            "max",
+            self.ack.row("order→ack"),
+            self.fill.row("order→fill"),
+        )
+    }
+}

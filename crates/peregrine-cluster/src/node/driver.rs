@@ -1,0 +1,666 @@
+//! The node driver: raft-rs's `RawNode` over the journal-backed log, the state
+//! machine, snapshots and membership. It owns no socket, thread or clock: the shell
+//! (`runner.rs` with `transport/`, or the deterministic simulator in the tests) calls
+//! [`Node::tick`], [`Node::step`], [`Node::propose`] and [`Node::advance`], then sends
+//! [`Node::take_messages`] and acts on [`Node::take_events`].
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+
+use raft::eraftpb::{ConfState, Entry, EntryType, HardState, Message, Snapshot, SnapshotMetadata};
+use raft::{RawNode, StateRole};
+
+use crate::entry::{self, Envelope};
+use crate::error::{ClusterError, LogError};
+use crate::log::{DurableLog, LogCache, LogOptions, SnapshotData};
+use crate::node::membership::{self, MembershipChange};
+use crate::node::options::NodeOptions;
+use crate::node::status::{hex, PeerProgress, Role, Status};
+use crate::sm::StateMachine;
+
+/// Something the shell should know or act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Role, leader or term changed.
+    RoleChanged {
+        /// New role.
+        role: Role,
+        /// Known leader.
+        leader: Option<u64>,
+        /// Current term.
+        term: u64,
+    },
+    /// A member's address became known or changed: connect to it.
+    PeerAdded {
+        /// Node id.
+        id: u64,
+        /// Address.
+        addr: String,
+    },
+    /// A member left: disconnect.
+    PeerRemoved {
+        /// Node id.
+        id: u64,
+    },
+    /// A snapshot was taken at `index`.
+    SnapshotTaken {
+        /// Index.
+        index: u64,
+        /// State hash.
+        hash: [u8; 32],
+    },
+    /// The leader's snapshot replaced the local state.
+    SnapshotInstalled {
+        /// Index.
+        index: u64,
+    },
+    /// The leader's state hash for `index` differed from ours: replicas diverged.
+    HashMismatch {
+        /// Index.
+        index: u64,
+    },
+    /// This node was removed from the cluster.
+    Removed,
+}
+
+/// Counters of one node.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counters {
+    hash_checks_ok: u64,
+    hash_mismatches: u64,
+    snapshots_taken: u64,
+    snapshots_installed: u64,
+    entries_applied: u64,
+    bad_entries: u64,
+    step_errors: u64,
+}
+
+/// How many recent snapshot-point hashes a node keeps to check the leader's.
+const HASH_MEMORY: usize = 64;
+
+/// One Raft member running a [`StateMachine`].
+pub struct Node<M: StateMachine> {
+    raw: RawNode<LogCache>,
+    log: DurableLog,
+    sm: M,
+    opts: NodeOptions,
+    peers: BTreeMap<u64, String>,
+    applied: u64,
+    hashes: VecDeque<(u64, [u8; 32])>,
+    /// State-hash entries the leader proposes once the current Ready is done.
+    to_propose: Vec<[u8; entry::STATE_HASH_LEN]>,
+    role: (StateRole, u64, u64),
+    outbox: Vec<Message>,
+    events: Vec<Event>,
+    counters: Counters,
+    removed: bool,
+    scratch: Vec<u8>,
+}
+
+impl<M: StateMachine> std::fmt::Debug for Node<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("id", &self.opts.id)
+            .field("applied", &self.applied)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M: StateMachine> Node<M> {
+    /// Opens the node's log in `dir` (journal + snapshots), restores the state machine
+    /// from the newest snapshot and starts raft-rs after it; committed entries after
+    /// the snapshot are re-applied through the first [`Node::advance`] calls.
+    ///
+    /// A node with an empty log bootstraps from `opts.bootstrap` (the initial voters,
+    /// written as a snapshot at index 0) unless it is joining (`bootstrap` empty): a
+    /// joining node waits for a leader to send it the log.
+    pub fn open(dir: &Path, opts: NodeOptions, mut sm: M) -> Result<Self, ClusterError> {
+        let log_opts = LogOptions {
+            fsync: opts.fsync,
+            segment_bytes: opts.segment_bytes,
+            snapshot_retain: opts.snapshot_retain,
+            prune: opts.prune,
+        };
+        let (mut log, rec) = DurableLog::open(dir, &log_opts)?;
+        let mut snapshot = rec.snapshot;
+        if snapshot.is_none() && rec.entries.is_empty() && !opts.bootstrap.is_empty() {
+            let data = SnapshotData {
+                peers: opts.bootstrap.clone(),
+                state_hash: sm.state_hash(),
+                state: bytes::Bytes::new(),
+            };
+            let mut meta = SnapshotMetadata::default();
+            meta.set_conf_state(ConfState::from((opts.bootstrap.keys().copied(), [])));
+            let mut s = Snapshot {
+                data: data.encode().into(),
+                ..Default::default()
+            };
+            s.set_metadata(meta);
+            log.install_snapshot(&s, &HardState::default())?;
+            snapshot = Some(s);
+        }
+        let mut peers = BTreeMap::new();
+        let mut hashes = VecDeque::new();
+        let (cs, snap) = match snapshot {
+            Some(s) => {
+                let data = SnapshotData::decode(&s.data).map_err(LogError::Invalid)?;
+                if !data.state.is_empty() {
+                    sm.restore(&data.state)
+                        .map_err(ClusterError::StateMachine)?;
+                }
+                peers = data.peers;
+                hashes.push_back((s.get_metadata().index, data.state_hash));
+                (s.get_metadata().get_conf_state().clone(), s)
+            }
+            None => (ConfState::default(), Snapshot::default()),
+        };
+        for (id, addr) in &opts.bootstrap {
+            peers.insert(*id, addr.clone());
+        }
+        for (id, addr) in &opts.known_peers {
+            peers.insert(*id, addr.clone());
+        }
+        let applied = snap.get_metadata().index;
+        let mut cache = LogCache::new(rec.hard_state, cs, snap);
+        let (entries, seqs): (Vec<Entry>, Vec<u64>) = rec.entries.into_iter().unzip();
+        cache.append(&entries, &seqs).map_err(LogError::Invalid)?;
+        let cfg = opts.raft_config(applied);
+        let logger = crate::node::logger::logger(opts.id);
+        let raw = RawNode::new(&cfg, cache, &logger)?;
+        let mut node = Self {
+            raw,
+            log,
+            sm,
+            opts,
+            peers,
+            applied,
+            hashes,
+            to_propose: Vec::new(),
+            role: (StateRole::Follower, 0, 0),
+            outbox: Vec::new(),
+            events: Vec::new(),
+            counters: Counters::default(),
+            removed: false,
+            scratch: Vec::new(),
+        };
+        for (id, addr) in node.peers.clone() {
+            if id != node.opts.id {
+                node.events.push(Event::PeerAdded { id, addr });
+            }
+        }
+        Ok(node)
+    }
+
+    /// Advances the logical clock by one tick (heartbeats, election timeouts).
+    pub fn tick(&mut self) -> bool {
+        self.raw.tick()
+    }
+
+    /// Feeds a message from a peer. Messages raft-rs refuses (from a removed peer, or
+    /// local message types) are counted and dropped.
+    pub fn step(&mut self, m: Message) {
+        if self.raw.step(m).is_err() {
+            self.counters.step_errors += 1;
+        }
+    }
+
+    /// Proposes one entry of service data (one group-commit batch). Returns the index
+    /// it will have if it commits; only the leader accepts proposals.
+    pub fn propose(&mut self, data: &[u8]) -> Result<u64, ClusterError> {
+        if self.raw.raft.state != StateRole::Leader {
+            return Err(self.not_leader());
+        }
+        if data.len() > self.opts.max_entry_bytes {
+            return Err(ClusterError::EntryTooLarge {
+                len: data.len(),
+                max: self.opts.max_entry_bytes,
+            });
+        }
+        entry::encode_app(data, &mut self.scratch);
+        let bytes = std::mem::take(&mut self.scratch);
+        let r = self.raw.propose(Vec::new(), bytes);
+        match r {
+            Ok(()) => Ok(self.raw.raft.raft_log.last_index()),
+            Err(raft::Error::ProposalDropped) => Err(self.not_leader()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Proposes a membership change (leader only; one at a time).
+    pub fn propose_change(&mut self, change: &MembershipChange) -> Result<(), ClusterError> {
+        if self.raw.raft.state != StateRole::Leader {
+            return Err(self.not_leader());
+        }
+        let (cc, ctx) = change.to_raft();
+        match self.raw.propose_conf_change(ctx, cc) {
+            Ok(()) => Ok(()),
+            Err(raft::Error::ProposalDropped) => Err(self.not_leader()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Asks the leader to hand leadership to `to` (it catches `to` up, then tells it
+    /// to campaign at once). Ignored by followers.
+    pub fn transfer_leader(&mut self, to: u64) {
+        self.raw.transfer_leader(to);
+    }
+
+    /// Starts an election now (tests, operator).
+    pub fn campaign(&mut self) -> Result<(), ClusterError> {
+        Ok(self.raw.campaign()?)
+    }
+
+    /// The transport could not reach `id`: raft-rs probes it instead of streaming.
+    pub fn report_unreachable(&mut self, id: u64) {
+        self.raw.report_unreachable(id);
+    }
+
+    /// Outcome of sending a snapshot to `id`.
+    pub fn report_snapshot(&mut self, id: u64, delivered: bool) {
+        let status = if delivered {
+            raft::SnapshotStatus::Finish
+        } else {
+            raft::SnapshotStatus::Failure
+        };
+        self.raw.report_snapshot(id, status);
+    }
+
+    fn not_leader(&self) -> ClusterError {
+        let leader = self.raw.raft.leader_id;
+        ClusterError::NotLeader {
+            leader: (leader != raft::INVALID_ID).then_some(leader),
+        }
+    }
+
+    /// Handles everything raft-rs has ready: makes new entries and the hard state
+    /// durable (one journal commit), queues messages (a follower's acknowledgements
+    /// only after its entries are durable), applies committed entries, takes
+    /// snapshots. Call after every tick, step or proposal batch.
+    pub fn advance(&mut self) -> Result<(), ClusterError> {
+        while self.raw.has_ready() {
+            self.advance_once()?;
+            for data in std::mem::take(&mut self.to_propose) {
+                if self.raw.raft.state == StateRole::Leader {
+                    let _ = self.raw.propose(Vec::new(), data.to_vec());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn advance_once(&mut self) -> Result<(), ClusterError> {
+        let mut rd = self.raw.ready();
+        if let Some(ss) = rd.ss() {
+            self.note_role(ss.raft_state, ss.leader_id);
+        }
+        // A leader's appends may leave before its own write: its own durability is
+        // counted only after `advance` below.
+        self.outbox.extend(rd.take_messages());
+        if !rd.snapshot().is_empty() {
+            let snap = rd.snapshot().clone();
+            self.install(snap)?;
+        }
+        let committed = rd.take_committed_entries();
+        self.apply_entries(committed)?;
+        let entries = rd.take_entries();
+        let mut seqs = Vec::with_capacity(entries.len());
+        for e in &entries {
+            seqs.push(self.log.append_entry(e)?);
+        }
+        let hs = rd.hs().cloned();
+        if let Some(hs) = &hs {
+            self.log.append_hard_state(hs)?;
+        }
+        if !entries.is_empty() || rd.must_sync() {
+            self.log.commit()?;
+        }
+        let store = self.raw.mut_store();
+        store.append(&entries, &seqs).map_err(LogError::Invalid)?;
+        if let Some(hs) = hs {
+            store.set_hard_state(hs);
+        }
+        // Acknowledgements of the entries just made durable.
+        self.outbox.extend(rd.take_persisted_messages());
+        let mut light = self.raw.advance(rd);
+        if let Some(commit) = light.commit_index() {
+            self.raw.mut_store().set_commit(commit);
+            let hs = self.raw.store().hard_state().clone();
+            // Buffered, not synced: a lost commit index only delays re-applying.
+            self.log.append_hard_state(&hs)?;
+        }
+        self.outbox.extend(light.take_messages());
+        let committed = light.take_committed_entries();
+        self.apply_entries(committed)?;
+        self.raw.advance_apply_to(self.applied);
+        Ok(())
+    }
+
+    fn note_role(&mut self, state: StateRole, leader: u64) {
+        let term = self.raw.raft.term;
+        if (state, leader, term) != self.role {
+            self.role = (state, leader, term);
+            self.events.push(Event::RoleChanged {
+                role: state.into(),
+                leader: (leader != raft::INVALID_ID).then_some(leader),
+                term,
+            });
+        }
+    }
+
+    fn apply_entries(&mut self, entries: Vec<Entry>) -> Result<(), ClusterError> {
+        for e in entries {
+            if e.index <= self.applied {
+                continue;
+            }
+            match e.entry_type {
+                EntryType::EntryNormal => self.apply_normal(&e),
+                EntryType::EntryConfChange | EntryType::EntryConfChangeV2 => {
+                    self.apply_change(&e)?
+                }
+            }
+            self.applied = e.index;
+            self.counters.entries_applied += 1;
+            let every = self.opts.snapshot_every;
+            if every > 0 && e.index.is_multiple_of(every) {
+                self.take_snapshot(e.index, e.term)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_normal(&mut self, e: &Entry) {
+        match entry::decode(&e.data) {
+            Ok(Envelope::Empty) => {}
+            Ok(Envelope::App(data)) => self.sm.apply(e.index, data),
+            Ok(Envelope::StateHash { index, hash }) => self.check_hash(index, &hash),
+            Err(_) => self.counters.bad_entries += 1,
+        }
+    }
+
+    fn check_hash(&mut self, index: u64, hash: &[u8; 32]) {
+        let Some((_, mine)) = self.hashes.iter().find(|(i, _)| *i == index) else {
+            return; // not a snapshot point here (installed past it): nothing to compare
+        };
+        if mine == hash {
+            self.counters.hash_checks_ok += 1;
+        } else {
+            self.counters.hash_mismatches += 1;
+            self.events.push(Event::HashMismatch { index });
+        }
+    }
+
+    fn apply_change(&mut self, e: &Entry) -> Result<(), ClusterError> {
+        let change = match membership::decode(e) {
+            Ok(c) => c,
+            Err(_) => {
+                self.counters.bad_entries += 1;
+                return Ok(());
+            }
+        };
+        let cs = self.raw.apply_conf_change(&change.cc)?;
+        self.raw.mut_store().set_conf_state(cs);
+        for single in change.cc.changes.iter() {
+            let id = single.node_id;
+            match single.change_type {
+                raft::eraftpb::ConfChangeType::RemoveNode => {
+                    self.peers.remove(&id);
+                    if id == self.opts.id {
+                        self.removed = true;
+                        self.events.push(Event::Removed);
+                    } else {
+                        self.events.push(Event::PeerRemoved { id });
+                    }
+                }
+                _ => {
+                    let addr = self
+                        .opts
+                        .known_peers
+                        .get(&id)
+                        .cloned()
+                        .or_else(|| change.addr.clone());
+                    if let Some(addr) = addr {
+                        if self.peers.insert(id, addr.clone()).as_ref() != Some(&addr)
+                            && id != self.opts.id
+                        {
+                            self.events.push(Event::PeerAdded { id, addr });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Snapshot at a deterministic point (every node at the same indices): hash, encode,
+    /// write the file, drop what the snapshot and `log_retain` make unnecessary; the
+    /// leader then replicates its hash so every follower checks its own.
+    fn take_snapshot(&mut self, index: u64, term: u64) -> Result<(), ClusterError> {
+        let hash = self.sm.state_hash();
+        let state = self.sm.snapshot();
+        let data = SnapshotData {
+            peers: self.peers.clone(),
+            state_hash: hash,
+            state: state.into(),
+        };
+        let mut meta = SnapshotMetadata {
+            index,
+            term,
+            ..Default::default()
+        };
+        meta.set_conf_state(self.raw.store().conf_state().clone());
+        let mut snap = Snapshot {
+            data: data.encode().into(),
+            ..Default::default()
+        };
+        snap.set_metadata(meta);
+        let Some(seq) = self.raw.store().seq_of(index) else {
+            return Ok(()); // applied straight from a snapshot: nothing to name it by
+        };
+        let hs = self.raw.store().hard_state().clone();
+        self.log.save_snapshot(seq, &snap, &hs)?;
+        let store = self.raw.mut_store();
+        store.set_snapshot(snap);
+        store.compact((index + 1).saturating_sub(self.opts.log_retain));
+        self.remember_hash(index, hash);
+        self.counters.snapshots_taken += 1;
+        self.events.push(Event::SnapshotTaken { index, hash });
+        if self.raw.raft.state == StateRole::Leader {
+            self.to_propose.push(entry::encode_state_hash(index, &hash));
+        }
+        Ok(())
+    }
+
+    fn remember_hash(&mut self, index: u64, hash: [u8; 32]) {
+        if self.hashes.len() == HASH_MEMORY {
+            self.hashes.pop_front();
+        }
+        self.hashes.push_back((index, hash));
+    }
+
+    /// Replaces the local state by the leader's snapshot.
+    fn install(&mut self, snap: Snapshot) -> Result<(), ClusterError> {
+        let index = snap.get_metadata().index;
+        let data = SnapshotData::decode(&snap.data).map_err(LogError::Invalid)?;
+        self.sm
+            .restore(&data.state)
+            .map_err(ClusterError::StateMachine)?;
+        if self.sm.state_hash() != data.state_hash {
+            return Err(ClusterError::StateMachine(format!(
+                "snapshot {index} restored to a different state hash"
+            )));
+        }
+        let mut hs = self.raw.store().hard_state().clone();
+        hs.term = hs.term.max(snap.get_metadata().term);
+        hs.commit = hs.commit.max(index);
+        self.log.install_snapshot(&snap, &hs)?;
+        self.raw.mut_store().install(snap);
+        for (id, addr) in data.peers {
+            let addr = self.opts.known_peers.get(&id).cloned().unwrap_or(addr);
+            if self.peers.insert(id, addr.clone()).as_ref() != Some(&addr) && id != self.opts.id {
+                self.events.push(Event::PeerAdded { id, addr });
+            }
+        }
+        self.applied = index;
+        self.remember_hash(index, data.state_hash);
+        self.counters.snapshots_installed += 1;
+        self.events.push(Event::SnapshotInstalled { index });
+        Ok(())
+    }
+
+    /// Moves out the messages to send (append them to `out`).
+    pub fn drain_messages(&mut self, out: &mut Vec<Message>) {
+        out.append(&mut self.outbox);
+    }
+
+    /// The messages to send.
+    pub fn take_messages(&mut self) -> Vec<Message> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Events since the last call.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> u64 {
+        self.opts.id
+    }
+
+    /// Whether this node is the leader.
+    pub fn is_leader(&self) -> bool {
+        self.raw.raft.state == StateRole::Leader
+    }
+
+    /// The leader this node knows of.
+    pub fn leader(&self) -> Option<u64> {
+        let l = self.raw.raft.leader_id;
+        (l != raft::INVALID_ID).then_some(l)
+    }
+
+    /// Address of a member, if known.
+    pub fn peer_addr(&self, id: u64) -> Option<&str> {
+        self.peers.get(&id).map(String::as_str)
+    }
+
+    /// Term of the entry at `index` in this node's durable log (`None` if not held).
+    /// What a majority must hold before the entry is committed.
+    pub fn log_term(&self, index: u64) -> Option<u64> {
+        self.raw.store().term_of(index).filter(|_| index > 0)
+    }
+
+    /// The service data of the entry at `index` in this node's log (`None` if not
+    /// held, or not service data).
+    pub fn log_data(&self, index: u64) -> Option<&[u8]> {
+        match entry::decode(&self.raw.store().entry(index)?.data) {
+            Ok(Envelope::App(d)) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// Index of the newest snapshot (what the log starts after).
+    pub fn snapshot_index(&self) -> u64 {
+        self.raw.store().snapshot_ref().get_metadata().index
+    }
+
+    /// Current voters.
+    pub fn voters(&self) -> Vec<u64> {
+        let mut v = self.raw.store().conf_state().voters.clone();
+        v.sort_unstable();
+        v
+    }
+
+    /// Highest applied index.
+    pub fn applied(&self) -> u64 {
+        self.applied
+    }
+
+    /// Current term.
+    pub fn term(&self) -> u64 {
+        self.raw.raft.term
+    }
+
+    /// Highest committed index.
+    pub fn commit(&self) -> u64 {
+        self.raw.raft.raft_log.committed
+    }
+
+    /// The state machine.
+    pub fn sm(&self) -> &M {
+        &self.sm
+    }
+
+    /// The state machine, mutably (the service's own reads and session bookkeeping).
+    pub fn sm_mut(&mut self) -> &mut M {
+        &mut self.sm
+    }
+
+    /// Consumes the node, returning the state machine (the journal is committed and
+    /// closed on drop).
+    pub fn into_sm(self) -> M {
+        self.sm
+    }
+
+    /// The durable log (journal counters).
+    pub fn durable(&self) -> &DurableLog {
+        &self.log
+    }
+
+    /// Whether this node was removed.
+    pub fn removed(&self) -> bool {
+        self.removed
+    }
+
+    /// Entries raft-rs refused to step, and entries that did not decode.
+    pub fn error_counts(&self) -> (u64, u64) {
+        (self.counters.step_errors, self.counters.bad_entries)
+    }
+
+    /// Everything `peregrine admin cluster status` shows.
+    pub fn status(&self) -> Status {
+        let raft = &self.raw.raft;
+        let store = self.raw.store();
+        let cs = store.conf_state();
+        let mut progress = Vec::new();
+        if raft.state == StateRole::Leader {
+            for (id, pr) in raft.prs().iter() {
+                progress.push(PeerProgress {
+                    id: *id,
+                    matched: pr.matched,
+                    next: pr.next_idx,
+                    state: format!("{:?}", pr.state).to_lowercase(),
+                    voter: cs.voters.contains(id),
+                });
+            }
+            progress.sort_by_key(|p| p.id);
+        }
+        Status {
+            id: self.opts.id,
+            role: raft.state.into(),
+            term: raft.term,
+            leader: self.leader(),
+            commit: raft.raft_log.committed,
+            applied: self.applied,
+            first_index: store.first(),
+            last_index: raft.raft_log.last_index(),
+            snapshot_index: store.snapshot_ref().get_metadata().index,
+            voters: sorted(&cs.voters),
+            learners: sorted(&cs.learners),
+            peers: self.peers.iter().map(|(i, a)| (*i, a.clone())).collect(),
+            progress,
+            state_hash: self.hashes.back().map(|(i, h)| (*i, hex(h))),
+            hash_checks_ok: self.counters.hash_checks_ok,
+            hash_mismatches: self.counters.hash_mismatches,
+            snapshots_taken: self.counters.snapshots_taken,
+            snapshots_installed: self.counters.snapshots_installed,
+            entries_applied: self.counters.entries_applied,
+            removed: self.removed,
+        }
+    }
+}
+
+fn sorted(ids: &[u64]) -> Vec<u64> {
+    let mut v = ids.to_vec();
+    v.sort_unstable();
+    v
+}

@@ -1,0 +1,24 @@
+//! The seam the replicated service implements (the exchange's core in phase 2).
+
+/// A deterministic state machine replicated by the cluster. The same committed
+/// entries applied in the same order must give byte-identical state and the same
+/// [`StateMachine::state_hash`] on every node.
+///
+/// The node calls these on its own thread, only for **committed** entries (a
+/// majority has them durable), in index order, on every node, the leader included:
+/// the leader does not execute a proposal before it is committed, so nothing has to
+/// be rolled back when a leader loses an uncommitted suffix, and any result the
+/// service sends from `apply` is safe to send (acknowledged = committed).
+pub trait StateMachine {
+    /// Applies the data of the committed entry `index` (exactly what was proposed).
+    fn apply(&mut self, index: u64, data: &[u8]);
+
+    /// Encodes the state as of the last applied entry.
+    fn snapshot(&mut self) -> Vec<u8>;
+
+    /// Replaces the state by a snapshot's; an empty `state` means the initial state.
+    fn restore(&mut self, state: &[u8]) -> Result<(), String>;
+
+    /// A hash of the state as of the last applied entry.
+    fn state_hash(&mut self) -> [u8; 32];
+}

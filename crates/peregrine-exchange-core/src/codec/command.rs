@@ -1,0 +1,414 @@
+//! Fixed-layout little-endian codec for [`peregrine_book::Command`], the payload of
+//! every journal record.
+//!
+//! Layout (version 1; offsets in bytes, all integers little-endian; full table in
+//! `docs/journal.md`, "Command payload"):
+//!
+//! ```text
+//! 0 version u8 (=1) | 1 tag u8 | 2..8 zero | 8 ts u64 | body by tag:
+//! tag 0 New        16 instrument u32, 20 account u32, 24 id u64, 32 client_id u64,
+//!                  40 side u8, 41 order_type u8, 42 tif u8, 43 stp u8, 44..48 zero,
+//!                  48 price i64, 56 qty i64, 64 expire_at u64          = 72 bytes
+//! tag 1 Cancel     16 instrument u32, 20 account u32, 24 id u64,
+//!                  32 client_id u64                                    = 40 bytes
+//! tag 2 Replace    16 instrument u32, 20 account u32, 24 id u64,
+//!                  32 client_id u64, 40 price i64, 48 qty i64          = 56 bytes
+//! tag 3 MassCancel 16 instrument u32, 20 account u32, 24 side u8
+//!                  (0 buy, 1 sell, 2 both), 25..32 zero                = 32 bytes
+//! tag 4 SetStatus  16 instrument u32, 20 status u8 (0 active, 1 halted),
+//!                  21..24 zero                                         = 24 bytes
+//! tag 5 Tick       (no body)                                           = 16 bytes
+//! tag 6 Deposit    16 account u32, 20 asset u32, 24 amount i64,
+//!                  32 request_id u64                                   = 40 bytes
+//! tag 7 Withdraw   16 account u32, 20 asset u32, 24 amount i64,
+//!                  32 request_id u64                                   = 40 bytes
+//! ```
+//!
+//! Tags 6 and 7 are the admin commands of an exchange with balances
+//! ([`AdminCommand`]); [`decode_record`] returns either kind as a [`Record`], while
+//! [`decode`] (book commands only) refuses them with [`CodecError::NotABookCommand`].
+//!
+//! The length of a payload is exact per tag; padding must be zero; enum bytes must be
+//! known. [`decode`] checks all of it through a bounds-checked reader and returns a
+//! [`CodecError`]; it never panics (see `prop_decode_never_panics`). Prices and
+//! quantities are carried raw: the engine validates them on replay as it did live.
+
+use peregrine_book::{Action, Cancel, Command, MassCancel, NewOrder, Replace, SetStatus};
+use peregrine_ledger::AssetId;
+use peregrine_types::{
+    AccountId, ClientOrderId, InstrumentId, InstrumentStatus, OrderId, OrderType, Price, Qty, Side,
+    StpMode, TimeInForce, Timestamp,
+};
+
+use crate::balances::{AdminCommand, AdminKind};
+
+/// The layout version written in byte 0.
+pub const VERSION: u8 = 1;
+/// The largest encoded command (a `New`).
+pub const MAX_ENCODED: usize = 72;
+/// Bytes before the body: version, tag, padding, timestamp.
+pub const HEADER: usize = 16;
+
+const TAG_NEW: u8 = 0;
+const TAG_CANCEL: u8 = 1;
+const TAG_REPLACE: u8 = 2;
+const TAG_MASS_CANCEL: u8 = 3;
+const TAG_SET_STATUS: u8 = 4;
+const TAG_TICK: u8 = 5;
+const TAG_DEPOSIT: u8 = 6;
+const TAG_WITHDRAW: u8 = 7;
+
+/// One journal record's payload: a book command or an admin command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// A command for the matching engine.
+    Command(Command),
+    /// A deposit or withdrawal.
+    Admin(AdminCommand),
+}
+
+/// Why a payload is not a valid command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    /// Shorter than the fixed header.
+    #[error("payload of {0} bytes is shorter than the {HEADER}-byte header")]
+    TooShort(usize),
+    /// Unknown layout version.
+    #[error("unknown command layout version {0}")]
+    BadVersion(u8),
+    /// Unknown action tag.
+    #[error("unknown command tag {0}")]
+    BadTag(u8),
+    /// The length does not match the tag's fixed size.
+    #[error("tag {tag}: length {got}, expected {expected}")]
+    BadLength {
+        /// The tag.
+        tag: u8,
+        /// The fixed size for that tag.
+        expected: usize,
+        /// The payload length.
+        got: usize,
+    },
+    /// An enum byte has no meaning.
+    #[error("field {field}: unknown value {value}")]
+    BadEnum {
+        /// The field.
+        field: &'static str,
+        /// The byte found.
+        value: u8,
+    },
+    /// A padding byte is not zero.
+    #[error("non-zero padding at offset {0}")]
+    BadPadding(usize),
+    /// A valid admin record where only a book command is accepted ([`decode`]).
+    #[error("tag {0} is an admin command, not a book command")]
+    NotABookCommand(u8),
+}
+
+/// The encoded size of a tag's layout.
+const fn len_of(tag: u8) -> Option<usize> {
+    match tag {
+        TAG_NEW => Some(72),
+        TAG_CANCEL => Some(40),
+        TAG_REPLACE => Some(56),
+        TAG_MASS_CANCEL => Some(32),
+        TAG_SET_STATUS => Some(24),
+        TAG_TICK => Some(16),
+        TAG_DEPOSIT | TAG_WITHDRAW => Some(40),
+        _ => None,
+    }
+}
+
+/// Encodes `cmd` into `buf` and returns the encoded length. Writes every byte of the
+/// used prefix (padding included), so a reused buffer leaks nothing from before.
+pub fn encode(cmd: &Command, buf: &mut [u8; MAX_ENCODED]) -> usize {
+    let mut w = Writer { buf, at: 0 };
+    let tag = match cmd.action {
+        Action::New(_) => TAG_NEW,
+        Action::Cancel(_) => TAG_CANCEL,
+        Action::Replace(_) => TAG_REPLACE,
+        Action::MassCancel(_) => TAG_MASS_CANCEL,
+        Action::SetStatus(_) => TAG_SET_STATUS,
+        Action::Tick => TAG_TICK,
+    };
+    w.u8(VERSION);
+    w.u8(tag);
+    w.zeros(6);
+    w.u64(cmd.ts.0);
+    match &cmd.action {
+        Action::New(o) => {
+            w.ids(o.instrument, o.account, o.id, o.client_id);
+            w.u8(o.side as u8);
+            w.u8(o.order_type as u8);
+            w.u8(o.tif as u8);
+            w.u8(o.stp as u8);
+            w.zeros(4);
+            w.u64(o.price.units() as u64);
+            w.u64(o.qty.lots() as u64);
+            w.u64(o.expire_at.0);
+        }
+        Action::Cancel(c) => w.ids(c.instrument, c.account, c.id, c.client_id),
+        Action::Replace(r) => {
+            w.ids(r.instrument, r.account, r.id, r.client_id);
+            w.u64(r.price.units() as u64);
+            w.u64(r.qty.lots() as u64);
+        }
+        Action::MassCancel(m) => {
+            w.u32(m.instrument.0);
+            w.u32(m.account.0);
+            w.u8(m.side.map_or(2, |s| s as u8));
+            w.zeros(7);
+        }
+        Action::SetStatus(s) => {
+            w.u32(s.instrument.0);
+            w.u8(match s.status {
+                InstrumentStatus::Active => 0,
+                InstrumentStatus::Halted => 1,
+            });
+            w.zeros(3);
+        }
+        Action::Tick => {}
+    }
+    debug_assert_eq!(Some(w.at), len_of(tag));
+    w.at
+}
+
+/// Encodes an admin command into `buf` (tag 6 or 7) and returns the encoded length;
+/// writes every byte of the used prefix.
+pub fn encode_admin(cmd: &AdminCommand, buf: &mut [u8; MAX_ENCODED]) -> usize {
+    let mut w = Writer { buf, at: 0 };
+    let tag = match cmd.kind {
+        AdminKind::Deposit => TAG_DEPOSIT,
+        AdminKind::Withdraw => TAG_WITHDRAW,
+    };
+    w.u8(VERSION);
+    w.u8(tag);
+    w.zeros(6);
+    w.u64(cmd.ts.0);
+    w.u32(cmd.account.0);
+    w.u32(cmd.asset.0);
+    w.u64(cmd.amount as u64);
+    w.u64(cmd.request_id);
+    debug_assert_eq!(Some(w.at), len_of(tag));
+    w.at
+}
+
+/// Decodes one book command; any defect is a typed error, never a panic. An admin
+/// record is [`CodecError::NotABookCommand`] (use [`decode_record`]).
+pub fn decode(bytes: &[u8]) -> Result<Command, CodecError> {
+    match decode_record(bytes)? {
+        Record::Command(c) => Ok(c),
+        Record::Admin(a) => Err(CodecError::NotABookCommand(match a.kind {
+            AdminKind::Deposit => TAG_DEPOSIT,
+            AdminKind::Withdraw => TAG_WITHDRAW,
+        })),
+    }
+}
+
+/// Decodes one record of either kind; any defect is a typed error, never a panic.
+pub fn decode_record(bytes: &[u8]) -> Result<Record, CodecError> {
+    if bytes.len() < HEADER {
+        return Err(CodecError::TooShort(bytes.len()));
+    }
+    let mut r = Reader { bytes, at: 0 };
+    let version = r.u8()?;
+    if version != VERSION {
+        return Err(CodecError::BadVersion(version));
+    }
+    let tag = r.u8()?;
+    let expected = len_of(tag).ok_or(CodecError::BadTag(tag))?;
+    if bytes.len() != expected {
+        return Err(CodecError::BadLength {
+            tag,
+            expected,
+            got: bytes.len(),
+        });
+    }
+    r.zeros(6)?;
+    let ts = Timestamp(r.u64()?);
+    let action = match tag {
+        TAG_NEW => Action::New(new_order(&mut r)?),
+        TAG_CANCEL => {
+            let (instrument, account, id, client_id) = r.ids()?;
+            Action::Cancel(Cancel {
+                instrument,
+                id,
+                account,
+                client_id,
+            })
+        }
+        TAG_REPLACE => {
+            let (instrument, account, id, client_id) = r.ids()?;
+            Action::Replace(Replace {
+                instrument,
+                id,
+                account,
+                client_id,
+                price: Price::from_raw(r.i64()?),
+                qty: Qty::from_raw(r.i64()?),
+            })
+        }
+        TAG_MASS_CANCEL => Action::MassCancel(mass_cancel(&mut r)?),
+        TAG_SET_STATUS => Action::SetStatus(set_status(&mut r)?),
+        TAG_DEPOSIT | TAG_WITHDRAW => {
+            let kind = if tag == TAG_DEPOSIT {
+                AdminKind::Deposit
+            } else {
+                AdminKind::Withdraw
+            };
+            return Ok(Record::Admin(AdminCommand {
+                ts,
+                kind,
+                account: AccountId(r.u32()?),
+                asset: AssetId(r.u32()?),
+                amount: r.i64()?,
+                request_id: r.u64()?,
+            }));
+        }
+        _ => Action::Tick,
+    };
+    Ok(Record::Command(Command { ts, action }))
+}
+
+fn new_order(r: &mut Reader<'_>) -> Result<NewOrder, CodecError> {
+    let (instrument, account, id, client_id) = r.ids()?;
+    let side = r.enum_u8("side", Side::from_u8)?;
+    let order_type = r.enum_u8("order_type", OrderType::from_u8)?;
+    let tif = r.enum_u8("tif", TimeInForce::from_u8)?;
+    let stp = r.enum_u8("stp", StpMode::from_u8)?;
+    r.zeros(4)?;
+    Ok(NewOrder {
+        instrument,
+        id,
+        client_id,
+        account,
+        side,
+        order_type,
+        tif,
+        stp,
+        price: Price::from_raw(r.i64()?),
+        qty: Qty::from_raw(r.i64()?),
+        expire_at: Timestamp(r.u64()?),
+    })
+}
+
+fn mass_cancel(r: &mut Reader<'_>) -> Result<MassCancel, CodecError> {
+    let instrument = InstrumentId(r.u32()?);
+    let account = AccountId(r.u32()?);
+    let side = match r.u8()? {
+        2 => None,
+        v => Some(Side::from_u8(v).ok_or(CodecError::BadEnum {
+            field: "side",
+            value: v,
+        })?),
+    };
+    r.zeros(7)?;
+    Ok(MassCancel {
+        instrument,
+        account,
+        side,
+    })
+}
+
+fn set_status(r: &mut Reader<'_>) -> Result<SetStatus, CodecError> {
+    let instrument = InstrumentId(r.u32()?);
+    let status = match r.u8()? {
+        0 => InstrumentStatus::Active,
+        1 => InstrumentStatus::Halted,
+        value => {
+            return Err(CodecError::BadEnum {
+                field: "status",
+                value,
+            })
+        }
+    };
+    r.zeros(3)?;
+    Ok(SetStatus { instrument, status })
+}
+
+struct Writer<'a> {
+    buf: &'a mut [u8; MAX_ENCODED],
+    at: usize,
+}
+
+impl Writer<'_> {
+    fn put<const N: usize>(&mut self, b: [u8; N]) {
+        self.buf[self.at..self.at + N].copy_from_slice(&b);
+        self.at += N;
+    }
+    fn u8(&mut self, v: u8) {
+        self.put([v]);
+    }
+    fn u32(&mut self, v: u32) {
+        self.put(v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.put(v.to_le_bytes());
+    }
+    fn zeros(&mut self, n: usize) {
+        self.buf[self.at..self.at + n].fill(0);
+        self.at += n;
+    }
+    fn ids(&mut self, i: InstrumentId, a: AccountId, id: OrderId, c: ClientOrderId) {
+        self.u32(i.0);
+        self.u32(a.0);
+        self.u64(id.0);
+        self.u64(c.0);
+    }
+}
+
+/// A bounds-checked cursor. The length was checked against the tag before the body is
+/// read, so `Short` only guards against a layout bug; it is an error, not a panic.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], CodecError> {
+        let got = self
+            .bytes
+            .get(self.at..self.at + N)
+            .and_then(|s| <[u8; N]>::try_from(s).ok())
+            .ok_or(CodecError::TooShort(self.bytes.len()))?;
+        self.at += N;
+        Ok(got)
+    }
+    fn u8(&mut self) -> Result<u8, CodecError> {
+        Ok(self.take::<1>()?[0])
+    }
+    fn u32(&mut self) -> Result<u32, CodecError> {
+        self.take().map(u32::from_le_bytes)
+    }
+    fn u64(&mut self) -> Result<u64, CodecError> {
+        self.take().map(u64::from_le_bytes)
+    }
+    fn i64(&mut self) -> Result<i64, CodecError> {
+        self.take().map(i64::from_le_bytes)
+    }
+    fn zeros(&mut self, n: usize) -> Result<(), CodecError> {
+        for _ in 0..n {
+            let at = self.at;
+            if self.u8()? != 0 {
+                return Err(CodecError::BadPadding(at));
+            }
+        }
+        Ok(())
+    }
+    fn enum_u8<T>(&mut self, field: &'static str, f: fn(u8) -> Option<T>) -> Result<T, CodecError> {
+        let value = self.u8()?;
+        f(value).ok_or(CodecError::BadEnum { field, value })
+    }
+    fn ids(&mut self) -> Result<(InstrumentId, AccountId, OrderId, ClientOrderId), CodecError> {
+        Ok((
+            InstrumentId(self.u32()?),
+            AccountId(self.u32()?),
+            OrderId(self.u64()?),
+            ClientOrderId(self.u64()?),
+        ))
+    }
+}
+
+#[cfg(test)]
+#[path = "command_tests.rs"]
+mod tests;

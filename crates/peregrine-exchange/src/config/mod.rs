@@ -1,0 +1,488 @@
+//! The exchange configuration: a validated serde struct read from TOML.
+//!
+//! Every field has a documented default, so an empty file (or the shipped
+//! `exchange.toml`) starts a working exchange on a laptop. [`Config::validate`] reports
+//! every problem at once; the engine receives the config by value.
+
+mod sections;
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use peregrine_commit::CommitmentsSection;
+use peregrine_exchange_core::balances::{
+    self, AssetConfig, BalanceInputs, BalanceSetup, BalancesConfig,
+};
+use peregrine_exchange_core::dispatch::{self, MatchingMode};
+use peregrine_exchange_core::journal::JournalSection;
+use peregrine_exchange_core::{VenueSpec, WaitStrategy};
+use peregrine_types::{AccountId, InstrumentSpec};
+use serde::{Deserialize, Serialize};
+
+pub use sections::{AccountConfig, MarketDataConfig, MetricsConfig, Topology};
+
+/// Everything the exchange needs to start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Order-entry TCP address. Default `127.0.0.1:7700`; port 0 picks a free port
+    /// (the chosen address is printed on stdout as `listening on ADDR`).
+    pub listen: SocketAddr,
+    /// Tradable instruments. Default: one instrument, id 1, `PGN-USD`, 2 price
+    /// decimals, tick 1, lot 1, quantity 1..=1,000,000, band 100.00 ± 50.00.
+    pub instruments: Vec<InstrumentSpec>,
+    /// Accounts allowed to log in. Default: ids 1..=16 with passwords `secret-<id>`
+    /// (development only: change them for anything shared).
+    pub accounts: Vec<AccountConfig>,
+    /// Resting-order capacity of each book (preallocated). Default 65,536.
+    pub arena_capacity: usize,
+    /// Market-data feed.
+    pub market_data: MarketDataConfig,
+    /// Thread layout. Default `compact`.
+    pub topology: Topology,
+    /// What idle polling threads do. Default `park`: spin ~2,000 empty polls, then
+    /// block in `epoll_wait` until input arrives (an idle exchange burns no core).
+    /// `busy-spin` never blocks (the lowest latency, a core of its own); `spin-yield`
+    /// yields the core instead of blocking.
+    pub wait: WaitStrategy,
+    /// Cores to pin threads to: `[loop]` for compact, `[ingestion, matching]` for
+    /// split. Default: none (the OS schedules).
+    pub pin_cores: Option<Vec<usize>>,
+    /// Concurrent sessions accepted; more are refused at accept. Default 256.
+    pub max_sessions: usize,
+    /// Bytes of outbound messages a session may have queued; a slow reader that
+    /// overflows it is disconnected. Default 262,144 (about 3,000 fills).
+    pub session_out_buffer: usize,
+    /// Heartbeat interval granted to sessions, milliseconds. Default 1000.
+    pub heartbeat_ms: u32,
+    /// Capacity of each split-topology ring (power of two). Default 65,536.
+    pub ring_capacity: usize,
+    /// TCP address of the feed's recovery (snapshot) service. Default
+    /// `127.0.0.1:7702`.
+    pub recovery_listen: SocketAddr,
+    /// Serve snapshots at all. Default `true`.
+    pub recovery_enabled: bool,
+    /// Write-ahead journal of every command, replayed on start. Default: none (no
+    /// journal, an empty book on every start).
+    pub journal: Option<JournalSection>,
+    /// Prometheus endpoint and depth snapshots. Default: off.
+    pub metrics: MetricsConfig,
+    /// Account balances (reserve on entry, settle on fills). Default: off.
+    #[serde(skip_serializing_if = "BalancesConfig::is_default")]
+    pub balances: BalancesConfig,
+    /// Assets (currencies, coins) for balances; instruments name theirs with `base`
+    /// and `quote`. Default: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assets: Vec<AssetConfig>,
+    /// `continuous` (default: match on arrival) or `batch` (match in ticks of
+    /// `tick_us`). See docs/exchange.md, "Matching modes".
+    pub mode: MatchingMode,
+    /// Batch mode: the tick interval, microseconds. Default 1000.
+    pub tick_us: u64,
+    /// Batch mode: requests one tick may hold (preallocated). A request that finds
+    /// the tick full closes it early (it runs at once with its boundary timestamp).
+    /// Default 65,536.
+    pub tick_capacity: usize,
+    /// Commitments (state hash + Merkle root per window). Default: off.
+    pub commitments: CommitmentsSection,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let mut spec = InstrumentSpec::example(1);
+        spec.symbol = "PGN-USD".to_string();
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 7700)),
+            instruments: vec![spec],
+            accounts: (1..=16)
+                .map(|id| AccountConfig {
+                    id: AccountId(id),
+                    password: format!("secret-{id}"),
+                    admin: false,
+                })
+                .collect(),
+            arena_capacity: 65_536,
+            market_data: MarketDataConfig::default(),
+            topology: Topology::Compact,
+            wait: WaitStrategy::Park,
+            pin_cores: None,
+            max_sessions: 256,
+            session_out_buffer: 256 * 1024,
+            heartbeat_ms: 1000,
+            ring_capacity: 65_536,
+            recovery_listen: SocketAddr::from(([127, 0, 0, 1], 7702)),
+            recovery_enabled: true,
+            journal: None,
+            metrics: MetricsConfig::default(),
+            balances: BalancesConfig::default(),
+            assets: Vec::new(),
+            mode: MatchingMode::Continuous,
+            tick_us: 1000,
+            tick_capacity: 65_536,
+            commitments: CommitmentsSection::default(),
+        }
+    }
+}
+
+/// The config could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// File.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has unknown fields.
+    #[error("cannot parse {path}: {source}")]
+    Parse {
+        /// File.
+        path: String,
+        /// Cause.
+        source: Box<toml::de::Error>,
+    },
+    /// Every semantic problem found.
+    #[error("invalid config:\n  - {}", .0.join("\n  - "))]
+    Invalid(Vec<String>),
+}
+
+impl Config {
+    /// Reads, parses and validates a TOML file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let config = Config::parse(&text).map_err(|source| ConfigError::Parse {
+            path: path.display().to_string(),
+            source: Box::new(source),
+        })?;
+        config.validate().map_err(ConfigError::Invalid)?;
+        Ok(config)
+    }
+
+    /// Parses TOML text (no validation).
+    pub fn parse(text: &str) -> Result<Config, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    /// The config as TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// Checks everything; returns every problem found.
+    pub fn validate(&self) -> Result<(), Vec<String>> {
+        let mut errs = Vec::new();
+        self.check_instruments(&mut errs);
+        self.check_accounts(&mut errs);
+        self.check_limits(&mut errs);
+        if let Some(j) = &self.journal {
+            j.check(&mut errs);
+        }
+        if self.metrics.enabled {
+            self.metrics.check(&mut errs);
+            let m = self.metrics.listen;
+            let clash = m.port() != 0
+                && (m == self.listen || (self.recovery_enabled && m == self.recovery_listen));
+            if clash {
+                errs.push("metrics.listen: must differ from listen and recovery_listen".into());
+            }
+        }
+        self.with_balance_inputs(|inputs| balances::check(inputs, &mut errs));
+        self.check_mode(&mut errs);
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errs)
+        }
+    }
+
+    fn check_instruments(&self, errs: &mut Vec<String>) {
+        if self.instruments.is_empty() {
+            errs.push("instruments: at least one instrument is required".into());
+        }
+        let mut seen = Vec::new();
+        for spec in &self.instruments {
+            if let Err(e) = spec.validate() {
+                errs.push(format!("instrument {} ({}): {e}", spec.id, spec.symbol));
+            }
+            if spec.id.0 > u32::from(u16::MAX) {
+                errs.push(format!("instrument {}: id must be <= 65535", spec.id));
+            }
+            if seen.contains(&spec.id) {
+                errs.push(format!("instrument {}: id defined twice", spec.id));
+            }
+            seen.push(spec.id);
+        }
+    }
+
+    fn check_accounts(&self, errs: &mut Vec<String>) {
+        if self.accounts.is_empty() {
+            errs.push("accounts: at least one account is required".into());
+        }
+        let mut seen = Vec::new();
+        for a in &self.accounts {
+            if a.password.is_empty() || a.password.len() > 16 {
+                errs.push(format!("account {}: password must be 1..=16 bytes", a.id));
+            }
+            if seen.contains(&a.id) {
+                errs.push(format!("account {}: id defined twice", a.id));
+            }
+            seen.push(a.id);
+        }
+    }
+
+    fn check_limits(&self, errs: &mut Vec<String>) {
+        let mut need = |ok: bool, msg: &str| {
+            if !ok {
+                errs.push(msg.to_string());
+            }
+        };
+        need(
+            (1..=1 << 26).contains(&self.arena_capacity),
+            "arena_capacity: must be 1..=67108864",
+        );
+        need(
+            (1..=65_536).contains(&self.max_sessions),
+            "max_sessions: must be 1..=65536",
+        );
+        need(
+            self.session_out_buffer >= 4 * peregrine_wire::MAX_MESSAGE_SIZE,
+            "session_out_buffer: must be at least 2048 bytes",
+        );
+        need(self.heartbeat_ms > 0, "heartbeat_ms: must be positive");
+        need(
+            self.ring_capacity.is_power_of_two() && self.ring_capacity >= 2,
+            "ring_capacity: must be a power of two >= 2",
+        );
+        let md = &self.market_data;
+        need(
+            (64..=65_507).contains(&md.mtu),
+            "market_data.mtu: must be 64..=65507",
+        );
+        need(
+            md.max_delay_us <= 1_000_000,
+            "market_data.max_delay_us: must be at most 1000000",
+        );
+        need(
+            md.heartbeat_ms > 0,
+            "market_data.heartbeat_ms: must be positive",
+        );
+        need(
+            md.replay_retain == 0 || md.replay_retain.is_power_of_two(),
+            "market_data.replay_retain: must be 0 or a power of two",
+        );
+        if self.recovery_enabled {
+            need(
+                self.recovery_listen != self.listen || self.listen.port() == 0,
+                "recovery_listen: must differ from listen",
+            );
+        }
+        if let Some(cores) = &self.pin_cores {
+            let want = match self.topology {
+                Topology::Compact => 1,
+                Topology::Split => 2,
+            };
+            need(
+                cores.len() == want,
+                "pin_cores: give 1 core for compact, 2 for split ([ingestion, matching])",
+            );
+        }
+    }
+
+    fn check_mode(&self, errs: &mut Vec<String>) {
+        if !(1..=1_000_000).contains(&self.tick_us) {
+            errs.push("tick_us: must be 1..=1000000".into());
+        }
+        if !(1..=1 << 22).contains(&self.tick_capacity) {
+            errs.push("tick_capacity: must be 1..=4194304".into());
+        }
+        self.commitments.check(errs);
+        if self.commitments.enabled && self.journal.is_none() {
+            errs.push("commitments.enabled: needs a [journal] (the commitment log lives in its directory)".into());
+        }
+    }
+
+    /// The commitment window in nanoseconds (the tick in batch mode, the interval in
+    /// continuous mode).
+    pub fn commit_window_ns(&self) -> u64 {
+        dispatch::window_ns(self.mode, self.tick_us, &self.commitments)
+    }
+
+    /// The balances config resolved to ids (`None`: balances off), or every problem.
+    pub fn balance_setup(&self) -> Result<Option<BalanceSetup>, Vec<String>> {
+        self.with_balance_inputs(BalanceSetup::resolve)
+    }
+
+    /// The venue's shape: instruments, book capacity, balances.
+    pub fn venue(&self) -> Result<VenueSpec, Vec<String>> {
+        Ok(VenueSpec {
+            instruments: self.instruments.clone(),
+            arena_capacity: self.arena_capacity,
+            balances: self.balance_setup()?,
+        })
+    }
+
+    fn with_balance_inputs<T>(&self, f: impl FnOnce(&BalanceInputs<'_>) -> T) -> T {
+        let accounts: Vec<AccountId> = self.accounts.iter().map(|a| a.id).collect();
+        let admins: Vec<AccountId> = self
+            .accounts
+            .iter()
+            .filter(|a| a.admin)
+            .map(|a| a.id)
+            .collect();
+        f(&BalanceInputs {
+            instruments: &self.instruments,
+            accounts: &accounts,
+            admins: &admins,
+            assets: &self.assets,
+            balances: &self.balances,
+        })
+    }
+
+    /// The password of an account, if it exists.
+    pub fn password_of(&self, account: AccountId) -> Option<&str> {
+        self.accounts
+            .iter()
+            .find(|a| a.id == account)
+            .map(|a| a.password.as_str())
+    }
+}
+
+#[cfg(test)]
+mod balances_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_pinned() {
+        let c = Config::default();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:7700");
+        assert_eq!(c.instruments.len(), 1);
+        assert_eq!(c.instruments[0].id.0, 1);
+        assert_eq!(c.instruments[0].symbol, "PGN-USD");
+        assert_eq!(c.instruments[0].reference_price, 10_000);
+        assert_eq!(c.accounts.len(), 16);
+        assert_eq!(c.password_of(AccountId(3)), Some("secret-3"));
+        assert_eq!(c.arena_capacity, 65_536);
+        assert_eq!(c.market_data, MarketDataConfig::default());
+        assert!(c.market_data.enabled);
+        assert_eq!(c.market_data.target.to_string(), "127.0.0.1:7701");
+        assert_eq!(c.market_data.mtu, 1400);
+        assert_eq!(c.market_data.max_delay_us, 50);
+        assert_eq!(c.topology, Topology::Compact);
+        assert_eq!(c.wait, WaitStrategy::Park);
+        assert_eq!(c.pin_cores, None);
+        assert_eq!(c.max_sessions, 256);
+        assert_eq!(c.session_out_buffer, 262_144);
+        assert_eq!(c.heartbeat_ms, 1000);
+        assert_eq!(c.ring_capacity, 65_536);
+        assert_eq!(c.recovery_listen.to_string(), "127.0.0.1:7702");
+        assert!(c.recovery_enabled);
+        assert_eq!(c.journal, None);
+        assert!(!c.metrics.enabled);
+        assert_eq!(c.metrics.listen.to_string(), "127.0.0.1:9100");
+        assert_eq!(c.metrics.publish_interval_ms, 100);
+        assert_eq!(c.metrics.depth_levels, 5);
+        assert_eq!(c.metrics.depth_interval_us, 500);
+        assert_eq!(c.mode, MatchingMode::Continuous);
+        assert_eq!(c.tick_us, 1000);
+        assert_eq!(c.tick_capacity, 65_536);
+        assert_eq!(c.commitments, CommitmentsSection::default());
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn empty_toml_is_the_default() {
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let c = Config::default();
+        assert_eq!(Config::parse(&c.to_toml()).unwrap(), c);
+    }
+
+    #[test]
+    fn shipped_exchange_toml_is_valid() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../exchange.toml");
+        let c = Config::load(Path::new(path)).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:7700");
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        assert!(Config::parse("listen_addr = \"1.2.3.4:5\"").is_err());
+        assert!(Config::parse("[market_data]\nport = 3").is_err());
+        assert!(Config::parse("topology = \"sideways\"").is_err());
+        assert!(Config::parse("wait = \"busy-spin\"\ntopology = \"split\"").is_ok());
+    }
+
+    #[test]
+    fn validate_reports_every_problem() {
+        let mut c = Config::default();
+        c.instruments.push(c.instruments[0].clone());
+        c.instruments[0].tick_size = 0;
+        c.accounts[0].password = "x".repeat(17);
+        c.accounts[1].id = c.accounts[2].id;
+        c.arena_capacity = 0;
+        c.max_sessions = 0;
+        c.session_out_buffer = 10;
+        c.heartbeat_ms = 0;
+        c.ring_capacity = 1000;
+        c.market_data.mtu = 10;
+        c.market_data.heartbeat_ms = 0;
+        c.market_data.replay_retain = 1000;
+        c.pin_cores = Some(vec![0, 1]);
+        c.recovery_listen = c.listen;
+        let errs = c.validate().unwrap_err();
+        assert_eq!(errs.len(), 14, "{errs:#?}");
+        assert!(errs.iter().any(|e| e.contains("defined twice")));
+        assert!(errs.iter().any(|e| e.contains("ring_capacity")));
+        let empty = Config {
+            instruments: vec![],
+            accounts: vec![],
+            ..Config::default()
+        };
+        assert_eq!(empty.validate().unwrap_err().len(), 2);
+    }
+
+    #[test]
+    fn metrics_section_is_validated_when_enabled() {
+        let mut c =
+            Config::parse("[metrics]\nenabled = true\nlisten = \"127.0.0.1:7700\"").unwrap();
+        c.metrics.publish_interval_ms = 0;
+        c.metrics.depth_levels = 0;
+        c.metrics.depth_interval_us = 0;
+        assert_eq!(c.validate().unwrap_err().len(), 4);
+        c.metrics.enabled = false;
+        assert_eq!(c.validate(), Ok(()), "a disabled section is not checked");
+        assert!(Config::parse("[metrics]\nport = 1").is_err());
+    }
+
+    #[test]
+    fn commitment_keys_parse_and_validate() {
+        let c = Config::parse(
+            "mode = \"batch\"\ntick_us = 500\n[commitments]\nenabled = true\ninterval_ms = 5",
+        )
+        .unwrap();
+        assert_eq!(c.mode, MatchingMode::Batch);
+        assert_eq!(c.commit_window_ns(), 500_000);
+        let errs = c.validate().unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains("needs a [journal]"));
+        let bad = Config {
+            tick_us: 0,
+            tick_capacity: 0,
+            ..Config::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().len(), 2);
+        assert!(Config::parse("mode = \"sideways\"").is_err());
+        assert!(Config::parse("[commitments]\ninterval = 3").is_err());
+    }
+}

@@ -1,0 +1,284 @@
+//! Group commit off the matching thread (the LMAX / Aeron pattern).
+//!
+//! The matching thread appends every command to the journal's buffer before it
+//! executes it and, at the end of each batch, `write`s the buffer to the segment
+//! ([`GroupCommit::commit`]) and asks the **sync thread** to make it durable. It does
+//! not wait: it goes on with the next batch. The sync thread `fdatasync`s the
+//! segment and publishes how far the journal is durable ([`CommandLog::durable_through`]);
+//! the core and the session table release each batch's reports and feed messages
+//! only once that has reached the batch's last sequence number. So `kill -9` or a
+//! power loss never loses a result a client could have seen, and a 0.2–1 ms sync
+//! never stops matching.
+//!
+//! One sync covers every batch written before it started: under load the syncs
+//! group many batches each. The sync thread parks when it has nothing to do; the
+//! matching thread unparks it after a write, and the sync thread signals an
+//! eventfd after each sync, which the polling loop watches, so a parked loop wakes
+//! when results become releasable.
+//!
+//! A failed `fdatasync` leaves the page cache in an unknown state (fsyncgate): the
+//! sync thread stops, durability never advances, and the next commit returns the
+//! error, which stops the exchange.
+
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use peregrine_book::Command;
+use peregrine_exchange_core::balances::AdminCommand;
+use peregrine_exchange_core::journal::JournalLog;
+use peregrine_exchange_core::CommandLog;
+use peregrine_journal::stats::{log2_bucket, SYNC_BUCKETS};
+use peregrine_journal::JournalStats;
+use rustix::event::{eventfd, EventfdFlags};
+
+/// What the two threads share.
+#[derive(Debug)]
+struct Shared {
+    /// The last sequence number written and to be synced (matching → sync).
+    requested: AtomicU64,
+    /// The last sequence number durable (sync → matching).
+    durable: AtomicU64,
+    /// A sync failed: nothing more becomes durable.
+    failed: AtomicBool,
+    stop: AtomicBool,
+    /// The active segment's handle (replaced after a rotation).
+    file: Mutex<Option<File>>,
+    /// Signalled after each sync (watched by the polling loop).
+    wake: OwnedFd,
+    syncs: AtomicU64,
+    sync_ns_sum: AtomicU64,
+    sync_ns_buckets: [AtomicU64; SYNC_BUCKETS],
+}
+
+/// A [`JournalLog`] whose `fdatasync`s run on a sync thread.
+#[derive(Debug)]
+pub struct GroupCommit {
+    log: JournalLog,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    /// First sequence number of the segment whose handle the sync thread has.
+    segment: Option<u64>,
+    /// Last sequence number appended.
+    appended: u64,
+}
+
+impl GroupCommit {
+    /// Starts the sync thread for `log` (recovered, positioned at its end). Its
+    /// first sync covers what recovery found in the page cache.
+    pub fn spawn(log: JournalLog) -> std::io::Result<Self> {
+        let last = log.journal().last_seq().unwrap_or(0);
+        let handle = log.journal().sync_handle().map_err(std::io::Error::other)?;
+        let segment = handle.as_ref().map(|(first, _)| *first);
+        let shared = Arc::new(Shared {
+            requested: AtomicU64::new(last),
+            durable: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            file: Mutex::new(handle.map(|(_, f)| f)),
+            wake: eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?,
+            syncs: AtomicU64::new(0),
+            sync_ns_sum: AtomicU64::new(0),
+            sync_ns_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+        });
+        let s = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("journal-sync".into())
+            .spawn(move || sync_loop(&s))?;
+        Ok(GroupCommit {
+            log,
+            shared,
+            thread: Some(thread),
+            segment,
+            appended: last,
+        })
+    }
+
+    /// The eventfd signalled after every sync, for the polling loop to watch.
+    pub fn wake_fd(&self) -> BorrowedFd<'_> {
+        self.shared.wake.as_fd()
+    }
+
+    fn check(&self) -> std::io::Result<()> {
+        // Acquire: pairs with the Release store of `failed` in the sync thread.
+        if self.shared.failed.load(Ordering::Acquire) {
+            return Err(std::io::Error::other(
+                "journal fdatasync failed on the sync thread: refusing to go on",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl CommandLog for GroupCommit {
+    #[inline]
+    fn append(&mut self, seq: u64, cmd: &Command) -> std::io::Result<()> {
+        self.log.append(seq, cmd)?;
+        self.appended = seq;
+        Ok(())
+    }
+
+    fn append_admin(&mut self, seq: u64, cmd: &AdminCommand) -> std::io::Result<()> {
+        self.log.append_admin(seq, cmd)?;
+        self.appended = seq;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> std::io::Result<()> {
+        self.check()?;
+        // Relaxed: only this thread stores `requested`.
+        if self.appended <= self.shared.requested.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let journal = self.log.journal_mut();
+        journal.write().map_err(std::io::Error::other)?;
+        if journal.active_segment() != self.segment {
+            // A rotation (or the first segment): the sync thread needs the new
+            // segment's handle; the sealed one was synced by the rotation.
+            let handle = journal.sync_handle().map_err(std::io::Error::other)?;
+            self.segment = handle.as_ref().map(|(first, _)| *first);
+            let mut file = self
+                .shared
+                .file
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            *file = handle.map(|(_, f)| f);
+        }
+        // Release: the sync thread's Acquire load of `requested` sees the written
+        // bytes and the file handle set above.
+        self.shared
+            .requested
+            .store(self.appended, Ordering::Release);
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn durable_through(&self) -> u64 {
+        // Acquire: pairs with the Release store after each fdatasync.
+        self.shared.durable.load(Ordering::Acquire)
+    }
+
+    fn stats(&self) -> Option<JournalStats> {
+        let mut s = self.log.stats()?;
+        let sh = &self.shared;
+        // Relaxed: statistics, each counter on its own.
+        s.syncs += sh.syncs.load(Ordering::Relaxed);
+        s.sync_ns_sum = s
+            .sync_ns_sum
+            .saturating_add(sh.sync_ns_sum.load(Ordering::Relaxed));
+        for (b, a) in s.sync_ns_buckets.iter_mut().zip(&sh.sync_ns_buckets) {
+            *b += a.load(Ordering::Relaxed);
+        }
+        Some(s)
+    }
+}
+
+impl Drop for GroupCommit {
+    fn drop(&mut self) {
+        // Release: pairs with the Acquire load in `sync_loop`.
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+fn sync_loop(s: &Shared) {
+    loop {
+        // Acquire: pairs with the Release store in `commit`.
+        let target = s.requested.load(Ordering::Acquire);
+        // Relaxed: only this thread stores `durable`.
+        if target <= s.durable.load(Ordering::Relaxed) {
+            // Acquire: pairs with the Release store in `Drop`.
+            if s.stop.load(Ordering::Acquire) {
+                return;
+            }
+            std::thread::park_timeout(Duration::from_millis(10));
+            continue;
+        }
+        let started = Instant::now();
+        let result = {
+            let file = s.file.lock().unwrap_or_else(PoisonError::into_inner);
+            file.as_ref().map_or(Ok(()), File::sync_data)
+        };
+        if let Err(e) = result {
+            log::warn!(
+                "journal: fdatasync failed ({e}): nothing after seq {} is released; stopping",
+                s.durable.load(Ordering::Relaxed)
+            );
+            // Release: pairs with the Acquire load in `GroupCommit::check`.
+            s.failed.store(true, Ordering::Release);
+            return;
+        }
+        let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        // Relaxed: statistics.
+        s.syncs.fetch_add(1, Ordering::Relaxed);
+        s.sync_ns_sum.fetch_add(ns, Ordering::Relaxed);
+        s.sync_ns_buckets[log2_bucket(ns)].fetch_add(1, Ordering::Relaxed);
+        // Release: the matching thread's Acquire load of `durable` releases results.
+        s.durable.store(target, Ordering::Release);
+        let _ = rustix::io::write(&s.wake, &1u64.to_ne_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_book::{Action, Cancel};
+    use peregrine_exchange_core::journal::JournalSection;
+    use peregrine_exchange_core::replay::open_journal;
+    use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Timestamp};
+
+    fn cmd(i: u64) -> Command {
+        Command {
+            ts: Timestamp(i),
+            action: Action::Cancel(Cancel {
+                instrument: InstrumentId(1),
+                id: OrderId(i),
+                account: AccountId(1),
+                client_id: ClientOrderId(i),
+            }),
+        }
+    }
+
+    #[test]
+    fn durability_follows_commits_and_survives_rotations() {
+        let dir = tempfile::tempdir().unwrap();
+        let section = JournalSection {
+            segment_bytes: 8192,
+            ..JournalSection::new(dir.path())
+        };
+        let (journal, _) = open_journal(&section).unwrap();
+        let mut g = GroupCommit::spawn(JournalLog::new(journal)).unwrap();
+        assert_eq!(g.durable_through(), 0);
+        for i in 1..=500 {
+            g.append(i, &cmd(i)).unwrap();
+            if i % 7 == 0 {
+                g.commit().unwrap();
+            }
+        }
+        g.commit().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while g.durable_through() < 500 {
+            assert!(
+                Instant::now() < deadline,
+                "durable stuck at {}",
+                g.durable_through()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let stats = g.stats().unwrap();
+        assert!(stats.syncs >= 1 && stats.records == 500, "{stats:?}");
+        drop(g);
+        let (journal, report) = open_journal(&section).unwrap();
+        assert_eq!(journal.last_seq(), Some(500));
+        assert!(report.segments > 1, "the test crossed rotations");
+    }
+}

@@ -1,0 +1,12 @@
+//! What makes the exchange survive a crash: start-up recovery from the journal and
+//! the newest snapshot ([`startup`]), the snapshot thread ([`snapshots`]) and the
+//! hasher thread with its commitment log ([`commitments`]), and the group commit
+//! whose `fdatasync`s run off the matching thread ([`group_commit`]). The journal
+//! append itself is the core's [`peregrine_exchange_core::CommandLog`] seam,
+//! implemented by [`peregrine_exchange_core::journal::JournalLog`].
+
+pub mod commitments;
+pub mod group_commit;
+pub mod sabotage;
+pub mod snapshots;
+pub mod startup;

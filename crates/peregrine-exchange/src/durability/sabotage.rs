@@ -1,0 +1,68 @@
+//! A deliberately broken command log, for the crash test's negative control only:
+//! with `PEREGRINE_SABOTAGE=release-before-durable` in the environment the exchange
+//! claims every batch durable at once while it writes the journal only every
+//! 200 ms, so a `kill -9` loses orders it already acknowledged. The crash test runs
+//! it to prove that it would catch that bug (the test of the real path must fail
+//! with it). Logged loudly at start; never set it otherwise.
+
+use std::time::{Duration, Instant};
+
+use peregrine_book::Command;
+use peregrine_exchange_core::balances::AdminCommand;
+use peregrine_exchange_core::journal::JournalLog;
+use peregrine_exchange_core::CommandLog;
+use peregrine_journal::JournalStats;
+
+/// The environment variable, and the value that turns the sabotage on.
+pub const VAR: &str = "PEREGRINE_SABOTAGE";
+/// See [`VAR`].
+pub const RELEASE_BEFORE_DURABLE: &str = "release-before-durable";
+
+/// Whether the environment asks for the sabotage.
+pub fn requested() -> bool {
+    std::env::var(VAR).is_ok_and(|v| v == RELEASE_BEFORE_DURABLE)
+}
+
+/// Releases results before their records reach the journal file.
+#[derive(Debug)]
+pub struct ReleaseBeforeDurable {
+    log: JournalLog,
+    last_write: Instant,
+}
+
+impl ReleaseBeforeDurable {
+    /// Wraps `log`.
+    pub fn new(log: JournalLog) -> Self {
+        log::warn!(
+            "SABOTAGE ({VAR}={RELEASE_BEFORE_DURABLE}): results leave before the journal \
+             has them; a crash loses acknowledged orders. For the crash test's negative \
+             control only."
+        );
+        ReleaseBeforeDurable {
+            log,
+            last_write: Instant::now(),
+        }
+    }
+}
+
+impl CommandLog for ReleaseBeforeDurable {
+    fn append(&mut self, seq: u64, cmd: &Command) -> std::io::Result<()> {
+        self.log.append(seq, cmd)
+    }
+    fn append_admin(&mut self, seq: u64, cmd: &AdminCommand) -> std::io::Result<()> {
+        self.log.append_admin(seq, cmd)
+    }
+    fn commit(&mut self) -> std::io::Result<()> {
+        if self.last_write.elapsed() >= Duration::from_millis(200) {
+            self.last_write = Instant::now();
+            self.log
+                .journal_mut()
+                .write()
+                .map_err(std::io::Error::other)?;
+        }
+        Ok(())
+    }
+    fn stats(&self) -> Option<JournalStats> {
+        self.log.stats()
+    }
+}

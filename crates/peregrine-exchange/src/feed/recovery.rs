@@ -1,0 +1,342 @@
+//! The feed's TCP recovery service. Two answers, both from the thread that owns the
+//! engine, between batches, after the batch's feed packets were sent:
+//!
+//! * **Snapshot**: a `SnapshotRequest` for an instrument gets `SnapshotHeader`, every
+//!   level (bids best first, then asks best first) and `SnapshotEnd`, as of a feed
+//!   sequence number (`as_of_seq`, the last one sent, which exactly matches the book).
+//! * **Replay**: a `ReplayRequest` for a range gets `ReplayResponse` with the count that
+//!   follows, then those feed messages unchanged, from the publisher's
+//!   [`Retained`] ring of the core's feed. At most [`MAX_REPLAY`] messages per request (ask again
+//!   for the rest); a range older than the ring, not yet sent, or of another feed
+//!   session is answered with count 0 and a reason ([`REPLAY_NOT_RETAINED`],
+//!   [`REPLAY_OTHER_SESSION`]), and the subscriber falls back to a snapshot.
+//!
+//! Sockets are non-blocking. An answer that does not fit the socket buffer is kept in
+//! the client's own buffer (bounded by the largest answer) and written on later polls;
+//! the client's next requests are read only once it is flushed.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+
+use peregrine_exchange_core::balances::VenueEngine as MatchingEngine;
+use peregrine_exchange_core::feed::Retained;
+use peregrine_types::{Side, Timestamp};
+use peregrine_wire::md::recovery::{
+    Recovery, ReplayRequest, ReplayResponse, SnapshotEnd, SnapshotHeader, SnapshotLevel,
+    SnapshotRequest,
+};
+use peregrine_wire::md::MdMessage;
+use peregrine_wire::stream::RecvBuffer;
+use peregrine_wire::{ReasonCode, WireMessage};
+
+/// `ReplayResponse.reason`: (part of) the range is not retained: older than the
+/// replay ring, not sent yet, or replay is off.
+pub const REPLAY_NOT_RETAINED: u16 = 1;
+/// `SnapshotHeader.reason`: no such instrument.
+pub const SNAPSHOT_UNKNOWN_INSTRUMENT: u16 = 2;
+/// `ReplayResponse.reason`: the request names another feed session.
+pub const REPLAY_OTHER_SESSION: u16 = 3;
+
+/// Most feed messages sent for one replay request.
+pub const MAX_REPLAY: u16 = 8192;
+/// Most levels per side sent in a snapshot.
+const MAX_LEVELS: usize = 10_000;
+/// Most recovery clients at once.
+const MAX_CLIENTS: usize = 16;
+
+#[derive(Debug)]
+struct Client {
+    stream: TcpStream,
+    rx: Box<RecvBuffer<1024>>,
+    /// Answer bytes not yet written, from `sent`.
+    out: Vec<u8>,
+    sent: usize,
+    /// A snapshot request waiting for the book to match the feed sent so far.
+    deferred: Option<SnapshotRequest>,
+}
+
+/// The recovery listener and its clients.
+#[derive(Debug)]
+pub struct RecoveryServer {
+    listener: TcpListener,
+    clients: Vec<Client>,
+}
+
+/// What an answer is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The book.
+    pub engine: &'a MatchingEngine,
+    /// The feed session id.
+    pub session_id: u64,
+    /// The last feed sequence number sent.
+    pub as_of_seq: u64,
+    /// Engine time now.
+    pub now: Timestamp,
+    /// The replay ring, if the feed is on.
+    pub retained: Option<&'a Retained>,
+    /// The book matches the feed sent so far (no feed message waits, for its batch's
+    /// sync or its packet): only then is a snapshot answered, so it never shows a
+    /// state a crash could still lose, nor one the feed has not caught up with.
+    pub consistent: bool,
+}
+
+impl RecoveryServer {
+    /// Binds the listener.
+    pub fn bind(addr: SocketAddr) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        Ok(RecoveryServer {
+            listener,
+            clients: Vec::new(),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accepts, reads and answers.
+    pub fn poll(&mut self, src: Source<'_>) {
+        while let Ok((stream, peer)) = self.listener.accept() {
+            if self.clients.len() >= MAX_CLIENTS || stream.set_nonblocking(true).is_err() {
+                log::info!("recovery: refused {peer}");
+                continue;
+            }
+            let _ = stream.set_nodelay(true);
+            self.clients.push(Client {
+                stream,
+                rx: Box::new(RecvBuffer::new()),
+                out: Vec::with_capacity(1 << 12),
+                sent: 0,
+                deferred: None,
+            });
+        }
+        let mut i = 0;
+        while i < self.clients.len() {
+            if serve(&mut self.clients[i], src) {
+                i += 1;
+            } else {
+                self.clients.swap_remove(i);
+            }
+        }
+    }
+
+    /// Whether a snapshot request waits for a consistent book (the polling loop
+    /// then stops taking orders until the feed has caught up: one sync at most).
+    pub fn waiting(&self) -> bool {
+        self.clients.iter().any(|c| c.deferred.is_some())
+    }
+}
+
+/// Writes what is pending, then reads and answers one client; false when it must be
+/// dropped.
+fn serve(c: &mut Client, src: Source<'_>) -> bool {
+    if !flush(c) {
+        return false;
+    }
+    if c.sent < c.out.len() {
+        return true;
+    }
+    c.out.clear();
+    c.sent = 0;
+    if let Some(r) = c.deferred {
+        if !src.consistent {
+            return true;
+        }
+        c.deferred = None;
+        snapshot(&r, &mut c.out, src);
+    } else {
+        match c.stream.read(c.rx.spare()) {
+            Ok(0) => return false,
+            Ok(n) => c.rx.commit(n),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+            Err(_) => return false,
+        }
+    }
+    // Requests are answered in order: one that must wait holds back those behind it.
+    while c.deferred.is_none() {
+        match c.rx.next(Recovery::decode) {
+            Ok(Some(Recovery::SnapshotRequest(r))) if src.consistent => {
+                snapshot(&r, &mut c.out, src)
+            }
+            Ok(Some(Recovery::SnapshotRequest(r))) => c.deferred = Some(r),
+            Ok(Some(Recovery::ReplayRequest(r))) => replay(&r, &mut c.out, src),
+            Ok(None) => break,
+            Ok(Some(_)) | Err(_) => return false,
+        }
+    }
+    flush(c)
+}
+
+/// Writes as much pending output as the socket takes; false on a broken socket.
+fn flush(c: &mut Client) -> bool {
+    while c.sent < c.out.len() {
+        match c.stream.write(&c.out[c.sent..]) {
+            Ok(0) => return false,
+            Ok(n) => c.sent += n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+fn replay(r: &ReplayRequest, out: &mut Vec<u8>, src: Source<'_>) {
+    let wanted = r.count.min(MAX_REPLAY);
+    let (count, reason) = match src.retained {
+        _ if r.session_id != src.session_id => (0, REPLAY_OTHER_SESSION),
+        None => (0, REPLAY_NOT_RETAINED),
+        Some(ring) => {
+            let (_, n) = ring.range(r.first_seq, u64::from(wanted));
+            // n <= wanted <= u16::MAX.
+            let n = u16::try_from(n).unwrap_or(0);
+            let reason = if n == r.count { 0 } else { REPLAY_NOT_RETAINED };
+            (n, reason)
+        }
+    };
+    put(
+        out,
+        &ReplayResponse {
+            session_id: r.session_id,
+            first_seq: r.first_seq,
+            count,
+            reason: ReasonCode(reason),
+        },
+    );
+    let Some(ring) = src.retained else { return };
+    for seq in r.first_seq..r.first_seq + u64::from(count) {
+        match ring.get(seq) {
+            Some(MdMessage::Trade(t)) => put(out, &t),
+            Some(MdMessage::L2Update(u)) => put(out, &u),
+            Some(MdMessage::Commitment(c)) => put(out, &c),
+            // In range by construction; unreachable, and a short answer is detected
+            // by the subscriber's sequence check.
+            None => {}
+        }
+    }
+}
+
+fn snapshot(r: &SnapshotRequest, out: &mut Vec<u8>, src: Source<'_>) {
+    let Source {
+        engine,
+        session_id,
+        as_of_seq,
+        now,
+        ..
+    } = src;
+    let header_at = out.len();
+    let mut header = SnapshotHeader {
+        request_id: r.request_id,
+        session_id,
+        as_of_seq,
+        engine_time: now,
+        instrument: r.instrument,
+        level_count: 0,
+        reason: ReasonCode::NONE,
+    };
+    put(out, &header);
+    let mut count = 0u32;
+    match engine.book(r.instrument) {
+        Some(book) => {
+            for side in [Side::Buy, Side::Sell] {
+                book.visit_depth(side, MAX_LEVELS, &mut |price, qty, order_count| {
+                    put(
+                        out,
+                        &SnapshotLevel {
+                            price,
+                            qty,
+                            order_count,
+                            side,
+                        },
+                    );
+                    count += 1;
+                });
+            }
+        }
+        None => header.reason = ReasonCode(SNAPSHOT_UNKNOWN_INSTRUMENT),
+    }
+    header.level_count = count;
+    // Rewrite the header in place with the final count (same size).
+    let _ = header.encode(&mut out[header_at..header_at + SnapshotHeader::SIZE]);
+    put(
+        out,
+        &SnapshotEnd {
+            request_id: r.request_id,
+            as_of_seq,
+            instrument: r.instrument,
+            level_count: count,
+        },
+    );
+}
+
+fn put<M: WireMessage>(out: &mut Vec<u8>, m: &M) {
+    let at = out.len();
+    out.resize(at + M::SIZE, 0);
+    let _ = m.encode(&mut out[at..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    use peregrine_book::MatchingEngine as Engine;
+    use peregrine_exchange_core::balances::Balances;
+    use peregrine_types::{InstrumentId, InstrumentSpec};
+
+    fn source(engine: &MatchingEngine, consistent: bool) -> Source<'_> {
+        Source {
+            engine,
+            session_id: 7,
+            as_of_seq: 0,
+            now: Timestamp(1),
+            retained: None,
+            consistent,
+        }
+    }
+
+    /// A snapshot request is held while the book is ahead of the feed, and answered
+    /// (in order) once it is not.
+    #[test]
+    fn a_snapshot_waits_for_a_consistent_book() {
+        let engine = Engine::new(&[InstrumentSpec::example(1)], 16)
+            .unwrap()
+            .with_stage(Balances::off());
+        let mut server = RecoveryServer::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut client = TcpStream::connect(server.local_addr().unwrap()).unwrap();
+        let mut req = [0u8; SnapshotRequest::SIZE];
+        SnapshotRequest {
+            request_id: 9,
+            instrument: InstrumentId(1),
+        }
+        .encode(&mut req)
+        .unwrap();
+        client.write_all(&req).unwrap();
+        client.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !server.waiting() {
+            assert!(Instant::now() < deadline, "the request never arrived");
+            server.poll(source(&engine, false));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut buf = [0u8; 4096];
+        assert!(
+            matches!(client.read(&mut buf), Err(e) if e.kind() == ErrorKind::WouldBlock),
+            "no answer while inconsistent"
+        );
+        server.poll(source(&engine, true));
+        assert!(!server.waiting());
+        client.set_nonblocking(false).unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let n = client.read(&mut buf).unwrap();
+        match Recovery::decode(&buf[..n]).unwrap().0 {
+            Recovery::SnapshotHeader(h) => assert_eq!((h.request_id, h.session_id), (9, 7)),
+            other => panic!("{other:?}"),
+        }
+    }
+}

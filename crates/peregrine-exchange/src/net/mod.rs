@@ -1,0 +1,15 @@
+//! The network side: the session table (listener, sessions, routing of reports),
+//! each session's protocol and socket, and the polling loops of both topologies
+//! ([`compact`]: one thread; [`split`]: ingestion and matching threads joined by
+//! [`ring`]s).
+
+pub mod compact;
+pub mod poller;
+pub mod ring;
+pub mod session;
+pub mod split;
+pub mod table;
+
+/// Iterations between housekeeping polls (accept, recovery service, feed
+/// heartbeat, telemetry).
+pub const HOUSEKEEPING_EVERY: u64 = 64;

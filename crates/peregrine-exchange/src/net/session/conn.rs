@@ -1,0 +1,92 @@
+//! One order-entry connection's socket I/O: a non-blocking `TcpStream` that reads
+//! into and writes out of its [`Protocol`]. Nothing here knows the protocol's rules.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::time::Instant;
+
+use peregrine_exchange_core::SessionKey;
+
+use super::protocol::Protocol;
+
+/// Outcome of a read.
+#[derive(Debug)]
+pub enum ReadOutcome {
+    /// Bytes were read (maybe 0 on `WouldBlock`).
+    Ok(usize),
+    /// The peer closed or the socket failed.
+    Closed(String),
+}
+
+/// One connection.
+#[derive(Debug)]
+pub struct Conn {
+    stream: TcpStream,
+    /// Peer address, for logs.
+    pub peer: SocketAddr,
+    /// Its protocol state.
+    pub proto: Protocol,
+}
+
+impl Conn {
+    /// Wraps an accepted stream (made non-blocking, `TCP_NODELAY`).
+    pub fn new(stream: TcpStream, key: SessionKey, limit: usize) -> std::io::Result<Self> {
+        stream.set_nonblocking(true)?;
+        stream.set_nodelay(true)?;
+        let peer = stream.peer_addr()?;
+        Ok(Conn {
+            stream,
+            peer,
+            proto: Protocol::new(key, limit, Instant::now()),
+        })
+    }
+
+    /// Reads what the socket has into the receive buffer (one `read` call).
+    pub fn read(&mut self) -> ReadOutcome {
+        let spare = self.proto.rx_spare();
+        if spare.is_empty() {
+            return ReadOutcome::Ok(0);
+        }
+        match self.stream.read(spare) {
+            Ok(0) => ReadOutcome::Closed("peer closed the connection".into()),
+            Ok(n) => {
+                self.proto.received(n, Instant::now());
+                ReadOutcome::Ok(n)
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => ReadOutcome::Ok(0),
+            Err(e) if e.kind() == ErrorKind::Interrupted => ReadOutcome::Ok(0),
+            Err(e) => ReadOutcome::Closed(format!("read error: {e}")),
+        }
+    }
+
+    /// The socket, for the poller.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.stream.as_fd()
+    }
+
+    /// Writes as much writable output as the socket takes (one `write` unless it
+    /// took only part).
+    pub fn flush(&mut self) {
+        while !self.proto.pending().is_empty() {
+            match self.stream.write(self.proto.pending()) {
+                Ok(0) => {
+                    self.proto.close = Some("write returned 0".into());
+                    return;
+                }
+                Ok(n) => self.proto.wrote(n),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.proto.close = Some(format!("write error: {e}"));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Closes the socket.
+    pub fn shutdown(&self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}

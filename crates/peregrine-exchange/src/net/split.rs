@@ -1,0 +1,193 @@
+//! The split topology: an ingestion thread (accept, read, decode, login, heartbeats,
+//! writes) and a matching thread, joined by two SPSC rings: requests in, reports out.
+//!
+//! The matching thread releases a batch's reports to the out ring only once the
+//! batch is durable ([`Core::durable_seq`]); with group commit it goes on matching
+//! while earlier batches wait for their sync. Neither thread ever blocks on the other:
+//! ingestion stops reading sockets while the in ring is full (TCP back-pressure), and
+//! keeps draining the out ring, so the matching thread's wait on a full out ring
+//! always ends.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use peregrine_exchange_core::dispatch::Dispatch;
+use peregrine_exchange_core::{CommandLog, Core, Idler, Outbox, Request, SessionKey, WaitStrategy};
+use peregrine_types::AccountId;
+use peregrine_wire::Outbound;
+
+use crate::feed::FeedIo;
+use crate::net::ring::{Consumer, Producer};
+use crate::net::table::SessionTable;
+use crate::net::HOUSEKEEPING_EVERY;
+
+/// A report on its way back to the session layer.
+#[derive(Debug, Clone, Copy)]
+pub struct Report {
+    /// Session.
+    pub key: SessionKey,
+    /// Its account (for reconnect redirection).
+    pub account: AccountId,
+    /// The report.
+    pub msg: Outbound,
+}
+
+/// Collects a batch's reports until the batch is committed.
+#[derive(Debug)]
+struct Batch(Vec<Report>);
+
+impl Outbox for Batch {
+    #[inline]
+    fn send(&mut self, key: SessionKey, account: AccountId, msg: Outbound) {
+        self.0.push(Report { key, account, msg });
+    }
+}
+
+/// The ingestion loop.
+pub fn ingest(
+    mut table: SessionTable,
+    mut to_core: Producer<Request>,
+    mut from_core: Consumer<Report>,
+    wait: WaitStrategy,
+    stop: &AtomicBool,
+) {
+    let mut requests: Vec<Request> = Vec::with_capacity(4096);
+    let mut next = 0;
+    let mut idler = Idler::new(wait);
+    // Relaxed: a stop request needs no ordering with other memory.
+    while !stop.load(Ordering::Relaxed) {
+        let mut busy = false;
+        if next == requests.len() {
+            requests.clear();
+            next = 0;
+            // The report ring has no descriptor to wait on: poll without blocking.
+            match table.poll(Some(Duration::ZERO), true, &mut requests) {
+                Ok(p) => busy |= p.events > 0,
+                Err(e) => log::warn!("ingestion: poll failed: {e}"),
+            }
+        }
+        while next < requests.len() && to_core.push(requests[next]).is_ok() {
+            next += 1;
+        }
+        while let Ok(r) = from_core.pop() {
+            table.deliver(r.key, r.account, r.msg);
+            busy = true;
+        }
+        table.timers();
+        table.flush();
+        if busy {
+            idler.reset();
+        } else {
+            idler.idle();
+        }
+    }
+}
+
+/// The matching loop.
+pub fn matching<L: CommandLog>(
+    mut core: Core<L>,
+    mut feed: FeedIo,
+    mut dispatch: Dispatch,
+    mut from_ingest: Consumer<Request>,
+    mut to_ingest: Producer<Report>,
+    wait: WaitStrategy,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
+    let mut batch = Batch(Vec::with_capacity(8192));
+    // Ends of committed batches in `batch` whose sync is pending: (last seq, end).
+    let mut held: VecDeque<(u64, usize)> = VecDeque::with_capacity(1024);
+    let mut idler = Idler::new(wait);
+    let mut iteration: u64 = 0;
+    // Relaxed: a stop request needs no ordering with other memory.
+    while !stop.load(Ordering::Relaxed) {
+        iteration = iteration.wrapping_add(1);
+        if iteration.is_multiple_of(HOUSEKEEPING_EVERY) {
+            // Samples each ring's backlog (two atomic loads every 64 iterations) for
+            // the metrics that `idle` may publish.
+            let queued_reports = to_ingest.buffer().capacity() - to_ingest.slots();
+            core.metrics_mut()
+                .set_ring_depths(from_ingest.slots() as u64, queued_reports as u64);
+            core.idle(&mut feed.udp);
+            feed.poll_recovery(&core);
+        }
+        let mut n = 0;
+        let mut ran = false;
+        // A snapshot request waits for the feed to catch up with the book: take no
+        // new requests until it has (at most one sync).
+        let barrier = feed.snapshot_waiting();
+        dispatch.start(&core);
+        while n < 256 && !barrier {
+            let Ok(r) = from_ingest.pop() else { break };
+            ran |= dispatch.push(r, &mut core, &mut batch)?;
+            n += 1;
+        }
+        ran |= dispatch.run_if_due(&mut core, &mut batch)?;
+        if ran {
+            core.end_batch()?;
+            let end = batch.0.len();
+            if held.back().is_none_or(|&(_, e)| e < end) {
+                if held.len() == held.capacity() {
+                    held.pop_back(); // merged into the newer end: released later, never early
+                }
+                held.push_back((core.committed_seq(), end));
+            }
+        }
+        // The reports of every durable batch leave now.
+        let durable = core.durable_seq();
+        let mut upto = 0;
+        while let Some(&(seq, end)) = held.front() {
+            if seq > durable {
+                break;
+            }
+            upto = end;
+            held.pop_front();
+        }
+        if upto > 0 {
+            for h in held.iter_mut() {
+                h.1 -= upto;
+            }
+            if !release(&mut batch, upto, &mut to_ingest, stop) {
+                return Ok(());
+            }
+        }
+        core.publish(&mut feed.udp);
+        if barrier {
+            core.flush_feed_now(&mut feed.udp);
+            feed.poll_recovery(&core);
+        }
+        if ran || upto > 0 {
+            idler.reset();
+        } else if n == 0 {
+            // Nothing ran (no request, or every one waits in a batch tick).
+            idler.idle();
+        }
+    }
+    Ok(())
+}
+
+/// Pushes the first `upto` reports (of durable batches) to the ingestion thread;
+/// false if stopped while the ring was full.
+fn release(
+    batch: &mut Batch,
+    upto: usize,
+    to_ingest: &mut Producer<Report>,
+    stop: &AtomicBool,
+) -> bool {
+    for r in batch.0.drain(..upto) {
+        let mut r = r;
+        loop {
+            match to_ingest.push(r) {
+                Ok(()) => break,
+                Err(rtrb::PushError::Full(back)) => {
+                    if stop.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                    r = back;
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+    true
+}

@@ -1,0 +1,361 @@
+//! Starting the exchange: build the core from the config, recover it from the
+//! journal, bind the sockets, pin and spawn the threads of the configured topology.
+
+use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use peregrine_exchange_core::balances::BalanceSetup;
+use peregrine_exchange_core::dispatch::{Dispatch, MatchingMode, Sequencer};
+use peregrine_exchange_core::feed::Feed;
+use peregrine_exchange_core::telemetry::{DepthPublisher, Stopwatch};
+use peregrine_exchange_core::{Clock, CommandLog, Core, NoLog, VenueSpec};
+use peregrine_journal::FsyncPolicy;
+
+use crate::config::{Config, Topology};
+use crate::durability::group_commit::GroupCommit;
+use crate::durability::sabotage::{self, ReleaseBeforeDurable};
+use crate::durability::startup;
+use crate::error::{ExchangeError, IoContext};
+use crate::feed::recovery::RecoveryServer;
+use crate::feed::udp::UdpFeed;
+use crate::feed::FeedIo;
+use crate::metrics::ack::{AckSummary, AckTimer};
+use crate::metrics::http::MetricsServer;
+use crate::metrics::hub::MetricsHub;
+use crate::net::table::SessionTable;
+
+/// What a run measured, for the summary printed when the exchange stops.
+#[derive(Debug, Clone, Default)]
+pub struct RunSummary {
+    /// The server-side order→ack time by stage (compact topology, continuous mode).
+    pub ack: Option<AckSummary>,
+}
+
+impl RunSummary {
+    /// The text printed at the stop.
+    pub fn text(&self) -> String {
+        match &self.ack {
+            Some(a) => a.text(),
+            None => "server order->ack: not measured (split topology or batch mode)\n".into(),
+        }
+    }
+}
+
+/// Runs the exchange until `stop` is set. With a `[journal]` section it first
+/// recovers the state from the journal and then journals every command; without one
+/// it journals nothing. `on_ready` gets the bound order-entry address once the
+/// listener is up.
+pub fn run(
+    config: Config,
+    stop: Arc<AtomicBool>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<RunSummary, ExchangeError> {
+    let Some(section) = config.journal.clone() else {
+        return run_with_log(config, NoLog, stop, on_ready);
+    };
+    let venue = config.venue().map_err(ExchangeError::Config)?;
+    let log = startup::open(&section)?;
+    let (core, feed) = build_core(&config, &venue, log)?;
+    let mut core = startup::recover(&config, &section, &venue, core)?;
+    fund(&mut core, venue.balances.as_ref())?;
+    // Group commit off the matching thread, unless every command syncs anyway, or
+    // nothing does, or commitments are on (a commitment must never cover a command
+    // that is not durable: they keep the synchronous commit).
+    if sabotage::requested() {
+        let core = core.try_map_log(|l| Ok::<_, ExchangeError>(ReleaseBeforeDurable::new(l)))?;
+        return serve(config, core, feed, None, &stop, on_ready);
+    }
+    let async_sync = section.fsync == FsyncPolicy::Batch && !config.commitments.enabled;
+    if !async_sync {
+        return serve(config, core, feed, None, &stop, on_ready);
+    }
+    let core = core
+        .try_map_log(GroupCommit::spawn)
+        .doing(|| "spawning the journal sync thread".into())?;
+    let wake = core
+        .log()
+        .wake_fd()
+        .try_clone_to_owned()
+        .doing(|| "duplicating the sync thread's eventfd".into())?;
+    serve(config, core, feed, Some(wake), &stop, on_ready)
+}
+
+/// [`run`] with a given command log and no recovery (tests, benchmarks).
+pub fn run_with_log<L: CommandLog + Send + 'static>(
+    config: Config,
+    log: L,
+    stop: Arc<AtomicBool>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<RunSummary, ExchangeError> {
+    let venue = config.venue().map_err(ExchangeError::Config)?;
+    let (mut core, feed) = build_core(&config, &venue, log)?;
+    fund(&mut core, venue.balances.as_ref())?;
+    serve(config, core, feed, None, &stop, on_ready)
+}
+
+/// Applies `[[balances.initial]]` when the venue starts with no history.
+fn fund<L: CommandLog>(
+    core: &mut Core<L>,
+    setup: Option<&BalanceSetup>,
+) -> Result<(), ExchangeError> {
+    let Some(s) = setup else {
+        return Ok(());
+    };
+    let n = core
+        .fund_initial(&s.initial)
+        .doing(|| "journaling the initial balances".into())?;
+    log::info!(
+        "balances on: {} instrument(s) with assets, {} admin account(s), {n} initial deposit(s) applied",
+        s.instruments.len(),
+        s.policy.admins.len()
+    );
+    Ok(())
+}
+
+/// The core over `log` with its feed, and the feed's sockets (UDP, recovery service).
+fn build_core<L: CommandLog>(
+    config: &Config,
+    venue: &VenueSpec,
+    log: L,
+) -> Result<(Core<L>, FeedIo), ExchangeError> {
+    let owners = config
+        .arena_capacity
+        .saturating_mul(config.instruments.len())
+        .min(1 << 22);
+    let clock = Clock::monotonic();
+    let now = clock.now().0;
+    let mut core = venue.core(log, clock, owners)?;
+    let mut io = FeedIo::default();
+    if config.market_data.enabled {
+        let md = &config.market_data;
+        let session_id = now / 1_000_000_000;
+        let heartbeat_ns = md.heartbeat_ms.saturating_mul(1_000_000);
+        let feed = Feed::new(session_id, md.mtu, heartbeat_ns, md.replay_retain, now)
+            .with_max_delay(md.max_delay_us.saturating_mul(1_000));
+        core = core.with_feed(feed);
+        io.udp = Some(UdpFeed::open(md).doing(|| "opening the market-data socket".into())?);
+    }
+    if config.recovery_enabled {
+        let recovery = RecoveryServer::bind(config.recovery_listen)
+            .doing(|| format!("binding the recovery service on {}", config.recovery_listen))?;
+        let addr = recovery
+            .local_addr()
+            .doing(|| "reading the recovery address".into())?;
+        log::info!("recovery (snapshots) on {addr}");
+        io.recovery = Some(recovery);
+    }
+    Ok((core, io))
+}
+
+/// Binds the order-entry listener and runs the topology's threads until `stop`.
+fn serve<L: CommandLog + Send + 'static>(
+    config: Config,
+    core: Core<L>,
+    feed: FeedIo,
+    durable_signal: Option<OwnedFd>,
+    stop: &Arc<AtomicBool>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<RunSummary, ExchangeError> {
+    let stopwatch = Stopwatch::new();
+    let mut table = SessionTable::bind(&config, core.shared_seq())
+        .doing(|| format!("binding {}", config.listen))?
+        .with_stage_timing(stopwatch);
+    let core = core.with_stage_timing(stopwatch);
+    if let (Some(fd), Topology::Compact) = (durable_signal, config.topology) {
+        table
+            .watch_durable(fd)
+            .doing(|| "watching the sync thread's eventfd".into())?;
+    }
+    let (core, table, metrics) = attach_metrics(&config, core, table)?;
+    let addr = table
+        .local_addr()
+        .doing(|| "reading the listener address".into())?;
+    let cores = pin_targets(&config);
+    let spinning = match config.topology {
+        Topology::Compact => 1,
+        Topology::Split => 2,
+    } * usize::from(config.wait.spins());
+    warn_if_oversubscribed(spinning);
+    log::info!(
+        "exchange: {:?} topology, {:?} mode, wait {:?}, {} instrument(s), {} account(s), market data {}",
+        config.topology,
+        config.mode,
+        config.wait,
+        config.instruments.len(),
+        config.accounts.len(),
+        if config.market_data.enabled {
+            config.market_data.target.to_string()
+        } else {
+            "off".into()
+        }
+    );
+    on_ready(addr);
+    let mut summary = RunSummary::default();
+    match config.topology {
+        Topology::Compact => {
+            pin(cores.first().copied().flatten());
+            let dispatch = Dispatch::new(sequencer(&config));
+            let mut acks = AckTimer::new(stopwatch);
+            if let Some(m) = &metrics {
+                let ns = config.metrics.publish_interval_ms.saturating_mul(1_000_000);
+                acks = acks.with_hub(Arc::clone(&m.hub), ns);
+            }
+            let acks =
+                crate::net::compact::run(table, core, feed, dispatch, acks, config.wait, stop)
+                    .doing(|| "the exchange loop failed".into())?;
+            if config.mode == MatchingMode::Continuous {
+                summary.ack = Some(acks.summary());
+            }
+        }
+        Topology::Split => run_split(&config, table, core, feed, cores, stop)?,
+    }
+    Ok(summary)
+}
+
+/// The `/metrics` thread; stopped and joined when dropped (also on an error
+/// return of the topology).
+struct MetricsThread {
+    hub: Arc<MetricsHub>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Drop for MetricsThread {
+    fn drop(&mut self) {
+        // Relaxed: a stop request needs no ordering with other memory.
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// With `[metrics] enabled`: the hub, the core's counters and depth publisher, the
+/// session table's counters, and the HTTP thread (bound before `on_ready`, so its
+/// address is logged before the exchange reports ready).
+fn attach_metrics<L: CommandLog>(
+    config: &Config,
+    core: Core<L>,
+    table: SessionTable,
+) -> Result<(Core<L>, SessionTable, Option<MetricsThread>), ExchangeError> {
+    let m = &config.metrics;
+    if !m.enabled {
+        return Ok((core, table, None));
+    }
+    let server = MetricsServer::bind(m.listen)
+        .doing(|| format!("binding the metrics endpoint on {}", m.listen))?;
+    let interval = Duration::from_millis(m.publish_interval_ms);
+    let depth = DepthPublisher::new(
+        core.engine(),
+        m.depth_levels,
+        m.depth_interval_us.saturating_mul(1000),
+    );
+    let hub = Arc::new(MetricsHub::new(&config.instruments, Some(depth.slot())));
+    let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
+    let core = core
+        .with_depth(depth)
+        .with_metrics(hub.core_slot(), interval_ns);
+    let table = table.with_metrics(Arc::clone(&hub), interval);
+    let addr = server
+        .local_addr()
+        .doing(|| "reading the metrics address".into())?;
+    log::info!("metrics on http://{addr}/metrics");
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = server
+        .spawn(Arc::clone(&hub), Arc::clone(&stop))
+        .doing(|| "spawning the metrics thread".into())?;
+    let thread = MetricsThread {
+        hub,
+        stop,
+        handle: Some(handle),
+    };
+    Ok((core, table, Some(thread)))
+}
+
+fn run_split<L: CommandLog + Send + 'static>(
+    config: &Config,
+    table: SessionTable,
+    core: Core<L>,
+    feed: FeedIo,
+    cores: Vec<Option<core_affinity::CoreId>>,
+    stop: &Arc<AtomicBool>,
+) -> Result<(), ExchangeError> {
+    let (req_tx, req_rx) = crate::net::ring::ring(config.ring_capacity);
+    let (rep_tx, rep_rx) = crate::net::ring::ring(config.ring_capacity);
+    let wait = config.wait;
+    let dispatch = Dispatch::new(sequencer(config));
+    let stop_m = Arc::clone(stop);
+    let match_core = cores.get(1).copied().flatten();
+    let matcher = std::thread::Builder::new()
+        .name("matching".into())
+        .spawn(move || {
+            pin(match_core);
+            crate::net::split::matching(core, feed, dispatch, req_rx, rep_tx, wait, &stop_m)
+        })
+        .doing(|| "spawning the matching thread".into())?;
+    pin(cores.first().copied().flatten());
+    crate::net::split::ingest(table, req_tx, rep_rx, wait, stop);
+    matcher
+        .join()
+        .map_err(|_| ExchangeError::MatchingPanicked)?
+        .doing(|| "the matching loop failed".into())
+}
+
+/// The batch-mode tick buffer, or `None` in continuous mode.
+fn sequencer(config: &Config) -> Option<Sequencer> {
+    match config.mode {
+        MatchingMode::Continuous => None,
+        MatchingMode::Batch => Some(Sequencer::new(
+            config.tick_us.saturating_mul(1_000),
+            config.tick_capacity,
+        )),
+    }
+}
+
+/// Resolves `pin_cores` against the cores this process may use. Called once on the
+/// main thread before any pinning (see FACTS: `get_core_ids` answers for the calling
+/// thread only).
+fn pin_targets(config: &Config) -> Vec<Option<core_affinity::CoreId>> {
+    let Some(wanted) = &config.pin_cores else {
+        return Vec::new();
+    };
+    let available = core_affinity::get_core_ids().unwrap_or_default();
+    wanted
+        .iter()
+        .map(|&id| {
+            let found = available.iter().copied().find(|c| c.id == id);
+            if found.is_none() {
+                log::warn!("warning: core {id} is not available; thread left unpinned");
+            }
+            found
+        })
+        .collect()
+}
+
+fn pin(core: Option<core_affinity::CoreId>) {
+    if let Some(c) = core {
+        if !core_affinity::set_for_current(c) {
+            log::warn!("warning: pinning to core {} failed", c.id);
+        }
+    }
+}
+
+/// Logs a warning when more threads would busy-spin than the machine has cores.
+fn warn_if_oversubscribed(spinning_threads: usize) {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if spinning_threads > cores {
+        log::warn!(
+            "WARNING: {spinning_threads} busy-spinning threads on {cores} cores: expect \
+             millisecond stalls; use wait = \"spin-yield\" or fewer spinning threads"
+        );
+    } else if spinning_threads == cores {
+        log::warn!(
+            "warning: {spinning_threads} busy-spinning threads use every core ({cores}); \
+             clients on this machine will compete with them"
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! `peregrine admin deposit|withdraw|balance`: one admin request over an order-entry
+//! session (the library: `peregrine_client::admin`).
+//!
+//! Assets are named by symbol (resolved, with their decimals, from the exchange
+//! config) or by numeric id; amounts are decimal text in whole asset units
+//! (`--amount 100.00` of a 2-decimal asset is 10000 units on the wire).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use peregrine_client::admin::{self, AdminAction, AdminRequest};
+use peregrine_exchange::Config;
+use peregrine_types::{decimal, AccountId};
+
+/// `peregrine admin` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AdminArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: AdminCommand,
+}
+
+/// An admin action.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum AdminCommand {
+    /// Credit an account (admin sessions only).
+    Deposit(MoveArgs),
+    /// Debit an account's available balance (admin sessions only).
+    Withdraw(MoveArgs),
+    /// Print an account's balance of one asset.
+    Balance(QueryArgs),
+}
+
+/// Connection and target, shared by every action.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Target {
+    /// The exchange config: asset symbols and decimals, and the default address.
+    #[arg(long, default_value = "exchange.toml")]
+    pub config: PathBuf,
+    /// Order-entry address; default: `listen` of the config.
+    #[arg(long)]
+    pub addr: Option<SocketAddr>,
+    /// The account to log in as.
+    #[arg(long)]
+    pub account: u32,
+    /// Its password; default: the config's password for that account.
+    #[arg(long)]
+    pub password: Option<String>,
+    /// The account the request is about; default: the logged-in account.
+    #[arg(long)]
+    pub for_account: Option<u32>,
+    /// Asset symbol (e.g. USD) or numeric id.
+    #[arg(long)]
+    pub asset: String,
+}
+
+/// `deposit` / `withdraw` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MoveArgs {
+    /// Connection and target.
+    #[command(flatten)]
+    pub target: Target,
+    /// Amount in whole asset units, decimal text (e.g. 100.00).
+    #[arg(long)]
+    pub amount: String,
+}
+
+/// `balance` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct QueryArgs {
+    /// Connection and target.
+    #[command(flatten)]
+    pub target: Target,
+}
+
+/// Runs the subcommand: prints `KIND ok: account A asset S available X reserved Y`
+/// (decimal text) or fails with the reject reason.
+pub fn run(args: AdminArgs) -> anyhow::Result<()> {
+    let (target, amount, kind) = match &args.action {
+        AdminCommand::Deposit(m) => (&m.target, Some(m.amount.as_str()), "deposit"),
+        AdminCommand::Withdraw(m) => (&m.target, Some(m.amount.as_str()), "withdraw"),
+        AdminCommand::Balance(q) => (&q.target, None, "balance"),
+    };
+    let config = Config::load(&target.config)?;
+    let (asset, decimals, symbol) = resolve_asset(&config, &target.asset)?;
+    let units = match amount {
+        Some(text) => Some(
+            decimal::parse_scaled(text, decimals)
+                .with_context(|| format!("--amount {text:?} with {decimals} decimals"))?,
+        ),
+        None => None,
+    };
+    let account = AccountId(target.account);
+    let password = match &target.password {
+        Some(p) => p.clone(),
+        None => config
+            .password_of(account)
+            .context("no --password and the account is not in the config")?
+            .to_string(),
+    };
+    let action = match (&args.action, units) {
+        (AdminCommand::Deposit(_), Some(a)) => AdminAction::Deposit(a),
+        (AdminCommand::Withdraw(_), Some(a)) => AdminAction::Withdraw(a),
+        _ => AdminAction::Balance,
+    };
+    let req = AdminRequest {
+        addr: target.addr.unwrap_or(config.listen),
+        account,
+        password,
+        about: AccountId(target.for_account.unwrap_or(target.account)),
+        asset,
+        action,
+    };
+    match admin::request(&req)? {
+        Ok(b) => {
+            println!(
+                "{kind} ok: account {} asset {symbol} available {} reserved {} (engine_seq {})",
+                b.account,
+                decimal::format_scaled(b.available, decimals),
+                decimal::format_scaled(b.reserved, decimals),
+                b.engine_seq
+            );
+            Ok(())
+        }
+        Err(r) => bail!("{kind} {r}"),
+    }
+}
+
+/// The asset's id, decimals and display name from a symbol or a numeric id.
+fn resolve_asset(config: &Config, asset: &str) -> anyhow::Result<(u32, u32, String)> {
+    if let Some(a) = config.assets.iter().find(|a| a.symbol == asset) {
+        return Ok((a.id, a.decimals, a.symbol.clone()));
+    }
+    let Ok(id) = asset.parse::<u32>() else {
+        bail!("unknown asset {asset:?}: not a symbol of the config's [[assets]] nor an id");
+    };
+    Ok(match config.assets.iter().find(|a| a.id == id) {
+        Some(a) => (a.id, a.decimals, a.symbol.clone()),
+        None => (id, 0, asset.to_string()),
+    })
+}

@@ -1,0 +1,106 @@
+//! `peregrine md`: subscribes to the UDP feed, keeps one instrument's L2 book, prints
+//! the top of book and trades, and reports sequence gaps and how they were healed
+//! (the library: `peregrine_client::md`).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use peregrine_client::md::{L2Book, Level, MdEvent, Subscriber, SubscriberConfig};
+use peregrine_exchange::Config;
+use peregrine_exchange_core::tools::verify::hex;
+
+/// `peregrine md` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MdArgs {
+    /// Exchange config (for the feed address and instrument symbols).
+    #[arg(long, default_value = "exchange.toml")]
+    pub config: PathBuf,
+    /// Instrument symbol or id.
+    #[arg(long)]
+    pub instrument: String,
+    /// Stop after this many seconds (default: run until killed).
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Testing aid: ignore every Nth data packet, as if the network lost it, to
+    /// exercise gap recovery.
+    #[arg(long, hide = true)]
+    pub simulate_loss: Option<u64>,
+}
+
+/// Runs the subscriber.
+pub fn run(args: MdArgs) -> anyhow::Result<()> {
+    let config = Config::load(&args.config)?;
+    let spec = config
+        .instruments
+        .iter()
+        .find(|s| s.symbol == args.instrument || s.id.0.to_string() == args.instrument)
+        .with_context(|| format!("no instrument {} in the config", args.instrument))?;
+    let target = config.market_data.target;
+    let mut sub = Subscriber::bind(
+        SubscriberConfig {
+            feed: target,
+            recovery: config.recovery_enabled.then_some(config.recovery_listen),
+            instrument: spec.id,
+            simulate_loss: args.simulate_loss,
+        },
+        Duration::from_millis(200),
+    )?;
+    println!(
+        "subscribed to {target} for {} (id {})",
+        spec.symbol, spec.id
+    );
+    let deadline = args
+        .duration
+        .map(|d| Instant::now() + Duration::from_secs_f64(d));
+    sub.start(&mut print)?;
+    while deadline.is_none_or(|d| Instant::now() < d) {
+        sub.poll(&mut print)?;
+    }
+    Ok(())
+}
+
+fn print(e: MdEvent<'_>) {
+    match e {
+        MdEvent::Snapshot { as_of_seq, book } => {
+            println!("snapshot as of #{as_of_seq}");
+            print_top(book);
+        }
+        MdEvent::Book(book) => print_top(book),
+        MdEvent::Trade { seq, trade: t } => println!(
+            "#{seq} TRADE {}@{} aggressor {:?} id {}",
+            t.qty.lots(),
+            t.price.units(),
+            t.aggressor_side,
+            t.trade_id
+        ),
+        MdEvent::Commitment { seq, commitment: c } => println!(
+            "#{seq} COMMITMENT tick {} ts {} tx {} trades {} state {} root {}",
+            c.tick_seq,
+            c.timestamp.0,
+            c.tx_count,
+            c.trade_count,
+            hex(&c.state_hash),
+            hex(&c.merkle_root)
+        ),
+        MdEvent::Gap { from, to } => println!("GAP: messages {from}..{to} lost"),
+        MdEvent::RecoveredByReplay { from, to } => println!("recovered {from}..{to} by replay"),
+        MdEvent::RecoveredBySnapshot { as_of_seq } => {
+            println!("recovered from snapshot as of #{as_of_seq}")
+        }
+        MdEvent::NewSession { session_id } => {
+            println!("new feed session {session_id}: book reset")
+        }
+        MdEvent::EndOfSession => println!("end of session"),
+        MdEvent::Malformed { bytes } => println!("malformed packet ({bytes} bytes) ignored"),
+    }
+}
+
+fn fmt_level(l: Option<Level>) -> String {
+    l.map_or("-".into(), |(p, q)| format!("{q}@{p}"))
+}
+
+fn print_top(book: &L2Book) {
+    let (bid, ask) = book.top();
+    println!("BOOK bid {} | ask {}", fmt_level(bid), fmt_level(ask));
+}
