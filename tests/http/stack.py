@@ -34,6 +34,7 @@ EXCHANGE = """
 listen = "127.0.0.1:0"
 recovery_listen = "127.0.0.1:{recovery}"
 wait = "park"
+accounts_file = "{accounts_file}"
 [market_data]
 target = "127.0.0.1:{feed}"
 [balances]
@@ -61,7 +62,6 @@ band = 5000
 status = "active"
 base = "PGN"
 quote = "USD"
-{accounts}
 """
 
 GATEWAY = """
@@ -69,6 +69,7 @@ listen = "127.0.0.1:0"
 [exchange]
 config = "{exchange_toml}"
 order_entry = "{order_entry}"
+keys = "{keys_file}"
 [history]
 url = "{history}"
 [limits]
@@ -110,7 +111,7 @@ max_open_orders = 50
 [[venues]]
 name = "px"
 thread = {{ wait = "park" }}
-exchange = {{ addr = "{exchange}", account = 4, password = "pw4" }}
+exchange = {{ addr = "{exchange}", account = 4, key_file = "{keys}" }}
 """
 
 
@@ -140,7 +141,12 @@ class Stack:
         raise RuntimeError(f"no {prefix!r} line; logs in {self.dir}")
 
     def start(self):
-        accounts = "\n".join(f'[[accounts]]\nid = {i}\npassword = "pw{i}"' for i in range(1, 5))
+        # Protocol v2: account keys (the gateway's) and their stored hashes (the
+        # exchange's), from `peregrine keygen`.
+        self.keys_file = os.path.join(self.dir, "keys.toml")
+        accounts_file = os.path.join(self.dir, "accounts.toml")
+        subprocess.run([BIN, "keygen", "--accounts", "1-4", "--keys-out", self.keys_file,
+                        "--accounts-out", accounts_file], check=True, capture_output=True)
         initial = "\n".join(
             f'[[balances.initial]]\naccount = {a}\nasset = "{asset}"\namount = "{amt}"'
             for a in range(1, 5)
@@ -149,7 +155,7 @@ class Stack:
         exchange_toml = os.path.join(self.dir, "exchange.toml")
         self.feed_port = free_port(socket.SOCK_DGRAM)
         with open(exchange_toml, "w") as f:
-            f.write(EXCHANGE.format(recovery=free_port(), feed=self.feed_port, initial=initial, accounts=accounts, tick=self.tick))
+            f.write(EXCHANGE.format(recovery=free_port(), feed=self.feed_port, initial=initial, accounts_file=accounts_file, tick=self.tick))
         ex = self._spawn("exchange", ["exchange", "--config", exchange_toml])
         self.exchange_addr = self._first_line(ex, "listening on ")
         engine_section = ""
@@ -158,7 +164,7 @@ class Stack:
             self.shm = f"/dev/shm/peregrine-{name}"
             engine_toml = os.path.join(self.dir, "engine.toml")
             with open(engine_toml, "w") as f:
-                f.write(ENGINE.format(name=name, shm=self.shm, exchange=self.exchange_addr))
+                f.write(ENGINE.format(name=name, shm=self.shm, exchange=self.exchange_addr, keys=self.keys_file))
             self._spawn("engine", ["engine", "--config", engine_toml])
             sock = os.path.join(self.shm, "control.sock")
             deadline = time.time() + 20
@@ -170,12 +176,12 @@ class Stack:
                                    "--interval-us", "20000", "--wait", "park"])
             engine_section = f'[engine]\ncontrol_socket = "{sock}"'
         keys = "\n".join(
-            f'[[api_keys]]\naccount = {a}\npassword = "pw{a}"\napi_key = "{k}"\nsecret_key = "{s}"\noperator = {"true" if a == 1 else "false"}'
+            f'[[api_keys]]\naccount = {a}\napi_key = "{k}"\nsecret_key = "{s}"\noperator = {"true" if a == 1 else "false"}'
             for a, (k, s) in KEYS.items()
         )
         gateway_toml = os.path.join(self.dir, "gateway.toml")
         with open(gateway_toml, "w") as f:
-            f.write(GATEWAY.format(exchange_toml=exchange_toml, order_entry=self.exchange_addr,
+            f.write(GATEWAY.format(exchange_toml=exchange_toml, order_entry=self.exchange_addr, keys_file=self.keys_file,
                                    history=self.history_url, weight=self.weight, engine=engine_section, keys=keys))
         gw = self._spawn("gateway", ["gateway", "http", "--config", gateway_toml])
         self.base = self._first_line(gw, "http gateway on ")

@@ -1,21 +1,24 @@
 //! The gateway's shared state, and its start-up: history store, accounts and their
 //! exchange sessions, the feed thread, the history writer.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use peregrine_client::keys::{KeyError, KeyFile};
+use peregrine_types::AccountId;
 use sqlx::AnyPool;
 use tokio::sync::mpsc;
 
 use crate::account::{Accounts, AccountsSink};
 use crate::config::GatewayConfig;
 use crate::history::writer::{Writer, WriterStats};
-use crate::history::{self, FeedBatch, HistoryError, OrderRecord};
+use crate::history::{self, FeedBatch, HistoryError, HistoryRecord};
 use crate::link::feed::{self, FeedSettings};
-use crate::link::session;
+use crate::link::session::{self, SessionSpec};
 use crate::market::feed::MarketFeed;
 use crate::market::symbols::Symbols;
 use crate::market::Market;
@@ -79,6 +82,9 @@ pub enum StartError {
     /// Feed socket.
     #[error("binding the feed {0}: {1}")]
     Feed(SocketAddr, std::io::Error),
+    /// The account key file.
+    #[error(transparent)]
+    Keys(#[from] peregrine_client::keys::KeyError),
 }
 
 impl App {
@@ -101,9 +107,9 @@ impl App {
         let pool = history::open(&config.history.url).await?;
         let writer_stats = Arc::new(WriterStats::default());
         let (feed_tx, feed_rx) = mpsc::channel::<FeedBatch>(FEED_QUEUE);
-        let (orders_tx, orders_rx) = mpsc::unbounded_channel::<OrderRecord>();
+        let (orders_tx, orders_rx) = mpsc::unbounded_channel::<HistoryRecord>();
         // Records are counted on their way to the writer.
-        let (counted_tx, mut counted_rx) = mpsc::unbounded_channel::<OrderRecord>();
+        let (counted_tx, mut counted_rx) = mpsc::unbounded_channel::<HistoryRecord>();
         {
             let stats = Arc::clone(&writer_stats);
             tokio::spawn(async move {
@@ -127,26 +133,35 @@ impl App {
         let symbol_of = |id: u32| symbols.index_of(peregrine_types::InstrumentId(id));
         for &a in &accounts_list {
             for o in history::read::open_orders(&pool, a, &symbol_of).await? {
-                accounts.lock(peregrine_types::AccountId(a)).restore(o);
+                accounts.lock(AccountId(a)).restore(o);
             }
         }
+        // One session per account, logged in with its key, resuming its report stream
+        // where the history store left it.
         let sink = AccountsSink(Arc::clone(&accounts));
-        let sessions = config
-            .api_keys
-            .iter()
-            .map(|k| {
-                (
-                    k.account,
-                    session::spawn(
-                        venue.order_entry,
-                        peregrine_types::AccountId(k.account),
-                        &k.password,
-                        Arc::new(sink.clone()),
-                        16_384,
-                    ),
-                )
-            })
-            .collect();
+        let key_file = match &config.exchange.keys {
+            Some(path) => Some((path, KeyFile::load(path)?)),
+            None => None,
+        };
+        let mut sessions = HashMap::new();
+        for k in &config.api_keys {
+            let account = AccountId(k.account);
+            let key = match &key_file {
+                Some((path, file)) => file.key(account).ok_or(KeyError::Missing {
+                    path: path.display().to_string(),
+                    account: k.account,
+                })?,
+                None => continue, // validate() refuses api_keys without a key file
+            };
+            let spec = SessionSpec {
+                addr: venue.order_entry,
+                account,
+                key,
+                resume_from: history::read::report_cursor(&pool, k.account).await?,
+                queue: 16_384,
+            };
+            sessions.insert(k.account, session::spawn(spec, Arc::new(sink.clone())));
+        }
         accounts.attach(sessions);
         let writer = Writer::new(
             pool.clone(),

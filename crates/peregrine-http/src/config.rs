@@ -39,14 +39,13 @@ pub enum ConfigError {
     },
 }
 
-/// One API key: which exchange account it trades and how the gateway logs in there.
+/// One API key: which exchange account it trades (the gateway logs in there with the
+/// account's key from `[exchange] keys`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiKeyConfig {
     /// The exchange account this key reaches (and no other).
     pub account: u32,
-    /// The exchange password of that account (the order-entry login credential).
-    pub password: String,
     /// The public API key (`X-MBX-APIKEY`), 8..=128 characters of `[A-Za-z0-9_-]`.
     pub api_key: String,
     /// The HMAC-SHA256 secret, 8..=128 printable ASCII characters.
@@ -69,6 +68,11 @@ pub struct ExchangeSection {
     pub feed: Option<SocketAddr>,
     /// Recovery (snapshot and replay) address (the exchange's `recovery_listen`).
     pub recovery: Option<SocketAddr>,
+    /// The account key file (`peregrine keygen --keys-out`): the key of every
+    /// api_keys account proves the gateway's protocol v2 login (relative paths are
+    /// relative to the gateway config's directory). Required when api_keys is not
+    /// empty.
+    pub keys: Option<PathBuf>,
     /// How long an order request may wait for the exchange's answer, ms. Default 5000.
     pub answer_timeout_ms: u64,
 }
@@ -80,6 +84,7 @@ impl Default for ExchangeSection {
             order_entry: None,
             feed: None,
             recovery: None,
+            keys: None,
             answer_timeout_ms: 5_000,
         }
     }
@@ -238,8 +243,8 @@ impl GatewayConfig {
         toml::from_str(text)
     }
 
-    /// Reads, parses and validates `path`; a relative `exchange.config` is resolved
-    /// against the directory of `path`.
+    /// Reads, parses and validates `path`; a relative `exchange.config` or
+    /// `exchange.keys` is resolved against the directory of `path`.
     pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
             path: path.to_owned(),
@@ -249,9 +254,14 @@ impl GatewayConfig {
             path: path.to_owned(),
             source: Box::new(source),
         })?;
-        if let (Some(c), Some(dir)) = (&config.exchange.config, path.parent()) {
-            if c.is_relative() {
-                config.exchange.config = Some(dir.join(c));
+        if let Some(dir) = path.parent() {
+            for p in [&mut config.exchange.config, &mut config.exchange.keys]
+                .into_iter()
+                .flatten()
+            {
+                if p.is_relative() {
+                    *p = dir.join(&*p);
+                }
             }
         }
         config.validate().map_err(|problems| ConfigError::Invalid {
@@ -278,11 +288,6 @@ impl GatewayConfig {
                     "{at}.secret_key: 8..=128 printable ASCII characters"
                 ));
             }
-            if k.password.is_empty() || k.password.len() > 16 {
-                errs.push(format!(
-                    "{at}.password: 1..=16 bytes (the exchange credential)"
-                ));
-            }
             if !keys.insert(k.api_key.clone()) {
                 errs.push(format!("{at}.api_key: used twice"));
             }
@@ -292,6 +297,13 @@ impl GatewayConfig {
                     k.account
                 ));
             }
+        }
+        if !self.api_keys.is_empty() && self.exchange.keys.is_none() {
+            errs.push(
+                "exchange.keys: the account key file (peregrine keygen) is needed to log in \
+                 the api_keys accounts"
+                    .into(),
+            );
         }
         let l = &self.limits;
         if l.request_weight_per_minute == 0 || l.orders_per_10s == 0 || l.orders_per_day == 0 {
@@ -383,12 +395,10 @@ mod tests {
         let text = r#"
             [[api_keys]]
             account = 1
-            password = "a-password-that-is-too-long"
             api_key = "short"
             secret_key = "secret secret"
             [[api_keys]]
             account = 1
-            password = "p"
             api_key = "short"
             secret_key = "0123456789"
             [limits]
@@ -401,7 +411,7 @@ mod tests {
         for needle in [
             "api_keys[0].api_key",
             "api_keys[0].secret_key",
-            "api_keys[0].password",
+            "exchange.keys",
             "api_keys[1].api_key: used twice",
             "account 1 has two keys",
             "orders_per_10s",

@@ -216,7 +216,7 @@ fn signatures_timestamps_keys_and_symbols() {
         );
         assert_eq!(r.json()["status"], "NEW");
         // Nothing of that reached the exchange as a bad order: it is healthy.
-        let mut native = support::Client::login(stack.exchange_addr, 4);
+        let mut native = http_support::Native::login(&stack, 4);
         native.send(&support::order(
             1,
             peregrine_types::Side::Buy,
@@ -226,7 +226,7 @@ fn signatures_timestamps_keys_and_symbols() {
         ));
         assert!(matches!(
             native.recv_report(),
-            peregrine_wire::Outbound::Accepted(_)
+            peregrine_wire::v2::Outbound::Accepted(_)
         ));
     });
 }

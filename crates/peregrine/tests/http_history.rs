@@ -13,20 +13,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http_support::{get, wait_for, Opts, Stack};
+use http_support::{get, signed, wait_for, Native, Opts, Stack};
 use peregrine_types::{Side, TimeInForce};
-use peregrine_wire::Outbound;
-use support::{order, with_timeout, Client};
+use peregrine_wire::v2::Outbound;
+use support::{order, with_timeout};
 
 /// Trades continuously as account 4 (both sides, so every pair is one trade) until
 /// `stop`; counts the trades.
 fn trader(
-    addr: std::net::SocketAddr,
+    stack: &Stack,
     stop: Arc<AtomicBool>,
     trades: Arc<AtomicU64>,
 ) -> std::thread::JoinHandle<()> {
+    let mut c = http_support::Native::login(stack, 4);
     std::thread::spawn(move || {
-        let mut c = Client::login(addr, 4);
         let mut id = 1u64;
         while !stop.load(Ordering::Relaxed) {
             c.send(&order(id, Side::Sell, 10_000, 1, TimeInForce::Gtc));
@@ -76,7 +76,7 @@ fn kill_and_resume(opts: Opts) -> (u64, Vec<u64>, u64) {
     let mut stack = Stack::start(opts);
     let stop = Arc::new(AtomicBool::new(false));
     let trades = Arc::new(AtomicU64::new(0));
-    let t = trader(stack.exchange_addr, Arc::clone(&stop), Arc::clone(&trades));
+    let t = trader(&stack, Arc::clone(&stop), Arc::clone(&trades));
     assert!(wait_for(Duration::from_secs(20), || trades
         .load(Ordering::Relaxed)
         >= 200));
@@ -133,6 +133,72 @@ fn a_range_the_exchange_no_longer_holds_is_reported_not_hidden() {
         assert!((ids.len() as u64) < made, "nothing was lost?");
         let unique: std::collections::BTreeSet<u64> = ids.iter().copied().collect();
         assert_eq!(unique.len(), ids.len(), "duplicates");
+    });
+}
+
+/// Protocol v2 resume: an order of account 1 rests through the gateway, the gateway
+/// is killed, account 4 trades against the order (and account 1's second session
+/// enters one more order) while it is down; the restarted gateway resumes account
+/// 1's report stream from the position its history store persisted, so the fill, the
+/// order placed elsewhere and their history rows are all there.
+#[test]
+fn reports_while_the_gateway_is_down_are_replayed_on_restart() {
+    with_timeout(120, || {
+        let mut stack = Stack::start(Opts::default());
+        let r = signed(
+            stack.http,
+            "POST",
+            "/api/v3/order",
+            0,
+            "symbol=PGN-USD&side=SELL&type=LIMIT&timeInForce=GTC&quantity=3&price=101.00\
+             &newClientOrderId=rests-here",
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        let id = r.json()["orderId"].as_u64().unwrap();
+        // Stored (and with it the stream position) before the kill.
+        assert!(wait_for(Duration::from_secs(10), || {
+            let r = signed(stack.http, "GET", "/api/v3/allOrders", 0, "symbol=PGN-USD");
+            r.status == 200 && r.json().as_array().is_some_and(|a| a.len() == 1)
+        }));
+        stack.kill_gateway();
+        let mut taker = Native::login(&stack, 4);
+        taker.send(&order(1, Side::Buy, 10_100, 2, TimeInForce::Ioc));
+        let mut fills = 0;
+        while fills == 0 {
+            if let Outbound::Fill(_) = taker.recv_report() {
+                fills += 1;
+            }
+        }
+        let mut other = Native::login(&stack, 1);
+        other.send(&order(77, Side::Sell, 10_200, 1, TimeInForce::Gtc));
+        assert!(matches!(other.recv_report(), Outbound::Accepted(_)));
+        stack.start_gateway();
+        let r = signed(
+            stack.http,
+            "GET",
+            "/api/v3/order",
+            0,
+            &format!("symbol=PGN-USD&orderId={id}"),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        let o = r.json();
+        assert_eq!(
+            (o["status"].as_str(), o["executedQty"].as_str()),
+            (Some("PARTIALLY_FILLED"), Some("2")),
+            "{o}"
+        );
+        assert!(wait_for(Duration::from_secs(10), || {
+            let r = signed(stack.http, "GET", "/api/v3/myTrades", 0, "symbol=PGN-USD");
+            r.status == 200 && r.json().as_array().is_some_and(|a| a.len() == 1)
+        }));
+        let open = signed(stack.http, "GET", "/api/v3/openOrders", 0, "symbol=PGN-USD").json();
+        let prices: Vec<&str> = open
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["price"].as_str().unwrap())
+            .collect();
+        assert_eq!(prices, ["101.00", "102.00"], "{open}");
     });
 }
 

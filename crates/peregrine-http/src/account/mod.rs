@@ -18,7 +18,7 @@ use std::time::Duration;
 use peregrine_types::AccountId;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::history::OrderRecord;
+use crate::history::{HistoryRecord, OrderRecord};
 use crate::link::session::{SendError, SessionHandle};
 use crate::link::{Report, ReportSink, Request};
 use crate::market::feed::now_ms;
@@ -55,7 +55,7 @@ pub struct Accounts {
     sessions: OnceLock<HashMap<u32, SessionHandle>>,
     symbols: Symbols,
     hub: Arc<Hub>,
-    history: Option<UnboundedSender<OrderRecord>>,
+    history: Option<UnboundedSender<HistoryRecord>>,
     assets: Vec<Asset>,
     timeout: Duration,
 }
@@ -74,20 +74,28 @@ impl Accounts {
         accounts: &[u32],
         symbols: Symbols,
         hub: Arc<Hub>,
-        history: Option<UnboundedSender<OrderRecord>>,
+        history: Option<UnboundedSender<HistoryRecord>>,
         assets: Vec<Asset>,
         timeout: Duration,
     ) -> Accounts {
         let first = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_micros() as u64);
+        let instruments: HashMap<u32, usize> = symbols
+            .all()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id().0, i))
+            .collect();
         let slots = accounts
             .iter()
             .map(|&a| {
+                let mut state = AccountState::new(first);
+                state.adopt_instruments(instruments.clone());
                 (
                     a,
                     Slot {
-                        state: Mutex::new(AccountState::new(first)),
+                        state: Mutex::new(state),
                         up: AtomicBool::new(false),
                         balance_refresh: AtomicBool::new(false),
                     },
@@ -257,11 +265,11 @@ impl Accounts {
         if let Some(tx) = &self.history {
             for change in changes {
                 let instrument = self.symbols.all()[change.order.symbol].id().0;
-                let _ = tx.send(OrderRecord {
+                let _ = tx.send(HistoryRecord::Order(OrderRecord {
                     account: account.0,
                     instrument,
                     change,
-                });
+                }));
             }
         }
     }
@@ -322,7 +330,7 @@ impl Accounts {
 pub struct AccountsSink(pub Arc<Accounts>);
 
 impl ReportSink for AccountsSink {
-    fn deliver(&self, account: AccountId, reports: &[Report]) {
+    fn deliver(&self, account: AccountId, reports: &[Report], next_report_seq: u64) {
         let mut changes = Vec::new();
         {
             let mut st = self.0.lock(account);
@@ -332,6 +340,14 @@ impl ReportSink for AccountsSink {
         }
         if !changes.is_empty() {
             self.0.publish(account, changes);
+        }
+        // After the changes, on the same channel: the writer stores the position in
+        // the transaction that stores them (or a later one), never before.
+        if let Some(tx) = &self.0.history {
+            let _ = tx.send(HistoryRecord::Cursor {
+                account: account.0,
+                next_report_seq,
+            });
         }
     }
 

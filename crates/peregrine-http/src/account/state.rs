@@ -8,7 +8,7 @@ use peregrine_types::Side;
 use tokio::sync::oneshot;
 
 use super::order::{ExecType, Fill, Order, OrderType, Status};
-use crate::link::{NewOrder, Report, Stp, Tif};
+use crate::link::{Kind, NewOrder, OpenOrder, Report, Stp, Tif};
 
 /// Closed orders kept in memory per account (older ones are read from history).
 pub const CLOSED_KEPT: usize = 4_096;
@@ -102,6 +102,10 @@ pub struct AccountState {
     /// Reports about orders this gateway does not know (placed elsewhere, or while
     /// it was down).
     pub unknown_reports: u64,
+    /// Instrument id → symbol index: orders the gateway did not place here (another
+    /// session of the account, or this gateway before a restart, replayed) are
+    /// adopted for the instruments it knows.
+    symbols: HashMap<u32, usize>,
 }
 
 impl AccountState {
@@ -116,10 +120,17 @@ impl AccountState {
             closed: VecDeque::new(),
             open_ids: HashMap::new(),
             unknown_reports: 0,
+            symbols: HashMap::new(),
         }
     }
 
     /// The next request id.
+    /// Adopt orders on these instruments (instrument id → symbol index) when their
+    /// reports arrive without a request of this process waiting for them.
+    pub fn adopt_instruments(&mut self, symbols: HashMap<u32, usize>) {
+        self.symbols = symbols;
+    }
+
     pub fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
@@ -269,12 +280,24 @@ impl AccountState {
             Report::Accepted {
                 order_id,
                 coid,
+                instrument,
                 price,
                 qty,
                 time_ns,
                 side,
-                ..
-            } => self.accepted(order_id, coid, price, qty, side, time_ns, out),
+                kind,
+                tif,
+                stp,
+            } => {
+                let foreign = Foreign {
+                    symbol: self.symbols.get(&instrument.0).copied(),
+                    kind,
+                    tif,
+                    stp,
+                };
+                self.accepted(order_id, coid, price, qty, side, foreign, time_ns, out);
+            }
+            Report::Open(o) => self.listed(o, out),
             Report::Rejected { coid, reason, .. } => {
                 if let Some(w) = self.waiters.remove(&coid) {
                     fail(w, Failure::Refused(reason));
@@ -394,6 +417,52 @@ impl AccountState {
         }
     }
 
+    /// An open order the exchange listed: adopted when unknown (no change if known).
+    fn listed(&mut self, o: OpenOrder, out: &mut Vec<Change>) {
+        if self.orders.contains_key(&o.order_id) {
+            return;
+        }
+        let Some(&symbol) = self.symbols.get(&o.instrument.0) else {
+            return;
+        };
+        let time_ms = o.time_ns / 1_000_000;
+        let order = Order {
+            symbol,
+            order_id: o.order_id,
+            coid: o.coid,
+            client_order_id: format!("peregrine-{}", o.coid),
+            side: o.side,
+            kind: order_type(o.kind),
+            tif: o.tif,
+            stp: Stp::None,
+            price: o.price,
+            orig_qty: o.open_qty,
+            executed: 0,
+            cum_quote: 0,
+            status: Status::New,
+            time_ms,
+            update_ms: time_ms,
+            entry_fills: Vec::new(),
+        };
+        self.adopt(order, o.time_ns, out);
+    }
+
+    fn adopt(&mut self, order: Order, time_ns: u64, out: &mut Vec<Change>) {
+        out.push(Change {
+            order: order.clone(),
+            exec: ExecType::New,
+            fill: None,
+            cancel_client_id: None,
+            time_ns,
+        });
+        self.by_coid.insert(order.coid, order.order_id);
+        self.open_ids.insert(
+            (order.symbol, order.client_order_id.clone()),
+            order.order_id,
+        );
+        self.orders.insert(order.order_id, order);
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn accepted(
         &mut self,
@@ -402,6 +471,7 @@ impl AccountState {
         price: i64,
         qty: i64,
         side: Side,
+        foreign: Foreign,
         time_ns: u64,
         out: &mut Vec<Change>,
     ) {
@@ -438,17 +508,19 @@ impl AccountState {
                 entry_fills: Vec::new(),
             },
             None => {
-                // Not ours (another session of the account): known from here on.
+                // Not placed by this process: another session of the account, or this
+                // gateway before a restart (replayed). Adopted when its instrument is
+                // known; its Binance client id is not, so it gets one.
                 self.unknown_reports += 1;
                 Order {
-                    symbol: usize::MAX,
+                    symbol: foreign.symbol.unwrap_or(usize::MAX),
                     order_id,
                     coid,
                     client_order_id: format!("peregrine-{coid}"),
                     side,
-                    kind: OrderType::Limit,
-                    tif: Tif::Gtc,
-                    stp: Stp::None,
+                    kind: order_type(foreign.kind),
+                    tif: foreign.tif,
+                    stp: foreign.stp,
                     price,
                     orig_qty: qty,
                     executed: 0,
@@ -494,6 +566,23 @@ impl AccountState {
             self.open_ids.remove(&key);
         }
         self.retire(order_id);
+    }
+}
+
+/// What an accepted order's report says about it, for adopting it.
+#[derive(Debug, Clone, Copy)]
+struct Foreign {
+    symbol: Option<usize>,
+    kind: Kind,
+    tif: Tif,
+    stp: Stp,
+}
+
+fn order_type(kind: Kind) -> OrderType {
+    match kind {
+        Kind::Limit => OrderType::Limit,
+        Kind::Market => OrderType::Market,
+        Kind::PostOnly => OrderType::LimitMaker,
     }
 }
 

@@ -70,7 +70,7 @@ pub fn run(s: &BenchSettings) -> Result<Vec<Table>, BenchError> {
         let st = stack::Stack::start(&s.exe, true)?;
         tables.push(rest::floor(s.duration.min(3.0))?);
         for &rate in &s.rates {
-            tables.push(native::run(st.exchange, rate, s.duration)?);
+            tables.push(native::run(st.exchange, &st.keys, rate, s.duration)?);
             tables.push(rest::run(st.http, rate, s.duration, s.connections)?);
         }
     }

@@ -2,45 +2,37 @@
 //! run: what the gateway adds on top of it.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use peregrine_client::keys::KeyFile;
+use peregrine_client::order_entry::Connection;
 use peregrine_types::{AccountId, InstrumentId, Side};
-use peregrine_wire::session::Login;
-use peregrine_wire::stream::RecvBuffer;
-use peregrine_wire::{Credential, Outbound, WireMessage};
+use peregrine_wire::v2::client::LoginParams;
+use peregrine_wire::v2::Outbound;
 
 use super::report::{hist, Row, Table};
 use super::BenchError;
 use crate::link::session::encode_request;
 use crate::link::{Kind, NewOrder, Request, Stp, Tif};
 
-/// Open loop at `rate` orders/s for `secs`: IOC buys at 50.00 from account 2,
-/// latency from the scheduled send time to the exchange's `Cancelled` (the last
-/// report of the order, as the gateway's answer waits for it).
-pub fn run(exchange: SocketAddr, rate: u64, secs: f64) -> Result<Table, BenchError> {
-    let mut s = TcpStream::connect(exchange)?;
-    s.set_nodelay(true)?;
-    let mut buf = [0u8; 64];
-    let n = Login {
-        account: AccountId(2),
-        heartbeat_interval_ms: 1000,
-        credential: Credential::from_text("pw2").unwrap_or(Credential([0; 16])),
-    }
-    .encode(&mut buf)
-    .map_err(|e| BenchError::Other(format!("{e:?}")))?;
-    s.write_all(&buf[..n])?;
-    let mut rx = Box::new(RecvBuffer::<65536>::new());
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    loop {
-        let n = s.read(rx.spare())?;
-        rx.commit(n);
-        match rx.next(Outbound::decode) {
-            Ok(Some(Outbound::LoginAccepted(_))) => break,
-            Ok(None) if n > 0 => continue,
-            other => return Err(BenchError::Other(format!("login: {other:?}"))),
-        }
-    }
+/// Open loop at `rate` orders/s for `secs`: IOC buys at 50.00 from account 2 (a
+/// protocol v2 session, its key from `keys`), latency from the scheduled send time to
+/// the exchange's `Cancelled` (the last report of the order, as the gateway's answer
+/// waits for it).
+pub fn run(exchange: SocketAddr, keys: &Path, rate: u64, secs: f64) -> Result<Table, BenchError> {
+    let other = |e: &dyn std::fmt::Display| BenchError::Other(format!("native session: {e}"));
+    let key = KeyFile::key_of(keys, AccountId(2)).map_err(|e| other(&e))?;
+    let (mut c, _) = Connection::connect(
+        exchange,
+        LoginParams::trading(AccountId(2), 0),
+        key,
+        Duration::from_secs(5),
+    )
+    .map_err(|e| other(&e))?;
+    c.recover(|_| {}).map_err(|e| other(&e))?;
+    let (mut s, mut rx, _) = c.into_parts();
     s.set_nonblocking(true)?;
     let gap = Duration::from_nanos(1_000_000_000 / rate.max(1));
     let start = Instant::now() + Duration::from_millis(100);

@@ -20,6 +20,8 @@ pub struct Stack {
     pub http: SocketAddr,
     /// Feed port the gateway binds.
     pub feed: SocketAddr,
+    /// The accounts' key file.
+    pub keys: std::path::PathBuf,
     children: Vec<Child>,
     dir: tempdir::Dir,
 }
@@ -82,15 +84,28 @@ impl Stack {
             .local_addr()?
             .port();
         let exchange_toml = dir.0.join("exchange.toml");
+        let keys = dir.0.join("keys.toml");
+        let accounts = dir.0.join("accounts.toml");
+        let made = Command::new(exe)
+            .args(["keygen", "--accounts", "1-3", "--keys-out"])
+            .arg(&keys)
+            .arg("--accounts-out")
+            .arg(&accounts)
+            .output()?;
+        if !made.status.success() {
+            return Err(BenchError::Other(format!(
+                "peregrine keygen: {}",
+                String::from_utf8_lossy(&made.stderr)
+            )));
+        }
         std::fs::write(
             &exchange_toml,
             format!(
                 "listen = \"127.0.0.1:0\"\nrecovery_listen = \"127.0.0.1:{rec_port}\"\nrecovery_enabled = {recovery}\n\
-                 wait = \"spin-yield\"\n[market_data]\ntarget = \"127.0.0.1:{feed_port}\"\n\
+                 wait = \"spin-yield\"\naccounts_file = \"{}\"\n[market_data]\ntarget = \"127.0.0.1:{feed_port}\"\n\
                  [[instruments]]\nid = 1\nsymbol = \"PGN-USD\"\nprice_decimals = 2\nqty_decimals = 0\ntick_size = 1\n\
-                 lot_size = 1\nmin_qty = 1\nmax_qty = 1000000000\nreference_price = 10000\nband = 5000\nstatus = \"active\"\n\
-                 [[accounts]]\nid = 1\npassword = \"pw1\"\n[[accounts]]\nid = 2\npassword = \"pw2\"\n\
-                 [[accounts]]\nid = 3\npassword = \"pw3\"\n"
+                 lot_size = 1\nmin_qty = 1\nmax_qty = 1000000000\nreference_price = 10000\nband = 5000\nstatus = \"active\"\n",
+                accounts.display()
             ),
         )?;
         let mut ex = spawn(
@@ -106,12 +121,13 @@ impl Stack {
         std::fs::write(
             &gateway_toml,
             format!(
-                "listen = \"127.0.0.1:0\"\n[exchange]\nconfig = \"{}\"\norder_entry = \"{exchange}\"\n\
+                "listen = \"127.0.0.1:0\"\n[exchange]\nconfig = \"{}\"\norder_entry = \"{exchange}\"\nkeys = \"{}\"\n\
                  [history]\nurl = \"sqlite://{}/history.db\"\n\
                  [limits]\nrequest_weight_per_minute = 100000000\norders_per_10s = 100000000\norders_per_day = 1000000000\n\
                  max_connections_per_ip = 4096\n[ws]\nlag_limit = 65536\n\
-                 [[api_keys]]\naccount = 1\npassword = \"pw1\"\napi_key = \"{}\"\nsecret_key = \"{}\"\n",
+                 [[api_keys]]\naccount = 1\napi_key = \"{}\"\nsecret_key = \"{}\"\n",
                 exchange_toml.display(),
+                keys.display(),
                 dir.0.display(),
                 KEY.0,
                 KEY.1
@@ -151,6 +167,7 @@ impl Stack {
             exchange,
             http,
             feed: SocketAddr::from(([127, 0, 0, 1], feed_port)),
+            keys,
             children: vec![ex, gw],
             dir,
         })

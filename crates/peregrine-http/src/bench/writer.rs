@@ -13,7 +13,7 @@ use super::BenchError;
 use crate::account::order::{ExecType, Fill, Order, OrderType, Status};
 use crate::account::state::Change;
 use crate::history::writer::{Writer, WriterStats};
-use crate::history::{FeedBatch, OrderRecord, TradeRow};
+use crate::history::{FeedBatch, HistoryRecord, OrderRecord, TradeRow};
 use crate::link::{Stp, Tif};
 
 fn wall_ns() -> u64 {
@@ -33,7 +33,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
         .build()?;
     let stats = Arc::new(WriterStats::default());
     let (feed_tx, feed_rx) = tokio::sync::mpsc::channel::<FeedBatch>(1 << 16);
-    let (orders_tx, orders_rx) = tokio::sync::mpsc::unbounded_channel::<OrderRecord>();
+    let (orders_tx, orders_rx) = tokio::sync::mpsc::unbounded_channel::<HistoryRecord>();
     let writer = rt
         .block_on(async {
             let pool = crate::history::open(&url).await?;
@@ -86,7 +86,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
                 update_ms: now / 1_000_000,
                 entry_fills: Vec::new(),
             };
-            let _ = orders_tx.send(OrderRecord {
+            let _ = orders_tx.send(HistoryRecord::Order(OrderRecord {
                 account: 1,
                 instrument: 1,
                 change: Change {
@@ -96,7 +96,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
                     cancel_client_id: None,
                     time_ns: now,
                 },
-            });
+            }));
             let f = Fill {
                 trade_id: id,
                 price: 10_000,
@@ -105,7 +105,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
                 time_ms: now / 1_000_000,
             };
             o.fill(f, 0, true);
-            let _ = orders_tx.send(OrderRecord {
+            let _ = orders_tx.send(HistoryRecord::Order(OrderRecord {
                 account: 1,
                 instrument: 1,
                 change: Change {
@@ -115,7 +115,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
                     cancel_client_id: None,
                     time_ns: now,
                 },
-            });
+            }));
             trades.push(TradeRow {
                 instrument: 1,
                 trade_id: id,

@@ -7,6 +7,11 @@
 //!   accounts (order changes); it resumes where it stopped (see there).
 //! * [`read`]: the queries behind the REST history endpoints.
 //!
+//! **Orders are never lost across a gateway restart.** Each account's report stream
+//! position (protocol v2's `report_seq`) is stored in `report_cursor` in the
+//! transaction that stores the changes of the reports before it; the next start
+//! resumes the account's session there and the exchange replays what came after.
+//!
 //! Amounts are stored as integers in the instrument's units (`BIGINT`), quote
 //! amounts (which can exceed 64 bits) as exact decimal text of their units; ids and
 //! times as `BIGINT`; flags as 0/1.
@@ -125,6 +130,24 @@ pub struct OrderRecord {
     pub change: Change,
 }
 
+/// What the accounts hand the history writer, in order.
+// Most records are order changes: boxing them would add an allocation to each
+// for the sake of the rare, small cursor.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryRecord {
+    /// An order change.
+    Order(OrderRecord),
+    /// The account's report stream position after the changes sent before it: the
+    /// next session resumes there (stored in `report_cursor`).
+    Cursor {
+        /// Account.
+        account: u32,
+        /// The next report sequence number.
+        next_report_seq: u64,
+    },
+}
+
 /// The tables. Portable SQL: SQLite and PostgreSQL both run it.
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS trades (
@@ -162,6 +185,8 @@ const SCHEMA: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS my_trades_by_time ON my_trades (account, instrument, time_ms)",
     "CREATE TABLE IF NOT EXISTS feed_cursor (
         name TEXT NOT NULL PRIMARY KEY, session BIGINT NOT NULL, seq BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS report_cursor (
+        account BIGINT NOT NULL PRIMARY KEY, next_seq BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS feed_gaps (
         session BIGINT NOT NULL, from_seq BIGINT NOT NULL, to_seq BIGINT NOT NULL,
         noted_ms BIGINT NOT NULL)",

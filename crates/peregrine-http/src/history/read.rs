@@ -287,6 +287,18 @@ pub async fn all_orders(
     Ok(v)
 }
 
+/// The stored report stream position of `account` (0: none stored).
+pub async fn report_cursor(pool: &AnyPool, account: u32) -> Result<u64, HistoryError> {
+    let row = sqlx::query("SELECT next_seq FROM report_cursor WHERE account = $1")
+        .bind(i64::from(account))
+        .fetch_optional(pool)
+        .await?;
+    match row {
+        Some(r) => u64_at(&r, 0),
+        None => Ok(0),
+    }
+}
+
 /// Open orders of `account` (for the start-up restore).
 pub async fn open_orders(
     pool: &AnyPool,

@@ -10,7 +10,9 @@
 //! logged. Trades already at or before the cursor are skipped, and every insert is
 //! `ON CONFLICT DO NOTHING` on the natural key, so a replayed row can never be
 //! written twice; bars are only updated by trades whose row was actually inserted.
-//! Order changes are keyed by (order, event) the same way.
+//! Order changes are keyed by (order, event) the same way. Each account's report
+//! stream position arrives after the changes it covers and is stored in the same
+//! transaction as they are (`report_cursor`): the exchange replays what follows it.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -20,7 +22,9 @@ use std::sync::Arc;
 use sqlx::{Any, AnyPool, Row, Transaction};
 use tokio::sync::mpsc;
 
-use super::{i128_at, i64_at, u64_at, FeedBatch, HistoryError, OrderRecord, TradeRow};
+use super::{
+    i128_at, i64_at, u64_at, FeedBatch, HistoryError, HistoryRecord, OrderRecord, TradeRow,
+};
 use crate::account::order::{side_name, stp_name, tif_name, ExecType};
 use crate::link::recovery;
 use crate::link::FeedEvent;
@@ -142,13 +146,13 @@ impl Writer {
     pub async fn run(
         mut self,
         mut feed: mpsc::Receiver<FeedBatch>,
-        mut orders: mpsc::UnboundedReceiver<OrderRecord>,
+        mut orders: mpsc::UnboundedReceiver<HistoryRecord>,
     ) {
         let mut feed_open = true;
         let mut orders_open = true;
         while feed_open || orders_open {
             let mut fb: Vec<FeedBatch> = Vec::new();
-            let mut ob: Vec<OrderRecord> = Vec::new();
+            let mut ob: Vec<HistoryRecord> = Vec::new();
             tokio::select! {
                 b = feed.recv(), if feed_open => match b {
                     Some(b) => fb.push(b),
@@ -184,16 +188,28 @@ impl Writer {
     }
 
     /// Writes one unit of work (retrying a failed transaction twice).
-    pub async fn write(&mut self, feed: Vec<FeedBatch>, orders: Vec<OrderRecord>) {
+    pub async fn write(&mut self, feed: Vec<FeedBatch>, records: Vec<HistoryRecord>) {
         let (trades, cursor, gaps) = self.plan(feed).await;
+        let handed = records.len() as u64;
+        let mut orders = Vec::with_capacity(records.len());
+        let mut streams: HashMap<u32, u64> = HashMap::new();
+        for r in records {
+            match r {
+                HistoryRecord::Order(o) => orders.push(o),
+                HistoryRecord::Cursor {
+                    account,
+                    next_report_seq,
+                } => {
+                    let at = streams.entry(account).or_default();
+                    *at = (*at).max(next_report_seq);
+                }
+            }
+        }
         for attempt in 0..3 {
-            match self.commit(&trades, cursor, &gaps, &orders).await {
+            match self.commit(&trades, cursor, &gaps, &orders, &streams).await {
                 Ok(()) => {
                     self.cursor = cursor.or(self.cursor);
-                    self.stats
-                        .records
-                        .written
-                        .send_modify(|w| *w += orders.len() as u64);
+                    self.stats.records.written.send_modify(|w| *w += handed);
                     return;
                 }
                 Err(e) => {
@@ -207,10 +223,7 @@ impl Writer {
                 }
             }
         }
-        self.stats
-            .records
-            .written
-            .send_modify(|w| *w += orders.len() as u64);
+        self.stats.records.written.send_modify(|w| *w += handed);
         eprintln!(
             "gateway: history: dropped {} trade(s) and {} order change(s) after 3 failures \
              (the feed part is replayed on the next batch)",
@@ -333,6 +346,7 @@ impl Writer {
         cursor: Option<(u64, u64)>,
         gaps: &[(u64, u64, u64)],
         orders: &[OrderRecord],
+        streams: &HashMap<u32, u64>,
     ) -> Result<(), HistoryError> {
         let mut tx = self.pool.begin().await?;
         let inserted = insert_trades(&mut tx, trades).await?;
@@ -345,6 +359,16 @@ impl Writer {
             )
             .bind(s as i64)
             .bind(q as i64)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for (&account, &next) in streams {
+            sqlx::query(
+                "INSERT INTO report_cursor (account, next_seq) VALUES ($1, $2) \
+                 ON CONFLICT (account) DO UPDATE SET next_seq = excluded.next_seq",
+            )
+            .bind(i64::from(account))
+            .bind(next.min(i64::MAX as u64) as i64)
             .execute(&mut *tx)
             .await?;
         }
@@ -646,4 +670,45 @@ async fn write_orders(
         q.execute(&mut **tx).await?;
     }
     Ok(fresh.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_stream_position_is_stored_and_only_moves_forward_in_a_batch() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let pool = super::super::open("sqlite::memory:").await.unwrap();
+            assert_eq!(
+                super::super::read::report_cursor(&pool, 1).await.unwrap(),
+                0
+            );
+            let stats = Arc::new(WriterStats::default());
+            let mut w = Writer::new(pool.clone(), None, 64, stats).await.unwrap();
+            let cursor = |account, next_report_seq| HistoryRecord::Cursor {
+                account,
+                next_report_seq,
+            };
+            w.write(Vec::new(), vec![cursor(1, 5), cursor(2, 3), cursor(1, 9)])
+                .await;
+            assert_eq!(
+                super::super::read::report_cursor(&pool, 1).await.unwrap(),
+                9
+            );
+            assert_eq!(
+                super::super::read::report_cursor(&pool, 2).await.unwrap(),
+                3
+            );
+            w.write(Vec::new(), vec![cursor(1, 12)]).await;
+            assert_eq!(
+                super::super::read::report_cursor(&pool, 1).await.unwrap(),
+                12
+            );
+        });
+    }
 }

@@ -4,10 +4,9 @@
 //! Everything above this module speaks [`Request`], [`Report`] and [`FeedEvent`],
 //! plain gateway types with no wire layout in them; only [`session`] (order entry),
 //! [`feed`] (the UDP feed) and [`recovery`] (snapshots and replay) know
-//! `peregrine-wire`. Protocol v1 is what they speak today: one order-entry session
-//! per account, the feed, and the recovery service. Moving to protocol v2 (report
-//! replay per account, drop copy, instrument definitions) or to the
-//! `peregrine-client` crate changes these files only.
+//! `peregrine-wire`. They speak protocol v2: one order-entry session per account,
+//! logged in with the account's key and resuming the account's report stream where
+//! the history store left it; the feed; and the recovery service.
 
 pub mod feed;
 pub mod recovery;
@@ -155,6 +154,12 @@ pub enum Report {
         instrument: InstrumentId,
         /// Side.
         side: Side,
+        /// Kind.
+        kind: Kind,
+        /// Time in force.
+        tif: Tif,
+        /// Self-trade prevention.
+        stp: Stp,
         /// Price as accepted.
         price: i64,
         /// Quantity as accepted.
@@ -253,17 +258,44 @@ pub enum Report {
         /// Exchange reason.
         reason: u16,
     },
+    /// An open order the exchange listed (the answer to the open-orders query sent
+    /// when there is no report stream position to resume from, or the snapshot that
+    /// replaces a replay the exchange no longer holds).
+    Open(OpenOrder),
+}
+
+/// An order resting on the exchange, as the exchange lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOrder {
+    /// Exchange order id.
+    pub order_id: u64,
+    /// Session id of the order.
+    pub coid: u64,
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// Side.
+    pub side: Side,
+    /// Kind.
+    pub kind: Kind,
+    /// Time in force.
+    pub tif: Tif,
+    /// Price units.
+    pub price: i64,
+    /// Quantity still open.
+    pub open_qty: i64,
+    /// Engine time of the answer, ns.
+    pub time_ns: u64,
 }
 
 /// Where an order-entry session delivers what it learns. Called from the session's
 /// task; implementations must not block for long.
 pub trait ReportSink: Send + Sync + 'static {
-    /// Reports read from the exchange for `account`, in order. `end_of_read` is true
-    /// on the last call for one read from the socket: every report the exchange
-    /// wrote for the commands answered so far has arrived (see
-    /// [`session`] for why that holds in protocol v1).
-    fn deliver(&self, account: AccountId, reports: &[Report]);
-    /// The end of one read from the socket.
+    /// Reports read from the exchange for `account`, in order; `next_report_seq` is
+    /// the account's report stream position once they are applied (what a later
+    /// session resumes from, so it is persisted with the changes they make).
+    fn deliver(&self, account: AccountId, reports: &[Report], next_report_seq: u64);
+    /// The end of one read from the socket: every report the exchange wrote for the
+    /// commands answered so far has arrived (see [`session`] for why).
     fn end_of_read(&self, account: AccountId);
     /// The session is up (`true`) or down (`false`). Down: every request sent and
     /// unanswered has an unknown outcome.

@@ -298,7 +298,6 @@ mod tests {
     fn key_lookup() {
         let keys = Keys::new(&[ApiKeyConfig {
             account: 3,
-            password: "p".into(),
             api_key: "key-three".into(),
             secret_key: "secret-three".into(),
             operator: false,

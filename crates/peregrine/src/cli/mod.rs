@@ -7,6 +7,7 @@ pub mod bench;
 pub mod exchange;
 pub mod gateway;
 pub mod journal;
+pub mod keygen;
 pub mod loadgen;
 pub mod logger;
 pub mod md;

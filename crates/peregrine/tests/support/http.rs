@@ -54,6 +54,8 @@ pub struct Stack {
     pub gateway: Option<Proc>,
     pub http: SocketAddr,
     pub gateway_toml: PathBuf,
+    /// The accounts' key file (`peregrine keygen`).
+    pub keys: PathBuf,
 }
 
 fn free_udp() -> u16 {
@@ -107,18 +109,28 @@ impl Stack {
     pub fn start(opts: Opts) -> Stack {
         let dir = tempfile::tempdir().unwrap();
         let exchange_toml = dir.path().join("exchange.toml");
-        let accounts: String = (1..=4)
-            .map(|i| format!("[[accounts]]\nid = {i}\npassword = \"pw{i}\"\n"))
-            .collect();
+        // Protocol v2: the accounts' keys (the gateway's) and their stored hashes
+        // (the exchange's), from `peregrine keygen`.
+        let keys_toml = dir.path().join("keys.toml");
+        let accounts_toml = dir.path().join("accounts.toml");
+        let out = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args(["keygen", "--accounts", "1-4", "--keys-out"])
+            .arg(&keys_toml)
+            .arg("--accounts-out")
+            .arg(&accounts_toml)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "keygen: {out:?}");
         std::fs::write(
             &exchange_toml,
             format!(
-                "listen = \"127.0.0.1:0\"\nrecovery_listen = \"127.0.0.1:{}\"\nwait = \"park\"\n\
+                "listen = \"127.0.0.1:0\"\nrecovery_listen = \"127.0.0.1:{}\"\nwait = \"park\"\naccounts_file = \"{}\"\n\
                  [market_data]\ntarget = \"127.0.0.1:{}\"\n{}\n\
                  [[instruments]]\nid = 1\nsymbol = \"PGN-USD\"\nprice_decimals = 2\nqty_decimals = 0\n\
                  tick_size = 5\nlot_size = 1\nmin_qty = 1\nmax_qty = 100000\nreference_price = 10000\n\
-                 band = 5000\nstatus = \"active\"\n{accounts}",
+                 band = 5000\nstatus = \"active\"\n",
                 free_tcp(),
+                accounts_toml.display(),
                 free_udp(),
                 opts.market_data
             ),
@@ -137,9 +149,7 @@ impl Stack {
         let keys: String = KEYS
             .iter()
             .map(|(a, k, s)| {
-                format!(
-                    "[[api_keys]]\naccount = {a}\npassword = \"pw{a}\"\napi_key = \"{k}\"\nsecret_key = \"{s}\"\n"
-                )
+                format!("[[api_keys]]\naccount = {a}\napi_key = \"{k}\"\nsecret_key = \"{s}\"\n")
             })
             .collect();
         let gateway_toml = dir.path().join("gateway.toml");
@@ -147,8 +157,9 @@ impl Stack {
             &gateway_toml,
             format!(
                 "listen = \"127.0.0.1:0\"\n[exchange]\nconfig = \"{}\"\norder_entry = \"{exchange_addr}\"\n\
-                 [history]\nurl = \"{history}\"\n{}\n{keys}",
+                 keys = \"{}\"\n[history]\nurl = \"{history}\"\n{}\n{keys}",
                 exchange_toml.display(),
+                keys_toml.display(),
                 opts.gateway_extra
             ),
         )
@@ -163,6 +174,7 @@ impl Stack {
             gateway: None,
             http: "127.0.0.1:1".parse().unwrap(),
             gateway_toml,
+            keys: keys_toml,
         };
         s.start_gateway();
         s
@@ -399,6 +411,49 @@ pub fn ws_next(ws: &mut Ws) -> Option<serde_json::Value> {
             }
             Ok(tungstenite::Message::Close(_)) | Err(_) => return None,
             Ok(_) => {}
+        }
+    }
+}
+
+/// A native protocol v2 session of `account` (its key from the stack's key file),
+/// logged in live (no replay).
+pub struct Native {
+    c: peregrine_client::order_entry::Connection,
+}
+
+impl Native {
+    pub fn login(stack: &Stack, account: u32) -> Native {
+        let key = peregrine_client::keys::KeyFile::key_of(
+            &stack.keys,
+            peregrine_types::AccountId(account),
+        )
+        .unwrap();
+        let params = peregrine_wire::v2::client::LoginParams::trading(
+            peregrine_types::AccountId(account),
+            0,
+        );
+        let (mut c, _) = peregrine_client::order_entry::Connection::connect(
+            stack.exchange_addr,
+            params,
+            key,
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        c.recover(|_| {}).unwrap();
+        Native { c }
+    }
+
+    pub fn send<M: peregrine_wire::WireMessage>(&mut self, m: &M) {
+        self.c.send(m).unwrap();
+    }
+
+    /// The next report of the account's stream (heartbeats and the like skipped).
+    pub fn recv_report(&mut self) -> peregrine_wire::v2::Outbound {
+        loop {
+            let (_, m) = self.c.read_next().unwrap();
+            if m.is_report_type() {
+                return m;
+            }
         }
     }
 }
