@@ -60,6 +60,12 @@ pub fn start(extra: &str) -> Exchange {
 
 /// [`start`] with extra environment variables for the exchange process.
 pub fn start_with_env(extra: &str, env: &[(&str, &str)]) -> Exchange {
+    try_start_with_env(extra, env).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`start_with_env`], or the exchange's log when it exits before listening.
+#[allow(dead_code)]
+pub fn try_start_with_env(extra: &str, env: &[(&str, &str)]) -> Result<Exchange, String> {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("exchange.toml");
     let recovery = if extra.contains("recovery_listen") {
@@ -84,20 +90,22 @@ pub fn start_with_env(extra: &str, env: &[(&str, &str)]) -> Exchange {
     let mut line = String::new();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     stdout.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .parse()
-        .unwrap();
-    Exchange {
+    let Some(addr) = line.trim().strip_prefix("listening on ") else {
+        let _ = child.wait();
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        return Err(format!(
+            "unexpected first line {line:?}; exchange log:\n{text}"
+        ));
+    };
+    let addr = addr.parse().unwrap();
+    Ok(Exchange {
         child,
         stdout: Some(stdout),
         addr,
         config,
         log,
         _dir: dir,
-    }
+    })
 }
 
 fn accounts_toml() -> String {
