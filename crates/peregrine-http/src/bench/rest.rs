@@ -7,10 +7,12 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use super::report::{hist, Row, Table};
-use super::stack::KEY;
 use super::BenchError;
 use crate::market::feed::now_ms;
 use crate::rest::auth::sign_hex;
+
+/// API key and secret of the bench's account 1 (the stack configures it).
+pub const KEY: (&str, &str) = ("bench-key-one", "bench-secret-one");
 
 /// A blocking GET; the body.
 pub fn get(addr: SocketAddr, path: &str) -> std::io::Result<String> {

@@ -6,10 +6,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::rest::KEY;
 use super::BenchError;
-
-/// API key and secret of the bench's accounts (1 and 2).
-pub const KEY: (&str, &str) = ("bench-key-one", "bench-secret-one");
 
 /// Both processes; killed on drop.
 #[derive(Debug)]

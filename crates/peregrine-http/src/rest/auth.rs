@@ -311,3 +311,38 @@ mod tests {
         assert_eq!(keys.lookup(Some("bad key")).unwrap_err().code, -2014);
     }
 }
+
+#[cfg(test)]
+mod fuzz_contract {
+    //! The fuzz target's contract (request decoding: parameters and signatures) (fuzz/fuzz_targets/http_request.rs) on stable.
+    use super::*;
+    use crate::rest::params::Params;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn prop_request_decoding_never_panics(q in ".{0,200}", b in ".{0,200}", raw in proptest::collection::vec(any::<u8>(), 0..200)) {
+            if let Ok(mut p) = Params::parse(&q, &b) {
+                let _ = p.opt("symbol");
+                let _ = p.opt_u64("orderId");
+                let _ = p.limit(500, 1000);
+                let _ = p.finish();
+            }
+            let _ = signed_payload(&q, &b);
+            let _ = decode_hex32(&q);
+            let _ = check_timestamp(Some(&q), Some(&b), 1_700_000_000_000);
+            let s = String::from_utf8_lossy(&raw);
+            let _ = Params::parse(&s, "");
+        }
+
+        #[test]
+        fn prop_signature_is_removed_exactly(keys in proptest::collection::vec("[a-z]{1,8}", 1..6), sig in "[0-9a-f]{64}", at in 0usize..6) {
+            let mut parts: Vec<String> = keys.iter().enumerate().map(|(i, k)| format!("{k}{i}=v{i}")).collect();
+            let plain = parts.join("&");
+            parts.insert(at.min(parts.len()), format!("signature={sig}"));
+            let (payload, got) = signed_payload(&parts.join("&"), "").unwrap();
+            prop_assert_eq!(payload, plain);
+            prop_assert_eq!(got, sig);
+        }
+    }
+}
