@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use peregrine_types::{OrderId, Side, TimeInForce};
-use peregrine_wire::{Outbound, WireMessage};
+use peregrine_wire::v2::Outbound;
+use peregrine_wire::WireMessage;
 use support::{
     cancel, order, start_with_env, try_start_with_env, with_timeout, Client, Exchange, KillOnDrop,
 };
