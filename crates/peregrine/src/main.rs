@@ -40,11 +40,11 @@ enum Command {
     Md(cli::md::MdArgs),
     /// The order engine: run it, or query / kill / stop a running one.
     Engine(engine_cmd::EngineArgs),
-    /// Protocol gateways in front of the exchange: `peregrine gateway fix`.
-    #[command(subcommand)]
-    Gateway(cli::gateway::GatewayCommand),
     /// Run an example strategy against a running engine.
     Strategy(strategy_cmd::StrategyArgs),
+    /// Gateways to the exchange for other clients: `gateway fix` (FIX 4.4 acceptor),
+    /// `gateway http` (Binance-style REST, WebSocket streams, history store, web UI).
+    Gateway(cli::gateway::GatewayArgs),
     /// Run the whole stack (exchange, engine, strategies) until Ctrl-C; print a summary.
     Up(up::UpArgs),
     /// Check commitments against the journal, or prove a trade's inclusion.
@@ -81,8 +81,8 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Engine(args) => engine_cmd::run(args),
         Command::Strategy(args) => strategy_cmd::run(args),
-        Command::Gateway(cmd) => cli::gateway::run(cmd),
         Command::Up(args) => up::run(args),
+        Command::Gateway(args) => cli::gateway::run(args),
         Command::Verify(cmd) => cli::verify::run(cmd),
     }
 }

@@ -52,6 +52,13 @@ impl Session {
     pub(super) fn shutdown(&mut self) -> anyhow::Result<()> {
         println!("== shutdown");
         let mut problems = Vec::new();
+        if let Some(gateway) = self.procs.get("gateway") {
+            let ended = gateway.stop(Duration::from_secs(5));
+            println!("{:<10} {}", "gateway", ended_text(ended));
+            if ended != Ended::Exited(exit_ok()) {
+                problems.push(format!("gateway {}", ended_text(ended)));
+            }
+        }
         let strategy = |p: &&mut Proc| STRATEGIES.iter().any(|s| s.name == p.name);
         for p in self.procs.list.iter_mut().filter(strategy) {
             p.terminate();

@@ -197,7 +197,12 @@ impl Session {
         let addr = self.start_exchange(ports)?;
         self.start_engine(addr)?;
         self.start_strategies()?;
+        let http = self.start_gateway(addr)?;
         self.header(addr, ports.md);
+        println!(
+            "  gateway   pid {:<8} trade by hand: {http}/  operations: {http}/ops",
+            self.pid("gateway")
+        );
         let started = Instant::now();
         if self.live_view {
             let venues = if self.exchange_venue {
@@ -301,6 +306,42 @@ impl Session {
         self.wait_until("the engine's control socket", |_| {
             summary::fetch(&socket, CONTROL_TIMEOUT).is_ok()
         })
+    }
+
+    /// Starts the HTTP gateway (docs/http.md); returns its URL.
+    fn start_gateway(&mut self, exchange: SocketAddr) -> anyhow::Result<String> {
+        let config = self.dir.join("gateway-http.toml");
+        let recovery = std::fs::read_to_string(self.dir.join("exchange.log"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| {
+                l.split("recovery (snapshots) on ")
+                    .nth(1)
+                    .and_then(|a| a.trim().parse::<SocketAddr>().ok())
+            })
+            .context("the exchange logged no recovery address")?;
+        let text = plan::gateway_toml(exchange, recovery, &self.dir, &self.socket());
+        std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
+        self.spawn(
+            "gateway",
+            vec![
+                "gateway".into(),
+                "http".into(),
+                "--config".into(),
+                path_arg(&config),
+            ],
+        )?;
+        let log = self.dir.join("gateway.log");
+        let mut url = None;
+        self.wait_until("the HTTP gateway", |_| {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            url = text
+                .lines()
+                .find_map(|l| l.strip_prefix("http gateway on "))
+                .map(|u| u.trim().to_owned());
+            url.is_some()
+        })?;
+        url.context("the gateway printed no address")
     }
 
     /// Starts the example strategies the engine config names (a user's config may

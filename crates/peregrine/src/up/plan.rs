@@ -22,6 +22,24 @@ const EXCHANGE_TOML: &str = include_str!("../../../../configs/up/exchange.toml")
 /// exchange venue between the `#@exchange-venue-begin` / `-end` marker lines.
 const ENGINE_TOML: &str = include_str!("../../../../configs/up/engine.toml");
 
+/// The HTTP gateway's config, with `@EXCHANGE_ADDR@`, `@RECOVERY_ADDR@`, `@DIR@`,
+/// `@CONTROL_SOCKET@`.
+const GATEWAY_TOML: &str = include_str!("../../../../configs/up/gateway-http.toml");
+
+/// The HTTP gateway config for this run.
+pub fn gateway_toml(
+    exchange: SocketAddr,
+    recovery: SocketAddr,
+    dir: &std::path::Path,
+    control: &std::path::Path,
+) -> String {
+    GATEWAY_TOML
+        .replace("@EXCHANGE_ADDR@", &exchange.to_string())
+        .replace("@RECOVERY_ADDR@", &recovery.to_string())
+        .replace("@DIR@", &dir.display().to_string())
+        .replace("@CONTROL_SOCKET@", &control.display().to_string())
+}
+
 const VENUE_BEGIN: &str = "#@exchange-venue-begin";
 const VENUE_END: &str = "#@exchange-venue-end";
 

@@ -1,0 +1,602 @@
+//! One account's orders and outstanding requests, moved by exchange reports. Sans-IO:
+//! [`AccountState::apply`] turns a report into order changes, answers for waiting
+//! requests and [`Change`]s for the user stream and the history writer.
+
+use std::collections::{HashMap, VecDeque};
+
+use peregrine_types::Side;
+use tokio::sync::oneshot;
+
+use super::order::{ExecType, Fill, Order, OrderType, Status};
+use crate::link::{Kind, NewOrder, OpenOrder, Report, Stp, Tif};
+
+/// Closed orders kept in memory per account (older ones are read from history).
+pub const CLOSED_KEPT: usize = 4_096;
+
+/// How much of the result a new-order request waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RespType {
+    /// The acknowledgement only.
+    Ack,
+    /// The order's state after entry.
+    Result,
+    /// The state and the fills made on entry.
+    Full,
+}
+
+/// Why a request got no normal answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The exchange refused it, with this reason code.
+    Refused(u16),
+    /// It never reached the exchange (no session).
+    NotSent,
+    /// The session dropped after it was sent: outcome unknown.
+    Unknown,
+}
+
+/// The answer to a new-order request.
+pub type NewAnswer = Result<Order, Failure>;
+/// The answer to a cancel request.
+pub type CancelAnswer = Result<Order, Failure>;
+/// The answer to a balance request: (available, reserved).
+pub type BalanceAnswer = Result<(i64, i64), Failure>;
+
+/// What the API knows about a new order before the exchange answers.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    /// Symbol index.
+    pub symbol: usize,
+    /// `clientOrderId`.
+    pub client_order_id: String,
+    /// API type.
+    pub kind: OrderType,
+    /// The wire request.
+    pub wire: NewOrder,
+    /// Price the API shows (0 for market orders).
+    pub shown_price: i64,
+}
+
+#[derive(Debug)]
+enum Waiter {
+    New {
+        draft: Draft,
+        resp: RespType,
+        tx: Option<oneshot::Sender<NewAnswer>>,
+        order_id: Option<u64>,
+    },
+    Cancel {
+        new_client_id: String,
+        tx: oneshot::Sender<CancelAnswer>,
+    },
+    Balance {
+        tx: oneshot::Sender<BalanceAnswer>,
+    },
+}
+
+/// A change to report to the user stream and the history writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The order after the change.
+    pub order: Order,
+    /// What happened.
+    pub exec: ExecType,
+    /// The fill, for `Trade`.
+    pub fill: Option<Fill>,
+    /// For a cancel on request: the cancel's client id (the order's is then in
+    /// `origClientOrderId`).
+    pub cancel_client_id: Option<String>,
+    /// The report's engine time, ns.
+    pub time_ns: u64,
+}
+
+/// One account.
+#[derive(Debug)]
+pub struct AccountState {
+    next_id: u64,
+    waiters: HashMap<u64, Waiter>,
+    orders: HashMap<u64, Order>,
+    by_coid: HashMap<u64, u64>,
+    closed: VecDeque<u64>,
+    open_ids: HashMap<(usize, String), u64>,
+    /// Reports about orders this gateway does not know (placed elsewhere, or while
+    /// it was down).
+    pub unknown_reports: u64,
+    /// Instrument id → symbol index: orders the gateway did not place here (another
+    /// session of the account, or this gateway before a restart, replayed) are
+    /// adopted for the instruments it knows.
+    symbols: HashMap<u32, usize>,
+}
+
+impl AccountState {
+    /// A fresh account; request ids start at `first_id` (the clock in µs at start,
+    /// so they never repeat across restarts).
+    pub fn new(first_id: u64) -> AccountState {
+        AccountState {
+            next_id: first_id.max(1),
+            waiters: HashMap::new(),
+            orders: HashMap::new(),
+            by_coid: HashMap::new(),
+            closed: VecDeque::new(),
+            open_ids: HashMap::new(),
+            unknown_reports: 0,
+            symbols: HashMap::new(),
+        }
+    }
+
+    /// The next request id.
+    /// Adopt orders on these instruments (instrument id → symbol index) when their
+    /// reports arrive without a request of this process waiting for them.
+    pub fn adopt_instruments(&mut self, symbols: HashMap<u32, usize>) {
+        self.symbols = symbols;
+    }
+
+    pub fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Registers a new-order request; the answer comes on the returned channel.
+    pub fn expect_new(&mut self, draft: Draft, resp: RespType) -> oneshot::Receiver<NewAnswer> {
+        let (tx, rx) = oneshot::channel();
+        self.waiters.insert(
+            draft.wire.coid,
+            Waiter::New {
+                draft,
+                resp,
+                tx: Some(tx),
+                order_id: None,
+            },
+        );
+        rx
+    }
+
+    /// Registers a cancel request with id `id`.
+    pub fn expect_cancel(
+        &mut self,
+        id: u64,
+        new_client_id: String,
+    ) -> oneshot::Receiver<CancelAnswer> {
+        let (tx, rx) = oneshot::channel();
+        self.waiters
+            .insert(id, Waiter::Cancel { new_client_id, tx });
+        rx
+    }
+
+    /// Registers a balance request with id `id`.
+    pub fn expect_balance(&mut self, id: u64) -> oneshot::Receiver<BalanceAnswer> {
+        let (tx, rx) = oneshot::channel();
+        self.waiters.insert(id, Waiter::Balance { tx });
+        rx
+    }
+
+    /// Forgets a request that timed out or was never sent.
+    pub fn forget(&mut self, id: u64, why: Failure) {
+        if let Some(w) = self.waiters.remove(&id) {
+            fail(w, why);
+        }
+    }
+
+    /// Every waiting request fails with `why` (the session dropped).
+    pub fn fail_all(&mut self, why: Failure) {
+        for (_, w) in self.waiters.drain() {
+            fail(w, why);
+        }
+    }
+
+    /// An order by exchange id.
+    pub fn order(&self, order_id: u64) -> Option<&Order> {
+        self.orders.get(&order_id)
+    }
+
+    /// An order by client id (open orders first, then recently closed).
+    pub fn order_by_client_id(&self, symbol: usize, id: &str) -> Option<&Order> {
+        if let Some(o) = self.open_ids.get(&(symbol, id.to_owned())) {
+            return self.orders.get(o);
+        }
+        self.orders
+            .values()
+            .filter(|o| o.symbol == symbol && o.client_order_id == id)
+            .max_by_key(|o| (o.status.is_open(), o.order_id))
+    }
+
+    /// Open orders (of one symbol, or all), oldest first.
+    pub fn open_orders(&self, symbol: Option<usize>) -> Vec<Order> {
+        let mut v: Vec<Order> = self
+            .orders
+            .values()
+            .filter(|o| o.status.is_open() && symbol.is_none_or(|s| s == o.symbol))
+            .cloned()
+            .collect();
+        v.sort_by_key(|o| o.order_id);
+        v
+    }
+
+    /// Is `client_order_id` the id of an open order of `symbol`?
+    pub fn client_id_in_use(&self, symbol: usize, client_order_id: &str) -> bool {
+        self.open_ids
+            .contains_key(&(symbol, client_order_id.to_owned()))
+            || self.waiters.values().any(|w| {
+                matches!(w, Waiter::New { draft, .. } if draft.symbol == symbol && draft.client_order_id == client_order_id)
+            })
+    }
+
+    /// Adds an open order read back from history at start.
+    pub fn restore(&mut self, order: Order) {
+        self.by_coid.insert(order.coid, order.order_id);
+        self.open_ids.insert(
+            (order.symbol, order.client_order_id.clone()),
+            order.order_id,
+        );
+        self.next_id = self.next_id.max(order.coid);
+        self.orders.insert(order.order_id, order);
+    }
+
+    /// Requests answered for `RESULT`/`FULL` at the end of a read: every report of
+    /// their command has arrived (see `link::session`).
+    pub fn end_of_read(&mut self) {
+        let done: Vec<u64> = self
+            .waiters
+            .iter()
+            .filter(|(_, w)| {
+                matches!(
+                    w,
+                    Waiter::New {
+                        order_id: Some(_),
+                        ..
+                    }
+                )
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in done {
+            if let Some(Waiter::New {
+                tx: Some(tx),
+                order_id: Some(oid),
+                ..
+            }) = self.waiters.remove(&id)
+            {
+                if let Some(o) = self.orders.get(&oid) {
+                    let _ = tx.send(Ok(o.clone()));
+                }
+            }
+        }
+    }
+
+    fn retire(&mut self, order_id: u64) {
+        self.closed.push_back(order_id);
+        while self.closed.len() > CLOSED_KEPT {
+            if let Some(old) = self.closed.pop_front() {
+                if let Some(o) = self.orders.remove(&old) {
+                    self.by_coid.remove(&o.coid);
+                }
+            }
+        }
+    }
+
+    /// Applies one report; pushes the resulting changes onto `out`.
+    pub fn apply(&mut self, r: &Report, out: &mut Vec<Change>) {
+        match *r {
+            Report::Accepted {
+                order_id,
+                coid,
+                instrument,
+                price,
+                qty,
+                time_ns,
+                side,
+                kind,
+                tif,
+                stp,
+            } => {
+                let foreign = Foreign {
+                    symbol: self.symbols.get(&instrument.0).copied(),
+                    kind,
+                    tif,
+                    stp,
+                };
+                self.accepted(order_id, coid, price, qty, side, foreign, time_ns, out);
+            }
+            Report::Open(o) => self.listed(o, out),
+            Report::Rejected { coid, reason, .. } => {
+                if let Some(w) = self.waiters.remove(&coid) {
+                    fail(w, Failure::Refused(reason));
+                }
+            }
+            Report::Fill {
+                order_id,
+                trade_id,
+                price,
+                qty,
+                leaves,
+                maker,
+                time_ns,
+                ..
+            } => {
+                let Some(o) = self.orders.get_mut(&order_id) else {
+                    self.unknown_reports += 1;
+                    return;
+                };
+                let f = Fill {
+                    trade_id,
+                    price,
+                    qty,
+                    maker,
+                    time_ms: time_ns / 1_000_000,
+                };
+                o.fill(f, leaves, !maker);
+                out.push(Change {
+                    order: o.clone(),
+                    exec: ExecType::Trade,
+                    fill: Some(f),
+                    cancel_client_id: None,
+                    time_ns,
+                });
+                if leaves == 0 {
+                    self.finish(order_id);
+                }
+            }
+            Report::Cancelled {
+                order_id,
+                request_id,
+                cause,
+                time_ns,
+                ..
+            } => {
+                let Some(o) = self.orders.get_mut(&order_id) else {
+                    self.unknown_reports += 1;
+                    if let Some(Waiter::Cancel { tx, .. }) = self.waiters.remove(&request_id) {
+                        let _ = tx.send(Err(Failure::Refused(0)));
+                    }
+                    return;
+                };
+                let exec = o.cancel(cause, time_ns / 1_000_000);
+                let order = o.clone();
+                let mut cancel_client_id = None;
+                if let Some(Waiter::Cancel { tx, new_client_id }) = self.waiters.remove(&request_id)
+                {
+                    cancel_client_id = Some(new_client_id);
+                    let _ = tx.send(Ok(order.clone()));
+                }
+                out.push(Change {
+                    order,
+                    exec,
+                    fill: None,
+                    cancel_client_id,
+                    time_ns,
+                });
+                self.finish(order_id);
+            }
+            Report::CancelRejected {
+                request_id, reason, ..
+            } => {
+                if let Some(w) = self.waiters.remove(&request_id) {
+                    fail(w, Failure::Refused(reason));
+                }
+            }
+            Report::Replaced {
+                order_id,
+                coid,
+                price,
+                qty,
+                time_ns,
+            } => {
+                let Some(o) = self.orders.get_mut(&order_id) else {
+                    self.unknown_reports += 1;
+                    return;
+                };
+                self.by_coid.remove(&o.coid);
+                o.coid = coid;
+                o.price = price;
+                o.orig_qty = o.executed + qty;
+                o.update_ms = time_ns / 1_000_000;
+                self.by_coid.insert(coid, order_id);
+                out.push(Change {
+                    order: o.clone(),
+                    exec: ExecType::Replaced,
+                    fill: None,
+                    cancel_client_id: None,
+                    time_ns,
+                });
+            }
+            Report::Balance {
+                request_id,
+                available,
+                reserved,
+                ..
+            } => {
+                if let Some(Waiter::Balance { tx }) = self.waiters.remove(&request_id) {
+                    let _ = tx.send(Ok((available, reserved)));
+                }
+            }
+            Report::BalanceRejected { request_id, reason } => {
+                if let Some(w) = self.waiters.remove(&request_id) {
+                    fail(w, Failure::Refused(reason));
+                }
+            }
+        }
+    }
+
+    /// An open order the exchange listed: adopted when unknown (no change if known).
+    fn listed(&mut self, o: OpenOrder, out: &mut Vec<Change>) {
+        if self.orders.contains_key(&o.order_id) {
+            return;
+        }
+        let Some(&symbol) = self.symbols.get(&o.instrument.0) else {
+            return;
+        };
+        let time_ms = o.time_ns / 1_000_000;
+        let order = Order {
+            symbol,
+            order_id: o.order_id,
+            coid: o.coid,
+            client_order_id: format!("peregrine-{}", o.coid),
+            side: o.side,
+            kind: order_type(o.kind),
+            tif: o.tif,
+            stp: Stp::None,
+            price: o.price,
+            orig_qty: o.open_qty,
+            executed: 0,
+            cum_quote: 0,
+            status: Status::New,
+            time_ms,
+            update_ms: time_ms,
+            entry_fills: Vec::new(),
+        };
+        self.adopt(order, o.time_ns, out);
+    }
+
+    fn adopt(&mut self, order: Order, time_ns: u64, out: &mut Vec<Change>) {
+        out.push(Change {
+            order: order.clone(),
+            exec: ExecType::New,
+            fill: None,
+            cancel_client_id: None,
+            time_ns,
+        });
+        self.by_coid.insert(order.coid, order.order_id);
+        self.open_ids.insert(
+            (order.symbol, order.client_order_id.clone()),
+            order.order_id,
+        );
+        self.orders.insert(order.order_id, order);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn accepted(
+        &mut self,
+        order_id: u64,
+        coid: u64,
+        price: i64,
+        qty: i64,
+        side: Side,
+        foreign: Foreign,
+        time_ns: u64,
+        out: &mut Vec<Change>,
+    ) {
+        let time_ms = time_ns / 1_000_000;
+        let (draft, resp) = match self.waiters.get_mut(&coid) {
+            Some(Waiter::New {
+                draft,
+                resp,
+                order_id: slot,
+                ..
+            }) => {
+                *slot = Some(order_id);
+                (Some(draft.clone()), *resp)
+            }
+            _ => (None, RespType::Ack),
+        };
+        let order = match draft {
+            Some(d) => Order {
+                symbol: d.symbol,
+                order_id,
+                coid,
+                client_order_id: d.client_order_id,
+                side,
+                kind: d.kind,
+                tif: d.wire.tif,
+                stp: d.wire.stp,
+                price: d.shown_price,
+                orig_qty: qty,
+                executed: 0,
+                cum_quote: 0,
+                status: Status::New,
+                time_ms,
+                update_ms: time_ms,
+                entry_fills: Vec::new(),
+            },
+            None => {
+                // Not placed by this process: another session of the account, or this
+                // gateway before a restart (replayed). Adopted when its instrument is
+                // known; its Binance client id is not, so it gets one.
+                self.unknown_reports += 1;
+                Order {
+                    symbol: foreign.symbol.unwrap_or(usize::MAX),
+                    order_id,
+                    coid,
+                    client_order_id: format!("peregrine-{coid}"),
+                    side,
+                    kind: order_type(foreign.kind),
+                    tif: foreign.tif,
+                    stp: foreign.stp,
+                    price,
+                    orig_qty: qty,
+                    executed: 0,
+                    cum_quote: 0,
+                    status: Status::New,
+                    time_ms,
+                    update_ms: time_ms,
+                    entry_fills: Vec::new(),
+                }
+            }
+        };
+        if order.symbol == usize::MAX {
+            return;
+        }
+        out.push(Change {
+            order: order.clone(),
+            exec: ExecType::New,
+            fill: None,
+            cancel_client_id: None,
+            time_ns,
+        });
+        self.by_coid.insert(coid, order_id);
+        self.open_ids
+            .insert((order.symbol, order.client_order_id.clone()), order_id);
+        self.orders.insert(order_id, order.clone());
+        if resp == RespType::Ack {
+            if let Some(Waiter::New { tx: Some(tx), .. }) = self.waiters.remove(&coid) {
+                let _ = tx.send(Ok(order));
+            }
+        }
+    }
+
+    /// The order reached a final state: answer its new-order request now.
+    fn finish(&mut self, order_id: u64) {
+        let Some(o) = self.orders.get(&order_id) else {
+            return;
+        };
+        if let Some(Waiter::New { tx: Some(tx), .. }) = self.waiters.remove(&o.coid) {
+            let _ = tx.send(Ok(o.clone()));
+        }
+        let key = (o.symbol, o.client_order_id.clone());
+        if self.open_ids.get(&key) == Some(&order_id) {
+            self.open_ids.remove(&key);
+        }
+        self.retire(order_id);
+    }
+}
+
+/// What an accepted order's report says about it, for adopting it.
+#[derive(Debug, Clone, Copy)]
+struct Foreign {
+    symbol: Option<usize>,
+    kind: Kind,
+    tif: Tif,
+    stp: Stp,
+}
+
+fn order_type(kind: Kind) -> OrderType {
+    match kind {
+        Kind::Limit => OrderType::Limit,
+        Kind::Market => OrderType::Market,
+        Kind::PostOnly => OrderType::LimitMaker,
+    }
+}
+
+fn fail(w: Waiter, why: Failure) {
+    match w {
+        Waiter::New { tx: Some(tx), .. } => {
+            let _ = tx.send(Err(why));
+        }
+        Waiter::New { tx: None, .. } => {}
+        Waiter::Cancel { tx, .. } => {
+            let _ = tx.send(Err(why));
+        }
+        Waiter::Balance { tx } => {
+            let _ = tx.send(Err(why));
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! `peregrine gateway bench`: the gateway's numbers for docs/performance.md, in one
+//! command. It starts its own exchange and gateway processes (the running
+//! executable's `exchange` and `gateway http`), then measures:
+//!
+//! 1. **REST order → response**, open loop at each rate: signed `POST /api/v3/order`
+//!    (an IOC limit that cannot trade: the exchange answers `Accepted` then
+//!    `Cancelled`, the gateway answers `EXPIRED`), latency from the *scheduled*
+//!    send time to the last byte of the answer (no coordinated omission). In the
+//!    same run, at the same rate, the same orders over the **native protocol**
+//!    straight to the exchange (to `Accepted`), and a TCP echo **floor**.
+//! 2. **WebSocket fan-out**: N subscribers on `@depth@0ms`; the bench plays the
+//!    exchange's feed (UDP packets to the gateway's feed port) and measures packet
+//!    send → frame received, at every subscriber.
+//! 3. **History writer lag** at a given order rate: order changes pushed straight
+//!    into a writer on a fresh SQLite file (in process), lag = wall time − engine
+//!    time of the newest committed change, sampled every millisecond.
+//!
+//! Every table prints p50/p90/p99/p99.9/max and throughput; `--json` saves them all.
+//! On a shared 2-core machine the client, the gateway and the exchange compete for
+//! the same cores: the numbers are an upper bound (see docs/performance.md).
+
+pub mod fanout;
+pub mod native;
+pub mod report;
+pub mod rest;
+pub mod stack;
+pub mod writer;
+
+use std::path::PathBuf;
+
+pub use report::{Row, Table};
+
+/// Settings of a run.
+#[derive(Debug, Clone)]
+pub struct BenchSettings {
+    /// The `peregrine` executable (to start the exchange and the gateway).
+    pub exe: PathBuf,
+    /// REST order rates, orders per second.
+    pub rates: Vec<u64>,
+    /// Seconds per measurement.
+    pub duration: f64,
+    /// WebSocket subscribers.
+    pub subscribers: usize,
+    /// Feed events per second in the fan-out test.
+    pub fanout_rate: u64,
+    /// Order rate of the writer test.
+    pub writer_rate: u64,
+    /// Which parts: `rest`, `fanout`, `writer`.
+    pub only: Vec<String>,
+    /// Connections of the REST client.
+    pub connections: usize,
+}
+
+/// Why the bench failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// Starting or talking to a process.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Runs the selected measurements; the tables.
+pub fn run(s: &BenchSettings) -> Result<Vec<Table>, BenchError> {
+    let want = |p: &str| s.only.is_empty() || s.only.iter().any(|o| o == p);
+    let mut tables = Vec::new();
+    if want("rest") {
+        let st = stack::Stack::start(&s.exe, true)?;
+        tables.push(rest::floor(s.duration.min(3.0))?);
+        for &rate in &s.rates {
+            tables.push(native::run(st.exchange, &st.keys, rate, s.duration)?);
+            tables.push(rest::run(st.http, rate, s.duration, s.connections)?);
+        }
+    }
+    if want("fanout") {
+        let st = stack::Stack::start(&s.exe, false)?;
+        tables.push(fanout::run(
+            st.http,
+            st.feed,
+            s.subscribers,
+            s.fanout_rate,
+            s.duration,
+        )?);
+    }
+    if want("writer") {
+        tables.push(writer::run(s.writer_rate, s.duration)?);
+    }
+    Ok(tables)
+}
+
+/// The tables as JSON, with the machine's load average.
+pub fn to_json(loadavg: &str, tables: &[Table]) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({"loadavg": loadavg, "tables": tables}))
+        .unwrap_or_default()
+}

@@ -1,0 +1,260 @@
+//! The history store: trades, orders (every state change), the account's fills and
+//! klines, in an embedded SQLite file by default or in PostgreSQL when configured,
+//! through one query layer (sqlx's `Any` driver with queries built at run time: the
+//! same SQL runs on both).
+//!
+//! * [`writer`]: the history writer, a task fed by the feed thread (trades) and the
+//!   accounts (order changes); it resumes where it stopped (see there).
+//! * [`read`]: the queries behind the REST history endpoints.
+//!
+//! **Orders are never lost across a gateway restart.** Each account's report stream
+//! position (protocol v2's `report_seq`) is stored in `report_cursor` in the
+//! transaction that stores the changes of the reports before it; the next start
+//! resumes the account's session there and the exchange replays what came after.
+//!
+//! Amounts are stored as integers in the instrument's units (`BIGINT`), quote
+//! amounts (which can exceed 64 bits) as exact decimal text of their units; ids and
+//! times as `BIGINT`; flags as 0/1.
+
+pub mod read;
+pub mod writer;
+
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Executor, Row};
+
+use crate::account::state::Change;
+use crate::link::{FeedEvent, FeedPos};
+
+/// A history error.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// The database.
+    #[error("history store: {0}")]
+    Db(#[from] sqlx::Error),
+    /// Stored data that does not parse.
+    #[error("history store: bad stored value: {0}")]
+    Corrupt(String),
+}
+
+/// One public trade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TradeRow {
+    /// Instrument id.
+    pub instrument: u32,
+    /// Trade id.
+    pub trade_id: u64,
+    /// Price units.
+    pub price: i64,
+    /// Quantity units.
+    pub qty: i64,
+    /// The buyer was the maker (the aggressor sold).
+    pub buyer_maker: bool,
+    /// Time, ms.
+    pub time_ms: u64,
+    /// Feed session.
+    pub session: u64,
+    /// Feed sequence number.
+    pub seq: u64,
+}
+
+/// A feed batch for the writer: the sequence range it covers and its trades.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedBatch {
+    /// Feed session.
+    pub session: u64,
+    /// First sequence number covered.
+    pub from: u64,
+    /// Last sequence number covered.
+    pub to: u64,
+    /// A snapshot of the books as of `to` (trades before it are not in the batch).
+    pub books: bool,
+    /// Trades, in order.
+    pub trades: Vec<TradeRow>,
+}
+
+impl FeedBatch {
+    /// From one delivery of the feed thread.
+    pub fn from_events(events: &[(FeedPos, FeedEvent)]) -> FeedBatch {
+        let mut b = FeedBatch {
+            session: events.first().map_or(0, |(p, _)| p.session),
+            from: u64::MAX,
+            to: 0,
+            books: false,
+            trades: Vec::new(),
+        };
+        for (pos, ev) in events {
+            b.from = b.from.min(pos.seq);
+            b.to = b.to.max(pos.seq);
+            match ev {
+                FeedEvent::Trade {
+                    instrument,
+                    trade_id,
+                    price,
+                    qty,
+                    aggressor,
+                    time_ns,
+                } => b.trades.push(TradeRow {
+                    instrument: instrument.0,
+                    trade_id: *trade_id,
+                    price: *price,
+                    qty: *qty,
+                    buyer_maker: *aggressor == peregrine_types::Side::Sell,
+                    time_ms: time_ns / 1_000_000,
+                    session: pos.session,
+                    seq: pos.seq,
+                }),
+                FeedEvent::Book { .. } => b.books = true,
+                FeedEvent::Level { .. } => {}
+            }
+        }
+        if b.from == u64::MAX {
+            b.from = 0;
+        }
+        b
+    }
+
+    /// No events at all?
+    pub fn is_empty(&self) -> bool {
+        self.to == 0 && self.trades.is_empty() && !self.books
+    }
+}
+
+/// One order change for the writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderRecord {
+    /// Account.
+    pub account: u32,
+    /// Instrument id.
+    pub instrument: u32,
+    /// The change.
+    pub change: Change,
+}
+
+/// What the accounts hand the history writer, in order.
+// Most records are order changes: boxing them would add an allocation to each
+// for the sake of the rare, small cursor.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryRecord {
+    /// An order change.
+    Order(OrderRecord),
+    /// The account's report stream position after the changes sent before it: the
+    /// next session resumes there (stored in `report_cursor`).
+    Cursor {
+        /// Account.
+        account: u32,
+        /// The next report sequence number.
+        next_report_seq: u64,
+    },
+}
+
+/// The tables. Portable SQL: SQLite and PostgreSQL both run it.
+const SCHEMA: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS trades (
+        instrument BIGINT NOT NULL, trade_id BIGINT NOT NULL, price BIGINT NOT NULL,
+        qty BIGINT NOT NULL, buyer_maker BIGINT NOT NULL, time_ms BIGINT NOT NULL,
+        feed_session BIGINT NOT NULL, feed_seq BIGINT NOT NULL,
+        PRIMARY KEY (instrument, trade_id))",
+    "CREATE INDEX IF NOT EXISTS trades_by_time ON trades (instrument, time_ms)",
+    "CREATE TABLE IF NOT EXISTS klines (
+        instrument BIGINT NOT NULL, bar_interval TEXT NOT NULL, open_time BIGINT NOT NULL,
+        open BIGINT NOT NULL, high BIGINT NOT NULL, low BIGINT NOT NULL, close BIGINT NOT NULL,
+        volume BIGINT NOT NULL, quote_volume TEXT NOT NULL, trades BIGINT NOT NULL,
+        taker_buy_volume BIGINT NOT NULL, taker_buy_quote TEXT NOT NULL,
+        first_trade BIGINT NOT NULL, last_trade BIGINT NOT NULL,
+        PRIMARY KEY (instrument, bar_interval, open_time))",
+    "CREATE TABLE IF NOT EXISTS orders (
+        account BIGINT NOT NULL, order_id BIGINT NOT NULL, instrument BIGINT NOT NULL,
+        client_order_id TEXT NOT NULL, coid BIGINT NOT NULL, side TEXT NOT NULL,
+        order_type TEXT NOT NULL, tif TEXT NOT NULL, stp TEXT NOT NULL, price BIGINT NOT NULL,
+        orig_qty BIGINT NOT NULL, executed BIGINT NOT NULL, cum_quote TEXT NOT NULL,
+        status TEXT NOT NULL, time_ms BIGINT NOT NULL, update_ms BIGINT NOT NULL,
+        PRIMARY KEY (account, order_id))",
+    "CREATE INDEX IF NOT EXISTS orders_by_client ON orders (account, instrument, client_order_id)",
+    "CREATE TABLE IF NOT EXISTS order_events (
+        event_key TEXT NOT NULL PRIMARY KEY, account BIGINT NOT NULL, order_id BIGINT NOT NULL,
+        exec_type TEXT NOT NULL, status TEXT NOT NULL, executed BIGINT NOT NULL,
+        trade_id BIGINT NOT NULL, time_ns BIGINT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS order_events_by_order ON order_events (account, order_id)",
+    "CREATE TABLE IF NOT EXISTS my_trades (
+        account BIGINT NOT NULL, order_id BIGINT NOT NULL, trade_id BIGINT NOT NULL,
+        instrument BIGINT NOT NULL, price BIGINT NOT NULL, qty BIGINT NOT NULL,
+        quote_qty TEXT NOT NULL, is_buyer BIGINT NOT NULL, is_maker BIGINT NOT NULL,
+        time_ms BIGINT NOT NULL,
+        PRIMARY KEY (account, order_id, trade_id))",
+    "CREATE INDEX IF NOT EXISTS my_trades_by_time ON my_trades (account, instrument, time_ms)",
+    "CREATE TABLE IF NOT EXISTS feed_cursor (
+        name TEXT NOT NULL PRIMARY KEY, session BIGINT NOT NULL, seq BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS report_cursor (
+        account BIGINT NOT NULL PRIMARY KEY, next_seq BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS feed_gaps (
+        session BIGINT NOT NULL, from_seq BIGINT NOT NULL, to_seq BIGINT NOT NULL,
+        noted_ms BIGINT NOT NULL)",
+];
+
+/// Is `url` a SQLite URL?
+pub fn is_sqlite(url: &str) -> bool {
+    url.starts_with("sqlite:")
+}
+
+/// Opens (creating the file and the tables if needed) the store at `url`.
+pub async fn open(url: &str) -> Result<AnyPool, HistoryError> {
+    sqlx::any::install_default_drivers();
+    let sqlite = is_sqlite(url);
+    let mut url = url.to_owned();
+    if sqlite && !url.contains(":memory:") {
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            let path = path.split('?').next().unwrap_or(path);
+            if let Some(dir) = std::path::Path::new(path).parent() {
+                if !dir.as_os_str().is_empty() {
+                    let _ = std::fs::create_dir_all(dir);
+                }
+            }
+        }
+        if !url.contains('?') {
+            url.push_str("?mode=rwc");
+        }
+    }
+    let memory = url.contains(":memory:");
+    let pool = AnyPoolOptions::new()
+        .max_connections(if memory { 1 } else { 8 })
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                if sqlite {
+                    conn.execute("PRAGMA journal_mode=WAL").await?;
+                    conn.execute("PRAGMA synchronous=NORMAL").await?;
+                    conn.execute("PRAGMA busy_timeout=5000").await?;
+                }
+                Ok(())
+            })
+        })
+        .connect(&url)
+        .await?;
+    for stmt in SCHEMA {
+        pool.execute(*stmt).await?;
+    }
+    Ok(pool)
+}
+
+/// Column `i` of `row` as u64 (stored as BIGINT).
+pub(crate) fn u64_at(row: &AnyRow, i: usize) -> Result<u64, HistoryError> {
+    let v: i64 = row.try_get(i)?;
+    u64::try_from(v).map_err(|_| HistoryError::Corrupt(format!("negative id {v}")))
+}
+
+/// Column `i` as i64.
+pub(crate) fn i64_at(row: &AnyRow, i: usize) -> Result<i64, HistoryError> {
+    Ok(row.try_get(i)?)
+}
+
+/// Column `i` as text.
+pub(crate) fn str_at(row: &AnyRow, i: usize) -> Result<String, HistoryError> {
+    Ok(row.try_get(i)?)
+}
+
+/// Column `i`: an i128 stored as text.
+pub(crate) fn i128_at(row: &AnyRow, i: usize) -> Result<i128, HistoryError> {
+    let s: String = row.try_get(i)?;
+    s.parse()
+        .map_err(|_| HistoryError::Corrupt(format!("not an integer: {s:?}")))
+}

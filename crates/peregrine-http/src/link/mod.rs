@@ -1,0 +1,358 @@
+//! The exchange link: the one seam between the gateway and the exchange's native
+//! protocol.
+//!
+//! Everything above this module speaks [`Request`], [`Report`] and [`FeedEvent`],
+//! plain gateway types with no wire layout in them; only [`session`] (order entry),
+//! [`feed`] (the UDP feed) and [`recovery`] (snapshots and replay) know
+//! `peregrine-wire`. They speak protocol v2: one order-entry session per account,
+//! logged in with the account's key and resuming the account's report stream where
+//! the history store left it; the feed; and the recovery service.
+
+pub mod feed;
+pub mod recovery;
+pub mod session;
+
+use peregrine_types::{AccountId, InstrumentId, Side};
+
+/// What an order is, in exchange terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Limit order.
+    Limit,
+    /// Market order (the price is a protection price).
+    Market,
+    /// Post-only (rejected if it would take): Binance's `LIMIT_MAKER`.
+    PostOnly,
+}
+
+/// Time in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tif {
+    /// Good till cancelled.
+    Gtc,
+    /// Immediate or cancel.
+    Ioc,
+    /// Fill or kill.
+    Fok,
+}
+
+/// Self-trade prevention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stp {
+    /// Off.
+    None,
+    /// Cancel the incoming order (Binance `EXPIRE_TAKER`).
+    CancelNewest,
+    /// Cancel the resting order (`EXPIRE_MAKER`).
+    CancelOldest,
+    /// Cancel both (`EXPIRE_BOTH`).
+    CancelBoth,
+    /// Decrement both (`DECREMENT`).
+    Decrement,
+}
+
+/// A new order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewOrder {
+    /// The gateway's id for it on the exchange session.
+    pub coid: u64,
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// Side.
+    pub side: Side,
+    /// Kind.
+    pub kind: Kind,
+    /// Time in force.
+    pub tif: Tif,
+    /// Price units (limit, or protection price of a market order).
+    pub price: i64,
+    /// Quantity units.
+    pub qty: i64,
+    /// Self-trade prevention.
+    pub stp: Stp,
+}
+
+/// A request to the exchange for one account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// Enter an order.
+    New(NewOrder),
+    /// Cancel one order; `coid` is the request's own id.
+    Cancel {
+        /// Request id.
+        coid: u64,
+        /// Exchange order id.
+        order_id: u64,
+        /// Its instrument.
+        instrument: InstrumentId,
+    },
+    /// Ask for one asset's balance.
+    Balance {
+        /// Request id.
+        request_id: u64,
+        /// Asset id.
+        asset: u32,
+    },
+}
+
+impl Request {
+    /// The request's id on the session.
+    pub fn id(&self) -> u64 {
+        match self {
+            Request::New(n) => n.coid,
+            Request::Cancel { coid, .. } => *coid,
+            Request::Balance { request_id, .. } => *request_id,
+        }
+    }
+}
+
+/// Why the exchange cancelled (part of) an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelCause {
+    /// A cancel request.
+    Requested,
+    /// A mass cancel.
+    Mass,
+    /// IOC or market remainder.
+    Unfilled,
+    /// FOK that could not fill.
+    FokUnfillable,
+    /// Self-trade prevention.
+    SelfTrade,
+    /// GTD expiry.
+    Expired,
+    /// A code this gateway does not know.
+    Other(u16),
+}
+
+impl CancelCause {
+    /// From the exchange's cancel reason code.
+    pub fn from_code(code: u16) -> CancelCause {
+        use peregrine_book::CancelReason as R;
+        match code {
+            c if c == R::UserRequested as u16 => CancelCause::Requested,
+            c if c == R::MassCancel as u16 => CancelCause::Mass,
+            c if c == R::Unfilled as u16 => CancelCause::Unfilled,
+            c if c == R::FokUnfillable as u16 => CancelCause::FokUnfillable,
+            c if c == R::SelfTrade as u16 => CancelCause::SelfTrade,
+            c if c == R::Expired as u16 => CancelCause::Expired,
+            other => CancelCause::Other(other),
+        }
+    }
+}
+
+/// A report from the exchange about one account's order or balance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// An order was accepted.
+    Accepted {
+        /// Exchange order id.
+        order_id: u64,
+        /// Session id of the order.
+        coid: u64,
+        /// Instrument.
+        instrument: InstrumentId,
+        /// Side.
+        side: Side,
+        /// Kind.
+        kind: Kind,
+        /// Time in force.
+        tif: Tif,
+        /// Self-trade prevention.
+        stp: Stp,
+        /// Price as accepted.
+        price: i64,
+        /// Quantity as accepted.
+        qty: i64,
+        /// Engine time, ns.
+        time_ns: u64,
+    },
+    /// An order was refused.
+    Rejected {
+        /// Session id of the order.
+        coid: u64,
+        /// Exchange reject reason.
+        reason: u16,
+        /// Engine time, ns.
+        time_ns: u64,
+    },
+    /// An order traded.
+    Fill {
+        /// Exchange order id.
+        order_id: u64,
+        /// Session id of the order.
+        coid: u64,
+        /// Trade id (shared with the public trade).
+        trade_id: u64,
+        /// Trade price.
+        price: i64,
+        /// Traded quantity.
+        qty: i64,
+        /// Quantity still open.
+        leaves: i64,
+        /// Instrument.
+        instrument: InstrumentId,
+        /// The order's side.
+        side: Side,
+        /// The order was resting.
+        maker: bool,
+        /// Engine time, ns.
+        time_ns: u64,
+    },
+    /// (The rest of) an order left the book.
+    Cancelled {
+        /// Exchange order id.
+        order_id: u64,
+        /// Session id of the order.
+        coid: u64,
+        /// The cancel request that caused it (0: the exchange on its own).
+        request_id: u64,
+        /// Quantity removed.
+        qty: i64,
+        /// Instrument.
+        instrument: InstrumentId,
+        /// Why.
+        cause: CancelCause,
+        /// Engine time, ns.
+        time_ns: u64,
+    },
+    /// A cancel request was refused.
+    CancelRejected {
+        /// The request's id.
+        request_id: u64,
+        /// The order it named.
+        order_id: u64,
+        /// Exchange reason.
+        reason: u16,
+    },
+    /// An order's price or quantity changed (a replace).
+    Replaced {
+        /// Exchange order id.
+        order_id: u64,
+        /// New session id of the order.
+        coid: u64,
+        /// New price.
+        price: i64,
+        /// New open quantity.
+        qty: i64,
+        /// Engine time, ns.
+        time_ns: u64,
+    },
+    /// One asset's balance.
+    Balance {
+        /// The request's id.
+        request_id: u64,
+        /// Asset.
+        asset: u32,
+        /// Free.
+        available: i64,
+        /// Held by open orders.
+        reserved: i64,
+        /// Engine time, ns.
+        time_ns: u64,
+    },
+    /// A balance request was refused.
+    BalanceRejected {
+        /// The request's id.
+        request_id: u64,
+        /// Exchange reason.
+        reason: u16,
+    },
+    /// An open order the exchange listed (the answer to the open-orders query sent
+    /// when there is no report stream position to resume from, or the snapshot that
+    /// replaces a replay the exchange no longer holds).
+    Open(OpenOrder),
+}
+
+/// An order resting on the exchange, as the exchange lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOrder {
+    /// Exchange order id.
+    pub order_id: u64,
+    /// Session id of the order.
+    pub coid: u64,
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// Side.
+    pub side: Side,
+    /// Kind.
+    pub kind: Kind,
+    /// Time in force.
+    pub tif: Tif,
+    /// Price units.
+    pub price: i64,
+    /// Quantity still open.
+    pub open_qty: i64,
+    /// Engine time of the answer, ns.
+    pub time_ns: u64,
+}
+
+/// Where an order-entry session delivers what it learns. Called from the session's
+/// task; implementations must not block for long.
+pub trait ReportSink: Send + Sync + 'static {
+    /// Reports read from the exchange for `account`, in order; `next_report_seq` is
+    /// the account's report stream position once they are applied (what a later
+    /// session resumes from, so it is persisted with the changes they make).
+    fn deliver(&self, account: AccountId, reports: &[Report], next_report_seq: u64);
+    /// The end of one read from the socket: every report the exchange wrote for the
+    /// commands answered so far has arrived (see [`session`] for why).
+    fn end_of_read(&self, account: AccountId);
+    /// The session is up (`true`) or down (`false`). Down: every request sent and
+    /// unanswered has an unknown outcome.
+    fn connected(&self, account: AccountId, up: bool);
+    /// A request could not be sent (no session): it never reached the exchange.
+    fn not_sent(&self, account: AccountId, request_id: u64);
+}
+
+/// One market-data event, with its feed position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FeedEvent {
+    /// A trade.
+    Trade {
+        /// Instrument.
+        instrument: InstrumentId,
+        /// Trade id.
+        trade_id: u64,
+        /// Price units.
+        price: i64,
+        /// Quantity units.
+        qty: i64,
+        /// Side of the incoming order.
+        aggressor: Side,
+        /// Engine time, ns.
+        time_ns: u64,
+    },
+    /// A price level's new total (0 removes it).
+    Level {
+        /// Instrument.
+        instrument: InstrumentId,
+        /// Book side.
+        side: Side,
+        /// Price units.
+        price: i64,
+        /// Quantity units.
+        qty: i64,
+        /// Engine time, ns.
+        time_ns: u64,
+    },
+    /// A whole book (after start, a gap that replay could not heal, or an exchange
+    /// restart): replaces what was known.
+    Book {
+        /// Instrument.
+        instrument: InstrumentId,
+        /// Bids, best first: (price, qty).
+        bids: Vec<(i64, i64)>,
+        /// Asks, best first.
+        asks: Vec<(i64, i64)>,
+    },
+}
+
+/// A feed event's place in the feed: session and sequence number (0 for books from
+/// snapshots, which sit between sequence numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FeedPos {
+    /// Feed session id.
+    pub session: u64,
+    /// Sequence number.
+    pub seq: u64,
+}

@@ -1,0 +1,48 @@
+//! The OpenAPI document, generated from the handlers' annotations and the response
+//! types' schemas (utoipa), served at `/openapi.json`.
+
+use utoipa::OpenApi;
+
+use super::error::ErrorBody;
+use super::views::*;
+use super::{account, market, stream, trade};
+
+/// The document.
+#[derive(Debug, OpenApi)]
+#[openapi(
+    info(
+        title = "Peregrine HTTP gateway",
+        description = "A Binance-spot-style REST API over the Peregrine exchange. Signed endpoints take \
+                       `timestamp`, optional `recvWindow` and `signature` (hex HMAC-SHA256 of the query \
+                       string followed by the form body) and the `X-MBX-APIKEY` header. See docs/http.md."
+    ),
+    paths(
+        market::ping, market::time, market::exchange_info, market::depth, market::trades,
+        market::historical_trades, market::agg_trades, market::klines, market::ui_klines,
+        market::avg_price, market::ticker_24hr, market::ticker_price, market::book_ticker,
+        trade::new_order, trade::test_order, trade::cancel_order, trade::get_order,
+        trade::open_orders, trade::cancel_open_orders,
+        account::account, account::all_orders, account::my_trades,
+        stream::open, stream::keepalive, stream::close,
+    ),
+    components(schemas(
+        ErrorBody, Empty, ServerTime, ExchangeInfo, SymbolInfo, Filter, RateLimit, Depth, Trade, AggTrade,
+        AvgPrice, PriceTicker, BookTicker, Ticker24, NewOrderResponse, OrderResult, OrderFill, OrderView,
+        CancelResponse, AccountInfo, Balance, CommissionRates, MyTradeView, ListenKey, Ticker24Answer,
+        PriceTickerAnswer, BookTickerAnswer,
+    )),
+    tags(
+        (name = "market", description = "Public market data"),
+        (name = "trade", description = "Orders (SIGNED)"),
+        (name = "account", description = "Account and history (SIGNED)"),
+        (name = "stream", description = "User-data stream listen keys (API key)"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document as JSON text.
+pub fn json() -> String {
+    ApiDoc::openapi()
+        .to_pretty_json()
+        .unwrap_or_else(|_| "{}".into())
+}

@@ -1,0 +1,475 @@
+//! Trading endpoints (`SIGNED`): new order (and its test), cancel, query, open
+//! orders.
+//!
+//! A new order is checked here against the symbol's filters (tick, lot, band,
+//! quantity limits) before anything reaches the exchange: a request the exchange
+//! would refuse never costs it work.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::HeaderValue;
+use axum::response::Response;
+
+use super::error::{ApiError, ApiResult, ErrorBody};
+use super::limits::OrderCounts;
+use super::market::symbol;
+use super::params::Params;
+use super::views::*;
+use super::{reply, Req};
+use crate::account::order::{parse_side, parse_stp, parse_tif, Order, OrderType};
+use crate::account::state::{Draft, Failure, RespType};
+use crate::account::Refusal;
+use crate::app::App;
+use crate::link::{NewOrder, Stp, Tif};
+use crate::market::feed::now_ms;
+use crate::market::symbols::{AmountError, Symbol};
+
+/// `newClientOrderId` and friends: `^[\.A-Z\:/a-z0-9_-]{1,36}$`.
+pub fn valid_client_id(s: &str) -> bool {
+    (1..=36).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".:/_-".contains(&b))
+}
+
+fn client_id(p: &mut Params, name: &str) -> ApiResult<Option<String>> {
+    match p.opt(name) {
+        None => Ok(None),
+        Some(v) if valid_client_id(&v) => Ok(Some(v)),
+        Some(_) => Err(ApiError::bad(
+            -1100,
+            format!("Illegal characters found in parameter '{name}'; legal range is '^[\\.A-Z\\:/a-z0-9_-]{{1,36}}$'."),
+        )),
+    }
+}
+
+fn amount(r: Result<i64, AmountError>, name: &str) -> ApiResult<i64> {
+    r.map_err(|e| match e {
+        AmountError::TooPrecise => ApiError::bad_precision(name),
+        AmountError::Malformed => ApiError::illegal_chars(name),
+        AmountError::OutOfRange => ApiError::invalid_value(name),
+    })
+}
+
+/// The exchange's answer mapped to the API's.
+pub fn refusal(r: Refusal) -> ApiError {
+    match r {
+        Refusal::Down | Refusal::Failed(Failure::NotSent) => ApiError::disconnected(),
+        Refusal::Busy => ApiError::bad(
+            -1008,
+            "Server is currently overloaded with other requests. Please try again in a few minutes.",
+        )
+        .with_status(axum::http::StatusCode::SERVICE_UNAVAILABLE),
+        Refusal::Timeout | Refusal::Failed(Failure::Unknown) => ApiError::timeout(),
+        Refusal::Failed(Failure::Refused(code)) => reject(code),
+    }
+}
+
+/// An exchange reject reason as the API's error.
+pub fn reject(code: u16) -> ApiError {
+    use peregrine_book::RejectReason as R;
+    match R::from_code(code) {
+        Some(R::PriceOffTick | R::PriceOutOfBand | R::InvalidPrice) => {
+            ApiError::filter("PRICE_FILTER")
+        }
+        Some(R::QtyOffLot | R::QtyBelowMin | R::QtyAboveMax | R::InvalidQty) => {
+            ApiError::filter("LOT_SIZE")
+        }
+        Some(R::UnknownInstrument) => ApiError::bad_symbol(),
+        Some(R::InstrumentHalted) => ApiError::order_rejected("Market is closed."),
+        Some(R::PostOnlyWouldTake) => {
+            ApiError::order_rejected("Order would immediately match and take.")
+        }
+        Some(R::InvalidTif) => ApiError::bad_tif(),
+        Some(R::InsufficientBalance) => {
+            ApiError::order_rejected("Account has insufficient balance for requested action.")
+        }
+        Some(R::UnknownOrder | R::NotOwner) => ApiError::unknown_order_cancel(),
+        Some(r) => {
+            ApiError::order_rejected(format!("Order rejected by the exchange: {}.", r.as_str()))
+        }
+        None => {
+            ApiError::order_rejected(format!("Order rejected by the exchange (reason {code})."))
+        }
+    }
+}
+
+/// A validated new order.
+struct Checked {
+    idx: usize,
+    draft: Draft,
+    resp: RespType,
+}
+
+fn check_new(app: &App, account: peregrine_types::AccountId, p: &mut Params) -> ApiResult<Checked> {
+    let (idx, sym) = symbol(app, p)?;
+    let side = parse_side(&p.req("side")?).ok_or_else(ApiError::bad_side)?;
+    let kind = OrderType::parse(&p.req("type")?).ok_or_else(ApiError::bad_order_type)?;
+    let tif = match (kind, p.opt("timeInForce")) {
+        (OrderType::Limit, None) => return Err(ApiError::mandatory("timeInForce")),
+        (OrderType::Limit, Some(t)) => parse_tif(&t).ok_or_else(ApiError::bad_tif)?,
+        (OrderType::Market, None) => Tif::Ioc,
+        (OrderType::LimitMaker, None) => Tif::Gtc,
+        (_, Some(_)) => return Err(ApiError::not_required("timeInForce")),
+    };
+    if p.opt("quoteOrderQty").is_some() {
+        return Err(ApiError::bad_combo(
+            "quoteOrderQty is not supported by this venue; send quantity.",
+        ));
+    }
+    let qty = amount(sym.parse_qty(&p.req("quantity")?), "quantity")?;
+    let price = match (kind, p.opt("price")) {
+        (OrderType::Market, None) => None,
+        (OrderType::Market, Some(_)) => return Err(ApiError::not_required("price")),
+        (_, None) => return Err(ApiError::mandatory("price")),
+        (_, Some(t)) => Some(amount(sym.parse_price(&t), "price")?),
+    };
+    let client_order_id = client_id(p, "newClientOrderId")?;
+    let resp = match p.opt("newOrderRespType").as_deref() {
+        None if kind == OrderType::LimitMaker => RespType::Ack,
+        None | Some("FULL") => RespType::Full,
+        Some("RESULT") => RespType::Result,
+        Some("ACK") => RespType::Ack,
+        Some(_) => return Err(ApiError::invalid_value("newOrderRespType")),
+    };
+    let stp = match p.opt("selfTradePreventionMode") {
+        None => Stp::None,
+        Some(s) => {
+            parse_stp(&s).ok_or_else(|| ApiError::invalid_value("selfTradePreventionMode"))?
+        }
+    };
+    check_filters(sym, price, qty)?;
+    let wire_price = price.unwrap_or_else(|| protection_price(sym, side));
+    let mut st = app.accounts.lock(account);
+    let client_order_id = match client_order_id {
+        Some(c) => {
+            if st.client_id_in_use(idx, &c) {
+                return Err(ApiError::order_rejected("Duplicate order sent."));
+            }
+            c
+        }
+        None => format!("web_{:x}", st.next_id()),
+    };
+    drop(st);
+    Ok(Checked {
+        idx,
+        draft: Draft {
+            symbol: idx,
+            client_order_id,
+            kind,
+            wire: NewOrder {
+                coid: 0,
+                instrument: sym.id(),
+                side,
+                kind: kind.kind(),
+                tif,
+                price: wire_price,
+                qty,
+                stp,
+            },
+            shown_price: price.unwrap_or(0),
+        },
+        resp,
+    })
+}
+
+/// The symbol's filters: PRICE_FILTER (tick, band) and LOT_SIZE (step, min, max).
+pub fn check_filters(sym: &Symbol, price: Option<i64>, qty: i64) -> ApiResult<()> {
+    let s = &sym.spec;
+    if let Some(p) = price {
+        if p % s.tick_size != 0 || p < s.band_low() || p > s.band_high() {
+            return Err(ApiError::filter("PRICE_FILTER"));
+        }
+    }
+    if qty % s.lot_size != 0 || qty < s.min_qty || qty > s.max_qty {
+        return Err(ApiError::filter("LOT_SIZE"));
+    }
+    Ok(())
+}
+
+/// The protection price of a market order: the far edge of the band, on the tick.
+pub fn protection_price(sym: &Symbol, side: peregrine_types::Side) -> i64 {
+    let s = &sym.spec;
+    let t = s.tick_size;
+    match side {
+        peregrine_types::Side::Buy => s.band_high().div_euclid(t) * t,
+        peregrine_types::Side::Sell => {
+            let low = s.band_low();
+            low.div_euclid(t) * t + if low % t == 0 { 0 } else { t }
+        }
+    }
+}
+
+fn with_counts(mut r: Response, c: Option<OrderCounts>) -> Response {
+    if let Some(c) = c {
+        for (name, v) in [
+            ("x-mbx-order-count-10s", c.ten_s),
+            ("x-mbx-order-count-1d", c.day),
+        ] {
+            if let Ok(h) = HeaderValue::from_str(&v.to_string()) {
+                r.headers_mut().insert(name, h);
+            }
+        }
+    }
+    r
+}
+
+fn new_order_response(sym: &Symbol, o: &Order, resp: RespType) -> NewOrderResponse {
+    NewOrderResponse {
+        symbol: sym.spec.symbol.clone(),
+        order_id: o.order_id,
+        order_list_id: -1,
+        client_order_id: o.client_order_id.clone(),
+        transact_time: o.time_ms,
+        result: (resp != RespType::Ack).then(|| order_result(sym, o)),
+        fills: (resp == RespType::Full).then(|| {
+            o.entry_fills
+                .iter()
+                .map(|f| OrderFill {
+                    price: sym.price(f.price),
+                    qty: sym.qty(f.qty),
+                    commission: sym.qty(0),
+                    commission_asset: sym.base.clone(),
+                    trade_id: f.trade_id,
+                })
+                .collect()
+        }),
+    }
+}
+
+/// New order.
+#[utoipa::path(post, path = "/api/v3/order", tag = "trade",
+    params(("X-MBX-APIKEY" = String, Header, description = "API key"),
+           ("symbol" = String, Query, description = "Symbol"),
+           ("side" = String, Query, description = "BUY or SELL"),
+           ("type" = String, Query, description = "LIMIT, MARKET or LIMIT_MAKER"),
+           ("timeInForce" = Option<String>, Query, description = "GTC, IOC or FOK (LIMIT only)"),
+           ("quantity" = String, Query, description = "Quantity"),
+           ("price" = Option<String>, Query, description = "Price (not for MARKET)"),
+           ("newClientOrderId" = Option<String>, Query, description = "Client order id"),
+           ("newOrderRespType" = Option<String>, Query, description = "ACK, RESULT or FULL"),
+           ("selfTradePreventionMode" = Option<String>, Query, description = "NONE, EXPIRE_TAKER, EXPIRE_MAKER, EXPIRE_BOTH, DECREMENT"),
+           ("recvWindow" = Option<u64>, Query, description = "ms, at most 60000"),
+           ("timestamp" = u64, Query, description = "ms"),
+           ("signature" = String, Query, description = "HMAC-SHA256")),
+    responses((status = 200, body = NewOrderResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 413, body = ErrorBody), (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn new_order(State(app): State<Arc<App>>, req: Req) -> Response {
+    let mut counts = None;
+    let r: ApiResult<NewOrderResponse> = async {
+        let (key, mut p) = app.authenticate(&req)?;
+        let c = check_new(&app, key.account, &mut p)?;
+        p.finish()?;
+        counts = Some(app.limits.charge_order(key.account.0, now_ms())?);
+        let sym = &app.market.symbols.all()[c.idx];
+        let order = app
+            .accounts
+            .place(key.account, c.draft, c.resp)
+            .await
+            .map_err(refusal)?;
+        Ok(new_order_response(sym, &order, c.resp))
+    }
+    .await;
+    with_counts(reply(r), counts)
+}
+
+/// Test a new order: every check, nothing sent.
+#[utoipa::path(post, path = "/api/v3/order/test", tag = "trade",
+    params(("X-MBX-APIKEY" = String, Header, description = "API key"),
+           ("symbol" = String, Query, description = "Symbol"),
+           ("side" = String, Query, description = "BUY or SELL"),
+           ("type" = String, Query, description = "LIMIT, MARKET or LIMIT_MAKER"),
+           ("quantity" = String, Query, description = "Quantity"),
+           ("timestamp" = u64, Query, description = "ms"),
+           ("signature" = String, Query, description = "HMAC-SHA256")),
+    responses((status = 200, body = Empty), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 413, body = ErrorBody), (status = 429, body = ErrorBody)))]
+pub async fn test_order(State(app): State<Arc<App>>, req: Req) -> Response {
+    reply((|| {
+        let (key, mut p) = app.authenticate(&req)?;
+        p.ignore("computeCommissionRates");
+        check_new(&app, key.account, &mut p)?;
+        p.finish()?;
+        Ok(Empty {})
+    })())
+}
+
+/// The order named by `orderId` or `origClientOrderId`, from live state or history.
+async fn find(
+    app: &App,
+    account: peregrine_types::AccountId,
+    idx: usize,
+    p: &mut Params,
+) -> ApiResult<Option<Order>> {
+    let order_id = p.opt_u64("orderId")?;
+    let orig = client_id(p, "origClientOrderId")?;
+    if order_id.is_none() && orig.is_none() {
+        return Err(ApiError::mandatory("orderId"));
+    }
+    let live = {
+        let st = app.accounts.lock(account);
+        match (order_id, &orig) {
+            (Some(id), _) => st.order(id).filter(|o| o.symbol == idx).cloned(),
+            (None, Some(c)) => st.order_by_client_id(idx, c).cloned(),
+            (None, None) => None,
+        }
+    };
+    let live = live.filter(|o| orig.as_ref().is_none_or(|c| *c == o.client_order_id));
+    if live.is_some() {
+        return Ok(live);
+    }
+    let instrument = app.market.symbols.all()[idx].id().0;
+    let symbols = &app.market.symbols;
+    let symbol_of = |id: u32| symbols.index_of(peregrine_types::InstrumentId(id));
+    crate::history::read::find_order(
+        &app.pool,
+        account.0,
+        instrument,
+        order_id,
+        orig.as_deref(),
+        &symbol_of,
+    )
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// Cancel an order.
+#[utoipa::path(delete, path = "/api/v3/order", tag = "trade",
+    params(("X-MBX-APIKEY" = String, Header, description = "API key"),
+           ("symbol" = String, Query, description = "Symbol"),
+           ("orderId" = Option<u64>, Query, description = "Order id"),
+           ("origClientOrderId" = Option<String>, Query, description = "Client order id"),
+           ("newClientOrderId" = Option<String>, Query, description = "Id of this cancel"),
+           ("timestamp" = u64, Query, description = "ms"),
+           ("signature" = String, Query, description = "HMAC-SHA256")),
+    responses((status = 200, body = CancelResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 413, body = ErrorBody), (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn cancel_order(State(app): State<Arc<App>>, req: Req) -> Response {
+    let r: ApiResult<CancelResponse> = async {
+        let (key, mut p) = app.authenticate(&req)?;
+        let (idx, sym) = symbol(&app, &mut p)?;
+        let new_id = client_id(&mut p, "newClientOrderId")?;
+        p.ignore("cancelRestrictions");
+        let found = find(&app, key.account, idx, &mut p).await?;
+        p.finish()?;
+        let order = found
+            .filter(|o| o.status.is_open())
+            .ok_or_else(ApiError::unknown_order_cancel)?;
+        cancel_one(&app, key.account, sym, &order, new_id).await
+    }
+    .await;
+    reply(r)
+}
+
+async fn cancel_one(
+    app: &App,
+    account: peregrine_types::AccountId,
+    sym: &Symbol,
+    order: &Order,
+    new_id: Option<String>,
+) -> ApiResult<CancelResponse> {
+    let cancel_id = new_id.unwrap_or_else(|| format!("cancel_{:x}", order.order_id));
+    let after = app
+        .accounts
+        .cancel(account, order, cancel_id.clone())
+        .await
+        .map_err(|r| match r {
+            Refusal::Failed(Failure::Refused(_)) => ApiError::unknown_order_cancel(),
+            other => refusal(other),
+        })?;
+    Ok(CancelResponse {
+        symbol: sym.spec.symbol.clone(),
+        orig_client_order_id: after.client_order_id.clone(),
+        order_id: after.order_id,
+        order_list_id: -1,
+        client_order_id: cancel_id,
+        transact_time: after.update_ms,
+        result: order_result(sym, &after),
+    })
+}
+
+/// Query an order.
+#[utoipa::path(get, path = "/api/v3/order", tag = "trade",
+    params(("X-MBX-APIKEY" = String, Header, description = "API key"),
+           ("symbol" = String, Query, description = "Symbol"),
+           ("orderId" = Option<u64>, Query, description = "Order id"),
+           ("origClientOrderId" = Option<String>, Query, description = "Client order id"),
+           ("timestamp" = u64, Query, description = "ms"),
+           ("signature" = String, Query, description = "HMAC-SHA256")),
+    responses((status = 200, body = OrderView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 413, body = ErrorBody), (status = 429, body = ErrorBody)))]
+pub async fn get_order(State(app): State<Arc<App>>, req: Req) -> Response {
+    let r: ApiResult<OrderView> = async {
+        let (key, mut p) = app.authenticate(&req)?;
+        let (idx, sym) = symbol(&app, &mut p)?;
+        app.accounts.sync(key.account).await;
+        let found = find(&app, key.account, idx, &mut p).await?;
+        p.finish()?;
+        let o = found.ok_or_else(ApiError::no_such_order)?;
+        Ok(order_view(sym, &o))
+    }
+    .await;
+    reply(r)
+}
+
+/// Open orders (one symbol, or all).
+#[utoipa::path(get, path = "/api/v3/openOrders", tag = "trade",
+    params(("X-MBX-APIKEY" = String, Header, description = "API key"),
+           ("symbol" = Option<String>, Query, description = "Symbol (default: all)"),
+           ("timestamp" = u64, Query, description = "ms"),
+           ("signature" = String, Query, description = "HMAC-SHA256")),
+    responses((status = 200, body = Vec<OrderView>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 413, body = ErrorBody), (status = 429, body = ErrorBody)))]
+pub async fn open_orders(State(app): State<Arc<App>>, req: Req) -> Response {
+    let r: ApiResult<Vec<OrderView>> = async {
+        let (key, mut p) = app.authenticate(&req)?;
+        let idx = match p.opt("symbol") {
+            Some(name) => Some(app.market.find(&name).ok_or_else(ApiError::bad_symbol)?.0),
+            None => None,
+        };
+        p.finish()?;
+        app.accounts.sync(key.account).await;
+        let orders = app.accounts.lock(key.account).open_orders(idx);
+        Ok(orders
+            .iter()
+            .map(|o| order_view(&app.market.symbols.all()[o.symbol], o))
+            .collect())
+    }
+    .await;
+    reply(r)
+}
+
+/// Cancel every open order of a symbol.
+#[utoipa::path(delete, path = "/api/v3/openOrders", tag = "trade",
+    params(("X-MBX-APIKEY" = String, Header, description = "API key"),
+           ("symbol" = String, Query, description = "Symbol"),
+           ("timestamp" = u64, Query, description = "ms"),
+           ("signature" = String, Query, description = "HMAC-SHA256")),
+    responses((status = 200, body = Vec<CancelResponse>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 413, body = ErrorBody), (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn cancel_open_orders(State(app): State<Arc<App>>, req: Req) -> Response {
+    let r: ApiResult<Vec<CancelResponse>> = async {
+        let (key, mut p) = app.authenticate(&req)?;
+        let (idx, sym) = symbol(&app, &mut p)?;
+        p.finish()?;
+        let open = app.accounts.lock(key.account).open_orders(Some(idx));
+        // One cancel per order, all in flight at once: each gets exactly one answer.
+        let answers = futures_util::future::join_all(
+            open.iter()
+                .map(|o| cancel_one(&app, key.account, sym, o, None)),
+        )
+        .await;
+        let mut out = Vec::new();
+        for a in answers {
+            match a {
+                Ok(c) => out.push(c),
+                // Filled or cancelled meanwhile: not in the list.
+                Err(e) if e.code == -2011 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+    .await;
+    reply(r)
+}

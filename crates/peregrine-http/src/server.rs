@@ -1,0 +1,210 @@
+//! The HTTP server: the routes, and an accept loop with transport limits.
+//!
+//! The loop (hyper's HTTP/1.1 connection driver under axum's router, as
+//! `axum::serve` does, plus limits it lacks): at most `max_connections` open
+//! connections and `max_connections_per_ip` per address (more are closed at
+//! accept); a client must send each request head within `header_timeout_ms` (a
+//! slow or idle client is dropped, and holds one connection slot meanwhile); bodies
+//! are capped at `max_body_bytes` and must arrive within the same time.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{middleware, Router};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tower::ServiceExt;
+
+use crate::app::App;
+use crate::rest::error::ApiError;
+use crate::rest::{self, account, market, ops, stream, trade, ClientAddr};
+use crate::ws::{api, conn};
+
+/// Every route.
+pub fn router(app: Arc<App>) -> Router {
+    let api = Router::new()
+        .route("/api/v3/ping", get(market::ping))
+        .route("/api/v3/time", get(market::time))
+        .route("/api/v3/exchangeInfo", get(market::exchange_info))
+        .route("/api/v3/depth", get(market::depth))
+        .route("/api/v3/trades", get(market::trades))
+        .route("/api/v3/historicalTrades", get(market::historical_trades))
+        .route("/api/v3/aggTrades", get(market::agg_trades))
+        .route("/api/v3/klines", get(market::klines))
+        .route("/api/v3/uiKlines", get(market::ui_klines))
+        .route("/api/v3/avgPrice", get(market::avg_price))
+        .route("/api/v3/ticker/24hr", get(market::ticker_24hr))
+        .route("/api/v3/ticker/price", get(market::ticker_price))
+        .route("/api/v3/ticker/bookTicker", get(market::book_ticker))
+        .route(
+            "/api/v3/order",
+            post(trade::new_order)
+                .delete(trade::cancel_order)
+                .get(trade::get_order),
+        )
+        .route("/api/v3/order/test", post(trade::test_order))
+        .route(
+            "/api/v3/openOrders",
+            get(trade::open_orders).delete(trade::cancel_open_orders),
+        )
+        .route("/api/v3/allOrders", get(account::all_orders))
+        .route("/api/v3/account", get(account::account))
+        .route("/api/v3/myTrades", get(account::my_trades))
+        .route(
+            "/api/v3/userDataStream",
+            post(stream::open)
+                .put(stream::keepalive)
+                .delete(stream::close),
+        )
+        .route("/api/v3/{*rest}", axum::routing::any(rest::not_found))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&app),
+            rest::charge_weight,
+        ));
+    Router::new()
+        .merge(api)
+        .route("/ws", get(conn::ws_root))
+        .route("/ws/{*path}", get(conn::ws_path))
+        .route("/stream", get(conn::combined))
+        .route("/ws-api/v3", get(api::ws_api))
+        .route("/openapi.json", get(openapi))
+        .route("/peregrine/status", get(crate::status::status))
+        .route("/ops/api/summary", get(ops::summary))
+        .route("/ops/api/limits", get(ops::limits).post(ops::set_limits))
+        .route("/ops/api/kill", post(ops::kill))
+        .merge(crate::ui::routes())
+        .fallback(rest::not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(app)
+}
+
+async fn method_not_allowed() -> Response {
+    ApiError::bad(-1000, "Method not allowed on this path.")
+        .with_status(StatusCode::METHOD_NOT_ALLOWED)
+        .into_response()
+}
+
+async fn openapi() -> Response {
+    let mut r = Response::new(Body::from(rest::openapi::json()));
+    r.headers_mut().insert(
+        "content-type",
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// Open connections per client address.
+#[derive(Debug, Default)]
+pub struct PerIp(Mutex<HashMap<IpAddr, usize>>);
+
+/// One connection's slot (global and per address), held by the connection task
+/// and, for a WebSocket, by the upgraded connection's task: released when both end.
+#[derive(Debug)]
+pub struct ConnGuard {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    ip: IpAddr,
+    per_ip: Arc<PerIp>,
+}
+
+impl Drop for ConnGuard {
+    fn drop(&mut self) {
+        self.per_ip.leave(self.ip);
+    }
+}
+
+impl PerIp {
+    fn enter(&self, ip: IpAddr, max: usize) -> bool {
+        let mut m = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = m.entry(ip).or_insert(0);
+        if *n >= max {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    fn leave(&self, ip: IpAddr) {
+        let mut m = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = m.get_mut(&ip) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&ip);
+            }
+        }
+    }
+}
+
+/// Serves `listener` until the app's stop flag is set.
+pub async fn serve(app: Arc<App>, listener: TcpListener) {
+    let router = router(Arc::clone(&app));
+    let limits = app.config.limits.clone();
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let per_ip = Arc::new(PerIp::default());
+    let header_timeout = Duration::from_millis(limits.header_timeout_ms);
+    loop {
+        // Relaxed: a stop flag.
+        if app.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+        let (stream, addr) = match accepted {
+            Ok(Ok(x)) => x,
+            Ok(Err(_)) => {
+                // Out of descriptors and the like: back off instead of spinning.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
+            continue; // over max_connections: closed at once
+        };
+        if !per_ip.enter(addr.ip(), limits.max_connections_per_ip) {
+            continue;
+        }
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let guard = Arc::new(ConnGuard {
+            _permit: permit,
+            ip: addr.ip(),
+            per_ip: Arc::clone(&per_ip),
+        });
+        tokio::spawn(async move {
+            let held = Arc::clone(&guard);
+            let svc = hyper::service::service_fn(
+                move |mut req: hyper::Request<hyper::body::Incoming>| {
+                    req.extensions_mut().insert(ClientAddr(addr));
+                    req.extensions_mut().insert(Arc::clone(&guard));
+                    router.clone().oneshot(req.map(Body::new))
+                },
+            );
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .keep_alive(true);
+            let _ = http
+                .serve_connection(TokioIo::new(stream), svc)
+                .with_upgrades()
+                .await;
+            drop(held);
+        });
+    }
+}
+
+/// Binds `addr`.
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr).await
+}
