@@ -48,6 +48,7 @@
 
 mod config;
 mod inbound;
+pub mod md;
 mod orders;
 #[cfg(test)]
 mod tests;
