@@ -158,7 +158,11 @@ impl Seen {
 fn poll_until(sub: &mut Subscriber, seen: &mut Seen, done: impl Fn(&Subscriber, &Seen) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !done(sub, seen) {
-        assert!(Instant::now() < deadline, "condition never met: {:?}", seen.log);
+        assert!(
+            Instant::now() < deadline,
+            "condition never met: {:?}",
+            seen.log
+        );
         if sub.poll(&mut |e| seen.on(e)).unwrap() == 0 {
             sub.wait(Duration::from_millis(5));
         }
@@ -190,9 +194,7 @@ fn a_gap_is_replayed_without_blocking_and_held_packets_follow_in_order() {
             let Recovery::ReplayRequest(r) = request(&mut s, &mut rx) else {
                 panic!("expected a replay request");
             };
-            asked_tx
-                .send((r.session_id, r.first_seq, r.count))
-                .unwrap();
+            asked_tx.send((r.session_id, r.first_seq, r.count)).unwrap();
             release_rx.recv().unwrap(); // withhold the answer until told
             let mut out = Vec::new();
             encode(
@@ -268,14 +270,17 @@ fn snapshots_per_instrument_skip_what_each_already_holds() {
         let recovery = listener.local_addr().unwrap();
         let server = std::thread::spawn(move || {
             // Instrument 1 as of 3, instrument 2 as of 5: one connection each.
-            for (instrument, as_of, lvl) in [(1, 3, (Side::Buy, 100, 1)), (2, 5, (Side::Sell, 200, 2))] {
+            for (instrument, as_of, lvl) in
+                [(1, 3, (Side::Buy, 100, 1)), (2, 5, (Side::Sell, 200, 2))]
+            {
                 let (mut s, _) = listener.accept().unwrap();
                 let mut rx = RecvBuffer::<4096>::new();
                 let Recovery::SnapshotRequest(r) = request(&mut s, &mut rx) else {
                     panic!("expected a snapshot request");
                 };
                 assert_eq!(r.instrument, InstrumentId(instrument));
-                s.write_all(&snapshot_answer(instrument, as_of, &[lvl])).unwrap();
+                s.write_all(&snapshot_answer(instrument, as_of, &[lvl]))
+                    .unwrap();
             }
         });
         let (mut sub, feed) = subscriber(Some(recovery), &[1, 2]);
@@ -288,9 +293,9 @@ fn snapshots_per_instrument_skip_what_each_already_holds() {
             feed,
             3,
             &[
-                level(1, Side::Buy, 100, 9), // 3: already in instrument 1's snapshot
+                level(1, Side::Buy, 100, 9),  // 3: already in instrument 1's snapshot
                 level(2, Side::Sell, 200, 9), // 4: already in instrument 2's
-                level(1, Side::Buy, 99, 1),  // 5: new for 1
+                level(1, Side::Buy, 99, 1),   // 5: new for 1
                 level(2, Side::Sell, 201, 1), // 6: new for 2
                 level(3, Side::Sell, 300, 1), // 7: not subscribed
             ],
@@ -302,7 +307,12 @@ fn snapshots_per_instrument_skip_what_each_already_holds() {
         server.join().unwrap();
         assert_eq!(
             seen.log,
-            ["snapshot 1 as of 3", "snapshot 2 as of 5", "level 5", "level 6"]
+            [
+                "snapshot 1 as of 3",
+                "snapshot 2 as of 5",
+                "level 5",
+                "level 6"
+            ]
         );
         let b1 = sub.book(InstrumentId(1)).unwrap();
         assert_eq!(b1.levels(Side::Buy), [(100, 1), (99, 1)]);
@@ -346,7 +356,13 @@ fn a_range_no_longer_retained_falls_back_to_a_snapshot() {
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut seen = Seen::default();
         send(&tx, feed, 1, &[level(1, Side::Buy, 98, 1)], 1);
-        send(&tx, feed, 9, &[level(1, Side::Buy, 97, 1), level(1, Side::Buy, 96, 1)], 2);
+        send(
+            &tx,
+            feed,
+            9,
+            &[level(1, Side::Buy, 97, 1), level(1, Side::Buy, 96, 1)],
+            2,
+        );
         poll_until(&mut sub, &mut seen, |s, seen| {
             !s.recovering() && seen.log.iter().any(|l| l.starts_with("snapshot recovery"))
         });
@@ -361,7 +377,10 @@ fn a_range_no_longer_retained_falls_back_to_a_snapshot() {
             ]
         );
         // 9 and 10 are in the snapshot (as of 10): only its level remains.
-        assert_eq!(sub.book(InstrumentId(1)).unwrap().levels(Side::Buy), [(95, 7)]);
+        assert_eq!(
+            sub.book(InstrumentId(1)).unwrap().levels(Side::Buy),
+            [(95, 7)]
+        );
     });
 }
 
@@ -369,7 +388,10 @@ fn a_range_no_longer_retained_falls_back_to_a_snapshot() {
 fn a_dead_recovery_service_is_reported_and_the_feed_goes_on() {
     with_timeout(60, || {
         // A port nobody listens on.
-        let recovery = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let recovery = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
         let (mut sub, feed) = subscriber(Some(recovery), &[1]);
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut seen = Seen::default();

@@ -178,7 +178,11 @@ mod tests {
         assert!(l.rows()[MD_ROWS + 3].equivalent(l.rows()[MD_ROWS + 3].max(), 1_700));
         l.record_md(0, 0, 1, 2, 3);
         assert_eq!(l.rows()[MD_ROWS].len(), 1);
-        assert_eq!(l.rows()[FEED_ROWS].len(), 0, "slot 0 is not an exchange feed's");
+        assert_eq!(
+            l.rows()[FEED_ROWS].len(),
+            0,
+            "slot 0 is not an exchange feed's"
+        );
         l.record(&[1, 0, 0, 0, 0, 0, 0, 9], 0);
         assert_eq!(l.samples(), 1, "incomplete stamps are not recorded");
         assert!(l.render().contains("rt - venue measured"));

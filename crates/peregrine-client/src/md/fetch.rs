@@ -252,9 +252,7 @@ impl Fetch {
                     let msg = match m {
                         Recovery::ReplayResponse(r) => {
                             if expected.is_some() {
-                                return Err(ClientError::Unexpected(
-                                    "two replay responses".into(),
-                                ));
+                                return Err(ClientError::Unexpected("two replay responses".into()));
                             }
                             if r.first_seq != next {
                                 return Err(ClientError::Unexpected(
@@ -269,9 +267,7 @@ impl Fetch {
                         }
                         Recovery::Trade(t) if expected.is_some() => MdMessage::Trade(t),
                         Recovery::L2Update(u) if expected.is_some() => MdMessage::L2Update(u),
-                        Recovery::Commitment(c) if expected.is_some() => {
-                            MdMessage::Commitment(c)
-                        }
+                        Recovery::Commitment(c) if expected.is_some() => MdMessage::Commitment(c),
                         other => return Err(unexpected(&other)),
                     };
                     got.push((next + *received, msg));

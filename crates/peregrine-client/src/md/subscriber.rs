@@ -253,7 +253,10 @@ impl Subscriber {
 
     /// The book of `instrument`, if subscribed.
     pub fn book(&self, instrument: InstrumentId) -> Option<&L2Book> {
-        self.books.iter().find(|b| b.id == instrument).map(|b| &b.book)
+        self.books
+            .iter()
+            .find(|b| b.id == instrument)
+            .map(|b| &b.book)
     }
 
     /// Whether a recovery (start, gap, new session) is in progress.
@@ -403,7 +406,11 @@ impl Subscriber {
 
     /// Checks a packet again after the sequencer moved (a gap given up, a new
     /// session without recovery); never holds.
-    fn packet_again(&mut self, reader: &PacketReader<'_>, on: &mut impl FnMut(MdEvent<'_>)) -> bool {
+    fn packet_again(
+        &mut self,
+        reader: &PacketReader<'_>,
+        on: &mut impl FnMut(MdEvent<'_>),
+    ) -> bool {
         let header = reader.header();
         let Some(s) = self.seq.as_mut() else {
             return false;
@@ -517,7 +524,12 @@ impl Subscriber {
     }
 
     /// Installs a complete set of snapshots (one per book, in order).
-    fn install(&mut self, got: Vec<(L2Book, u64, u64)>, why: Why, on: &mut impl FnMut(MdEvent<'_>)) {
+    fn install(
+        &mut self,
+        got: Vec<(L2Book, u64, u64)>,
+        why: Why,
+        on: &mut impl FnMut(MdEvent<'_>),
+    ) {
         let session_id = got[0].1;
         if got.iter().any(|g| g.1 != session_id) {
             // The exchange restarted between two snapshots: ask again.

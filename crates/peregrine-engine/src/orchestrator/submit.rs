@@ -34,13 +34,9 @@ impl Orchestrator {
                 recv_ts,
                 publish_ts,
                 seen_ts,
-            }) => self.latency.record_md(
-                slot as usize,
-                exchange_ts,
-                recv_ts,
-                publish_ts,
-                seen_ts,
-            ),
+            }) => self
+                .latency
+                .record_md(slot as usize, exchange_ts, recv_ts, publish_ts, seen_ts),
             Ok(Command::Cancel { client_id }) => self.on_cancel(s, client_id, &req, t2),
             Ok(Command::New(o)) => self.on_new(s, &o, req.t1, t2),
             Ok(Command::Replace {

@@ -219,6 +219,8 @@ impl Templates {
     ) -> String {
         fill_engine(&self.engine, name, shm_dir, exchange, exchange_venue)
             .replace("@ENGINE_METRICS_PORT@", &ports.engine_metrics.to_string())
+            .replace("@MD_PORT@", &ports.md.to_string())
+            .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
     }
 }
 
@@ -250,6 +252,8 @@ pub fn engine_toml(
 ) -> String {
     fill_engine(ENGINE_TOML, name, shm_dir, exchange, exchange_venue)
         .replace("@ENGINE_METRICS_PORT@", "0")
+        .replace("@MD_PORT@", "0")
+        .replace("@RECOVERY_PORT@", "0")
 }
 
 fn fill_engine(
@@ -371,6 +375,18 @@ mod tests {
         let text = t.engine_toml("x", Path::new("/dev/shm/x"), None, false, ports);
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
         assert_eq!(cfg.metrics.listen.port(), 7724);
+        // With the exchange venue, the engine takes the exchange's feed and recovery.
+        let addr: SocketAddr = "127.0.0.1:7720".parse().unwrap();
+        let text = t.engine_toml("x", Path::new("/dev/shm/x"), Some(addr), true, ports);
+        let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
+        let px = &cfg.venues[EXCHANGE_VENUE_INDEX as usize];
+        let feed = px.exchange.as_ref().and_then(|x| x.feed.as_ref()).unwrap();
+        let exchange = peregrine_exchange::Config::parse(&t.exchange_toml(ports)).unwrap();
+        assert_eq!(feed.addr, exchange.market_data.target.to_string());
+        assert_eq!(
+            feed.recovery.as_deref(),
+            Some(exchange.recovery_listen.to_string().as_str())
+        );
         assert!(Templates::load(&dir.path().join("nope")).is_err());
     }
 

@@ -188,7 +188,10 @@ impl MarketFeed for ExchangeFeed {
             Err(e) => {
                 self.errors += 1;
                 if self.errors.is_power_of_two() {
-                    eprintln!("venue {}: market data: {e} ({} so far)", self.name, self.errors);
+                    eprintln!(
+                        "venue {}: market data: {e} ({} so far)",
+                        self.name, self.errors
+                    );
                 }
             }
         }
@@ -294,10 +297,19 @@ mod tests {
     fn the_feed_is_configured_under_the_exchange_venue() {
         let text = venue(r#"feed = { addr = "127.0.0.1:7701", recovery = "127.0.0.1:7702" }"#);
         let cfg = EngineConfig::from_toml(&text, Path::new("x")).unwrap();
-        let feed = cfg.venues[1].exchange.as_ref().unwrap().feed.as_ref().unwrap();
+        let feed = cfg.venues[1]
+            .exchange
+            .as_ref()
+            .unwrap()
+            .feed
+            .as_ref()
+            .unwrap();
         assert_eq!(feed.addr, "127.0.0.1:7701");
         assert_eq!(feed.recovery.as_deref(), Some("127.0.0.1:7702"));
-        assert!(feed.instruments.is_empty(), "default: every engine instrument");
+        assert!(
+            feed.instruments.is_empty(),
+            "default: every engine instrument"
+        );
         // Slots are venue-major: the sim's two books, then the exchange's two.
         assert_eq!(cfg.exchange_feed_slots(), [false, false, true, true]);
         let none = EngineConfig::from_toml(&venue("heartbeat_ms = 5"), Path::new("x")).unwrap();
@@ -310,8 +322,15 @@ mod tests {
         let Err(ConfigError::Invalid(p)) = EngineConfig::from_toml(&text, Path::new("x")) else {
             panic!("expected Invalid");
         };
-        assert!(p.iter().any(|l| l.contains("venues[1].exchange.feed.addr")), "{p:#?}");
-        assert!(p.iter().any(|l| l.contains("venues[1].exchange.feed.recovery")), "{p:#?}");
+        assert!(
+            p.iter().any(|l| l.contains("venues[1].exchange.feed.addr")),
+            "{p:#?}"
+        );
+        assert!(
+            p.iter()
+                .any(|l| l.contains("venues[1].exchange.feed.recovery")),
+            "{p:#?}"
+        );
         let e = EngineConfig::from_toml(&venue(r#"feed = { adr = "1.2.3.4:5" }"#), Path::new("x"))
             .unwrap_err();
         assert!(e.to_string().contains("adr"), "{e}");

@@ -1,0 +1,183 @@
+//! The exchange's market data reaches a strategy through the engine: `peregrine
+//! exchange` (feed to a free UDP port, recovery service on a free TCP port) and
+//! `peregrine engine` (one exchange venue with `feed = { addr, recovery }`) run as
+//! processes; this test process attaches a strategy (the SDK's runner over the
+//! engine's shared memory) subscribed to the exchange's book, and another account
+//! trades at the exchange over TCP. The strategy must see exactly the exchange's
+//! book: a bid that rested before the engine started (it comes through the
+//! recovery snapshot), then an ask and a trade sent while it watches (live feed).
+//! Every step waits on a condition under a bounded wait; the whole test runs under
+//! a timeout.
+
+mod support;
+
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use peregrine_engine::summary::fetch;
+use peregrine_queue::WaitStrategy;
+use peregrine_strategy::md::{BookView, Trade};
+use peregrine_strategy::{run, Api, RunnerConfig, Strategy};
+use peregrine_types::{InstrumentId, Side, TimeInForce};
+use support::engine::{peregrine, stats, wait_for, Kid};
+use support::{order, Client};
+
+/// What the watching strategy saw of venue 0, instrument 1.
+#[derive(Debug, Default, Clone)]
+struct Seen {
+    /// (best bid, best ask) as (price, qty), per `on_book`.
+    tops: Vec<(Option<(i64, i64)>, Option<(i64, i64)>)>,
+    /// (price, qty, aggressor) per `on_trade`.
+    trades: Vec<(i64, i64, Side)>,
+    /// Books with a venue timestamp (the feed's send time).
+    stamped: usize,
+}
+
+struct Watcher {
+    seen: Arc<Mutex<Seen>>,
+}
+
+fn top(l: Option<peregrine_strategy::md::Level>) -> Option<(i64, i64)> {
+    l.map(|l| (l.price.units(), l.qty.lots()))
+}
+
+impl Strategy for Watcher {
+    fn on_book(&mut self, _api: &mut Api, instrument: InstrumentId, book: &BookView) {
+        if book.venue != 0 || instrument != InstrumentId(1) {
+            return;
+        }
+        let mut s = self.seen.lock().unwrap();
+        s.tops.push((top(book.best_bid()), top(book.best_ask())));
+        s.stamped += usize::from(book.exchange_ts != 0);
+    }
+
+    fn on_trade(&mut self, _api: &mut Api, t: &Trade) {
+        if t.venue == 0 && t.instrument == InstrumentId(1) {
+            let mut s = self.seen.lock().unwrap();
+            s.trades.push((t.price.units(), t.qty.lots(), t.aggressor));
+        }
+    }
+}
+
+#[test]
+fn a_strategy_sees_the_exchange_book_through_the_engine() {
+    support::with_timeout(180, || {
+        let md_port = std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let recovery_port = support::free_port();
+        let exchange = support::start(&format!(
+            "recovery_listen = \"127.0.0.1:{recovery_port}\"\n\
+             [market_data]\ntarget = \"127.0.0.1:{md_port}\"\nheartbeat_ms = 100\n"
+        ));
+        // Resting before the engine exists: only a snapshot can show it.
+        let mut seller = Client::login(exchange.addr, 2);
+        seller.send(&order(1, Side::Buy, 9_990, 3, TimeInForce::Gtc));
+        seller.recv_report();
+
+        let tmp = tempfile::tempdir().unwrap();
+        let shm = tmp.path().join("shm");
+        let config = tmp.path().join("engine.toml");
+        std::fs::write(
+            &config,
+            format!(
+                r#"
+name = "md-test"
+shm_dir = "{shm}"
+stats_interval_ms = 50
+instruments = [1]
+orchestrator = {{ wait = "park" }}
+market_data = {{ thread = {{ wait = "park" }} }}
+[[strategies]]
+name = "watcher"
+subscribe = [{{ venue = "px", instrument = 1 }}]
+[[venues]]
+name = "px"
+thread = {{ wait = "park" }}
+exchange = {{ addr = "{addr}", account = 1, password = "pw1", feed = {{ addr = "127.0.0.1:{md_port}", recovery = "127.0.0.1:{recovery_port}" }} }}
+"#,
+                shm = shm.display(),
+                addr = exchange.addr,
+            ),
+        )
+        .unwrap();
+        let engine_log = tmp.path().join("engine.log");
+        let _engine = Kid(peregrine()
+            .args(["engine", "--duration", "150", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&engine_log).unwrap())
+            .spawn()
+            .unwrap());
+        let socket = shm.join("control.sock");
+        wait_for("the control socket", 30, || socket.exists());
+
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let runner = {
+            let (seen, stop, shm) = (Arc::clone(&seen), Arc::clone(&stop), shm.clone());
+            std::thread::spawn(move || {
+                let mut cfg = RunnerConfig::new(shm, "watcher");
+                cfg.wait = WaitStrategy::SpinThenPark;
+                cfg.attach_timeout = Duration::from_secs(20);
+                let mut w = Watcher { seen };
+                run(&mut w, &cfg, &stop).unwrap()
+            })
+        };
+        let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
+        let has_top = |bid: Option<(i64, i64)>, ask: Option<(i64, i64)>| {
+            seen.lock().unwrap().tops.iter().any(|t| *t == (bid, ask))
+        };
+        wait_for("the snapshot's bid at the strategy", 60, || {
+            has_top(Some((9_990, 3)), None)
+        });
+        assert!(log().contains("from a snapshot"), "{}", log());
+
+        // Live: an ask, then another account lifts one lot of it.
+        seller.send(&order(2, Side::Sell, 10_010, 4, TimeInForce::Gtc));
+        seller.recv_report();
+        wait_for("the ask at the strategy", 60, || {
+            has_top(Some((9_990, 3)), Some((10_010, 4)))
+        });
+        let mut buyer = Client::login(exchange.addr, 3);
+        buyer.send(&order(1, Side::Buy, 10_010, 1, TimeInForce::Ioc));
+        buyer.recv_report();
+        wait_for("the trade and the new top at the strategy", 60, || {
+            has_top(Some((9_990, 3)), Some((10_010, 3))) && !seen.lock().unwrap().trades.is_empty()
+        });
+        wait_for("feed latency samples in the engine", 30, || {
+            fetch(&socket, Duration::from_secs(5))
+                .ok()
+                .and_then(|s| s.latency_row("md exch send -> on_book").map(|r| r.n))
+                .is_some_and(|n| n > 0)
+        });
+        stop.store(true, Ordering::Relaxed);
+        let summary = runner.join().unwrap();
+        let s = seen.lock().unwrap().clone();
+        assert_eq!(s.trades, [(10_010, 1, Side::Buy)], "{s:?}");
+        // Every version the strategy saw was the exchange's book at some point.
+        for t in &s.tops {
+            assert!(
+                [
+                    (Some((9_990, 3)), None),
+                    (Some((9_990, 3)), Some((10_010, 4))),
+                    (Some((9_990, 3)), Some((10_010, 3))),
+                ]
+                .contains(t),
+                "a book the exchange never had: {t:?} in {s:?}"
+            );
+        }
+        assert!(
+            s.stamped > 0,
+            "live versions carry the feed's send time: {s:?}"
+        );
+        assert!(summary.books > 0);
+        let text = stats(&shm);
+        assert!(text.contains("md exch send -> on_book"), "{text}");
+        assert!(!log().contains("recovery failed"), "{}", log());
+    });
+}
