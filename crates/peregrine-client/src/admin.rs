@@ -6,8 +6,11 @@ use std::time::Duration;
 
 use peregrine_exchange_core::balances::AdminReason;
 use peregrine_types::AccountId;
-use peregrine_wire::admin::{Balance, BalanceQuery, Deposit, Withdraw};
-use peregrine_wire::Outbound;
+use peregrine_wire::admin::{BalanceQuery, Deposit, Withdraw};
+use peregrine_wire::auth::AccountKey;
+use peregrine_wire::v2::admin::Balance;
+use peregrine_wire::v2::client::LoginParams;
+use peregrine_wire::v2::{Outbound, RequestRef};
 
 use crate::error::ClientError;
 use crate::order_entry::Connection;
@@ -30,8 +33,8 @@ pub struct AdminRequest {
     pub addr: SocketAddr,
     /// The account to log in as.
     pub account: AccountId,
-    /// Its password.
-    pub password: String,
+    /// Its key.
+    pub key: AccountKey,
     /// The account the request is about.
     pub about: AccountId,
     /// The asset id.
@@ -55,38 +58,52 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// Sends the request and waits for its answer: the balance after it, or the
 /// exchange's refusal.
 pub fn request(req: &AdminRequest) -> Result<Result<Balance, AdminRejection>, ClientError> {
-    let (mut conn, _) = Connection::login(req.addr, req.account, &req.password, TIMEOUT)?;
+    // No replay: the session starts live (resume_from 0).
+    let params = LoginParams::trading(req.account, 0);
+    let (mut conn, _) = Connection::connect(req.addr, params, req.key.clone(), TIMEOUT)?;
+    conn.recover(|_| {})?;
     let request_id = 1;
+    let want = RequestRef::Admin(request_id);
     let (account, asset) = (req.about, req.asset);
-    match req.action {
-        AdminAction::Deposit(amount) => conn.send(&Deposit {
-            request_id,
-            amount,
-            account,
-            asset,
-        })?,
-        AdminAction::Withdraw(amount) => conn.send(&Withdraw {
-            request_id,
-            amount,
-            account,
-            asset,
-        })?,
-        AdminAction::Balance => conn.send(&BalanceQuery {
-            request_id,
-            account,
-            asset,
-        })?,
-    }
-    loop {
-        match conn.recv()? {
-            Outbound::Balance(b) if b.request_id == request_id => return Ok(Ok(b)),
-            Outbound::AdminRejected(r) if r.request_id == request_id => {
-                return Ok(Err(AdminRejection {
-                    reason: AdminReason::from_code(r.reason.0),
-                    code: r.reason.0,
-                }))
-            }
-            _ => continue, // heartbeats, reports of the account's orders
-        }
+    let answer = match req.action {
+        AdminAction::Deposit(amount) => conn.request(
+            &Deposit {
+                request_id,
+                amount,
+                account,
+                asset,
+            },
+            want,
+            |_| {},
+        )?,
+        AdminAction::Withdraw(amount) => conn.request(
+            &Withdraw {
+                request_id,
+                amount,
+                account,
+                asset,
+            },
+            want,
+            |_| {},
+        )?,
+        AdminAction::Balance => conn.request(
+            &BalanceQuery {
+                request_id,
+                account,
+                asset,
+            },
+            want,
+            |_| {},
+        )?,
+    };
+    match answer {
+        Outbound::Balance(b) => Ok(Ok(b)),
+        Outbound::AdminRejected(r) => Ok(Err(AdminRejection {
+            reason: AdminReason::from_code(r.reason.0),
+            code: r.reason.0,
+        })),
+        other => Err(ClientError::Unexpected(format!(
+            "answer to an admin request: {other:?}"
+        ))),
     }
 }

@@ -14,13 +14,22 @@ pub enum ClientError {
         source: std::io::Error,
     },
     /// The exchange refused the login.
-    #[error("login of account {account} rejected (reason {reason})")]
+    #[error("login of account {account} rejected (reason {reason}{}, retry after {retry_after_ms} ms)",
+        peregrine_wire::reason::LoginCode::from_code(*.reason).map_or(String::new(), |c| format!(" {}", c.name())))]
     LoginRejected {
         /// The account.
         account: u32,
         /// The `LoginRejected` reason code.
         reason: u16,
+        /// Milliseconds before another attempt can succeed (throttling).
+        retry_after_ms: u32,
     },
+    /// The exchange broke the protocol (a gap in the report stream, say).
+    #[error("protocol violation: {0}")]
+    Violation(#[from] peregrine_wire::v2::client::Violation),
+    /// A key file could not be used.
+    #[error(transparent)]
+    Keys(#[from] crate::keys::KeyError),
     /// The peer sent bytes that do not decode.
     #[error("malformed message from the exchange: {0}")]
     Decode(#[from] DecodeError),

@@ -89,7 +89,7 @@ fn main() {
     for round in 0..ROUNDS {
         let seq = orders as u64 + round as u64;
         let t = Instant::now();
-        let blob = snapshot_codec::encode(&live, seq, Timestamp(orders as u64));
+        let blob = snapshot_codec::encode(&live, seq, Timestamp(orders as u64), &[]);
         let encode = t.elapsed();
         bytes = blob.len();
         let t = Instant::now();

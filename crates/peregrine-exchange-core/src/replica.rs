@@ -84,11 +84,9 @@ impl Replica {
             && self.mark.is_none_or(|m| point > m)
         {
             self.mark = Some(point);
-            let ts = match rec {
-                Record::Command(c) => c.ts,
-                Record::Admin(a) => a.ts,
-            };
-            self.pending = Some((seq, snapshot::encode(core.engine(), seq, ts)));
+            let ts = rec.ts();
+            let counters = core.report_counters();
+            self.pending = Some((seq, snapshot::encode(core.engine(), seq, ts, &counters)));
         }
         self.pending.is_some()
     }

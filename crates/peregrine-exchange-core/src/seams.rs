@@ -5,10 +5,11 @@
 //! commitments ([`peregrine_commit::CommitSink`]) are the other seams.
 
 use peregrine_types::{AccountId, Timestamp};
-use peregrine_wire::{Inbound, Outbound};
+use peregrine_wire::v2::{Inbound, Outbound};
 
 use crate::balances::VenueEngine;
 use crate::codec::command::Record;
+use crate::reports::Counters;
 
 /// Identifies a session across topologies: slot index in the low 32 bits, the slot's
 /// generation in the high 32 (so a report for a closed session is never delivered to
@@ -34,12 +35,19 @@ impl SessionKey {
     }
 }
 
-/// Where reports go. `account` lets the session layer redirect a report for a closed
-/// session to the account's current session (reconnect).
+/// Where reports go (protocol version 2, `docs/protocol.md` 4.2).
 pub trait Outbox {
-    /// Queues one report (its `session_seq` is stamped by the session layer).
-    fn send(&mut self, to: SessionKey, account: AccountId, msg: Outbound);
+    /// A report of `account`'s stream, `report_seq` stamped: every session following
+    /// the account gets it (in stream order), and so does `requester` (the session
+    /// whose request caused it) if it does not follow the account.
+    fn report(&mut self, account: AccountId, msg: Outbound, requester: SessionKey);
+    /// An answer outside the stream (`report_seq` 0: query answers, refusals before
+    /// sequencing), to the requesting session only.
+    fn answer(&mut self, to: SessionKey, msg: Outbound);
 }
+
+/// Whose orders a session may see and query.
+pub use crate::queries::Scope;
 
 /// An order-entry request of a logged-in session.
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +56,8 @@ pub struct Request {
     pub key: SessionKey,
     /// Sender's account.
     pub account: AccountId,
+    /// The sender's scope: its own account, another (a drop copy) or every account.
+    pub scope: Scope,
     /// The request.
     pub msg: Inbound,
     /// When its bytes were read, and when its frame was decoded (stopwatch
@@ -57,16 +67,39 @@ pub struct Request {
     pub decoded_ns: u64,
 }
 
+impl Request {
+    /// A request of a trading session of `account`.
+    pub fn trading(key: SessionKey, account: AccountId, msg: Inbound) -> Self {
+        Request {
+            key,
+            account,
+            scope: Scope::Account(account),
+            msg,
+            read_ns: 0,
+            decoded_ns: 0,
+        }
+    }
+}
+
 /// The matching stage's side of periodic snapshots. The server's implementation
 /// feeds a replica on a snapshot thread ([`crate::replica`]), so the matching thread
 /// never encodes a snapshot on the order path.
 pub trait SnapshotSink: Send + std::fmt::Debug {
     /// Once, when attached (after recovery, before the first order): the live state
-    /// after command `seq`.
-    fn seed(&mut self, engine: &VenueEngine, seq: u64, ts: Timestamp);
-    /// After journaled record `seq` ran on the live engine.
-    fn after_command(&mut self, seq: u64, rec: Record, engine: &VenueEngine, ts: Timestamp);
+    /// after command `seq`, with each account's next report sequence number.
+    fn seed(&mut self, engine: &VenueEngine, seq: u64, ts: Timestamp, reports: &Counters);
+    /// After journaled record `seq` ran on the live engine (with the report counters
+    /// after it).
+    fn after_command(
+        &mut self,
+        seq: u64,
+        rec: Record,
+        engine: &VenueEngine,
+        ts: Timestamp,
+        reports: &Counters,
+    );
     /// After each batch's journal commit, and whenever more became durable:
-    /// everything through `durable` is durable (a snapshot may cover it).
-    fn after_commit(&mut self, engine: &VenueEngine, durable: u64);
+    /// everything through `durable` is durable (a snapshot may cover it). A sink that
+    /// encodes the live state here takes the report counters too.
+    fn after_commit(&mut self, engine: &VenueEngine, durable: u64, reports: &Counters);
 }

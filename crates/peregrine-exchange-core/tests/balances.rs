@@ -17,7 +17,7 @@ use peregrine_types::{
 };
 use peregrine_wire::admin::{BalanceQuery, Deposit, Withdraw};
 use peregrine_wire::orders::{Cancel, NewOrder, Replace};
-use peregrine_wire::{Inbound, Outbound};
+use peregrine_wire::v2::{Inbound, Outbound};
 use proptest::prelude::*;
 
 #[global_allocator]
@@ -88,7 +88,10 @@ fn core_with<L: CommandLog>(log: L) -> Core<L> {
 struct Recorder(Vec<Outbound>);
 
 impl Outbox for Recorder {
-    fn send(&mut self, _: SessionKey, _: AccountId, msg: Outbound) {
+    fn answer(&mut self, to: SessionKey, msg: Outbound) {
+        self.report(AccountId(0), msg, to);
+    }
+    fn report(&mut self, _: AccountId, msg: Outbound, _: SessionKey) {
         self.0.push(msg);
     }
 }
@@ -427,20 +430,38 @@ struct InlineSnapshots {
 }
 
 impl peregrine_exchange_core::SnapshotSink for InlineSnapshots {
-    fn seed(&mut self, _: &peregrine_exchange_core::balances::VenueEngine, _: u64, _: Timestamp) {}
+    fn seed(
+        &mut self,
+        _: &peregrine_exchange_core::balances::VenueEngine,
+        _: u64,
+        _: Timestamp,
+        _: &peregrine_exchange_core::reports::Counters,
+    ) {
+    }
     fn after_command(
         &mut self,
         seq: u64,
         _: Record,
         engine: &peregrine_exchange_core::balances::VenueEngine,
         ts: Timestamp,
+        reports: &peregrine_exchange_core::reports::Counters,
     ) {
         if seq.is_multiple_of(self.every) {
-            let blob = peregrine_exchange_core::codec::snapshot::encode(engine, seq, ts);
+            let blob = peregrine_exchange_core::codec::snapshot::encode(
+                engine,
+                seq,
+                ts,
+                &reports.sorted(),
+            );
             self.pending = Some((seq, blob));
         }
     }
-    fn after_commit(&mut self, _: &peregrine_exchange_core::balances::VenueEngine, _: u64) {
+    fn after_commit(
+        &mut self,
+        _: &peregrine_exchange_core::balances::VenueEngine,
+        _: u64,
+        _: &peregrine_exchange_core::reports::Counters,
+    ) {
         if let Some((seq, blob)) = self.pending.take() {
             self.store.write(seq, blob).unwrap();
         }
@@ -490,7 +511,7 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
         })
         .collect();
     let (want_hash, want_state, last_seq) = {
-        let (journal, _) = open_journal(&section).unwrap();
+        let (journal, _) = open_journal(&section, peregrine_journal::LossPolicy::Refuse).unwrap();
         let store = SnapshotStore::open(section.snapshot_dir(), SnapshotConfig::default()).unwrap();
         let mut core =
             core_with(JournalLog::new(journal)).with_snapshots(Box::new(InlineSnapshots {
@@ -514,10 +535,10 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
     };
     assert!(last_seq > 100);
     assert!(want_state.holds.len() > 1, "orders rest: {want_state:?}");
-    let (journal, _) = open_journal(&section).unwrap();
+    let (journal, _) = open_journal(&section, peregrine_journal::LossPolicy::Refuse).unwrap();
     let store = SnapshotStore::open(section.snapshot_dir(), SnapshotConfig::default()).unwrap();
     let mut core = core_with(JournalLog::new(journal));
-    let (done, hash) = restore(&mut core, Some(&store)).unwrap();
+    let (done, hash) = restore(&mut core, Some(&store), None).unwrap();
     assert!(done.records < last_seq, "a snapshot was used");
     assert_eq!(core.engine_seq(), last_seq);
     assert_eq!(hash, want_hash);
@@ -530,7 +551,10 @@ fn snapshot_plus_journal_tail_restores_balances_exactly() {
 struct Count(u64);
 
 impl Outbox for Count {
-    fn send(&mut self, _: SessionKey, _: AccountId, _: Outbound) {
+    fn answer(&mut self, to: SessionKey, msg: Outbound) {
+        self.report(AccountId(0), msg, to);
+    }
+    fn report(&mut self, _: AccountId, _: Outbound, _: SessionKey) {
         self.0 += 1;
     }
 }

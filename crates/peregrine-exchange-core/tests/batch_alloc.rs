@@ -10,14 +10,17 @@ use peregrine_exchange_core::mix;
 use peregrine_exchange_core::NoLog;
 use peregrine_exchange_core::{Clock, Core, Outbox, SessionKey};
 use peregrine_types::{AccountId, ClientOrderId, InstrumentSpec, Timestamp};
-use peregrine_wire::{Inbound, Outbound};
+use peregrine_wire::v2::{Inbound, Outbound};
 
 #[global_allocator]
 static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
 
 struct Count(u64);
 impl Outbox for Count {
-    fn send(&mut self, _: SessionKey, _: AccountId, _: Outbound) {
+    fn answer(&mut self, to: SessionKey, msg: Outbound) {
+        self.report(AccountId(0), msg, to);
+    }
+    fn report(&mut self, _: AccountId, _: Outbound, _: SessionKey) {
         self.0 += 1;
     }
 }

@@ -17,14 +17,17 @@ use peregrine_exchange_core::tools::verify::{self, compare, recompute};
 use peregrine_exchange_core::{Clock, Core, Outbox, SessionKey, VenueSpec};
 use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, Timestamps};
 use peregrine_types::{AccountId, ClientOrderId, InstrumentSpec, Qty, Timestamp};
-use peregrine_wire::{Inbound, Outbound};
+use peregrine_wire::v2::{Inbound, Outbound};
 
 const BASE: u64 = 1_700_000_000_000_000_000;
 const MS: u64 = 1_000_000;
 
 struct Sink;
 impl Outbox for Sink {
-    fn send(&mut self, _: SessionKey, _: AccountId, _: Outbound) {}
+    fn answer(&mut self, to: SessionKey, msg: Outbound) {
+        self.report(AccountId(0), msg, to);
+    }
+    fn report(&mut self, _: AccountId, _: Outbound, _: SessionKey) {}
 }
 
 fn spec() -> InstrumentSpec {
@@ -70,13 +73,13 @@ fn section(dir: &Path) -> JournalSection {
 /// A journaled core with the hasher attached and the journal replayed (a restart
 /// when the directory already holds one).
 fn open_core(dir: &Path, window_ns: u64, chunk: usize) -> Core<JournalLog> {
-    let (journal, _) = open_journal(&section(dir)).unwrap();
+    let (journal, _) = open_journal(&section(dir), peregrine_journal::LossPolicy::Refuse).unwrap();
     let engine = MatchingEngine::new(&[spec()], 4096).unwrap();
     let (log, last) = CommitLog::open(&commit_log::dir_of(dir), FsyncPolicy::None).unwrap();
     let committer = Committer::spawn(window_ns, chunk, Some(log), last).unwrap();
     let mut core = Core::new(engine, 4096, JournalLog::new(journal), Clock::monotonic())
         .with_commitments(Box::new(committer));
-    restore(&mut core, None).unwrap();
+    restore(&mut core, None, None).unwrap();
     core.commitments_floor();
     core
 }
@@ -298,7 +301,8 @@ fn a_tampered_journal_is_reported_at_the_first_mismatch() {
     // Rewrite the journal with valid CRCs but command 403 (an IOC that trades) for a
     // different quantity.
     let forged = tempfile::tempdir().unwrap();
-    let (mut src, _) = open_journal(&section(dir.path())).unwrap();
+    let (mut src, _) =
+        open_journal(&section(dir.path()), peregrine_journal::LossPolicy::Refuse).unwrap();
     let (mut dst, _) = Journal::open(forged.path(), JournalConfig::default()).unwrap();
     let mut replay = src.replay_from(1).unwrap();
     let mut tampered_ts = 0;

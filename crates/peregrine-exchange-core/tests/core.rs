@@ -8,7 +8,7 @@ use peregrine_exchange_core::journal::{CommandLog, MemoryLog};
 use peregrine_exchange_core::mix;
 use peregrine_exchange_core::{Clock, Core, Outbox, SessionKey};
 use peregrine_types::{AccountId, ClientOrderId, InstrumentSpec};
-use peregrine_wire::{Inbound, Outbound};
+use peregrine_wire::v2::{Inbound, Outbound};
 
 #[global_allocator]
 static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
@@ -22,7 +22,10 @@ struct CountingOutbox {
 }
 
 impl Outbox for CountingOutbox {
-    fn send(&mut self, _: SessionKey, _: AccountId, msg: Outbound) {
+    fn answer(&mut self, to: SessionKey, msg: Outbound) {
+        self.report(AccountId(0), msg, to);
+    }
+    fn report(&mut self, _: AccountId, msg: Outbound, _: SessionKey) {
         self.reports += 1;
         assert!(
             msg.engine_seq() >= self.last_engine_seq,
@@ -113,7 +116,11 @@ fn the_journaled_per_order_path_does_not_allocate_once_warm() {
         fsync: peregrine_journal::FsyncPolicy::None,
         ..peregrine_exchange_core::journal::JournalSection::new(dir.path())
     };
-    let (journal, _) = peregrine_exchange_core::replay::open_journal(&section).unwrap();
+    let (journal, _) = peregrine_exchange_core::replay::open_journal(
+        &section,
+        peregrine_journal::LossPolicy::Refuse,
+    )
+    .unwrap();
     assert_no_allocations_once_warm(peregrine_exchange_core::journal::JournalLog::new(journal));
 }
 

@@ -51,4 +51,4 @@ pub use config::{Config, ConfigError, Topology};
 pub use durability::snapshots::{ReplicaFactory, Snapshotter};
 pub use error::ExchangeError;
 pub use metrics::ack::{AckSummary, StageSummary};
-pub use start::{run, run_with_log, RunSummary};
+pub use start::{run, run_opts, run_with_log, RunSummary, StartOptions};

@@ -11,6 +11,7 @@ use std::time::Duration;
 use peregrine_exchange_core::balances::BalanceSetup;
 use peregrine_exchange_core::dispatch::{Dispatch, MatchingMode, Sequencer};
 use peregrine_exchange_core::feed::Feed;
+use peregrine_exchange_core::reports::ReportStore;
 use peregrine_exchange_core::telemetry::{DepthPublisher, Stopwatch};
 use peregrine_exchange_core::{Clock, CommandLog, Core, NoLog, VenueSpec};
 use peregrine_journal::FsyncPolicy;
@@ -27,6 +28,15 @@ use crate::metrics::ack::{AckSummary, AckTimer};
 use crate::metrics::http::MetricsServer;
 use crate::metrics::hub::MetricsHub;
 use crate::net::table::SessionTable;
+
+/// How to start, beyond the config: the operator's decisions for this start only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StartOptions {
+    /// Start even if the journal lost committed records (its end was truncated,
+    /// damaged or deleted): truncate to what it holds and carry on. Off by default:
+    /// the exchange refuses to start and names how many records are missing.
+    pub accept_loss: bool,
+}
 
 /// What a run measured, for the summary printed when the exchange stops.
 #[derive(Debug, Clone, Default)]
@@ -54,24 +64,34 @@ pub fn run(
     stop: Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<RunSummary, ExchangeError> {
+    run_opts(config, StartOptions::default(), stop, on_ready)
+}
+
+/// [`run`] with [`StartOptions`].
+pub fn run_opts(
+    config: Config,
+    options: StartOptions,
+    stop: Arc<AtomicBool>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<RunSummary, ExchangeError> {
     let Some(section) = config.journal.clone() else {
         return run_with_log(config, NoLog, stop, on_ready);
     };
     let venue = config.venue().map_err(ExchangeError::Config)?;
-    let log = startup::open(&section)?;
+    let log = startup::open(&section, options.accept_loss)?;
     let (core, feed) = build_core(&config, &venue, log)?;
-    let mut core = startup::recover(&config, &section, &venue, core)?;
+    let (mut core, reports) = startup::recover(&config, &section, &venue, core)?;
     fund(&mut core, venue.balances.as_ref())?;
     // Group commit off the matching thread, unless every command syncs anyway, or
     // nothing does, or commitments are on (a commitment must never cover a command
     // that is not durable: they keep the synchronous commit).
     if sabotage::requested() {
         let core = core.try_map_log(|l| Ok::<_, ExchangeError>(ReleaseBeforeDurable::new(l)))?;
-        return serve(config, core, feed, None, &stop, on_ready);
+        return serve(config, core, feed, reports, None, &stop, on_ready);
     }
     let async_sync = section.fsync == FsyncPolicy::Batch && !config.commitments.enabled;
     if !async_sync {
-        return serve(config, core, feed, None, &stop, on_ready);
+        return serve(config, core, feed, reports, None, &stop, on_ready);
     }
     let core = core
         .try_map_log(GroupCommit::spawn)
@@ -81,7 +101,7 @@ pub fn run(
         .wake_fd()
         .try_clone_to_owned()
         .doing(|| "duplicating the sync thread's eventfd".into())?;
-    serve(config, core, feed, Some(wake), &stop, on_ready)
+    serve(config, core, feed, reports, Some(wake), &stop, on_ready)
 }
 
 /// [`run`] with a given command log and no recovery (tests, benchmarks).
@@ -94,7 +114,7 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
     let venue = config.venue().map_err(ExchangeError::Config)?;
     let (mut core, feed) = build_core(&config, &venue, log)?;
     fund(&mut core, venue.balances.as_ref())?;
-    serve(config, core, feed, None, &stop, on_ready)
+    serve(config, core, feed, None, None, &stop, on_ready)
 }
 
 /// Applies `[[balances.initial]]` when the venue starts with no history.
@@ -132,7 +152,7 @@ fn build_core<L: CommandLog>(
     let mut io = FeedIo::default();
     if config.market_data.enabled {
         let md = &config.market_data;
-        let session_id = now / 1_000_000_000;
+        let session_id = feed_session_id();
         let heartbeat_ns = md.heartbeat_ms.saturating_mul(1_000_000);
         let feed = Feed::new(session_id, md.mtu, heartbeat_ns, md.replay_retain, now)
             .with_max_delay(md.max_delay_us.saturating_mul(1_000));
@@ -156,12 +176,13 @@ fn serve<L: CommandLog + Send + 'static>(
     config: Config,
     core: Core<L>,
     feed: FeedIo,
+    reports: Option<ReportStore>,
     durable_signal: Option<OwnedFd>,
     stop: &Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<RunSummary, ExchangeError> {
     let stopwatch = Stopwatch::new();
-    let mut table = SessionTable::bind(&config, core.shared_seq())
+    let mut table = SessionTable::bind(&config, core.shared_seq(), reports)
         .doing(|| format!("binding {}", config.listen))?
         .with_stage_timing(stopwatch);
     let core = core.with_stage_timing(stopwatch);
@@ -303,6 +324,21 @@ fn run_split<L: CommandLog + Send + 'static>(
         .join()
         .map_err(|_| ExchangeError::MatchingPanicked)?
         .doing(|| "the matching loop failed".into())
+}
+
+/// A feed session id never reused by a later start: wall-clock nanoseconds with the
+/// low 16 bits random, so two starts within the same second (or nanosecond tick of a
+/// coarse clock) still differ. Subscribers compare ids only for equality.
+fn feed_session_id() -> u64 {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    let mut r = [0u8; 2];
+    if getrandom::fill(&mut r).is_err() {
+        // Without randomness the nanoseconds alone still differ between starts.
+        return ns;
+    }
+    (ns & !0xFFFF) | u64::from(u16::from_le_bytes(r))
 }
 
 /// The batch-mode tick buffer, or `None` in continuous mode.

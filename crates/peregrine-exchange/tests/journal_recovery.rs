@@ -1,6 +1,6 @@
 //! The journaled core: run commands through a `Core<JournalLog>` into a temp dir,
-//! drop it, reopen and replay; torn tails recover to the prefix, a corrupt middle
-//! record is a typed error.
+//! drop it, reopen and replay; torn (never-committed) tails recover to the prefix,
+//! a cut committed record and a corrupt middle record are typed errors.
 
 use std::path::Path;
 
@@ -15,12 +15,13 @@ use peregrine_types::{
     StpMode, TimeInForce, Timestamp,
 };
 use peregrine_wire::orders::{Cancel, NewOrder};
-use peregrine_wire::{Inbound, Outbound};
+use peregrine_wire::v2::{Inbound, Outbound};
 
 struct Discard;
 
 impl Outbox for Discard {
-    fn send(&mut self, _: SessionKey, _: AccountId, _: Outbound) {}
+    fn report(&mut self, _: AccountId, _: Outbound, _: SessionKey) {}
+    fn answer(&mut self, _: SessionKey, _: Outbound) {}
 }
 
 fn engine() -> MatchingEngine {
@@ -36,7 +37,7 @@ fn section(dir: &Path) -> JournalSection {
 }
 
 fn core(dir: &Path) -> Core<JournalLog> {
-    let (journal, _) = open_journal(&section(dir)).unwrap();
+    let (journal, _) = open_journal(&section(dir), peregrine_journal::LossPolicy::Refuse).unwrap();
     let log = JournalLog::new(journal);
     Core::new(engine(), 1024, log, Clock::monotonic())
 }
@@ -94,14 +95,15 @@ fn drive(core: &mut Core<JournalLog>, n: u64, seed: u64) {
 
 fn recovered(dir: &Path) -> (Core<JournalLog>, StateHash) {
     let mut c = core(dir);
-    let (done, hash) = restore(&mut c, None).unwrap();
+    let (done, hash) = restore(&mut c, None, None).unwrap();
     assert_eq!(done.last_seq, c.engine_seq());
     (c, hash)
 }
 
 /// Every journaled command, read back.
 fn commands(dir: &Path) -> Vec<Command> {
-    let (mut journal, _) = open_journal(&section(dir)).unwrap();
+    let (mut journal, _) =
+        open_journal(&section(dir), peregrine_journal::LossPolicy::Refuse).unwrap();
     let mut all = Vec::new();
     replay_commands(&mut journal, |_, c| all.push(*c)).unwrap();
     all
@@ -126,10 +128,7 @@ fn a_reopened_journal_replays_to_the_same_state_and_continues() {
         let e = c.engine();
         (e.state_hash(), c.engine_seq(), e.next_order_id())
     };
-    assert!(
-        std::fs::read_dir(dir.path()).unwrap().count() > 1,
-        "rotated"
-    );
+    assert!(segments(dir.path()).len() > 1, "rotated");
     let (mut c, replayed) = recovered(dir.path());
     assert_eq!(replayed, hash);
     assert_eq!(c.engine_seq(), seq);
@@ -168,7 +167,7 @@ fn snapshot_plus_tail_equals_a_full_replay() {
         latest.last_seq
     );
     let mut c = core(dir.path());
-    let (done, from_snapshot) = restore(&mut c, Some(&store())).unwrap();
+    let (done, from_snapshot) = restore(&mut c, Some(&store()), None).unwrap();
     assert_eq!(
         done.records,
         seq - latest.last_seq,
@@ -237,7 +236,7 @@ fn replica_snapshots_plus_tail_equal_the_live_state() {
             assert_eq!(latest.last_seq % 300, 0, "{}", latest.last_seq);
         }
         let mut c = core(dir.path());
-        let (done, from_snapshot) = restore(&mut c, Some(&store())).unwrap();
+        let (done, from_snapshot) = restore(&mut c, Some(&store()), None).unwrap();
         assert_eq!(done.records, seq - latest.last_seq, "ring {ring}");
         assert_eq!(from_snapshot, hash, "ring {ring}");
         assert_eq!(c.engine_seq(), seq);
@@ -260,7 +259,8 @@ fn pruned_segments_recover_from_the_snapshot_and_the_rest() {
         drive(&mut c, 6_000, 21);
         (c.engine().state_hash(), c.engine_seq())
     }; // dropping the core joins the snapshot writer
-    let (journal, _) = open_journal(&section(dir.path())).unwrap();
+    let (journal, _) =
+        open_journal(&section(dir.path()), peregrine_journal::LossPolicy::Refuse).unwrap();
     let first = journal.first_seq().unwrap();
     assert!(
         first > 1,
@@ -268,7 +268,7 @@ fn pruned_segments_recover_from_the_snapshot_and_the_rest() {
     );
     drop(journal);
     let mut c = core(dir.path());
-    let (_, from_snapshot) = restore(&mut c, Some(&store())).unwrap();
+    let (_, from_snapshot) = restore(&mut c, Some(&store()), None).unwrap();
     assert_eq!(
         from_snapshot, hash,
         "snapshot + remaining journal = the live state"
@@ -277,7 +277,7 @@ fn pruned_segments_recover_from_the_snapshot_and_the_rest() {
     // A journal without its prefix and no snapshot refuses to start.
     let mut c = core(dir.path());
     assert!(matches!(
-        restore(&mut c, None),
+        restore(&mut c, None, None),
         Err(ReplayError::MissingPrefix { .. })
     ));
 }
@@ -288,16 +288,45 @@ fn a_torn_tail_recovers_to_the_prefix() {
     drive(&mut core(dir.path()), 300, 3);
     let all = commands(dir.path());
     let last = last_segment(dir.path());
+    // Half a record after the last commit: written by a crash, never acknowledged.
+    let mut bytes = std::fs::read(&last).unwrap();
+    let whole = bytes.len();
+    let half = bytes[record_offset(&bytes, 0)..][..40].to_vec();
+    bytes.extend_from_slice(&half);
+    std::fs::write(&last, &bytes).unwrap();
+    let (_, report) =
+        open_journal(&section(dir.path()), peregrine_journal::LossPolicy::Refuse).unwrap();
+    let cut = report.truncated.expect("the torn tail is reported");
+    assert_eq!(cut.last_good_seq, Some(all.len() as u64));
+    assert_eq!(cut.offset, whole as u64);
+    let (c, hash) = recovered(dir.path());
+    assert_eq!(c.engine_seq(), all.len() as u64);
+    assert_eq!(hash, hash_of_prefix(&all));
+}
+
+#[test]
+fn a_cut_committed_record_refuses_to_start_with_the_count() {
+    let dir = tempfile::tempdir().unwrap();
+    drive(&mut core(dir.path()), 300, 3);
+    let last = last_segment(dir.path());
     let len = std::fs::metadata(&last).unwrap().len();
     let file = std::fs::OpenOptions::new().write(true).open(&last).unwrap();
     file.set_len(len - 10).unwrap(); // mid-record: every record is > 10 bytes
     drop(file);
-    let (_, report) = open_journal(&section(dir.path())).unwrap();
-    let cut = report.truncated.expect("the torn tail is reported");
-    assert_eq!(cut.last_good_seq, Some(all.len() as u64 - 1));
-    let (c, hash) = recovered(dir.path());
-    assert_eq!(c.engine_seq(), all.len() as u64 - 1);
-    assert_eq!(hash, hash_of_prefix(&all[..all.len() - 1]));
+    match open_journal(&section(dir.path()), peregrine_journal::LossPolicy::Refuse) {
+        Err(ReplayError::Journal(JournalError::CommittedRecordsLost { missing, .. })) => {
+            assert_eq!(missing, 1);
+        }
+        other => panic!(
+            "expected CommittedRecordsLost, got {:?}",
+            other.map(|r| r.1)
+        ),
+    }
+    assert_eq!(
+        std::fs::metadata(&last).unwrap().len(),
+        len - 10,
+        "untouched"
+    );
 }
 
 #[test]
@@ -309,7 +338,7 @@ fn a_corrupt_middle_record_is_a_typed_error() {
     let at = record_offset(&bytes, 10) + peregrine_journal::record::HEADER_LEN + 3;
     bytes[at] ^= 0x40;
     std::fs::write(&first, bytes).unwrap();
-    match open_journal(&section(dir.path())) {
+    match open_journal(&section(dir.path()), peregrine_journal::LossPolicy::Refuse) {
         Err(ReplayError::Journal(JournalError::CorruptRecord { segment, .. })) => {
             assert_eq!(segment, first);
         }
@@ -317,13 +346,13 @@ fn a_corrupt_middle_record_is_a_typed_error() {
     }
 }
 
+/// The segment files, oldest first (the directory also holds the high-water mark).
 fn segments(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
+    peregrine_journal::segment::list(dir)
         .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    v.sort();
-    v
+        .into_iter()
+        .map(|s| s.path)
+        .collect()
 }
 
 fn first_segment(dir: &Path) -> std::path::PathBuf {

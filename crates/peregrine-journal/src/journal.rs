@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{FsyncPolicy, JournalConfig};
 use crate::error::JournalError;
+use crate::hwm::{Mark, MarkFile};
 use crate::record::{self, Timestamps, HEADER_LEN, MAX_PAYLOAD};
-use crate::recovery::{self, RecoveryReport};
+use crate::recovery::{self, LossPolicy, RecoveryReport};
 use crate::replay::Replay;
 use crate::segment::{self, SegmentFile, SEGMENT_HEADER_LEN};
 use crate::stats::JournalStats;
@@ -36,19 +37,38 @@ pub struct Journal {
     first_seq: Option<u64>,
     poisoned: bool,
     stats: JournalStats,
+    /// The committed high-water mark, rewritten by every commit that covers new
+    /// records.
+    mark: MarkFile,
 }
 
 impl Journal {
     /// Opens (creating if needed) the journal in `dir`, verifies every
-    /// segment, truncates a torn tail, and positions the writer at the end.
+    /// segment against the committed high-water mark, truncates a torn
+    /// (never-acknowledged) tail, and positions the writer at the end.
+    ///
+    /// Refuses, modifying nothing, when committed records are missing
+    /// ([`JournalError::CommittedRecordsLost`]) or the mark is missing or damaged;
+    /// see [`Journal::open_with`] to accept such a loss.
     pub fn open(
         dir: impl AsRef<Path>,
         config: JournalConfig,
     ) -> Result<(Self, RecoveryReport), JournalError> {
+        Self::open_with(dir, config, LossPolicy::Refuse)
+    }
+
+    /// [`Journal::open`], with the operator's decision about lost committed
+    /// records: [`LossPolicy::Accept`] truncates to what the segments hold, rebuilds
+    /// the mark and reports the loss in [`RecoveryReport::accepted_loss`].
+    pub fn open_with(
+        dir: impl AsRef<Path>,
+        config: JournalConfig,
+        policy: LossPolicy,
+    ) -> Result<(Self, RecoveryReport), JournalError> {
         config.validate().map_err(JournalError::Config)?;
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| JournalError::io("create dir", &dir, e))?;
-        let rec = recovery::recover(&dir)?;
+        let rec = recovery::recover(&dir, policy)?;
         let active = match rec.segments.last() {
             Some(last) => Some(open_append(&last.path)?),
             None => None,
@@ -68,6 +88,7 @@ impl Journal {
             config,
             poisoned: false,
             stats: JournalStats::default(),
+            mark: rec.mark,
         };
         Ok((journal, rec.report))
     }
@@ -124,13 +145,16 @@ impl Journal {
 
     /// Ends a batch: marks the batch's last record `FLAG_COMMIT`, writes
     /// buffered records and, unless the policy is `None`, `fdatasync`s the
-    /// active segment once.
+    /// active segment once; then records the batch's last sequence number in the
+    /// high-water mark (one `pwrite`, and under `Batch` / `EveryCommand` one
+    /// `fdatasync` of the mark: the mark never runs ahead of durable records).
     pub fn commit(&mut self) -> Result<(), JournalError> {
         self.write_marked()?;
-        if self.config.fsync != FsyncPolicy::None {
+        let sync = self.config.fsync != FsyncPolicy::None;
+        if sync {
             self.sync_active()?;
         }
-        Ok(())
+        self.advance_mark(sync && self.config.mark_fsync)
     }
 
     /// Ends a batch without syncing, whatever the policy: marks the batch's last
@@ -163,7 +187,39 @@ impl Journal {
     /// Commits and syncs regardless of policy, then closes.
     pub fn close(mut self) -> Result<(), JournalError> {
         self.write_marked()?;
-        self.sync_active()
+        self.sync_active()?;
+        self.advance_mark(true)
+    }
+
+    /// Moves the high-water mark to the last appended record, if it moved.
+    fn advance_mark(&mut self, sync: bool) -> Result<(), JournalError> {
+        if self.poisoned {
+            return Err(JournalError::Poisoned);
+        }
+        let Some(last) = self.last_seq() else {
+            return Ok(());
+        };
+        if self.mark.last().committed_seq == last {
+            return Ok(());
+        }
+        let segment_first = self.segments.last().map_or(0, |s| s.first_seq);
+        let mark = Mark {
+            committed_seq: last,
+            segment_first,
+        };
+        let written = self.mark.write(mark).and_then(|()| {
+            if sync {
+                let started = std::time::Instant::now();
+                self.mark.sync()?;
+                let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                self.stats.record_mark_sync(ns);
+            }
+            Ok(())
+        });
+        if written.is_err() {
+            self.poisoned = true;
+        }
+        written
     }
 
     /// Marks the last buffered record as a commit point and writes the buffer.
@@ -229,6 +285,10 @@ impl Journal {
     fn rotate(&mut self, seq: u64) -> Result<(), JournalError> {
         self.write_buffer()?;
         self.sync_active()?;
+        if !self.config.mark_fsync && self.mark.last().committed_seq != 0 {
+            // A deferred mark reaches the disk at least once per segment.
+            self.mark.sync()?;
+        }
         let path = self.dir.join(segment::file_name(seq));
         let file = OpenOptions::new()
             .create_new(true)

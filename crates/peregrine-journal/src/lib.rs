@@ -23,6 +23,12 @@
 //!   of the last segment is truncated and reported ([`RecoveryReport`]);
 //!   anything else is a typed [`JournalError`] naming segment and offset.
 //!   The tail-versus-middle rule is in [`scan`].
+//! - **A guarded end** ([`hwm`]): every commit records its last sequence
+//!   number in a high-water mark outside the segments, so a truncated,
+//!   damaged or deleted last segment is told apart from a torn,
+//!   never-acknowledged tail: the first is
+//!   [`JournalError::CommittedRecordsLost`] (with the count), refused unless
+//!   the caller passes [`LossPolicy::Accept`].
 //! - **Replay** ([`Journal::replay_from`]): a lending iterator of
 //!   [`Record`]s.
 //! - **Snapshots** ([`SnapshotStore`]): atomic write (temp, fsync, rename,
@@ -35,6 +41,7 @@
 pub mod bench;
 mod config;
 mod error;
+pub mod hwm;
 mod journal;
 pub mod record;
 mod recovery;
@@ -48,7 +55,7 @@ pub use config::{FsyncPolicy, JournalConfig};
 pub use error::JournalError;
 pub use journal::Journal;
 pub use record::{Record, RecordDefect, Timestamps, MAX_PAYLOAD};
-pub use recovery::{RecoveryReport, TailTruncation};
+pub use recovery::{AcceptedLoss, Damage, LossPolicy, RecoveryReport, TailTruncation};
 pub use replay::Replay;
 pub use scan::TailDefect;
 pub use snapshot::{SnapshotConfig, SnapshotError, SnapshotStore};

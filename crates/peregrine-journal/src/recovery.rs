@@ -1,13 +1,32 @@
-//! Opening a journal directory: scan every segment in order, verify, and
-//! truncate a torn tail of the last segment so appending can continue.
+//! Opening a journal directory: scan every segment in order, verify, check the
+//! committed high-water mark, and only then truncate a torn tail of the last segment
+//! so appending can continue.
+//!
+//! Nothing is modified until every check passed: a journal that lost committed records
+//! is refused with its files exactly as found, so the operator can inspect or restore
+//! them.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::JournalError;
+use crate::hwm::{self, Mark, MarkDefect, MarkFile};
 use crate::scan::{self, SegmentScan, TailDefect};
 use crate::segment::{self, SegmentFile};
+
+/// What [`Journal::open_with`](crate::Journal::open_with) does when the segments do
+/// not hold everything the high-water mark says was committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LossPolicy {
+    /// Refuse to open ([`JournalError::CommittedRecordsLost`] and friends), touching
+    /// nothing. The default, and what [`Journal::open`](crate::Journal::open) does.
+    #[default]
+    Refuse,
+    /// The operator accepts the loss: truncate to what the segments hold, rewrite
+    /// the mark to match, report it in [`RecoveryReport::accepted_loss`].
+    Accept,
+}
 
 /// A torn or corrupt tail that recovery dropped. Log it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +43,34 @@ pub struct TailTruncation {
     pub defect: TailDefect,
 }
 
+pub use crate::error::Damage;
+
+/// A loss the operator accepted with [`LossPolicy::Accept`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AcceptedLoss {
+    /// Committed records were missing and are now gone for good.
+    Lost {
+        /// How many.
+        missing: u64,
+        /// The mark's last committed sequence number.
+        committed_seq: u64,
+        /// The last record kept.
+        found_last: Option<u64>,
+        /// What was found.
+        damage: Damage,
+    },
+    /// There was no mark; one was rebuilt from the segments.
+    NoMark {
+        /// Records found.
+        records: u64,
+    },
+    /// The mark was damaged; it was rebuilt from the segments.
+    BadMark {
+        /// What was wrong with it.
+        defect: MarkDefect,
+    },
+}
+
 /// What `Journal::open` found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RecoveryReport {
@@ -35,8 +82,14 @@ pub struct RecoveryReport {
     pub first_seq: Option<u64>,
     /// Last sequence number held.
     pub last_seq: Option<u64>,
-    /// Tail dropped from the last segment, if any.
+    /// The last committed sequence number according to the high-water mark (after
+    /// an accepted loss: the rebuilt mark).
+    pub committed_seq: u64,
+    /// Tail dropped from the last segment, if any: never-acknowledged records, or
+    /// (with an accepted loss) whatever the damage left.
     pub truncated: Option<TailTruncation>,
+    /// A loss the caller accepted with [`LossPolicy::Accept`]. Log it loudly.
+    pub accepted_loss: Option<AcceptedLoss>,
 }
 
 /// The state recovery hands to the writer.
@@ -46,17 +99,69 @@ pub(crate) struct Recovered {
     /// Length of the last segment after truncation.
     pub last_len: u64,
     pub report: RecoveryReport,
+    pub mark: MarkFile,
 }
 
-/// Scans `dir`, verifies all segments and truncates a torn tail.
-pub(crate) fn recover(dir: &Path) -> Result<Recovered, JournalError> {
+/// The scan of the last segment's invalid tail, kept until the checks pass.
+struct PendingTail {
+    segment: SegmentFile,
+    scan: SegmentScan,
+    file_len: u64,
+    defect: TailDefect,
+}
+
+/// Scans `dir`, verifies all segments against the high-water mark and truncates a
+/// torn tail.
+pub(crate) fn recover(dir: &Path, policy: LossPolicy) -> Result<Recovered, JournalError> {
     let segments = segment::list(dir)?;
+    let mark = match hwm::read(dir) {
+        Ok(m) => Ok(m),
+        Err(JournalError::BadHighWaterMark { defect, .. }) if policy == LossPolicy::Accept => {
+            Err(defect)
+        }
+        Err(e) => return Err(e),
+    };
     let mut report = RecoveryReport {
         segments: segments.len(),
         ..RecoveryReport::default()
     };
+    let (last_len, tail) = scan_all(&segments, &mut report)?;
+    report.accepted_loss = check_mark(dir, &segments, mark, &report, tail.as_ref(), policy)?;
+    if let Some(t) = &tail {
+        report.truncated = Some(truncate_tail(t, &report)?);
+    }
+    let mark = match (&report.accepted_loss, mark) {
+        (None, Ok(Some(m))) => MarkFile::open(dir, m)?,
+        _ => MarkFile::create(
+            dir,
+            Mark {
+                committed_seq: report.last_seq.unwrap_or(0),
+                segment_first: segments.last().map_or(0, |s| s.first_seq),
+            },
+        )?,
+    };
+    report.committed_seq = mark.last().committed_seq;
+    let last_len = match tail {
+        Some(_) => last_len.max(segment::SEGMENT_HEADER_LEN as u64),
+        None => last_len,
+    };
+    Ok(Recovered {
+        segments,
+        last_len,
+        report,
+        mark,
+    })
+}
+
+/// Verifies every segment, merging counts into `report`; returns the last segment's
+/// valid length and its invalid tail, if any. Modifies nothing.
+fn scan_all(
+    segments: &[SegmentFile],
+    report: &mut RecoveryReport,
+) -> Result<(u64, Option<PendingTail>), JournalError> {
     let mut buf = Vec::new();
     let mut last_len = 0;
+    let mut tail = None;
     for (i, seg) in segments.iter().enumerate() {
         check_continuity(seg, report.last_seq)?;
         read_into(&seg.path, &mut buf)?;
@@ -67,18 +172,87 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, JournalError> {
                 segment: seg.path.clone(),
             });
         }
-        merge(&mut report, &s);
+        merge(report, &s);
         last_len = s.valid_end;
         if let Some(defect) = s.tail {
-            report.truncated = Some(truncate_tail(seg, &s, buf.len() as u64, defect, &report)?);
-            last_len = last_len.max(segment::SEGMENT_HEADER_LEN as u64);
+            tail = Some(PendingTail {
+                segment: seg.clone(),
+                scan: s,
+                file_len: buf.len() as u64,
+                defect,
+            });
         }
     }
-    Ok(Recovered {
-        segments,
-        last_len,
-        report,
-    })
+    Ok((last_len, tail))
+}
+
+/// Compares the segments with the mark. `Ok(Some(..))`: a loss accepted under
+/// [`LossPolicy::Accept`]; `Ok(None)`: nothing is missing.
+fn check_mark(
+    dir: &Path,
+    segments: &[SegmentFile],
+    mark: Result<Option<Mark>, MarkDefect>,
+    report: &RecoveryReport,
+    tail: Option<&PendingTail>,
+    policy: LossPolicy,
+) -> Result<Option<AcceptedLoss>, JournalError> {
+    let m = match mark {
+        Err(defect) => return Ok(Some(AcceptedLoss::BadMark { defect })),
+        Ok(None) if report.records == 0 => return Ok(None),
+        Ok(None) => {
+            return match policy {
+                LossPolicy::Accept => Ok(Some(AcceptedLoss::NoMark {
+                    records: report.records,
+                })),
+                LossPolicy::Refuse => Err(JournalError::MissingHighWaterMark {
+                    dir: dir.to_path_buf(),
+                    mark: hwm::path(dir),
+                    records: report.records,
+                }),
+            };
+        }
+        Ok(Some(m)) => m,
+    };
+    let base = report
+        .last_seq
+        .unwrap_or_else(|| m.segment_first.saturating_sub(1));
+    let missing = m.committed_seq.saturating_sub(base);
+    if missing == 0 {
+        return Ok(None);
+    }
+    let damage = damage(dir, segments, m, tail);
+    match policy {
+        LossPolicy::Accept => Ok(Some(AcceptedLoss::Lost {
+            missing,
+            committed_seq: m.committed_seq,
+            found_last: report.last_seq,
+            damage,
+        })),
+        LossPolicy::Refuse => Err(JournalError::CommittedRecordsLost {
+            missing,
+            committed_seq: m.committed_seq,
+            found_last: report.last_seq,
+            damage,
+        }),
+    }
+}
+
+fn damage(dir: &Path, segments: &[SegmentFile], m: Mark, tail: Option<&PendingTail>) -> Damage {
+    let held = segments.iter().any(|s| s.first_seq == m.segment_first);
+    match tail {
+        Some(t) => Damage::Tail {
+            segment: t.segment.path.clone(),
+            offset: t.scan.valid_end,
+            defect: t.defect,
+        },
+        None if !held && m.segment_first != 0 => Damage::SegmentMissing {
+            first_seq: m.segment_first,
+            path: dir.join(segment::file_name(m.segment_first)),
+        },
+        None => Damage::EndsEarly {
+            segment: segments.last().map(|s| s.path.clone()),
+        },
+    }
 }
 
 fn check_continuity(seg: &SegmentFile, prev_last: Option<u64>) -> Result<(), JournalError> {
@@ -112,26 +286,20 @@ fn read_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), JournalError> {
 
 /// Cuts the last segment back to its last valid record (rewriting a torn
 /// segment header) and makes the cut durable.
-fn truncate_tail(
-    seg: &SegmentFile,
-    s: &SegmentScan,
-    file_len: u64,
-    defect: TailDefect,
-    report: &RecoveryReport,
-) -> Result<TailTruncation, JournalError> {
-    let path = &seg.path;
+fn truncate_tail(t: &PendingTail, report: &RecoveryReport) -> Result<TailTruncation, JournalError> {
+    let path = &t.segment.path;
     let io = |e| JournalError::io("truncate tail", path, e);
     let mut f = OpenOptions::new().write(true).open(path).map_err(io)?;
-    f.set_len(s.valid_end).map_err(io)?;
-    if defect == TailDefect::SegmentHeader {
+    f.set_len(t.scan.valid_end).map_err(io)?;
+    if t.defect == TailDefect::SegmentHeader {
         f.write_all(&segment::header_bytes()).map_err(io)?;
     }
     f.sync_all().map_err(io)?;
     Ok(TailTruncation {
         segment: path.clone(),
-        offset: s.valid_end,
-        bytes_dropped: file_len - s.valid_end,
+        offset: t.scan.valid_end,
+        bytes_dropped: t.file_len - t.scan.valid_end,
         last_good_seq: report.last_seq,
-        defect,
+        defect: t.defect,
     })
 }

@@ -16,14 +16,7 @@ use crate::error::JournalError;
 use crate::record::{self, RecordDefect, HEADER_LEN, MAX_PAYLOAD};
 use crate::segment::{self, HeaderState, SEGMENT_HEADER_LEN};
 
-/// What made the tail invalid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TailDefect {
-    /// The segment header itself was torn (file shorter than 16 bytes or zeros).
-    SegmentHeader,
-    /// A record failed verification.
-    Record(RecordDefect),
-}
+pub use crate::error::TailDefect;
 
 /// Result of scanning one segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

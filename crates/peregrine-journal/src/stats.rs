@@ -22,6 +22,11 @@ pub struct JournalStats {
     /// `2^(i-1) < ns <= 2^i` nanoseconds (bucket 0: `ns <= 1`). See
     /// [`log2_bucket`].
     pub sync_ns_buckets: [u64; SYNC_BUCKETS],
+    /// `fdatasync` calls on the high-water mark (one per commit that covered new
+    /// records, under `Batch` and `EveryCommand`).
+    pub mark_syncs: u64,
+    /// Sum of the durations of those syncs, nanoseconds.
+    pub mark_sync_ns_sum: u64,
 }
 
 impl Default for JournalStats {
@@ -32,6 +37,8 @@ impl Default for JournalStats {
             syncs: 0,
             sync_ns_sum: 0,
             sync_ns_buckets: [0; SYNC_BUCKETS],
+            mark_syncs: 0,
+            mark_sync_ns_sum: 0,
         }
     }
 }
@@ -43,6 +50,15 @@ impl JournalStats {
         self.syncs += 1;
         self.sync_ns_sum = self.sync_ns_sum.saturating_add(ns);
         self.sync_ns_buckets[log2_bucket(ns)] += 1;
+    }
+}
+
+impl JournalStats {
+    /// Counts one sync of the high-water mark that took `ns` nanoseconds.
+    #[inline]
+    pub fn record_mark_sync(&mut self, ns: u64) {
+        self.mark_syncs += 1;
+        self.mark_sync_ns_sum = self.mark_sync_ns_sum.saturating_add(ns);
     }
 }
 

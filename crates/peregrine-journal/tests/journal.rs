@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{config, read_all, record, segments, write_all, Owned};
+use common::{config, read_all, record, segments, set_mark, write_all, Owned};
 use peregrine_journal::{
     FsyncPolicy, Journal, JournalConfig, JournalError, RecordDefect, TailDefect, Timestamps,
     MAX_PAYLOAD,
@@ -121,6 +121,7 @@ fn torn_tail_is_truncated_reported_and_appending_continues() {
     let cfg = config(1 << 20, FsyncPolicy::Batch);
     let recs = records(1, 20, 40);
     write_all(dir.path(), cfg.clone(), &recs);
+    set_mark(dir.path(), 19); // seq 20 reached the file but was never acknowledged
     let seg = segments(dir.path()).pop().unwrap();
     let len = std::fs::metadata(&seg).unwrap().len();
     let file = std::fs::OpenOptions::new().write(true).open(&seg).unwrap();
@@ -131,11 +132,13 @@ fn torn_tail_is_truncated_reported_and_appending_continues() {
     assert_eq!(t.last_good_seq, Some(19));
     assert_eq!(t.bytes_dropped, (36 + 40 - 10) as u64);
     assert_eq!(t.defect, TailDefect::Record(RecordDefect::TruncatedPayload));
+    assert_eq!(report.accepted_loss, None);
     let r = &recs[19];
     j.append(20, r.ts, r.kind, &r.payload).unwrap();
     j.close().unwrap();
     let (report, got) = read_all(dir.path(), cfg);
     assert_eq!((report.truncated, got), (None, recs));
+    assert_eq!(report.committed_seq, 20);
 }
 
 #[test]
@@ -198,6 +201,7 @@ fn unacknowledged_records_after_a_hole_are_dropped_as_tail() {
         }
     }
     drop(j); // Drop commits too, marking seq 10: undo that below.
+    set_mark(dir.path(), 4);
     let seg = segments(dir.path()).pop().unwrap();
     let mut bytes = std::fs::read(&seg).unwrap();
     let rec = 52;

@@ -4,7 +4,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{config, read_all, segments, write_all, Owned};
+use common::{config, read_all, segments, set_mark, write_all, Owned};
 use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, JournalError, Timestamps};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
@@ -117,22 +117,41 @@ proptest! {
     }
 
     #[test]
-    fn prop_truncating_last_segment_anywhere_yields_a_reported_prefix(
+    fn prop_truncating_last_segment_anywhere_yields_a_reported_prefix_or_the_lost_count(
         recs in arb_records(),
         seg in arb_segment_bytes(),
         cut in any::<prop::sample::Index>(),
+        committed in any::<prop::sample::Index>(),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let cfg = config(seg, FsyncPolicy::None);
         write_all(dir.path(), cfg.clone(), &recs);
+        // Only a prefix was acknowledged; the rest reached the file uncommitted.
+        let committed = recs[committed.index(recs.len())].seq;
+        set_mark(dir.path(), committed);
         let last = segments(dir.path()).pop().unwrap();
         let len = std::fs::metadata(&last).unwrap().len();
         let cut = cut.index(len as usize + 1) as u64;
         let bounds = boundaries(&last, &recs);
         set_len(&last, cut);
 
+        let first_in_last = peregrine_journal::segment::list(dir.path()).unwrap()
+            .last().unwrap().first_seq;
+        let kept_in_last = bounds.iter().filter(|&&b| b <= cut).count().saturating_sub(1) as u64;
+        let kept_last = first_in_last + kept_in_last - 1;
+        if kept_last < committed {
+            match Journal::open(dir.path(), cfg) {
+                Err(JournalError::CommittedRecordsLost { missing, found_last, .. }) => {
+                    prop_assert_eq!(missing, committed - kept_last);
+                    prop_assert_eq!(found_last, (kept_last >= recs[0].seq).then_some(kept_last));
+                }
+                other => prop_assert!(false, "expected a refusal, got {:?}", other.map(|r| r.1)),
+            }
+            return Ok(());
+        }
         let (report, got) = read_all(dir.path(), cfg);
         prop_assert_eq!(&got[..], &recs[..got.len()]);
+        prop_assert!(got.last().unwrap().seq >= committed);
         let kept_end = bounds.iter().copied().filter(|&b| b <= cut).max().unwrap_or(0);
         let on_boundary = cut >= SEG_HEADER && bounds.contains(&cut);
         match report.truncated {
@@ -154,10 +173,16 @@ proptest! {
         which in any::<prop::sample::Index>(),
         at in any::<prop::sample::Index>(),
         xor in 1u8..=255,
+        last_committed in any::<bool>(),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let cfg = config(seg, FsyncPolicy::None);
         write_all(dir.path(), cfg.clone(), &recs);
+        // Either every record was acknowledged, or all but the last.
+        let last_seq = recs.last().unwrap().seq;
+        if !last_committed {
+            set_mark(dir.path(), last_seq - 1);
+        }
         let segs = segments(dir.path());
         let hit_seg = &segs[which.index(segs.len())];
         let mut bytes = std::fs::read(hit_seg).unwrap();
@@ -169,8 +194,13 @@ proptest! {
         let rec_start = bounds.iter().copied().filter(|&b| b <= pos as u64).max().unwrap_or(0);
         let is_last_record = hit_seg == segs.last().unwrap() && rec_start == bounds[bounds.len() - 2];
         match Journal::open(dir.path(), cfg) {
+            Err(JournalError::CommittedRecordsLost { missing, .. }) => {
+                prop_assert!(is_last_record && last_committed, "loss at {} misreported", pos);
+                prop_assert_eq!(missing, 1);
+            }
             Ok((_, report)) => {
                 prop_assert!(is_last_record, "corruption at {} accepted", pos);
+                prop_assert!(!last_committed, "a committed record was dropped as tail");
                 let t = report.truncated.unwrap();
                 prop_assert_eq!(t.offset, rec_start);
                 let before_last = recs.len().checked_sub(2).map(|i| recs[i].seq);

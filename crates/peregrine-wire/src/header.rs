@@ -15,17 +15,19 @@
 //! offset that is a multiple of 8.
 
 use crate::cursor::Reader;
-use crate::message::FieldDesc;
+use crate::desc::FieldDesc;
+pub use crate::desc::HEADER_SIZE;
 use crate::DecodeError;
 
-/// Bytes in the common header.
-pub const HEADER_SIZE: usize = 8;
-
-/// The protocol version this crate writes and the only one it accepts.
+/// The newest protocol version this crate speaks.
 ///
-/// Versioning is additive: a later version may append fields to a message (raising its
-/// size) or add message types, never move or reinterpret a field.
-pub const PROTOCOL_VERSION: u8 = 1;
+/// The header's `version` byte names the protocol version that defined the message's
+/// layout: messages unchanged since version 1 carry 1, messages added or extended by
+/// version 2 carry 2. Versioning is additive: a later version adds message types or
+/// appends fields to a message (raising its size, and its version), never moves,
+/// resizes or reinterprets a field. A decoder accepts, per message type, only the
+/// version its family knows ([`crate::DecodeError::BadVersion`] otherwise).
+pub const PROTOCOL_VERSION: u8 = 2;
 
 /// Upper bound on any message's `length` field. Larger values are treated as garbage
 /// before any type lookup, so a stream reader never buffers more than this per frame.
@@ -53,7 +55,7 @@ pub const HEADER_FIELDS: [FieldDesc; 4] = [
         3,
         1,
         "u8",
-        "Protocol version; 1 for this document.",
+        "Protocol version that defined this message's layout: 1 or 2.",
     ),
     FieldDesc::new(
         "reserved",
@@ -76,13 +78,13 @@ pub struct Header {
 }
 
 impl Header {
-    /// The header of a version-[`PROTOCOL_VERSION`] message.
+    /// A header.
     #[inline]
-    pub const fn new(msg_type: u8, length: u16) -> Self {
+    pub const fn new(msg_type: u8, version: u8, length: u16) -> Self {
         Header {
             length,
             msg_type,
-            version: PROTOCOL_VERSION,
+            version,
         }
     }
 
@@ -91,8 +93,10 @@ impl Header {
     /// Checks the length field as soon as two bytes are present, so garbage is reported
     /// before the caller buffers more. Returns [`DecodeError::Incomplete`] if fewer than
     /// [`HEADER_SIZE`] bytes are available, [`DecodeError::BadLength`] for a length
-    /// outside `HEADER_SIZE..=MAX_MESSAGE_SIZE`, [`DecodeError::BadVersion`] and
-    /// [`DecodeError::InvalidField`] (`reserved`) for the other header fields.
+    /// outside `HEADER_SIZE..=MAX_MESSAGE_SIZE`, [`DecodeError::BadVersion`] for a
+    /// version outside `1..=PROTOCOL_VERSION` and [`DecodeError::InvalidField`]
+    /// (`reserved`). Whether the version suits the message type is the family
+    /// decoder's check.
     pub fn peek(bytes: &[u8]) -> Result<Header, DecodeError> {
         if let Some(&[lo, hi]) = bytes.get(..2) {
             check_length(u16::from_le_bytes([lo, hi]))?;
@@ -109,7 +113,7 @@ impl Header {
             msg_type: r.u8()?,
             version: r.u8()?,
         };
-        if header.version != PROTOCOL_VERSION {
+        if !(1..=PROTOCOL_VERSION).contains(&header.version) {
             return Err(DecodeError::BadVersion {
                 msg_type: header.msg_type,
                 version: header.version,
@@ -141,7 +145,7 @@ mod tests {
     #[test]
     fn peek_reads_a_header() {
         let bytes = [48, 0, 0x10, 1, 0, 0, 0, 0, 0xaa];
-        assert_eq!(Header::peek(&bytes), Ok(Header::new(0x10, 48)));
+        assert_eq!(Header::peek(&bytes), Ok(Header::new(0x10, 1, 48)));
     }
 
     #[test]
@@ -176,14 +180,18 @@ mod tests {
 
     #[test]
     fn peek_rejects_version_and_reserved() {
-        let bytes = [8, 0, 3, 2, 0, 0, 0, 0];
-        assert_eq!(
-            Header::peek(&bytes),
-            Err(DecodeError::BadVersion {
-                msg_type: 3,
-                version: 2
-            })
-        );
+        for version in [0, 3, 0xFF] {
+            let bytes = [8, 0, 3, version, 0, 0, 0, 0];
+            assert_eq!(
+                Header::peek(&bytes),
+                Err(DecodeError::BadVersion {
+                    msg_type: 3,
+                    version
+                })
+            );
+        }
+        let v2 = [8, 0, 3, 2, 0, 0, 0, 0];
+        assert_eq!(Header::peek(&v2), Ok(Header::new(3, 2, 8)));
         let bytes = [8, 0, 3, 1, 0, 0, 1, 0];
         assert_eq!(
             Header::peek(&bytes),

@@ -35,13 +35,24 @@
 //!   reported as early as possible: a bad length after two bytes.
 //!   [`stream::RecvBuffer`] wraps that loop around a fixed receive array.
 //!
+//! * **Version 2** ([`v2`]): the order-entry families of protocol version 2 (report
+//!   stream, replay, drop copy, queries, instrument definitions), the login proof
+//!   ([`auth`]) and the reason-code tables ([`reason`]). The header's `version` byte
+//!   names the protocol version that defined each layout, so version-1 messages that
+//!   version 2 kept are shared by both families.
+//! * **Acyclic modules.** Layout descriptors live in `desc`, a leaf that `header` and
+//!   `message` both use, so neither depends on the other.
+//!
 //! # Message families
 //!
 //! | Family | Direction | Decoder |
 //! |---|---|---|
-//! | [`Inbound`] | client → exchange order entry | [`Inbound::decode`] |
-//! | [`Outbound`] | exchange → client order entry | [`Outbound::decode`] |
-//! | [`Message`] | either order-entry direction | [`decode`] |
+//! | [`v2::Inbound`] | client → exchange order entry, version 2 | [`v2::Inbound::decode`] |
+//! | [`v2::Outbound`] | exchange → client order entry, version 2 | [`v2::Outbound::decode`] |
+//! | [`v2::Message`] | either order-entry direction, version 2 | [`v2::decode`] |
+//! | [`Inbound`] | client → exchange order entry, version 1 (until the exchange moves to 2) | [`Inbound::decode`] |
+//! | [`Outbound`] | exchange → client order entry, version 1 | [`Outbound::decode`] |
+//! | [`Message`] | either order-entry direction, version 1 | [`decode`] |
 //! | [`md::MdMessage`] | feed messages, inside [`md::packet`]s | [`md::packet::PacketReader`] |
 //! | [`md::recovery::Recovery`] | recovery channel, both directions | [`md::recovery::Recovery::decode`] |
 //!
@@ -70,7 +81,9 @@
 #![deny(unsafe_code)]
 
 pub mod admin;
+pub mod auth;
 pub mod cursor;
+mod desc;
 pub mod error;
 pub mod field;
 pub mod header;
@@ -78,10 +91,12 @@ pub mod md;
 pub mod message;
 pub mod order_entry;
 pub mod orders;
+pub mod reason;
 pub mod reports;
 pub mod session;
 pub mod spec;
 pub mod stream;
+pub mod v2;
 
 pub use error::{DecodeError, EncodeError};
 pub use field::{Credential, LiquidityRole, ReasonCode, RequestKind, WireField};

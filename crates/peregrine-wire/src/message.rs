@@ -8,82 +8,17 @@
 //! code, the layout tests and `docs/protocol.md` cannot disagree.
 
 use crate::cursor::{Reader, Writer};
-use crate::header::{Header, HEADER_SIZE};
+use crate::desc::HEADER_SIZE;
+pub use crate::desc::{layout, message_size, FieldDesc, MessageDesc};
+use crate::header::Header;
 use crate::{DecodeError, EncodeError};
-
-/// One field of a message layout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldDesc {
-    /// Field name (the Rust field name).
-    pub name: &'static str,
-    /// Byte offset from the first byte of the message (header included).
-    pub offset: usize,
-    /// Bytes on the wire.
-    pub size: usize,
-    /// Wire type as printed in the tables.
-    pub wire_type: &'static str,
-    /// What the field means (the field's doc comment).
-    pub doc: &'static str,
-}
-
-impl FieldDesc {
-    /// A descriptor.
-    pub const fn new(
-        name: &'static str,
-        offset: usize,
-        size: usize,
-        wire_type: &'static str,
-        doc: &'static str,
-    ) -> Self {
-        FieldDesc {
-            name,
-            offset,
-            size,
-            wire_type,
-            doc,
-        }
-    }
-}
-
-/// One message type, for tables and tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MessageDesc {
-    /// The message name.
-    pub name: &'static str,
-    /// The header's `msg_type` code.
-    pub msg_type: u8,
-    /// Total size in bytes, header included.
-    pub size: usize,
-    /// What the message is for (its doc comment).
-    pub doc: &'static str,
-    /// Body fields, in wire order, with absolute offsets.
-    pub fields: &'static [FieldDesc],
-}
-
-/// Lays fields out back to back after the header: fills in each `offset`.
-pub const fn layout<const N: usize>(mut fields: [FieldDesc; N]) -> [FieldDesc; N] {
-    let mut offset = HEADER_SIZE;
-    let mut i = 0;
-    while i < N {
-        fields[i].offset = offset;
-        offset += fields[i].size;
-        i += 1;
-    }
-    fields
-}
-
-/// The size of a message with these body fields, header included.
-pub const fn message_size(fields: &[FieldDesc]) -> usize {
-    match fields.last() {
-        Some(f) => f.offset + f.size,
-        None => HEADER_SIZE,
-    }
-}
 
 /// A fixed-size message. Implemented by `wire_message!`; do not implement by hand.
 pub trait WireMessage: Copy + Sized {
     /// The header's `msg_type` code.
     const MSG_TYPE: u8;
+    /// The header's `version`: the protocol version that defined this layout.
+    const VERSION: u8;
     /// The message name.
     const NAME: &'static str;
     /// Body fields with absolute offsets.
@@ -116,7 +51,7 @@ pub trait WireMessage: Copy + Sized {
         // SIZE <= MAX_MESSAGE_SIZE (512) < u16::MAX: a const assertion in `wire_message!`.
         w.u16(Self::SIZE as u16);
         w.u8(Self::MSG_TYPE);
-        w.u8(crate::PROTOCOL_VERSION);
+        w.u8(Self::VERSION);
         w.u32(0);
         self.encode_body(&mut w);
         if w.overflowed() || w.position() != Self::SIZE {
@@ -129,7 +64,7 @@ pub trait WireMessage: Copy + Sized {
     /// and the bytes consumed. Stream semantics as [`decode_frame`].
     #[inline]
     fn decode(bytes: &[u8]) -> Result<(Self, usize), DecodeError> {
-        let size_of = |t: u8| (t == Self::MSG_TYPE).then_some(Self::SIZE);
+        let size_of = |t: u8| (t == Self::MSG_TYPE).then_some((Self::SIZE, Self::VERSION));
         decode_frame(bytes, size_of, |_, r| Self::decode_body(r))
     }
 }
@@ -145,19 +80,27 @@ pub fn seed_at(seeds: &[u64], i: usize) -> u64 {
 
 /// Decodes one frame from the front of a byte stream.
 ///
-/// `size_of` maps a type code to its fixed size (`None`: unknown type); `body` decodes
-/// the body of a known type. Returns the message and the bytes consumed, or
-/// [`DecodeError::Incomplete`] when the buffer holds only part of a frame (read more,
-/// call again), or another [`DecodeError`] when the bytes can never become a valid frame.
-/// Checks run in this order: length range, header completeness, version, reserved,
-/// type, length against the type's size, frame completeness, fields.
+/// `size_of` maps a type code to its fixed size and version (`None`: unknown type);
+/// `body` decodes the body of a known type. Returns the message and the bytes
+/// consumed, or [`DecodeError::Incomplete`] when the buffer holds only part of a frame
+/// (read more, call again), or another [`DecodeError`] when the bytes can never become
+/// a valid frame. Checks run in this order: length range, header completeness,
+/// version range, reserved, type, the type's version, length against the type's size,
+/// frame completeness, fields.
 pub fn decode_frame<M>(
     bytes: &[u8],
-    size_of: impl Fn(u8) -> Option<usize>,
+    size_of: impl Fn(u8) -> Option<(usize, u8)>,
     body: impl FnOnce(u8, &mut Reader<'_>) -> Result<M, DecodeError>,
 ) -> Result<(M, usize), DecodeError> {
     let header = Header::peek(bytes)?;
-    let expected = size_of(header.msg_type).ok_or(DecodeError::UnknownType(header.msg_type))?;
+    let (expected, version) =
+        size_of(header.msg_type).ok_or(DecodeError::UnknownType(header.msg_type))?;
+    if header.version != version {
+        return Err(DecodeError::BadVersion {
+            msg_type: header.msg_type,
+            version: header.version,
+        });
+    }
     let length = usize::from(header.length);
     if length != expected {
         return Err(DecodeError::LengthMismatch {
@@ -193,10 +136,24 @@ pub fn decode_frame<M>(
 ///     client_order_id: ClientOrderId,
 /// }
 /// ```
+///
+/// `Fill = 0x92, version 2;` declares a layout defined by protocol version 2 (the
+/// header's `version` byte); without it the version is 1.
 macro_rules! wire_message {
     (
         $(#[doc = $sdoc:literal])+
         $name:ident = $code:literal;
+        $( $(#[doc = $doc:literal])+ $field:ident : $fty:ty ),* $(,)?
+    ) => {
+        wire_message! {
+            $(#[doc = $sdoc])+
+            $name = $code, version 1;
+            $( $(#[doc = $doc])+ $field : $fty ),*
+        }
+    };
+    (
+        $(#[doc = $sdoc:literal])+
+        $name:ident = $code:literal, version $version:literal;
         $( $(#[doc = $doc:literal])+ $field:ident : $fty:ty ),* $(,)?
     ) => {
         $(#[doc = $sdoc])+
@@ -207,6 +164,7 @@ macro_rules! wire_message {
 
         impl $crate::message::WireMessage for $name {
             const MSG_TYPE: u8 = $code;
+            const VERSION: u8 = $version;
             const NAME: &'static str = stringify!($name);
             const FIELDS: &'static [$crate::message::FieldDesc] = &$crate::message::layout([
                 $( $crate::message::FieldDesc::new(
@@ -221,6 +179,7 @@ macro_rules! wire_message {
             const DESC: $crate::message::MessageDesc = $crate::message::MessageDesc {
                 name: Self::NAME,
                 msg_type: Self::MSG_TYPE,
+                version: Self::VERSION,
                 size: Self::SIZE,
                 doc: concat!($($sdoc),+),
                 fields: Self::FIELDS,
@@ -286,10 +245,13 @@ macro_rules! wire_family {
                 $crate::message::decode_frame(bytes, Self::size_of_type, Self::decode_body)
             }
 
-            /// The fixed size of a message type of this family, or `None`.
-            pub fn size_of_type(msg_type: u8) -> Option<usize> {
+            /// The fixed size and version of a message type of this family, or `None`.
+            pub fn size_of_type(msg_type: u8) -> Option<(usize, u8)> {
                 $( if msg_type == <$v as $crate::message::WireMessage>::MSG_TYPE {
-                    return Some(<$v as $crate::message::WireMessage>::SIZE);
+                    return Some((
+                        <$v as $crate::message::WireMessage>::SIZE,
+                        <$v as $crate::message::WireMessage>::VERSION,
+                    ));
                 } )+
                 None
             }

@@ -2,11 +2,12 @@
 //! system allocator and counts allocations made by the current thread while a
 //! closure runs (thread-local, so the test harness's own threads do not interfere).
 use peregrine_testkit::allocations_during;
+use peregrine_wire::auth::AccountKey;
 use peregrine_wire::md::packet::{PacketBuilder, PacketReader, DEFAULT_MTU};
 use peregrine_wire::md::recovery::Recovery;
 use peregrine_wire::md::MdMessage;
 use peregrine_wire::stream::RecvBuffer;
-use peregrine_wire::{decode, Inbound, Message, Outbound};
+use peregrine_wire::{decode, v2, Inbound, Message, Outbound, WireMessage};
 
 #[global_allocator]
 static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
@@ -24,6 +25,26 @@ fn order_entry_round_trips() {
     }
     buf[2] = 0x7f;
     assert!(decode(&buf).is_err());
+}
+
+fn v2_round_trips() {
+    let mut buf = [0u8; 128];
+    for i in 0..v2::Message::MESSAGES.len() {
+        let m = v2::Message::sample(i, &[i as u64, 7, 9, 11]);
+        let n = m.encode(&mut buf).unwrap();
+        let (got, used) = v2::decode(&buf[..n]).unwrap();
+        assert!(got == m && used == n);
+        let _ = v2::Inbound::decode(&buf[..n]);
+        if let Ok((mut o, _)) = v2::Outbound::decode(&buf[..n]) {
+            o.set_report_seq(5);
+            std::hint::black_box(o.report());
+        }
+    }
+}
+
+/// The server's side of a login: verify a proof (SHA-256 and HMAC on the stack).
+fn login_verify(key: &AccountKey, login: &v2::session::Login) {
+    assert!(login.verify(&key.stored(), &[9; 32]));
 }
 
 fn recovery_round_trips() {
@@ -80,6 +101,16 @@ fn encode_and_decode_allocate_nothing() {
         allocations_during(order_entry_round_trips),
         0,
         "order entry"
+    );
+    assert_eq!(allocations_during(v2_round_trips), 0, "version 2");
+    let key = AccountKey([3; 32]);
+    let mut login = v2::session::Login::sample(&[1, 2, 3]);
+    login.proof = login.proof_for(&key, &[9; 32]);
+    login_verify(&key, &login);
+    assert_eq!(
+        allocations_during(|| login_verify(&key, &login)),
+        0,
+        "login proof check"
     );
     assert_eq!(allocations_during(recovery_round_trips), 0, "recovery");
     assert_eq!(

@@ -6,7 +6,7 @@
 use peregrine_wire::md::packet::{PacketBuilder, PacketReader, DEFAULT_MTU};
 use peregrine_wire::md::recovery::Recovery;
 use peregrine_wire::md::MdMessage;
-use peregrine_wire::{DecodeError, EncodeError, Inbound, Message, Outbound};
+use peregrine_wire::{v2, DecodeError, EncodeError, Inbound, Message, Outbound};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -41,6 +41,9 @@ fn all_contracts(bytes: &[u8]) -> Result<(), TestCaseError> {
     contract(bytes, Message::decode, Message::encode)?;
     contract(bytes, Inbound::decode, Inbound::encode)?;
     contract(bytes, Outbound::decode, Outbound::encode)?;
+    contract(bytes, v2::Message::decode, v2::Message::encode)?;
+    contract(bytes, v2::Inbound::decode, v2::Inbound::encode)?;
+    contract(bytes, v2::Outbound::decode, v2::Outbound::encode)?;
     contract(bytes, Recovery::decode, Recovery::encode)?;
     contract(bytes, MdMessage::decode, MdMessage::encode)
 }
@@ -49,17 +52,17 @@ fn all_contracts(bytes: &[u8]) -> Result<(), TestCaseError> {
 /// field validators, which purely random bytes almost never do.
 fn mutated_message() -> impl Strategy<Value = Vec<u8>> {
     (
-        any::<bool>(),
+        0u8..3,
         any::<usize>(),
-        vec(any::<u64>(), 1..12),
+        vec(any::<u64>(), 1..16),
         vec((any::<usize>(), any::<u8>()), 0..4),
     )
-        .prop_map(|(recovery, i, seeds, edits)| {
+        .prop_map(|(family, i, seeds, edits)| {
             let mut buf = [0u8; 600];
-            let n = if recovery {
-                Recovery::sample(i, &seeds).encode(&mut buf)
-            } else {
-                Message::sample(i, &seeds).encode(&mut buf)
+            let n = match family {
+                0 => Recovery::sample(i, &seeds).encode(&mut buf),
+                1 => Message::sample(i, &seeds).encode(&mut buf),
+                _ => v2::Message::sample(i, &seeds).encode(&mut buf),
             }
             .unwrap();
             let mut bytes = buf[..n].to_vec();
@@ -118,6 +121,21 @@ proptest! {
     #[test]
     fn prop_decode_mutated_never_panics(bytes in mutated_message()) {
         all_contracts(&bytes)?;
+    }
+
+    #[test]
+    fn prop_v2_round_trips_and_prefixes_ask_for_more(
+        i in any::<usize>(),
+        seeds in vec(any::<u64>(), 1..16),
+    ) {
+        let m = v2::Message::sample(i, &seeds);
+        let mut buf = [0u8; 600];
+        let n = m.encode(&mut buf).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(n, m.size());
+        prop_assert_eq!(v2::decode(&buf[..n + 3]), Ok((m, n)));
+        for p in 0..n {
+            prop_assert!(v2::decode(&buf[..p]).unwrap_err().is_incomplete());
+        }
     }
 
     #[test]

@@ -330,10 +330,12 @@ const PINNED: &[Pinned] = &[
     ),
 ];
 
+/// Version-1 messages (the version-2 additions to the recovery channel are pinned in
+/// `tests/layout_v2.rs`).
 fn all_descs() -> Vec<MessageDesc> {
     let mut v: Vec<MessageDesc> = Message::MESSAGES.to_vec();
     for d in Recovery::MESSAGES.iter().chain(MdMessage::MESSAGES) {
-        if !v.contains(d) {
+        if d.version == 1 && !v.contains(d) {
             v.push(*d);
         }
     }
@@ -485,6 +487,9 @@ fn encoders_write_each_field_at_its_offset() {
         });
     }
     for (i, d) in Recovery::MESSAGES.iter().enumerate() {
+        if d.version != 1 {
+            continue;
+        }
         check_field_ranges(d.name, d.fields.len(), &|s: &[u64]| {
             let mut buf = [0u8; 128];
             let n = Recovery::sample(i, s).encode(&mut buf).unwrap();

@@ -30,6 +30,9 @@ enum Command {
     Loadgen(cli::loadgen::LoadgenArgs),
     /// Balance administration: deposit, withdraw, query (exchange with balances).
     Admin(cli::admin::AdminArgs),
+    /// Make account keys: a secret key file for the clients and the exchange's
+    /// stored-key entries.
+    Keygen(cli::keygen::KeygenArgs),
     /// Journal tools.
     #[command(subcommand)]
     Journal(JournalCommand),
@@ -62,6 +65,7 @@ fn main() -> anyhow::Result<()> {
         Command::Journal(JournalCommand::Replay(args)) => cli::journal::replay(args),
         Command::Md(args) => cli::md::run(args),
         Command::Admin(args) => cli::admin::run(args),
+        Command::Keygen(args) => cli::keygen::run(args),
         Command::Loadgen(args) => {
             let summary = cli::loadgen::run(args)?;
             anyhow::ensure!(

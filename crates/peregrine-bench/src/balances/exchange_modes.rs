@@ -24,14 +24,15 @@ use peregrine_exchange_core::feed::NoPackets;
 use peregrine_exchange_core::mix;
 use peregrine_exchange_core::{Clock, Core, NoLog, Outbox, SessionKey};
 use peregrine_types::{AccountId, ClientOrderId, InstrumentSpec, Timestamp};
-use peregrine_wire::{Inbound, Outbound};
+use peregrine_wire::v2::{Inbound, Outbound};
 
 const TICK_NS: u64 = 1_000_000;
 const BASE: u64 = 1_700_000_000_000_000_000;
 
 struct Drop0;
 impl Outbox for Drop0 {
-    fn send(&mut self, _: SessionKey, _: AccountId, _: Outbound) {}
+    fn report(&mut self, _: AccountId, _: Outbound, _: SessionKey) {}
+    fn answer(&mut self, _: SessionKey, _: Outbound) {}
 }
 
 fn core(orders: usize) -> anyhow::Result<Core<NoLog>> {

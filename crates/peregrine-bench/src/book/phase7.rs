@@ -24,12 +24,14 @@
 
 use hdrhistogram::Histogram;
 use peregrine_book::{Command, Event, Ladder, MatchingEngine, LOOKAHEAD};
-use peregrine_exchange_core::route::{self as mapping, Ctx};
+use peregrine_exchange_core::route::reports::{reports_for, Ctx};
+use peregrine_exchange_core::route::{self as mapping};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderType, Price, Qty, Side, StpMode,
     TimeInForce, Timestamp,
 };
-use peregrine_wire::{orders, Inbound, MAX_MESSAGE_SIZE};
+use peregrine_wire::v2::Inbound;
+use peregrine_wire::{orders, MAX_MESSAGE_SIZE};
 use serde::Serialize;
 
 /// Orders Ferrox's load generator uses on each side.
@@ -178,18 +180,14 @@ impl Matcher {
         self.engine_seq += 1;
         self.events.clear();
         self.engine.execute(cmd, &mut self.events);
-        let ctx = Ctx {
-            engine_seq: self.engine_seq,
-            ts: cmd.ts,
-            new_order: Some(*order),
-            request_id: ClientOrderId(0),
-            orig_client_id: ClientOrderId(0),
-        };
+        // The order's fields come from the command (as the exchange's core does).
+        let _ = order;
+        let ctx = Ctx::of(cmd, self.engine_seq, ClientOrderId(0));
         for ev in &self.events {
             if matches!(ev, Event::Fill(_)) {
                 self.fills += 1;
             }
-            for (_, mut msg) in mapping::reports_for(ev, &ctx).into_iter().flatten() {
+            for (_, mut msg) in reports_for(ev, &ctx).into_iter().flatten() {
                 self.session_seq += 1;
                 msg.set_session_seq(self.session_seq);
                 if let Ok(n) = msg.encode(&mut self.frame) {

@@ -6,13 +6,20 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use peregrine_types::{AccountId, ClientOrderId};
+use peregrine_wire::auth::AccountKey;
 use peregrine_wire::orders::NewOrder;
 use peregrine_wire::session::ClientHeartbeat;
-use peregrine_wire::{LiquidityRole, Outbound, WireMessage};
+use peregrine_wire::v2::client::LoginParams;
+use peregrine_wire::v2::Outbound;
+use peregrine_wire::{LiquidityRole, WireMessage};
 
 use super::report::Stats;
 use crate::error::{ClientError, IoContext};
 use crate::order_entry::{Connection, Rx};
+
+/// Client order ids are `session index << TAG_SHIFT | order number`.
+const TAG_SHIFT: u32 = 40;
+const TAG_MASK: u64 = (1 << TAG_SHIFT) - 1;
 
 /// One order's life, as the client sees it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,6 +39,10 @@ pub(crate) struct Conn {
     tx_sent: usize,
     sent: Vec<Sent>,
     expected_seq: u64,
+    /// The session's index, in the top bits of its client order ids: several
+    /// sessions of one account each see the account's every report, and keep only
+    /// their own.
+    tag: u64,
     /// Orders sent and not yet answered.
     pub outstanding: usize,
     /// False once the session failed.
@@ -40,10 +51,18 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    /// Connects and logs in (blocking, with a timeout), then turns non-blocking.
-    pub fn open(addr: SocketAddr, account: AccountId, password: &str) -> Result<Conn, ClientError> {
-        let (conn, _) = Connection::login(addr, account, password, Duration::from_secs(5))?;
-        let (stream, rx) = conn.into_parts();
+    /// Connects and logs in (blocking, with a timeout, starting the report stream
+    /// live), then turns non-blocking. `index` tags the session's client order ids.
+    pub fn open(
+        addr: SocketAddr,
+        account: AccountId,
+        key: &AccountKey,
+        index: usize,
+    ) -> Result<Conn, ClientError> {
+        let params = LoginParams::trading(account, 0);
+        let (mut conn, _) = Connection::connect(addr, params, key.clone(), Duration::from_secs(5))?;
+        conn.recover(|_| {})?;
+        let (stream, rx, session) = conn.into_parts();
         stream
             .set_nonblocking(true)
             .doing(|| "making the socket non-blocking".into())?;
@@ -53,7 +72,8 @@ impl Conn {
             tx: Vec::with_capacity(1 << 16),
             tx_sent: 0,
             sent: Vec::new(),
-            expected_seq: 2,
+            expected_seq: session.next_session_seq(),
+            tag: (index as u64) << TAG_SHIFT,
             outstanding: 0,
             alive: true,
             last_tx: Instant::now(),
@@ -70,7 +90,7 @@ impl Conn {
     /// Queues a new order (written by the next [`Conn::flush`]); `at` is its scheduled
     /// (or actual) send time.
     pub fn send_order(&mut self, mut order: NewOrder, at: u64) {
-        order.client_order_id = ClientOrderId(self.sent.len() as u64 + 1);
+        order.client_order_id = ClientOrderId(self.tag | (self.sent.len() as u64 + 1));
         self.sent.push(Sent {
             at,
             answered: false,
@@ -149,18 +169,22 @@ impl Conn {
         match m {
             Outbound::Accepted(a) => self.answer(a.client_order_id, now, stats, false),
             Outbound::Rejected(r) => self.answer(r.client_order_id, now, stats, true),
-            Outbound::Fill(f) => {
+            Outbound::Fill(f) if self.mine(f.client_order_id).is_some() => {
                 stats.fills += 1;
                 if f.role == LiquidityRole::Taker {
                     self.taker_fill(f.client_order_id, now, stats);
                 }
                 0
             }
-            Outbound::Cancelled(_) => {
+            Outbound::Cancelled(c) if self.mine(c.client_order_id).is_some() => {
                 stats.cancels += 1;
                 0
             }
-            Outbound::LoginRejected(_) | Outbound::CancelRejected(_) => {
+            Outbound::CancelRejected(c) if self.mine(c.client_order_id).is_some() => {
+                stats.errors += 1;
+                0
+            }
+            Outbound::LoginRejected(_) => {
                 stats.errors += 1;
                 0
             }
@@ -168,8 +192,18 @@ impl Conn {
         }
     }
 
+    /// The index of this session's order `id` in `sent`, `None` for another
+    /// session's order (same account).
+    fn mine(&self, id: ClientOrderId) -> Option<usize> {
+        (id.0 >> TAG_SHIFT == self.tag >> TAG_SHIFT)
+            .then(|| ((id.0 & TAG_MASK) as usize).wrapping_sub(1))
+    }
+
     fn answer(&mut self, id: ClientOrderId, now: u64, stats: &mut Stats, reject: bool) -> usize {
-        let Some(s) = self.sent.get_mut((id.0 as usize).wrapping_sub(1)) else {
+        let Some(i) = self.mine(id) else {
+            return 0; // another session's order
+        };
+        let Some(s) = self.sent.get_mut(i) else {
             stats.errors += 1;
             return 0;
         };
@@ -187,7 +221,10 @@ impl Conn {
     }
 
     fn taker_fill(&mut self, id: ClientOrderId, now: u64, stats: &mut Stats) {
-        if let Some(s) = self.sent.get_mut((id.0 as usize).wrapping_sub(1)) {
+        let Some(i) = self.mine(id) else {
+            return;
+        };
+        if let Some(s) = self.sent.get_mut(i) {
             if !s.filled {
                 s.filled = true;
                 stats

@@ -32,8 +32,8 @@ pub use report::{Percentiles, Summary};
 pub struct LoadgenParams {
     /// Order-entry address.
     pub addr: SocketAddr,
-    /// Accounts and passwords; session `i` logs in as account `i mod len`.
-    pub accounts: Vec<(AccountId, String)>,
+    /// Accounts and their keys; session `i` logs in as account `i mod len`.
+    pub accounts: Vec<(AccountId, peregrine_wire::auth::AccountKey)>,
     /// The instrument traded.
     pub spec: InstrumentSpec,
     /// Client sessions.
@@ -69,8 +69,8 @@ pub fn run(params: &LoadgenParams) -> Result<Summary, ClientError> {
     let spec = &params.spec;
     let mut conns = Vec::with_capacity(params.connections);
     for i in 0..params.connections {
-        let (account, password) = &params.accounts[i % params.accounts.len()];
-        let conn = Conn::open(addr, *account, password).map_err(|e| ClientError::Session {
+        let (account, key) = &params.accounts[i % params.accounts.len()];
+        let conn = Conn::open(addr, *account, key, i).map_err(|e| ClientError::Session {
             index: i,
             addr,
             source: Box::new(e),

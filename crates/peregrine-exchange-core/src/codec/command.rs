@@ -22,7 +22,16 @@
 //!                  32 request_id u64                                   = 40 bytes
 //! tag 7 Withdraw   16 account u32, 20 asset u32, 24 amount i64,
 //!                  32 request_id u64                                   = 40 bytes
+//! tag 8 MassCancelRequest 16 instrument scope u32 (0xFFFF_FFFF: every instrument),
+//!                  20 account u32, 24 side u8 (0 buy, 1 sell, 2 both), 25..32 zero,
+//!                  32 client_id u64                                    = 40 bytes
 //! ```
+//!
+//! Tag 8 is a whole `MassCancel` request as the client sent it (protocol version 2):
+//! the core runs it over every instrument of its scope under its one sequence number,
+//! and its client order id is what the `Cancelled`s and the `MassCancelDone` it causes
+//! carry, so a replay regenerates the same reports. Tag 3 (one instrument's book
+//! command, written before tag 8 existed) still decodes.
 //!
 //! Tags 6 and 7 are the admin commands of an exchange with balances
 //! ([`AdminCommand`]); [`decode_record`] returns either kind as a [`Record`], while
@@ -39,6 +48,7 @@ use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentStatus, OrderId, OrderType, Price, Qty, Side,
     StpMode, TimeInForce, Timestamp,
 };
+use peregrine_wire::field::ALL_INSTRUMENTS;
 
 use crate::balances::{AdminCommand, AdminKind};
 
@@ -57,14 +67,58 @@ const TAG_SET_STATUS: u8 = 4;
 const TAG_TICK: u8 = 5;
 const TAG_DEPOSIT: u8 = 6;
 const TAG_WITHDRAW: u8 = 7;
+const TAG_MASS_CANCEL_REQUEST: u8 = 8;
 
-/// One journal record's payload: a book command or an admin command.
+/// One journal record's payload: a book command, an admin command, or a mass cancel
+/// request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Record {
     /// A command for the matching engine.
     Command(Command),
     /// A deposit or withdrawal.
     Admin(AdminCommand),
+    /// A mass cancel over one instrument or every instrument.
+    MassCancel(MassCancelRequest),
+}
+
+impl Record {
+    /// The record's command time.
+    pub fn ts(&self) -> Timestamp {
+        match self {
+            Record::Command(c) => c.ts,
+            Record::Admin(a) => a.ts,
+            Record::MassCancel(m) => m.ts,
+        }
+    }
+}
+
+/// A client's `MassCancel`, journaled whole (tag 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MassCancelRequest {
+    /// Command time.
+    pub ts: Timestamp,
+    /// One instrument, or every instrument.
+    pub instrument: Option<InstrumentId>,
+    /// Whose orders.
+    pub account: AccountId,
+    /// One side or both.
+    pub side: Option<Side>,
+    /// The request's client order id.
+    pub client_id: ClientOrderId,
+}
+
+impl MassCancelRequest {
+    /// The book command for one instrument of the scope.
+    pub fn book_command(&self, instrument: InstrumentId) -> Command {
+        Command {
+            ts: self.ts,
+            action: Action::MassCancel(MassCancel {
+                instrument,
+                account: self.account,
+                side: self.side,
+            }),
+        }
+    }
 }
 
 /// Why a payload is not a valid command.
@@ -100,8 +154,9 @@ pub enum CodecError {
     /// A padding byte is not zero.
     #[error("non-zero padding at offset {0}")]
     BadPadding(usize),
-    /// A valid admin record where only a book command is accepted ([`decode`]).
-    #[error("tag {0} is an admin command, not a book command")]
+    /// A valid admin or mass-cancel record where only a book command is accepted
+    /// ([`decode`]).
+    #[error("tag {0} is not a book command")]
     NotABookCommand(u8),
 }
 
@@ -114,7 +169,7 @@ const fn len_of(tag: u8) -> Option<usize> {
         TAG_MASS_CANCEL => Some(32),
         TAG_SET_STATUS => Some(24),
         TAG_TICK => Some(16),
-        TAG_DEPOSIT | TAG_WITHDRAW => Some(40),
+        TAG_DEPOSIT | TAG_WITHDRAW | TAG_MASS_CANCEL_REQUEST => Some(40),
         _ => None,
     }
 }
@@ -193,8 +248,34 @@ pub fn encode_admin(cmd: &AdminCommand, buf: &mut [u8; MAX_ENCODED]) -> usize {
     w.at
 }
 
-/// Decodes one book command; any defect is a typed error, never a panic. An admin
-/// record is [`CodecError::NotABookCommand`] (use [`decode_record`]).
+/// Encodes a mass cancel request into `buf` (tag 8) and returns the encoded length;
+/// writes every byte of the used prefix.
+pub fn encode_mass_cancel(m: &MassCancelRequest, buf: &mut [u8; MAX_ENCODED]) -> usize {
+    let mut w = Writer { buf, at: 0 };
+    w.u8(VERSION);
+    w.u8(TAG_MASS_CANCEL_REQUEST);
+    w.zeros(6);
+    w.u64(m.ts.0);
+    w.u32(m.instrument.map_or(ALL_INSTRUMENTS, |i| i.0));
+    w.u32(m.account.0);
+    w.u8(m.side.map_or(2, |s| s as u8));
+    w.zeros(7);
+    w.u64(m.client_id.0);
+    debug_assert_eq!(Some(w.at), len_of(TAG_MASS_CANCEL_REQUEST));
+    w.at
+}
+
+/// Encodes any record into `buf`; returns the encoded length.
+pub fn encode_record(rec: &Record, buf: &mut [u8; MAX_ENCODED]) -> usize {
+    match rec {
+        Record::Command(c) => encode(c, buf),
+        Record::Admin(a) => encode_admin(a, buf),
+        Record::MassCancel(m) => encode_mass_cancel(m, buf),
+    }
+}
+
+/// Decodes one book command; any defect is a typed error, never a panic. An admin or
+/// mass-cancel record is [`CodecError::NotABookCommand`] (use [`decode_record`]).
 pub fn decode(bytes: &[u8]) -> Result<Command, CodecError> {
     match decode_record(bytes)? {
         Record::Command(c) => Ok(c),
@@ -202,6 +283,7 @@ pub fn decode(bytes: &[u8]) -> Result<Command, CodecError> {
             AdminKind::Deposit => TAG_DEPOSIT,
             AdminKind::Withdraw => TAG_WITHDRAW,
         })),
+        Record::MassCancel(_) => Err(CodecError::NotABookCommand(TAG_MASS_CANCEL_REQUEST)),
     }
 }
 
@@ -249,6 +331,17 @@ pub fn decode_record(bytes: &[u8]) -> Result<Record, CodecError> {
             })
         }
         TAG_MASS_CANCEL => Action::MassCancel(mass_cancel(&mut r)?),
+        TAG_MASS_CANCEL_REQUEST => {
+            let m = mass_cancel(&mut r)?;
+            let instrument = (m.instrument.0 != ALL_INSTRUMENTS).then_some(m.instrument);
+            return Ok(Record::MassCancel(MassCancelRequest {
+                ts,
+                instrument,
+                account: m.account,
+                side: m.side,
+                client_id: ClientOrderId(r.u64()?),
+            }));
+        }
         TAG_SET_STATUS => Action::SetStatus(set_status(&mut r)?),
         TAG_DEPOSIT | TAG_WITHDRAW => {
             let kind = if tag == TAG_DEPOSIT {

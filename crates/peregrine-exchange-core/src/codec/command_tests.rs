@@ -100,6 +100,34 @@ fn layout_is_pinned() {
 }
 
 #[test]
+fn a_mass_cancel_request_round_trips_and_pins_its_layout() {
+    use peregrine_types::{AccountId, ClientOrderId, InstrumentId, Side, Timestamp};
+    for instrument in [Some(InstrumentId(7)), None] {
+        let m = MassCancelRequest {
+            ts: Timestamp(11),
+            instrument,
+            account: AccountId(3),
+            side: Some(Side::Sell),
+            client_id: ClientOrderId(0x0102_0304_0506_0708),
+        };
+        let mut buf = [0u8; MAX_ENCODED];
+        let n = encode_mass_cancel(&m, &mut buf);
+        assert_eq!(n, 40);
+        assert_eq!((buf[0], buf[1]), (VERSION, 8));
+        let scope = instrument.map_or(u32::MAX, |i| i.0);
+        assert_eq!(&buf[16..20], &scope.to_le_bytes());
+        assert_eq!(&buf[20..24], &3u32.to_le_bytes());
+        assert_eq!(buf[24], 1);
+        assert_eq!(&buf[32..40], &0x0102_0304_0506_0708u64.to_le_bytes());
+        assert_eq!(decode_record(&buf[..n]), Ok(Record::MassCancel(m)));
+        assert_eq!(decode(&buf[..n]), Err(CodecError::NotABookCommand(8)));
+        let mut bad = buf;
+        bad[26] = 1;
+        assert_eq!(decode_record(&bad[..n]), Err(CodecError::BadPadding(26)));
+    }
+}
+
+#[test]
 fn bad_bytes_are_typed_errors() {
     let good = encoded(&every_variant()[0]);
     let with = |at: usize, v: u8| {
@@ -109,7 +137,7 @@ fn bad_bytes_are_typed_errors() {
     };
     assert_eq!(decode(&good[..3]), Err(CodecError::TooShort(3)));
     assert_eq!(with(0, 2), Err(CodecError::BadVersion(2)));
-    assert_eq!(with(1, 8), Err(CodecError::BadTag(8)));
+    assert_eq!(with(1, 9), Err(CodecError::BadTag(9)));
     assert_eq!(
         with(1, 1),
         Err(CodecError::BadLength {

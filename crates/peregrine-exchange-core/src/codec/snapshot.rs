@@ -22,6 +22,16 @@
 //! per supply 24: 0 asset u32, 4..8 zero, 8 net deposits i128
 //! ```
 //!
+//! Versions 3 and 4 (protocol version 2's report streams) are versions 1 and 2
+//! followed by each account's next report sequence number, sorted by account:
+//!
+//! ```text
+//! reports 8:   0 accounts u32, 4..8 zero
+//! per account 16: 0 account u32, 4..8 zero, 8 next_report_seq u64
+//! ```
+//!
+//! Versions 1 and 2 still decode (with no counters: every stream starts at 1).
+//!
 //! [`decode`] checks every length and enum byte before allocating and returns a
 //! [`SnapshotDecodeError`]; it never panics.
 
@@ -36,6 +46,10 @@ use peregrine_types::{
 
 const VERSION: u8 = 1;
 const VERSION_LEDGER: u8 = 2;
+const VERSION_REPORTS: u8 = 3;
+const VERSION_LEDGER_REPORTS: u8 = 4;
+const REPORTS: usize = 8;
+const REPORT_ENTRY: usize = 16;
 const HEADER: usize = 40;
 const LEDGER: usize = 16;
 const BALANCE: usize = 40;
@@ -90,6 +104,8 @@ pub struct EngineSnapshot {
     pub books: Vec<BookSnapshot>,
     /// Balances and holds (version 2), `None` for an exchange without balances.
     pub ledger: Option<LedgerState>,
+    /// Each account's next report sequence number (versions 3 and 4), by account.
+    pub report_next: Vec<(AccountId, u64)>,
 }
 
 /// Why a snapshot blob does not decode.
@@ -111,20 +127,22 @@ pub enum SnapshotDecodeError {
     },
 }
 
-/// Encodes the engine state after command `last_seq` (time `last_ts`).
+/// Encodes the engine state after command `last_seq` (time `last_ts`), with each
+/// account's next report sequence number (sorted by account).
 pub fn encode<L: LevelIndex, P: PreMatch + SnapshotLedger>(
     engine: &MatchingEngine<L, P>,
     last_seq: u64,
     last_ts: Timestamp,
+    report_next: &[(AccountId, u64)],
 ) -> Vec<u8> {
     let orders: usize = engine.books().map(|b| b.len()).sum();
     let books = engine.books().count();
     let ledger = engine.pre_match_ref().snapshot_ledger().map(Ledger::export);
     let mut out = Vec::with_capacity(HEADER + books * BOOK + orders * ORDER);
     let version = if ledger.is_some() {
-        VERSION_LEDGER
+        VERSION_LEDGER_REPORTS
     } else {
-        VERSION
+        VERSION_REPORTS
     };
     out.extend_from_slice(&[version, 0, 0, 0, 0, 0, 0, 0]);
     out.extend_from_slice(&engine.next_order_id().0.to_le_bytes());
@@ -143,6 +161,14 @@ pub fn encode<L: LevelIndex, P: PreMatch + SnapshotLedger>(
     }
     if let Some(l) = &ledger {
         put_ledger(&mut out, l);
+    }
+    out.reserve(REPORTS + report_next.len() * REPORT_ENTRY);
+    out.extend_from_slice(&(report_next.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    for (account, next) in report_next {
+        out.extend_from_slice(&account.0.to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&next.to_le_bytes());
     }
     out
 }
@@ -246,9 +272,11 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     let bad_len = SnapshotDecodeError::BadLength(b.len());
     let mut r = Reader { b, at: 0 };
     let version = r.u8().ok_or(bad_len)?;
-    if version != VERSION && version != VERSION_LEDGER {
+    if !(VERSION..=VERSION_LEDGER_REPORTS).contains(&version) {
         return Err(SnapshotDecodeError::BadVersion(version));
     }
+    let has_ledger = version == VERSION_LEDGER || version == VERSION_LEDGER_REPORTS;
+    let has_reports = version >= VERSION_REPORTS;
     r.skip(7).ok_or(bad_len)?;
     let next_order_id = OrderId(r.u64().ok_or(bad_len)?);
     let last_seq = r.u64().ok_or(bad_len)?;
@@ -262,13 +290,18 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     for _ in 0..n_books {
         books.push(book(&mut r).ok_or(bad_len)??);
     }
-    let ledger = if version == VERSION_LEDGER {
+    let ledger = if has_ledger {
         if b.len() - r.at < LEDGER {
             return Err(bad_len);
         }
         Some(ledger(&mut r).ok_or(bad_len)??)
     } else {
         None
+    };
+    let report_next = if has_reports {
+        reports(&mut r).ok_or(bad_len)?
+    } else {
+        Vec::new()
     };
     if r.at != b.len() {
         return Err(bad_len);
@@ -279,7 +312,24 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
         last_ts,
         books,
         ledger,
+        report_next,
     })
+}
+
+/// The report counters section; `None` when too short or not zero-padded.
+fn reports(r: &mut Reader<'_>) -> Option<Vec<(AccountId, u64)>> {
+    let n = r.u32()? as usize;
+    r.skip(4)?;
+    if n > (r.b.len() - r.at) / REPORT_ENTRY {
+        return None;
+    }
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let account = AccountId(r.u32()?);
+        r.skip(4)?;
+        out.push((account, r.u64()?));
+    }
+    Some(out)
 }
 
 /// `None`: too short; `Some(Err)`: a bad enum byte.
@@ -396,12 +446,15 @@ mod tests {
     fn an_empty_engine_round_trips_and_truncation_is_an_error() {
         let spec = peregrine_types::InstrumentSpec::example(3);
         let e: MatchingEngine = MatchingEngine::new(&[spec], 16).unwrap();
-        let blob = encode(&e, 7, Timestamp(9));
+        let counters = [(AccountId(2), 5), (AccountId(9), 1_000_000)];
+        let blob = encode(&e, 7, Timestamp(9), &counters);
+        assert_eq!(blob[0], VERSION_REPORTS);
         let s = decode(&blob).unwrap();
         assert_eq!(
             (s.last_seq, s.last_ts, s.next_order_id),
             (7, Timestamp(9), OrderId(1))
         );
+        assert_eq!(s.report_next, counters);
         assert_eq!(s.books.len(), 1);
         assert_eq!(s.books[0].instrument, InstrumentId(3));
         for n in 0..blob.len() {
@@ -443,8 +496,8 @@ mod tests {
         };
         e.execute(&cmd, &mut events);
         e.pre_match().settle(&events);
-        let blob = encode(&e, 1, Timestamp(5));
-        assert_eq!(blob[0], VERSION_LEDGER);
+        let blob = encode(&e, 1, Timestamp(5), &[(AccountId(4), 2)]);
+        assert_eq!(blob[0], VERSION_LEDGER_REPORTS);
         let s = decode(&blob).unwrap();
         let want = e.pre_match_ref().ledger().map(Ledger::export);
         assert_eq!(s.ledger, want);
@@ -454,5 +507,18 @@ mod tests {
         for n in 0..blob.len() {
             assert!(decode(&blob[..n]).is_err());
         }
+        assert_eq!(decode(&blob).unwrap().report_next, [(AccountId(4), 2)]);
+    }
+
+    #[test]
+    fn versions_without_report_counters_still_decode() {
+        let spec = peregrine_types::InstrumentSpec::example(3);
+        let e: MatchingEngine = MatchingEngine::new(&[spec], 16).unwrap();
+        let mut blob = encode(&e, 7, Timestamp(9), &[]);
+        blob.truncate(blob.len() - REPORTS);
+        blob[0] = VERSION;
+        let s = decode(&blob).unwrap();
+        assert!(s.report_next.is_empty());
+        assert_eq!(s.last_seq, 7);
     }
 }

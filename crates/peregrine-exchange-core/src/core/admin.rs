@@ -7,8 +7,10 @@ use std::sync::atomic::Ordering;
 
 use peregrine_ledger::{AssetId, Balance};
 use peregrine_types::AccountId;
-use peregrine_wire::admin::{AdminRejected, Balance as BalanceMsg};
-use peregrine_wire::{Inbound, Outbound, ReasonCode};
+use peregrine_wire::field::Pad;
+use peregrine_wire::v2::admin::{AdminRejected, Balance as BalanceMsg};
+use peregrine_wire::v2::{Inbound, Outbound};
+use peregrine_wire::ReasonCode;
 
 use super::Core;
 use crate::balances::{apply_admin, saturate, AdminCommand, AdminKind, AdminReason};
@@ -34,6 +36,41 @@ pub(super) enum AdminRequest {
         asset: AssetId,
         request_id: u64,
     },
+}
+
+/// The answer to an admin request: the balance after it, or why it was refused.
+fn admin_answer(
+    engine_seq: u64,
+    engine_time: peregrine_types::Timestamp,
+    request_id: u64,
+    account: AccountId,
+    asset: AssetId,
+    result: Result<Balance, AdminReason>,
+) -> Outbound {
+    match result {
+        Ok(b) => Outbound::Balance(BalanceMsg {
+            session_seq: 0,
+            engine_seq,
+            engine_time,
+            request_id,
+            available: saturate(b.available),
+            reserved: saturate(b.reserved),
+            account,
+            asset: asset.0,
+            report_seq: 0,
+        }),
+        Err(reason) => Outbound::AdminRejected(AdminRejected {
+            session_seq: 0,
+            engine_seq,
+            engine_time,
+            request_id,
+            account,
+            asset: asset.0,
+            reason: ReasonCode(reason.code()),
+            padding: Pad,
+            report_seq: 0,
+        }),
+    }
 }
 
 /// The admin request in `msg`, if it is one.
@@ -107,32 +144,16 @@ impl<L: CommandLog> Core<L> {
                     amount,
                     request_id,
                 };
-                self.execute_admin(&cmd)?
+                // Sequenced: part of the named account's stream (and to the requester).
+                let (_, msg) = self.execute_admin(&cmd)?;
+                out.report(target, msg, from);
+                return Ok(());
             }
         };
-        let (engine_seq, engine_time) = (self.engine_seq, ts);
-        let msg = match result {
-            Ok(b) => Outbound::Balance(BalanceMsg {
-                session_seq: 0,
-                engine_seq,
-                engine_time,
-                request_id,
-                available: saturate(b.available),
-                reserved: saturate(b.reserved),
-                account: target,
-                asset: asset.0,
-            }),
-            Err(reason) => Outbound::AdminRejected(AdminRejected {
-                session_seq: 0,
-                engine_seq,
-                engine_time,
-                request_id,
-                account: target,
-                asset: asset.0,
-                reason: ReasonCode(reason.code()),
-            }),
-        };
-        out.send(from, account, msg);
+        out.answer(
+            from,
+            admin_answer(self.engine_seq, ts, request_id, target, asset, result),
+        );
         Ok(())
     }
 
@@ -142,16 +163,33 @@ impl<L: CommandLog> Core<L> {
     pub fn execute_admin(
         &mut self,
         cmd: &AdminCommand,
-    ) -> std::io::Result<Result<Balance, AdminReason>> {
+    ) -> std::io::Result<(Result<Balance, AdminReason>, Outbound)> {
         self.engine_seq += 1;
         // Relaxed: a display value for the session layer; orders nothing else.
         self.shared_seq.store(self.engine_seq, Ordering::Relaxed);
         self.log.append_admin(self.engine_seq, cmd)?;
         let result = self.apply_admin(cmd);
+        // The answer is part of the named account's stream, stamped live exactly as a
+        // replay stamps it, before a snapshot of this point saves the counters.
+        let msg = admin_answer(
+            self.engine_seq,
+            cmd.ts,
+            cmd.request_id,
+            cmd.account,
+            cmd.asset,
+            result,
+        );
+        let msg = self.stamp(cmd.account, msg);
         if let Some(s) = self.snapshots.as_mut() {
-            s.after_command(self.engine_seq, Record::Admin(*cmd), &self.engine, cmd.ts);
+            s.after_command(
+                self.engine_seq,
+                Record::Admin(*cmd),
+                &self.engine,
+                cmd.ts,
+                &self.report_next,
+            );
         }
-        Ok(result)
+        Ok((result, msg))
     }
 
     fn apply_admin(&mut self, cmd: &AdminCommand) -> Result<Balance, AdminReason> {
@@ -161,21 +199,16 @@ impl<L: CommandLog> Core<L> {
         }
     }
 
-    /// Re-applies journaled admin command `seq` on start (no report, no journal write).
+    /// Re-applies journaled admin command `seq` on start (no journal write); its
+    /// answer is renumbered into the account's stream as it was live.
     pub fn replay_admin(&mut self, seq: u64, cmd: &AdminCommand) {
         self.engine_seq = seq;
         // Relaxed: a display value for the session layer; orders nothing else.
         self.shared_seq.store(seq, Ordering::Relaxed);
         self.clock.not_before(cmd.ts);
-        let _ = self.apply_admin(cmd);
-    }
-
-    /// Re-applies journaled record `seq` of either kind.
-    pub fn replay_record(&mut self, seq: u64, rec: &Record) {
-        match rec {
-            Record::Command(c) => self.replay(seq, c),
-            Record::Admin(a) => self.replay_admin(seq, a),
-        }
+        let result = self.apply_admin(cmd);
+        let msg = admin_answer(seq, cmd.ts, cmd.request_id, cmd.account, cmd.asset, result);
+        self.stamp(cmd.account, msg);
     }
 
     /// Funds a fresh venue (`[[balances.initial]]`): on an empty sequence (nothing
@@ -197,7 +230,7 @@ impl<L: CommandLog> Core<L> {
                 amount,
                 request_id: 0,
             };
-            if let Err(reason) = self.execute_admin(&cmd)? {
+            if let (Err(reason), _) = self.execute_admin(&cmd)? {
                 log::warn!(
                     "balances.initial: deposit to account {account} refused: {}",
                     reason.as_str()

@@ -78,7 +78,7 @@ impl<L: CommandLog> Core<L> {
     fn tell_snapshots(&mut self) {
         let durable = self.durable_seq();
         if let Some(s) = self.snapshots.as_mut() {
-            s.after_commit(&self.engine, durable);
+            s.after_commit(&self.engine, durable, &self.report_next);
             self.snapshot_durable = durable;
         }
     }

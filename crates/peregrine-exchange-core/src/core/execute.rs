@@ -1,21 +1,23 @@
-//! One request's walk: map it to a command, sequence and journal it, execute it,
-//! and route each event's reports and feed message.
+//! One request's walk: map it to a command, sequence and journal it, execute it, and
+//! route each event's reports (into the accounts' streams) and feed message. Queries
+//! are answered without a sequence number ([`super::query`]).
 
 use std::sync::atomic::Ordering;
 
 use peregrine_book::{Action, Command, Event};
 use peregrine_types::{AccountId, ClientOrderId, Timestamp};
-use peregrine_wire::Inbound;
+use peregrine_wire::v2::Inbound;
 
 use super::admin::request_of;
 use super::{Core, Owner};
-use crate::codec::command::Record;
+use crate::codec::command::{MassCancelRequest, Record};
 use crate::journal::CommandLog;
-use crate::route::{self, Ctx, Dest};
-use crate::seams::{Outbox, SessionKey};
+use crate::route;
+use crate::route::reports::{self as reports, Ctx};
+use crate::seams::{Outbox, Request, Scope, SessionKey};
 
 impl<L: CommandLog> Core<L> {
-    /// Executes one order-entry request from an authenticated session.
+    /// Executes one order-entry request from a trading session of `account`.
     pub fn handle(
         &mut self,
         from: SessionKey,
@@ -37,6 +39,26 @@ impl<L: CommandLog> Core<L> {
         ts: Timestamp,
         out: &mut impl Outbox,
     ) -> std::io::Result<()> {
+        let req = Request {
+            key: from,
+            account,
+            scope: Scope::Account(account),
+            msg: *msg,
+            read_ns: 0,
+            decoded_ns: 0,
+        };
+        self.handle_request_at(&req, ts, out)
+    }
+
+    /// Executes `req` at `ts`: the general form, with the session's scope (which
+    /// orders its queries may see).
+    pub fn handle_request_at(
+        &mut self,
+        req: &Request,
+        ts: Timestamp,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
+        let (from, account, msg) = (req.key, req.account, &req.msg);
         self.metrics.on_request(msg, ts.0);
         if let Some((sw, s)) = self.stages.as_mut() {
             let now = sw.now_ns();
@@ -47,113 +69,225 @@ impl<L: CommandLog> Core<L> {
                 routed: now,
             };
         }
-        if let Some(req) = request_of(msg) {
-            return self.handle_admin(from, account, &req, ts, out);
+        if let Some(admin) = request_of(msg) {
+            return self.handle_admin(from, account, &admin, ts, out);
         }
-        if let Some(cmd) = route::to_command(msg, account, ts) {
-            return self.execute(from, account, msg, &cmd, out);
-        }
-        if let Inbound::MassCancel(m) = msg {
-            for i in 0..self.instruments.len() {
-                let cmd = route::mass_cancel_of(m, self.instruments[i], account, ts);
-                self.execute(from, account, msg, &cmd, out)?;
+        match msg {
+            Inbound::OrderStatusRequest(q) => {
+                self.answer_status(from, req.scope, q, ts, out);
+                return Ok(());
             }
+            Inbound::OpenOrdersRequest(q) => {
+                self.answer_open_orders(from, req.scope, q, ts, out);
+                return Ok(());
+            }
+            Inbound::MassCancel(m) => {
+                let rec = MassCancelRequest {
+                    ts,
+                    instrument: m.instrument,
+                    account,
+                    side: m.side,
+                    client_id: m.client_order_id,
+                };
+                return self.execute_mass_cancel(from, &rec, out);
+            }
+            _ => {}
         }
-        Ok(())
+        match route::to_command(msg, account, ts) {
+            Some(cmd) => self.execute(from, &cmd, out),
+            None => Ok(()),
+        }
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.engine_seq += 1;
+        // Relaxed: a display value for the session layer; orders nothing else.
+        self.shared_seq.store(self.engine_seq, Ordering::Relaxed);
+        self.engine_seq
     }
 
     fn execute(
         &mut self,
         from: SessionKey,
-        account: AccountId,
-        msg: &Inbound,
         cmd: &Command,
         out: &mut impl Outbox,
     ) -> std::io::Result<()> {
-        self.engine_seq += 1;
-        // Relaxed: a display value for the session layer; orders nothing else.
-        self.shared_seq.store(self.engine_seq, Ordering::Relaxed);
-        self.log.append(self.engine_seq, cmd)?;
+        let seq = self.next_seq();
+        self.log.append(seq, cmd)?;
         if let Some((sw, s)) = self.stages.as_mut() {
             s.appended = sw.now_ns();
         }
-        let ctx = self.context(msg, cmd);
         self.events.clear();
-        self.engine.execute(cmd, &mut self.events);
-        self.engine.pre_match().settle(&self.events);
+        self.run_command(cmd);
         if let Some((sw, s)) = self.stages.as_mut() {
             s.matched = sw.now_ns();
         }
         self.metrics.on_command();
-        if let Some(c) = self.commits.as_mut() {
-            c.command(cmd.ts.0, &self.events);
-        }
-        if let Some(s) = self.snapshots.as_mut() {
-            s.after_command(self.engine_seq, Record::Command(*cmd), &self.engine, cmd.ts);
-        }
-        for i in 0..self.events.len() {
-            let ev = self.events[i];
-            self.metrics.on_event(&ev);
-            self.route(&ev, &ctx, from, account, out);
-            if let (Some(feed), Some(m)) = (self.feed.as_mut(), route::feed_for(&ev, cmd.ts)) {
-                feed.push(m, cmd.ts.0);
-            }
-        }
+        self.after_record(seq, Record::Command(*cmd), cmd.ts);
+        let ctx = self.context(cmd);
+        self.emit(&ctx, cmd.ts, from, out);
         if let Some((sw, s)) = self.stages.as_mut() {
             s.routed = sw.now_ns();
         }
         Ok(())
     }
 
-    fn context(&self, msg: &Inbound, cmd: &Command) -> Ctx {
-        let (new_order, request_id) = match msg {
-            Inbound::NewOrder(o) => (Some(*o), ClientOrderId(0)),
-            Inbound::Cancel(c) => (None, c.client_order_id),
-            Inbound::MassCancel(m) => (None, m.client_order_id),
-            _ => (None, ClientOrderId(0)),
-        };
-        let orig_client_id = match &cmd.action {
+    /// Sequences, journals and runs a mass cancel over every instrument of its scope
+    /// under one sequence number; its one terminal answer is `MassCancelDone` with the
+    /// count (or the `CancelRejected` of an unknown instrument).
+    fn execute_mass_cancel(
+        &mut self,
+        from: SessionKey,
+        rec: &MassCancelRequest,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
+        let seq = self.next_seq();
+        self.log.append_mass_cancel(seq, rec)?;
+        self.events.clear();
+        self.run_mass_cancel(rec);
+        self.metrics.on_command();
+        let ctx = mass_cancel_ctx(rec, seq);
+        self.emit(&ctx, rec.ts, from, out);
+        self.finish_mass_cancel(rec, &ctx, from, out);
+        self.after_record(seq, Record::MassCancel(*rec), rec.ts);
+        Ok(())
+    }
+
+    /// Runs one book command into `self.events` (appending) and settles it.
+    pub(super) fn run_command(&mut self, cmd: &Command) {
+        let start = self.events.len();
+        self.engine.execute(cmd, &mut self.events);
+        let (_, new) = self.events.split_at(start);
+        self.engine.pre_match().settle(new);
+    }
+
+    /// Runs the book commands of a mass cancel: one instrument, or each configured
+    /// instrument in id order.
+    pub(super) fn run_mass_cancel(&mut self, rec: &MassCancelRequest) {
+        match rec.instrument {
+            Some(i) => self.run_command(&rec.book_command(i)),
+            None => {
+                for k in 0..self.instruments.len() {
+                    let cmd = rec.book_command(self.instruments[k]);
+                    self.run_command(&cmd);
+                }
+            }
+        }
+    }
+
+    /// After a journaled record ran: commitments and the snapshot replica see it.
+    fn after_record(&mut self, seq: u64, rec: Record, ts: Timestamp) {
+        if let Some(c) = self.commits.as_mut() {
+            c.command(ts.0, &self.events);
+        }
+        if let Some(s) = self.snapshots.as_mut() {
+            s.after_command(seq, rec, &self.engine, ts, &self.report_next);
+        }
+    }
+
+    fn context(&self, cmd: &Command) -> Ctx {
+        let orig = match &cmd.action {
             Action::Replace(r) => self
                 .owners
                 .get(&r.id.0)
                 .map_or(ClientOrderId(0), |o| o.client_id),
             _ => ClientOrderId(0),
         };
-        Ctx {
-            engine_seq: self.engine_seq,
-            ts: cmd.ts,
-            new_order,
-            request_id,
-            orig_client_id,
+        Ctx::of(cmd, self.engine_seq, orig)
+    }
+
+    /// Routes every event of the command just run: ownership, each report into its
+    /// account's stream (stamped with the account's next report sequence number), the
+    /// feed.
+    fn emit(&mut self, ctx: &Ctx, ts: Timestamp, from: SessionKey, out: &mut impl Outbox) {
+        for i in 0..self.events.len() {
+            let ev = self.events[i];
+            self.metrics.on_event(&ev);
+            self.track(&ev);
+            for (account, msg) in reports::reports_for(&ev, ctx).into_iter().flatten() {
+                let msg = self.stamp(account, msg);
+                out.report(account, msg, from);
+            }
+            self.forget_done(&ev);
+            if let (Some(feed), Some(m)) = (self.feed.as_mut(), route::feed_for(&ev, ts)) {
+                feed.push(m, ts.0);
+            }
         }
     }
 
-    fn route(
+    /// The `MassCancelDone` of a mass cancel that was not refused.
+    fn finish_mass_cancel(
         &mut self,
-        ev: &Event,
+        rec: &MassCancelRequest,
         ctx: &Ctx,
         from: SessionKey,
-        account: AccountId,
         out: &mut impl Outbox,
     ) {
-        if let Event::Accepted(a) = ev {
-            let owner = Owner {
-                key: from,
-                account,
-                client_id: a.client_id,
-            };
-            self.owners.insert(a.id.0, owner);
+        if let Some(done) = self.mass_cancel_done(rec, ctx) {
+            let msg = self.stamp(rec.account, done.1);
+            out.report(rec.account, msg, from);
         }
-        for (dest, msg) in route::reports_for(ev, ctx).into_iter().flatten() {
-            match dest {
-                Dest::Requester => out.send(from, account, msg),
-                Dest::OwnerOf(id) => match self.owners.get(&id.0) {
-                    Some(o) => out.send(o.key, o.account, msg),
-                    None => out.send(from, account, msg),
-                },
+    }
+
+    /// The terminal answer of a mass cancel from its events, unless the engine
+    /// refused it (then its `CancelRejected` is the answer).
+    pub(super) fn mass_cancel_done(
+        &self,
+        rec: &MassCancelRequest,
+        ctx: &Ctx,
+    ) -> Option<reports::Report> {
+        let mut cancelled = 0u32;
+        for ev in &self.events {
+            match ev {
+                Event::Rejected(_) => return None,
+                Event::MassCancelled(m) => cancelled = cancelled.saturating_add(m.count),
+                _ => {}
             }
         }
-        self.forget_done(ev);
+        Some(reports::mass_cancel_done(
+            ctx,
+            rec.account,
+            rec.client_id,
+            rec.instrument,
+            rec.side,
+            cancelled,
+        ))
+    }
+
+    /// Stamps `msg` with `account`'s next report sequence number (and retains it,
+    /// while a start-up replay collects the streams).
+    pub(super) fn stamp(
+        &mut self,
+        account: AccountId,
+        mut msg: peregrine_wire::v2::Outbound,
+    ) -> peregrine_wire::v2::Outbound {
+        msg.set_report_seq(self.report_next.take(account));
+        if let Some(store) = self.retained.as_mut() {
+            store.append(account, msg);
+        }
+        msg
+    }
+
+    /// Records a new order's owner, and fills for the order-status answer.
+    pub(super) fn track(&mut self, ev: &Event) {
+        match ev {
+            Event::Accepted(a) => {
+                let owner = Owner {
+                    account: a.account,
+                    client_id: a.client_id,
+                    traded: false,
+                };
+                self.owners.insert(a.id.0, owner);
+            }
+            Event::Fill(f) => {
+                for id in [f.maker_id, f.taker_id] {
+                    if let Some(o) = self.owners.get_mut(&id.0) {
+                        o.traded = true;
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Drops the owner of an order that is done; follows a replace's new client id.
@@ -177,5 +311,17 @@ impl<L: CommandLog> Core<L> {
             }
             _ => {}
         }
+    }
+}
+
+/// The report context of a mass cancel: its client order id is the `request_id` of
+/// every `Cancelled` it causes.
+pub(super) fn mass_cancel_ctx(rec: &MassCancelRequest, engine_seq: u64) -> Ctx {
+    Ctx {
+        engine_seq,
+        ts: rec.ts,
+        request_id: rec.client_id,
+        orig_client_id: ClientOrderId(0),
+        new: None,
     }
 }

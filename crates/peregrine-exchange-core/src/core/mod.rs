@@ -18,6 +18,7 @@
 mod admin;
 mod batch;
 mod execute;
+mod query;
 mod replay;
 
 use std::collections::VecDeque;
@@ -33,15 +34,16 @@ use crate::balances::{AdminPolicy, BalanceSetup, Balances, VenueEngine};
 use crate::clock::Clock;
 use crate::feed::Feed;
 use crate::journal::CommandLog;
-use crate::seams::{SessionKey, SnapshotSink};
+use crate::reports::{Counters, ReportStore};
+use crate::seams::SnapshotSink;
 use crate::telemetry::{CoreMetrics, DepthPublisher, Stamps, StatsSlot, Stopwatch};
 
-/// The session and account owning a live order, and its current client id.
+/// The account owning a live order, its current client id, and whether it traded.
 #[derive(Debug, Clone, Copy)]
 struct Owner {
-    key: SessionKey,
     account: AccountId,
     client_id: ClientOrderId,
+    traded: bool,
 }
 
 /// The matching stage.
@@ -69,6 +71,12 @@ pub struct Core<L: CommandLog> {
     /// [`Core::publish`] used it.
     batch_end: Option<u64>,
     commits: Option<Box<dyn CommitSink>>,
+    /// Each account's next report sequence number (the report streams, protocol
+    /// version 2): deterministic from the journal, saved in snapshots.
+    report_next: Counters,
+    /// While a start-up replay rebuilds the streams' retention: where the reports go
+    /// ([`Core::collect_reports`]).
+    retained: Option<ReportStore>,
     /// The engine sequence number at the last [`Core::end_batch`].
     committed_seq: u64,
     /// Batches whose commands are not known durable yet: (last sequence number,
@@ -105,11 +113,37 @@ impl<L: CommandLog> Core<L> {
             depth: None,
             batch_end: None,
             commits: None,
+            report_next: Counters::default(),
+            retained: None,
             committed_seq: 0,
             held: VecDeque::with_capacity(HELD_BATCHES),
             snapshot_durable: 0,
             stages: None,
         }
+    }
+
+    /// Keeps every report made from now on (live or replayed) in `store` too, until
+    /// [`Core::take_reports`]: start-up replays the journal through this so the
+    /// sessions can replay retained reports to clients that reconnect.
+    pub fn collect_reports(&mut self, mut store: ReportStore, engine_floor: u64) {
+        store.resume(&self.report_counters(), engine_floor);
+        self.retained = Some(store);
+    }
+
+    /// The store filled since [`Core::collect_reports`] (the session layer keeps it
+    /// up to date from then on).
+    pub fn take_reports(&mut self) -> Option<ReportStore> {
+        self.retained.take()
+    }
+
+    /// Each account's next report sequence number, sorted by account.
+    pub fn report_counters(&self) -> Vec<(AccountId, u64)> {
+        self.report_next.sorted()
+    }
+
+    /// `account`'s next report sequence number.
+    pub fn next_report_seq(&self, account: AccountId) -> u64 {
+        self.report_next.next(account)
     }
 
     /// Stamps every order request's stages on `stopwatch` (four reads per request;
@@ -146,6 +180,8 @@ impl<L: CommandLog> Core<L> {
             depth: self.depth,
             batch_end: self.batch_end,
             commits: self.commits,
+            report_next: self.report_next,
+            retained: self.retained,
             committed_seq: self.committed_seq,
             held: self.held,
             snapshot_durable: self.snapshot_durable,
@@ -189,7 +225,12 @@ impl<L: CommandLog> Core<L> {
     /// after recovery: the sink is seeded here with the current state (one encode,
     /// before the first order).
     pub fn with_snapshots(mut self, mut snapshots: Box<dyn SnapshotSink>) -> Self {
-        snapshots.seed(&self.engine, self.engine_seq, self.clock.now());
+        snapshots.seed(
+            &self.engine,
+            self.engine_seq,
+            self.clock.now(),
+            &self.report_next,
+        );
         self.snapshots = Some(snapshots);
         self
     }

@@ -1,19 +1,24 @@
 //! Rebuilding the state on start: a snapshot restored into the fresh engine, then
-//! journaled commands re-applied. Nothing is journaled, reported or published.
+//! journaled records re-applied. Nothing is journaled, sent or published; the report
+//! streams are renumbered exactly as they were live (and retained when
+//! [`Core::collect_reports`] is on), because every report is a function of the
+//! journaled records.
 
 use std::sync::atomic::Ordering;
 
-use peregrine_book::{Command, Event};
+use peregrine_book::Command;
 
+use super::execute::mass_cancel_ctx;
 use super::{Core, Owner};
+use crate::codec::command::{MassCancelRequest, Record};
 use crate::codec::snapshot::EngineSnapshot;
 use crate::journal::CommandLog;
-use crate::seams::SessionKey;
+use crate::route::reports::{self as reports, Ctx};
 
 impl<L: CommandLog> Core<L> {
     /// Restores the state of snapshot `snap` into this core's fresh engine: books,
-    /// next order id, order ownership (owned by [`SessionKey::RECOVERED`]), sequence
-    /// number and clock floor.
+    /// next order id, order ownership, report stream counters, sequence number and
+    /// clock floor.
     pub fn restore_snapshot(&mut self, snap: &EngineSnapshot) -> Result<(), String> {
         for b in &snap.books {
             let book = self
@@ -24,15 +29,16 @@ impl<L: CommandLog> Core<L> {
                 .map_err(|e| format!("instrument {}: {e}", b.instrument))?;
             for o in &b.orders {
                 let owner = Owner {
-                    key: SessionKey::RECOVERED,
                     account: o.account,
                     client_id: o.client_id,
+                    traded: false,
                 };
                 self.owners.insert(o.id.0, owner);
             }
         }
         self.engine.set_next_order_id(snap.next_order_id);
         self.restore_ledger(snap)?;
+        self.report_next = crate::reports::Counters::from_sorted(&snap.report_next);
         self.engine_seq = snap.last_seq;
         // Relaxed: a display value for the session layer; orders nothing else.
         self.shared_seq.store(snap.last_seq, Ordering::Relaxed);
@@ -40,32 +46,62 @@ impl<L: CommandLog> Core<L> {
         Ok(())
     }
 
-    /// Re-applies journaled command `seq` on start: runs it through the engine,
-    /// rebuilds order ownership (owned by [`SessionKey::RECOVERED`]) and the
-    /// sequence number, and moves the clock to at least the command's time. Writes
-    /// nothing to the log, sends no report and publishes nothing.
-    pub fn replay(&mut self, seq: u64, cmd: &Command) {
+    fn replay_seq(&mut self, seq: u64, ts: peregrine_types::Timestamp) {
         self.engine_seq = seq;
         // Relaxed: a display value for the session layer; orders nothing else.
         self.shared_seq.store(seq, Ordering::Relaxed);
-        self.clock.not_before(cmd.ts);
+        self.clock.not_before(ts);
         self.events.clear();
-        self.engine.execute(cmd, &mut self.events);
-        self.engine.pre_match().settle(&self.events);
+    }
+
+    /// Re-applies journaled command `seq` on start: runs it through the engine,
+    /// rebuilds order ownership, the sequence number and the report streams, and
+    /// moves the clock to at least the command's time.
+    pub fn replay(&mut self, seq: u64, cmd: &Command) {
+        self.replay_seq(seq, cmd.ts);
+        let orig = match &cmd.action {
+            peregrine_book::Action::Replace(r) => self
+                .owners
+                .get(&r.id.0)
+                .map_or(peregrine_types::ClientOrderId(0), |o| o.client_id),
+            _ => peregrine_types::ClientOrderId(0),
+        };
+        self.run_command(cmd);
+        self.replay_events(cmd.ts, &Ctx::of(cmd, seq, orig));
+    }
+
+    /// Re-applies a journaled mass cancel request.
+    pub fn replay_mass_cancel(&mut self, seq: u64, rec: &MassCancelRequest) {
+        self.replay_seq(seq, rec.ts);
+        self.run_mass_cancel(rec);
+        let ctx = mass_cancel_ctx(rec, seq);
+        self.replay_events(rec.ts, &ctx);
+        if let Some((account, msg)) = self.mass_cancel_done(rec, &ctx) {
+            self.stamp(account, msg);
+        }
+    }
+
+    /// Ownership and report numbering for the events of a replayed record.
+    fn replay_events(&mut self, ts: peregrine_types::Timestamp, ctx: &Ctx) {
         if let Some(c) = self.commits.as_mut() {
-            c.command(cmd.ts.0, &self.events);
+            c.command(ts.0, &self.events);
         }
         for i in 0..self.events.len() {
             let ev = self.events[i];
-            if let Event::Accepted(a) = ev {
-                let owner = Owner {
-                    key: SessionKey::RECOVERED,
-                    account: a.account,
-                    client_id: a.client_id,
-                };
-                self.owners.insert(a.id.0, owner);
+            self.track(&ev);
+            for (account, msg) in reports::reports_for(&ev, ctx).into_iter().flatten() {
+                self.stamp(account, msg);
             }
             self.forget_done(&ev);
+        }
+    }
+
+    /// Re-applies journaled record `seq` of any kind.
+    pub fn replay_record(&mut self, seq: u64, rec: &Record) {
+        match rec {
+            Record::Command(c) => self.replay(seq, c),
+            Record::Admin(a) => self.replay_admin(seq, a),
+            Record::MassCancel(m) => self.replay_mass_cancel(seq, m),
         }
     }
 }

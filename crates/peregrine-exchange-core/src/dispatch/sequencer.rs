@@ -16,7 +16,7 @@
 //! early close beyond what the clock covers.
 
 use peregrine_types::{AccountId, Timestamp};
-use peregrine_wire::Inbound;
+use peregrine_wire::v2::Inbound;
 
 use crate::core::Core;
 use crate::journal::CommandLog;
@@ -131,12 +131,6 @@ impl Sequencer {
 
     /// Builds a [`Request`] (for callers that hold the parts).
     pub fn request(key: SessionKey, account: AccountId, msg: Inbound) -> Request {
-        Request {
-            key,
-            account,
-            msg,
-            read_ns: 0,
-            decoded_ns: 0,
-        }
+        Request::trading(key, account, msg)
     }
 }

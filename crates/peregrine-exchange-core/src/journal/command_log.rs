@@ -13,6 +13,7 @@ use peregrine_book::Command;
 use peregrine_journal::JournalStats;
 
 use crate::balances::AdminCommand;
+use crate::codec::command::MassCancelRequest;
 
 /// Where sequenced commands are recorded.
 pub trait CommandLog {
@@ -26,6 +27,15 @@ pub trait CommandLog {
         Err(std::io::Error::new(
             std::io::ErrorKind::Unsupported,
             "this command log cannot record admin commands",
+        ))
+    }
+    /// Records mass cancel number `seq` (a whole `MassCancel` request; same sequence
+    /// as [`CommandLog::append`]). The default refuses, like admin commands.
+    fn append_mass_cancel(&mut self, seq: u64, m: &MassCancelRequest) -> std::io::Result<()> {
+        let _ = (seq, m);
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this command log cannot record mass cancel requests",
         ))
     }
     /// Ends a batch: everything appended so far reaches the log, and becomes durable
@@ -57,6 +67,10 @@ impl CommandLog for NoLog {
         Ok(())
     }
     #[inline]
+    fn append_mass_cancel(&mut self, _: u64, _: &MassCancelRequest) -> std::io::Result<()> {
+        Ok(())
+    }
+    #[inline]
     fn commit(&mut self) -> std::io::Result<()> {
         Ok(())
     }
@@ -72,6 +86,8 @@ pub struct MemoryLog {
     /// Appended admin commands with their sequence numbers (interleave with
     /// `records` by sequence number).
     pub admin: Vec<(u64, AdminCommand)>,
+    /// Appended mass cancel requests with their sequence numbers.
+    pub mass_cancels: Vec<(u64, MassCancelRequest)>,
 }
 
 impl CommandLog for MemoryLog {
@@ -81,6 +97,10 @@ impl CommandLog for MemoryLog {
     }
     fn append_admin(&mut self, seq: u64, cmd: &AdminCommand) -> std::io::Result<()> {
         self.admin.push((seq, *cmd));
+        Ok(())
+    }
+    fn append_mass_cancel(&mut self, seq: u64, m: &MassCancelRequest) -> std::io::Result<()> {
+        self.mass_cancels.push((seq, *m));
         Ok(())
     }
     fn commit(&mut self) -> std::io::Result<()> {

@@ -5,7 +5,7 @@ use peregrine_book::Command;
 use peregrine_journal::{Journal, JournalError, JournalStats, Timestamps};
 
 use crate::balances::AdminCommand;
-use crate::codec::command::{self as command_codec, MAX_ENCODED};
+use crate::codec::command::{self as command_codec, MassCancelRequest, MAX_ENCODED};
 use crate::journal::command_log::CommandLog;
 
 /// Journal record kind of a [`command_codec`] payload.
@@ -63,6 +63,17 @@ impl CommandLog for JournalLog {
         let ts = Timestamps {
             recv_ns: cmd.ts.0,
             engine_ns: cmd.ts.0,
+        };
+        self.journal
+            .append(seq, ts, KIND_COMMAND, &self.buf[..n])
+            .map_err(std::io::Error::other)
+    }
+
+    fn append_mass_cancel(&mut self, seq: u64, m: &MassCancelRequest) -> std::io::Result<()> {
+        let n = command_codec::encode_mass_cancel(m, &mut self.buf);
+        let ts = Timestamps {
+            recv_ns: m.ts.0,
+            engine_ns: m.ts.0,
         };
         self.journal
             .append(seq, ts, KIND_COMMAND, &self.buf[..n])

@@ -4,8 +4,9 @@
 
 use std::time::Instant;
 
+use crate::reports::{ReportStore, Retention};
 use peregrine_book::{Command, StateHash};
-use peregrine_journal::{Journal, JournalError, RecoveryReport, Replay, SnapshotStore};
+use peregrine_journal::{Journal, JournalError, LossPolicy, RecoveryReport, Replay, SnapshotStore};
 use peregrine_types::Timestamp;
 
 use crate::codec::command::{self as command_codec, CodecError, Record};
@@ -164,19 +165,27 @@ fn drive(mut replay: Replay, mut apply: impl FnMut(u64, &Record)) -> Result<Repl
         apply(rec.seq, &record);
         done.records += 1;
         done.last_seq = rec.seq;
-        done.last_ts = match &record {
-            Record::Command(c) => c.ts,
-            Record::Admin(a) => a.ts,
-        };
+        done.last_ts = record.ts();
     }
     done.elapsed_ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
     Ok(done)
 }
 
 /// Opens the journal of `section` and logs what recovery found: a truncated torn
-/// tail is reported and start-up continues; anything else is an error.
-pub fn open_journal(section: &JournalSection) -> Result<(Journal, RecoveryReport), ReplayError> {
-    let (journal, report) = Journal::open(&section.dir, section.journal_config())?;
+/// tail is reported and start-up continues; lost committed records refuse to start
+/// ([`peregrine_journal::JournalError::CommittedRecordsLost`], with the count) unless
+/// `policy` accepts the loss, which is then logged as an error.
+pub fn open_journal(
+    section: &JournalSection,
+    policy: LossPolicy,
+) -> Result<(Journal, RecoveryReport), ReplayError> {
+    let (journal, report) = Journal::open_with(&section.dir, section.journal_config(), policy)?;
+    if let Some(loss) = &report.accepted_loss {
+        log::error!(
+            "journal {}: loss ACCEPTED by the operator (--accept-loss): {loss:?}",
+            section.dir.display()
+        );
+    }
     log::info!(
         "journal {}: {} segment(s), {} record(s), seq {:?}..={:?}, fsync {:?}",
         section.dir.display(),
@@ -200,15 +209,22 @@ pub fn open_journal(section: &JournalSection) -> Result<(Journal, RecoveryReport
 }
 
 /// Loads the newest valid snapshot of `snapshots` (if any) into the core, then
-/// replays the journal after it, and logs the count, rate and state hash.
+/// replays the journal after it, and logs the count, rate and state hash. With
+/// `retention`, the replayed reports are kept ([`Core::collect_reports`]) so the
+/// sessions can replay them to clients: retention after a restart covers the journal
+/// replayed since the snapshot, within `retention`'s bound.
 pub fn restore(
     core: &mut Core<JournalLog>,
     snapshots: Option<&SnapshotStore>,
+    retention: Option<Retention>,
 ) -> Result<(Replayed, StateHash), ReplayError> {
     let from = match snapshots {
         Some(store) => load_snapshot(core, store)? + 1,
         None => 1,
     };
+    if let Some(r) = retention {
+        core.collect_reports(ReportStore::new(r), from);
+    }
     let mut orphans = 0u64;
     let done = match start(core.log_mut().journal_mut(), from)? {
         Some(replay) => drive(replay, |seq, rec| {

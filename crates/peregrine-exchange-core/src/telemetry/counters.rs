@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 use peregrine_book::{CancelReason, Event};
 use peregrine_journal::JournalStats;
 use peregrine_types::{InstrumentId, OrderType};
-use peregrine_wire::Inbound;
+use peregrine_wire::v2::Inbound;
 
 use crate::telemetry::hist::{Debounce, LogHistogram};
 

@@ -62,7 +62,8 @@ pub fn replay_journal(
         source,
     };
     let t0 = Instant::now();
-    let (mut journal, _) = open_journal(section).map_err(journal_err)?;
+    let (mut journal, _) =
+        open_journal(section, peregrine_journal::LossPolicy::Refuse).map_err(journal_err)?;
     let opened = t0.elapsed();
     if journal.first_seq().is_some_and(|first| first > 1) {
         return from_snapshot(venue, section, journal, opened);
@@ -89,7 +90,7 @@ fn from_snapshot(
     let mut core = venue.core(JournalLog::new(journal), Clock::monotonic(), 1 << 16)?;
     let store = SnapshotStore::open(section.snapshot_dir(), SnapshotConfig::default())?;
     let (done, hash) =
-        restore(&mut core, Some(&store)).map_err(|source| OfflineReplayError::Journal {
+        restore(&mut core, Some(&store), None).map_err(|source| OfflineReplayError::Journal {
             dir: section.dir.clone(),
             source,
         })?;

@@ -165,7 +165,8 @@ pub fn recompute(
         dir: section.dir.clone(),
         source,
     };
-    let (mut journal, _) = open_journal(section).map_err(journal_err)?;
+    let (mut journal, _) =
+        open_journal(section, peregrine_journal::LossPolicy::Refuse).map_err(journal_err)?;
     // The same path as the server's recovery (balances included), so an order the
     // ledger refused live is refused here too.
     let mut core = venue.core(NoLog, Clock::monotonic(), 1 << 16)?;
@@ -182,6 +183,11 @@ pub fn recompute(
             windows.command(cmd.ts.0, &mut on_close);
             core.replay(seq, cmd);
             windows.events(core.last_events(), cmd.ts.0);
+        }
+        Record::MassCancel(m) => {
+            windows.command(m.ts.0, &mut on_close);
+            core.replay_record(seq, rec);
+            windows.events(core.last_events(), m.ts.0);
         }
         // Deposits and withdrawals change balances, not windows (the live core does
         // not count them either).

@@ -42,13 +42,13 @@ quote = "USD"
 
 [[accounts]]
 id = 1
-password = "a"
+stored_key = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 [[accounts]]
 id = 2
-password = "b"
+stored_key = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 [[accounts]]
 id = 9
-password = "root"
+stored_key = "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
 admin = true
 "#;
 

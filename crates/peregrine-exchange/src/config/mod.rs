@@ -19,7 +19,9 @@ use peregrine_exchange_core::{VenueSpec, WaitStrategy};
 use peregrine_types::{AccountId, InstrumentSpec};
 use serde::{Deserialize, Serialize};
 
-pub use sections::{AccountConfig, MarketDataConfig, MetricsConfig, Topology};
+pub use sections::{
+    AccessConfig, AccountConfig, MarketDataConfig, MetricsConfig, ReportsConfig, Topology,
+};
 
 /// Everything the exchange needs to start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,9 +33,17 @@ pub struct Config {
     /// Tradable instruments. Default: one instrument, id 1, `PGN-USD`, 2 price
     /// decimals, tick 1, lot 1, quantity 1..=1,000,000, band 100.00 ± 50.00.
     pub instruments: Vec<InstrumentSpec>,
-    /// Accounts allowed to log in. Default: ids 1..=16 with passwords `secret-<id>`
-    /// (development only: change them for anything shared).
+    /// Accounts allowed to log in, by stored key hash. Default: none (the exchange
+    /// refuses to start without an account: create them with `peregrine keygen`).
     pub accounts: Vec<AccountConfig>,
+    /// A file of more `[[accounts]]` entries (what `peregrine keygen --accounts-out`
+    /// writes), read at load; relative to the working directory. Default: none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accounts_file: Option<std::path::PathBuf>,
+    /// Limits on connecting and logging in. Default: see [`AccessConfig`].
+    pub access: AccessConfig,
+    /// Report stream retention. Default: see [`ReportsConfig`].
+    pub reports: ReportsConfig,
     /// Resting-order capacity of each book (preallocated). Default 65,536.
     pub arena_capacity: usize,
     /// Market-data feed.
@@ -48,7 +58,8 @@ pub struct Config {
     /// Cores to pin threads to: `[loop]` for compact, `[ingestion, matching]` for
     /// split. Default: none (the OS schedules).
     pub pin_cores: Option<Vec<usize>>,
-    /// Concurrent sessions accepted; more are refused at accept. Default 256.
+    /// Logged-in sessions at once; a login beyond it is refused (`session_limit`).
+    /// Connections waiting to log in have their own pool (`[access]`). Default 256.
     pub max_sessions: usize,
     /// Bytes of outbound messages a session may have queued; a slow reader that
     /// overflows it is disconnected. Default 262,144 (about 3,000 fills).
@@ -94,13 +105,10 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 7700)),
             instruments: vec![spec],
-            accounts: (1..=16)
-                .map(|id| AccountConfig {
-                    id: AccountId(id),
-                    password: format!("secret-{id}"),
-                    admin: false,
-                })
-                .collect(),
+            accounts: Vec::new(),
+            accounts_file: None,
+            access: AccessConfig::default(),
+            reports: ReportsConfig::default(),
             arena_capacity: 65_536,
             market_data: MarketDataConfig::default(),
             topology: Topology::Compact,
@@ -155,12 +163,36 @@ impl Config {
             path: path.display().to_string(),
             source,
         })?;
-        let config = Config::parse(&text).map_err(|source| ConfigError::Parse {
+        let mut config = Config::parse(&text).map_err(|source| ConfigError::Parse {
             path: path.display().to_string(),
             source: Box::new(source),
         })?;
+        config.load_accounts_file()?;
         config.validate().map_err(ConfigError::Invalid)?;
         Ok(config)
+    }
+
+    /// Appends the `[[accounts]]` of `accounts_file`, if set.
+    pub fn load_accounts_file(&mut self) -> Result<(), ConfigError> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct File {
+            #[serde(default)]
+            accounts: Vec<AccountConfig>,
+        }
+        let Some(path) = self.accounts_file.clone() else {
+            return Ok(());
+        };
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let file: File = toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.display().to_string(),
+            source: Box::new(source),
+        })?;
+        self.accounts.extend(file.accounts);
+        Ok(())
     }
 
     /// Parses TOML text (no validation).
@@ -179,6 +211,7 @@ impl Config {
         self.check_instruments(&mut errs);
         self.check_accounts(&mut errs);
         self.check_limits(&mut errs);
+        self.access.check(&mut errs);
         if let Some(j) = &self.journal {
             j.check(&mut errs);
         }
@@ -221,13 +254,17 @@ impl Config {
 
     fn check_accounts(&self, errs: &mut Vec<String>) {
         if self.accounts.is_empty() {
-            errs.push("accounts: at least one account is required".into());
+            errs.push(
+                "accounts: no account can log in; create keys with `peregrine keygen \
+                 --accounts 1-4 --keys-out data/keys.toml --accounts-out data/accounts.toml` \
+                 and set accounts_file = \"data/accounts.toml\" (there are no built-in \
+                 accounts)"
+                    .into(),
+            );
         }
         let mut seen = Vec::new();
         for a in &self.accounts {
-            if a.password.is_empty() || a.password.len() > 16 {
-                errs.push(format!("account {}: password must be 1..=16 bytes", a.id));
-            }
+            a.check(errs);
             if seen.contains(&a.id) {
                 errs.push(format!("account {}: id defined twice", a.id));
             }
@@ -342,14 +379,6 @@ impl Config {
             balances: &self.balances,
         })
     }
-
-    /// The password of an account, if it exists.
-    pub fn password_of(&self, account: AccountId) -> Option<&str> {
-        self.accounts
-            .iter()
-            .find(|a| a.id == account)
-            .map(|a| a.password.as_str())
-    }
 }
 
 #[cfg(test)]
@@ -367,8 +396,29 @@ mod tests {
         assert_eq!(c.instruments[0].id.0, 1);
         assert_eq!(c.instruments[0].symbol, "PGN-USD");
         assert_eq!(c.instruments[0].reference_price, 10_000);
-        assert_eq!(c.accounts.len(), 16);
-        assert_eq!(c.password_of(AccountId(3)), Some("secret-3"));
+        assert!(c.accounts.is_empty(), "no built-in accounts");
+        assert_eq!(c.accounts_file, None);
+        assert_eq!(c.access, AccessConfig::default());
+        assert_eq!(c.access.pending, 1024);
+        assert_eq!(c.access.pending_per_address, 64);
+        assert_eq!(c.access.login_timeout_ms, 2000);
+        assert_eq!(
+            (
+                c.access.throttle_free_failures,
+                c.access.throttle_base_ms,
+                c.access.throttle_max_ms
+            ),
+            (3, 250, 30_000)
+        );
+        assert_eq!(
+            (
+                c.access.recovery_clients,
+                c.access.recovery_per_address,
+                c.access.recovery_idle_ms
+            ),
+            (64, 8, 10_000)
+        );
+        assert_eq!(c.reports.retain_per_account, 100_000);
         assert_eq!(c.arena_capacity, 65_536);
         assert_eq!(c.market_data, MarketDataConfig::default());
         assert!(c.market_data.enabled);
@@ -394,6 +444,60 @@ mod tests {
         assert_eq!(c.tick_us, 1000);
         assert_eq!(c.tick_capacity, 65_536);
         assert_eq!(c.commitments, CommitmentsSection::default());
+        let errs = c.validate().unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].contains("peregrine keygen"),
+            "refuses to start without accounts"
+        );
+        assert_eq!(with_account(c).validate(), Ok(()));
+    }
+
+    /// `c` with one valid account.
+    fn with_account(mut c: Config) -> Config {
+        c.accounts.push(AccountConfig {
+            id: AccountId(1),
+            stored_key: "ab".repeat(32),
+            admin: false,
+            operator: false,
+        });
+        c
+    }
+
+    #[test]
+    fn passwords_are_not_accepted() {
+        let e = Config::parse("[[accounts]]\nid = 1\npassword = \"secret-1\"\n");
+        assert!(e.is_err(), "a password is an unknown field");
+        let mut c = Config::default();
+        c.accounts.push(AccountConfig {
+            id: AccountId(1),
+            stored_key: "secret-1".into(),
+            admin: false,
+            operator: false,
+        });
+        let errs = c.validate().unwrap_err();
+        assert!(errs[0].contains("64 hex digits"), "{errs:?}");
+    }
+
+    #[test]
+    fn an_accounts_file_adds_accounts() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("accounts.toml");
+        std::fs::write(
+            &file,
+            format!(
+                "[[accounts]]\nid = 7\nstored_key = \"{}\"\noperator = true\n",
+                "cd".repeat(32)
+            ),
+        )
+        .unwrap();
+        let mut c = Config {
+            accounts_file: Some(file),
+            ..Config::default()
+        };
+        c.load_accounts_file().unwrap();
+        assert_eq!(c.accounts.len(), 1);
+        assert!(c.accounts[0].operator);
         assert_eq!(c.validate(), Ok(()));
     }
 
@@ -409,10 +513,14 @@ mod tests {
     }
 
     #[test]
-    fn shipped_exchange_toml_is_valid() {
+    fn shipped_exchange_toml_is_valid_once_keys_exist() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../exchange.toml");
-        let c = Config::load(Path::new(path)).unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        let c = Config::parse(&text).unwrap();
         assert_eq!(c.listen.to_string(), "127.0.0.1:7700");
+        assert!(c.accounts.is_empty(), "no credentials in the shipped file");
+        assert!(c.accounts_file.is_some());
+        assert_eq!(with_account(c).validate(), Ok(()));
     }
 
     #[test]
@@ -428,8 +536,8 @@ mod tests {
         let mut c = Config::default();
         c.instruments.push(c.instruments[0].clone());
         c.instruments[0].tick_size = 0;
-        c.accounts[0].password = "x".repeat(17);
-        c.accounts[1].id = c.accounts[2].id;
+        let mut c = with_account(with_account(c));
+        c.accounts[0].stored_key = "x".repeat(17);
         c.arena_capacity = 0;
         c.max_sessions = 0;
         c.session_out_buffer = 10;
@@ -440,8 +548,9 @@ mod tests {
         c.market_data.replay_retain = 1000;
         c.pin_cores = Some(vec![0, 1]);
         c.recovery_listen = c.listen;
+        c.access.pending = 0;
         let errs = c.validate().unwrap_err();
-        assert_eq!(errs.len(), 14, "{errs:#?}");
+        assert_eq!(errs.len(), 16, "{errs:#?}");
         assert!(errs.iter().any(|e| e.contains("defined twice")));
         assert!(errs.iter().any(|e| e.contains("ring_capacity")));
         let empty = Config {
@@ -454,8 +563,9 @@ mod tests {
 
     #[test]
     fn metrics_section_is_validated_when_enabled() {
-        let mut c =
-            Config::parse("[metrics]\nenabled = true\nlisten = \"127.0.0.1:7700\"").unwrap();
+        let mut c = with_account(
+            Config::parse("[metrics]\nenabled = true\nlisten = \"127.0.0.1:7700\"").unwrap(),
+        );
         c.metrics.publish_interval_ms = 0;
         c.metrics.depth_levels = 0;
         c.metrics.depth_interval_us = 0;
@@ -467,20 +577,22 @@ mod tests {
 
     #[test]
     fn commitment_keys_parse_and_validate() {
-        let c = Config::parse(
-            "mode = \"batch\"\ntick_us = 500\n[commitments]\nenabled = true\ninterval_ms = 5",
-        )
-        .unwrap();
+        let c = with_account(
+            Config::parse(
+                "mode = \"batch\"\ntick_us = 500\n[commitments]\nenabled = true\ninterval_ms = 5",
+            )
+            .unwrap(),
+        );
         assert_eq!(c.mode, MatchingMode::Batch);
         assert_eq!(c.commit_window_ns(), 500_000);
         let errs = c.validate().unwrap_err();
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(errs[0].contains("needs a [journal]"));
-        let bad = Config {
+        let bad = with_account(Config {
             tick_us: 0,
             tick_capacity: 0,
             ..Config::default()
-        };
+        });
         assert_eq!(bad.validate().unwrap_err().len(), 2);
         assert!(Config::parse("mode = \"sideways\"").is_err());
         assert!(Config::parse("[commitments]\ninterval = 3").is_err());

@@ -19,18 +19,145 @@ pub enum Topology {
     Split,
 }
 
-/// One trading account and its credential.
+/// One account allowed to log in (`[[accounts]]`): only the SHA-256 of its key is
+/// stored (`peregrine keygen` writes the key for the client and prints this entry),
+/// never a password or the key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AccountConfig {
     /// Account id (what `Login.account` names).
     pub id: AccountId,
-    /// Password, at most 16 bytes (the wire credential field), compared exactly.
-    pub password: String,
+    /// SHA-256 of the account's key, 64 hex digits.
+    pub stored_key: String,
     /// May send `Deposit` / `Withdraw` and query any account's balance. Default
     /// `false`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub admin: bool,
+    /// May open a drop copy of any account, or of every account. Default `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub operator: bool,
+}
+
+impl AccountConfig {
+    /// Pushes every problem with this entry onto `errs`.
+    pub(crate) fn check(&self, errs: &mut Vec<String>) {
+        if peregrine_wire::auth::StoredKey::from_hex(&self.stored_key).is_none() {
+            errs.push(format!(
+                "account {}: stored_key must be 64 hex digits (the SHA-256 of the account's \
+                 key; `peregrine keygen` prints it)",
+                self.id
+            ));
+        }
+        if self.id.0 == u32::MAX {
+            errs.push("accounts: id 4294967295 is reserved (it means every account)".into());
+        }
+    }
+}
+
+/// The `[access]` section: who may connect and how often, so idle or hostile
+/// connections cannot lock legitimate clients out (docs/exchange.md, "Access").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AccessConfig {
+    /// Connections waiting to log in, over every address (their own pool, apart from
+    /// `max_sessions`); beyond it the oldest waiting connection is closed. Default
+    /// 1024.
+    pub pending: usize,
+    /// Connections waiting to log in from one address; beyond it that address's
+    /// oldest is closed. Default 64.
+    pub pending_per_address: usize,
+    /// Milliseconds a connection may take to log in. Default 2000.
+    pub login_timeout_ms: u64,
+    /// Failed logins (per address, and per account from addresses that have not
+    /// logged in to it) before any delay. Default 3.
+    pub throttle_free_failures: u32,
+    /// The first delay, milliseconds; it doubles with each further failure.
+    /// Default 250.
+    pub throttle_base_ms: u64,
+    /// The largest delay, milliseconds. Default 30,000.
+    pub throttle_max_ms: u64,
+    /// Recovery-service connections at once. Default 64.
+    pub recovery_clients: usize,
+    /// Recovery-service connections from one address. Default 8.
+    pub recovery_per_address: usize,
+    /// A recovery connection idle this long (no request) is closed, milliseconds.
+    /// Default 10,000.
+    pub recovery_idle_ms: u64,
+}
+
+impl Default for AccessConfig {
+    fn default() -> Self {
+        AccessConfig {
+            pending: 1024,
+            pending_per_address: 64,
+            login_timeout_ms: 2000,
+            throttle_free_failures: 3,
+            throttle_base_ms: 250,
+            throttle_max_ms: 30_000,
+            recovery_clients: 64,
+            recovery_per_address: 8,
+            recovery_idle_ms: 10_000,
+        }
+    }
+}
+
+impl AccessConfig {
+    /// Pushes every problem found onto `errs`.
+    pub(crate) fn check(&self, errs: &mut Vec<String>) {
+        let mut need = |ok: bool, msg: &str| {
+            if !ok {
+                errs.push(msg.to_string());
+            }
+        };
+        need(
+            (1..=65_536).contains(&self.pending),
+            "access.pending: must be 1..=65536",
+        );
+        need(
+            (1..=self.pending.max(1)).contains(&self.pending_per_address),
+            "access.pending_per_address: must be 1..=access.pending",
+        );
+        need(
+            (10..=600_000).contains(&self.login_timeout_ms),
+            "access.login_timeout_ms: must be 10..=600000",
+        );
+        need(
+            self.throttle_base_ms <= self.throttle_max_ms,
+            "access.throttle_base_ms: must not exceed throttle_max_ms",
+        );
+        need(
+            (1..=65_536).contains(&self.recovery_clients),
+            "access.recovery_clients: must be 1..=65536",
+        );
+        need(
+            (1..=self.recovery_clients.max(1)).contains(&self.recovery_per_address),
+            "access.recovery_per_address: must be 1..=access.recovery_clients",
+        );
+        need(
+            self.recovery_idle_ms >= 10,
+            "access.recovery_idle_ms: must be at least 10",
+        );
+    }
+}
+
+/// The `[reports]` section: the per-account report streams (protocol version 2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReportsConfig {
+    /// Reports kept per account for replay to a client that reconnects (~104 bytes
+    /// each, address space reserved up to 1,048,576 per account and touched as
+    /// reports arrive). A client asking for older reports gets an open-orders
+    /// snapshot instead. After a restart, retention covers the journal replayed since
+    /// the newest snapshot. Default 100,000.
+    pub retain_per_account: usize,
+}
+
+impl Default for ReportsConfig {
+    fn default() -> Self {
+        ReportsConfig {
+            retain_per_account: 100_000,
+        }
+    }
 }
 
 /// The UDP market-data feed.

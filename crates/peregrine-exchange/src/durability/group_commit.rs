@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use peregrine_book::Command;
 use peregrine_exchange_core::balances::AdminCommand;
+use peregrine_exchange_core::codec::command::MassCancelRequest;
 use peregrine_exchange_core::journal::JournalLog;
 use peregrine_exchange_core::CommandLog;
 use peregrine_journal::stats::{log2_bucket, SYNC_BUCKETS};
@@ -123,6 +124,12 @@ impl CommandLog for GroupCommit {
 
     fn append_admin(&mut self, seq: u64, cmd: &AdminCommand) -> std::io::Result<()> {
         self.log.append_admin(seq, cmd)?;
+        self.appended = seq;
+        Ok(())
+    }
+
+    fn append_mass_cancel(&mut self, seq: u64, m: &MassCancelRequest) -> std::io::Result<()> {
+        self.log.append_mass_cancel(seq, m)?;
         self.appended = seq;
         Ok(())
     }
@@ -255,7 +262,7 @@ mod tests {
             segment_bytes: 8192,
             ..JournalSection::new(dir.path())
         };
-        let (journal, _) = open_journal(&section).unwrap();
+        let (journal, _) = open_journal(&section, peregrine_journal::LossPolicy::Refuse).unwrap();
         let mut g = GroupCommit::spawn(JournalLog::new(journal)).unwrap();
         assert_eq!(g.durable_through(), 0);
         for i in 1..=500 {
@@ -277,7 +284,8 @@ mod tests {
         let stats = g.stats().unwrap();
         assert!(stats.syncs >= 1 && stats.records == 500, "{stats:?}");
         drop(g);
-        let (journal, report) = open_journal(&section).unwrap();
+        let (journal, report) =
+            open_journal(&section, peregrine_journal::LossPolicy::Refuse).unwrap();
         assert_eq!(journal.last_seq(), Some(500));
         assert!(report.segments > 1, "the test crossed rotations");
     }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use peregrine_book::Command;
 use peregrine_exchange_core::balances::AdminCommand;
+use peregrine_exchange_core::codec::command::MassCancelRequest;
 use peregrine_exchange_core::journal::JournalLog;
 use peregrine_exchange_core::CommandLog;
 use peregrine_journal::JournalStats;
@@ -51,6 +52,9 @@ impl CommandLog for ReleaseBeforeDurable {
     }
     fn append_admin(&mut self, seq: u64, cmd: &AdminCommand) -> std::io::Result<()> {
         self.log.append_admin(seq, cmd)
+    }
+    fn append_mass_cancel(&mut self, seq: u64, m: &MassCancelRequest) -> std::io::Result<()> {
+        self.log.append_mass_cancel(seq, m)
     }
     fn commit(&mut self) -> std::io::Result<()> {
         if self.last_write.elapsed() >= Duration::from_millis(200) {

@@ -36,6 +36,7 @@ use peregrine_exchange_core::balances::VenueEngine as MatchingEngine;
 use peregrine_exchange_core::codec::command::Record;
 use peregrine_exchange_core::codec::snapshot as snapshot_codec;
 use peregrine_exchange_core::replica::Replica;
+use peregrine_exchange_core::reports::Counters;
 use peregrine_exchange_core::{Core, NoLog, SnapshotSink};
 use peregrine_journal::SnapshotStore;
 use peregrine_queue::spsc::{ring, Consumer, Producer};
@@ -157,11 +158,17 @@ impl Snapshotter {
 
     /// Seeds the replica with the live state after command `seq` (called once by
     /// `Core::with_snapshots`, off the order path). Inline snapshotters ignore it.
-    fn seed_replica(&mut self, engine: &MatchingEngine, seq: u64, ts: Timestamp) {
+    fn seed_replica(
+        &mut self,
+        engine: &MatchingEngine,
+        seq: u64,
+        ts: Timestamp,
+        reports: &Counters,
+    ) {
         let Some(r) = self.replica.as_mut() else {
             return;
         };
-        let blob = snapshot_codec::encode(engine, seq, ts);
+        let blob = snapshot_codec::encode(engine, seq, ts, &reports.sorted());
         r.seed_in_flight.store(true, Ordering::Release);
         if r.seeds.send((seq, blob)).is_ok() {
             r.desynced = false;
@@ -172,7 +179,14 @@ impl Snapshotter {
 
     /// After journaled record `seq` ran on the live engine.
     #[inline]
-    fn record(&mut self, seq: u64, rec: Record, engine: &MatchingEngine, ts: Timestamp) {
+    fn record(
+        &mut self,
+        seq: u64,
+        rec: Record,
+        engine: &MatchingEngine,
+        ts: Timestamp,
+        reports: &Counters,
+    ) {
         if let Some(r) = self.replica.as_mut() {
             r.last_seq = seq;
             r.last_ts = ts;
@@ -186,14 +200,17 @@ impl Snapshotter {
         }
         if let Some(i) = self.inline.as_mut() {
             if seq.is_multiple_of(self.every) {
-                i.pending = Some((seq, snapshot_codec::encode(engine, seq, ts)));
+                i.pending = Some((
+                    seq,
+                    snapshot_codec::encode(engine, seq, ts, &reports.sorted()),
+                ));
             }
         }
     }
 
     /// After a batch's journal commit: everything through `durable` is durable.
     #[inline]
-    fn committed(&mut self, engine: &MatchingEngine, durable: u64) {
+    fn committed(&mut self, engine: &MatchingEngine, durable: u64, reports: &Counters) {
         if let Some(r) = self.replica.as_mut() {
             // Release: the replica reads it to decide a snapshot may be written.
             r.committed
@@ -202,7 +219,7 @@ impl Snapshotter {
             // the one-slot channel is free and the encode is never wasted.
             if r.desynced && !r.seed_in_flight.load(Ordering::Acquire) {
                 let seq = r.last_seq;
-                let blob = snapshot_codec::encode(engine, seq, r.last_ts);
+                let blob = snapshot_codec::encode(engine, seq, r.last_ts, &reports.sorted());
                 r.seed_in_flight.store(true, Ordering::Release);
                 match r.seeds.try_send((seq, blob)) {
                     Ok(()) => r.desynced = false,
@@ -241,16 +258,23 @@ impl Snapshotter {
 }
 
 impl SnapshotSink for Snapshotter {
-    fn seed(&mut self, engine: &MatchingEngine, seq: u64, ts: Timestamp) {
-        self.seed_replica(engine, seq, ts);
+    fn seed(&mut self, engine: &MatchingEngine, seq: u64, ts: Timestamp, reports: &Counters) {
+        self.seed_replica(engine, seq, ts, reports);
     }
     #[inline]
-    fn after_command(&mut self, seq: u64, rec: Record, engine: &MatchingEngine, ts: Timestamp) {
-        self.record(seq, rec, engine, ts);
+    fn after_command(
+        &mut self,
+        seq: u64,
+        rec: Record,
+        engine: &MatchingEngine,
+        ts: Timestamp,
+        reports: &Counters,
+    ) {
+        self.record(seq, rec, engine, ts, reports);
     }
     #[inline]
-    fn after_commit(&mut self, engine: &MatchingEngine, durable: u64) {
-        self.committed(engine, durable);
+    fn after_commit(&mut self, engine: &MatchingEngine, durable: u64, reports: &Counters) {
+        self.committed(engine, durable, reports);
     }
 }
 

@@ -4,8 +4,9 @@
 
 use peregrine_exchange_core::journal::{JournalLog, JournalSection};
 use peregrine_exchange_core::replay::{open_journal, restore};
+use peregrine_exchange_core::reports::{ReportStore, Retention};
 use peregrine_exchange_core::{Clock, Core, NoLog, VenueSpec};
-use peregrine_journal::{SnapshotConfig, SnapshotStore};
+use peregrine_journal::{LossPolicy, SnapshotConfig, SnapshotStore};
 
 use crate::config::Config;
 use crate::durability::commitments;
@@ -13,13 +14,15 @@ use crate::durability::snapshots::{ReplicaFactory, Snapshotter};
 use crate::error::{ExchangeError, IoContext};
 
 /// Recovers `core` (built over the journal of `section`) to the state the journal
-/// holds, with commitments and snapshots attached as the config asks.
+/// holds, with commitments and snapshots attached as the config asks. Returns it with
+/// the report streams the replay rebuilt (what the sessions replay to clients that
+/// reconnect).
 pub fn recover(
     config: &Config,
     section: &JournalSection,
     venue: &VenueSpec,
     mut core: Core<JournalLog>,
-) -> Result<Core<JournalLog>, ExchangeError> {
+) -> Result<(Core<JournalLog>, Option<ReportStore>), ExchangeError> {
     if config.commitments.enabled {
         core = core.with_commitments(Box::new(commitments::spawn_for(config, section)?));
     }
@@ -43,10 +46,16 @@ pub fn recover(
     } else {
         store.as_ref()
     };
-    restore(&mut core, restore_from).map_err(|source| ExchangeError::Recovery {
-        dir: section.dir.clone(),
-        source,
+    let retention = Retention {
+        per_account: config.reports.retain_per_account,
+    };
+    restore(&mut core, restore_from, Some(retention)).map_err(|source| {
+        ExchangeError::Recovery {
+            dir: section.dir.clone(),
+            source,
+        }
     })?;
+    let reports = core.take_reports();
     core.commitments_floor();
     if let Some(store) = store {
         // The snapshot thread keeps a replica fed by the journaled records, so the
@@ -60,13 +69,19 @@ pub fn recover(
             .doing(|| "spawning the snapshot thread".into())?;
         core = core.with_snapshots(Box::new(snapshots));
     }
-    Ok(core)
+    Ok((core, reports))
 }
 
-/// Opens the journal of `section`, logging what recovery found.
-pub fn open(section: &JournalSection) -> Result<JournalLog, ExchangeError> {
+/// Opens the journal of `section`, logging what recovery found; lost committed
+/// records refuse to start unless `accept_loss`.
+pub fn open(section: &JournalSection, accept_loss: bool) -> Result<JournalLog, ExchangeError> {
+    let policy = if accept_loss {
+        LossPolicy::Accept
+    } else {
+        LossPolicy::Refuse
+    };
     let (journal, _report) =
-        open_journal(section).map_err(|source| ExchangeError::OpenJournal {
+        open_journal(section, policy).map_err(|source| ExchangeError::OpenJournal {
             dir: section.dir.clone(),
             source,
         })?;

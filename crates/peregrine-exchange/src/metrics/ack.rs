@@ -240,13 +240,14 @@ mod tests {
     use super::*;
     use peregrine_exchange_core::SessionKey;
     use peregrine_types::AccountId;
-    use peregrine_wire::session::ClientHeartbeat;
-    use peregrine_wire::Inbound;
+    use peregrine_wire::v2::ClientHeartbeat;
+    use peregrine_wire::v2::Inbound;
 
     fn req(read: u64) -> Request {
         Request {
             key: SessionKey::new(3, 0),
             account: AccountId(1),
+            scope: peregrine_exchange_core::queries::Scope::Account(AccountId(1)),
             msg: Inbound::ClientHeartbeat(ClientHeartbeat {}),
             read_ns: read,
             decoded_ns: read + 10,

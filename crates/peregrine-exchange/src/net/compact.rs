@@ -69,7 +69,7 @@ pub fn run<L: CommandLog>(
         busy |= table.release(durable);
         acks.released(durable);
         table.timers();
-        table.flush();
+        busy |= table.flush();
         acks.written(|slot| table.written_ns(slot));
         core.publish(&mut feed.udp);
         if barrier {

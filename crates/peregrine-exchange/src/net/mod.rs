@@ -3,8 +3,11 @@
 //! ([`compact`]: one thread; [`split`]: ingestion and matching threads joined by
 //! [`ring`]s).
 
+pub mod admission;
 pub mod compact;
+pub mod credentials;
 pub mod poller;
+pub mod report;
 pub mod ring;
 pub mod session;
 pub mod split;

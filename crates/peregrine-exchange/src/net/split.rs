@@ -15,23 +15,13 @@ use std::time::Duration;
 use peregrine_exchange_core::dispatch::Dispatch;
 use peregrine_exchange_core::{CommandLog, Core, Idler, Outbox, Request, SessionKey, WaitStrategy};
 use peregrine_types::AccountId;
-use peregrine_wire::Outbound;
+use peregrine_wire::v2::Outbound;
 
 use crate::feed::FeedIo;
+use crate::net::report::Report;
 use crate::net::ring::{Consumer, Producer};
 use crate::net::table::SessionTable;
 use crate::net::HOUSEKEEPING_EVERY;
-
-/// A report on its way back to the session layer.
-#[derive(Debug, Clone, Copy)]
-pub struct Report {
-    /// Session.
-    pub key: SessionKey,
-    /// Its account (for reconnect redirection).
-    pub account: AccountId,
-    /// The report.
-    pub msg: Outbound,
-}
 
 /// Collects a batch's reports until the batch is committed.
 #[derive(Debug)]
@@ -39,8 +29,16 @@ struct Batch(Vec<Report>);
 
 impl Outbox for Batch {
     #[inline]
-    fn send(&mut self, key: SessionKey, account: AccountId, msg: Outbound) {
-        self.0.push(Report { key, account, msg });
+    fn report(&mut self, account: AccountId, msg: Outbound, requester: SessionKey) {
+        self.0.push(Report::Stream {
+            account,
+            requester,
+            msg,
+        });
+    }
+    #[inline]
+    fn answer(&mut self, to: SessionKey, msg: Outbound) {
+        self.0.push(Report::Answer { to, msg });
     }
 }
 
@@ -71,11 +69,18 @@ pub fn ingest(
             next += 1;
         }
         while let Ok(r) = from_core.pop() {
-            table.deliver(r.key, r.account, r.msg);
+            match r {
+                Report::Stream {
+                    account,
+                    requester,
+                    msg,
+                } => table.deliver_report(account, msg, requester),
+                Report::Answer { to, msg } => table.deliver_answer(to, msg),
+            }
             busy = true;
         }
         table.timers();
-        table.flush();
+        busy |= table.flush();
         if busy {
             idler.reset();
         } else {

@@ -1,27 +1,61 @@
 //! The session table: accepts connections, owns every session's socket and protocol
-//! state, hands order-entry requests of logged-in sessions out as [`Request`]s for
-//! the matching stage, and takes reports back through its [`Outbox`]
-//! implementation (redirecting a report for a closed session to the account's
-//! current one). The rules of one session are in [`crate::net::session::protocol`].
+//! state, decides who may log in, hands requests of logged-in sessions out as
+//! [`Request`]s for the matching stage, and delivers the report streams.
+//!
+//! The rules it applies (protocol version 2, `docs/protocol.md` 4.1–4.6):
+//!
+//! * **Two pools.** Connections that have not logged in live in a bounded pending
+//!   pool ([`PendingPool`]: a login timeout, a per-address share, the oldest evicted
+//!   when full), apart from the `max_sessions` logged-in sessions: idle sockets cannot
+//!   take a logged-in slot or keep a prompt client from logging in.
+//! * **Challenge-response login** against stored key hashes ([`Credentials`]), with
+//!   throttling per address and per account ([`LoginThrottle`]).
+//! * **Report streams.** Every report of an account's stream is appended to the
+//!   shared [`ReportStore`] and pulled by every session following that account
+//!   (trading sessions and drop copies of it, and drop copies of every account), at
+//!   each session's own pace; a request's answer also reaches the requesting session.
+//!   Reports of an account with no session are retained, never dropped.
+//! * **Drop copies are read-only**: order requests are refused here, unsequenced.
+//! * **Nothing leaves before it is durable.** Reports and answers of a batch wait in
+//!   the table until the journal's sync covers the batch ([`SessionTable::mark_batch`],
+//!   [`SessionTable::release`]); only then do they enter the streams.
+//! * **Readiness.** [`SessionTable::poll`] waits on epoll ([`Poller`]) for the
+//!   listener, the sessions and the group commit's durability signal.
+//! * **Liveness on input actually read**: a session is declared dead only after a
+//!   last read attempt finds nothing waiting, and a pause of the exchange's own loop
+//!   does not count as the peers' silence.
 
+use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use peregrine_exchange_core::queries::Scope;
+use peregrine_exchange_core::reports::{ReportStore, Retention};
 use peregrine_exchange_core::telemetry::{Debounce, Stopwatch};
 use peregrine_exchange_core::{Clock, Outbox, Request, SessionKey};
-use peregrine_types::AccountId;
-use peregrine_wire::{Credential, Outbound};
+use peregrine_types::{AccountId, InstrumentSpec, Price, Qty};
+use peregrine_wire::field::{Pad, SessionKind, Symbol};
+use peregrine_wire::reason::{AdminCode, LoginCode, RejectCode};
+use peregrine_wire::v2::admin::AdminRejected;
+use peregrine_wire::v2::queries::OpenOrdersRequest;
+use peregrine_wire::v2::reference::InstrumentDefinition;
+use peregrine_wire::v2::reports::{CancelRejected, Rejected};
+use peregrine_wire::v2::{Inbound, Outbound};
+use peregrine_wire::RequestKind;
 use rustc_hash::FxHashMap;
 
 use crate::config::Config;
 use crate::metrics::hub::MetricsHub;
 use crate::metrics::sessions::{DisconnectReason, SessionStats};
+use crate::net::admission::{Admit, LoginThrottle, PendingConfig, PendingPool, ThrottleConfig};
+use crate::net::credentials::{Credentials, Grant, Refusal};
 use crate::net::poller::{ready, Poller, Ready, DURABLE, LISTENER};
+use crate::net::report::Report;
 use crate::net::session::conn::{Conn, ReadOutcome};
-use crate::net::session::protocol::{EngineStatus, Step};
+use crate::net::session::protocol::{Delivery, EngineStatus, Step};
 
 /// What one [`SessionTable::poll`] found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -32,28 +66,17 @@ pub struct Polled {
     pub bytes: usize,
 }
 
-/// A slot list with a membership flag per slot, so adding is O(1) and idempotent.
-#[derive(Debug)]
-struct SlotSet {
-    list: Vec<usize>,
-    member: Vec<bool>,
+/// Output of the matching stage that waits for its batch's sync: the batch's last
+/// engine sequence number (`u64::MAX` until [`SessionTable::mark_batch`]).
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    batch: u64,
+    out: Report,
 }
 
-impl SlotSet {
-    fn new(slots: usize) -> Self {
-        SlotSet {
-            list: Vec::with_capacity(slots),
-            member: vec![false; slots],
-        }
-    }
-
-    fn insert(&mut self, slot: usize) {
-        if !self.member[slot] {
-            self.member[slot] = true;
-            self.list.push(slot);
-        }
-    }
-}
+/// Held outputs beyond which the table stops growing its queue (it is reserved up
+/// front; more only while the disk lags far behind).
+const HELD_RESERVE: usize = 8192;
 
 /// Every session of the exchange.
 #[derive(Debug)]
@@ -62,67 +85,96 @@ pub struct SessionTable {
     poller: Poller,
     durable_fd: Option<std::os::fd::OwnedFd>,
     ready: Vec<Ready>,
+    /// Sessions with input buffered but not yet handled (read outside
+    /// [`SessionTable::poll`], by the liveness check).
+    rescan: Vec<usize>,
+    /// Reports and answers waiting for their batch to be durable, oldest first.
+    held: VecDeque<Held>,
+    /// Stage timing: the stopwatch, and when each session was last written.
+    stopwatch: Option<Stopwatch>,
+    written_ns: Vec<u64>,
     slots: Vec<Option<Conn>>,
-    /// Slots in use, for the timers and metrics (never a walk over every slot).
-    live: Vec<usize>,
-    free: Vec<usize>,
-    /// Sessions that got reports since the last [`SessionTable::mark_batch`].
-    touched: SlotSet,
-    /// Sessions whose marked reports wait for their sync.
-    holding: SlotSet,
     generations: Vec<u32>,
-    latest: FxHashMap<AccountId, SessionKey>,
-    credentials: FxHashMap<AccountId, Credential>,
+    credentials: Credentials,
+    throttle: LoginThrottle,
+    pending: PendingPool<SessionKey>,
+    logged_in: usize,
+    max_sessions: usize,
+    /// Sessions following one account's stream.
+    followers: FxHashMap<AccountId, Vec<SessionKey>>,
+    /// Drop copies of every account.
+    all_followers: Vec<SessionKey>,
+    store: ReportStore,
+    definitions: Vec<InstrumentDefinition>,
     out_limit: usize,
     heartbeat: Duration,
     engine_seq: Arc<AtomicU64>,
     clock: Clock,
-    dirty: SlotSet,
-    /// Stage timing: the stopwatch, and when each session was last written.
-    stopwatch: Option<Stopwatch>,
-    written_ns: Vec<u64>,
+    dirty: Vec<usize>,
+    flagged: Vec<bool>,
     last_timers: Instant,
-    undeliverable: u64,
     stats: SessionStats,
     metrics: Option<(Arc<MetricsHub>, Debounce)>,
     started: Instant,
 }
 
 impl SessionTable {
-    /// Binds the listener.
-    pub fn bind(config: &Config, engine_seq: Arc<AtomicU64>) -> std::io::Result<Self> {
+    /// Binds the listener. `store` holds the report streams rebuilt by the start-up
+    /// replay (an empty store without a journal).
+    pub fn bind(
+        config: &Config,
+        engine_seq: Arc<AtomicU64>,
+        store: Option<ReportStore>,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(config.listen)?;
         listener.set_nonblocking(true)?;
-        let poller = Poller::new(config.max_sessions + 4)?;
+        let a = &config.access;
+        let slots = config.max_sessions + a.pending;
+        let poller = Poller::new(slots + 4)?;
         poller.add(&listener, LISTENER)?;
-        let n = config.max_sessions;
-        let credentials = config
-            .accounts
-            .iter()
-            .filter_map(|a| Some((a.id, Credential::from_text(&a.password)?)))
-            .collect();
+        let retention = Retention {
+            per_account: config.reports.retain_per_account,
+        };
         Ok(SessionTable {
             listener,
             poller,
             durable_fd: None,
-            ready: Vec::with_capacity(n + 4),
-            slots: (0..n).map(|_| None).collect(),
-            live: Vec::with_capacity(n),
-            free: (0..n).rev().collect(),
-            touched: SlotSet::new(n),
-            holding: SlotSet::new(n),
-            generations: vec![0; n],
-            latest: FxHashMap::default(),
-            credentials,
+            ready: Vec::with_capacity(slots + 4),
+            rescan: Vec::new(),
+            held: VecDeque::with_capacity(HELD_RESERVE),
+            stopwatch: None,
+            written_ns: vec![0; slots],
+            slots: (0..slots).map(|_| None).collect(),
+            generations: vec![0; slots],
+            credentials: Credentials::new(&config.accounts),
+            throttle: LoginThrottle::new(ThrottleConfig {
+                free_failures: a.throttle_free_failures,
+                base_ms: a.throttle_base_ms,
+                max_ms: a.throttle_max_ms,
+                ..ThrottleConfig::default()
+            }),
+            pending: PendingPool::new(PendingConfig {
+                capacity: a.pending,
+                per_address: a.pending_per_address,
+                timeout_ms: a.login_timeout_ms,
+            }),
+            logged_in: 0,
+            max_sessions: config.max_sessions,
+            followers: FxHashMap::default(),
+            all_followers: Vec::new(),
+            store: store.unwrap_or_else(|| ReportStore::new(retention)),
+            definitions: config
+                .instruments
+                .iter()
+                .filter_map(|spec| definition(spec, &config.assets))
+                .collect(),
             out_limit: config.session_out_buffer,
             heartbeat: Duration::from_millis(u64::from(config.heartbeat_ms)),
             engine_seq,
             clock: Clock::monotonic(),
-            dirty: SlotSet::new(n),
-            stopwatch: None,
-            written_ns: vec![0; n],
+            dirty: Vec::with_capacity(slots),
+            flagged: vec![false; slots],
             last_timers: Instant::now(),
-            undeliverable: 0,
             stats: SessionStats::default(),
             metrics: None,
             started: Instant::now(),
@@ -150,11 +202,6 @@ impl SessionTable {
         self.written_ns.get(slot).copied().unwrap_or(0)
     }
 
-    /// The bound address.
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
-    }
-
     /// Also wakes [`SessionTable::poll`] when the group commit signals `fd` (kept
     /// open as long as the table).
     pub fn watch_durable(&mut self, fd: std::os::fd::OwnedFd) -> std::io::Result<()> {
@@ -166,13 +213,19 @@ impl SessionTable {
     /// Waits for readiness (`timeout` zero: just look; `None`: until something is
     /// ready), accepts pending connections and, if `read`, reads every ready session
     /// once (level-triggered: one left unread is reported again); session messages
-    /// are handled here, order-entry requests appended to `requests`.
+    /// are handled here, order-entry requests (and the login snapshots the core must
+    /// send) appended to `requests`.
     pub fn poll(
         &mut self,
         timeout: Option<Duration>,
         read: bool,
         requests: &mut Vec<Request>,
     ) -> std::io::Result<Polled> {
+        let timeout = if self.rescan.is_empty() {
+            timeout
+        } else {
+            Some(Duration::ZERO)
+        };
         self.ready.clear();
         self.ready
             .extend(self.poller.wait(timeout)?.iter().map(ready));
@@ -182,53 +235,97 @@ impl SessionTable {
         };
         for i in 0..self.ready.len() {
             match self.ready[i].token {
-                LISTENER => self.accept(),
+                LISTENER => {
+                    self.accept();
+                }
                 DURABLE => {}
                 token if read => polled.bytes += self.read(token as usize, requests),
                 _ => {}
             }
         }
+        if read && !self.rescan.is_empty() {
+            let rescan = std::mem::take(&mut self.rescan);
+            polled.events += rescan.len();
+            for slot in rescan {
+                self.drain_frames(slot, requests);
+                self.mark_dirty(slot);
+            }
+        }
         Ok(polled)
     }
 
-    /// Accepts every pending connection.
-    fn accept(&mut self) {
+    /// The bound address.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    fn now_ms(&self, now: Instant) -> u64 {
+        u64::try_from(now.duration_since(self.started).as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Accepts every pending connection into the pending pool (evicting the oldest
+    /// waiting connection when full). Returns whether any arrived.
+    fn accept(&mut self) -> bool {
+        let mut any = false;
         loop {
             match self.listener.accept() {
                 Ok((stream, peer)) => {
-                    let Some(slot) = self.free.pop() else {
-                        self.stats.refused += 1;
-                        log::info!(
-                            "refused {peer}: max_sessions ({}) reached",
-                            self.slots.len()
-                        );
-                        continue;
-                    };
-                    let key = SessionKey::new(slot as u32, self.generations[slot]);
-                    let conn = Conn::new(stream, key, self.out_limit).and_then(|c| {
-                        self.poller.add(c.fd(), slot as u64)?;
-                        Ok(c)
-                    });
-                    match conn {
-                        Ok(s) => {
-                            self.stats.accepted += 1;
-                            log::info!("session {slot}: connected from {peer}");
-                            self.slots[slot] = Some(s);
-                            self.live.push(slot);
-                        }
-                        Err(e) => {
-                            self.free.push(slot);
-                            log::info!("refused {peer}: socket setup failed: {e}");
-                        }
-                    }
+                    any = true;
+                    self.admit(stream, peer);
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return any,
                 Err(e) => {
                     log::info!("accept failed: {e}");
-                    return;
+                    return any;
                 }
             }
         }
+    }
+
+    fn admit(&mut self, stream: std::net::TcpStream, peer: SocketAddr) {
+        let now = Instant::now();
+        // The slot for the pending pool's newcomer: a free one, or the one of the
+        // connection the pool evicts.
+        let Some(slot) = self.slots.iter().position(Option::is_none) else {
+            self.stats.refused += 1;
+            log::info!("refused {peer}: every slot is taken");
+            return;
+        };
+        let key = SessionKey::new(slot as u32, self.generations[slot]);
+        let mut nonce = [0u8; 32];
+        if let Err(e) = getrandom::fill(&mut nonce) {
+            log::error!("refused {peer}: no random nonce: {e}");
+            return;
+        }
+        let engine = self.engine_status();
+        let conn = Conn::new(stream, peer, key, self.out_limit, nonce, engine).and_then(|c| {
+            self.poller.add(c.fd(), slot as u64)?;
+            Ok(c)
+        });
+        match conn {
+            Ok(c) => {
+                self.stats.accepted += 1;
+                self.slots[slot] = Some(c);
+                self.mark_dirty(slot);
+            }
+            Err(e) => {
+                log::info!("refused {peer}: socket setup failed: {e}");
+                return;
+            }
+        }
+        if let Admit::Evicted(old) = self.pending.admit(key, peer.ip(), self.now_ms(now)) {
+            if let Some(c) = self.slot_of(old) {
+                c.proto.close = Some("evicted from the pending pool (login too slow)".into());
+                self.mark_dirty(old.slot());
+            }
+        }
+    }
+
+    fn slot_of(&mut self, key: SessionKey) -> Option<&mut Conn> {
+        self.slots
+            .get_mut(key.slot())
+            .and_then(Option::as_mut)
+            .filter(|c| c.key == key)
     }
 
     /// Reads session `slot` once (it was reported ready) and handles what arrived.
@@ -253,52 +350,165 @@ impl SessionTable {
                 r.decoded_ns = decoded_ns;
             }
         }
-        self.dirty.insert(slot);
+        self.mark_dirty(slot);
         n
     }
 
     fn drain_frames(&mut self, slot: usize, requests: &mut Vec<Request>) {
         loop {
+            let engine = self.engine_status();
             let Some(s) = self.slots[slot].as_mut() else {
                 return;
             };
+            let key = s.key;
             match s.proto.next_step() {
                 None | Some(Step::Stop) => return,
                 Some(Step::Nothing) => {}
-                Some(Step::Login(l)) => self.login(slot, &l),
-                Some(Step::Request(account, msg)) => requests.push(Request {
-                    key: s.proto.key,
-                    account,
-                    msg,
-                    read_ns: 0,
-                    decoded_ns: 0,
-                }),
+                Some(Step::OldLogin) => {
+                    s.proto
+                        .refuse(LoginCode::UnsupportedVersion, 0, engine, Instant::now());
+                    return;
+                }
+                Some(Step::Login(l)) => self.login(slot, &l, requests),
+                Some(Step::Request(g, msg)) => {
+                    if let Some(r) = self.admit_request(key, g, msg) {
+                        requests.push(r);
+                    }
+                }
             }
         }
     }
 
-    fn login(&mut self, slot: usize, login: &peregrine_wire::session::Login) {
+    /// A request of a logged-in session for the core, or `None` when it is refused
+    /// here (a drop copy is read-only).
+    fn admit_request(&mut self, key: SessionKey, g: Grant, msg: Inbound) -> Option<Request> {
+        let scope = match g.target {
+            Some(a) => Scope::Account(a),
+            None => Scope::All,
+        };
+        if g.kind == SessionKind::DropCopy {
+            if let Some(refusal) = read_only_refusal(&msg, g.account, self.engine_status()) {
+                let now = Instant::now();
+                if let Some(c) = self.slot_of(key) {
+                    c.proto.answer(refusal, now);
+                }
+                self.mark_dirty(key.slot());
+                return None;
+            }
+        }
+        Some(Request {
+            key,
+            account: g.account,
+            scope,
+            msg,
+            read_ns: 0,
+            decoded_ns: 0,
+        })
+    }
+
+    fn login(
+        &mut self,
+        slot: usize,
+        login: &peregrine_wire::v2::session::Login,
+        requests: &mut Vec<Request>,
+    ) {
+        let now = Instant::now();
+        let now_ms = self.now_ms(now);
         let engine = self.engine_status();
         let Some(s) = self.slots[slot].as_mut() else {
             return;
         };
-        let ok = s.proto.login(
-            login,
-            &self.credentials,
-            self.heartbeat,
-            engine,
-            Instant::now(),
-        );
-        if !ok {
+        let (key, addr) = (s.key, s.peer.ip());
+        if let Err(wait) = self.throttle.check(login.account, addr, now_ms) {
+            let wait = u32::try_from(wait).unwrap_or(u32::MAX);
+            s.proto.refuse(LoginCode::Throttled, wait, engine, now);
             log::info!(
-                "session {slot}: login rejected for account {}: bad credentials",
+                "session {slot}: login of account {} from {addr} throttled ({wait} ms)",
                 login.account
             );
             return;
         }
-        self.latest.insert(login.account, s.proto.key);
+        let grant = match self.credentials.verify(s.proto.nonce(), login) {
+            Ok(g) => g,
+            Err(refusal) => {
+                let (code, known) = match refusal {
+                    Refusal::BadCredentials => (LoginCode::BadCredentials, false),
+                    Refusal::NotPermitted => (LoginCode::NotPermitted, true),
+                };
+                if !known {
+                    let account = self
+                        .credentials
+                        .knows(login.account)
+                        .then_some(login.account);
+                    self.throttle.failure(account, addr, now_ms);
+                }
+                s.proto.refuse(code, 0, engine, now);
+                log::info!(
+                    "session {slot}: login of account {} from {addr} refused: {:?}",
+                    login.account,
+                    code
+                );
+                return;
+            }
+        };
+        if self.logged_in >= self.max_sessions {
+            s.proto.refuse(LoginCode::SessionLimit, 0, engine, now);
+            log::info!(
+                "session {slot}: login refused: max_sessions ({}) reached",
+                self.max_sessions
+            );
+            return;
+        }
+        self.throttle.success(grant.account, addr, now_ms);
+        self.pending.remove(key);
+        self.logged_in += 1;
         self.stats.logins += 1;
-        log::info!("session {slot}: account {} logged in", login.account);
+        let heartbeat_ms = u32::try_from(self.heartbeat.as_millis()).unwrap_or(u32::MAX);
+        let defs = self.definitions.iter().map(|d| {
+            Outbound::from(InstrumentDefinition {
+                engine_seq: engine.seq,
+                engine_time: engine.time,
+                ..*d
+            })
+        });
+        let lost = s.proto.accept(
+            grant,
+            heartbeat_ms,
+            self.definitions.len() as u32,
+            login.next_report_seq,
+            &self.store,
+            engine,
+            now,
+            defs,
+        );
+        match grant.target {
+            Some(a) => self.followers.entry(a).or_default().push(key),
+            None => self.all_followers.push(key),
+        }
+        if lost {
+            // The core sends the open-orders snapshot that replaces the replay.
+            requests.push(Request {
+                key,
+                account: grant.account,
+                scope: grant.target.map_or(Scope::All, Scope::Account),
+                msg: Inbound::OpenOrdersRequest(OpenOrdersRequest {
+                    request_id: 0,
+                    account: grant.target,
+                    instrument: None,
+                }),
+                read_ns: 0,
+                decoded_ns: 0,
+            });
+        }
+        log::info!(
+            "session {slot}: account {} logged in from {addr} ({:?}, {}, resuming at {})",
+            grant.account,
+            grant.kind,
+            grant
+                .target
+                .map_or("every account".into(), |a| format!("account {a}")),
+            login.next_report_seq
+        );
     }
 
     fn engine_status(&self) -> EngineStatus {
@@ -309,58 +519,43 @@ impl SessionTable {
         }
     }
 
-    /// The batch ending at engine sequence number `seq` was committed: the reports
-    /// queued since the last mark belong to it (they wait for its sync).
-    pub fn mark_batch(&mut self, seq: u64) {
-        for i in 0..self.touched.list.len() {
-            let slot = self.touched.list[i];
-            self.touched.member[slot] = false;
-            if let Some(s) = self.slots[slot].as_mut() {
-                if s.proto.mark(seq) {
-                    self.holding.insert(slot);
-                }
-            }
+    fn mark_dirty(&mut self, slot: usize) {
+        if !self.flagged[slot] {
+            self.flagged[slot] = true;
+            self.dirty.push(slot);
         }
-        self.touched.list.clear();
     }
 
-    /// Everything through `durable` is durable: the reports of those batches may be
-    /// written. Returns whether any became writable.
-    pub fn release(&mut self, durable: u64) -> bool {
-        let mut any = false;
-        let mut i = 0;
-        while i < self.holding.list.len() {
-            let slot = self.holding.list[i];
-            let (released, waiting) = match self.slots[slot].as_mut() {
-                Some(s) => (s.proto.release(durable), s.proto.holding()),
-                None => (false, false),
-            };
-            if released {
-                self.dirty.insert(slot);
-                any = true;
-            }
-            if waiting {
-                i += 1;
-            } else {
-                self.holding.member[slot] = false;
-                self.holding.list.swap_remove(i);
-            }
-        }
-        any
-    }
-
-    /// Writes the writable output of every session touched since the last flush,
-    /// and closes sessions marked for closing.
-    pub fn flush(&mut self) {
-        for i in 0..self.dirty.list.len() {
-            let slot = self.dirty.list[i];
+    /// Moves report-stream output into the buffers of every session touched since
+    /// the last flush, writes, and closes sessions marked for closing. Returns
+    /// whether any bytes were written (progress: a replay under way keeps the loop
+    /// from parking).
+    pub fn flush(&mut self) -> bool {
+        let engine = self.engine_status();
+        let now = Instant::now();
+        let mut wrote = false;
+        for i in 0..self.dirty.len() {
+            let slot = self.dirty[i];
             let Some(s) = self.slots[slot].as_mut() else {
                 continue;
             };
-            if s.proto.close.is_none() && !s.proto.pending().is_empty() {
+            if s.proto.close.is_none() {
+                s.proto.pump(&self.store, engine, now);
+                let before = s.proto.unsent();
                 s.flush();
-                if let Some(w) = self.stopwatch {
-                    self.written_ns[slot] = w.now_ns();
+                if s.proto.unsent() != before {
+                    wrote = true;
+                    if let Some(w) = self.stopwatch {
+                        self.written_ns[slot] = w.now_ns();
+                    }
+                }
+                // Room freed by the write: pull more of the stream while it lasts.
+                while s.proto.close.is_none() && s.proto.pump(&self.store, engine, now) {
+                    let before = s.proto.unsent();
+                    s.flush();
+                    if s.proto.unsent() == before {
+                        break;
+                    }
                 }
             }
             let finished = s.proto.close_after_flush && s.proto.unsent() == 0;
@@ -368,14 +563,15 @@ impl SessionTable {
                 self.close(slot);
             }
         }
-        let (slots, member) = (&self.slots, &mut self.dirty.member);
-        self.dirty.list.retain(|&slot| {
-            let keep = slots[slot]
-                .as_ref()
-                .is_some_and(|s| !s.proto.pending().is_empty() || s.proto.close_after_flush);
-            member[slot] = keep;
+        let (slots, flagged, store) = (&self.slots, &mut self.flagged, &self.store);
+        self.dirty.retain(|&slot| {
+            let keep = slots[slot].as_ref().is_some_and(|s| {
+                s.proto.unsent() > 0 || s.proto.close_after_flush || behind(s, store, engine)
+            });
+            flagged[slot] = keep;
             keep
         });
+        wrote
     }
 
     fn close(&mut self, slot: usize) {
@@ -383,45 +579,87 @@ impl SessionTable {
             return;
         };
         let p = &s.proto;
-        let reason = DisconnectReason::classify(p.close.as_deref(), p.account().is_some());
+        let logged_in = p.grant().is_some();
+        let reason = DisconnectReason::classify(p.close.as_deref(), logged_in);
         self.stats.disconnected(reason);
         let why = p.close.as_deref().unwrap_or(match reason {
-            DisconnectReason::LoginRejected => "login rejected",
+            DisconnectReason::LoginRejected => "login refused",
             _ => "logout",
         });
-        let who = p
-            .account()
-            .map_or("not logged in".to_string(), |a| format!("account {a}"));
+        let who = p.grant().map_or("not logged in".to_string(), |g| {
+            format!("account {}", g.account)
+        });
         log::info!("session {slot}: disconnected ({who}, {}): {why}", s.peer);
         self.poller.remove(s.fd());
         s.shutdown();
-        self.free.push(slot);
-        if let Some(at) = self.live.iter().position(|&l| l == slot) {
-            self.live.swap_remove(at);
-        }
+        self.rescan.retain(|&r| r != slot);
         self.generations[slot] = self.generations[slot].wrapping_add(1);
-        if let Some(a) = s.proto.account() {
-            if self.latest.get(&a) == Some(&s.proto.key) {
-                self.latest.remove(&a);
+        self.pending.remove(s.key);
+        if let Some(g) = p.grant() {
+            self.logged_in -= 1;
+            let list = match g.target {
+                Some(a) => self.followers.get_mut(&a),
+                None => Some(&mut self.all_followers),
+            };
+            if let Some(list) = list {
+                list.retain(|k| *k != s.key);
             }
         }
     }
 
-    /// Heartbeats and liveness, at most every millisecond.
+    /// Heartbeats, liveness, login timeouts: at most every millisecond.
     pub fn timers(&mut self) {
         let now = Instant::now();
-        if now.duration_since(self.last_timers) < Duration::from_millis(1) {
+        let since = now.duration_since(self.last_timers);
+        if since < Duration::from_millis(1) {
             return;
         }
         self.last_timers = now;
+        // The loop itself did not run for a while (a stall of the exchange): that time
+        // is nobody's silence.
+        let stalled = (since > self.heartbeat).then_some(since);
         let engine = self.engine_status();
-        for i in 0..self.live.len() {
-            let slot = self.live[i];
+        let now_ms = self.now_ms(now);
+        while let Some(key) = self.pending.pop_expired(now_ms) {
+            if let Some(c) = self.slot_of(key) {
+                if c.proto.grant().is_none() {
+                    c.proto.refuse(LoginCode::LoginTimeout, 0, engine, now);
+                }
+                self.mark_dirty(key.slot());
+            }
+        }
+        for slot in 0..self.slots.len() {
             let Some(s) = self.slots[slot].as_mut() else {
                 continue;
             };
-            if s.proto.on_timer(now, self.heartbeat, engine) {
-                self.dirty.insert(slot);
+            if let Some(d) = stalled {
+                s.proto.forgive(d, now);
+            }
+            if s.proto.grant().is_none() {
+                continue;
+            }
+            let silent = now.duration_since(s.proto.last_rx);
+            if silent > self.heartbeat * 3 {
+                // Judge on input actually read: bytes waiting in the socket mean the
+                // peer is alive, whatever our own delays were.
+                if let ReadOutcome::Ok(n) = s.read() {
+                    if n > 0 || s.proto.has_input() {
+                        // Handled by the next poll (the socket may be drained now).
+                        if !self.rescan.contains(&slot) {
+                            self.rescan.push(slot);
+                        }
+                        self.mark_dirty(slot);
+                        continue;
+                    }
+                }
+                s.proto.close = Some("no input for three heartbeat intervals".into());
+                self.mark_dirty(slot);
+            } else if s.proto.delivery() == Delivery::Live {
+                let before = s.proto.unsent();
+                s.proto.heartbeat_if_due(self.heartbeat, engine, now);
+                if s.proto.unsent() != before {
+                    self.mark_dirty(slot);
+                }
             }
         }
         self.publish_metrics(now);
@@ -437,65 +675,244 @@ impl SessionTable {
         let mut s = self.stats;
         for sess in self.slots.iter().flatten() {
             s.connected += 1;
-            s.logged_in += u64::from(sess.proto.account().is_some());
+            s.logged_in += u64::from(sess.proto.grant().is_some());
             s.outbound_bytes += sess.proto.unsent() as u64;
         }
-        s.undeliverable = self.undeliverable;
         if let Some((hub, debounce)) = self.metrics.as_mut() {
             if hub.publish_sessions(&s) {
                 debounce.done(t);
             }
         }
     }
+}
 
-    fn live(&self, key: SessionKey) -> bool {
-        self.slots
-            .get(key.slot())
-            .and_then(Option::as_ref)
-            .is_some_and(|s| s.proto.key == key && s.proto.close.is_none())
+/// True if the session has stream output it has not pulled yet.
+fn behind(c: &Conn, store: &ReportStore, engine: EngineStatus) -> bool {
+    let p = &c.proto;
+    match (p.delivery(), p.grant()) {
+        (Delivery::Replay { .. }, _) => true,
+        (Delivery::Live, Some(g)) => match g.target {
+            Some(a) => p.next_report_seq(engine) < store.next_seq(a),
+            None => false,
+        },
+        _ => false,
     }
 }
 
 impl SessionTable {
-    /// The slot a report for `to` goes to: that session, else the account's current
-    /// one (a reconnect); `None` (counted) when neither is connected.
-    fn route(&mut self, to: SessionKey, account: AccountId) -> Option<usize> {
-        if self.live(to) {
-            return Some(to.slot());
-        }
-        match self.latest.get(&account) {
-            Some(&k) if self.live(k) => Some(k.slot()),
-            _ => {
-                self.undeliverable += 1;
-                None
+    /// The batch ending at engine sequence number `seq` was committed: the reports
+    /// and answers queued since the last mark belong to it (they wait for its sync).
+    pub fn mark_batch(&mut self, seq: u64) {
+        for h in self.held.iter_mut().rev() {
+            if h.batch != u64::MAX {
+                break;
             }
+            h.batch = seq;
         }
     }
 
-    /// Queues a report whose batch is already durable (the split topology's
-    /// matching thread releases only those): writable at once.
-    pub fn deliver(&mut self, to: SessionKey, account: AccountId, msg: Outbound) {
-        let Some(slot) = self.route(to, account) else {
+    /// Everything through `durable` is durable: the reports and answers of those
+    /// batches enter the streams and the sessions' buffers. Returns whether any did.
+    pub fn release(&mut self, durable: u64) -> bool {
+        let mut any = false;
+        while let Some(h) = self.held.front().copied() {
+            if h.batch > durable {
+                break;
+            }
+            self.held.pop_front();
+            any = true;
+            match h.out {
+                Report::Stream {
+                    account,
+                    requester,
+                    msg,
+                } => self.deliver_report(account, msg, requester),
+                Report::Answer { to, msg } => self.deliver_answer(to, msg),
+            }
+        }
+        any
+    }
+
+    /// Appends a durable report to `account`'s stream: every session following the
+    /// account pulls it, and the requester gets it too if it does not follow.
+    pub fn deliver_report(&mut self, account: AccountId, msg: Outbound, requester: SessionKey) {
+        self.store.append(account, msg);
+        let mut requester_follows = false;
+        if let Some(list) = self.followers.get(&account) {
+            for &k in list {
+                requester_follows |= k == requester;
+                let slot = k.slot();
+                if !self.flagged[slot] {
+                    self.flagged[slot] = true;
+                    self.dirty.push(slot);
+                }
+            }
+        }
+        for i in 0..self.all_followers.len() {
+            let k = self.all_followers[i];
+            requester_follows |= k == requester;
+            self.mark_dirty(k.slot());
+        }
+        if !requester_follows {
+            // The answer to a request about another account (an admin's deposit).
+            self.deliver_answer(requester, msg);
+        }
+    }
+
+    /// Queues an answer of a durable batch for session `to` only.
+    pub fn deliver_answer(&mut self, to: SessionKey, msg: Outbound) {
+        let engine = self.engine_status();
+        let now = Instant::now();
+        let store = &self.store;
+        let Some(c) = self
+            .slots
+            .get_mut(to.slot())
+            .and_then(Option::as_mut)
+            .filter(|c| c.key == to)
+        else {
             return;
         };
-        if let Some(s) = self.slots[slot].as_mut() {
-            s.proto.enqueue(msg, Instant::now());
+        let snapshot_end = match msg {
+            Outbound::OpenOrdersEnd(e) if e.request_id == 0 => Some(e.report_seq),
+            _ => None,
+        };
+        c.proto.answer(msg, now);
+        if let Some(as_of) = snapshot_end {
+            c.proto.snapshot_done(as_of, store, engine, now);
         }
-        self.dirty.insert(slot);
+        self.mark_dirty(to.slot());
     }
 }
 
+/// The compact topology's outbox: output waits in the table until its batch is
+/// durable ([`SessionTable::release`]).
 impl Outbox for SessionTable {
-    /// Queues a report of the batch being executed: written once the batch is
-    /// marked and durable.
-    fn send(&mut self, to: SessionKey, account: AccountId, msg: Outbound) {
-        let Some(slot) = self.route(to, account) else {
-            return;
-        };
-        if let Some(s) = self.slots[slot].as_mut() {
-            s.proto.enqueue_report(msg, Instant::now());
-        }
-        self.touched.insert(slot);
-        self.dirty.insert(slot);
+    fn report(&mut self, account: AccountId, msg: Outbound, requester: SessionKey) {
+        self.held.push_back(Held {
+            batch: u64::MAX,
+            out: Report::Stream {
+                account,
+                requester,
+                msg,
+            },
+        });
     }
+
+    fn answer(&mut self, to: SessionKey, msg: Outbound) {
+        self.held.push_back(Held {
+            batch: u64::MAX,
+            out: Report::Answer { to, msg },
+        });
+    }
+}
+
+/// The refusal of an order request on a read-only (drop-copy) session, or `None` for
+/// requests a drop copy may make.
+fn read_only_refusal(msg: &Inbound, account: AccountId, e: EngineStatus) -> Option<Outbound> {
+    let reason = RejectCode::ReadOnlySession.reason();
+    let cancel_rejected = |client_order_id, order_id, instrument, kind| {
+        Outbound::from(CancelRejected {
+            session_seq: 0,
+            engine_seq: e.seq,
+            engine_time: e.time,
+            client_order_id,
+            order_id,
+            instrument,
+            reason,
+            request_kind: kind,
+            reserved: Pad,
+            report_seq: 0,
+            account,
+        })
+    };
+    Some(match msg {
+        Inbound::NewOrder(o) => Rejected {
+            session_seq: 0,
+            engine_seq: e.seq,
+            engine_time: e.time,
+            client_order_id: o.client_order_id,
+            instrument: o.instrument,
+            reason,
+            reserved: Pad,
+            report_seq: 0,
+            account,
+        }
+        .into(),
+        Inbound::Cancel(c) => cancel_rejected(
+            c.client_order_id,
+            c.order_id,
+            Some(c.instrument),
+            RequestKind::Cancel,
+        ),
+        Inbound::Replace(r) => cancel_rejected(
+            r.client_order_id,
+            r.order_id,
+            Some(r.instrument),
+            RequestKind::Replace,
+        ),
+        Inbound::MassCancel(m) => cancel_rejected(
+            m.client_order_id,
+            peregrine_types::OrderId(0),
+            m.instrument,
+            RequestKind::MassCancel,
+        ),
+        Inbound::Deposit(d) => admin_refusal(d.request_id, d.account, d.asset, e),
+        Inbound::Withdraw(w) => admin_refusal(w.request_id, w.account, w.asset, e),
+        _ => return None,
+    })
+}
+
+fn admin_refusal(request_id: u64, account: AccountId, asset: u32, e: EngineStatus) -> Outbound {
+    AdminRejected {
+        session_seq: 0,
+        engine_seq: e.seq,
+        engine_time: e.time,
+        request_id,
+        account,
+        asset,
+        reason: AdminCode::NotAdmin.reason(),
+        padding: Pad,
+        report_seq: 0,
+    }
+    .into()
+}
+
+/// The instrument definition of a spec (engine position filled in at login).
+fn definition(
+    spec: &InstrumentSpec,
+    assets: &[peregrine_exchange_core::balances::AssetConfig],
+) -> Option<InstrumentDefinition> {
+    let asset = |symbol: &Option<String>| {
+        symbol
+            .as_ref()
+            .and_then(|s| assets.iter().find(|a| &a.symbol == s))
+            .map_or(0, |a| a.id)
+    };
+    let Some(symbol) = Symbol::new(&spec.symbol) else {
+        log::warn!(
+            "instrument {}: symbol {:?} is not 1..=16 printable ASCII characters; \
+             it is left out of the instrument definitions",
+            spec.id,
+            spec.symbol
+        );
+        return None;
+    };
+    Some(InstrumentDefinition {
+        session_seq: 0,
+        engine_seq: 0,
+        engine_time: peregrine_types::Timestamp(0),
+        tick_size: Price::from_raw(spec.tick_size),
+        lot_size: Qty::from_raw(spec.lot_size),
+        min_qty: Qty::from_raw(spec.min_qty),
+        max_qty: Qty::from_raw(spec.max_qty),
+        reference_price: Price::from_raw(spec.reference_price),
+        band: Price::from_raw(spec.band),
+        symbol,
+        instrument: spec.id,
+        base_asset: asset(&spec.base),
+        quote_asset: asset(&spec.quote),
+        price_decimals: u8::try_from(spec.price_decimals).unwrap_or(u8::MAX),
+        qty_decimals: u8::try_from(spec.qty_decimals).unwrap_or(u8::MAX),
+        status: spec.status,
+    })
 }

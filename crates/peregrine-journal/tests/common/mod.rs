@@ -19,6 +19,7 @@ pub fn config(segment_bytes: u64, fsync: FsyncPolicy) -> JournalConfig {
         segment_bytes,
         fsync,
         buffer_bytes: 8 << 10,
+        mark_fsync: true,
     }
 }
 
@@ -69,4 +70,25 @@ pub fn segments(dir: &Path) -> Vec<std::path::PathBuf> {
         .into_iter()
         .map(|s| s.path)
         .collect()
+}
+
+/// Rewrites the high-water mark of `dir` as if only `committed_seq` had been
+/// committed when the process stopped (the records after it reached the file but
+/// were never acknowledged, as when a power loss persists pages of an open batch).
+pub fn set_mark(dir: &Path, committed_seq: u64) {
+    let segment_first = peregrine_journal::segment::list(dir)
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|s| s.first_seq <= committed_seq)
+        .map_or(0, |s| s.first_seq);
+    let mark = peregrine_journal::hwm::Mark {
+        committed_seq,
+        segment_first,
+    };
+    std::fs::write(
+        peregrine_journal::hwm::path(dir),
+        peregrine_journal::hwm::encode(mark),
+    )
+    .unwrap();
 }

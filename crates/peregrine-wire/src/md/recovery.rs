@@ -12,12 +12,15 @@
 //!   [`SnapshotHeader`], `level_count` [`SnapshotLevel`]s (bids best first, then asks
 //!   best first), and [`SnapshotEnd`]. The snapshot reflects every feed message up to and
 //!   including `as_of_seq`: apply buffered feed messages with a higher sequence number.
+//! * **Reference data** (version 2): [`InstrumentListRequest`] is answered by
+//!   [`InstrumentList`] (the count) and that many [`InstrumentDefinition`]s.
 
 use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp};
 
 use crate::field::ReasonCode;
 use crate::md::{Commitment, L2Update, Trade};
 use crate::message::{wire_family, wire_message};
+pub use crate::v2::reference::{InstrumentDefinition, InstrumentList, InstrumentListRequest};
 
 wire_message! {
     /// Subscriber → recovery server. Resend a range of feed messages.
@@ -106,6 +109,7 @@ wire_family! {
     Recovery {
         ReplayRequest, ReplayResponse, SnapshotRequest, SnapshotHeader, SnapshotLevel,
         SnapshotEnd, Trade, L2Update, Commitment,
+        InstrumentListRequest, InstrumentList, InstrumentDefinition,
     }
 }
 

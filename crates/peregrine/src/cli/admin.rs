@@ -44,9 +44,9 @@ pub struct Target {
     /// The account to log in as.
     #[arg(long)]
     pub account: u32,
-    /// Its password; default: the config's password for that account.
-    #[arg(long)]
-    pub password: Option<String>,
+    /// The key file holding that account's key (`peregrine keygen --keys-out`).
+    #[arg(long, default_value = "data/keys.toml")]
+    pub keys: PathBuf,
     /// The account the request is about; default: the logged-in account.
     #[arg(long)]
     pub for_account: Option<u32>,
@@ -92,13 +92,7 @@ pub fn run(args: AdminArgs) -> anyhow::Result<()> {
         None => None,
     };
     let account = AccountId(target.account);
-    let password = match &target.password {
-        Some(p) => p.clone(),
-        None => config
-            .password_of(account)
-            .context("no --password and the account is not in the config")?
-            .to_string(),
-    };
+    let key = peregrine_client::keys::KeyFile::key_of(&target.keys, account)?;
     let action = match (&args.action, units) {
         (AdminCommand::Deposit(_), Some(a)) => AdminAction::Deposit(a),
         (AdminCommand::Withdraw(_), Some(a)) => AdminAction::Withdraw(a),
@@ -107,7 +101,7 @@ pub fn run(args: AdminArgs) -> anyhow::Result<()> {
     let req = AdminRequest {
         addr: target.addr.unwrap_or(config.listen),
         account,
-        password,
+        key,
         about: AccountId(target.for_account.unwrap_or(target.account)),
         asset,
         action,

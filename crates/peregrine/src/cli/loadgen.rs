@@ -25,6 +25,10 @@ pub struct LoadgenArgs {
     /// Order-entry address (overrides the config's `listen`).
     #[arg(long)]
     pub addr: Option<SocketAddr>,
+    /// Key file with the accounts to log in as (`peregrine keygen --keys-out`); every
+    /// account in it is used, session `i` logs in as the `i`-th (mod their number).
+    #[arg(long, default_value = "data/keys.toml")]
+    pub keys: PathBuf,
     /// Client sessions; session i logs in as the config's account i mod #accounts.
     #[arg(long, default_value_t = 4)]
     pub connections: usize,
@@ -82,11 +86,16 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<Summary> {
         .clone();
     let params = LoadgenParams {
         addr: args.addr.unwrap_or(config.listen),
-        accounts: config
-            .accounts
-            .iter()
-            .map(|a| (a.id, a.password.clone()))
-            .collect(),
+        accounts: {
+            let file = peregrine_client::keys::KeyFile::load(&args.keys)?;
+            file.keys
+                .iter()
+                .filter_map(|k| Some((k.account, file.key(k.account)?)))
+                .filter(|(a, _)| {
+                    config.accounts.is_empty() || config.accounts.iter().any(|c| c.id == *a)
+                })
+                .collect()
+        },
         spec,
         connections: args.connections,
         rate: args.rate,

@@ -6,6 +6,7 @@ pub mod admin;
 pub mod bench;
 pub mod exchange;
 pub mod journal;
+pub mod keygen;
 pub mod loadgen;
 pub mod logger;
 pub mod md;

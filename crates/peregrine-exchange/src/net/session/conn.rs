@@ -1,5 +1,5 @@
 //! One order-entry connection's socket I/O: a non-blocking `TcpStream` that reads
-//! into and writes out of its [`Protocol`]. Nothing here knows the protocol's rules.
+//! into and writes out of its [`Session`]. Nothing here knows the protocol's rules.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use peregrine_exchange_core::SessionKey;
 
-use super::protocol::Protocol;
+use super::protocol::{EngineStatus, Session};
 
 /// Outcome of a read.
 #[derive(Debug)]
@@ -23,22 +23,32 @@ pub enum ReadOutcome {
 #[derive(Debug)]
 pub struct Conn {
     stream: TcpStream,
-    /// Peer address, for logs.
+    /// Its key.
+    pub key: SessionKey,
+    /// Peer address, for logs and admission.
     pub peer: SocketAddr,
     /// Its protocol state.
-    pub proto: Protocol,
+    pub proto: Session,
 }
 
 impl Conn {
-    /// Wraps an accepted stream (made non-blocking, `TCP_NODELAY`).
-    pub fn new(stream: TcpStream, key: SessionKey, limit: usize) -> std::io::Result<Self> {
+    /// Wraps an accepted stream (made non-blocking, `TCP_NODELAY`); the session
+    /// queues its `Challenge` with `nonce`.
+    pub fn new(
+        stream: TcpStream,
+        peer: SocketAddr,
+        key: SessionKey,
+        limit: usize,
+        nonce: [u8; 32],
+        engine: EngineStatus,
+    ) -> std::io::Result<Self> {
         stream.set_nonblocking(true)?;
         stream.set_nodelay(true)?;
-        let peer = stream.peer_addr()?;
         Ok(Conn {
             stream,
+            key,
             peer,
-            proto: Protocol::new(key, limit, Instant::now()),
+            proto: Session::new(limit, nonce, engine, Instant::now()),
         })
     }
 
@@ -65,11 +75,10 @@ impl Conn {
         self.stream.as_fd()
     }
 
-    /// Writes as much writable output as the socket takes (one `write` unless it
-    /// took only part).
+    /// Writes as much queued output as the socket takes.
     pub fn flush(&mut self) {
-        while !self.proto.pending().is_empty() {
-            match self.stream.write(self.proto.pending()) {
+        while self.proto.unsent() > 0 {
+            match self.stream.write(self.proto.pending_output()) {
                 Ok(0) => {
                     self.proto.close = Some("write returned 0".into());
                     return;

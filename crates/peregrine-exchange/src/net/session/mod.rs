@@ -1,6 +1,6 @@
 //! One order-entry session: its protocol state machine ([`protocol`], sans-IO: the
-//! rules of login, heartbeats, sequence numbers and framing) and its socket
-//! ([`conn`]).
+//! version-2 rules of challenge and login, the recovery phase, stream delivery,
+//! heartbeats, sequence numbers and framing) and its socket ([`conn`]).
 
 pub mod conn;
 pub mod protocol;

@@ -1,40 +1,41 @@
-//! The per-session protocol, sans-IO: framing of the receive buffer, the login and
-//! logout rules, heartbeats and liveness, the session sequence number stamped on
-//! every outbound message, and the bounded outbound buffer, whose reports stay
-//! unwritable until the batch that made them is durable ([`Protocol::mark`],
-//! [`Protocol::release`]). It sees bytes and instants, never a socket: [`crate::net::session::conn`] moves the bytes, and the
-//! session table ([`crate::net::table`]) decides where requests and reports go.
+//! One version-2 order-entry session, sans-IO: framing, the challenge and login
+//! steps, heartbeats and liveness, the session sequence number, the bounded outbound
+//! buffer, and the delivery of the account's report stream from the shared
+//! [`ReportStore`] at the session's own pace (the recovery phase after login, then
+//! live). It sees bytes, instants and the store, never a socket; the session table
+//! decides who may log in (credentials, throttling, the pending pool) and where
+//! requests go.
 //!
-//! Bad input never reaches the matching stage: a malformed frame, an unknown type, an
-//! oversized length, anything but `Login` before login, a second `Login`, or silence
-//! for three heartbeat intervals closes the session with a reason.
+//! Delivery is pulled: a session keeps a cursor into its scope's stream and
+//! [`Session::pump`] copies reports into the outbound buffer while there is room, so
+//! several sessions of one account each get every report, a slow reader lags instead
+//! of losing reports, and a session is closed only when its cursor falls out of
+//! retention (it reconnects and resumes). Answers that are not in the stream (order
+//! status, open orders, refusals before sequencing) are held until the recovery phase
+//! is over, so they never interleave with a replay.
 
-use std::time::{Duration, Instant};
+use std::collections::VecDeque;
+use std::time::Instant;
 
-use peregrine_types::{AccountId, Timestamp};
-use peregrine_wire::session::{Login, LoginAccepted, LoginRejected, ServerHeartbeat};
+use peregrine_types::Timestamp;
+use peregrine_wire::reason::{LoginCode, RecoveryCode};
 use peregrine_wire::stream::RecvBuffer;
-use peregrine_wire::{Credential, Inbound, Outbound, ReasonCode, MAX_MESSAGE_SIZE};
-use rustc_hash::FxHashMap;
+use peregrine_wire::v2::session::{
+    Challenge, LoginAccepted, LoginRejected, ReplayEnd, ReplayStart, ServerHeartbeat,
+};
+use peregrine_wire::v2::{Inbound, Outbound};
+use peregrine_wire::{DecodeError, ReasonCode, MAX_MESSAGE_SIZE};
 
-use peregrine_exchange_core::SessionKey;
+use peregrine_exchange_core::reports::{Position, ReportStore};
 
-/// `LoginRejected.reason`: unknown account or wrong credential.
-pub const LOGIN_BAD_CREDENTIALS: u16 = 1;
+use crate::net::credentials::Grant;
 
-/// Bytes of the per-session receive buffer (any number of whole frames).
+/// Bytes of the per-session receive buffer.
 pub const RECV_BUFFER: usize = 8192;
+/// Most answers held back during a recovery phase before the session is closed.
+pub const MAX_HELD: usize = 1024;
 
-/// Login state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Connected; only `Login` is allowed.
-    AwaitLogin,
-    /// Logged in as this account.
-    Active(AccountId),
-}
-
-/// What the engine tells a session about itself (in `LoginAccepted` and heartbeats).
+/// What the engine tells a session about itself.
 #[derive(Debug, Clone, Copy)]
 pub struct EngineStatus {
     /// The engine sequence number now.
@@ -43,109 +44,123 @@ pub struct EngineStatus {
     pub time: Timestamp,
 }
 
+/// Where the session's stream delivery is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Not logged in.
+    None,
+    /// Replaying reports up to (excluding) `to`, then `ReplayEnd`.
+    Replay {
+        /// One past the last replayed report.
+        to: u64,
+        /// Reports replayed so far.
+        sent: u64,
+    },
+    /// Waiting for the open-orders snapshot that replaces a replay (the table asked
+    /// the core for it); `ReplayEnd` follows its end.
+    Snapshot,
+    /// Live.
+    Live,
+}
+
 /// What one inbound message means for the session table.
 #[derive(Debug, Clone, Copy)]
 pub enum Step {
-    /// Handled inside the session (heartbeat), or nothing to do.
+    /// Handled inside the session, or nothing to do.
     Nothing,
-    /// A `Login` to check against the credentials ([`Protocol::login`]).
-    Login(Login),
-    /// An order-entry request of the logged-in account, for the matching stage.
-    Request(AccountId, Inbound),
-    /// The session stops reading (closing, or draining its output after a logout).
+    /// A `Login` to check ([`crate::credentials::Credentials::verify`], throttling).
+    Login(peregrine_wire::v2::session::Login),
+    /// A version-1 `Login`: answer `unsupported_version` and close.
+    OldLogin,
+    /// A request of the logged-in session, for the matching stage.
+    Request(Grant, Inbound),
+    /// The session stops reading.
     Stop,
 }
 
-/// Batches of a session's reports that wait for their sync: (the batch's last
-/// engine sequence number, the absolute end of its bytes), oldest first. Bounded:
-/// when full, the newest entry is extended (released later, never earlier).
-#[derive(Debug, Clone, Copy, Default)]
-struct Marks {
-    buf: [(u64, u64); 8],
-    head: usize,
-    len: usize,
+/// Logged in or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Connected; the challenge was sent; only `Login` is allowed.
+    AwaitLogin,
+    /// Logged in.
+    Active(Grant),
 }
 
-impl Marks {
-    fn push(&mut self, seq: u64, end: u64) {
-        if self.len == self.buf.len() {
-            let newest = (self.head + self.len - 1) % self.buf.len();
-            self.buf[newest] = (seq, end);
-        } else {
-            self.buf[(self.head + self.len) % self.buf.len()] = (seq, end);
-            self.len += 1;
-        }
-    }
-
-    /// Pops every batch durable at `durable`; the end of the newest one popped.
-    fn release(&mut self, durable: u64) -> Option<u64> {
-        let mut end = None;
-        while self.len > 0 && self.buf[self.head].0 <= durable {
-            end = Some(self.buf[self.head].1);
-            self.head = (self.head + 1) % self.buf.len();
-            self.len -= 1;
-        }
-        end
-    }
-}
-
-/// One session's protocol state.
+/// One session. See the module documentation.
 #[derive(Debug)]
-pub struct Protocol {
-    /// Its key.
-    pub key: SessionKey,
+pub struct Session {
     rx: Box<RecvBuffer<RECV_BUFFER>>,
     out: Vec<u8>,
     out_sent: usize,
     limit: usize,
-    /// Absolute offset (bytes ever queued) of `out[0]`.
-    out_base: u64,
-    /// Absolute end of the bytes that may be written.
-    writable: u64,
-    /// Reports queued since the last mark (they wait for the next one).
-    unmarked: bool,
-    marks: Marks,
+    seq: u64,
+    nonce: [u8; 32],
     /// Login state.
     pub state: State,
-    seq: u64,
+    /// The stream position: the next report sequence number (one account) or the
+    /// next global index (every account).
+    cursor: u64,
+    delivery: Delivery,
+    held: VecDeque<Outbound>,
     /// Last time bytes arrived.
     pub last_rx: Instant,
     /// Last time a message was queued.
     pub last_tx: Instant,
     /// Set when the session must close; the reason is logged.
     pub close: Option<String>,
-    /// Close only after the outbound buffer drained (logout, login reject).
+    /// Close once the outbound buffer drained (logout, login refused).
     pub close_after_flush: bool,
 }
 
-impl Protocol {
-    /// A fresh session with an outbound buffer of `limit` bytes, connected at `now`.
-    pub fn new(key: SessionKey, limit: usize, now: Instant) -> Self {
-        Protocol {
-            key,
+impl Session {
+    /// A new connection: queues the `Challenge` with `nonce`.
+    pub fn new(limit: usize, nonce: [u8; 32], engine: EngineStatus, now: Instant) -> Self {
+        let mut s = Session {
             rx: Box::new(RecvBuffer::new()),
             out: Vec::with_capacity(limit),
             out_sent: 0,
             limit,
-            out_base: 0,
-            writable: 0,
-            unmarked: false,
-            marks: Marks::default(),
-            state: State::AwaitLogin,
             seq: 0,
+            nonce,
+            state: State::AwaitLogin,
+            cursor: 0,
+            delivery: Delivery::None,
+            held: VecDeque::new(),
             last_rx: now,
             last_tx: now,
             close: None,
             close_after_flush: false,
+        };
+        s.enqueue(
+            Challenge {
+                session_seq: 0,
+                engine_seq: engine.seq,
+                engine_time: engine.time,
+                nonce,
+            }
+            .into(),
+            now,
+        );
+        s
+    }
+
+    /// The nonce the login must prove.
+    pub fn nonce(&self) -> &[u8; 32] {
+        &self.nonce
+    }
+
+    /// The grant, once logged in.
+    pub fn grant(&self) -> Option<Grant> {
+        match self.state {
+            State::Active(g) => Some(g),
+            State::AwaitLogin => None,
         }
     }
 
-    /// The account, once logged in.
-    pub fn account(&self) -> Option<AccountId> {
-        match self.state {
-            State::Active(a) => Some(a),
-            State::AwaitLogin => None,
-        }
+    /// Where stream delivery is.
+    pub fn delivery(&self) -> Delivery {
+        self.delivery
     }
 
     /// The free part of the receive buffer (empty when full).
@@ -153,23 +168,38 @@ impl Protocol {
         self.rx.spare()
     }
 
-    /// `n` bytes were read into [`Protocol::rx_spare`] at `now`.
+    /// True if whole or partial frames wait in the receive buffer.
+    pub fn has_input(&self) -> bool {
+        self.rx.buffered() > 0
+    }
+
+    /// The exchange itself did not run for `stalled` (a long pause of its own loop):
+    /// that time does not count as the peer's silence.
+    pub fn forgive(&mut self, stalled: std::time::Duration, now: Instant) {
+        self.last_rx = (self.last_rx + stalled).min(now);
+    }
+
+    /// `n` bytes were read into [`Session::rx_spare`] at `now`.
     pub fn received(&mut self, n: usize, now: Instant) {
         self.rx.commit(n);
-        self.last_rx = now;
+        if n > 0 {
+            self.last_rx = now;
+        }
     }
 
     /// The next inbound message and what it means, or `None` when no whole frame is
-    /// buffered. A protocol violation sets [`Protocol::close`] and returns
+    /// buffered. A protocol violation sets [`Session::close`] and returns
     /// [`Step::Stop`].
     pub fn next_step(&mut self) -> Option<Step> {
-        // Closing, or logged out / rejected and draining output: ignore input.
         if self.close.is_some() || self.close_after_flush {
             return None;
         }
         let msg = match self.rx.next(Inbound::decode) {
             Ok(Some(m)) => m,
             Ok(None) => return None,
+            Err(DecodeError::UnknownType(0x01)) if self.state == State::AwaitLogin => {
+                return Some(Step::OldLogin);
+            }
             Err(e) => {
                 self.close = Some(format!("malformed input: {e}"));
                 return Some(Step::Stop);
@@ -178,7 +208,7 @@ impl Protocol {
         Some(match (self.state, msg) {
             (State::AwaitLogin, Inbound::Login(l)) => Step::Login(l),
             (State::AwaitLogin, other) => {
-                self.close = Some(format!("{} before login", name_of(&other)));
+                self.close = Some(format!("{} before login", other.desc().name));
                 Step::Stop
             }
             (State::Active(_), Inbound::Login(_)) => {
@@ -190,119 +220,268 @@ impl Protocol {
                 self.close_after_flush = true;
                 Step::Stop
             }
-            (State::Active(account), msg) => Step::Request(account, msg),
+            (State::Active(g), msg) => Step::Request(g, msg),
         })
     }
 
-    /// Answers a `Login`: accepted if `credentials` hold the account's credential
-    /// (the session becomes active), else rejected and closed after the answer.
-    /// Returns whether it was accepted.
-    pub fn login(
+    /// Refuses the login with `code` (and a retry delay) and closes after the answer.
+    pub fn refuse(
         &mut self,
-        login: &Login,
-        credentials: &FxHashMap<AccountId, Credential>,
-        heartbeat: Duration,
+        code: LoginCode,
+        retry_after_ms: u32,
         engine: EngineStatus,
         now: Instant,
+    ) {
+        let r = LoginRejected {
+            session_seq: 0,
+            engine_seq: engine.seq,
+            engine_time: engine.time,
+            reason: code.reason(),
+            reserved: peregrine_wire::field::Pad,
+            retry_after_ms,
+        };
+        self.enqueue(r.into(), now);
+        self.close_after_flush = true;
+    }
+
+    /// Accepts the login: queues `LoginAccepted` (with `defs` instrument definitions
+    /// following it, queued by the caller), then starts the recovery phase from
+    /// `from` (the login's `next_report_seq`). Returns `true` when the position is
+    /// lost and the caller must have the core send the open-orders snapshot
+    /// (`OpenOrdersRequest` with request id 0), after which [`Session::snapshot_done`]
+    /// ends the phase.
+    #[allow(clippy::too_many_arguments)] // one call site, the table's login
+    pub fn accept(
+        &mut self,
+        grant: Grant,
+        heartbeat_ms: u32,
+        instrument_count: u32,
+        from: u64,
+        store: &ReportStore,
+        engine: EngineStatus,
+        now: Instant,
+        defs: impl IntoIterator<Item = Outbound>,
     ) -> bool {
-        if credentials.get(&login.account) != Some(&login.credential) {
-            let reject = LoginRejected {
-                session_seq: 0,
-                engine_seq: engine.seq,
-                engine_time: engine.time,
-                reason: ReasonCode(LOGIN_BAD_CREDENTIALS),
-            };
-            self.enqueue(reject.into(), now);
-            self.close_after_flush = true;
-            return false;
-        }
-        self.state = State::Active(login.account);
+        self.state = State::Active(grant);
+        let (next, oldest, position, start) = match grant.target {
+            Some(a) => {
+                let next = store.next_seq(a);
+                let start = if from == 0 { next } else { from };
+                (next, store.oldest_seq(a), store.position(a, start), start)
+            }
+            None => {
+                // Every account: positions are engine sequence numbers.
+                let next = engine.seq + 1;
+                let start = if from == 0 { next } else { from };
+                let pos = match store.first_global_at(start) {
+                    _ if start > next => Position::Ahead,
+                    Some(g) => {
+                        self.cursor = g;
+                        Position::Replay
+                    }
+                    None => Position::NotRetained,
+                };
+                (next, store.all_floor(), pos, start)
+            }
+        };
         let accepted = LoginAccepted {
             session_seq: 0,
             engine_seq: engine.seq,
             engine_time: engine.time,
-            account: login.account,
-            heartbeat_interval_ms: heartbeat.as_millis() as u32,
+            account: grant.account,
+            heartbeat_interval_ms: heartbeat_ms,
+            next_report_seq: next,
+            oldest_report_seq: oldest,
+            target: grant.target,
+            instrument_count,
+            kind: grant.kind,
         };
         self.enqueue(accepted.into(), now);
-        true
-    }
-
-    /// Liveness and heartbeats at `now`: closes a session silent for three
-    /// intervals, queues a heartbeat to a logged-in session that was sent nothing for
-    /// one. Returns whether the session needs a flush (output queued or closing).
-    pub fn on_timer(&mut self, now: Instant, heartbeat: Duration, engine: EngineStatus) -> bool {
-        if now.duration_since(self.last_rx) > heartbeat * 3 {
-            self.close = Some("no input for three heartbeat intervals".into());
-        } else if self.account().is_some() && now.duration_since(self.last_tx) >= heartbeat {
-            let hb = ServerHeartbeat {
+        for d in defs {
+            self.enqueue(d, now);
+        }
+        let reason = match position {
+            Position::Replay => None,
+            Position::NotRetained => Some(RecoveryCode::NotRetained),
+            Position::Ahead => Some(RecoveryCode::AheadOfStream),
+        };
+        let count = match (reason, grant.target) {
+            (None, Some(_)) => next - start,
+            (None, None) => store.next_global() - self.cursor,
+            (Some(_), _) => 0,
+        };
+        self.enqueue(
+            ReplayStart {
                 session_seq: 0,
                 engine_seq: engine.seq,
                 engine_time: engine.time,
+                from_seq: from,
+                to_seq: next,
+                count,
+                reason: reason.map_or(ReasonCode::NONE, |r| r.reason()),
+            }
+            .into(),
+            now,
+        );
+        if reason.is_some() {
+            self.delivery = Delivery::Snapshot;
+            return true;
+        }
+        if grant.target.is_some() {
+            self.cursor = start;
+        }
+        self.delivery = Delivery::Replay {
+            to: match grant.target {
+                Some(_) => next,
+                None => store.next_global(),
+            },
+            sent: 0,
+        };
+        false
+    }
+
+    /// The open-orders snapshot of a lost position ended with `OpenOrdersEnd`
+    /// reflecting reports up to `as_of` (for every account: engine sequence number
+    /// `as_of`): live delivery continues right after it.
+    pub fn snapshot_done(
+        &mut self,
+        as_of: u64,
+        store: &ReportStore,
+        engine: EngineStatus,
+        now: Instant,
+    ) {
+        if self.delivery != Delivery::Snapshot {
+            return;
+        }
+        let next = match self.grant().and_then(|g| g.target) {
+            Some(_) => {
+                self.cursor = as_of + 1;
+                as_of + 1
+            }
+            None => {
+                self.cursor = store
+                    .first_global_at(as_of + 1)
+                    .unwrap_or(store.next_global());
+                as_of + 1
+            }
+        };
+        self.end_recovery(next, 0, engine, now);
+    }
+
+    fn end_recovery(&mut self, next: u64, count: u64, engine: EngineStatus, now: Instant) {
+        self.enqueue(
+            ReplayEnd {
+                session_seq: 0,
+                engine_seq: engine.seq,
+                engine_time: engine.time,
+                next_report_seq: next,
+                count,
+            }
+            .into(),
+            now,
+        );
+        self.delivery = Delivery::Live;
+        while let Some(m) = self.held.pop_front() {
+            self.enqueue(m, now);
+        }
+    }
+
+    /// An answer outside the stream (query answer, open-order snapshot line,
+    /// refusal): queued now when live, else held until the recovery phase ends.
+    pub fn answer(&mut self, msg: Outbound, now: Instant) {
+        let snapshot_line = self.delivery == Delivery::Snapshot
+            && match msg {
+                Outbound::OpenOrder(o) => o.request_id == 0,
+                Outbound::OpenOrdersEnd(e) => e.request_id == 0,
+                _ => false,
             };
-            self.enqueue(hb.into(), now);
-        } else if self.unsent() == 0 && self.close.is_none() {
-            return false;
-        }
-        true
-    }
-
-    /// Queues a session message (login answer, heartbeat): writable at once unless
-    /// reports wait ahead of it (then with them).
-    pub fn enqueue(&mut self, msg: Outbound, now: Instant) {
-        self.push(msg, now);
-        if self.marks.len == 0 && !self.unmarked {
-            self.writable = self.end();
-        }
-    }
-
-    /// Queues a report of the batch being executed: it waits until the batch is
-    /// marked ([`Protocol::mark`]) and durable ([`Protocol::release`]).
-    pub fn enqueue_report(&mut self, msg: Outbound, now: Instant) {
-        self.push(msg, now);
-        self.unmarked = true;
-    }
-
-    /// The batch ending at engine sequence number `seq` was committed: the reports
-    /// queued since the last mark belong to it. Returns whether there were any.
-    pub fn mark(&mut self, seq: u64) -> bool {
-        if !std::mem::take(&mut self.unmarked) {
-            return false;
-        }
-        self.marks.push(seq, self.end());
-        true
-    }
-
-    /// Everything through `durable` is durable: the reports of those batches (and
-    /// what was queued behind them once none waits) become writable. Returns
-    /// whether more bytes became writable; [`Protocol::holding`] tells whether
-    /// batches still wait.
-    pub fn release(&mut self, durable: u64) -> bool {
-        let Some(end) = self.marks.release(durable) else {
-            return false;
-        };
-        let before = self.writable;
-        self.writable = if self.marks.len == 0 && !self.unmarked {
-            self.end()
+        if self.delivery == Delivery::Live || snapshot_line {
+            self.enqueue(msg, now);
+        } else if self.held.len() < MAX_HELD {
+            self.held.push_back(msg);
         } else {
-            end
+            self.close = Some("too many answers held during the recovery phase".into());
+        }
+    }
+
+    /// Copies reports of the session's scope from `store` into the outbound buffer
+    /// while there is room. Returns whether anything was queued.
+    pub fn pump(&mut self, store: &ReportStore, engine: EngineStatus, now: Instant) -> bool {
+        let Some(g) = self.grant() else {
+            return false;
         };
-        self.writable > before
+        if self.close.is_some() || matches!(self.delivery, Delivery::None | Delivery::Snapshot) {
+            return false;
+        }
+        let mut any = false;
+        loop {
+            if let Delivery::Replay { to, sent } = self.delivery {
+                if self.cursor >= to {
+                    let next = match g.target {
+                        Some(_) => to,
+                        None => engine.seq + 1,
+                    };
+                    self.end_recovery(next, sent, engine, now);
+                    any = true;
+                    continue;
+                }
+            }
+            let (end, next) = match g.target {
+                Some(a) => (store.next_seq(a), store.get(a, self.cursor)),
+                None => (store.next_global(), store.at_global(self.cursor)),
+            };
+            if self.cursor >= end {
+                return any;
+            }
+            let Some(msg) = next.copied() else {
+                self.close = Some(format!(
+                    "fell behind the report retention at position {}",
+                    self.cursor
+                ));
+                return any;
+            };
+            if self.unsent() + msg.size() > self.limit {
+                return any;
+            }
+            self.enqueue(msg, now);
+            self.cursor += 1;
+            if let Delivery::Replay { to, sent } = self.delivery {
+                self.delivery = Delivery::Replay { to, sent: sent + 1 };
+            }
+            any = true;
+        }
     }
 
-    /// Whether marked batches still wait for their sync.
-    pub fn holding(&self) -> bool {
-        self.marks.len > 0
+    /// The stream position reached (what a heartbeat announces).
+    pub fn next_report_seq(&self, engine: EngineStatus) -> u64 {
+        match self.grant().and_then(|g| g.target) {
+            Some(_) => self.cursor,
+            None => engine.seq + 1,
+        }
     }
 
-    /// Absolute end of the queued bytes.
-    fn end(&self) -> u64 {
-        self.out_base + self.out.len() as u64
+    /// Queues a heartbeat if nothing was sent for `interval` (live sessions only).
+    pub fn heartbeat_if_due(
+        &mut self,
+        interval: std::time::Duration,
+        engine: EngineStatus,
+        now: Instant,
+    ) {
+        if self.delivery != Delivery::Live || now.duration_since(self.last_tx) < interval {
+            return;
+        }
+        let hb = ServerHeartbeat {
+            session_seq: 0,
+            engine_seq: engine.seq,
+            engine_time: engine.time,
+            next_report_seq: self.next_report_seq(engine),
+        };
+        self.enqueue(hb.into(), now);
     }
 
-    /// Stamps the next session sequence number and queues the message. A full
-    /// buffer marks the session for closing (slow reader) and drops the message.
-    fn push(&mut self, mut msg: Outbound, now: Instant) {
+    /// Stamps the next session sequence number and queues the message; a message
+    /// that does not fit closes the session (slow reader of answers).
+    pub fn enqueue(&mut self, mut msg: Outbound, now: Instant) {
         if self.close.is_some() {
             return;
         }
@@ -315,13 +494,12 @@ impl Protocol {
         };
         if self.out_sent > 0 && self.out.len() + n > self.limit {
             self.out.drain(..self.out_sent);
-            self.out_base += self.out_sent as u64;
             self.out_sent = 0;
         }
-        if self.out.len() + n > self.limit {
+        if self.out.len() + n > self.limit.max(n) {
             self.close = Some(format!(
                 "slow reader: {} unsent bytes exceed the {}-byte outbound buffer",
-                self.out.len() - self.out_sent,
+                self.unsent(),
                 self.limit
             ));
             return;
@@ -330,239 +508,26 @@ impl Protocol {
         self.last_tx = now;
     }
 
-    /// Bytes queued and not yet written (writable or waiting).
+    /// Bytes queued and not yet written.
     pub fn unsent(&self) -> usize {
         self.out.len() - self.out_sent
     }
 
-    /// The queued bytes that may be written and were not yet.
-    pub fn pending(&self) -> &[u8] {
-        let writable = usize::try_from(self.writable - self.out_base).unwrap_or(usize::MAX);
-        &self.out[self.out_sent..writable.clamp(self.out_sent, self.out.len())]
+    /// The queued bytes to write next.
+    pub fn pending_output(&self) -> &[u8] {
+        &self.out[self.out_sent..]
     }
 
-    /// `n` bytes of [`Protocol::pending`] were written; the buffer is reset once all
-    /// of it was.
+    /// `n` bytes of [`Session::pending_output`] were written.
     pub fn wrote(&mut self, n: usize) {
-        self.out_sent += n;
-        if self.out_sent >= self.out.len() {
-            self.out_base += self.out.len() as u64;
+        self.out_sent = (self.out_sent + n).min(self.out.len());
+        if self.out_sent == self.out.len() {
             self.out.clear();
             self.out_sent = 0;
         }
     }
 }
 
-fn name_of(msg: &Inbound) -> &'static str {
-    match msg {
-        Inbound::Login(_) => "Login",
-        Inbound::Logout(_) => "Logout",
-        Inbound::ClientHeartbeat(_) => "ClientHeartbeat",
-        Inbound::NewOrder(_) => "NewOrder",
-        Inbound::Cancel(_) => "Cancel",
-        Inbound::Replace(_) => "Replace",
-        Inbound::MassCancel(_) => "MassCancel",
-        Inbound::Deposit(_) => "Deposit",
-        Inbound::Withdraw(_) => "Withdraw",
-        Inbound::BalanceQuery(_) => "BalanceQuery",
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use peregrine_types::{ClientOrderId, InstrumentId, OrderId};
-    use peregrine_wire::orders::Cancel;
-    use peregrine_wire::session::ClientHeartbeat;
-    use peregrine_wire::WireMessage;
-
-    const HB: Duration = Duration::from_millis(100);
-    const ENGINE: EngineStatus = EngineStatus {
-        seq: 7,
-        time: Timestamp(9),
-    };
-
-    fn feed<M: WireMessage>(p: &mut Protocol, m: &M, now: Instant) {
-        let n = m.encode(p.rx_spare()).unwrap();
-        p.received(n, now);
-    }
-
-    fn creds() -> FxHashMap<AccountId, Credential> {
-        let mut c = FxHashMap::default();
-        c.insert(AccountId(1), Credential::from_text("pw").unwrap());
-        c
-    }
-
-    fn login(pw: &str) -> Login {
-        Login {
-            account: AccountId(1),
-            heartbeat_interval_ms: 100,
-            credential: Credential::from_text(pw).unwrap(),
-        }
-    }
-
-    fn cancel() -> Cancel {
-        Cancel {
-            client_order_id: ClientOrderId(1),
-            order_id: OrderId(1),
-            instrument: InstrumentId(1),
-        }
-    }
-
-    #[test]
-    fn login_then_requests_then_logout() {
-        let t0 = Instant::now();
-        let mut p = Protocol::new(SessionKey::new(0, 0), 4096, t0);
-        feed(&mut p, &login("pw"), t0);
-        let Some(Step::Login(l)) = p.next_step() else {
-            panic!("a login")
-        };
-        assert!(p.login(&l, &creds(), HB, ENGINE, t0));
-        assert_eq!(p.account(), Some(AccountId(1)));
-        let accepted = Outbound::decode(p.pending()).unwrap().0;
-        assert!(
-            matches!(accepted, Outbound::LoginAccepted(a) if a.session_seq == 1 && a.engine_seq == 7)
-        );
-        feed(&mut p, &cancel(), t0);
-        feed(&mut p, &ClientHeartbeat {}, t0);
-        assert!(matches!(
-            p.next_step(),
-            Some(Step::Request(AccountId(1), Inbound::Cancel(_)))
-        ));
-        assert!(matches!(p.next_step(), Some(Step::Nothing)));
-        assert!(p.next_step().is_none());
-        feed(&mut p, &peregrine_wire::session::Logout {}, t0);
-        assert!(matches!(p.next_step(), Some(Step::Stop)));
-        assert!(p.close_after_flush && p.close.is_none());
-        let n = p.unsent();
-        p.wrote(n);
-        assert_eq!(p.unsent(), 0);
-    }
-
-    #[test]
-    fn violations_close_with_a_reason() {
-        let t0 = Instant::now();
-        let mut p = Protocol::new(SessionKey::new(0, 0), 4096, t0);
-        feed(&mut p, &cancel(), t0);
-        assert!(matches!(p.next_step(), Some(Step::Stop)));
-        assert_eq!(p.close.as_deref(), Some("Cancel before login"));
-        assert!(
-            p.next_step().is_none(),
-            "a closing session reads nothing more"
-        );
-
-        let mut p = Protocol::new(SessionKey::new(0, 0), 4096, t0);
-        feed(&mut p, &login("nope"), t0);
-        let Some(Step::Login(l)) = p.next_step() else {
-            panic!()
-        };
-        assert!(!p.login(&l, &creds(), HB, ENGINE, t0));
-        assert!(p.close_after_flush);
-        assert!(matches!(
-            Outbound::decode(p.pending()).unwrap().0,
-            Outbound::LoginRejected(_)
-        ));
-
-        let mut p = Protocol::new(SessionKey::new(0, 0), 4096, t0);
-        let n = p.rx_spare().len().min(4);
-        p.rx_spare()[..n].copy_from_slice(&[0xFF; 4][..n]);
-        p.received(n, t0);
-        assert!(matches!(p.next_step(), Some(Step::Stop)));
-        assert!(p.close.as_deref().unwrap().starts_with("malformed input"));
-    }
-
-    fn accepted(order: u64) -> Outbound {
-        Outbound::Accepted(peregrine_wire::reports::Accepted {
-            session_seq: 0,
-            engine_seq: order,
-            engine_time: Timestamp(order),
-            order_id: OrderId(order),
-            client_order_id: ClientOrderId(order),
-            price: peregrine_types::Price::from_raw(1),
-            qty: peregrine_types::Qty::from_raw(1),
-            expire_at: Timestamp(0),
-            instrument: InstrumentId(1),
-            side: peregrine_types::Side::Buy,
-            order_type: peregrine_types::OrderType::Limit,
-            tif: peregrine_types::TimeInForce::Gtc,
-            stp: peregrine_types::StpMode::None,
-        })
-    }
-
-    #[test]
-    fn reports_wait_for_their_batch_to_be_durable() {
-        let t0 = Instant::now();
-        let mut p = Protocol::new(SessionKey::new(0, 0), 4096, t0);
-        p.state = State::Active(AccountId(1));
-        p.enqueue_report(accepted(1), t0);
-        assert!(p.pending().is_empty(), "not marked yet");
-        assert!(p.mark(1));
-        p.enqueue_report(accepted(2), t0);
-        assert!(p.mark(2));
-        p.enqueue(
-            ServerHeartbeat {
-                session_seq: 0,
-                engine_seq: 2,
-                engine_time: Timestamp(0),
-            }
-            .into(),
-            t0,
-        );
-        assert!(p.pending().is_empty(), "batch 1 is not durable yet");
-        assert!(p.release(1));
-        assert_eq!(p.pending().len(), 80, "batch 1 only");
-        assert!(p.holding());
-        p.wrote(80);
-        assert!(p.release(2));
-        assert_eq!(
-            p.pending().len(),
-            80 + 32,
-            "batch 2 and the heartbeat behind it"
-        );
-        assert!(!p.holding());
-        assert!(!p.release(5), "nothing more");
-        let n = p.pending().len();
-        p.wrote(n);
-        assert_eq!(p.unsent(), 0);
-        p.enqueue(
-            ServerHeartbeat {
-                session_seq: 0,
-                engine_seq: 2,
-                engine_time: Timestamp(0),
-            }
-            .into(),
-            t0,
-        );
-        assert_eq!(p.pending().len(), 32, "nothing waits: writable at once");
-        assert!(!p.mark(3), "no report since the last mark");
-    }
-
-    #[test]
-    fn heartbeats_liveness_and_slow_readers() {
-        let t0 = Instant::now();
-        let mut p = Protocol::new(SessionKey::new(0, 0), 64, t0);
-        assert!(
-            !p.on_timer(t0 + HB, HB, ENGINE),
-            "not logged in: no heartbeat"
-        );
-        p.state = State::Active(AccountId(1));
-        assert!(p.on_timer(t0 + HB, HB, ENGINE), "a heartbeat is queued");
-        assert!(matches!(
-            Outbound::decode(p.pending()).unwrap().0,
-            Outbound::ServerHeartbeat(_)
-        ));
-        assert!(p.on_timer(t0 + HB * 4, HB, ENGINE));
-        assert_eq!(
-            p.close.as_deref(),
-            Some("no input for three heartbeat intervals")
-        );
-
-        let mut p = Protocol::new(SessionKey::new(0, 0), 64, t0);
-        p.state = State::Active(AccountId(1));
-        for _ in 0..10 {
-            p.on_timer(t0 + HB, HB, ENGINE);
-            p.last_tx = t0;
-        }
-        assert!(p.close.as_deref().unwrap().starts_with("slow reader"));
-    }
-}
+#[path = "protocol_tests.rs"]
+mod tests;

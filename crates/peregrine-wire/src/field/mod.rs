@@ -13,6 +13,12 @@ use peregrine_types::{
 use crate::cursor::{Reader, Writer};
 use crate::DecodeError;
 
+mod bytes;
+mod kinds;
+
+pub use bytes::{Credential, Pad, Symbol, CREDENTIAL_LEN, SYMBOL_LEN};
+pub use kinds::{OrderState, SessionKind};
+
 /// A type with a fixed-width little-endian wire form.
 pub trait WireField: Copy {
     /// Bytes on the wire.
@@ -27,7 +33,7 @@ pub trait WireField: Copy {
     fn sample(seed: u64) -> Self;
 }
 
-fn invalid(field: &'static str, value: u64) -> DecodeError {
+pub(crate) fn invalid(field: &'static str, value: u64) -> DecodeError {
     DecodeError::InvalidField { field, value }
 }
 
@@ -107,7 +113,7 @@ newtype_field!(ReasonCode, u16, "u16 ReasonCode", |v| ReasonCode(v), |s| s
     .0);
 
 /// One-byte enums decoded through their `from_u8`; any other byte is
-/// [`DecodeError::InvalidField`].
+/// [`DecodeError::InvalidField`]. `$count` values `0..$count` are all defined.
 macro_rules! enum_field {
     ($t:ty, $name:literal, $count:literal) => {
         impl WireField for $t {
@@ -139,6 +145,8 @@ enum_field!(TimeInForce, "u8 TimeInForce", 4);
 enum_field!(StpMode, "u8 StpMode", 5);
 enum_field!(LiquidityRole, "u8 LiquidityRole", 2);
 enum_field!(RequestKind, "u8 RequestKind", 3);
+
+pub(crate) use enum_field;
 
 impl WireField for bool {
     const WIDTH: usize = 1;
@@ -190,6 +198,30 @@ pub const SIDE_BOTH: u8 = 2;
 /// The instrument id that means "every instrument" where a scope is expected. No
 /// real instrument may use it.
 pub const ALL_INSTRUMENTS: u32 = u32::MAX;
+
+/// The account id that means "every account" where an account scope is expected
+/// (a drop copy of all accounts). No real account may use it.
+pub const ALL_ACCOUNTS: u32 = u32::MAX;
+
+/// Account scope: `0xFFFF_FFFF` ([`ALL_ACCOUNTS`]) means every account.
+impl WireField for Option<AccountId> {
+    const WIDTH: usize = 4;
+    const WIRE_TYPE: &'static str = "u32 AccountScope";
+    #[inline]
+    fn put(self, w: &mut Writer<'_>) {
+        w.u32(self.map_or(ALL_ACCOUNTS, |a| a.0));
+    }
+    #[inline]
+    fn get(r: &mut Reader<'_>, _field: &'static str) -> Result<Self, DecodeError> {
+        let v = r.u32()?;
+        Ok((v != ALL_ACCOUNTS).then_some(AccountId(v)))
+    }
+    #[inline]
+    fn sample(seed: u64) -> Self {
+        let v = seed as u32;
+        (v != ALL_ACCOUNTS).then_some(AccountId(v))
+    }
+}
 
 /// Instrument scope: `0xFFFF_FFFF` ([`ALL_INSTRUMENTS`]) means every instrument.
 impl WireField for Option<InstrumentId> {
@@ -264,73 +296,6 @@ impl RequestKind {
             2 => Some(Self::MassCancel),
             _ => None,
         }
-    }
-}
-
-/// A login credential: 16 opaque bytes (a password padded with zero bytes, or a
-/// token). `Debug` never prints it.
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
-pub struct Credential(pub [u8; CREDENTIAL_LEN]);
-
-/// Bytes in a [`Credential`].
-pub const CREDENTIAL_LEN: usize = 16;
-
-impl Credential {
-    /// A credential from text, zero-padded; `None` if longer than 16 bytes.
-    pub fn from_text(text: &str) -> Option<Self> {
-        let bytes = text.as_bytes();
-        let mut out = [0u8; CREDENTIAL_LEN];
-        out.get_mut(..bytes.len())?.copy_from_slice(bytes);
-        Some(Credential(out))
-    }
-}
-
-impl core::fmt::Debug for Credential {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("Credential(<redacted>)")
-    }
-}
-
-impl WireField for Credential {
-    const WIDTH: usize = CREDENTIAL_LEN;
-    const WIRE_TYPE: &'static str = "[u8; 16]";
-    #[inline]
-    fn put(self, w: &mut Writer<'_>) {
-        w.put(&self.0);
-    }
-    #[inline]
-    fn get(r: &mut Reader<'_>, _field: &'static str) -> Result<Self, DecodeError> {
-        r.take().map(Credential)
-    }
-    #[inline]
-    fn sample(seed: u64) -> Self {
-        let mut out = [0u8; CREDENTIAL_LEN];
-        out[..8].copy_from_slice(&seed.to_le_bytes());
-        out[8..].copy_from_slice(&seed.rotate_left(17).to_le_bytes());
-        Credential(out)
-    }
-}
-
-/// A 32-byte hash (a Blake3 digest of `peregrine-commit`), raw bytes. Every value is
-/// valid.
-impl WireField for [u8; 32] {
-    const WIDTH: usize = 32;
-    const WIRE_TYPE: &'static str = "[u8; 32]";
-    #[inline]
-    fn put(self, w: &mut Writer<'_>) {
-        w.put(&self);
-    }
-    #[inline]
-    fn get(r: &mut Reader<'_>, _field: &'static str) -> Result<Self, DecodeError> {
-        r.take()
-    }
-    #[inline]
-    fn sample(seed: u64) -> Self {
-        let mut out = [0u8; 32];
-        for (i, chunk) in out.chunks_exact_mut(8).enumerate() {
-            chunk.copy_from_slice(&seed.rotate_left(13 * i as u32).to_le_bytes());
-        }
-        out
     }
 }
 

@@ -1,0 +1,498 @@
+//! Version-2 layout tests: every version-2 order-entry message's type code, version,
+//! size and field offsets pinned by hand, independently of the descriptors the code
+//! generates; the encoder writes each field exactly inside its declared range; and the
+//! recovery channel's version-2 messages.
+
+use peregrine_wire::md::recovery::Recovery;
+use peregrine_wire::{v2, MessageDesc, WireMessage};
+
+type Pinned = (
+    &'static str,
+    u8,
+    usize,
+    &'static [(&'static str, usize, usize)],
+);
+
+const OUT: [(&str, usize, usize); 3] = [
+    ("session_seq", 8, 8),
+    ("engine_seq", 16, 8),
+    ("engine_time", 24, 8),
+];
+
+macro_rules! out {
+    ($($f:expr),* $(,)?) => {
+        &[OUT[0], OUT[1], OUT[2], $($f),*]
+    };
+}
+
+/// (name, type, size, fields) of every version-2 message (version 2 unless listed in
+/// `V1_TYPES`).
+const PINNED: &[Pinned] = &[
+    (
+        "Login",
+        0x04,
+        64,
+        &[
+            ("next_report_seq", 8, 8),
+            ("proof", 16, 32),
+            ("account", 48, 4),
+            ("target", 52, 4),
+            ("heartbeat_interval_ms", 56, 4),
+            ("kind", 60, 1),
+            ("reserved", 61, 3),
+        ],
+    ),
+    (
+        "OrderStatusRequest",
+        0x14,
+        36,
+        &[
+            ("request_id", 8, 8),
+            ("order_id", 16, 8),
+            ("client_order_id", 24, 8),
+            ("instrument", 32, 4),
+        ],
+    ),
+    (
+        "OpenOrdersRequest",
+        0x15,
+        24,
+        &[
+            ("request_id", 8, 8),
+            ("account", 16, 4),
+            ("instrument", 20, 4),
+        ],
+    ),
+    ("Challenge", 0x84, 64, out![("nonce", 32, 32)]),
+    (
+        "LoginAccepted",
+        0x81,
+        65,
+        out![
+            ("account", 32, 4),
+            ("heartbeat_interval_ms", 36, 4),
+            ("next_report_seq", 40, 8),
+            ("oldest_report_seq", 48, 8),
+            ("target", 56, 4),
+            ("instrument_count", 60, 4),
+            ("kind", 64, 1),
+        ],
+    ),
+    (
+        "LoginRejected",
+        0x82,
+        40,
+        out![
+            ("reason", 32, 2),
+            ("reserved", 34, 2),
+            ("retry_after_ms", 36, 4)
+        ],
+    ),
+    (
+        "ServerHeartbeat",
+        0x83,
+        40,
+        out![("next_report_seq", 32, 8)],
+    ),
+    (
+        "ReplayStart",
+        0x85,
+        58,
+        out![
+            ("from_seq", 32, 8),
+            ("to_seq", 40, 8),
+            ("count", 48, 8),
+            ("reason", 56, 2)
+        ],
+    ),
+    (
+        "ReplayEnd",
+        0x86,
+        48,
+        out![("next_report_seq", 32, 8), ("count", 40, 8)],
+    ),
+    (
+        "InstrumentDefinition",
+        0x9A,
+        111,
+        out![
+            ("tick_size", 32, 8),
+            ("lot_size", 40, 8),
+            ("min_qty", 48, 8),
+            ("max_qty", 56, 8),
+            ("reference_price", 64, 8),
+            ("band", 72, 8),
+            ("symbol", 80, 16),
+            ("instrument", 96, 4),
+            ("base_asset", 100, 4),
+            ("quote_asset", 104, 4),
+            ("price_decimals", 108, 1),
+            ("qty_decimals", 109, 1),
+            ("status", 110, 1),
+        ],
+    ),
+    (
+        "Accepted",
+        0x90,
+        92,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("price", 48, 8),
+            ("qty", 56, 8),
+            ("expire_at", 64, 8),
+            ("instrument", 72, 4),
+            ("side", 76, 1),
+            ("order_type", 77, 1),
+            ("tif", 78, 1),
+            ("stp", 79, 1),
+            ("report_seq", 80, 8),
+            ("account", 88, 4),
+        ],
+    ),
+    (
+        "Rejected",
+        0x91,
+        60,
+        out![
+            ("client_order_id", 32, 8),
+            ("instrument", 40, 4),
+            ("reason", 44, 2),
+            ("reserved", 46, 2),
+            ("report_seq", 48, 8),
+            ("account", 56, 4),
+        ],
+    ),
+    (
+        "Fill",
+        0x92,
+        100,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("trade_id", 48, 8),
+            ("price", 56, 8),
+            ("qty", 64, 8),
+            ("leaves_qty", 72, 8),
+            ("instrument", 80, 4),
+            ("side", 84, 1),
+            ("role", 85, 1),
+            ("reserved", 86, 2),
+            ("report_seq", 88, 8),
+            ("account", 96, 4),
+        ],
+    ),
+    (
+        "Cancelled",
+        0x93,
+        84,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("request_id", 48, 8),
+            ("cancelled_qty", 56, 8),
+            ("instrument", 64, 4),
+            ("reason", 68, 2),
+            ("side", 70, 1),
+            ("reserved", 71, 1),
+            ("report_seq", 72, 8),
+            ("account", 80, 4),
+        ],
+    ),
+    (
+        "Replaced",
+        0x94,
+        92,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("orig_client_order_id", 48, 8),
+            ("new_price", 56, 8),
+            ("new_qty", 64, 8),
+            ("instrument", 72, 4),
+            ("priority_kept", 76, 1),
+            ("reserved", 77, 3),
+            ("report_seq", 80, 8),
+            ("account", 88, 4),
+        ],
+    ),
+    (
+        "CancelRejected",
+        0x95,
+        68,
+        out![
+            ("client_order_id", 32, 8),
+            ("order_id", 40, 8),
+            ("instrument", 48, 4),
+            ("reason", 52, 2),
+            ("request_kind", 54, 1),
+            ("reserved", 55, 1),
+            ("report_seq", 56, 8),
+            ("account", 64, 4),
+        ],
+    ),
+    (
+        "MassCancelDone",
+        0x96,
+        61,
+        out![
+            ("request_id", 32, 8),
+            ("report_seq", 40, 8),
+            ("cancelled", 48, 4),
+            ("instrument", 52, 4),
+            ("account", 56, 4),
+            ("side", 60, 1),
+        ],
+    ),
+    (
+        "OrderStatus",
+        0x97,
+        100,
+        out![
+            ("request_id", 32, 8),
+            ("order_id", 40, 8),
+            ("client_order_id", 48, 8),
+            ("price", 56, 8),
+            ("open_qty", 64, 8),
+            ("expire_at", 72, 8),
+            ("report_seq", 80, 8),
+            ("account", 88, 4),
+            ("instrument", 92, 4),
+            ("side", 96, 1),
+            ("order_type", 97, 1),
+            ("tif", 98, 1),
+            ("state", 99, 1),
+        ],
+    ),
+    (
+        "OpenOrder",
+        0x98,
+        91,
+        out![
+            ("request_id", 32, 8),
+            ("order_id", 40, 8),
+            ("client_order_id", 48, 8),
+            ("price", 56, 8),
+            ("open_qty", 64, 8),
+            ("expire_at", 72, 8),
+            ("account", 80, 4),
+            ("instrument", 84, 4),
+            ("side", 88, 1),
+            ("order_type", 89, 1),
+            ("tif", 90, 1),
+        ],
+    ),
+    (
+        "OpenOrdersEnd",
+        0x99,
+        52,
+        out![
+            ("request_id", 32, 8),
+            ("report_seq", 40, 8),
+            ("count", 48, 4)
+        ],
+    ),
+    (
+        "Balance",
+        0xA0,
+        72,
+        out![
+            ("request_id", 32, 8),
+            ("available", 40, 8),
+            ("reserved", 48, 8),
+            ("account", 56, 4),
+            ("asset", 60, 4),
+            ("report_seq", 64, 8),
+        ],
+    ),
+    (
+        "AdminRejected",
+        0xA1,
+        64,
+        out![
+            ("request_id", 32, 8),
+            ("account", 40, 4),
+            ("asset", 44, 4),
+            ("reason", 48, 2),
+            ("padding", 50, 6),
+            ("report_seq", 56, 8),
+        ],
+    ),
+    ("InstrumentListRequest", 0x56, 16, &[("request_id", 8, 8)]),
+    (
+        "InstrumentList",
+        0x57,
+        22,
+        &[("request_id", 8, 8), ("count", 16, 4), ("reason", 20, 2)],
+    ),
+];
+
+/// Version-2 order-entry types whose layout is version 1's, unchanged (pinned in
+/// `tests/layout.rs`).
+const V1_TYPES: &[&str] = &[
+    "Logout",
+    "ClientHeartbeat",
+    "NewOrder",
+    "Cancel",
+    "Replace",
+    "MassCancel",
+    "Deposit",
+    "Withdraw",
+    "BalanceQuery",
+];
+
+fn v2_descs() -> Vec<MessageDesc> {
+    let mut v: Vec<MessageDesc> = v2::Message::MESSAGES
+        .iter()
+        .filter(|d| !V1_TYPES.contains(&d.name))
+        .copied()
+        .collect();
+    for d in Recovery::MESSAGES {
+        if d.version == 2 && !v.contains(d) {
+            v.push(*d);
+        }
+    }
+    v
+}
+
+#[test]
+fn every_v2_message_matches_its_pinned_layout() {
+    let descs = v2_descs();
+    assert_eq!(
+        descs.len(),
+        PINNED.len(),
+        "every message pinned exactly once"
+    );
+    for d in &descs {
+        let (name, code, size, fields) = *PINNED
+            .iter()
+            .find(|p| p.0 == d.name)
+            .unwrap_or_else(|| panic!("{} is not pinned", d.name));
+        assert_eq!((d.msg_type, d.size, d.version), (code, size, 2), "{name}");
+        let got: Vec<_> = d
+            .fields
+            .iter()
+            .map(|f| (f.name, f.offset, f.size))
+            .collect();
+        assert_eq!(got, fields.to_vec(), "{name}: field offsets");
+    }
+    for d in v2::Message::MESSAGES {
+        if V1_TYPES.contains(&d.name) {
+            assert_eq!(d.version, 1, "{} is unchanged since version 1", d.name);
+        }
+    }
+}
+
+#[test]
+fn v2_fields_are_contiguous_and_naturally_aligned() {
+    for d in v2_descs() {
+        let mut at = peregrine_wire::HEADER_SIZE;
+        for f in d.fields {
+            assert_eq!(
+                f.offset, at,
+                "{}.{} follows the previous field",
+                d.name, f.name
+            );
+            let bytes = f.wire_type == "reserved" || f.wire_type.starts_with('[');
+            let align = if bytes { 1 } else { f.size };
+            assert_eq!(f.offset % align, 0, "{}.{} is aligned", d.name, f.name);
+            at += f.size;
+        }
+        assert_eq!(at, d.size);
+    }
+}
+
+/// Bumping seed `k` changes bytes inside field `k`'s range only (reserved padding
+/// never changes).
+fn check_field_ranges(d: &MessageDesc, encode: &dyn Fn(&[u64]) -> Vec<u8>) {
+    let base: Vec<u64> = (0..d.fields.len() as u64).map(|i| 1000 + 7 * i).collect();
+    let a = encode(&base);
+    assert_eq!(a.len(), d.size);
+    assert_eq!(
+        &a[..4],
+        &[d.size as u8, 0, d.msg_type, 2],
+        "{}: header",
+        d.name
+    );
+    for (k, f) in d.fields.iter().enumerate() {
+        let mut seeds = base.clone();
+        seeds[k] += 1;
+        let b = encode(&seeds);
+        let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+        if f.wire_type == "reserved" {
+            assert!(diff.is_empty(), "{}.{} is always zero", d.name, f.name);
+            assert!(a[f.offset..f.offset + f.size].iter().all(|&x| x == 0));
+            continue;
+        }
+        assert!(
+            !diff.is_empty(),
+            "{}.{}: changing it changes the bytes",
+            d.name,
+            f.name
+        );
+        for i in diff {
+            assert!(
+                (f.offset..f.offset + f.size).contains(&i),
+                "{}.{}: byte {i} outside its range",
+                d.name,
+                f.name
+            );
+        }
+    }
+}
+
+#[test]
+fn v2_encoders_write_each_field_at_its_offset() {
+    for (i, d) in v2::Message::MESSAGES.iter().enumerate() {
+        if d.version != 2 {
+            continue;
+        }
+        check_field_ranges(d, &|s: &[u64]| {
+            let mut buf = [0u8; 128];
+            let n = v2::Message::sample(i, s).encode(&mut buf).unwrap();
+            buf[..n].to_vec()
+        });
+    }
+    for (i, d) in Recovery::MESSAGES.iter().enumerate() {
+        if d.version != 2 {
+            continue;
+        }
+        check_field_ranges(d, &|s: &[u64]| {
+            let mut buf = [0u8; 128];
+            let n = Recovery::sample(i, s).encode(&mut buf).unwrap();
+            buf[..n].to_vec()
+        });
+    }
+}
+
+#[test]
+fn a_non_zero_reserved_byte_is_refused() {
+    let mut buf = [0u8; 128];
+    let n = v2::reports::Fill::sample(&[1, 2, 3])
+        .encode(&mut buf)
+        .unwrap();
+    buf[86] = 1;
+    assert_eq!(
+        v2::decode(&buf[..n]),
+        Err(peregrine_wire::DecodeError::InvalidField {
+            field: "reserved",
+            value: 1
+        })
+    );
+}
+
+#[test]
+fn sizes_of_the_families_are_consistent() {
+    for d in v2::Message::MESSAGES {
+        let family = if d.msg_type < 0x80 {
+            v2::Inbound::size_of_type(d.msg_type)
+        } else {
+            v2::Outbound::size_of_type(d.msg_type)
+        };
+        assert_eq!(family, Some((d.size, d.version)), "{}", d.name);
+        assert_eq!(
+            <v2::reference::InstrumentDefinition as WireMessage>::SIZE,
+            111
+        );
+    }
+}
