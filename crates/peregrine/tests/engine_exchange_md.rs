@@ -6,23 +6,81 @@
 //! trades at the exchange over TCP. The strategy must see exactly the exchange's
 //! book: a bid that rested before the engine started (it comes through the
 //! recovery snapshot), then an ask and a trade sent while it watches (live feed).
-//! Every step waits on a condition under a bounded wait; the whole test runs under
-//! a timeout.
+//! The other accounts log in with protocol v2 (challenge-response with generated
+//! keys). Every step waits on a condition under a bounded wait; the whole test runs
+//! under a timeout.
 
 mod support;
 
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use peregrine_client::keys::KeyFile;
+use peregrine_client::order_entry::Connection;
 use peregrine_engine::summary::fetch;
 use peregrine_queue::WaitStrategy;
 use peregrine_strategy::md::{BookView, Trade};
 use peregrine_strategy::{run, Api, RunnerConfig, Strategy};
-use peregrine_types::{InstrumentId, Side, TimeInForce};
+use peregrine_types::{AccountId, InstrumentId, Side, TimeInForce};
+use peregrine_wire::orders::NewOrder;
+use peregrine_wire::v2::client::LoginParams;
+use peregrine_wire::v2::{Outbound, RequestRef};
 use support::engine::{peregrine, stats, wait_for, Kid};
-use support::{order, Client};
+use support::order;
+
+/// `peregrine exchange` with `extra` config lines and accounts 1..=3 (keys in
+/// `keys`); returns the process and its order-entry address once it listens.
+fn exchange(dir: &Path, extra: &str, keys: &KeyFile) -> (Kid, SocketAddr) {
+    let config = dir.join("exchange.toml");
+    let text = format!(
+        "listen = \"127.0.0.1:0\"\nwait = \"park\"\n{extra}\n{}",
+        keys.exchange_accounts(&[], &[])
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut child = peregrine()
+        .args(["exchange", "--config"])
+        .arg(&config)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("exchange.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let kid = Kid(child);
+    out.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| {
+            let log = std::fs::read_to_string(dir.join("exchange.log")).unwrap_or_default();
+            panic!("unexpected first line {line:?}; log: {log}")
+        })
+        .parse()
+        .unwrap();
+    (kid, addr)
+}
+
+/// A logged-in v2 trading session of `account`.
+fn trader(addr: SocketAddr, keys: &KeyFile, account: u32) -> Connection {
+    let key = keys.key(AccountId(account)).unwrap();
+    let params = LoginParams::trading(AccountId(account), 0);
+    let (mut c, _) = Connection::connect(addr, params, key, Duration::from_secs(20)).unwrap();
+    c.recover(|_| {}).unwrap();
+    c
+}
+
+/// Sends `o` and waits for its acceptance.
+fn place(c: &mut Connection, o: &NewOrder) {
+    let answer = c
+        .request(o, RequestRef::NewOrder(o.client_order_id), |_| {})
+        .unwrap();
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+}
 
 /// What the watching strategy saw of venue 0, instrument 1.
 #[derive(Debug, Default, Clone)]
@@ -70,16 +128,20 @@ fn a_strategy_sees_the_exchange_book_through_the_engine() {
             .unwrap()
             .port();
         let recovery_port = support::free_port();
-        let exchange = support::start(&format!(
-            "recovery_listen = \"127.0.0.1:{recovery_port}\"\n\
-             [market_data]\ntarget = \"127.0.0.1:{md_port}\"\nheartbeat_ms = 100\n"
-        ));
-        // Resting before the engine exists: only a snapshot can show it.
-        let mut seller = Client::login(exchange.addr, 2);
-        seller.send(&order(1, Side::Buy, 9_990, 3, TimeInForce::Gtc));
-        seller.recv_report();
-
         let tmp = tempfile::tempdir().unwrap();
+        let keys = KeyFile::generate(&[AccountId(1), AccountId(2), AccountId(3)]).unwrap();
+        let (_exchange, exchange_addr) = exchange(
+            tmp.path(),
+            &format!(
+                "recovery_listen = \"127.0.0.1:{recovery_port}\"\n\
+                 [market_data]\ntarget = \"127.0.0.1:{md_port}\"\nheartbeat_ms = 100\n"
+            ),
+            &keys,
+        );
+        // Resting before the engine exists: only a snapshot can show it.
+        let mut seller = trader(exchange_addr, &keys, 2);
+        place(&mut seller, &order(1, Side::Buy, 9_990, 3, TimeInForce::Gtc));
+
         let shm = tmp.path().join("shm");
         let config = tmp.path().join("engine.toml");
         std::fs::write(
@@ -101,7 +163,7 @@ thread = {{ wait = "park" }}
 exchange = {{ addr = "{addr}", account = 1, password = "pw1", feed = {{ addr = "127.0.0.1:{md_port}", recovery = "127.0.0.1:{recovery_port}" }} }}
 "#,
                 shm = shm.display(),
-                addr = exchange.addr,
+                addr = exchange_addr,
             ),
         )
         .unwrap();
@@ -138,14 +200,12 @@ exchange = {{ addr = "{addr}", account = 1, password = "pw1", feed = {{ addr = "
         assert!(log().contains("from a snapshot"), "{}", log());
 
         // Live: an ask, then another account lifts one lot of it.
-        seller.send(&order(2, Side::Sell, 10_010, 4, TimeInForce::Gtc));
-        seller.recv_report();
+        place(&mut seller, &order(2, Side::Sell, 10_010, 4, TimeInForce::Gtc));
         wait_for("the ask at the strategy", 60, || {
             has_top(Some((9_990, 3)), Some((10_010, 4)))
         });
-        let mut buyer = Client::login(exchange.addr, 3);
-        buyer.send(&order(1, Side::Buy, 10_010, 1, TimeInForce::Ioc));
-        buyer.recv_report();
+        let mut buyer = trader(exchange_addr, &keys, 3);
+        place(&mut buyer, &order(1, Side::Buy, 10_010, 1, TimeInForce::Ioc));
         wait_for("the trade and the new top at the strategy", 60, || {
             has_top(Some((9_990, 3)), Some((10_010, 3))) && !seen.lock().unwrap().trades.is_empty()
         });
