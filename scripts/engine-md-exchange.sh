@@ -4,7 +4,8 @@
 # packet header), `peregrine engine` subscribes through its exchange venue's `feed`
 # (market-data thread busy-spinning on core 1), a reverter strategy subscribed to
 # the exchange's book (spin-yield) gets on_book, and `peregrine loadgen` (three other
-# accounts) moves the book. The engine's `md exch send -> engine` / `-> on_book`
+# accounts, protocol v2) moves the book. The engine's own order session does not
+# matter here (the feed is separate from it). The engine's `md exch send -> engine` / `-> on_book`
 # rows come from the strategy's market-data receipts. The floor, in the same run:
 # `peregrine engine bench-udp` (one loopback datagram every 50 us, receiver polling).
 # Loaded machine: the load (`uptime`) is printed before and after.
@@ -27,7 +28,6 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ORDER=$(free_port); REC=$(free_port); MD=$(free_port)
 
-accounts() { for i in "$@"; do printf '[[accounts]]\nid = %s\npassword = "pw%s"\n' "$i" "$i"; done; }
 exchange_toml() {
     cat <<EOF
 listen = "127.0.0.1:$ORDER"
@@ -42,10 +42,10 @@ heartbeat_ms = 100
 enabled = false
 EOF
 }
-{ exchange_toml; accounts 1 2 3 4; } >"$TMP/exchange.toml"
-# loadgen takes its accounts from a config: the same exchange without account 4,
-# which the engine uses.
-{ exchange_toml; accounts 1 2 3; } >"$TMP/loadgen.toml"
+# Protocol v2 keys: accounts 1-3 for loadgen, 4 for the engine.
+"$BIN" keygen --accounts 1-3 --keys-out "$TMP/load-keys.toml" --accounts-out "$TMP/load-accounts.toml" >/dev/null
+"$BIN" keygen --accounts 4 --keys-out "$TMP/engine-keys.toml" --accounts-out "$TMP/engine-accounts.toml" >/dev/null
+{ exchange_toml; cat "$TMP/load-accounts.toml" "$TMP/engine-accounts.toml"; } >"$TMP/exchange.toml"
 cat >"$TMP/engine.toml" <<EOF
 name = "mdx"
 shm_dir = "$SHM"
@@ -79,7 +79,7 @@ until [ -S "$SHM/control.sock" ]; do sleep 0.05; done
     --duration $((SECS + 2)) >"$TMP/watcher.out" 2>&1 &
 pids+=($!)
 echo "## loadgen: $RATE orders/s over 3 sessions (accounts 1-3) for $SECS s"
-"$BIN" loadgen --config "$TMP/loadgen.toml" --rate "$RATE" --connections 3 \
+"$BIN" loadgen --config "$TMP/exchange.toml" --keys "$TMP/load-keys.toml" --rate "$RATE" --connections 3 \
     --duration "$SECS" --wait park | grep -E "orders|p50|throughput" | head -5 || true
 sleep 3 # the watcher's last receipts and one stats snapshot (bench, not a test)
 echo "## engine stats: exchange feed -> strategy (ns on CLOCK_MONOTONIC)"
