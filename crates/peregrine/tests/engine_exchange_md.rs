@@ -82,11 +82,14 @@ fn place(c: &mut Connection, o: &NewOrder) {
     assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
 }
 
+/// Best bid and best ask as (price, qty).
+type Top = (Option<(i64, i64)>, Option<(i64, i64)>);
+
 /// What the watching strategy saw of venue 0, instrument 1.
 #[derive(Debug, Default, Clone)]
 struct Seen {
     /// (best bid, best ask) as (price, qty), per `on_book`.
-    tops: Vec<(Option<(i64, i64)>, Option<(i64, i64)>)>,
+    tops: Vec<Top>,
     /// (price, qty, aggressor) per `on_trade`.
     trades: Vec<(i64, i64, Side)>,
     /// Books with a venue timestamp (the feed's send time).
@@ -140,7 +143,10 @@ fn a_strategy_sees_the_exchange_book_through_the_engine() {
         );
         // Resting before the engine exists: only a snapshot can show it.
         let mut seller = trader(exchange_addr, &keys, 2);
-        place(&mut seller, &order(1, Side::Buy, 9_990, 3, TimeInForce::Gtc));
+        place(
+            &mut seller,
+            &order(1, Side::Buy, 9_990, 3, TimeInForce::Gtc),
+        );
 
         let shm = tmp.path().join("shm");
         let config = tmp.path().join("engine.toml");
@@ -192,7 +198,7 @@ exchange = {{ addr = "{addr}", account = 1, password = "pw1", feed = {{ addr = "
         };
         let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
         let has_top = |bid: Option<(i64, i64)>, ask: Option<(i64, i64)>| {
-            seen.lock().unwrap().tops.iter().any(|t| *t == (bid, ask))
+            seen.lock().unwrap().tops.contains(&(bid, ask))
         };
         wait_for("the snapshot's bid at the strategy", 60, || {
             has_top(Some((9_990, 3)), None)
@@ -200,12 +206,18 @@ exchange = {{ addr = "{addr}", account = 1, password = "pw1", feed = {{ addr = "
         assert!(log().contains("from a snapshot"), "{}", log());
 
         // Live: an ask, then another account lifts one lot of it.
-        place(&mut seller, &order(2, Side::Sell, 10_010, 4, TimeInForce::Gtc));
+        place(
+            &mut seller,
+            &order(2, Side::Sell, 10_010, 4, TimeInForce::Gtc),
+        );
         wait_for("the ask at the strategy", 60, || {
             has_top(Some((9_990, 3)), Some((10_010, 4)))
         });
         let mut buyer = trader(exchange_addr, &keys, 3);
-        place(&mut buyer, &order(1, Side::Buy, 10_010, 1, TimeInForce::Ioc));
+        place(
+            &mut buyer,
+            &order(1, Side::Buy, 10_010, 1, TimeInForce::Ioc),
+        );
         wait_for("the trade and the new top at the strategy", 60, || {
             has_top(Some((9_990, 3)), Some((10_010, 3))) && !seen.lock().unwrap().trades.is_empty()
         });

@@ -446,10 +446,7 @@ impl Subscriber {
     /// Advances the recovery in progress; when it completes, applies it and then the
     /// held packets (until one of them starts another recovery).
     fn drive(&mut self, on: &mut impl FnMut(MdEvent<'_>)) {
-        loop {
-            let Some(r) = self.recovering.as_mut() else {
-                break;
-            };
+        while let Some(r) = self.recovering.as_mut() {
             let fetch = match r {
                 Recovering::Replay { fetch, .. } | Recovering::Snapshot { fetch, .. } => fetch,
             };
