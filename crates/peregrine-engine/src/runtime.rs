@@ -113,6 +113,13 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             Some(VenueKind::Exchange(x)) => {
                 let mut venue = ExchangeVenue::new(&v.name, x.clone())
                     .map_err(|e| StartError::Venue(v.name.clone(), e.to_string()))?;
+                // With a journal, the report-stream position survives restarts.
+                if let Some(j) = &cfg.journal {
+                    let path = std::path::Path::new(&j.dir).join(format!("{}.report-seq", v.name));
+                    venue = venue
+                        .with_cursor_file(path)
+                        .map_err(|e| StartError::Venue(v.name.clone(), e.to_string()))?;
+                }
                 // Connect before strategies can send (blocking up to the connect
                 // timeout); a failure is not fatal: the gateway keeps retrying.
                 if let Some(f) = venue.market_feed() {

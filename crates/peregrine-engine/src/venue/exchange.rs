@@ -24,27 +24,41 @@
 //! on stderr. Nothing the socket delivers can panic the adapter. A report about an
 //! order the adapter does not know is logged and counted, not fatal.
 //!
-//! **Disconnect and reconnect.** When the session drops, requests are refused with
-//! [`VenueError::Disconnected`] (cancels of open orders are accepted and remembered),
-//! and what was in flight is settled like this:
+//! **Login (protocol version 2).** The exchange sends a challenge; the adapter
+//! answers with a `Login` proved with the account's key (`key_file` or `key` in
+//! the settings; no secret crosses the wire) and the next report sequence number it
+//! expects. [`peregrine_wire::v2::client::ClientSession`] checks the session and
+//! report-stream continuity of everything that follows.
+//!
+//! **Disconnect and reconnect: replay, then reconcile.** When the session drops,
+//! requests are refused with [`VenueError::Disconnected`] (cancels of open orders are
+//! accepted and remembered), and what was in flight is settled like this:
 //!
 //! * orders the exchange had not acknowledged are reported `Rejected` with
 //!   [`super::REASON_DISCONNECTED`] (the engine shows `venue_down`);
 //! * a replace on its way is reported `ReplaceRejected` the same way;
-//! * acknowledged orders stay open, *in doubt*: protocol version 1 keeps resting
-//!   orders on the book when a session drops and has no retransmission.
+//! * acknowledged orders stay open, *in doubt*, until the next login.
 //!
-//! The adapter reconnects every `reconnect_ms`. After every login (the first one
-//! too, since a previous run may have left orders of this account resting) it sends
-//! a `MassCancel` of the account's orders in every instrument, then a `Cancel` of
-//! order id 0 as a barrier: the exchange handles a session's requests in order, so
-//! when the barrier's `CancelRejected` arrives, every order the mass cancel removed
-//! has been reported. In-doubt orders it removed are reported `Cancelled` with the
-//! quantity the exchange cancelled; any still in doubt at the barrier were no longer
-//! resting (filled or cancelled while the session was down, reports the exchange
-//! could not deliver) and are reported `Cancelled` with their last known open
-//! quantity, with a warning on stderr: fills missed that way must be reconciled from
-//! the exchange's records. New orders may go out right after the barrier is sent.
+//! The adapter reconnects every `reconnect_ms` and logs in resuming the account's
+//! report stream where it stopped: the exchange first replays every report of the
+//! account the adapter has not processed (fills and cancels that happened while it
+//! was disconnected), and they reach the engine like live ones. The position is kept
+//! across engine restarts too: with an engine journal, the adapter keeps the next
+//! report sequence number in `<journal dir>/<venue>.report-seq` (written after each
+//! poll that processed reports, so it may lag the engine's journal by the reports of
+//! one poll; a replayed fill of a restored order whose open quantity it does not
+//! lower is one the journal already counted, and is skipped).
+//!
+//! After the replay (`ReplayEnd`) the adapter reconciles: it sends a `MassCancel` of
+//! the account's orders in every instrument, then a `Cancel` of order id 0 as a
+//! barrier (the exchange handles a session's requests in order, so when the
+//! barrier's `CancelRejected` arrives every order the mass cancel removed has been
+//! reported). In-doubt orders it removed are reported `Cancelled` with the quantity
+//! the exchange cancelled. After a replay none is left in doubt at the barrier; only
+//! when the exchange no longer retains the adapter's position (it answers with an
+//! open-orders snapshot instead of a replay) can an order be gone without its
+//! reports: those are reported `Cancelled` with their last known open quantity, with
+//! a warning on stderr. New orders may go out right after the barrier is sent.
 
 mod config;
 mod inbound;
@@ -58,13 +72,15 @@ pub use config::{ExchangeConfig, ExchangeError, ExchangeStats};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Timestamp};
-use peregrine_wire::orders::{Cancel, MassCancel, NewOrder, Replace};
-use peregrine_wire::session::{ClientHeartbeat, Login};
+use peregrine_wire::auth::AccountKey;
 use peregrine_wire::stream::RecvBuffer;
-use peregrine_wire::{Credential, Outbound, WireMessage};
+use peregrine_wire::v2::client::{ClientSession, LoginParams, Step};
+use peregrine_wire::v2::{Cancel, ClientHeartbeat, MassCancel, NewOrder, Outbound, Replace};
+use peregrine_wire::WireMessage;
 
 use self::orders::{OrderTable, ReqKind};
 use super::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
@@ -81,12 +97,22 @@ pub struct ExchangeVenue {
     name: String,
     cfg: ExchangeConfig,
     addr: SocketAddr,
-    credential: Credential,
+    key: AccountKey,
     stream: Option<TcpStream>,
+    /// The session's protocol state (from the challenge on).
+    session: Option<ClientSession>,
+    /// The next report sequence number of the account's stream to ask for at login
+    /// (0: none known, start live).
+    resume: u64,
+    /// Where `resume` is kept across restarts (with an engine journal), and the
+    /// value last written there.
+    cursor_file: Option<PathBuf>,
+    cursor_written: u64,
+    /// Between login and the end of the replay.
+    recovering: bool,
     rx: Box<RecvBuffer<RX>>,
     out: Vec<u8>,
     out_sent: usize,
-    expected_seq: u64,
     heartbeat_ns: u64,
     last_tx_ns: u64,
     last_rx_ns: u64,
@@ -111,17 +137,20 @@ impl ExchangeVenue {
             .addr
             .parse()
             .map_err(|_| ExchangeError::Config(format!("addr {:?}", cfg.addr)))?;
-        let credential = Credential::from_text(&cfg.password)
-            .ok_or_else(|| ExchangeError::Config("password longer than 16 bytes".into()))?;
+        let key = cfg.account_key()?;
         Ok(ExchangeVenue {
             name: name.to_owned(),
             addr,
-            credential,
+            key,
             stream: None,
+            session: None,
+            resume: 0,
+            cursor_file: None,
+            cursor_written: 0,
+            recovering: false,
             rx: Box::new(RecvBuffer::new()),
             out: Vec::with_capacity(cfg.out_buffer),
             out_sent: 0,
-            expected_seq: 1,
             heartbeat_ns: u64::from(cfg.heartbeat_ms) * 1_000_000,
             last_tx_ns: 0,
             last_rx_ns: 0,
@@ -135,6 +164,40 @@ impl ExchangeVenue {
             stats: ExchangeStats::default(),
             cfg,
         })
+    }
+
+    /// Keeps the report-stream position in `path` (read now if it exists, written as
+    /// reports are processed), so a restarted engine resumes the stream where it
+    /// stopped (module docs).
+    pub fn with_cursor_file(mut self, path: PathBuf) -> Result<Self, ExchangeError> {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let seq = text.trim().parse::<u64>().map_err(|_| {
+                    ExchangeError::Config(format!(
+                        "{}: not a report sequence number: {:?}",
+                        path.display(),
+                        text.trim()
+                    ))
+                })?;
+                self.resume = seq;
+                self.cursor_written = seq;
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(ExchangeError::Io(e)),
+        }
+        self.cursor_file = Some(path);
+        Ok(self)
+    }
+
+    /// The next report sequence number the adapter will ask for at login (0: live).
+    pub fn resume_point(&self) -> u64 {
+        self.resume
+    }
+
+    /// Logged in, and the replay that follows the login is not over yet (the
+    /// reconciliation starts at its end).
+    pub fn in_recovery(&self) -> bool {
+        self.recovering
     }
 
     /// Whether the session is logged in.
@@ -164,11 +227,18 @@ impl ExchangeVenue {
                 self.stats.logins += 1;
                 self.last_rx_ns = now_ns;
                 self.last_tx_ns = now_ns;
+                self.recovering = true;
                 eprintln!(
-                    "venue {}: logged in to {} as account {}",
-                    self.name, self.addr, self.cfg.account
+                    "venue {}: logged in to {} as account {}, resuming the report stream at {}",
+                    self.name,
+                    self.addr,
+                    self.cfg.account,
+                    if self.resume == 0 {
+                        "the live end".to_string()
+                    } else {
+                        self.resume.to_string()
+                    }
                 );
-                self.reconcile(now_ns);
                 Ok(())
             }
             Err(e) => {
@@ -185,59 +255,67 @@ impl ExchangeVenue {
             .map_err(|e| ExchangeError::Connect(self.addr, e))?;
         stream.set_nodelay(true).map_err(io)?;
         stream.set_write_timeout(Some(timeout)).map_err(io)?;
-        let login = Login {
-            account: AccountId(self.cfg.account),
-            heartbeat_interval_ms: self.cfg.heartbeat_ms,
-            credential: self.credential,
-        };
-        let mut buf = [0u8; Login::SIZE];
-        let n = login
-            .encode(&mut buf)
-            .map_err(|_| ExchangeError::Unexpected("encode"))?;
-        stream.write_all(&buf[..n]).map_err(io)?;
+        let account = AccountId(self.cfg.account);
+        let mut session = ClientSession::new(LoginParams {
+            heartbeat_ms: self.cfg.heartbeat_ms,
+            ..LoginParams::trading(account, self.resume)
+        });
         *self.rx = RecvBuffer::new();
         let deadline = Instant::now() + timeout;
-        let answer = loop {
-            if let Some(m) = self.rx.next(Outbound::decode)? {
-                break m;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(ExchangeError::LoginTimeout(self.cfg.connect_timeout_ms));
-            }
-            stream.set_read_timeout(Some(left)).map_err(io)?;
-            match stream.read(self.rx.spare()) {
-                Ok(0) => return Err(ExchangeError::Closed),
-                Ok(k) => self.rx.commit(k),
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    return Err(ExchangeError::LoginTimeout(self.cfg.connect_timeout_ms))
+        loop {
+            let m = loop {
+                if let Some(m) = self.rx.next(Outbound::decode)? {
+                    break m;
                 }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(io(e)),
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(ExchangeError::LoginTimeout(self.cfg.connect_timeout_ms));
+                }
+                stream.set_read_timeout(Some(left)).map_err(io)?;
+                match stream.read(self.rx.spare()) {
+                    Ok(0) => return Err(ExchangeError::Closed),
+                    Ok(k) => self.rx.commit(k),
+                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                        return Err(ExchangeError::LoginTimeout(self.cfg.connect_timeout_ms))
+                    }
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io(e)),
+                }
+            };
+            match session.on_message(&m, &self.key)? {
+                Step::SendLogin(login) => {
+                    let mut buf = [0u8; peregrine_wire::MAX_MESSAGE_SIZE];
+                    let n = login
+                        .encode(&mut buf)
+                        .map_err(|_| ExchangeError::Unexpected("encode"))?;
+                    stream.write_all(&buf[..n]).map_err(io)?;
+                }
+                Step::LoggedIn(a) => {
+                    self.heartbeat_ns = u64::from(a.heartbeat_interval_ms.max(1)) * 1_000_000;
+                    break;
+                }
+                Step::Rejected {
+                    reason,
+                    retry_after_ms,
+                } => {
+                    return Err(ExchangeError::LoginRejected {
+                        reason,
+                        retry_after_ms,
+                    })
+                }
+                _ => return Err(ExchangeError::Unexpected("message before the login answer")),
             }
-        };
-        match answer {
-            Outbound::LoginAccepted(a) if a.session_seq == 1 => {
-                self.heartbeat_ns = u64::from(a.heartbeat_interval_ms.max(1)) * 1_000_000;
-            }
-            Outbound::LoginAccepted(a) => {
-                return Err(ExchangeError::SequenceGap {
-                    expected: 1,
-                    got: a.session_seq,
-                })
-            }
-            Outbound::LoginRejected(r) => return Err(ExchangeError::LoginRejected(r.reason.0)),
-            _ => return Err(ExchangeError::Unexpected("message before the login answer")),
         }
-        self.expected_seq = 2;
+        // What follows the answer (definitions, the replay) stays in `rx` for `read`.
+        self.session = Some(session);
         stream.set_nonblocking(true).map_err(io)?;
         self.out.clear();
         self.out_sent = 0;
         Ok(stream)
     }
 
-    /// Mass cancel + barrier after a login.
-    fn reconcile(&mut self, now_ns: u64) {
+    /// Mass cancel + barrier after the replay that follows a login.
+    pub(super) fn reconcile(&mut self, now_ns: u64) {
         self.mass_cl = self.cl();
         self.barrier_cl = self.cl();
         let mass = MassCancel {
@@ -321,6 +399,8 @@ impl ExchangeVenue {
         if self.stream.take().is_none() {
             return;
         }
+        self.session = None;
+        self.recovering = false;
         self.stats.disconnects += 1;
         self.out.clear();
         self.out_sent = 0;
@@ -354,6 +434,29 @@ impl ExchangeVenue {
             self.table.len(),
             self.cfg.reconnect_ms
         );
+    }
+
+    /// Writes the report-stream position if it moved (module docs: it may lag the
+    /// engine's journal by one poll, never lead it).
+    fn save_cursor(&mut self) {
+        let Some(path) = &self.cursor_file else {
+            return;
+        };
+        if self.resume == self.cursor_written {
+            return;
+        }
+        let tmp = path.with_extension("report-seq.tmp");
+        let result = std::fs::write(&tmp, format!("{}\n", self.resume))
+            .and_then(|()| std::fs::rename(&tmp, path));
+        match result {
+            Ok(()) => self.cursor_written = self.resume,
+            Err(e) => eprintln!(
+                "venue {}: writing {}: {e} (a restart would replay from {})",
+                self.name,
+                path.display(),
+                self.cursor_written
+            ),
+        }
     }
 
     fn unknown(&mut self, what: &str, id: u64) {
@@ -525,6 +628,7 @@ impl Venue for ExchangeVenue {
             if let Err(e) = result {
                 self.disconnect(e, now_ns);
             }
+            self.save_cursor();
         }
         while let Some(r) = self.pending.pop_front() {
             out(r);

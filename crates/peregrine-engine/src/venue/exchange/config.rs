@@ -1,8 +1,13 @@
 //! The exchange venue's settings, errors and counters.
 
 use std::net::SocketAddr;
+use std::path::Path;
 
-use peregrine_wire::{Credential, DecodeError};
+use peregrine_client::keys::KeyFile;
+use peregrine_types::AccountId;
+use peregrine_wire::auth::AccountKey;
+use peregrine_wire::v2::client::Violation;
+use peregrine_wire::DecodeError;
 use serde::{Deserialize, Serialize};
 
 /// Exchange venue settings (`[[venues]] exchange = { ... }` in `engine.toml`).
@@ -13,8 +18,14 @@ pub struct ExchangeConfig {
     pub addr: String,
     /// Trading account to log in as.
     pub account: u32,
-    /// Its password (1..=16 bytes; the wire credential).
-    pub password: String,
+    /// A key file holding the account's key (`peregrine keygen --keys-out`; the
+    /// account's entry is used). Exactly one of `key_file` and `key`.
+    #[serde(default)]
+    pub key_file: Option<String>,
+    /// The account's key itself, 64 hex digits (prefer `key_file`: the engine's
+    /// config is then no secret).
+    #[serde(default)]
+    pub key: Option<String>,
     /// Heartbeat interval asked for at login, ms (the exchange's answer is used);
     /// default 1000.
     #[serde(default = "defaults::heartbeat_ms")]
@@ -58,12 +69,14 @@ mod defaults {
 }
 
 impl ExchangeConfig {
-    /// Settings with every optional field at its default.
-    pub fn new(addr: &str, account: u32, password: &str) -> ExchangeConfig {
+    /// Settings with every optional field at its default, the key read from
+    /// `key_file`.
+    pub fn new(addr: &str, account: u32, key_file: &str) -> ExchangeConfig {
         ExchangeConfig {
             addr: addr.to_owned(),
             account,
-            password: password.to_owned(),
+            key_file: Some(key_file.to_owned()),
+            key: None,
             heartbeat_ms: defaults::heartbeat_ms(),
             connect_timeout_ms: defaults::connect_timeout_ms(),
             reconnect_ms: defaults::reconnect_ms(),
@@ -82,8 +95,20 @@ impl ExchangeConfig {
         if self.account == 0 {
             p.push(format!("{at}.account must be > 0"));
         }
-        if Credential::from_text(&self.password).is_none() || self.password.is_empty() {
-            p.push(format!("{at}.password must be 1..=16 bytes"));
+        match (&self.key_file, &self.key) {
+            (None, None) => p.push(format!(
+                "{at}: the account's key is missing: give key_file (from `peregrine keygen`) or key"
+            )),
+            (Some(_), Some(_)) => p.push(format!("{at}: give key_file or key, not both")),
+            (None, Some(k)) if AccountKey::from_hex(k).is_none() => {
+                p.push(format!("{at}.key must be 64 hex digits"))
+            }
+            (Some(f), None) => {
+                if let Err(e) = KeyFile::key_of(Path::new(f), AccountId(self.account)) {
+                    p.push(format!("{at}.key_file: {e}"));
+                }
+            }
+            _ => {}
         }
         if self.heartbeat_ms == 0 {
             p.push(format!("{at}.heartbeat_ms must be > 0"));
@@ -107,6 +132,21 @@ impl ExchangeConfig {
     }
 }
 
+impl ExchangeConfig {
+    /// The account's key (from `key` or `key_file`).
+    pub fn account_key(&self) -> Result<AccountKey, ExchangeError> {
+        match (&self.key, &self.key_file) {
+            (Some(k), None) => AccountKey::from_hex(k)
+                .ok_or_else(|| ExchangeError::Config("key must be 64 hex digits".into())),
+            (None, Some(f)) => KeyFile::key_of(Path::new(f), AccountId(self.account))
+                .map_err(|e| ExchangeError::Config(e.to_string())),
+            _ => Err(ExchangeError::Config(
+                "give exactly one of key_file and key".into(),
+            )),
+        }
+    }
+}
+
 /// Why the session ended (or never started).
 #[derive(Debug, thiserror::Error)]
 pub enum ExchangeError {
@@ -122,9 +162,18 @@ pub enum ExchangeError {
     /// The exchange closed the connection.
     #[error("the exchange closed the connection")]
     Closed,
-    /// The exchange refused the login.
-    #[error("login refused, reason {0}")]
-    LoginRejected(u16),
+    /// The exchange refused the login (`retry_after_ms`: throttled).
+    #[error("login refused, reason {reason} (retry after {retry_after_ms} ms)")]
+    LoginRejected {
+        /// The login reason code (`docs/protocol.md`).
+        reason: u16,
+        /// Milliseconds before another attempt may succeed (0: none given).
+        retry_after_ms: u32,
+    },
+    /// The session or its report stream broke the protocol (a gap, a repeat, a
+    /// message out of place).
+    #[error("session violation: {0}")]
+    Session(#[from] Violation),
     /// No login answer in time.
     #[error("no login answer within {0} ms")]
     LoginTimeout(u64),
@@ -158,4 +207,8 @@ pub struct ExchangeStats {
     pub unknown_reports: u64,
     /// Orders still in doubt at a reconciliation barrier (fills may have been missed).
     pub reconciled_gone: u64,
+    /// Reports received in a replay after a login (missed while disconnected).
+    pub replayed: u64,
+    /// Replayed fills skipped as already counted before an engine restart.
+    pub replayed_duplicates: u64,
 }

@@ -4,8 +4,10 @@
 use std::io::{ErrorKind, Read};
 
 use peregrine_types::Qty;
-use peregrine_wire::reports::{CancelRejected, Cancelled, Fill, Rejected, Replaced};
-use peregrine_wire::{Outbound, RequestKind};
+use peregrine_wire::v2::client::Step;
+use peregrine_wire::v2::reports::{CancelRejected, Cancelled, Fill, Rejected, Replaced};
+use peregrine_wire::v2::Outbound;
+use peregrine_wire::RequestKind;
 
 use super::orders::ReqKind;
 use super::{ExchangeError, ExchangeVenue, READS_PER_POLL};
@@ -18,7 +20,8 @@ impl ExchangeVenue {
         now_ns: u64,
         out: &mut dyn FnMut(Report),
     ) -> Result<usize, ExchangeError> {
-        let mut n = 0;
+        // Frames already buffered (what followed the login answer) come first.
+        let mut n = self.drain(now_ns, out)?;
         for _ in 0..READS_PER_POLL {
             let Some(stream) = self.stream.as_mut() else {
                 return Ok(n);
@@ -33,14 +36,21 @@ impl ExchangeVenue {
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => return Err(ExchangeError::Io(e)),
             }
-            // A write failure while answering (a deferred cancel) drops the session:
-            // what is still buffered belongs to it and is not read.
-            while self.stream.is_some() {
-                let Some(m) = self.rx.next(Outbound::decode)? else {
-                    break;
-                };
-                n += self.on_message(m, now_ns, out)?;
-            }
+            n += self.drain(now_ns, out)?;
+        }
+        Ok(n)
+    }
+
+    /// Handles every whole frame in the receive buffer. A write failure while
+    /// answering (a deferred cancel) drops the session: what is still buffered
+    /// belongs to it and is not read.
+    fn drain(&mut self, now_ns: u64, out: &mut dyn FnMut(Report)) -> Result<usize, ExchangeError> {
+        let mut n = 0;
+        while self.stream.is_some() {
+            let Some(m) = self.rx.next(Outbound::decode)? else {
+                break;
+            };
+            n += self.on_message(m, now_ns, out)?;
         }
         Ok(n)
     }
@@ -53,23 +63,47 @@ impl ExchangeVenue {
         now_ns: u64,
         out: &mut dyn FnMut(Report),
     ) -> Result<usize, ExchangeError> {
-        if m.session_seq() != self.expected_seq {
-            return Err(ExchangeError::SequenceGap {
-                expected: self.expected_seq,
-                got: m.session_seq(),
-            });
-        }
-        self.expected_seq += 1;
-        let report = match m {
-            Outbound::LoginAccepted(_) | Outbound::LoginRejected(_) => {
+        let Some(session) = self.session.as_mut() else {
+            return Err(ExchangeError::Unexpected("a message without a session"));
+        };
+        let step = session.on_message(&m, &self.key)?;
+        let next = session.next_report_seq();
+        match step {
+            Step::Report { replayed } => {
+                // Processed from here on: a reconnect or restart resumes after it.
+                self.resume = next;
+                if replayed {
+                    self.stats.replayed += 1;
+                }
+            }
+            Step::RecoveryStarted { replay, reason } => {
+                if reason != 0 {
+                    eprintln!(
+                        "venue {}: WARNING: the exchange no longer retains report {} of                          account {} (reason {reason}); it sends an open-orders snapshot,                          and orders in doubt that are not resting are reported cancelled",
+                        self.name, self.resume, self.cfg.account
+                    );
+                } else if replay > 0 {
+                    eprintln!(
+                        "venue {}: the exchange replays {replay} report(s) missed while                          disconnected",
+                        self.name
+                    );
+                }
+                return Ok(0);
+            }
+            Step::RecoveryDone => {
+                self.resume = next;
+                self.recovering = false;
+                self.reconcile(now_ns);
+                return Ok(0);
+            }
+            Step::LoggedIn(_) | Step::SendLogin(_) | Step::Rejected { .. } => {
                 return Err(ExchangeError::Unexpected("a second login answer"))
             }
-            Outbound::ServerHeartbeat(_) => None,
-            // Answers to balance and admin requests, which this adapter never sends.
-            Outbound::Balance(_) | Outbound::AdminRejected(_) => {
-                self.stats.unknown_reports += 1;
-                None
-            }
+            // An answer outside the stream (report_seq 0) is handled like a report.
+            Step::Other if m.is_report_type() => {}
+            Step::Instrument | Step::SnapshotOrder | Step::Other => return Ok(0),
+        }
+        let report = match m {
             Outbound::Accepted(a) => {
                 return Ok(self.on_accepted(a.client_order_id.0, a.order_id.0, now_ns, out))
             }
@@ -77,6 +111,7 @@ impl ExchangeVenue {
             Outbound::Fill(f) => self.on_fill(&f),
             Outbound::Cancelled(c) => self.on_cancelled(&c),
             Outbound::Replaced(r) => self.on_replaced(&r),
+            Outbound::MassCancelDone(_) => None,
             Outbound::CancelRejected(c) => {
                 if self.barrier_cl != 0
                     && c.client_order_id.0 == self.barrier_cl
@@ -85,6 +120,12 @@ impl ExchangeVenue {
                     return Ok(self.end_reconcile(out));
                 }
                 self.on_cancel_rejected(&c)
+            }
+            // Other reports of the stream (answers to balance and admin requests,
+            // which this adapter never sends).
+            _ => {
+                self.stats.unknown_reports += 1;
+                None
             }
         };
         Ok(report.map_or(0, |r| {
@@ -110,6 +151,17 @@ impl ExchangeVenue {
             self.unknown("Fill", f.order_id.0);
             return None;
         };
+        // A replayed fill of an order restored from the engine's journal that does
+        // not lower its open quantity was counted before the restart (module docs).
+        if self.recovering
+            && self
+                .table
+                .get_mut(engine_id)
+                .is_some_and(|t| t.in_doubt && f.leaves_qty.lots() >= t.leaves)
+        {
+            self.stats.replayed_duplicates += 1;
+            return None;
+        }
         if f.leaves_qty.is_zero() {
             self.table.remove(engine_id);
         } else if let Some(t) = self.table.get_mut(engine_id) {

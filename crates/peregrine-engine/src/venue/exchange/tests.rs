@@ -12,21 +12,32 @@ use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, Side, StpMode,
     TimeInForce, Timestamp,
 };
-use peregrine_wire::reports::{Accepted, CancelRejected, Cancelled, Fill, Rejected, Replaced};
-use peregrine_wire::session::{LoginAccepted, LoginRejected};
+use peregrine_wire::auth::AccountKey;
+use peregrine_wire::field::{Pad, SessionKind};
 use peregrine_wire::stream::RecvBuffer;
-use peregrine_wire::{Inbound, LiquidityRole, Outbound, ReasonCode, RequestKind};
+use peregrine_wire::v2::reports::{Accepted, CancelRejected, Cancelled, Fill, Rejected, Replaced};
+use peregrine_wire::v2::session::{
+    Challenge, LoginAccepted, LoginRejected, ReplayEnd, ReplayStart,
+};
+use peregrine_wire::v2::{Inbound, Outbound};
+use peregrine_wire::{LiquidityRole, ReasonCode, RequestKind};
 
 use super::{ExchangeConfig, ExchangeError, ExchangeVenue};
 use crate::venue::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Account 3's key (the adapter's config holds it; the fake exchange its hash).
+const KEY: AccountKey = AccountKey([0x33; 32]);
+
 /// The exchange's end of one session.
 struct Peer {
     stream: TcpStream,
     rx: Box<RecvBuffer<65536>>,
     seq: u64,
+    /// Account 3's next report sequence number, and every report sent so far.
+    report_next: u64,
+    history: Vec<Outbound>,
 }
 
 impl Peer {
@@ -52,7 +63,18 @@ impl Peer {
         }
     }
 
+    /// Sends `m`; a report is stamped into account 3's stream first.
     fn send(&mut self, mut m: Outbound) {
+        if m.is_report_type() {
+            m.set_report_seq(self.report_next);
+            self.report_next += 1;
+            self.history.push(m);
+        }
+        self.send_raw(m);
+    }
+
+    /// Sends `m` as it is (a replayed report keeps its report sequence number).
+    fn send_raw(&mut self, mut m: Outbound) {
         self.seq += 1;
         m.set_session_seq(self.seq);
         let mut buf = [0u8; 512];
@@ -93,8 +115,10 @@ fn listener() -> (TcpListener, SocketAddr) {
     (l, addr)
 }
 
-/// Accepts one connection and answers its login (accepted with `hb_ms`, or rejected).
-fn accept(l: &TcpListener, hb_ms: u32, reject: bool) -> JoinHandle<Peer> {
+/// Accepts one connection and answers its login (accepted with `hb_ms`, or
+/// rejected). `history` is account 3's stream so far: the reports the login asks
+/// for are replayed before live traffic.
+fn accept(l: &TcpListener, hb_ms: u32, reject: bool, history: Vec<Outbound>) -> JoinHandle<Peer> {
     let l = l.try_clone().unwrap();
     std::thread::spawn(move || {
         let (stream, _) = l.accept().unwrap();
@@ -103,35 +127,92 @@ fn accept(l: &TcpListener, hb_ms: u32, reject: bool) -> JoinHandle<Peer> {
             stream,
             rx: Box::new(RecvBuffer::new()),
             seq: 0,
+            report_next: history.len() as u64 + 1,
+            history,
         };
+        let nonce = [0x5A; 32];
+        p.send_raw(
+            Challenge {
+                session_seq: 0,
+                engine_seq: 0,
+                engine_time: Timestamp(0),
+                nonce,
+            }
+            .into(),
+        );
         let Inbound::Login(login) = p.recv() else {
             panic!("the first message is not a login");
         };
         assert_eq!(login.account, AccountId(3));
-        assert_eq!(&login.credential.0[..4], b"pw-3");
-        let m = if reject {
-            Outbound::LoginRejected(LoginRejected {
-                session_seq: 0,
-                engine_seq: 0,
-                engine_time: Timestamp(0),
-                reason: ReasonCode(1),
-            })
-        } else {
-            Outbound::LoginAccepted(LoginAccepted {
+        assert_eq!(login.kind, SessionKind::Trading);
+        assert!(login.verify(&KEY.stored(), &nonce), "the proof checks out");
+        if reject {
+            p.send_raw(
+                LoginRejected {
+                    session_seq: 0,
+                    engine_seq: 0,
+                    engine_time: Timestamp(0),
+                    reason: ReasonCode(1),
+                    reserved: Pad,
+                    retry_after_ms: 0,
+                }
+                .into(),
+            );
+            return p;
+        }
+        p.send_raw(
+            LoginAccepted {
                 session_seq: 0,
                 engine_seq: 0,
                 engine_time: Timestamp(0),
                 account: login.account,
                 heartbeat_interval_ms: hb_ms,
-            })
+                next_report_seq: p.report_next,
+                oldest_report_seq: 1,
+                target: Some(login.account),
+                instrument_count: 0,
+                kind: SessionKind::Trading,
+            }
+            .into(),
+        );
+        let from = match login.next_report_seq {
+            0 => p.report_next,
+            n => n,
         };
-        p.send(m);
+        let replay: Vec<Outbound> = p.history[(from - 1) as usize..].to_vec();
+        p.send_raw(
+            ReplayStart {
+                session_seq: 0,
+                engine_seq: 0,
+                engine_time: Timestamp(0),
+                from_seq: from,
+                to_seq: p.report_next,
+                count: replay.len() as u64,
+                reason: ReasonCode(0),
+            }
+            .into(),
+        );
+        for m in &replay {
+            p.send_raw(*m);
+        }
+        p.send_raw(
+            ReplayEnd {
+                session_seq: 0,
+                engine_seq: 0,
+                engine_time: Timestamp(0),
+                next_report_seq: p.report_next,
+                count: replay.len() as u64,
+            }
+            .into(),
+        );
         p
     })
 }
 
 fn config(addr: SocketAddr) -> ExchangeConfig {
-    let mut c = ExchangeConfig::new(&addr.to_string(), 3, "pw-3");
+    let mut c = ExchangeConfig::new(&addr.to_string(), 3, "unused");
+    c.key_file = None;
+    c.key = Some(KEY.to_hex());
     c.reconnect_ms = 10;
     c
 }
@@ -139,13 +220,25 @@ fn config(addr: SocketAddr) -> ExchangeConfig {
 /// A connected adapter and its peer, reconciliation done.
 fn session(hb_ms: u32) -> (ExchangeVenue, Peer, TcpListener) {
     let (l, addr) = listener();
-    let peer = accept(&l, hb_ms, false);
+    let peer = accept(&l, hb_ms, false, Vec::new());
     let mut v = ExchangeVenue::new("px", config(addr)).unwrap();
     v.connect(now_ns()).unwrap();
+    assert!(recovered(&mut v).is_empty());
     let mut peer = peer.join().unwrap();
     peer.answer_reconcile(&[]);
     assert!(reports(&mut v, 0, Duration::from_millis(50)).is_empty());
     (v, peer, l)
+}
+
+/// Polls until the replay after the login is over (the reconciliation went out).
+fn recovered(v: &mut ExchangeVenue) -> Vec<Report> {
+    let deadline = Instant::now() + TIMEOUT;
+    let mut out = Vec::new();
+    while v.in_recovery() {
+        assert!(Instant::now() < deadline, "the replay does not end");
+        v.poll(now_ns(), &mut |r| out.push(r));
+    }
+    out
 }
 
 /// Polls until `n` reports came (or, for `n = 0`, for `wait`).
@@ -186,6 +279,8 @@ fn accepted(cl: ClientOrderId, order_id: u64, qty: i64) -> Outbound {
         order_type: OrderType::Limit,
         tif: TimeInForce::Gtc,
         stp: StpMode::None,
+        report_seq: 0,
+        account: AccountId(3),
     })
 }
 
@@ -201,6 +296,9 @@ fn cancelled(order_id: u64, request_id: u64, qty: i64) -> Cancelled {
         instrument: InstrumentId(1),
         reason: ReasonCode(1),
         side: Side::Buy,
+        reserved: Pad,
+        report_seq: 0,
+        account: AccountId(3),
     }
 }
 
@@ -214,6 +312,9 @@ fn cancel_rejected(cl: u64, order_id: u64, kind: RequestKind) -> CancelRejected 
         instrument: Some(InstrumentId(1)),
         reason: ReasonCode(10),
         request_kind: kind,
+        reserved: Pad,
+        report_seq: 0,
+        account: AccountId(3),
     }
 }
 
@@ -254,6 +355,9 @@ fn ids_map_both_ways_through_fill_replace_cancel_and_rejects() {
         instrument: InstrumentId(1),
         side: Side::Buy,
         role: LiquidityRole::Maker,
+        reserved: Pad,
+        report_seq: 0,
+        account: AccountId(3),
     }));
     assert_eq!(
         reports(&mut v, 1, TIMEOUT),
@@ -290,6 +394,9 @@ fn ids_map_both_ways_through_fill_replace_cancel_and_rejects() {
         new_qty: r.new_qty,
         instrument: InstrumentId(1),
         priority_kept: false,
+        reserved: Pad,
+        report_seq: 0,
+        account: AccountId(3),
     }));
     assert_eq!(
         reports(&mut v, 1, TIMEOUT),
@@ -362,6 +469,9 @@ fn ids_map_both_ways_through_fill_replace_cancel_and_rejects() {
         client_order_id: o.client_order_id,
         instrument: InstrumentId(1),
         reason: ReasonCode(5),
+        reserved: Pad,
+        report_seq: 0,
+        account: AccountId(3),
     }));
     assert_eq!(
         reports(&mut v, 1, TIMEOUT),
@@ -462,6 +572,11 @@ fn a_sequence_gap_or_a_second_login_answer_disconnects() {
                 engine_time: Timestamp(0),
                 account: AccountId(3),
                 heartbeat_interval_ms: 1_000,
+                next_report_seq: p.report_next,
+                oldest_report_seq: 1,
+                target: Some(AccountId(3)),
+                instrument_count: 0,
+                kind: SessionKind::Trading,
             }));
         }
         let deadline = Instant::now() + TIMEOUT;
@@ -498,15 +613,55 @@ fn truncated_frames_wait_for_the_rest() {
     assert!(v.connected());
 }
 
+/// Polls until the adapter has reconnected (by itself: reconnect_ms = 10); the
+/// reports that came meanwhile.
+fn reconnect(v: &mut ExchangeVenue) -> Vec<Report> {
+    let deadline = Instant::now() + TIMEOUT;
+    let mut out = Vec::new();
+    while !v.connected() || v.in_recovery() {
+        assert!(Instant::now() < deadline, "no reconnect");
+        v.poll(now_ns(), &mut |r| out.push(r));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    out
+}
+
+/// A fill of order `order_id` (its last `qty` lots) made while the adapter was away.
+fn fill_while_away(order_id: u64, qty: i64) -> Outbound {
+    Outbound::Fill(Fill {
+        session_seq: 0,
+        engine_seq: 9,
+        engine_time: Timestamp(9),
+        order_id: OrderId(order_id),
+        client_order_id: ClientOrderId(0),
+        trade_id: 9,
+        price: Price::from_raw(10_000),
+        qty: Qty::from_raw(qty),
+        leaves_qty: Qty::ZERO,
+        instrument: InstrumentId(1),
+        side: Side::Buy,
+        role: LiquidityRole::Maker,
+        reserved: Pad,
+        report_seq: 0,
+        account: AccountId(3),
+    })
+}
+
 #[test]
-fn reconnect_reconciles_orders_in_doubt() {
+fn reconnect_replays_missed_reports_then_reconciles() {
     let (mut v, mut p, l) = session(1_000);
     acked(&mut v, &mut p, 1, 100, 3);
     acked(&mut v, &mut p, 2, 200, 4);
     v.replace(2, Price::from_raw(9_000), Qty::from_raw(4), now_ns())
         .unwrap();
     let _ = p.request();
-    let next = accept(&l, 1_000, false);
+    // While the adapter is away, order 200 fills: the report joins account 3's
+    // stream, and the next login replays it.
+    let mut fill = fill_while_away(200, 4);
+    fill.set_report_seq(p.report_next);
+    let mut history = p.history.clone();
+    history.push(fill);
+    let next = accept(&l, 1_000, false, history);
     drop(p); // the exchange side goes away
     let lost = reports(&mut v, 1, TIMEOUT);
     assert_eq!(
@@ -516,49 +671,161 @@ fn reconnect_reconciles_orders_in_doubt() {
             reason: REASON_DISCONNECTED
         }]
     );
+    let resume = v.resume_point();
+    assert_eq!(
+        resume, 4,
+        "the barrier's answer and two acks processed: the stream resumes at 4"
+    );
     // A cancel while down is accepted: the reconciliation will cancel the order.
     v.cancel(1, now_ns()).unwrap();
-    // The adapter reconnects by itself (reconnect_ms = 10); order 100 is still
-    // resting, order 200 is gone (filled while we were away).
-    let deadline = Instant::now() + TIMEOUT;
-    while !v.connected() {
-        assert!(Instant::now() < deadline, "no reconnect");
-        v.poll(now_ns(), &mut |r| panic!("unexpected {r:?}"));
-        std::thread::sleep(Duration::from_millis(1));
+    // The replayed fill arrives first, then the reconciliation cancels order 100.
+    let mut fill = reconnect(&mut v);
+    if fill.is_empty() {
+        fill = reports(&mut v, 1, TIMEOUT);
     }
+    assert_eq!(
+        fill,
+        vec![Report::Fill {
+            engine_id: 2,
+            price: Price::from_raw(10_000),
+            qty: Qty::from_raw(4),
+            leaves: Qty::ZERO,
+        }]
+    );
     let mut p = next.join().unwrap();
     p.answer_reconcile(&[(100, 3)]);
-    let mut r = reports(&mut v, 2, TIMEOUT);
-    r.sort_by_key(Report::engine_id);
+    let r = reports(&mut v, 1, TIMEOUT);
     assert_eq!(
         r,
-        vec![
-            Report::Cancelled {
-                engine_id: 1,
-                qty: Qty::from_raw(3),
-                leaves: Qty::ZERO,
-            },
-            Report::Cancelled {
-                engine_id: 2,
-                qty: Qty::from_raw(4),
-                leaves: Qty::ZERO,
-            }
-        ]
+        vec![Report::Cancelled {
+            engine_id: 1,
+            qty: Qty::from_raw(3),
+            leaves: Qty::ZERO,
+        }]
     );
     assert_eq!(v.open_orders(), 0);
-    assert_eq!(v.stats().reconciled_gone, 1);
+    assert_eq!(v.stats().reconciled_gone, 0, "nothing was missed");
+    assert_eq!(v.stats().replayed, 1);
     assert_eq!(v.stats().logins, 2);
     // Trading goes on.
     acked(&mut v, &mut p, 3, 300, 1);
 }
 
 #[test]
+fn an_order_gone_without_its_reports_is_reconciled_with_a_warning() {
+    let (mut v, mut p, l) = session(1_000);
+    acked(&mut v, &mut p, 1, 100, 3);
+    // The exchange lost nothing but the order is not resting at the reconciliation
+    // (the replay has no report of it): it is reported cancelled, counted.
+    let next = accept(&l, 1_000, false, p.history.clone());
+    drop(p);
+    let deadline = Instant::now() + TIMEOUT;
+    while v.connected() {
+        assert!(Instant::now() < deadline, "the disconnect goes unnoticed");
+        v.poll(now_ns(), &mut |r| panic!("unexpected {r:?}"));
+    }
+    assert!(reconnect(&mut v).is_empty(), "nothing to replay");
+    let mut p = next.join().unwrap();
+    p.answer_reconcile(&[]);
+    let r = reports(&mut v, 1, TIMEOUT);
+    assert_eq!(
+        r,
+        vec![Report::Cancelled {
+            engine_id: 1,
+            qty: Qty::from_raw(3),
+            leaves: Qty::ZERO,
+        }]
+    );
+    assert_eq!(v.stats().reconciled_gone, 1);
+}
+
+#[test]
+fn a_restarted_adapter_resumes_from_its_cursor_file_and_skips_counted_fills() {
+    let dir = tempfile::tempdir().unwrap();
+    let cursor = dir.path().join("px.report-seq");
+    let (mut v, mut p, l) = session(1_000);
+    let mut v2 = ExchangeVenue::new("px", config(p.stream.local_addr().unwrap()))
+        .unwrap()
+        .with_cursor_file(cursor.clone())
+        .unwrap();
+    assert_eq!(v2.resume_point(), 0, "no file yet: start live");
+    drop(v2);
+    v = v.with_cursor_file(cursor.clone()).unwrap();
+    acked(&mut v, &mut p, 1, 100, 5);
+    // Reports 1 (the login barrier's answer) and 2 (the ack) processed.
+    assert_eq!(std::fs::read_to_string(&cursor).unwrap().trim(), "3");
+    // A partial fill (leaves 3) is processed, then the engine dies before the cursor
+    // file is written: the file still says 3.
+    let mut partial = fill_while_away(100, 2);
+    if let Outbound::Fill(f) = &mut partial {
+        f.leaves_qty = Qty::from_raw(3);
+    }
+    p.send(partial);
+    let _ = reports(&mut v, 1, TIMEOUT);
+    std::fs::write(&cursor, "3\n").unwrap();
+    drop(v);
+    // While down, the rest fills.
+    let mut rest = fill_while_away(100, 3);
+    rest.set_report_seq(p.report_next);
+    let mut history = p.history.clone();
+    history.push(rest);
+    let next = accept(&l, 1_000, false, history);
+    drop(p);
+    // The restarted engine restores the order with the open quantity its journal
+    // knew (3, after the partial fill) and resumes at report 3.
+    v2 = ExchangeVenue::new("px", config(l.local_addr().unwrap()))
+        .unwrap()
+        .with_cursor_file(cursor.clone())
+        .unwrap();
+    assert_eq!(v2.resume_point(), 3);
+    let restored = crate::venue::RestoredOrder {
+        engine_id: 1,
+        strategy: 0,
+        client_key: 1,
+        venue: 0,
+        instrument: InstrumentId(1),
+        side: Side::Buy,
+        price: Price::from_raw(10_000),
+        qty: Qty::from_raw(5),
+        leaves: Qty::from_raw(3),
+        venue_id: 100,
+    };
+    assert_eq!(v2.restore(&restored), None);
+    v2.connect(now_ns()).unwrap();
+    let mut r = recovered(&mut v2);
+    if r.is_empty() {
+        r = reports(&mut v2, 1, TIMEOUT);
+    }
+    assert_eq!(
+        r,
+        vec![Report::Fill {
+            engine_id: 1,
+            price: Price::from_raw(10_000),
+            qty: Qty::from_raw(3),
+            leaves: Qty::ZERO,
+        }],
+        "the partial fill is skipped (counted before), the missed one reported"
+    );
+    assert_eq!(v2.stats().replayed, 2);
+    assert_eq!(v2.stats().replayed_duplicates, 1);
+    let mut p = next.join().unwrap();
+    p.answer_reconcile(&[]);
+    assert!(reports(&mut v2, 0, Duration::from_millis(50)).is_empty());
+    assert_eq!(v2.open_orders(), 0);
+    // Reports 3, 4 replayed, 5 the new barrier's answer.
+    assert_eq!(std::fs::read_to_string(&cursor).unwrap().trim(), "6");
+}
+
+#[test]
 fn login_refused_is_a_typed_error() {
     let (l, addr) = listener();
-    let peer = accept(&l, 1_000, true);
+    let peer = accept(&l, 1_000, true, Vec::new());
     let mut v = ExchangeVenue::new("px", config(addr)).unwrap();
     let e = v.connect(now_ns()).unwrap_err();
-    assert!(matches!(e, ExchangeError::LoginRejected(1)), "{e}");
+    assert!(
+        matches!(e, ExchangeError::LoginRejected { reason: 1, .. }),
+        "{e}"
+    );
     drop(peer.join().unwrap());
     assert!(!v.connected());
     assert_eq!(
@@ -582,11 +849,12 @@ fn nobody_listening_is_a_typed_error_and_polls_retry() {
 #[test]
 fn full_table_is_busy_and_heartbeats_flow_and_silence_disconnects() {
     let (l, addr) = listener();
-    let peer = accept(&l, 20, false);
+    let peer = accept(&l, 20, false, Vec::new());
     let mut cfg = config(addr);
     cfg.max_orders = 1;
     let mut v = ExchangeVenue::new("px", cfg).unwrap();
     v.connect(now_ns()).unwrap();
+    assert!(recovered(&mut v).is_empty());
     let mut p = peer.join().unwrap();
     p.answer_reconcile(&[]);
     v.submit(order(1, 1), now_ns()).unwrap();
