@@ -4,8 +4,7 @@
 # packet header), `peregrine engine` subscribes through its exchange venue's `feed`
 # (market-data thread busy-spinning on core 1), a reverter strategy subscribed to
 # the exchange's book (spin-yield) gets on_book, and `peregrine loadgen` (three other
-# accounts, protocol v2) moves the book. The engine's own order session does not
-# matter here (the feed is separate from it). The engine's `md exch send -> engine` / `-> on_book`
+# accounts, protocol v2) moves the book. The engine's `md exch send -> engine` / `-> on_book`
 # rows come from the strategy's market-data receipts. The floor, in the same run:
 # `peregrine engine bench-udp` (one loopback datagram every 50 us, receiver polling).
 # Loaded machine: the load (`uptime`) is printed before and after.
@@ -64,7 +63,7 @@ max_position = 30
 [[venues]]
 name = "px"
 thread = { wait = "park" }
-exchange = { addr = "127.0.0.1:$ORDER", account = 4, password = "pw4", feed = { addr = "127.0.0.1:$MD", recovery = "127.0.0.1:$REC" } }
+exchange = { addr = "127.0.0.1:$ORDER", account = 4, key_file = "$TMP/engine-keys.toml", feed = { addr = "127.0.0.1:$MD", recovery = "127.0.0.1:$REC" } }
 EOF
 
 echo "# $(date -u +%FT%TZ)  nproc=$(nproc)  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"

@@ -6,12 +6,15 @@ use std::path::Path;
 
 use peregrine_engine::config::{ConfigError, EngineConfig};
 
+/// Any 64 hex digits are a well-formed key.
+const KEY: &str = "11111111111111111111111111111111111111111111111111111111111111ff";
+
 fn venue(feed: &str) -> String {
     format!(
         "instruments = [1, 2]\n[[venues]]\nname = \"sim\"\n\
          sim = {{ delay_lo_ns = 1, delay_hi_ns = 2, model = {{ kind = \"full\" }}, seed = 1 }}\n\
          [[venues]]\nname = \"px\"\n\
-         exchange = {{ addr = \"127.0.0.1:7700\", account = 1, password = \"p\", {feed} }}\n"
+         exchange = {{ addr = \"127.0.0.1:7700\", account = 1, key = \"{KEY}\", {feed} }}\n"
     )
 }
 

@@ -149,6 +149,8 @@ fn a_strategy_sees_the_exchange_book_through_the_engine() {
         );
 
         let shm = tmp.path().join("shm");
+        let key_file = tmp.path().join("keys.toml");
+        keys.save_new(&key_file).unwrap();
         let config = tmp.path().join("engine.toml");
         std::fs::write(
             &config,
@@ -166,10 +168,11 @@ subscribe = [{{ venue = "px", instrument = 1 }}]
 [[venues]]
 name = "px"
 thread = {{ wait = "park" }}
-exchange = {{ addr = "{addr}", account = 1, password = "pw1", feed = {{ addr = "127.0.0.1:{md_port}", recovery = "127.0.0.1:{recovery_port}" }} }}
+exchange = {{ addr = "{addr}", account = 1, key_file = "{keys}", feed = {{ addr = "127.0.0.1:{md_port}", recovery = "127.0.0.1:{recovery_port}" }} }}
 "#,
                 shm = shm.display(),
                 addr = exchange_addr,
+                keys = key_file.display(),
             ),
         )
         .unwrap();
