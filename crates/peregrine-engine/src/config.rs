@@ -411,7 +411,7 @@ impl EngineConfig {
                 )),
                 None => p.push(format!(
                     "venues[{i}] ({}): give one of `sim = {{ ... }}` or `exchange = {{ addr, \
-                     account, password }}`",
+                     account, key_file }}`",
                     v.name
                 )),
                 Some(VenueKind::Sim(sim)) => {
@@ -540,13 +540,16 @@ mod tests {
         let text = r#"
             [[venues]]
             name = "px"
-            exchange = { addr = "127.0.0.1:7700", account = 1, password = "secret-1" }
+            exchange = { addr = "127.0.0.1:7700", account = 1, key = "1111111111111111111111111111111111111111111111111111111111111111" }
         "#;
         let cfg = EngineConfig::from_toml(text, Path::new("x")).unwrap();
         let Some(VenueKind::Exchange(x)) = cfg.venues[0].kind() else {
             panic!("expected an exchange venue");
         };
-        assert_eq!(*x, ExchangeConfig::new("127.0.0.1:7700", 1, "secret-1"));
+        let mut want = ExchangeConfig::new("127.0.0.1:7700", 1, "unused");
+        want.key_file = None;
+        want.key = Some("1111111111111111111111111111111111111111111111111111111111111111".into());
+        assert_eq!(*x, want);
         assert_eq!(
             (x.heartbeat_ms, x.connect_timeout_ms, x.reconnect_ms),
             (1_000, 2_000, 1_000)
@@ -562,28 +565,32 @@ mod tests {
             [[venues]]
             name = "both"
             sim = { delay_lo_ns = 1, delay_hi_ns = 2, model = { kind = "full" }, seed = 1 }
-            exchange = { addr = "127.0.0.1:7700", account = 1, password = "p" }
+            exchange = { addr = "127.0.0.1:7700", account = 1, key = "1111111111111111111111111111111111111111111111111111111111111111" }
             [[venues]]
             name = "bad"
-            exchange = { addr = "localhost", account = 0, password = "seventeen-bytes!!" }
+            exchange = { addr = "localhost", account = 0, key = "not hex" }
+            [[venues]]
+            name = "nokey"
+            exchange = { addr = "127.0.0.1:7700", account = 1, key_file = "/nonexistent/keys.toml" }
         "#;
         let Err(ConfigError::Invalid(p)) = EngineConfig::from_toml(text, Path::new("x")) else {
             panic!("expected Invalid");
         };
-        assert_eq!(p.len(), 5, "{p:#?}");
+        assert_eq!(p.len(), 6, "{p:#?}");
         assert!(p[0].contains("give one of `sim"), "{}", p[0]);
         assert!(p[1].contains("not both"), "{}", p[1]);
         assert!(p[2].contains("venues[2].exchange.addr"), "{}", p[2]);
         assert!(p[3].contains("account"), "{}", p[3]);
-        assert!(p[4].contains("password"), "{}", p[4]);
+        assert!(p[4].contains("key must be 64 hex digits"), "{}", p[4]);
+        assert!(p[5].contains("venues[3].exchange.key_file"), "{}", p[5]);
         let e = EngineConfig::from_toml(
             "[[venues]]
 name = \"x\"
-exchange = { addr = \"127.0.0.1:1\", account = 1, password = \"p\", pasword = 1 }",
+exchange = { addr = \"127.0.0.1:1\", account = 1, key_file = \"k\", keyfile = 1 }",
             Path::new("x"),
         )
         .unwrap_err();
-        assert!(e.to_string().contains("pasword"), "{e}");
+        assert!(e.to_string().contains("keyfile"), "{e}");
     }
 
     #[test]

@@ -12,8 +12,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use peregrine_types::{AccountId, OrderId, Side, TimeInForce};
-use peregrine_wire::admin::BalanceQuery;
-use peregrine_wire::Outbound;
+use peregrine_wire::v2::BalanceQuery;
+use peregrine_wire::v2::Outbound;
 use support::{cancel, order, start, with_timeout, Client, Exchange, KillOnDrop};
 
 const USD: u32 = 2;
@@ -57,18 +57,33 @@ base = "PGN"
 quote = "USD"
 [[accounts]]
 id = 9
-password = "root"
+stored_key = "{stored9}"
 admin = true
 "#,
-        journal.display().to_string()
+        journal.display().to_string(),
+        stored9 = support::key(9).stored().to_hex(),
     )
 }
 
+/// Stands for the key file of accounts 1..=4 and 9 in [`admin`]'s arguments.
+const KEYS: &str = "@KEYS@";
+
 /// Runs `peregrine admin ...`; (success, stdout + stderr).
 fn admin(ex: &Exchange, args: &[&str]) -> (bool, String) {
+    let keys = ex.config.with_file_name("keys.toml");
+    if !keys.exists() {
+        support::write_key_file(&keys, &[1, 2, 3, 4, 9]);
+    }
+    let args: Vec<std::ffi::OsString> = args
+        .iter()
+        .map(|a| match *a {
+            KEYS => keys.clone().into_os_string(),
+            a => a.into(),
+        })
+        .collect();
     let child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
         .arg("admin")
-        .args(args)
+        .args(&args)
         .arg("--config")
         .arg(&ex.config)
         .arg("--addr")
@@ -106,12 +121,7 @@ fn balances(addr: SocketAddr) -> Vec<(i64, i64)> {
 }
 
 fn admin_client(addr: SocketAddr) -> Client {
-    let mut c = Client::connect(addr);
-    c.send(&support::login(9, "root"));
-    match c.recv() {
-        Some(Outbound::LoginAccepted(_)) => c,
-        other => panic!("admin login failed: {other:?}"),
-    }
+    Client::login(addr, 9)
 }
 
 fn offline_replay_hash(config: &Path, journal: &Path) -> String {
@@ -168,8 +178,8 @@ fn balances_survive_kill_9_and_match_an_offline_replay() {
                 "deposit",
                 "--account",
                 "9",
-                "--password",
-                "root",
+                "--keys",
+                KEYS,
                 "--for-account",
                 "1",
                 "--asset",
@@ -186,8 +196,8 @@ fn balances_survive_kill_9_and_match_an_offline_replay() {
                 "deposit",
                 "--account",
                 "1",
-                "--password",
-                "pw1",
+                "--keys",
+                KEYS,
                 "--asset",
                 "USD",
                 "--amount",
@@ -221,8 +231,8 @@ fn balances_survive_kill_9_and_match_an_offline_replay() {
                 "withdraw",
                 "--account",
                 "9",
-                "--password",
-                "root",
+                "--keys",
+                KEYS,
                 "--for-account",
                 "1",
                 "--asset",
@@ -238,8 +248,8 @@ fn balances_survive_kill_9_and_match_an_offline_replay() {
                 "withdraw",
                 "--account",
                 "9",
-                "--password",
-                "root",
+                "--keys",
+                KEYS,
                 "--for-account",
                 "2",
                 "--asset",
@@ -283,8 +293,8 @@ fn balances_survive_kill_9_and_match_an_offline_replay() {
                 "balance",
                 "--account",
                 "1",
-                "--password",
-                "pw1",
+                "--keys",
+                KEYS,
                 "--asset",
                 "USD",
             ],

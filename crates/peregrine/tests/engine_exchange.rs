@@ -79,7 +79,8 @@ fn exchange_on(dir: &Path, addr: std::net::SocketAddr) -> Kid {
     let config = dir.join("exchange.toml");
     let text = format!(
         "listen = \"{addr}\"\nwait = \"park\"\nrecovery_listen = \"127.0.0.1:0\"\n\
-         [market_data]\nenabled = false\n[[accounts]]\nid = 1\npassword = \"pw1\"\n"
+         [market_data]\nenabled = false\n{}",
+        support::account_toml(1, false)
     );
     std::fs::write(&config, text).unwrap();
     let mut child = peregrine()
@@ -99,6 +100,8 @@ fn exchange_on(dir: &Path, addr: std::net::SocketAddr) -> Kid {
 
 fn engine_config(dir: &Path, shm: &Path, addr: std::net::SocketAddr) -> PathBuf {
     let config = dir.join("engine.toml");
+    let keys = dir.join("keys.toml");
+    support::write_key_file(&keys, &[1]);
     let text = format!(
         r#"
 name = "px-test"
@@ -118,13 +121,14 @@ limits = {{ max_order_qty = 10, max_open_orders = 500 }}
 [[venues]]
 name = "px"
 thread = {{ wait = "park" }}
-exchange = {{ addr = "{addr}", account = 1, password = "pw1", reconnect_ms = 100 }}
+exchange = {{ addr = "{addr}", account = 1, key_file = "{keys}", reconnect_ms = 100 }}
 [[venues]]
 name = "sim"
 thread = {{ wait = "park" }}
 sim = {{ delay_lo_ns = 2000, delay_hi_ns = 20000, model = {{ kind = "full" }}, seed = 3 }}
 "#,
-        shm.display()
+        shm.display(),
+        keys = keys.display(),
     );
     std::fs::write(&config, text).unwrap();
     config

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use peregrine_engine::summary::{self, EngineSummary};
 use peregrine_types::{Side, TimeInForce};
-use peregrine_wire::Outbound;
+use peregrine_wire::v2::Outbound;
 use support::engine::{peregrine, wait_for, Kid};
 use support::{order, Client};
 
@@ -26,6 +26,8 @@ fn rig(exchange: std::net::SocketAddr) -> Rig {
     let tmp = tempfile::tempdir().unwrap();
     let shm = tmp.path().join("shm");
     let config = tmp.path().join("engine.toml");
+    let keys = tmp.path().join("keys.toml");
+    support::write_key_file(&keys, &[1]);
     let text = format!(
         r#"
 name = "rx"
@@ -41,10 +43,11 @@ limits = {{ max_order_qty = 10, max_open_orders = 50 }}
 [[venues]]
 name = "px"
 thread = {{ wait = "park" }}
-exchange = {{ addr = "{exchange}", account = 1, password = "pw1", reconnect_ms = 200 }}
+exchange = {{ addr = "{exchange}", account = 1, key_file = "{keys}", reconnect_ms = 200 }}
 "#,
         shm = shm.display(),
         journal = tmp.path().join("journal").display(),
+        keys = keys.display(),
     );
     std::fs::write(&config, text).unwrap();
     Rig { shm, config, tmp }
@@ -172,14 +175,11 @@ fn kill_9_restart_keeps_positions_against_the_exchange() {
     support::with_timeout(180, || run(false));
 }
 
-/// Needs protocol v2 (issue 12): with v1 the exchange cannot replay the fills of
-/// the engine's session that happened while the engine was down; the login
-/// reconciliation (mass cancel) then reports the filled quote as cancelled and the
-/// position misses that fill (the engine logs a warning saying so). Once the
-/// adapter logs in with "next report sequence expected" and the exchange replays
-/// the session's reports, this test must pass as written.
+/// Protocol v2 (issue 12): the restarted engine's adapter resumes its account's
+/// report stream from the position kept beside the engine journal, so the fill made
+/// while the engine was down is replayed and counted before the login
+/// reconciliation cancels what still rests.
 #[test]
-#[ignore = "needs protocol v2 session replay (issue 12): fills while the engine is down"]
 fn kill_9_restart_learns_fills_made_while_the_engine_was_down() {
     support::with_timeout(180, || run(true));
 }

@@ -3,20 +3,21 @@
 mod support;
 
 use peregrine_types::{ClientOrderId, OrderId, Side, TimeInForce};
-use peregrine_wire::session::ClientHeartbeat;
-use peregrine_wire::{LiquidityRole, Outbound, ReasonCode};
-use support::{cancel, login, order, start, with_timeout, Client};
+use peregrine_wire::v2::ClientHeartbeat;
+use peregrine_wire::v2::Outbound;
+use peregrine_wire::{LiquidityRole, ReasonCode};
+use support::{cancel, order, start, with_timeout, Client};
 
 const NO_MD: &str = "[market_data]\nenabled = false";
 
-fn accepted(m: Outbound) -> peregrine_wire::reports::Accepted {
+fn accepted(m: Outbound) -> peregrine_wire::v2::reports::Accepted {
     match m {
         Outbound::Accepted(a) => a,
         other => panic!("expected Accepted, got {other:?}"),
     }
 }
 
-fn fill(m: Outbound) -> peregrine_wire::reports::Fill {
+fn fill(m: Outbound) -> peregrine_wire::v2::reports::Fill {
     match m {
         Outbound::Fill(f) => f,
         other => panic!("expected Fill, got {other:?}"),
@@ -28,18 +29,18 @@ fn login_accepts_good_and_rejects_bad_credentials() {
     with_timeout(60, || {
         let ex = start(NO_MD);
         let _ok = Client::login(ex.addr, 1);
-        let mut bad = Client::connect(ex.addr);
-        bad.send(&login(2, "wrong"));
-        match bad.recv() {
-            Some(Outbound::LoginRejected(r)) => {
-                assert_eq!((r.session_seq, r.reason), (1, ReasonCode(1)));
-            }
-            other => panic!("expected LoginRejected, got {other:?}"),
-        }
-        assert!(bad.closed_by_peer());
-        let mut unknown = Client::connect(ex.addr);
-        unknown.send(&login(99, "pw99"));
-        assert!(matches!(unknown.recv(), Some(Outbound::LoginRejected(_))));
+        let bad_credentials = peregrine_wire::reason::LoginCode::BadCredentials.reason().0;
+        let wrong = support::key(3);
+        assert_eq!(
+            Client::try_login(ex.addr, 2, &wrong).err(),
+            Some(bad_credentials),
+            "a wrong key"
+        );
+        assert_eq!(
+            Client::try_login(ex.addr, 99, &support::key(99)).err(),
+            Some(bad_credentials),
+            "an unknown account gets the same answer"
+        );
         assert!(ex.log_text().contains("bad credentials"));
     });
 }

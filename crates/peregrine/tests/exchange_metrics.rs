@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use peregrine_types::{Side, TimeInForce};
-use peregrine_wire::Outbound;
+use peregrine_wire::v2::Outbound;
 use support::{cancel, order, start, with_timeout, Client, Exchange};
 
 /// Publish interval of the test config, milliseconds.

@@ -232,6 +232,11 @@ impl Session {
         Ok(())
     }
 
+    /// The run's key file (written at each exchange start).
+    fn key_file(&self) -> PathBuf {
+        self.dir.join("keys.toml")
+    }
+
     fn socket(&self) -> PathBuf {
         paths::control_socket(&self.shm)
     }
@@ -245,7 +250,17 @@ impl Session {
     /// Starts the exchange and returns its order-entry address.
     fn start_exchange(&mut self, ports: Ports) -> anyhow::Result<SocketAddr> {
         let config = self.dir.join("exchange.toml");
-        std::fs::write(&config, self.templates.exchange_toml(ports))
+        // Fresh keys for this run: the engine reads its account's key from the key
+        // file, the exchange gets only the hashes.
+        let keys = plan::run_keys()?;
+        let key_file = self.key_file();
+        if key_file.exists() {
+            std::fs::remove_file(&key_file)
+                .with_context(|| format!("removing the previous {}", key_file.display()))?;
+        }
+        keys.save_new(&key_file)?;
+        let accounts = keys.exchange_accounts(&[], &[]);
+        std::fs::write(&config, self.templates.exchange_toml(ports, &accounts))
             .with_context(|| format!("writing {}", config.display()))?;
         self.spawn(
             "exchange",
@@ -272,6 +287,7 @@ impl Session {
             Some(exchange),
             self.exchange_venue,
             self.ports,
+            &self.key_file(),
         );
         let parsed = peregrine_engine::config::EngineConfig::from_toml(&text, &config)
             .with_context(|| format!("the engine config for this run ({})", config.display()))?;

@@ -14,9 +14,11 @@ use anyhow::Context;
 /// simulated venue; off, all three use the simulated venue and the exchange idles.
 pub const EXCHANGE_VENUE: bool = true;
 
-/// The exchange config, with `@ORDER_PORT@`, `@RECOVERY_PORT@`, `@MD_PORT@` to fill.
+/// The exchange config, with `@ORDER_PORT@`, `@RECOVERY_PORT@`, `@MD_PORT@` and
+/// `@ACCOUNTS@` (the generated accounts' stored keys) to fill.
 const EXCHANGE_TOML: &str = include_str!("../../../../configs/up/exchange.toml");
-/// The engine config, with `@NAME@`, `@SHM_DIR@`, `@EXCHANGE_ADDR@` to fill, and the
+/// The engine config, with `@NAME@`, `@SHM_DIR@`, `@EXCHANGE_ADDR@`, `@KEY_FILE@` to
+/// fill, and the
 /// exchange venue between the `#@exchange-venue-begin` / `-end` marker lines.
 const ENGINE_TOML: &str = include_str!("../../../../configs/up/engine.toml");
 
@@ -202,9 +204,9 @@ impl Templates {
         Ok(written)
     }
 
-    /// The exchange config for `ports`.
-    pub fn exchange_toml(&self, ports: Ports) -> String {
-        fill_exchange(&self.exchange, ports)
+    /// The exchange config for `ports`, with `accounts` (`[[accounts]]` entries).
+    pub fn exchange_toml(&self, ports: Ports, accounts: &str) -> String {
+        fill_exchange(&self.exchange, ports, accounts)
     }
 
     /// The engine config: named `name`, rings in `shm_dir`, the exchange venue (at
@@ -216,22 +218,39 @@ impl Templates {
         exchange: Option<SocketAddr>,
         exchange_venue: bool,
         ports: Ports,
+        key_file: &std::path::Path,
     ) -> String {
         fill_engine(&self.engine, name, shm_dir, exchange, exchange_venue)
             .replace("@ENGINE_METRICS_PORT@", &ports.engine_metrics.to_string())
             .replace("@MD_PORT@", &ports.md.to_string())
             .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
+            .replace("@KEY_FILE@", &key_file.display().to_string())
     }
 }
 
 /// The embedded exchange config for `ports`.
 #[cfg(test)]
 pub fn exchange_toml(ports: Ports) -> String {
-    fill_exchange(EXCHANGE_TOML, ports)
+    let keys = run_keys().expect("random keys");
+    fill_exchange(EXCHANGE_TOML, ports, &keys.exchange_accounts(&[], &[]))
 }
 
-fn fill_exchange(template: &str, ports: Ports) -> String {
+/// The accounts `up` makes keys for at every start: 1 (the engine's exchange
+/// venue) and 2.
+pub const ACCOUNTS: [u32; 2] = [1, 2];
+
+/// Fresh keys of [`ACCOUNTS`].
+pub fn run_keys() -> anyhow::Result<peregrine_client::keys::KeyFile> {
+    let ids: Vec<_> = ACCOUNTS
+        .iter()
+        .map(|&a| peregrine_types::AccountId(a))
+        .collect();
+    Ok(peregrine_client::keys::KeyFile::generate(&ids)?)
+}
+
+fn fill_exchange(template: &str, ports: Ports, accounts: &str) -> String {
     template
+        .replace("@ACCOUNTS@", accounts.trim_end())
         .replace("@ORDER_PORT@", &ports.order.to_string())
         .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
         .replace("@MD_PORT@", &ports.md.to_string())
@@ -254,6 +273,7 @@ pub fn engine_toml(
         .replace("@ENGINE_METRICS_PORT@", "0")
         .replace("@MD_PORT@", "0")
         .replace("@RECOVERY_PORT@", "0")
+        .replace("@KEY_FILE@", "keys.toml")
 }
 
 fn fill_engine(
@@ -350,6 +370,16 @@ mod tests {
         // The exchange venue is the second one, as `EXCHANGE_VENUE_INDEX` says.
         let sim = text.find("name = \"sim\"").unwrap();
         assert!(sim < text.find("name = \"px\"").unwrap());
+        // With the key file `up` generates, the config is valid.
+        let dir = tempfile::tempdir().unwrap();
+        let keys = dir.path().join("keys.toml");
+        run_keys().unwrap().save_new(&keys).unwrap();
+        let text = text.replace(
+            "\"keys.toml\"",
+            &format!("{:?}", keys.display().to_string()),
+        );
+        let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
+        assert_eq!(cfg.venues.len(), 2);
     }
 
     #[test]
@@ -372,12 +402,26 @@ mod tests {
         assert_eq!(Templates::load(dir.path()).unwrap(), t);
         assert!(t.write(dir.path()).is_err(), "never overwrites");
         let ports = Ports::from_base(7720).unwrap();
-        let text = t.engine_toml("x", Path::new("/dev/shm/x"), None, false, ports);
+        let text = t.engine_toml(
+            "x",
+            Path::new("/dev/shm/x"),
+            None,
+            false,
+            ports,
+            Path::new("keys.toml"),
+        );
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
         assert_eq!(cfg.metrics.listen.port(), 7724);
         // With the exchange venue, the engine takes the exchange's feed and recovery.
         let addr: SocketAddr = "127.0.0.1:7720".parse().unwrap();
-        let text = t.engine_toml("x", Path::new("/dev/shm/x"), Some(addr), true, ports);
+        let text = t.engine_toml(
+            "x",
+            Path::new("/dev/shm/x"),
+            Some(addr),
+            true,
+            ports,
+            Path::new("keys.toml"),
+        );
         let (md, recovery) = (
             format!("127.0.0.1:{}", ports.md),
             format!("127.0.0.1:{}", ports.recovery),

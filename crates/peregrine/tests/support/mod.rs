@@ -14,10 +14,11 @@ use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, Side, StpMode,
     TimeInForce, Timestamp,
 };
-use peregrine_wire::orders::{Cancel, NewOrder};
-use peregrine_wire::session::Login;
+use peregrine_wire::auth::AccountKey;
 use peregrine_wire::stream::RecvBuffer;
-use peregrine_wire::{Credential, Outbound, WireMessage};
+use peregrine_wire::v2::client::{ClientSession, LoginParams, Step};
+use peregrine_wire::v2::{Cancel, NewOrder, Outbound};
+use peregrine_wire::WireMessage;
 
 /// Read timeout of test clients.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -60,6 +61,12 @@ pub fn start(extra: &str) -> Exchange {
 
 /// [`start`] with extra environment variables for the exchange process.
 pub fn start_with_env(extra: &str, env: &[(&str, &str)]) -> Exchange {
+    try_start_with_env(extra, env).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`start_with_env`], or the exchange's log when it exits before listening.
+#[allow(dead_code)]
+pub fn try_start_with_env(extra: &str, env: &[(&str, &str)]) -> Result<Exchange, String> {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("exchange.toml");
     let recovery = if extra.contains("recovery_listen") {
@@ -84,26 +91,48 @@ pub fn start_with_env(extra: &str, env: &[(&str, &str)]) -> Exchange {
     let mut line = String::new();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     stdout.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .parse()
-        .unwrap();
-    Exchange {
+    let Some(addr) = line.trim().strip_prefix("listening on ") else {
+        let _ = child.wait();
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        return Err(format!(
+            "unexpected first line {line:?}; exchange log:\n{text}"
+        ));
+    };
+    let addr = addr.parse().unwrap();
+    Ok(Exchange {
         child,
         stdout: Some(stdout),
         addr,
         config,
         log,
         _dir: dir,
-    }
+    })
 }
 
 fn accounts_toml() -> String {
-    (1..=4)
-        .map(|i| format!("[[accounts]]\nid = {i}\npassword = \"pw{i}\"\n"))
-        .collect()
+    (1..=4).map(|i| account_toml(i, false)).collect()
+}
+
+/// Account `id`'s key in the tests (deterministic: `[id; 32]`).
+pub fn key(id: u32) -> AccountKey {
+    AccountKey([id as u8; 32])
+}
+
+/// The exchange's `[[accounts]]` entry of account `id` (its stored key hash).
+pub fn account_toml(id: u32, admin: bool) -> String {
+    format!(
+        "[[accounts]]\nid = {id}\nstored_key = \"{}\"\nadmin = {admin}\n",
+        key(id).stored().to_hex()
+    )
+}
+
+/// Writes a key file (`peregrine keygen`'s format) holding the keys of `ids`.
+pub fn write_key_file(path: &std::path::Path, ids: &[u32]) {
+    let text: String = ids
+        .iter()
+        .map(|&i| format!("[[keys]]\naccount = {i}\nkey = \"{}\"\n", key(i).to_hex()))
+        .collect();
+    std::fs::write(path, text).unwrap();
 }
 
 impl Exchange {
@@ -155,16 +184,31 @@ impl Client {
         }
     }
 
-    /// Connects and logs in as account `id` with password `pw<id>`; panics unless
-    /// accepted.
+    /// Connects and logs in as account `id` with its test key ([`key`]), live (no
+    /// replay); panics unless accepted. Returns once the recovery phase is over.
     pub fn login(addr: SocketAddr, id: u32) -> Client {
-        let mut c = Client::connect(addr);
-        c.send(&login(id, &format!("pw{id}")));
-        match c.recv() {
-            Some(Outbound::LoginAccepted(a)) => assert_eq!(a.session_seq, 1),
-            other => panic!("login failed: {other:?}"),
+        match Client::try_login(addr, id, &key(id)) {
+            Ok(c) => c,
+            Err(reason) => panic!("login of account {id} refused: reason {reason}"),
         }
-        c
+    }
+
+    /// Connects and logs in as account `id` proving `key`: the client, or the login
+    /// reason code of the refusal.
+    pub fn try_login(addr: SocketAddr, id: u32, key: &AccountKey) -> Result<Client, u16> {
+        let mut c = Client::connect(addr);
+        let mut session = ClientSession::new(LoginParams::trading(AccountId(id), 0));
+        loop {
+            let m = c
+                .recv()
+                .expect("the exchange closed the connection during login");
+            match session.on_message(&m, key).expect("a protocol violation") {
+                Step::SendLogin(l) => c.send(&l),
+                Step::Rejected { reason, .. } => return Err(reason),
+                Step::RecoveryDone => return Ok(c),
+                _ => {}
+            }
+        }
     }
 
     /// Sends one message.
@@ -213,15 +257,6 @@ impl Client {
                 Some(_) => continue,
             }
         }
-    }
-}
-
-/// A `Login`.
-pub fn login(id: u32, password: &str) -> Login {
-    Login {
-        account: AccountId(id),
-        heartbeat_interval_ms: 1000,
-        credential: Credential::from_text(password).unwrap(),
     }
 }
 
