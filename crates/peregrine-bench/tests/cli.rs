@@ -25,6 +25,8 @@ fn bench_book_prints_tables_and_writes_json() {
     for name in [
         "ferrox_mixed_10k",
         "peregrine",
+        "peregrine-pipelined",
+        "peregrine-hashids",
         "peregrine-btree",
         "lobster",
         "orderbook-rs",
@@ -34,7 +36,21 @@ fn bench_book_prints_tables_and_writes_json() {
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let results = v["results"].as_array().unwrap();
-    assert_eq!(results.len(), 4);
+    let candidates: Vec<&str> = results
+        .iter()
+        .map(|r| r["candidate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        candidates,
+        [
+            "peregrine",
+            "peregrine-pipelined",
+            "peregrine-hashids",
+            "peregrine-btree",
+            "lobster",
+            "orderbook-rs"
+        ]
+    );
     for r in results {
         assert_eq!(r["ops"], 10_000);
         assert!(r["p50"].as_u64().unwrap() <= r["p99"].as_u64().unwrap());
