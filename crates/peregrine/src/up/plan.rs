@@ -426,7 +426,7 @@ mod tests {
             format!("127.0.0.1:{}", ports.md),
             format!("127.0.0.1:{}", ports.recovery),
         );
-        let exchange = t.exchange_toml(ports);
+        let exchange = t.exchange_toml(ports, "");
         assert!(
             exchange.contains(&format!("target = \"{md}\"")),
             "{exchange}"
