@@ -38,8 +38,10 @@ impl SessionKey {
 /// Where reports go (protocol version 2, `docs/protocol.md` 4.2).
 pub trait Outbox {
     /// A report of `account`'s stream, `report_seq` stamped: every session following
-    /// the account gets it (in stream order), and so does `requester` (the session
-    /// whose request caused it) if it does not follow the account.
+    /// the account gets it (in stream order); an admin answer (`Balance`,
+    /// `AdminRejected`) about another account also goes to `requester` (the session
+    /// whose request caused it). The counterparty of a fill never gets the other
+    /// side's report.
     fn report(&mut self, account: AccountId, msg: Outbound, requester: SessionKey);
     /// An answer outside the stream (`report_seq` 0: query answers, refusals before
     /// sequencing), to the requesting session only.

@@ -753,8 +753,11 @@ impl SessionTable {
             requester_follows |= k == requester;
             self.mark_dirty(k.slot());
         }
-        if !requester_follows {
-            // The answer to a request about another account (an admin's deposit).
+        // The answer to an admin's request about another account (a deposit) also
+        // goes to the admin. Nothing else of another account's stream does: a fill of
+        // the resting order a taker hit is the maker's alone.
+        let admin_answer = matches!(msg, Outbound::Balance(_) | Outbound::AdminRejected(_));
+        if admin_answer && !requester_follows {
             self.deliver_answer(requester, msg);
         }
     }
