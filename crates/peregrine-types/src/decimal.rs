@@ -95,6 +95,40 @@ pub fn format_scaled(units: i64, decimals: u32) -> String {
     )
 }
 
+/// Appends `units` of `10^-decimals` to `out` as decimal text, exactly, without
+/// allocating when `out` has room (the same text as [`format_scaled`]; codecs that
+/// write into a reusable buffer use this one). Decimals above [`MAX_DECIMALS`] are
+/// clamped.
+pub fn write_scaled(units: i64, decimals: u32, out: &mut Vec<u8>) {
+    let decimals = decimals.min(MAX_DECIMALS) as usize;
+    if units < 0 {
+        out.push(b'-');
+    }
+    let mut magnitude = units.unsigned_abs();
+    // Written backwards: `decimals` fraction digits, '.', then at least one integer
+    // digit. 20 integer digits hold u64::MAX, plus 18 fraction digits and the point.
+    let mut digits = [0u8; 40];
+    let mut n = 0;
+    for _ in 0..decimals {
+        digits[n] = b'0' + (magnitude % 10) as u8;
+        magnitude /= 10;
+        n += 1;
+    }
+    if decimals > 0 {
+        digits[n] = b'.';
+        n += 1;
+    }
+    loop {
+        digits[n] = b'0' + (magnitude % 10) as u8;
+        magnitude /= 10;
+        n += 1;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    out.extend(digits[..n].iter().rev());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,7 +179,36 @@ mod tests {
         assert_eq!(format_scaled(42, 0), "42");
     }
 
+    #[test]
+    fn writes_like_format() {
+        for (units, d) in [
+            (15005, 2),
+            (-5, 3),
+            (42, 0),
+            (0, 0),
+            (0, 2),
+            (7, 1),
+            (i64::MIN, 4),
+            (i64::MAX, 18),
+        ] {
+            let mut out = Vec::new();
+            write_scaled(units, d, &mut out);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format_scaled(units, d),
+                "{units} {d}"
+            );
+        }
+    }
+
     proptest! {
+        #[test]
+        fn prop_write_scaled_equals_format_scaled(v in any::<i64>(), d in 0u32..=18) {
+            let mut out = Vec::new();
+            write_scaled(v, d, &mut out);
+            prop_assert_eq!(String::from_utf8(out).unwrap(), format_scaled(v, d));
+        }
+
         #[test]
         fn prop_format_parse_round_trip(v in any::<i64>().prop_filter("not MIN", |v| *v != i64::MIN), d in 0u32..=8) {
             prop_assert_eq!(parse_scaled(&format_scaled(v, d), d), Ok(v));

@@ -40,6 +40,9 @@ enum Command {
     Md(cli::md::MdArgs),
     /// The order engine: run it, or query / kill / stop a running one.
     Engine(engine_cmd::EngineArgs),
+    /// Protocol gateways in front of the exchange: `peregrine gateway fix`.
+    #[command(subcommand)]
+    Gateway(cli::gateway::GatewayCommand),
     /// Run an example strategy against a running engine.
     Strategy(strategy_cmd::StrategyArgs),
     /// Run the whole stack (exchange, engine, strategies) until Ctrl-C; print a summary.
@@ -78,6 +81,7 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Engine(args) => engine_cmd::run(args),
         Command::Strategy(args) => strategy_cmd::run(args),
+        Command::Gateway(cmd) => cli::gateway::run(cmd),
         Command::Up(args) => up::run(args),
         Command::Verify(cmd) => cli::verify::run(cmd),
     }

@@ -3,10 +3,12 @@
 //! A gateway owns one adapter for one (venue, credential). It submits and cancels
 //! orders and polls for reports; the adapter never blocks the caller (a slow or broken
 //! venue only delays its own reports), so one gateway's venue cannot stall another.
-//! Two adapters: [`sim::SimVenue`] (seed 000's simulated venue) and
-//! [`exchange::ExchangeVenue`], the Peregrine exchange over its binary TCP protocol.
+//! Three adapters: [`sim::SimVenue`] (seed 000's simulated venue),
+//! [`exchange::ExchangeVenue`], the Peregrine exchange over its binary TCP protocol, and
+//! [`fix::FixVenue`], any FIX 4.4 venue.
 
 pub mod exchange;
+pub mod fix;
 pub mod sim;
 
 use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};

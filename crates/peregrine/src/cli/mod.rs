@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod bench;
 pub mod exchange;
+pub mod gateway;
 pub mod journal;
 pub mod keygen;
 pub mod loadgen;

@@ -1,0 +1,247 @@
+//! The gateway's view of one session's orders: FIX ClOrdIDs ↔ native client order
+//! ids, each order's FIX state, and the requests in flight. Every change is noted
+//! (`dirty`) so the bridge can write it to the session's store (`persist`).
+
+use peregrine_fix::app::{MassCancelScope, OrdType, OrderState, Side, TimeInForce};
+use rustc_hash::FxHashMap;
+
+/// One order.
+#[derive(Debug, Clone)]
+pub(crate) struct Order {
+    /// The order's current ClOrdID (a replace's becomes the order's).
+    pub cl_ord_id: Vec<u8>,
+    /// Index into the instrument table.
+    pub instrument: usize,
+    pub side: Side,
+    pub ord_type: OrdType,
+    pub tif: TimeInForce,
+    /// The exchange's order id (0 until accepted).
+    pub order_id: u64,
+    /// Quantity and price as sent (units), until accepted.
+    pub qty: i64,
+    pub price: i64,
+    /// The FIX state (from the exchange's reports).
+    pub state: Option<OrderState>,
+}
+
+/// A request the exchange has not answered yet, by its native client order id.
+#[derive(Debug, Clone)]
+pub(crate) enum Pending {
+    /// The order itself (answered by Accepted or Rejected).
+    New { order: usize },
+    /// An OrderCancelRequest.
+    Cancel {
+        order: usize,
+        cl_ord_id: Vec<u8>,
+        orig: Vec<u8>,
+    },
+    /// An OrderCancelReplaceRequest.
+    Replace {
+        order: usize,
+        cl_ord_id: Vec<u8>,
+        orig: Vec<u8>,
+    },
+    /// An OrderMassCancelRequest (its Cancelled reports carry this id; its
+    /// MassCancelDone is answered with an OrderMassCancelReport).
+    Mass {
+        cl_ord_id: Vec<u8>,
+        scope: MassCancelScope,
+        symbol: Option<Vec<u8>>,
+        side: Option<Side>,
+    },
+}
+
+/// Orders and requests of one session.
+#[derive(Debug)]
+pub(crate) struct OrderTable {
+    orders: Vec<Order>,
+    /// Native client order id (the order's, and each of its replaces') → order.
+    by_native: FxHashMap<u64, usize>,
+    /// Current ClOrdID → order.
+    by_cl: FxHashMap<Vec<u8>, usize>,
+    pending: FxHashMap<u64, Pending>,
+    pub(super) next_native: u64,
+    pub(super) next_exec: u64,
+    /// Orders changed since the last [`OrderTable::take_dirty`].
+    dirty_orders: Vec<usize>,
+    /// Native ids whose mapping or pending request changed since then.
+    dirty_native: Vec<u64>,
+    /// The counters moved since then.
+    dirty_counters: bool,
+}
+
+impl OrderTable {
+    /// Ids start from the wall clock (ns) so a restarted gateway does not reuse them.
+    pub fn new(start: u64) -> Self {
+        OrderTable {
+            orders: Vec::new(),
+            by_native: FxHashMap::default(),
+            by_cl: FxHashMap::default(),
+            pending: FxHashMap::default(),
+            next_native: start.max(1),
+            next_exec: start.max(1),
+            dirty_orders: Vec::new(),
+            dirty_native: Vec::new(),
+            dirty_counters: true,
+        }
+    }
+
+    /// A fresh native client order id.
+    pub fn native_id(&mut self) -> u64 {
+        self.next_native += 1;
+        self.dirty_counters = true;
+        self.next_native
+    }
+
+    /// A fresh ExecID (for reports the gateway makes itself; a report made from an
+    /// exchange report takes that report's sequence number).
+    pub fn exec_id(&mut self) -> u64 {
+        self.next_exec += 1;
+        self.dirty_counters = true;
+        self.next_exec
+    }
+
+    /// How many orders (done ones included).
+    pub fn len(&self) -> usize {
+        self.orders.len()
+    }
+
+    /// Order `i`.
+    pub fn order(&self, i: usize) -> &Order {
+        &self.orders[i]
+    }
+
+    /// Order `i`, to change (noted for the store).
+    pub fn order_mut(&mut self, i: usize) -> &mut Order {
+        self.dirty_orders.push(i);
+        &mut self.orders[i]
+    }
+
+    /// The request in flight under native id `native`.
+    pub fn pending(&self, native: u64) -> Option<&Pending> {
+        self.pending.get(&native)
+    }
+
+    /// Records a request in flight.
+    pub fn set_pending(&mut self, native: u64, p: Pending) {
+        self.dirty_native.push(native);
+        self.pending.insert(native, p);
+    }
+
+    /// Removes (answers) a request in flight.
+    pub fn take_pending(&mut self, native: u64) -> Option<Pending> {
+        let p = self.pending.remove(&native);
+        if p.is_some() {
+            self.dirty_native.push(native);
+        }
+        p
+    }
+
+    /// Every request in flight, removed, oldest native id first.
+    pub fn drain_pending(&mut self) -> Vec<(u64, Pending)> {
+        let mut all: Vec<(u64, Pending)> = self.pending.drain().collect();
+        all.sort_by_key(|&(n, _)| n);
+        self.dirty_native.extend(all.iter().map(|&(n, _)| n));
+        all
+    }
+
+    /// Whether anything changed since the last [`OrderTable::take_dirty`].
+    pub fn is_dirty(&self) -> bool {
+        self.dirty_counters || !self.dirty_orders.is_empty() || !self.dirty_native.is_empty()
+    }
+
+    /// The changed orders and native ids (each once), forgetting them.
+    pub fn take_dirty(&mut self) -> (Vec<usize>, Vec<u64>) {
+        let mut o = std::mem::take(&mut self.dirty_orders);
+        o.sort_unstable();
+        o.dedup();
+        let mut n = std::mem::take(&mut self.dirty_native);
+        n.sort_unstable();
+        n.dedup();
+        self.dirty_counters = false;
+        (o, n)
+    }
+
+    /// The order native id `native` names, and its request in flight (for the store).
+    pub fn native_entry(&self, native: u64) -> (Option<usize>, Option<&Pending>) {
+        (
+            self.by_native.get(&native).copied(),
+            self.pending.get(&native),
+        )
+    }
+
+    /// Puts back order `i` as stored (restart).
+    pub fn restore_order(&mut self, i: usize, order: Order) {
+        if i > self.orders.len() {
+            return;
+        }
+        if i == self.orders.len() {
+            self.orders.push(order);
+        } else {
+            let old = std::mem::replace(&mut self.orders[i], order);
+            if self.by_cl.get(&old.cl_ord_id) == Some(&i) {
+                self.by_cl.remove(&old.cl_ord_id);
+            }
+        }
+        self.by_cl.insert(self.orders[i].cl_ord_id.clone(), i);
+    }
+
+    /// Puts back native id `native`'s mapping and request in flight as stored.
+    pub fn restore_native(&mut self, native: u64, order: Option<usize>, p: Option<Pending>) {
+        match order.filter(|&i| i < self.orders.len()) {
+            Some(i) => self.by_native.insert(native, i),
+            None => self.by_native.remove(&native),
+        };
+        match p {
+            Some(p) => self.pending.insert(native, p),
+            None => self.pending.remove(&native),
+        };
+    }
+
+    /// The latest order whose ClOrdID is (or was last) `cl`, done ones included
+    /// (for status requests).
+    pub fn by_cl_ord_id(&self, cl: &[u8]) -> Option<usize> {
+        self.by_cl.get(cl).copied()
+    }
+
+    /// The order a native client order id belongs to.
+    pub fn by_native(&self, native: u64) -> Option<usize> {
+        self.by_native.get(&native).copied()
+    }
+
+    /// Adds an order sent with native id `native`.
+    pub fn insert(&mut self, order: Order, native: u64) -> usize {
+        let i = self.orders.len();
+        self.by_cl.insert(order.cl_ord_id.clone(), i);
+        self.orders.push(order);
+        self.by_native.insert(native, i);
+        self.set_pending(native, Pending::New { order: i });
+        self.dirty_orders.push(i);
+        i
+    }
+
+    /// A replace took effect: the order's ClOrdID is now `cl`, and the replace's
+    /// native id names it too.
+    pub fn renamed(&mut self, order: usize, cl: Vec<u8>, native: u64) {
+        let old = std::mem::replace(&mut self.orders[order].cl_ord_id, cl.clone());
+        if self.by_cl.get(&old) == Some(&order) {
+            self.by_cl.remove(&old);
+        }
+        self.by_cl.insert(cl, order);
+        self.by_native.insert(native, order);
+        self.dirty_orders.push(order);
+        self.dirty_native.push(native);
+    }
+
+    /// Maps a replace's native id to its order before the answer arrives (fills after
+    /// a replace carry the replace's id).
+    pub fn alias(&mut self, native: u64, order: usize) {
+        self.by_native.insert(native, order);
+        self.dirty_native.push(native);
+    }
+
+    /// Whether order `i` can still trade or is still waiting for its answer.
+    pub fn live(&self, i: usize) -> bool {
+        self.orders[i].state.is_none_or(|s| s.is_open())
+    }
+}

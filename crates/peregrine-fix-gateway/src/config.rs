@@ -1,0 +1,262 @@
+//! `gateway-fix.toml`: where to listen, which exchange, the instruments, and the
+//! sessions (FIX CompIDs ↔ exchange accounts, whose keys are in a key file).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The gateway's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// FIX listen address, e.g. `127.0.0.1:9878` (port 0: pick one; the gateway
+    /// prints it).
+    pub listen: String,
+    /// The exchange's order-entry address (native protocol).
+    pub exchange: String,
+    /// Our CompID (the clients' TargetCompID). Default `PEREGRINE`.
+    #[serde(default = "default_comp_id")]
+    pub comp_id: String,
+    /// The account keys (`peregrine keygen --keys-out`): the gateway logs in to the
+    /// exchange as each session's account with its key. Secret (mode 0600).
+    pub keys_file: PathBuf,
+    /// Directory of the per-session message stores.
+    pub store_dir: PathBuf,
+    /// `fdatasync` every store flush (survives power loss) instead of `write` only.
+    #[serde(default)]
+    pub fsync: bool,
+    /// Range of HeartBtInt (s) accepted at Logon. Default [1, 300].
+    #[serde(default = "default_heartbeat_bounds")]
+    pub heartbeat_bounds: [u32; 2],
+    /// Largest BodyLength accepted. Default 8192.
+    #[serde(default = "default_max_body")]
+    pub max_body: usize,
+    /// Largest |SendingTime − now| accepted, in seconds. Default 120.
+    #[serde(default = "default_skew")]
+    pub max_clock_skew_secs: u64,
+    /// Connections that have not logged on, at most (beyond: refused). Default 64.
+    #[serde(default = "default_pending")]
+    pub max_pending_connections: usize,
+    /// Seconds a new connection has to log on. Default 5.
+    #[serde(default = "default_logon_timeout")]
+    pub logon_timeout_secs: u64,
+    /// The instruments clients may trade, by Symbol (55).
+    pub instruments: Vec<InstrumentConfig>,
+    /// The FIX sessions.
+    pub sessions: Vec<SessionEntry>,
+}
+
+/// An instrument as the gateway maps it (the exchange's instrument list).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstrumentConfig {
+    /// Symbol (55).
+    pub symbol: String,
+    /// The exchange's instrument id.
+    pub id: u32,
+    /// Decimals of the price unit.
+    pub price_decimals: u32,
+    /// Decimals of the quantity unit.
+    pub qty_decimals: u32,
+}
+
+/// One FIX session.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionEntry {
+    /// The client's SenderCompID (49).
+    pub comp_id: String,
+    /// Password (554) the client must send; none if absent.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// The exchange account it trades for (its key is in `keys_file`).
+    pub account: u32,
+}
+
+fn default_comp_id() -> String {
+    "PEREGRINE".to_string()
+}
+fn default_heartbeat_bounds() -> [u32; 2] {
+    [1, 300]
+}
+fn default_max_body() -> usize {
+    8192
+}
+fn default_skew() -> u64 {
+    120
+}
+fn default_pending() -> usize {
+    64
+}
+fn default_logon_timeout() -> u64 {
+    5
+}
+
+/// Why the configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not valid TOML for this structure.
+    #[error("{path}: {source}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: toml::de::Error,
+    },
+    /// Values that do not make sense, every one listed.
+    #[error("invalid gateway config: {}", .0.join("; "))]
+    Invalid(Vec<String>),
+}
+
+impl GatewayConfig {
+    /// Reads, parses and validates a file.
+    pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let config: GatewayConfig = toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.display().to_string(),
+            source,
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Every problem at once.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut p = Vec::new();
+        if self.listen.parse::<std::net::SocketAddr>().is_err() {
+            p.push(format!("listen {:?} is not an address", self.listen));
+        }
+        if self.exchange.parse::<std::net::SocketAddr>().is_err() {
+            p.push(format!("exchange {:?} is not an address", self.exchange));
+        }
+        let [lo, hi] = self.heartbeat_bounds;
+        if lo == 0 || lo > hi {
+            p.push("heartbeat_bounds: need 0 < low <= high".to_string());
+        }
+        if self.max_body < 256 {
+            p.push("max_body below 256".to_string());
+        }
+        if self.instruments.is_empty() {
+            p.push("no [[instruments]]".to_string());
+        }
+        if self.sessions.is_empty() {
+            p.push("no [[sessions]]".to_string());
+        }
+        for (i, a) in self.instruments.iter().enumerate() {
+            if self.instruments[..i]
+                .iter()
+                .any(|b| b.symbol == a.symbol || b.id == a.id)
+            {
+                p.push(format!(
+                    "instrument {:?}: symbol or id used twice",
+                    a.symbol
+                ));
+            }
+            if a.price_decimals > 18 || a.qty_decimals > 18 {
+                p.push(format!("instrument {:?}: at most 18 decimals", a.symbol));
+            }
+        }
+        for (i, s) in self.sessions.iter().enumerate() {
+            if self.sessions[..i].iter().any(|b| b.comp_id == s.comp_id) {
+                p.push(format!("session {:?} configured twice", s.comp_id));
+            }
+            if self.sessions[..i].iter().any(|b| b.account == s.account) {
+                p.push(format!(
+                    "session {:?}: account {} already has a session (one native stream per account)",
+                    s.comp_id, s.account
+                ));
+            }
+            let mut fix = peregrine_fix::session::SessionConfig::new(
+                peregrine_fix::session::Role::Acceptor,
+                &self.comp_id,
+                &s.comp_id,
+            );
+            fix.password = s.password.clone();
+            if let Err(problems) = fix.validate() {
+                p.extend(
+                    problems
+                        .into_iter()
+                        .map(|e| format!("session {:?}: {e}", s.comp_id)),
+                );
+            }
+        }
+        if p.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigError::Invalid(p))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"
+listen = "127.0.0.1:9878"
+exchange = "127.0.0.1:9000"
+store_dir = "data/fix"
+keys_file = "keys.toml"
+
+[[instruments]]
+symbol = "PGN-USD"
+id = 1
+price_decimals = 2
+qty_decimals = 0
+
+[[sessions]]
+comp_id = "CLIENT1"
+password = "secret"
+account = 1
+"#;
+
+    #[test]
+    fn defaults_are_pinned() {
+        let c: GatewayConfig = toml::from_str(EXAMPLE).unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.comp_id, "PEREGRINE");
+        assert_eq!(c.heartbeat_bounds, [1, 300]);
+        assert_eq!(
+            (
+                c.max_body,
+                c.max_clock_skew_secs,
+                c.max_pending_connections,
+                c.logon_timeout_secs
+            ),
+            (8192, 120, 64, 5)
+        );
+        assert!(!c.fsync);
+    }
+
+    #[test]
+    fn validate_reports_every_problem() {
+        let mut c: GatewayConfig = toml::from_str(EXAMPLE).unwrap();
+        c.listen = "nowhere".into();
+        c.heartbeat_bounds = [0, 1];
+        c.sessions.push(c.sessions[0].clone());
+        let ConfigError::Invalid(p) = c.validate().unwrap_err() else {
+            panic!()
+        };
+        assert_eq!(p.len(), 4, "{p:?}");
+        assert!(toml::from_str::<GatewayConfig>(&format!("{EXAMPLE}\nbogus = 1")).is_err());
+    }
+
+    #[test]
+    fn the_shipped_example_is_valid() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../gateway-fix.toml");
+        GatewayConfig::load(&path).unwrap();
+    }
+}

@@ -1,0 +1,115 @@
+//! The exchange's reason codes in FIX terms: OrdRejReason (103) / CxlRejReason (102)
+//! plus Text (58). The table is the exchange's own (`peregrine_book::RejectReason`),
+//! so a new exchange reason shows up in the exhaustive test below.
+
+use peregrine_book::{CancelReason, RejectReason};
+use peregrine_fix::app::{CxlRejReason, OrdRejReason};
+
+/// A NewOrder reject reason: OrdRejReason and Text.
+pub fn order_reject(code: u16) -> (OrdRejReason, &'static str) {
+    use OrdRejReason as O;
+    use RejectReason as R;
+    let Some(r) = RejectReason::from_code(code) else {
+        return (O::Other, "rejected by the exchange (unknown reason code)");
+    };
+    let fix = match r {
+        R::UnknownInstrument => O::UnknownSymbol,
+        R::InstrumentHalted => O::ExchangeClosed,
+        R::InvalidQty | R::QtyOffLot | R::QtyBelowMin | R::QtyAboveMax => O::IncorrectQuantity,
+        R::InvalidPrice | R::PriceOffTick | R::PriceOutOfBand => O::ExchangeOption,
+        R::UnknownOrder | R::NotOwner => O::UnknownOrder,
+        R::DuplicateOrderId => O::DuplicateOrder,
+        R::BookFull => O::ExchangeOption,
+        R::PostOnlyWouldTake | R::InvalidTif | R::InvalidExpiry => O::UnsupportedCharacteristic,
+        R::InsufficientBalance => O::ExceedsLimit,
+    };
+    (fix, text(r))
+}
+
+/// A Cancel/Replace reject reason: CxlRejReason and Text.
+pub fn cancel_reject(code: u16) -> (CxlRejReason, &'static str) {
+    use CxlRejReason as C;
+    use RejectReason as R;
+    let Some(r) = RejectReason::from_code(code) else {
+        return (C::Other, "refused by the exchange (unknown reason code)");
+    };
+    let fix = match r {
+        // The exchange answers unknown and foreign orders alike (no enumeration).
+        R::UnknownOrder | R::NotOwner => C::UnknownOrder,
+        R::DuplicateOrderId => C::DuplicateClOrdId,
+        _ => C::ExchangeOption,
+    };
+    (fix, text(r))
+}
+
+fn text(r: RejectReason) -> &'static str {
+    use RejectReason as R;
+    match r {
+        R::InvalidQty => "quantity must be positive",
+        R::InvalidPrice => "price must be positive",
+        R::PriceOffTick => "price not a multiple of the tick size",
+        R::PriceOutOfBand => "price outside the instrument's band",
+        R::QtyOffLot => "quantity not a multiple of the lot size",
+        R::QtyBelowMin => "quantity below the instrument minimum",
+        R::QtyAboveMax => "quantity above the instrument maximum",
+        R::UnknownInstrument => "unknown instrument",
+        R::InstrumentHalted => "instrument halted",
+        R::UnknownOrder => "unknown order",
+        R::NotOwner => "unknown order",
+        R::DuplicateOrderId => "duplicate order id",
+        R::BookFull => "book full",
+        R::PostOnlyWouldTake => "post-only order would take liquidity",
+        R::InvalidTif => "time in force not allowed for this order type",
+        R::InvalidExpiry => "ExpireTime not in the future, or given without GTD",
+        R::InsufficientBalance => "insufficient balance",
+    }
+}
+
+/// An unsolicited or requested cancel: whether it is an expiry (ExecType C) and the
+/// Text.
+pub fn cancelled(code: u16) -> (bool, &'static str) {
+    let reasons = [
+        CancelReason::UserRequested,
+        CancelReason::MassCancel,
+        CancelReason::Unfilled,
+        CancelReason::FokUnfillable,
+        CancelReason::SelfTrade,
+        CancelReason::Expired,
+    ];
+    match reasons.into_iter().find(|r| *r as u16 == code) {
+        Some(CancelReason::UserRequested) => (false, "cancelled on request"),
+        Some(CancelReason::MassCancel) => (false, "cancelled by mass cancel"),
+        Some(CancelReason::Unfilled) => (false, "immediate-or-cancel rest cancelled"),
+        Some(CancelReason::FokUnfillable) => (false, "fill-or-kill could not fill"),
+        Some(CancelReason::SelfTrade) => (false, "self-trade prevention"),
+        Some(CancelReason::Expired) => (true, "GTD order expired"),
+        None => (false, "cancelled by the exchange"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_exchange_reason_has_a_fix_mapping_and_text() {
+        for r in RejectReason::ALL {
+            let (_, t) = order_reject(r.code());
+            assert!(!t.is_empty());
+            let (_, t) = cancel_reject(r.code());
+            assert!(!t.is_empty());
+        }
+        assert_eq!(order_reject(8).0, OrdRejReason::UnknownSymbol);
+        assert_eq!(order_reject(9).0, OrdRejReason::ExchangeClosed);
+        assert_eq!(order_reject(1).0, OrdRejReason::IncorrectQuantity);
+        assert_eq!(cancel_reject(10).0, CxlRejReason::UnknownOrder);
+        assert_eq!(
+            cancel_reject(11),
+            cancel_reject(10),
+            "foreign and unknown look the same"
+        );
+        assert_eq!(order_reject(999).0, OrdRejReason::Other);
+        assert_eq!(cancelled(6), (true, "GTD order expired"));
+        assert!(!cancelled(1).0);
+    }
+}

@@ -1,0 +1,155 @@
+//! Iterating `tag=value␁` fields of a byte slice without copying.
+
+use super::error::FieldError;
+use super::tags::data_field_of;
+use super::SOH;
+
+/// One field: its tag and a slice of the input holding its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawField<'a> {
+    /// Tag number (positive).
+    pub tag: u32,
+    /// Value bytes, without the SOH.
+    pub value: &'a [u8],
+}
+
+/// An iterator over the fields of a slice that holds whole fields (each ended by SOH).
+/// It yields an error at most once and then stops. Data fields (a length field such
+/// as 95 RawDataLength followed by its data field) take exactly the declared number of
+/// bytes, SOH included.
+#[derive(Debug, Clone)]
+pub struct Fields<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    /// The length declared by the previous field, when it was a data length field:
+    /// (data tag, length).
+    pending_data: Option<(u32, usize)>,
+    failed: bool,
+}
+
+impl<'a> Fields<'a> {
+    /// Fields of `bytes`, from the start.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Fields {
+            bytes,
+            pos: 0,
+            pending_data: None,
+            failed: false,
+        }
+    }
+
+    /// Offset of the next field in the slice.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    fn next_field(&mut self) -> Result<RawField<'a>, FieldError> {
+        let rest = &self.bytes[self.pos..];
+        let (tag, eq) = parse_tag(rest)?;
+        let value_start = eq + 1;
+        let value_end = match self.pending_data.take() {
+            Some((data_tag, len)) if data_tag == tag => value_start
+                .checked_add(len)
+                .filter(|&e| e < rest.len() && rest[e] == SOH)
+                .ok_or(FieldError::Malformed(tag))?,
+            _ => rest[value_start..]
+                .iter()
+                .position(|&b| b == SOH)
+                .map(|p| value_start + p)
+                .ok_or(FieldError::Malformed(tag))?,
+        };
+        if value_end == value_start {
+            return Err(FieldError::NoValue(tag));
+        }
+        let value = &rest[value_start..value_end];
+        if let Some(data_tag) = data_field_of(tag) {
+            let len = super::value::parse_u64(value).ok_or(FieldError::Format(tag))?;
+            self.pending_data = Some((data_tag, len.min(self.bytes.len() as u64) as usize));
+        }
+        self.pos += value_end + 1;
+        Ok(RawField { tag, value })
+    }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = Result<RawField<'a>, FieldError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.bytes.len() {
+            return None;
+        }
+        let r = self.next_field();
+        if r.is_err() {
+            self.failed = true;
+        }
+        Some(r)
+    }
+}
+
+/// Parses the tag at the start of `rest`: `(tag, index of '=')`.
+fn parse_tag(rest: &[u8]) -> Result<(u32, usize), FieldError> {
+    let mut tag: u32 = 0;
+    for (i, &b) in rest.iter().enumerate() {
+        match b {
+            b'=' if i > 0 => return Ok((tag, i)),
+            b'0'..=b'9' if i < 9 && !(i == 0 && b == b'0') => {
+                tag = tag * 10 + u32::from(b - b'0');
+            }
+            SOH if i > 0 => return Err(FieldError::Malformed(tag)),
+            _ => return Err(FieldError::InvalidTag),
+        }
+    }
+    Err(FieldError::Malformed(tag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(bytes: &[u8]) -> Vec<Result<(u32, Vec<u8>), FieldError>> {
+        Fields::new(bytes)
+            .map(|r| r.map(|f| (f.tag, f.value.to_vec())))
+            .collect()
+    }
+
+    #[test]
+    fn iterates_fields() {
+        assert_eq!(
+            all(b"35=D\x0111=abc\x0144=1.5\x01"),
+            vec![
+                Ok((35, b"D".to_vec())),
+                Ok((11, b"abc".to_vec())),
+                Ok((44, b"1.5".to_vec()))
+            ]
+        );
+    }
+
+    #[test]
+    fn data_fields_may_hold_soh() {
+        assert_eq!(
+            all(b"95=3\x0196=a\x01b\x0158=x\x01"),
+            vec![
+                Ok((95, b"3".to_vec())),
+                Ok((96, b"a\x01b".to_vec())),
+                Ok((58, b"x".to_vec()))
+            ]
+        );
+        // A data length past the end is malformed, not a panic.
+        assert_eq!(
+            all(b"95=99\x0196=a\x01"),
+            vec![Ok((95, b"99".to_vec())), Err(FieldError::Malformed(96))]
+        );
+    }
+
+    #[test]
+    fn bad_fields_are_typed_errors_then_the_iterator_stops() {
+        assert_eq!(all(b"=x\x01"), vec![Err(FieldError::InvalidTag)]);
+        assert_eq!(all(b"0=x\x01"), vec![Err(FieldError::InvalidTag)]);
+        assert_eq!(all(b"01=x\x01"), vec![Err(FieldError::InvalidTag)]);
+        assert_eq!(all(b"a=x\x01"), vec![Err(FieldError::InvalidTag)]);
+        assert_eq!(all(b"1234567890=x\x01"), vec![Err(FieldError::InvalidTag)]);
+        assert_eq!(all(b"58=\x0111=a\x01"), vec![Err(FieldError::NoValue(58))]);
+        assert_eq!(all(b"58\x01"), vec![Err(FieldError::Malformed(58))]);
+        assert_eq!(all(b"58=abc"), vec![Err(FieldError::Malformed(58))]);
+    }
+}

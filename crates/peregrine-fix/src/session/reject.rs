@@ -1,0 +1,87 @@
+//! SessionRejectReason (373) and what each malformed input maps to.
+
+use crate::codec::{FieldError, Garble};
+
+/// FIX 4.4 SessionRejectReason values Peregrine sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u16)]
+pub enum SessionRejectReason {
+    /// 0: the tag is not a number.
+    InvalidTagNumber = 0,
+    /// 1: a required tag is missing.
+    RequiredTagMissing = 1,
+    /// 4: `tag=` with no value.
+    TagWithoutValue = 4,
+    /// 5: the value is not allowed (an unknown enum value, a wrong BodyLength or
+    /// CheckSum).
+    ValueIncorrect = 5,
+    /// 6: the value is not of the tag's type.
+    IncorrectDataFormat = 6,
+    /// 9: SenderCompID/TargetCompID are not this session's.
+    CompIdProblem = 9,
+    /// 10: SendingTime too far from our clock, or OrigSendingTime after SendingTime.
+    SendingTimeAccuracy = 10,
+    /// 11: MsgType not valid.
+    InvalidMsgType = 11,
+    /// 13: a tag appears more than once.
+    TagAppearsMoreThanOnce = 13,
+    /// 14: a tag out of the required order (header after body, body after trailer).
+    TagOutOfOrder = 14,
+    /// 99: anything else.
+    Other = 99,
+}
+
+impl SessionRejectReason {
+    /// The value of tag 373.
+    pub const fn code(self) -> u16 {
+        self as u16
+    }
+
+    /// Text (58) sent with the Reject.
+    pub const fn text(self) -> &'static str {
+        match self {
+            Self::InvalidTagNumber => "Invalid tag number",
+            Self::RequiredTagMissing => "Required tag missing",
+            Self::TagWithoutValue => "Tag specified without a value",
+            Self::ValueIncorrect => "Value is incorrect (out of range) for this tag",
+            Self::IncorrectDataFormat => "Incorrect data format for value",
+            Self::CompIdProblem => "CompID problem",
+            Self::SendingTimeAccuracy => "SendingTime accuracy problem",
+            Self::InvalidMsgType => "Invalid MsgType",
+            Self::TagAppearsMoreThanOnce => "Tag appears more than once",
+            Self::TagOutOfOrder => "Tag specified out of required order",
+            Self::Other => "Other",
+        }
+    }
+}
+
+impl From<FieldError> for SessionRejectReason {
+    fn from(e: FieldError) -> Self {
+        match e {
+            FieldError::InvalidTag => Self::InvalidTagNumber,
+            FieldError::NoValue(_) => Self::TagWithoutValue,
+            FieldError::Malformed(_) | FieldError::Format(_) => Self::IncorrectDataFormat,
+            FieldError::Repeated(_) => Self::TagAppearsMoreThanOnce,
+            FieldError::OutOfOrder(_) => Self::TagOutOfOrder,
+            FieldError::Missing(_) => Self::RequiredTagMissing,
+            FieldError::Value(_) => Self::ValueIncorrect,
+            FieldError::TooManyFields => Self::Other,
+        }
+    }
+}
+
+/// A garbled message: reason 5 with RefTagID 9 (BodyLength) or 10 (CheckSum).
+pub(crate) fn garble_reject(g: Garble) -> (SessionRejectReason, u32, &'static str) {
+    match g {
+        Garble::BodyLength { .. } => (
+            SessionRejectReason::ValueIncorrect,
+            9,
+            "BodyLength does not match the message",
+        ),
+        Garble::CheckSum { .. } => (
+            SessionRejectReason::ValueIncorrect,
+            10,
+            "CheckSum does not match the message",
+        ),
+    }
+}

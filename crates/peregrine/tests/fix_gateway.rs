@@ -1,0 +1,437 @@
+//! `peregrine gateway fix` end to end, with real processes: a QuickFIX initiator →
+//! the gateway → the exchange, plus a native client of another account as the
+//! counterparty. Every order type, fills, cancel/replace, status, mass cancel,
+//! rejects with reasons, a disconnect with reports resent on return, a sequence
+//! reset, and bad input on the FIX port.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use peregrine_fix_interop::qf::{settings, wait_until, Recorder, Seen, WireLog, QUICKFIX};
+use peregrine_types::{Side, TimeInForce};
+use peregrine_wire::v2::Outbound;
+use quickfix::{
+    Application, ConnectionHandler, FieldMap, FileMessageStoreFactory, Initiator, LogFactory,
+    Message, SessionId, SessionSettings,
+};
+use support::fix::{log_has, start_exchange, start_gateway, start_gateway_at, Counterparty};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn fix_order(cl: &str, fields: &[(i32, &str)]) -> Message {
+    let mut m = Message::new();
+    m.with_header_mut(|h| h.set_field(35, "D")).unwrap();
+    m.set_field(11, cl).unwrap();
+    m.set_field(55, "PGN-USD").unwrap();
+    m.set_field(60, "20240101-00:00:00.000").unwrap();
+    for &(tag, v) in fields {
+        m.set_field(tag, v).unwrap();
+    }
+    m
+}
+
+fn fix_msg(t: &str, fields: &[(i32, &str)]) -> Message {
+    let mut m = Message::new();
+    m.with_header_mut(|h| h.set_field(35, t)).unwrap();
+    for &(tag, v) in fields {
+        m.set_field(tag, v).unwrap();
+    }
+    m
+}
+
+/// The reports QuickFIX received about ClOrdID `cl` (tag 11).
+fn about(qf: &Recorder, cl: &str) -> Vec<Seen> {
+    qf.app()
+        .into_iter()
+        .filter(|m| m.field(11) == Some(cl))
+        .collect()
+}
+
+fn has(qf: &Recorder, cl: &str, pairs: &[(u32, &str)]) -> bool {
+    about(qf, cl)
+        .iter()
+        .any(|m| pairs.iter().all(|&(t, v)| m.field(t) == Some(v)))
+}
+
+#[test]
+fn quickfix_trades_through_the_gateway() {
+    let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = start_exchange(dir.path());
+    let gateway = start_gateway(dir.path(), exchange.addr);
+    wait_until("the gateway's exchange session", WAIT, || {
+        log_has(dir.path(), "gateway.log", "account 1 logged in")
+    });
+
+    let qf = Recorder {
+        password: Some("fix-pw".into()),
+        ..Recorder::default()
+    };
+    let app = Application::try_new(&qf).unwrap();
+    let wire = WireLog::default();
+    let qf_log = LogFactory::try_new(&wire).unwrap();
+    let cfg = settings(
+        dir.path(),
+        "initiator",
+        "CLIENT1",
+        "PEREGRINE",
+        gateway.addr.port(),
+        "",
+    );
+    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
+    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
+    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
+    let mut initiator = Initiator::try_new(
+        &qf_settings,
+        &app,
+        &store,
+        &qf_log,
+        quickfix::FixSocketServerKind::SingleThreaded,
+    )
+    .unwrap();
+    initiator.start().unwrap();
+    wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
+
+    // Limit order, then a partial fill against account 2.
+    send(fix_order(
+        "L1",
+        &[(54, "1"), (38, "5"), (40, "2"), (44, "100.25"), (59, "1")],
+    ));
+    wait_until("New", WAIT, || {
+        has(&qf, "L1", &[(150, "0"), (39, "0"), (151, "5")])
+    });
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    let answer = other.order(1, Side::Sell, 10025, 2, TimeInForce::Ioc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    wait_until("partial fill", WAIT, || {
+        has(
+            &qf,
+            "L1",
+            &[
+                (150, "F"),
+                (39, "1"),
+                (14, "2"),
+                (151, "3"),
+                (31, "100.25"),
+                (32, "2"),
+                (6, "100.25"),
+            ],
+        )
+    });
+
+    // Replace: new total 6 (4 open), new price; then status; then cancel.
+    send(fix_msg(
+        "G",
+        &[
+            (41, "L1"),
+            (11, "L1b"),
+            (55, "PGN-USD"),
+            (54, "1"),
+            (38, "6"),
+            (40, "2"),
+            (44, "100.10"),
+            (60, "20240101-00:00:00"),
+        ],
+    ));
+    wait_until("Replaced", WAIT, || {
+        has(
+            &qf,
+            "L1b",
+            &[
+                (150, "5"),
+                (39, "1"),
+                (41, "L1"),
+                (38, "6"),
+                (151, "4"),
+                (44, "100.10"),
+            ],
+        )
+    });
+    send(fix_msg(
+        "H",
+        &[(11, "L1b"), (55, "PGN-USD"), (54, "1"), (790, "st-1")],
+    ));
+    wait_until("status", WAIT, || {
+        has(
+            &qf,
+            "L1b",
+            &[(150, "I"), (39, "1"), (14, "2"), (151, "4"), (790, "st-1")],
+        )
+    });
+    send(fix_msg(
+        "F",
+        &[
+            (41, "L1b"),
+            (11, "C1"),
+            (55, "PGN-USD"),
+            (54, "1"),
+            (60, "20240101-00:00:00"),
+        ],
+    ));
+    wait_until("Canceled", WAIT, || {
+        has(
+            &qf,
+            "C1",
+            &[(150, "4"), (39, "4"), (41, "L1b"), (14, "2"), (151, "0")],
+        )
+    });
+    send(fix_msg(
+        "F",
+        &[
+            (41, "L1b"),
+            (11, "C2"),
+            (55, "PGN-USD"),
+            (54, "1"),
+            (60, "20240101-00:00:00"),
+        ],
+    ));
+    wait_until("too late to cancel", WAIT, || {
+        qf.app()
+            .iter()
+            .any(|m| m.msg_type == "9" && m.field(11) == Some("C2") && m.field(102) == Some("0"))
+    });
+
+    // Market IOC with a protection price fills completely.
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    let answer = other.order(2, Side::Sell, 10000, 1, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    send(fix_order(
+        "M1",
+        &[(54, "1"), (38, "1"), (40, "1"), (44, "101"), (59, "3")],
+    ));
+    wait_until("market fill", WAIT, || {
+        has(
+            &qf,
+            "M1",
+            &[(150, "F"), (39, "2"), (31, "100.00"), (14, "1")],
+        )
+    });
+
+    // Post-only that would take is rejected with its reason; unknown symbol too;
+    // FOK that cannot fill is cancelled.
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    let answer = other.order(3, Side::Sell, 10050, 1, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    send(fix_order(
+        "P1",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "100.50"), (18, "6")],
+    ));
+    wait_until("post-only reject", WAIT, || {
+        has(&qf, "P1", &[(150, "8"), (39, "8"), (103, "11")])
+    });
+    let mut unknown = fix_order("U1", &[(54, "1"), (38, "1"), (40, "2"), (44, "1")]);
+    unknown.set_field(55, "NOPE").unwrap();
+    send(unknown);
+    wait_until("unknown symbol", WAIT, || {
+        has(&qf, "U1", &[(150, "8"), (103, "1")])
+    });
+    send(fix_order(
+        "K1",
+        &[(54, "1"), (38, "5"), (40, "2"), (44, "100.50"), (59, "4")],
+    ));
+    wait_until("FOK cancelled", WAIT, || {
+        has(&qf, "K1", &[(150, "4"), (39, "4"), (14, "0")])
+    });
+
+    // Mass cancel of two resting orders: the report counts them, each is cancelled.
+    send(fix_order(
+        "R1",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "90")],
+    ));
+    send(fix_order(
+        "R2",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "91")],
+    ));
+    wait_until("two resting", WAIT, || {
+        has(&qf, "R1", &[(150, "0")]) && has(&qf, "R2", &[(150, "0")])
+    });
+    send(fix_msg(
+        "q",
+        &[(11, "MC1"), (530, "7"), (60, "20240101-00:00:00")],
+    ));
+    wait_until("mass cancel", WAIT, || {
+        qf.app()
+            .iter()
+            .any(|m| m.msg_type == "r" && m.field(11) == Some("MC1") && m.field(533) == Some("2"))
+            && has(&qf, "R1", &[(150, "4")])
+            && has(&qf, "R2", &[(150, "4")])
+    });
+
+    // Away and back: a resting order fills while QuickFIX is disconnected; the
+    // report waits in the gateway's store and comes back as a PossDup resend.
+    send(fix_order(
+        "A1",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "100.20")],
+    ));
+    wait_until("A1 rests", WAIT, || has(&qf, "A1", &[(150, "0")]));
+    initiator.stop().unwrap();
+    wait_until("logged out", WAIT, || qf.logouts() >= 1);
+    drop(initiator);
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    let answer = other.order(4, Side::Sell, 10020, 1, TimeInForce::Ioc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    let mut initiator = Initiator::try_new(
+        &qf_settings,
+        &app,
+        &store,
+        &qf_log,
+        quickfix::FixSocketServerKind::SingleThreaded,
+    )
+    .unwrap();
+    initiator.start().unwrap();
+    wait_until("the fill made while away, resent", WAIT, || {
+        about(&qf, "A1")
+            .iter()
+            .any(|m| m.field(150) == Some("F") && m.poss_dup)
+    });
+
+    // Bad input on the FIX port never disturbs the logged-on session.
+    for junk in [
+        &b"GET / HTTP/1.1\r\n\r\n"[..],
+        b"8=FIX.4.4\x019=99999999\x01",
+    ] {
+        let mut s = TcpStream::connect(gateway.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(junk).unwrap();
+        let mut buf = [0u8; 64];
+        assert!(
+            matches!(s.read(&mut buf), Ok(0) | Err(_)),
+            "garbage closes the connection"
+        );
+    }
+    // A second Logon for the logged-on session is refused; the first one stays.
+    let mut dup = TcpStream::connect(gateway.addr).unwrap();
+    dup.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    dup.write_all(&logon_bytes("fix-pw")).unwrap();
+    let mut buf = [0u8; 256];
+    assert!(
+        matches!(dup.read(&mut buf), Ok(0) | Err(_)),
+        "duplicate logon refused"
+    );
+    send(fix_order(
+        "D1",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "80")],
+    ));
+    wait_until("still trading", WAIT, || has(&qf, "D1", &[(150, "0")]));
+
+    initiator.stop().unwrap();
+    wait_until("logged out", WAIT, || qf.logouts() >= 2);
+    assert_eq!(
+        wire.incoming_with(&["|35=3|"]),
+        0,
+        "the gateway sent no session Reject"
+    );
+    assert!(qf.admin_in().iter().all(|m| m.msg_type != "3"));
+    drop(initiator);
+    drop(gateway);
+}
+
+/// The issue's demand: the gateway is killed (no goodbye) while its FIX client is
+/// away, the client's resting order fills twice while no gateway runs, and the
+/// gateway comes back on its store. It resumes the exchange's report stream from the
+/// position it stored, so both fills reach its store, and QuickFIX gets them on its
+/// return by resend: nothing lost, nothing twice.
+#[test]
+fn a_restarted_gateway_resumes_the_report_stream_and_loses_nothing() {
+    let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = start_exchange(dir.path());
+    let gateway = start_gateway(dir.path(), exchange.addr);
+    wait_until("the gateway's exchange session", WAIT, || {
+        log_has(dir.path(), "gateway.log", "account 1 logged in")
+    });
+    let qf = Recorder {
+        password: Some("fix-pw".into()),
+        ..Recorder::default()
+    };
+    let app = Application::try_new(&qf).unwrap();
+    let wire = WireLog::default();
+    let qf_log = LogFactory::try_new(&wire).unwrap();
+    let cfg = settings(
+        dir.path(),
+        "initiator",
+        "CLIENT1",
+        "PEREGRINE",
+        gateway.addr.port(),
+        "",
+    );
+    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
+    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
+    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let initiator = || {
+        Initiator::try_new(
+            &qf_settings,
+            &app,
+            &store,
+            &qf_log,
+            quickfix::FixSocketServerKind::SingleThreaded,
+        )
+        .unwrap()
+    };
+    let mut fix = initiator();
+    fix.start().unwrap();
+    wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
+    quickfix::send_to_target(
+        fix_order(
+            "L1",
+            &[(54, "1"), (38, "5"), (40, "2"), (44, "100.25"), (59, "1")],
+        ),
+        &sid,
+    )
+    .unwrap();
+    wait_until("New", WAIT, || has(&qf, "L1", &[(150, "0"), (39, "0")]));
+    fix.stop().unwrap();
+    wait_until("logged out", WAIT, || qf.logouts() >= 1);
+    drop(fix);
+    let port = gateway.addr.port();
+    drop(gateway); // SIGKILL
+
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    for id in [1, 2] {
+        let answer = other.order(id, Side::Sell, 10025, 1, TimeInForce::Ioc);
+        assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    }
+
+    // The gateway comes back on the same store (and, for QuickFIX, the same port).
+    let listen = format!("127.0.0.1:{port}");
+    let _gateway = start_gateway_at(dir.path(), exchange.addr, &listen, "gateway-2.log");
+    wait_until("the fills replayed to the restarted gateway", WAIT, || {
+        log_has(dir.path(), "gateway-2.log", "2 missed report(s) replayed")
+    });
+    let mut fix = initiator();
+    fix.start().unwrap();
+    wait_until("both fills made while no gateway ran, resent", WAIT, || {
+        has(&qf, "L1", &[(150, "F"), (14, "1"), (151, "4")])
+            && has(&qf, "L1", &[(150, "F"), (14, "2"), (151, "3")])
+    });
+    let fills: Vec<Seen> = about(&qf, "L1")
+        .into_iter()
+        .filter(|m| m.field(150) == Some("F"))
+        .collect();
+    assert_eq!(fills.len(), 2, "each fill once: {fills:?}");
+    assert!(fills.iter().all(|m| m.poss_dup), "both came by resend");
+    assert_ne!(fills[0].field(17), fills[1].field(17), "distinct ExecIDs");
+    fix.stop().unwrap();
+}
+
+/// A Logon from CLIENT1 as raw bytes.
+fn logon_bytes(password: &str) -> Vec<u8> {
+    let mut enc = peregrine_fix::codec::Encoder::default();
+    let mut w = enc.start(b"A");
+    w.bytes(49, b"CLIENT1")
+        .bytes(56, b"PEREGRINE")
+        .uint(34, 1)
+        .timestamp(
+            52,
+            peregrine_fix_interop::now_ns(),
+            peregrine_fix::codec::Precision::Millis,
+        )
+        .uint(98, 0)
+        .uint(108, 30)
+        .text(554, password);
+    w.seal().to_vec()
+}

@@ -1,0 +1,229 @@
+//! The engine's `FixVenue` (FIX initiator) against real FIX venues: a QuickFIX
+//! acceptor, and Peregrine's own gateway in front of a real exchange, where another
+//! account's native orders fill it.
+
+mod support;
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use peregrine_engine::venue::fix::{FixInstrument, FixVenue, FixVenueConfig};
+use peregrine_engine::venue::{Report, Venue, VenueOrder};
+use peregrine_fix_interop::qf::{free_port, settings, wait_until, Recorder, WireLog, QUICKFIX};
+use peregrine_types::{InstrumentId, Price, Qty, Side, TimeInForce};
+use quickfix::{
+    Acceptor, Application, ConnectionHandler, LogFactory, MemoryMessageStoreFactory,
+    SessionSettings,
+};
+use support::fix::{log_has, start_exchange, start_gateway, Counterparty};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+fn instruments() -> Vec<FixInstrument> {
+    vec![FixInstrument {
+        id: 1,
+        symbol: "PGN-USD".into(),
+        price_decimals: 2,
+        qty_decimals: 0,
+    }]
+}
+
+fn buy(engine_id: u64, price: i64, qty: i64) -> VenueOrder {
+    VenueOrder::limit(
+        engine_id,
+        InstrumentId(1),
+        Side::Buy,
+        Price::from_raw(price),
+        Qty::from_raw(qty),
+    )
+}
+
+/// Polls the venue until `cond` holds on the reports so far (bounded).
+fn poll_until(
+    venue: &mut FixVenue,
+    reports: &mut Vec<Report>,
+    what: &str,
+    cond: impl Fn(&FixVenue, &[Report]) -> bool,
+) {
+    let deadline = Instant::now() + WAIT;
+    while !cond(venue, reports) {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}; reports {reports:?}"
+        );
+        venue.poll(now(), &mut |r| reports.push(r));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn fix_venue_trades_at_a_quickfix_acceptor() {
+    let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let qf = Recorder {
+        venue: true,
+        ..Recorder::default()
+    };
+    let app = Application::try_new(&qf).unwrap();
+    let wire = WireLog::default();
+    let log = LogFactory::try_new(&wire).unwrap();
+    let cfg = settings(dir.path(), "acceptor", "VENUE", "ENGINE", port, "");
+    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
+    let store = MemoryMessageStoreFactory::new();
+    let mut acceptor = Acceptor::try_new(
+        &qf_settings,
+        &app,
+        &store,
+        &log,
+        quickfix::FixSocketServerKind::SingleThreaded,
+    )
+    .unwrap();
+    acceptor.start().unwrap();
+
+    let mut config = FixVenueConfig::new(
+        &format!("127.0.0.1:{port}"),
+        "ENGINE",
+        "VENUE",
+        instruments(),
+    );
+    config.heartbeat_secs = 1;
+    let mut venue = FixVenue::new("qf", config).unwrap();
+    let mut reports = Vec::new();
+    poll_until(&mut venue, &mut reports, "logon", |v, _| v.logged_on());
+    venue.submit(buy(1, 10025, 5), now()).unwrap();
+    poll_until(&mut venue, &mut reports, "the venue's ack", |_, r| {
+        !r.is_empty()
+    });
+    assert!(
+        matches!(reports[0], Report::Ack { engine_id: 1, .. }),
+        "{reports:?}"
+    );
+    let d = qf
+        .app()
+        .into_iter()
+        .find(|m| m.msg_type == "D")
+        .expect("QuickFIX got the order");
+    assert_eq!(
+        (
+            d.field(55),
+            d.field(54),
+            d.field(38),
+            d.field(44),
+            d.field(40)
+        ),
+        (
+            Some("PGN-USD"),
+            Some("1"),
+            Some("5"),
+            Some("100.25"),
+            Some("2")
+        )
+    );
+    // A replace and a cancel reach QuickFIX well formed (its dictionary checks them).
+    venue
+        .replace(1, Price::from_raw(10020), Qty::from_raw(4), now())
+        .unwrap();
+    venue.cancel(1, now()).unwrap();
+    wait_until("G and F at QuickFIX", WAIT, || {
+        venue.poll(now(), &mut |_| {});
+        let app = qf.app();
+        app.iter()
+            .any(|m| m.msg_type == "G" && m.field(41) == d.field(11) && m.field(38) == Some("4"))
+            && app
+                .iter()
+                .any(|m| m.msg_type == "F" && m.field(41) == d.field(11))
+    });
+    // Heartbeats keep the session up.
+    let until = Instant::now() + Duration::from_millis(2500);
+    poll_until(&mut venue, &mut reports, "heartbeats", |_, _| {
+        Instant::now() > until
+    });
+    assert!(venue.logged_on());
+    assert_eq!(
+        wire.incoming_with(&["|35=3|"]),
+        0,
+        "QuickFIX rejected nothing"
+    );
+    acceptor.stop().unwrap();
+}
+
+#[test]
+fn fix_venue_trades_through_the_gateway_at_the_exchange() {
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = start_exchange(dir.path());
+    let gateway = start_gateway(dir.path(), exchange.addr);
+    wait_until("the gateway's exchange session", WAIT, || {
+        log_has(dir.path(), "gateway.log", "account 1 logged in")
+    });
+    let mut config = FixVenueConfig::new(
+        &gateway.addr.to_string(),
+        "CLIENT1",
+        "PEREGRINE",
+        instruments(),
+    );
+    config.password = Some("fix-pw".into());
+    config.store = Some(dir.path().join("engine.fixstore"));
+    let mut venue = FixVenue::new("peregrine-fix", config).unwrap();
+    let mut reports = Vec::new();
+    poll_until(&mut venue, &mut reports, "logon", |v, _| v.logged_on());
+
+    venue.submit(buy(1, 10025, 5), now()).unwrap();
+    poll_until(&mut venue, &mut reports, "ack", |_, r| r.len() == 1);
+    assert!(matches!(reports[0], Report::Ack { engine_id: 1, .. }));
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    other.order(1, Side::Sell, 10025, 2, TimeInForce::Ioc);
+    poll_until(&mut venue, &mut reports, "fill", |_, r| r.len() == 2);
+    assert_eq!(
+        reports[1],
+        Report::Fill {
+            engine_id: 1,
+            price: Price::from_raw(10025),
+            qty: Qty::from_raw(2),
+            leaves: Qty::from_raw(3)
+        }
+    );
+    venue
+        .replace(1, Price::from_raw(10010), Qty::from_raw(2), now())
+        .unwrap();
+    poll_until(&mut venue, &mut reports, "replaced", |_, r| r.len() == 3);
+    assert_eq!(
+        reports[2],
+        Report::Replaced {
+            engine_id: 1,
+            price: Price::from_raw(10010),
+            qty: Qty::from_raw(2)
+        }
+    );
+    venue.cancel(1, now()).unwrap();
+    poll_until(&mut venue, &mut reports, "cancelled", |_, r| r.len() == 4);
+    assert_eq!(
+        reports[3],
+        Report::Cancelled {
+            engine_id: 1,
+            qty: Qty::from_raw(2),
+            leaves: Qty::ZERO,
+        }
+    );
+    venue
+        .cancel(1, now())
+        .expect_err("a finished order is unknown to the venue");
+    // An order the exchange refuses (outside the band) comes back rejected with the
+    // FIX OrdRejReason the gateway mapped (0: broker/exchange option).
+    venue.submit(buy(2, 99_999, 1), now()).unwrap();
+    poll_until(&mut venue, &mut reports, "reject", |_, r| r.len() == 5);
+    assert_eq!(
+        reports[4],
+        Report::Rejected {
+            engine_id: 2,
+            reason: 0
+        }
+    );
+    drop(gateway);
+}
