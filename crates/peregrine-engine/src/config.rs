@@ -417,6 +417,18 @@ impl EngineConfig {
         }
     }
 
+    /// Per market-data book slot (venue-major, as the market-data thread's slot
+    /// map): whether an exchange venue's feed fills it.
+    pub fn exchange_feed_slots(&self) -> Vec<bool> {
+        self.venues
+            .iter()
+            .flat_map(|v| {
+                let fed = v.exchange.as_ref().is_some_and(|x| x.feed.is_some());
+                self.instruments.iter().map(move |_| fed)
+            })
+            .collect()
+    }
+
     /// Threads that keep a core busy while idle, counted against `cores`.
     pub fn spinning_threads(&self) -> usize {
         let spins = |t: &ThreadConfig| t.wait.occupies_core() as usize;

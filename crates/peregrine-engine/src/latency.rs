@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use peregrine_types::stamp;
 
 /// Names of the rows, in [`Latency::rows`] order.
-pub const ROWS: [&str; 14] = [
+pub const ROWS: [&str; 16] = [
     "submit      t1->t2",
     "orch pre    t2->t3",
     "dispatch    t3->t4",
@@ -25,10 +25,18 @@ pub const ROWS: [&str; 14] = [
     "md engine -> publish",
     "md publish -> on_book",
     "md venue -> on_book",
+    "md exch send -> engine",
+    "md exch send -> on_book",
 ];
 
 /// Index of the first market-data row in [`ROWS`].
 pub const MD_ROWS: usize = 10;
+
+/// Index of the first exchange-feed row in [`ROWS`]: the same samples as
+/// `md venue -> engine` / `md venue -> on_book`, only those of books fed by an
+/// exchange venue's feed (whose venue timestamp is the packet's send time), so they
+/// do not mix with the simulated venues'.
+pub const FEED_ROWS: usize = 14;
 
 /// Names of the rolling-window rows ([`Latency::window`]).
 pub const WINDOW_ROWS: [&str; 2] = ["round trip  t8-t1", "md venue -> on_book"];
@@ -37,6 +45,8 @@ pub const WINDOW_ROWS: [&str; 2] = ["round trip  t8-t1", "md venue -> on_book"];
 #[derive(Debug, Clone)]
 pub struct Latency {
     rows: Vec<Histogram<u64>>,
+    /// Per book slot: fed by an exchange venue's feed.
+    feed_slots: Vec<bool>,
     /// The current window: round trip, md venue -> on_book.
     recent: Vec<Histogram<u64>>,
     /// The last complete window.
@@ -55,9 +65,17 @@ impl Latency {
         let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds");
         Latency {
             rows: (0..ROWS.len()).map(|_| h()).collect(),
+            feed_slots: Vec::new(),
             recent: (0..WINDOW_ROWS.len()).map(|_| h()).collect(),
             last: (0..WINDOW_ROWS.len()).map(|_| h()).collect(),
         }
+    }
+
+    /// Marks which book slots an exchange feed fills (their samples also go to the
+    /// `md exch send` rows).
+    pub fn with_feed_slots(mut self, feed_slots: Vec<bool>) -> Latency {
+        self.feed_slots = feed_slots;
+        self
     }
 
     /// Ends the current window: it becomes [`Latency::window`], a new one starts.
@@ -90,9 +108,14 @@ impl Latency {
     /// One market-data sample (all `CLOCK_MONOTONIC` ns): the venue's timestamp of a
     /// book version, when the engine received it, published it, and when a
     /// strategy's `on_book` saw it. Samples with a missing stamp are not recorded.
-    pub fn record_md(&mut self, venue: u64, recv: u64, publish: u64, seen: u64) {
+    pub fn record_md(&mut self, slot: usize, venue: u64, recv: u64, publish: u64, seen: u64) {
         if venue == 0 || recv == 0 || publish == 0 || seen == 0 {
             return;
+        }
+        if self.feed_slots.get(slot).copied().unwrap_or(false) {
+            let r = &mut self.rows[FEED_ROWS..];
+            r[0].saturating_record(recv.saturating_sub(venue).max(1));
+            r[1].saturating_record(seen.saturating_sub(venue).max(1));
         }
         let r = &mut self.rows[MD_ROWS..];
         r[0].saturating_record(recv.saturating_sub(venue).max(1));
@@ -151,12 +174,28 @@ mod tests {
                 h.max()
             );
         }
-        l.record_md(1_000, 1_500, 1_700, 2_700);
+        l.record_md(0, 1_000, 1_500, 1_700, 2_700);
         assert!(l.rows()[MD_ROWS + 3].equivalent(l.rows()[MD_ROWS + 3].max(), 1_700));
-        l.record_md(0, 1, 2, 3);
+        l.record_md(0, 0, 1, 2, 3);
         assert_eq!(l.rows()[MD_ROWS].len(), 1);
+        assert_eq!(
+            l.rows()[FEED_ROWS].len(),
+            0,
+            "slot 0 is not an exchange feed's"
+        );
         l.record(&[1, 0, 0, 0, 0, 0, 0, 9], 0);
         assert_eq!(l.samples(), 1, "incomplete stamps are not recorded");
         assert!(l.render().contains("rt - venue measured"));
+    }
+
+    #[test]
+    fn exchange_feed_slots_get_their_own_rows() {
+        let mut l = Latency::new().with_feed_slots(vec![false, true]);
+        l.record_md(0, 1_000, 1_500, 1_700, 2_700);
+        l.record_md(1, 1_000, 1_200, 1_700, 3_000);
+        assert_eq!(l.rows()[MD_ROWS + 3].len(), 2);
+        assert_eq!(l.rows()[FEED_ROWS].len(), 1);
+        assert!(l.rows()[FEED_ROWS].equivalent(l.rows()[FEED_ROWS].max(), 200));
+        assert!(l.rows()[FEED_ROWS + 1].equivalent(l.rows()[FEED_ROWS + 1].max(), 2_000));
     }
 }

@@ -125,6 +125,15 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                 if let Some(f) = venue.market_feed() {
                     feeds.push((i as u32, f));
                 }
+                if let Some(feed) = &x.feed {
+                    let f = crate::venue::exchange::md::ExchangeFeed::bind(
+                        &v.name,
+                        feed,
+                        &cfg.instruments,
+                    )
+                    .map_err(|e| StartError::Venue(v.name.clone(), e))?;
+                    feeds.push((i as u32, Box::new(f)));
+                }
                 restore_into(&mut venue, i as u32, recovered.as_ref(), &mut settled);
                 if let Err(e) = venue.connect(peregrine_queue::clock::now_ns()) {
                     notes.push(format!(

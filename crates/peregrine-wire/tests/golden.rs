@@ -6,7 +6,7 @@ use peregrine_types::{
     TimeInForce, Timestamp,
 };
 use peregrine_wire::field::{Pad, SessionKind};
-use peregrine_wire::md::packet::{PacketBuilder, PacketReader};
+use peregrine_wire::md::packet::{stamp_send_time, PacketBuilder, PacketReader};
 use peregrine_wire::md::Trade;
 use peregrine_wire::orders::NewOrder;
 use peregrine_wire::{decode, v2, LiquidityRole, Message, WireMessage};
@@ -65,10 +65,13 @@ fn packet_golden_bytes() {
     let mut buf = [0u8; 1400];
     let mut b = PacketBuilder::new(&mut buf, 1, 5).unwrap();
     b.push(trade).unwrap();
-    let packet = b.finish();
+    let n = b.len();
+    assert!(stamp_send_time(&mut buf[..n], 2_000));
+    let packet = &buf[..n];
     assert_eq!(
         hex(packet),
         "01 00 00 00 00 00 00 00 05 00 00 00 00 00 00 00 01 00 \
+         d0 07 00 00 00 00 00 00 \
          2d 00 40 01 00 00 00 00 \
          09 00 00 00 00 00 00 00 \
          42 27 00 00 00 00 00 00 \

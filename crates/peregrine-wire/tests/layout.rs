@@ -431,9 +431,14 @@ fn header_and_packet_header_layouts() {
         .collect();
     assert_eq!(
         p,
-        [("session_id", 0, 8), ("first_seq", 8, 8), ("count", 16, 2)]
+        [
+            ("session_id", 0, 8),
+            ("first_seq", 8, 8),
+            ("count", 16, 2),
+            ("send_time", 18, 8)
+        ]
     );
-    assert_eq!((HEADER_SIZE, PACKET_HEADER_SIZE), (8, 18));
+    assert_eq!((HEADER_SIZE, PACKET_HEADER_SIZE), (8, 26));
 }
 
 /// Encodes `sample(seeds)` and `sample(seeds with seed k bumped)`: the bytes that differ

@@ -16,6 +16,7 @@ fn packets(sizes: &[u16]) -> Vec<PacketHeader> {
             session_id: 1,
             first_seq: first,
             count,
+            send_time: 0,
         });
         first += u64::from(count);
     }

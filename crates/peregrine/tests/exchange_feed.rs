@@ -29,9 +29,24 @@ fn feed_carries_trades_and_l2_with_contiguous_sequence_numbers() {
         b.recv_report();
         let (mut next, mut trades, mut levels) = (1u64, 0, 0);
         let mut buf = [0u8; 2048];
+        let wall = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        };
         while trades == 0 || levels < 3 {
             let n = sub.recv(&mut buf).expect("feed packet before the timeout");
+            let received = wall();
             let reader = PacketReader::new(&buf[..n]).unwrap();
+            // Stamped by the exchange just before sending, on its epoch clock (the
+            // same host: within a second of our own wall clock, and before receipt
+            // up to that slack).
+            let sent = reader.header().send_time;
+            assert!(
+                sent > received - 1_000_000_000 && sent < received + 1_000_000_000,
+                "send_time {sent} vs received {received}"
+            );
             if reader.kind() != PacketKind::Heartbeat {
                 assert_eq!(reader.header().first_seq, next, "gap or duplicate");
             }

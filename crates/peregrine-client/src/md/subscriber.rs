@@ -1,15 +1,32 @@
-//! The feed subscriber as a library: binds the UDP feed, keeps one instrument's L2
-//! book, detects sequence gaps and heals them through the recovery service, and
-//! reports what happened as [`MdEvent`]s (`peregrine md` prints them; the order
-//! engine can build its market data on it).
+//! The feed subscriber as a library: binds the UDP feed, keeps an L2 book per
+//! subscribed instrument, detects sequence gaps and heals them through the recovery
+//! service, and reports what happened as [`MdEvent`]s (`peregrine md` prints them;
+//! the order engine's exchange venue turns them into its market data).
 //!
-//! On [`Subscriber::start`] it asks the recovery service for a book snapshot and
-//! resumes the feed after the snapshot's `as_of_seq` (the UDP socket is bound first,
-//! so nothing between the two is missed). On a gap it asks for the missing range
-//! and applies it in order; if the range is no longer retained it falls back to a
-//! fresh snapshot. Without a recovery service a gap is only reported and the book
-//! heals as levels are next updated.
+//! **It never blocks.** The UDP socket is non-blocking and the recovery requests are
+//! [`Fetch`] state machines: [`Subscriber::poll`] reads the packets that arrived,
+//! advances a recovery in progress by whatever its socket allows, and returns.
+//! While a recovery is in progress, arriving packets are held (in order, at most
+//! [`MAX_HELD`]; beyond that the oldest are dropped, which the sequencer sees as
+//! one more gap) and applied once it completes. A caller with nothing else to do
+//! sleeps in [`Subscriber::wait`].
+//!
+//! [`Subscriber::start`] asks the recovery service for a book snapshot of every
+//! instrument and resumes the feed after the snapshots (the UDP socket is bound
+//! first, so nothing between the two is missed; an instrument's messages up to its
+//! own snapshot's `as_of_seq` are skipped). On a gap it asks for a replay of the
+//! missing range; if the range is no longer retained (or the replay fails) it falls
+//! back to fresh snapshots. A new feed session (an exchange restart) clears the
+//! books and fetches snapshots. Without a recovery service a gap is only reported
+//! and the book heals as levels are next updated; a recovery that fails is reported
+//! ([`MdEvent::RecoveryFailed`]) and the feed goes on.
+//!
+//! **Timestamps.** Every book change carries the exchange's time of the change (the
+//! `L2Update`'s `engine_time`) and the packet's `send_time` (the exchange clock when
+//! the packet was handed to its socket; 0 for messages that came by replay or
+//! snapshot), both ns since the Unix epoch on the exchange's clock.
 
+use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
@@ -17,21 +34,31 @@ use std::time::Duration;
 use peregrine_types::InstrumentId;
 use peregrine_wire::md::packet::{PacketKind, PacketReader};
 use peregrine_wire::md::sequencer::{FeedSequencer, SeqCheck};
-use peregrine_wire::md::{Commitment, MdMessage, Trade};
+use peregrine_wire::md::{Commitment, L2Update, MdMessage, Trade};
 
 use crate::error::{ClientError, IoContext};
 use crate::md::book::L2Book;
-use crate::md::recovery::{replay, snapshot};
+use crate::md::fetch::{Fetch, Fetched};
+
+/// Packets held while a recovery is in progress, at most.
+pub const MAX_HELD: usize = 16_384;
+
+/// Instruments one subscriber follows, at most.
+pub const MAX_INSTRUMENTS: usize = 64;
+
+/// Datagrams read per [`Subscriber::poll`], at most (so a flood cannot starve the
+/// caller's other work).
+const PACKETS_PER_POLL: usize = 64;
 
 /// Where to subscribe.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SubscriberConfig {
     /// The feed's target address (unicast, or a multicast group).
     pub feed: SocketAddr,
     /// The recovery service, if the exchange runs one.
     pub recovery: Option<SocketAddr>,
-    /// The instrument whose book is kept.
-    pub instrument: InstrumentId,
+    /// The instruments whose books are kept (1..=[`MAX_INSTRUMENTS`]).
+    pub instruments: Vec<InstrumentId>,
     /// Testing aid: ignore every Nth data packet, as if the network lost it.
     pub simulate_loss: Option<u64>,
 }
@@ -39,21 +66,44 @@ pub struct SubscriberConfig {
 /// What the subscriber saw.
 #[derive(Debug)]
 pub enum MdEvent<'a> {
-    /// The book from a snapshot on start, as of this feed sequence number.
+    /// An instrument's book from a snapshot, as of this feed sequence number.
     Snapshot {
+        /// The instrument.
+        instrument: InstrumentId,
         /// The last sequence number the book reflects.
         as_of_seq: u64,
         /// The book.
         book: &'a L2Book,
     },
-    /// The book changed.
-    Book(&'a L2Book),
-    /// A trade of the instrument.
+    /// One level of a subscribed instrument changed (a [`MdEvent::Book`] follows
+    /// once the packet or replay that carried it is applied).
+    Level {
+        /// Feed sequence number.
+        seq: u64,
+        /// The update.
+        update: L2Update,
+        /// The packet's send time (0: replayed).
+        send_time: u64,
+    },
+    /// An instrument's book changed (after a packet or a replay).
+    Book {
+        /// The instrument.
+        instrument: InstrumentId,
+        /// The book.
+        book: &'a L2Book,
+        /// Exchange time of the last change applied (its `engine_time`).
+        exchange_time: u64,
+        /// Send time of the packet that carried it (0: replayed).
+        send_time: u64,
+    },
+    /// A trade of a subscribed instrument.
     Trade {
         /// Feed sequence number.
         seq: u64,
         /// The trade.
         trade: Trade,
+        /// The packet's send time (0: replayed).
+        send_time: u64,
     },
     /// A commitment published on the feed.
     Commitment {
@@ -76,12 +126,14 @@ pub enum MdEvent<'a> {
         /// One past the last replayed.
         to: u64,
     },
-    /// The gap was healed with a fresh snapshot as of this sequence number.
+    /// The books were rebuilt from fresh snapshots; the feed resumes after this
+    /// sequence number (the smallest of the snapshots').
     RecoveredBySnapshot {
-        /// The snapshot's last sequence number.
+        /// The snapshots' last sequence number.
         as_of_seq: u64,
     },
-    /// The feed started a new session: the book was reset.
+    /// The feed started a new session: the books were reset (snapshots follow when
+    /// there is a recovery service).
     NewSession {
         /// Its id.
         session_id: u64,
@@ -93,96 +145,217 @@ pub enum MdEvent<'a> {
         /// Its size.
         bytes: usize,
     },
+    /// A recovery failed; the feed goes on (books heal as levels are updated).
+    RecoveryFailed {
+        /// Why.
+        error: &'a ClientError,
+    },
 }
 
-/// A subscriber to one instrument.
+#[derive(Debug)]
+struct Book {
+    id: InstrumentId,
+    book: L2Book,
+    /// Messages up to this sequence number are in the book already (its snapshot).
+    floor: u64,
+    exchange_time: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    Start,
+    Gap,
+    NewSession,
+}
+
+#[derive(Debug)]
+enum Recovering {
+    Replay {
+        fetch: Fetch,
+        from: u64,
+        to: u64,
+    },
+    /// Fetching the snapshot of `books[index]`; earlier ones are in `got`.
+    Snapshot {
+        fetch: Fetch,
+        index: usize,
+        got: Vec<(L2Book, u64, u64)>,
+        why: Why,
+    },
+}
+
+/// A subscriber to the feed.
 #[derive(Debug)]
 pub struct Subscriber {
     config: SubscriberConfig,
     socket: UdpSocket,
-    book: L2Book,
+    books: Vec<Book>,
     seq: Option<FeedSequencer>,
     buf: Vec<u8>,
     data_packets: u64,
+    recovering: Option<Recovering>,
+    held: VecDeque<Vec<u8>>,
+    held_dropped: u64,
+    /// A recovery failed: the next gap is passed over without one.
+    skip_recovery: bool,
 }
 
 impl Subscriber {
-    /// Binds the feed's UDP socket (joining the group for a multicast target);
-    /// each [`Subscriber::poll`] waits at most `timeout` for a packet.
-    pub fn bind(config: SubscriberConfig, timeout: Duration) -> Result<Self, ClientError> {
+    /// Binds the feed's UDP socket (joining the group for a multicast target),
+    /// non-blocking.
+    pub fn bind(config: SubscriberConfig) -> Result<Self, ClientError> {
+        if config.instruments.is_empty() || config.instruments.len() > MAX_INSTRUMENTS {
+            return Err(ClientError::Invalid(format!(
+                "a subscriber follows 1..={MAX_INSTRUMENTS} instruments, not {}",
+                config.instruments.len()
+            )));
+        }
         let socket = open(config.feed)?;
         socket
-            .set_read_timeout(Some(timeout))
-            .doing(|| "setting the feed socket's timeout".into())?;
+            .set_nonblocking(true)
+            .doing(|| "making the feed socket non-blocking".into())?;
         Ok(Subscriber {
+            books: config
+                .instruments
+                .iter()
+                .map(|&id| Book {
+                    id,
+                    book: L2Book::default(),
+                    floor: 0,
+                    exchange_time: 0,
+                })
+                .collect(),
             config,
             socket,
-            book: L2Book::default(),
             seq: None,
             buf: vec![0u8; 65_536],
             data_packets: 0,
+            recovering: None,
+            held: VecDeque::new(),
+            held_dropped: 0,
+            skip_recovery: false,
         })
     }
 
-    /// With a recovery service: fetches the book and resumes the feed after it.
-    pub fn start(&mut self, on: &mut impl FnMut(MdEvent<'_>)) -> Result<(), ClientError> {
-        if let Some(addr) = self.config.recovery {
-            let s = snapshot(addr, self.config.instrument)?;
-            self.book = s.book;
-            self.seq = Some(FeedSequencer::new(s.session_id, s.as_of_seq + 1));
-            on(MdEvent::Snapshot {
-                as_of_seq: s.as_of_seq,
-                book: &self.book,
-            });
+    /// The feed socket's local address.
+    pub fn local_addr(&self) -> Result<SocketAddr, ClientError> {
+        self.socket
+            .local_addr()
+            .doing(|| "reading the feed socket's address".into())
+    }
+
+    /// With a recovery service: starts fetching every book (the snapshots arrive
+    /// through [`Subscriber::poll`] as [`MdEvent::Snapshot`]s); the feed resumes after
+    /// them. Without one, nothing to do.
+    pub fn start(&mut self, on: &mut impl FnMut(MdEvent<'_>)) {
+        self.begin_snapshots(Why::Start, on);
+    }
+
+    /// The book of `instrument`, if subscribed.
+    pub fn book(&self, instrument: InstrumentId) -> Option<&L2Book> {
+        self.books
+            .iter()
+            .find(|b| b.id == instrument)
+            .map(|b| &b.book)
+    }
+
+    /// Whether a recovery (start, gap, new session) is in progress.
+    pub fn recovering(&self) -> bool {
+        self.recovering.is_some()
+    }
+
+    /// Packets dropped from the hold queue so far (recovery too slow for the feed).
+    pub fn held_dropped(&self) -> u64 {
+        self.held_dropped
+    }
+
+    /// Reads what arrived, advances a recovery in progress; never blocks. Returns the
+    /// datagrams read.
+    pub fn poll(&mut self, on: &mut impl FnMut(MdEvent<'_>)) -> Result<usize, ClientError> {
+        self.drive(on);
+        let mut n = 0;
+        while n < PACKETS_PER_POLL {
+            let len = match self.socket.recv(&mut self.buf) {
+                Ok(len) => len,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(ClientError::Io {
+                        what: "reading the feed".into(),
+                        source: e,
+                    })
+                }
+            };
+            n += 1;
+            if self.simulated_loss(len) {
+                continue;
+            }
+            if self.recovering.is_some() {
+                let p = self.buf[..len].to_vec();
+                self.hold_back(p);
+                continue;
+            }
+            let buf = std::mem::take(&mut self.buf);
+            let held = self.packet(&buf[..len], on);
+            if held {
+                self.hold_back(buf[..len].to_vec());
+            }
+            self.buf = buf;
         }
-        Ok(())
+        Ok(n)
     }
 
-    /// The book so far.
-    pub fn book(&self) -> &L2Book {
-        &self.book
-    }
-
-    /// Waits for one packet (up to the timeout) and applies it.
-    pub fn poll(&mut self, on: &mut impl FnMut(MdEvent<'_>)) -> Result<(), ClientError> {
-        let n = match self.socket.recv(&mut self.buf) {
-            Ok(n) => n,
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                return Ok(())
-            }
-            Err(e) => {
-                return Err(ClientError::Io {
-                    what: "reading the feed".into(),
-                    source: e,
-                })
-            }
+    /// Blocks until the feed (or the recovery connection) is readable, at most
+    /// `timeout`: for callers with nothing else to do between polls.
+    pub fn wait(&self, timeout: Duration) {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        use std::os::fd::AsFd;
+        let mut fds = vec![PollFd::new(&self.socket, PollFlags::IN)];
+        if let Some(r) = &self.recovering {
+            let fetch = match r {
+                Recovering::Replay { fetch, .. } | Recovering::Snapshot { fetch, .. } => fetch,
+            };
+            fds.push(PollFd::from_borrowed_fd(
+                fetch.as_fd(),
+                PollFlags::IN | PollFlags::OUT,
+            ));
+        }
+        let t = Timespec {
+            tv_sec: timeout.as_secs() as i64,
+            tv_nsec: i64::from(timeout.subsec_nanos()),
         };
-        let buf = std::mem::take(&mut self.buf);
-        let result = self.packet(&buf[..n], on);
-        self.buf = buf;
-        result
+        let _ = poll(&mut fds, Some(&t));
     }
 
-    fn packet(
-        &mut self,
-        bytes: &[u8],
-        on: &mut impl FnMut(MdEvent<'_>),
-    ) -> Result<(), ClientError> {
+    fn simulated_loss(&mut self, len: usize) -> bool {
+        let Some(every) = self.config.simulate_loss.filter(|n| *n > 0) else {
+            return false;
+        };
+        let data = PacketReader::new(&self.buf[..len])
+            .is_ok_and(|r| matches!(r.header().kind(), PacketKind::Messages(_)));
+        if !data {
+            return false;
+        }
+        self.data_packets += 1;
+        self.data_packets.is_multiple_of(every)
+    }
+
+    fn hold_back(&mut self, p: Vec<u8>) {
+        if self.held.len() >= MAX_HELD {
+            self.held.pop_front(); // the sequencer sees the hole as a gap later
+            self.held_dropped += 1;
+        }
+        self.held.push_back(p);
+    }
+
+    /// Applies one packet. True when it must be held (a recovery started and the
+    /// packet is to be applied after it).
+    fn packet(&mut self, bytes: &[u8], on: &mut impl FnMut(MdEvent<'_>)) -> bool {
         let Ok(reader) = PacketReader::new(bytes) else {
             on(MdEvent::Malformed { bytes: bytes.len() });
-            return Ok(());
+            return false;
         };
         let header = reader.header();
-        if matches!(header.kind(), PacketKind::Messages(_)) {
-            self.data_packets += 1;
-            let lost = self
-                .config
-                .simulate_loss
-                .is_some_and(|n| n > 0 && self.data_packets.is_multiple_of(n));
-            if lost {
-                return Ok(());
-            }
-        }
         let s = self
             .seq
             .get_or_insert_with(|| FeedSequencer::new(header.session_id, header.first_seq));
@@ -190,56 +363,200 @@ impl Subscriber {
             SeqCheck::Apply { skip } => skip,
             SeqCheck::Gap { from, to } => {
                 on(MdEvent::Gap { from, to });
-                let resume = self.recover(header.session_id, from, to, on)?;
-                let Some(s) = self.seq.as_mut() else {
-                    return Ok(());
-                };
-                s.recovered_to(resume);
-                match s.check(&header) {
-                    SeqCheck::Apply { skip } => skip,
-                    _ => return Ok(()),
+                let session_id = header.session_id;
+                if !std::mem::take(&mut self.skip_recovery) {
+                    if let Some(addr) = self.config.recovery {
+                        match Fetch::replay(addr, session_id, from, to - from) {
+                            Ok(fetch) => {
+                                self.recovering = Some(Recovering::Replay { fetch, from, to })
+                            }
+                            Err(_) => self.begin_snapshots(Why::Gap, on),
+                        }
+                        if self.recovering.is_some() {
+                            return true;
+                        }
+                    }
                 }
+                // No recovery (or it failed): the book heals as levels are updated.
+                self.skip_recovery = false;
+                if let Some(s) = self.seq.as_mut() {
+                    s.recovered_to(to);
+                }
+                return self.packet_again(&reader, on);
             }
             SeqCheck::OtherSession { session_id } => {
-                self.book = L2Book::default();
+                for b in &mut self.books {
+                    b.book = L2Book::default();
+                    b.floor = 0;
+                }
                 *s = FeedSequencer::new(session_id, header.first_seq);
                 on(MdEvent::NewSession { session_id });
-                return Ok(());
+                self.begin_snapshots(Why::NewSession, on);
+                return self.recovering.is_some() || self.packet_again(&reader, on);
             }
             SeqCheck::EndOfSession => {
                 on(MdEvent::EndOfSession);
-                return Ok(());
+                return false;
             }
-            SeqCheck::InSync | SeqCheck::Duplicate => return Ok(()),
+            SeqCheck::InSync | SeqCheck::Duplicate => return false,
         };
-        self.apply(reader.skip(usize::from(skip)), on);
-        Ok(())
+        self.apply(reader.skip(usize::from(skip)), header.send_time, on);
+        false
     }
 
-    /// Heals the gap `from..to`; returns the sequence number the feed resumes at.
-    fn recover(
+    /// Checks a packet again after the sequencer moved (a gap given up, a new
+    /// session without recovery); never holds.
+    fn packet_again(
         &mut self,
-        session_id: u64,
-        from: u64,
-        to: u64,
+        reader: &PacketReader<'_>,
         on: &mut impl FnMut(MdEvent<'_>),
-    ) -> Result<u64, ClientError> {
-        let Some(addr) = self.config.recovery else {
-            return Ok(to);
+    ) -> bool {
+        let header = reader.header();
+        let Some(s) = self.seq.as_mut() else {
+            return false;
         };
-        match replay(addr, session_id, from, to - from) {
-            Ok(Some(msgs)) => {
-                on(MdEvent::RecoveredByReplay { from, to });
-                self.apply(msgs.into_iter().map(Ok), on);
-                Ok(to)
+        if let SeqCheck::Apply { skip } = s.check(&header) {
+            self.apply(reader.clone().skip(usize::from(skip)), header.send_time, on);
+        }
+        false
+    }
+
+    /// Starts fetching every book's snapshot (no-op without a recovery service).
+    fn begin_snapshots(&mut self, why: Why, on: &mut impl FnMut(MdEvent<'_>)) {
+        let Some(addr) = self.config.recovery else {
+            return;
+        };
+        match Fetch::snapshot(addr, self.books[0].id) {
+            Ok(fetch) => {
+                self.recovering = Some(Recovering::Snapshot {
+                    fetch,
+                    index: 0,
+                    got: Vec::with_capacity(self.books.len()),
+                    why,
+                })
             }
-            Ok(None) | Err(_) => {
-                let s = snapshot(addr, self.config.instrument)?;
-                self.book = s.book;
-                on(MdEvent::RecoveredBySnapshot {
-                    as_of_seq: s.as_of_seq,
-                });
-                Ok(s.as_of_seq + 1)
+            Err(error) => {
+                self.recovering = None;
+                self.skip_recovery = true;
+                on(MdEvent::RecoveryFailed { error: &error });
+            }
+        }
+    }
+
+    /// Advances the recovery in progress; when it completes, applies it and then the
+    /// held packets (until one of them starts another recovery).
+    fn drive(&mut self, on: &mut impl FnMut(MdEvent<'_>)) {
+        while let Some(r) = self.recovering.as_mut() {
+            let fetch = match r {
+                Recovering::Replay { fetch, .. } | Recovering::Snapshot { fetch, .. } => fetch,
+            };
+            let done = match fetch.poll() {
+                Ok(None) => return,
+                Ok(Some(done)) => Ok(done),
+                Err(e) => Err(e),
+            };
+            let Some(r) = self.recovering.take() else {
+                break;
+            };
+            self.finish(r, done, on);
+            if self.recovering.is_none() {
+                self.drain_held(on);
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        r: Recovering,
+        done: Result<Fetched, ClientError>,
+        on: &mut impl FnMut(MdEvent<'_>),
+    ) {
+        match (r, done) {
+            (Recovering::Replay { from, to, .. }, Ok(Fetched::Replay(Some(msgs)))) => {
+                on(MdEvent::RecoveredByReplay { from, to });
+                self.apply(msgs.into_iter().map(Ok), 0, on);
+                if let Some(s) = self.seq.as_mut() {
+                    s.recovered_to(to);
+                }
+            }
+            (Recovering::Replay { .. }, _) => self.begin_snapshots(Why::Gap, on),
+            (
+                Recovering::Snapshot {
+                    index,
+                    mut got,
+                    why,
+                    ..
+                },
+                Ok(Fetched::Snapshot(s)),
+            ) => {
+                got.push((s.book, s.session_id, s.as_of_seq));
+                let next = index + 1;
+                if next < self.books.len() {
+                    let addr = self.config.recovery;
+                    match addr.map(|a| Fetch::snapshot(a, self.books[next].id)) {
+                        Some(Ok(fetch)) => {
+                            self.recovering = Some(Recovering::Snapshot {
+                                fetch,
+                                index: next,
+                                got,
+                                why,
+                            })
+                        }
+                        Some(Err(error)) => {
+                            self.skip_recovery = true;
+                            on(MdEvent::RecoveryFailed { error: &error })
+                        }
+                        None => {}
+                    }
+                    return;
+                }
+                self.install(got, why, on);
+            }
+            (Recovering::Snapshot { .. }, Ok(Fetched::Replay(_))) => {}
+            (Recovering::Snapshot { .. }, Err(error)) => {
+                self.skip_recovery = true;
+                on(MdEvent::RecoveryFailed { error: &error })
+            }
+        }
+    }
+
+    /// Installs a complete set of snapshots (one per book, in order).
+    fn install(
+        &mut self,
+        got: Vec<(L2Book, u64, u64)>,
+        why: Why,
+        on: &mut impl FnMut(MdEvent<'_>),
+    ) {
+        let session_id = got[0].1;
+        if got.iter().any(|g| g.1 != session_id) {
+            // The exchange restarted between two snapshots: ask again.
+            return self.begin_snapshots(why, on);
+        }
+        let min_as_of = got.iter().map(|g| g.2).min().unwrap_or(0);
+        for (b, (book, _, as_of)) in self.books.iter_mut().zip(got) {
+            b.book = book;
+            b.floor = as_of;
+            on(MdEvent::Snapshot {
+                instrument: b.id,
+                as_of_seq: as_of,
+                book: &b.book,
+            });
+        }
+        self.seq = Some(FeedSequencer::new(session_id, min_as_of + 1));
+        if why == Why::Gap {
+            on(MdEvent::RecoveredBySnapshot {
+                as_of_seq: min_as_of,
+            });
+        }
+    }
+
+    fn drain_held(&mut self, on: &mut impl FnMut(MdEvent<'_>)) {
+        while self.recovering.is_none() {
+            let Some(p) = self.held.pop_front() else {
+                break;
+            };
+            if self.packet(&p, on) {
+                self.held.push_front(p); // it goes first once this recovery is done
             }
         }
     }
@@ -247,27 +564,56 @@ impl Subscriber {
     fn apply(
         &mut self,
         msgs: impl Iterator<Item = Result<(u64, MdMessage), peregrine_wire::DecodeError>>,
+        send_time: u64,
         on: &mut impl FnMut(MdEvent<'_>),
     ) {
-        let instrument = self.config.instrument;
-        let mut changed = false;
+        let mut changed = 0u64;
         for item in msgs {
             let Ok((seq, msg)) = item else { break };
             match msg {
-                MdMessage::Trade(t) if t.instrument == instrument => {
-                    on(MdEvent::Trade { seq, trade: t });
+                MdMessage::Trade(t) => {
+                    if self.index(t.instrument, seq).is_some() {
+                        on(MdEvent::Trade {
+                            seq,
+                            trade: t,
+                            send_time,
+                        });
+                    }
                 }
-                MdMessage::L2Update(u) if u.instrument == instrument => {
-                    self.book.update(u.side, u.price.units(), u.qty.lots());
-                    changed = true;
+                MdMessage::L2Update(u) => {
+                    if let Some(i) = self.index(u.instrument, seq) {
+                        let b = &mut self.books[i];
+                        b.book.update(u.side, u.price.units(), u.qty.lots());
+                        b.exchange_time = u.engine_time.0;
+                        changed |= 1 << i;
+                        on(MdEvent::Level {
+                            seq,
+                            update: u,
+                            send_time,
+                        });
+                    }
                 }
                 MdMessage::Commitment(c) => on(MdEvent::Commitment { seq, commitment: c }),
-                _ => {}
             }
         }
-        if changed {
-            on(MdEvent::Book(&self.book));
+        for (i, b) in self.books.iter().enumerate() {
+            if changed & (1 << i) != 0 {
+                on(MdEvent::Book {
+                    instrument: b.id,
+                    book: &b.book,
+                    exchange_time: b.exchange_time,
+                    send_time,
+                });
+            }
         }
+    }
+
+    /// The book index of `instrument` if subscribed and `seq` is past its snapshot.
+    fn index(&self, instrument: InstrumentId, seq: u64) -> Option<usize> {
+        self.books
+            .iter()
+            .position(|b| b.id == instrument)
+            .filter(|&i| seq > self.books[i].floor)
     }
 }
 

@@ -231,7 +231,7 @@ impl Orchestrator {
             by_client: FxHashMap::default(),
             next_engine_id: 1,
             risk,
-            latency: Latency::new(),
+            latency: Latency::new().with_feed_slots(cfg.exchange_feed_slots()),
             instruments: cfg.instruments.clone(),
             engine_rejects: FxHashMap::default(),
             instrument_info: cfg

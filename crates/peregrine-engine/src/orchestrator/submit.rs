@@ -30,14 +30,14 @@ impl Orchestrator {
             Ok(Command::Heartbeat { pid }) => self.slots[s as usize].pid = Some(pid),
             Ok(Command::Receipt { client_id, t8 }) => self.on_receipt(s, client_id, t8),
             Ok(Command::MdReceipt {
+                slot,
                 exchange_ts,
                 recv_ts,
                 publish_ts,
                 seen_ts,
-                ..
             }) => self
                 .latency
-                .record_md(exchange_ts, recv_ts, publish_ts, seen_ts),
+                .record_md(slot as usize, exchange_ts, recv_ts, publish_ts, seen_ts),
             Ok(Command::Cancel { client_id }) => self.on_cancel(s, client_id, &req, t2),
             Ok(Command::New(o)) => self.on_new(s, &o, req.t1, t2),
             Ok(Command::Replace {

@@ -62,6 +62,7 @@
 
 mod config;
 mod inbound;
+pub mod md;
 mod orders;
 #[cfg(test)]
 mod tests;

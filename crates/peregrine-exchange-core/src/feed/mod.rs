@@ -11,17 +11,21 @@ mod retained;
 
 pub use retained::Retained;
 
-use peregrine_wire::md::packet::{encode_heartbeat, PacketBuilder, PushError};
+use peregrine_wire::md::packet::{
+    encode_heartbeat, stamp_send_time, PacketBuilder, PushError, PACKET_HEADER_SIZE,
+};
 use peregrine_wire::md::{Commitment, L2Update, MdMessage, Trade};
 use peregrine_wire::WireMessage;
 
-/// Bytes of the packet header (session, first sequence number, count).
-const PACKET_HEADER: usize = 18;
+/// Bytes of the packet header (session, first sequence number, count, send time).
+const PACKET_HEADER: usize = PACKET_HEADER_SIZE;
 
 /// Where finished packets go (the server's UDP socket).
 pub trait PacketSink {
-    /// Sends one packet (the slice is reused after the call).
-    fn send(&mut self, packet: &[u8]);
+    /// Sends one packet (the slice is reused after the call). The feed stamped its
+    /// `send_time` with the flush's clock reading; a sink that sends it later may
+    /// stamp it again ([`peregrine_wire::md::packet::stamp_send_time`]) just before.
+    fn send(&mut self, packet: &mut [u8]);
 }
 
 /// Sends nothing (no feed, or a test).
@@ -29,11 +33,11 @@ pub trait PacketSink {
 pub struct NoPackets;
 
 impl PacketSink for NoPackets {
-    fn send(&mut self, _: &[u8]) {}
+    fn send(&mut self, _: &mut [u8]) {}
 }
 
 impl<T: PacketSink> PacketSink for Option<T> {
-    fn send(&mut self, packet: &[u8]) {
+    fn send(&mut self, packet: &mut [u8]) {
         if let Some(s) = self.as_mut() {
             s.send(packet);
         }
@@ -45,7 +49,7 @@ impl<T: PacketSink> PacketSink for Option<T> {
 pub struct PacketLog(pub Vec<Vec<u8>>);
 
 impl PacketSink for PacketLog {
-    fn send(&mut self, packet: &[u8]) {
+    fn send(&mut self, packet: &mut [u8]) {
         self.0.push(packet.to_vec());
     }
 }
@@ -186,7 +190,8 @@ impl Feed {
             self.next_seq = packet.next_seq();
             let len = packet.len();
             self.last_send_ns = now_ns;
-            out.send(&self.buf[..len]);
+            stamp_send_time(&mut self.buf[..len], now_ns);
+            out.send(&mut self.buf[..len]);
         }
         self.pending.drain(..i);
         self.oldest_ns = now_ns;
@@ -197,7 +202,8 @@ impl Feed {
         if now_ns.saturating_sub(self.last_send_ns) >= self.heartbeat_ns {
             if let Ok(len) = encode_heartbeat(&mut self.buf, self.session_id, self.next_seq) {
                 self.last_send_ns = now_ns;
-                out.send(&self.buf[..len]);
+                stamp_send_time(&mut self.buf[..len], now_ns);
+                out.send(&mut self.buf[..len]);
             }
         }
     }

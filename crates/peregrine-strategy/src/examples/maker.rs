@@ -117,10 +117,23 @@ impl Maker {
         after.abs() <= self.cfg.max_inventory
     }
 
-    /// The mid this book implies, if any.
+    /// The mid this book implies, if any. A best level that is only this maker's own
+    /// quote (its price, at most its size) says nothing about the market: were it
+    /// counted, a book the maker alone quotes (a venue without other flow) would feed
+    /// its own skew back into its mid and walk the price away.
     fn observe(&mut self, book: &BookView) {
         let h = self.cfg.half_spread;
-        self.mid = match (book.best_bid(), book.best_ask()) {
+        let others = |side: Side, l: Option<crate::md::Level>| {
+            l.filter(|l| {
+                let own = self.quotes[side.index()].is_some_and(|q| q.price == l.price.units());
+                !(own && l.qty.lots() <= self.cfg.qty)
+            })
+        };
+        let (bid, ask) = (
+            others(Side::Buy, book.best_bid()),
+            others(Side::Sell, book.best_ask()),
+        );
+        self.mid = match (bid, ask) {
             (Some(b), Some(a)) => (b.price.units() + a.price.units()).div_euclid(2),
             (Some(b), None) => b.price.units() + h,
             (None, Some(a)) => a.price.units() - h,
@@ -281,5 +294,36 @@ mod tests {
         assert_eq!(m.mid(), 108, "an empty book keeps the last mid");
         m.position = 10;
         assert!(!m.room(Side::Buy) && m.room(Side::Sell));
+    }
+
+    #[test]
+    fn its_own_quotes_do_not_move_its_mid() {
+        let mut m = Maker::new(MakerConfig::default());
+        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(99)], &[lvl(103)]));
+        assert_eq!(m.mid(), 101);
+        let quote = |price| {
+            Some(Quote {
+                client_id: 1,
+                price,
+                acked: true,
+                replacing: false,
+            })
+        };
+        // Short 3: its skewed quotes 102/106 are the whole book; the mid stays.
+        m.position = -3;
+        m.quotes = [quote(102), quote(106)];
+        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(102)], &[lvl(106)]));
+        assert_eq!(m.mid(), 101, "its own skew does not feed back");
+        // Someone else's ask below its own: that side counts.
+        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(102)], &[lvl(104)]));
+        assert_eq!(m.mid(), 102);
+        // More than its size at its price: others are there too.
+        let big = Level {
+            price: Price::from_raw(102),
+            qty: Qty::from_raw(m.cfg.qty + 1),
+            orders: 2,
+        };
+        m.observe(&BookView::new(0, InstrumentId(1), &[big], &[lvl(106)]));
+        assert_eq!(m.mid(), 102 + m.cfg.half_spread);
     }
 }

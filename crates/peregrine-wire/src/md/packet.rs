@@ -1,7 +1,9 @@
 //! Market-data packets (MoldUDP64-style framing over UDP).
 //!
 //! A packet is a [`PACKET_HEADER_SIZE`]-byte header followed by `count` whole
-//! messages, back to back. Each message starts with the common 8-byte header, whose
+//! messages, back to back. The header's last field is the exchange's clock when the
+//! packet was handed to the socket ([`stamp_send_time`]), so a subscriber can measure
+//! feed latency. Each message starts with the common 8-byte header, whose
 //! first field is the message length: that is the length prefix. Message `i` (from 0)
 //! of a packet has sequence number `first_seq + i`.
 //!
@@ -15,7 +17,10 @@ use crate::message::FieldDesc;
 use crate::{DecodeError, EncodeError};
 
 /// Bytes in a packet header.
-pub const PACKET_HEADER_SIZE: usize = 18;
+pub const PACKET_HEADER_SIZE: usize = 26;
+
+/// Offset of the `send_time` field in the packet header.
+pub const SEND_TIME_OFFSET: usize = 18;
 
 /// A conservative payload size that fits an Ethernet MTU with IP/UDP headers and
 /// common tunnel overheads.
@@ -28,7 +33,7 @@ pub const HEARTBEAT_COUNT: u16 = 0;
 pub const END_OF_SESSION_COUNT: u16 = 0xFFFF;
 
 /// The packet header fields, for layout tables and tests.
-pub const PACKET_HEADER_FIELDS: [FieldDesc; 3] = [
+pub const PACKET_HEADER_FIELDS: [FieldDesc; 4] = [
     FieldDesc::new(
         "session_id",
         0,
@@ -50,6 +55,13 @@ pub const PACKET_HEADER_FIELDS: [FieldDesc; 3] = [
         "u16",
         "Messages in the packet; 0 heartbeat, 0xFFFF end of session.",
     ),
+    FieldDesc::new(
+        "send_time",
+        18,
+        8,
+        "u64",
+        "Exchange clock when the packet was handed to the socket, ns since the Unix epoch; 0 unstamped.",
+    ),
 ];
 
 /// A decoded packet header.
@@ -61,6 +73,9 @@ pub struct PacketHeader {
     pub first_seq: u64,
     /// Raw message count.
     pub count: u16,
+    /// When the exchange handed the packet to its socket, ns since the Unix epoch on
+    /// the exchange's clock (0: not stamped).
+    pub send_time: u64,
 }
 
 /// What a packet carries.
@@ -103,6 +118,7 @@ impl PacketHeader {
         w.u64(self.session_id);
         w.u64(self.first_seq);
         w.u16(self.count);
+        w.u64(self.send_time);
         if w.overflowed() {
             return Err(EncodeError::BufferTooSmall {
                 needed: PACKET_HEADER_SIZE,
@@ -118,6 +134,7 @@ impl PacketHeader {
             session_id: r.u64()?,
             first_seq: r.u64()?,
             count: r.u16()?,
+            send_time: r.u64()?,
         };
         if header
             .first_seq
@@ -156,6 +173,7 @@ pub fn encode_heartbeat(
             session_id,
             first_seq: next_seq,
             count: HEARTBEAT_COUNT,
+            send_time: 0,
         },
     )
 }
@@ -170,8 +188,22 @@ pub fn encode_end_of_session(
         session_id,
         first_seq: next_seq,
         count: END_OF_SESSION_COUNT,
+        send_time: 0,
     };
     encode_control(buf, header)
+}
+
+/// Writes `ns` into the `send_time` field of an encoded packet (the last thing done
+/// before the packet is handed to the socket). False if `packet` is shorter than a
+/// header.
+pub fn stamp_send_time(packet: &mut [u8], ns: u64) -> bool {
+    match packet.get_mut(SEND_TIME_OFFSET..PACKET_HEADER_SIZE) {
+        Some(field) => {
+            field.copy_from_slice(&ns.to_le_bytes());
+            true
+        }
+        None => false,
+    }
 }
 
 /// Why a message was not added to a packet. Hands the message back.
@@ -198,6 +230,7 @@ impl<'a> PacketBuilder<'a> {
             session_id,
             first_seq,
             count: 0,
+            send_time: 0,
         };
         encode_control(buf, header)?;
         Ok(PacketBuilder {
@@ -381,6 +414,22 @@ mod tests {
             PacketReader::new(&buf[..n]).unwrap().kind(),
             PacketKind::EndOfSession
         );
-        assert!(encode_heartbeat(&mut buf[..17], 3, 50).is_err());
+        assert!(encode_heartbeat(&mut buf[..25], 3, 50).is_err());
+    }
+
+    #[test]
+    fn a_stamped_send_time_reads_back_and_changes_nothing_else() {
+        let mut buf = [0u8; DEFAULT_MTU];
+        let mut b = PacketBuilder::new(&mut buf, 7, 100).unwrap();
+        b.push(Trade::sample(&[1])).unwrap();
+        let n = b.len();
+        assert_eq!(PacketReader::new(&buf[..n]).unwrap().header().send_time, 0);
+        assert!(stamp_send_time(&mut buf[..n], 0x0102_0304_0506_0708));
+        let r = PacketReader::new(&buf[..n]).unwrap();
+        let h = r.header();
+        assert_eq!((h.session_id, h.first_seq, h.count), (7, 100, 1));
+        assert_eq!(h.send_time, 0x0102_0304_0506_0708);
+        assert_eq!(r.count(), 1);
+        assert!(!stamp_send_time(&mut buf[..PACKET_HEADER_SIZE - 1], 1));
     }
 }

@@ -109,6 +109,7 @@ mod tests {
             session_id: 7,
             first_seq,
             count,
+            send_time: 0,
         }
     }
 
@@ -168,6 +169,7 @@ mod tests {
             session_id: 8,
             first_seq: 1,
             count: 1,
+            send_time: 0,
         };
         assert_eq!(s.check(&other), SeqCheck::OtherSession { session_id: 8 });
     }

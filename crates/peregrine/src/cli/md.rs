@@ -37,15 +37,12 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
         .find(|s| s.symbol == args.instrument || s.id.0.to_string() == args.instrument)
         .with_context(|| format!("no instrument {} in the config", args.instrument))?;
     let target = config.market_data.target;
-    let mut sub = Subscriber::bind(
-        SubscriberConfig {
-            feed: target,
-            recovery: config.recovery_enabled.then_some(config.recovery_listen),
-            instrument: spec.id,
-            simulate_loss: args.simulate_loss,
-        },
-        Duration::from_millis(200),
-    )?;
+    let mut sub = Subscriber::bind(SubscriberConfig {
+        feed: target,
+        recovery: config.recovery_enabled.then_some(config.recovery_listen),
+        instruments: vec![spec.id],
+        simulate_loss: args.simulate_loss,
+    })?;
     println!(
         "subscribed to {target} for {} (id {})",
         spec.symbol, spec.id
@@ -53,21 +50,27 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
     let deadline = args
         .duration
         .map(|d| Instant::now() + Duration::from_secs_f64(d));
-    sub.start(&mut print)?;
+    sub.start(&mut print);
     while deadline.is_none_or(|d| Instant::now() < d) {
-        sub.poll(&mut print)?;
+        if sub.poll(&mut print)? == 0 {
+            sub.wait(Duration::from_millis(50));
+        }
     }
     Ok(())
 }
 
 fn print(e: MdEvent<'_>) {
     match e {
-        MdEvent::Snapshot { as_of_seq, book } => {
+        MdEvent::Snapshot {
+            as_of_seq, book, ..
+        } => {
             println!("snapshot as of #{as_of_seq}");
             print_top(book);
         }
-        MdEvent::Book(book) => print_top(book),
-        MdEvent::Trade { seq, trade: t } => println!(
+        MdEvent::Book { book, .. } => print_top(book),
+        MdEvent::Level { .. } => {}
+        MdEvent::RecoveryFailed { error } => println!("recovery failed: {error}"),
+        MdEvent::Trade { seq, trade: t, .. } => println!(
             "#{seq} TRADE {}@{} aggressor {:?} id {}",
             t.qty.lots(),
             t.price.units(),

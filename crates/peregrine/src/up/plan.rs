@@ -240,6 +240,8 @@ impl Templates {
     ) -> String {
         fill_engine(&self.engine, name, shm_dir, exchange, exchange_venue)
             .replace("@ENGINE_METRICS_PORT@", &ports.engine_metrics.to_string())
+            .replace("@MD_PORT@", &ports.md.to_string())
+            .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
             .replace("@KEY_FILE@", &key_file.display().to_string())
     }
 }
@@ -287,6 +289,8 @@ pub fn engine_toml(
 ) -> String {
     fill_engine(ENGINE_TOML, name, shm_dir, exchange, exchange_venue)
         .replace("@ENGINE_METRICS_PORT@", "0")
+        .replace("@MD_PORT@", "0")
+        .replace("@RECOVERY_PORT@", "0")
         .replace("@KEY_FILE@", "keys.toml")
 }
 
@@ -426,6 +430,28 @@ mod tests {
         );
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
         assert_eq!(cfg.metrics.listen.port(), 7724);
+        // With the exchange venue, the engine takes the exchange's feed and recovery.
+        let addr: SocketAddr = "127.0.0.1:7720".parse().unwrap();
+        let text = t.engine_toml(
+            "x",
+            Path::new("/dev/shm/x"),
+            Some(addr),
+            true,
+            ports,
+            Path::new("keys.toml"),
+        );
+        let (md, recovery) = (
+            format!("127.0.0.1:{}", ports.md),
+            format!("127.0.0.1:{}", ports.recovery),
+        );
+        let exchange = t.exchange_toml(ports, "");
+        assert!(
+            exchange.contains(&format!("target = \"{md}\"")),
+            "{exchange}"
+        );
+        assert!(exchange.contains(&format!("recovery_listen = \"{recovery}\"")));
+        let feed = format!("feed = {{ addr = \"{md}\", recovery = \"{recovery}\" }}");
+        assert!(text.contains(&feed), "{feed} in {text}");
         assert!(Templates::load(&dir.path().join("nope")).is_err());
     }
 

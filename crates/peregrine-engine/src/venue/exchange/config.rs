@@ -44,6 +44,10 @@ pub struct ExchangeConfig {
     /// Default 65,536.
     #[serde(default = "defaults::out_buffer")]
     pub out_buffer: usize,
+    /// The exchange's market-data feed (`feed = { addr, recovery }`); none: no
+    /// market data from this venue. See [`super::md::FeedConfig`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed: Option<super::md::FeedConfig>,
 }
 
 mod defaults {
@@ -78,6 +82,7 @@ impl ExchangeConfig {
             reconnect_ms: defaults::reconnect_ms(),
             max_orders: defaults::max_orders(),
             out_buffer: defaults::out_buffer(),
+            feed: None,
         }
     }
 
@@ -119,6 +124,9 @@ impl ExchangeConfig {
                 "{at}.out_buffer must be >= {}",
                 peregrine_wire::MAX_MESSAGE_SIZE
             ));
+        }
+        if let Some(f) = &self.feed {
+            p.extend(f.problems(&format!("{at}.feed")));
         }
         p
     }
