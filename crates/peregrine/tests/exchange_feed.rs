@@ -75,6 +75,8 @@ fn loadgen_short_run_loses_nothing() {
         let ex = start("[market_data]\nenabled = false");
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("loadgen.json");
+        let keys = dir.path().join("keys.toml");
+        support::write_key_file(&keys, &[1, 2, 3, 4]);
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_peregrine"))
             .args([
                 "loadgen",
@@ -91,6 +93,8 @@ fn loadgen_short_run_loses_nothing() {
             .arg(&ex.config)
             .arg("--addr")
             .arg(ex.addr.to_string())
+            .arg("--keys")
+            .arg(&keys)
             .arg("--json")
             .arg(&json)
             .output()
@@ -127,6 +131,8 @@ fn loadgen_short_run_loses_nothing() {
             .arg(&ex.config)
             .arg("--addr")
             .arg(ex.addr.to_string())
+            .arg("--keys")
+            .arg(&keys)
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&closed.stdout);

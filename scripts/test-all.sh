@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every test, on a fresh Debian machine with the pinned Rust toolchain (README's second
+# command; .ci/run calls it). Installs what the tests talk to, then runs:
+#   1. cargo test --workspace --release   (unit, property, differential, real processes)
+#   2. scripts/safety-checks.sh all       (loom, valgrind, checked profile, fuzz; docs/testing.md)
+#   3. tests/http/run.sh                  (python-binance, ccxt, schemathesis, Playwright + chromium)
+# Needs root for apt-get when a package is missing; everything else stays in the checkout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+apt_install() {
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  else
+    echo "missing $*: install them (apt-get install $*)" >&2
+    exit 1
+  fi
+}
+# QuickFIX C++ (the FIX tests' counterpart, built by the quickfix crate) needs cmake and
+# g++; valgrind runs the memcheck step.
+need=""
+command -v cmake >/dev/null || need="$need cmake"
+command -v g++ >/dev/null || need="$need g++"
+command -v valgrind >/dev/null || need="$need valgrind"
+[ -z "$need" ] || apt_install $need
+# QuickFIX's own FIX 4.4 dictionary validates what we send (~40 s to fetch once).
+scripts/quickfix-spec.sh || echo "warning: QuickFIX's FIX44.xml not fetched; the FIX interop tests run without it"
+# PostgreSQL, chromium and the Python clients for the HTTP gateway's tests.
+# shellcheck source=../tests/http/setup.sh
+source tests/http/setup.sh
+start=$(date +%s)
+cargo test --workspace --release
+echo "cargo test: $(( $(date +%s) - start )) s"
+FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/safety-checks.sh all
+bash tests/http/run.sh
