@@ -89,7 +89,7 @@ fn valid_stream() -> Vec<u8> {
 
 #[test]
 fn the_seed_corpus_runs_clean() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
     let mut n = 0;
     for target in ["fix_decode", "fix_store_scan"] {
         for entry in std::fs::read_dir(dir.join(target)).unwrap() {

@@ -81,6 +81,8 @@ fn run(topology: &'static str) {
             }
             (commitments, trades)
         });
+        let keys = data.path().join("keys.toml");
+        support::write_key_file(&keys, &[1, 2]);
         let (ok, text) = peregrine(
             &[
                 "loadgen",
@@ -98,6 +100,8 @@ fn run(topology: &'static str) {
                 ex.config.as_os_str(),
                 "--addr".as_ref(),
                 ex.addr.to_string().as_ref(),
+                "--keys".as_ref(),
+                keys.as_os_str(),
             ],
         );
         assert!(ok, "{text}");

@@ -134,7 +134,12 @@ fn kill_rounds(fsync: &str, env: &[(&str, &str)]) -> Vec<Vec<OrderId>> {
     let journal = dir.path().join("journal");
     let extra = exchange_config(&journal, fsync);
     let cli_config = dir.path().join("replay.toml");
-    std::fs::write(&cli_config, &extra).unwrap();
+    // The replay reads the same config the exchange runs (its accounts included).
+    std::fs::write(
+        &cli_config,
+        format!("{extra}\n{}", support::accounts_toml()),
+    )
+    .unwrap();
     let mut previous: Vec<OrderId> = Vec::new();
     let mut losses = Vec::new();
     let mut ex = start_with_env(&extra, env);

@@ -95,7 +95,8 @@ pub fn try_start_with_env(extra: &str, env: &[(&str, &str)]) -> Result<Exchange,
     })
 }
 
-fn accounts_toml() -> String {
+/// The `[[accounts]]` entries every test exchange has: accounts 1 to 4.
+pub fn accounts_toml() -> String {
     (1..=4).map(|i| account_toml(i, false)).collect()
 }
 
@@ -155,6 +156,10 @@ pub struct Client {
     /// The socket.
     pub stream: TcpStream,
     rx: Box<RecvBuffer<65536>>,
+    /// Session sequence number of the last message the login exchange received (the
+    /// challenge, the acceptance, instrument definitions, the replay's markers): the
+    /// first message after login carries `login_seq + 1`.
+    pub login_seq: u64,
 }
 
 impl Client {
@@ -167,6 +172,7 @@ impl Client {
         Client {
             stream,
             rx: Box::new(RecvBuffer::new()),
+            login_seq: 0,
         }
     }
 
@@ -188,6 +194,7 @@ impl Client {
             let m = c
                 .recv()
                 .expect("the exchange closed the connection during login");
+            c.login_seq = m.session_seq();
             match session.on_message(&m, key).expect("a protocol violation") {
                 Step::SendLogin(l) => c.send(&l),
                 Step::Rejected { reason, .. } => return Err(reason),
