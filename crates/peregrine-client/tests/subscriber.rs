@@ -175,6 +175,7 @@ fn subscriber(recovery: Option<SocketAddr>, instruments: &[u32]) -> (Subscriber,
         recovery,
         instruments: instruments.iter().map(|i| InstrumentId(*i)).collect(),
         simulate_loss: None,
+        interface: std::net::Ipv4Addr::UNSPECIFIED,
     })
     .unwrap();
     let addr = sub.local_addr().unwrap();

@@ -173,6 +173,7 @@ impl App {
         tokio::spawn(writer.run(feed_rx, orders_rx));
         let settings = FeedSettings {
             bind: venue.feed,
+            interface: venue.feed_interface,
             recovery: venue.recovery,
             instruments: venue.instruments.iter().map(|s| s.id).collect(),
         };

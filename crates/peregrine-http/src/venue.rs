@@ -43,6 +43,7 @@ struct ExchangeFile {
 #[serde(default)]
 struct MarketData {
     target: SocketAddr,
+    multicast_interface: std::net::Ipv4Addr,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -55,6 +56,7 @@ impl Default for MarketData {
     fn default() -> Self {
         MarketData {
             target: ([127, 0, 0, 1], 7701).into(),
+            multicast_interface: std::net::Ipv4Addr::UNSPECIFIED,
         }
     }
 }
@@ -78,8 +80,11 @@ impl Default for ExchangeFile {
 pub struct Venue {
     /// Order entry (TCP).
     pub order_entry: SocketAddr,
-    /// Feed address to bind (UDP).
+    /// Feed address to bind (UDP unicast) or group to join (multicast).
     pub feed: SocketAddr,
+    /// Interface a multicast feed is joined on (the exchange's
+    /// `market_data.multicast_interface`).
+    pub feed_interface: std::net::Ipv4Addr,
     /// Recovery service (TCP), if the exchange serves one.
     pub recovery: Option<SocketAddr>,
     /// Instruments.
@@ -126,6 +131,7 @@ impl Venue {
         let venue = Venue {
             order_entry: config.exchange.order_entry.unwrap_or(file.listen),
             feed: config.exchange.feed.unwrap_or(file.market_data.target),
+            feed_interface: file.market_data.multicast_interface,
             recovery: config
                 .exchange
                 .recovery

@@ -7,7 +7,7 @@ use std::time::Duration;
 use peregrine_types::{ClientOrderId, OrderId, Side, TimeInForce};
 use peregrine_wire::v2::ClientHeartbeat;
 use peregrine_wire::v2::Outbound;
-use peregrine_wire::{LiquidityRole, ReasonCode};
+use peregrine_wire::LiquidityRole;
 use support::{cancel, order, start, wait_until, with_timeout, Client};
 
 const NO_MD: &str = "[market_data]\nenabled = false";

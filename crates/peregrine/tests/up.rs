@@ -140,7 +140,11 @@ fn announced(out: &str) -> (Vec<(String, u32)>, PathBuf) {
 /// directory or the shm directory, and no shm directory.
 fn assert_nothing_left(out: &str, dir: &Path) {
     let (pids, shm) = announced(out);
-    assert_eq!(pids.len(), 6, "exchange, engine, 4 strategies: {pids:?}");
+    assert_eq!(
+        pids.len(),
+        7,
+        "exchange, engine, 4 strategies, the HTTP gateway: {pids:?}"
+    );
     assert!(shm.starts_with("/dev/shm"), "{}", shm.display());
     assert!(!shm.exists(), "{} left behind", shm.display());
     let marks = [dir.display().to_string(), shm.display().to_string()];

@@ -5,9 +5,11 @@
 pub mod book;
 pub mod fetch;
 pub mod recovery;
+pub mod socket;
 pub mod subscriber;
 
 pub use book::{L2Book, Level};
 pub use fetch::{Fetch, Fetched, Snapshot};
 pub use recovery::{replay, snapshot};
+pub use socket::open_feed;
 pub use subscriber::{MdEvent, Subscriber, SubscriberConfig};

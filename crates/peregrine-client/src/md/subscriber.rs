@@ -61,6 +61,9 @@ pub struct SubscriberConfig {
     pub instruments: Vec<InstrumentId>,
     /// Testing aid: ignore every Nth data packet, as if the network lost it.
     pub simulate_loss: Option<u64>,
+    /// The interface a multicast `feed` is joined on (`0.0.0.0`: the routing
+    /// table's choice); ignored for a unicast `feed` ([`super::open_feed`]).
+    pub interface: Ipv4Addr,
 }
 
 /// What the subscriber saw.
@@ -210,7 +213,7 @@ impl Subscriber {
                 config.instruments.len()
             )));
         }
-        let socket = open(config.feed)?;
+        let socket = open(config.feed, config.interface)?;
         socket
             .set_nonblocking(true)
             .doing(|| "making the feed socket non-blocking".into())?;
@@ -617,16 +620,6 @@ impl Subscriber {
     }
 }
 
-fn open(target: SocketAddr) -> Result<UdpSocket, ClientError> {
-    match target {
-        SocketAddr::V4(a) if a.ip().is_multicast() => {
-            let socket = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, a.port()))
-                .doing(|| format!("binding port {}", a.port()))?;
-            socket
-                .join_multicast_v4(a.ip(), &Ipv4Addr::UNSPECIFIED)
-                .doing(|| format!("joining {}", a.ip()))?;
-            Ok(socket)
-        }
-        other => UdpSocket::bind(other).doing(|| format!("binding {other}")),
-    }
+fn open(target: SocketAddr, interface: Ipv4Addr) -> Result<UdpSocket, ClientError> {
+    super::open_feed(target, interface).doing(|| format!("opening the feed socket {target}"))
 }

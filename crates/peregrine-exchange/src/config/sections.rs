@@ -175,6 +175,12 @@ pub struct MarketDataConfig {
     pub heartbeat_ms: u64,
     /// Multicast TTL. Default 1 (stay on the local network).
     pub multicast_ttl: u32,
+    /// For a multicast `target`: the IPv4 address of the interface packets leave by
+    /// (`IP_MULTICAST_IF`); subscribers join the group on the same one. Default
+    /// `0.0.0.0`, the routing table's choice. `127.0.0.1` keeps a one-host feed on
+    /// loopback, where every local subscriber gets every packet (what `peregrine up`
+    /// does for its engine and HTTP gateway).
+    pub multicast_interface: std::net::Ipv4Addr,
     /// Feed messages kept for replay by the recovery service (the most recent ones),
     /// a power of two; 0 keeps none (gaps are then healed from snapshots only).
     /// Default 65,536 (~3.7 MiB).
@@ -193,6 +199,7 @@ impl Default for MarketDataConfig {
             mtu: 1400,
             heartbeat_ms: 1000,
             multicast_ttl: 1,
+            multicast_interface: std::net::Ipv4Addr::UNSPECIFIED,
             replay_retain: 65_536,
             max_delay_us: 50,
         }

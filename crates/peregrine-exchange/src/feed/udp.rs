@@ -32,8 +32,10 @@ pub struct UdpFeed {
 impl UdpFeed {
     /// Opens the UDP socket for `config.target`.
     pub fn open(config: &MarketDataConfig) -> std::io::Result<Self> {
+        let interface = config.multicast_interface;
         let bind: SocketAddr = match config.target {
             SocketAddr::V4(a) if a.ip().is_loopback() => ([127, 0, 0, 1], 0).into(),
+            SocketAddr::V4(a) if a.ip().is_multicast() => (interface, 0).into(),
             SocketAddr::V4(_) => ([0, 0, 0, 0], 0).into(),
             SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
         };
@@ -41,6 +43,9 @@ impl UdpFeed {
         if config.target.ip().is_multicast() {
             socket.set_multicast_ttl_v4(config.multicast_ttl)?;
             socket.set_multicast_loop_v4(true)?;
+            if !interface.is_unspecified() {
+                rustix::net::sockopt::set_ip_multicast_if(&socket, &interface)?;
+            }
         }
         socket.set_nonblocking(true)?;
         Ok(UdpFeed {

@@ -46,6 +46,8 @@ pub trait FeedSink: Send + 'static {
 pub struct FeedSettings {
     /// Address to bind (unicast) or group to join (multicast).
     pub bind: SocketAddr,
+    /// Interface a multicast group is joined on (`0.0.0.0`: the routing table's).
+    pub interface: Ipv4Addr,
     /// The recovery service.
     pub recovery: Option<SocketAddr>,
     /// Instruments to keep books of.
@@ -59,23 +61,11 @@ pub fn spawn(
     mut sink: impl FeedSink,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let socket = open(settings.bind)?;
+    let socket = peregrine_client::md::open_feed(settings.bind, settings.interface)?;
     socket.set_read_timeout(Some(TICK))?;
     std::thread::Builder::new()
         .name("feed".into())
         .spawn(move || Feed::new(settings).run(&socket, &mut sink, &stop))
-}
-
-fn open(target: SocketAddr) -> std::io::Result<UdpSocket> {
-    let socket = match target {
-        SocketAddr::V4(a) if a.ip().is_multicast() => {
-            let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, a.port()))?;
-            s.join_multicast_v4(a.ip(), &Ipv4Addr::UNSPECIFIED)?;
-            s
-        }
-        other => UdpSocket::bind(other)?,
-    };
-    Ok(socket)
 }
 
 struct Feed {

@@ -42,6 +42,7 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
         recovery: config.recovery_enabled.then_some(config.recovery_listen),
         instruments: vec![spec.id],
         simulate_loss: args.simulate_loss,
+        interface: config.market_data.multicast_interface,
     })?;
     println!(
         "subscribed to {target} for {} (id {})",

@@ -444,8 +444,9 @@ impl Session {
     fn header(&mut self, addr: SocketAddr, md_port: u16) {
         println!("peregrine up: run directory {}", self.dir.display());
         println!(
-            "  exchange  pid {:<8} orders on tcp {addr}, market data to udp 127.0.0.1:{md_port}",
+            "  exchange  pid {:<8} orders on tcp {addr}, market data to udp {}:{md_port} (multicast on loopback)",
             self.pid("exchange"),
+            plan::MD_GROUP,
         );
         println!(
             "  engine    pid {:<8} shm {}",

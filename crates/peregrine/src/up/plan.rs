@@ -14,7 +14,10 @@ use anyhow::Context;
 /// simulated venue; off, all three use the simulated venue and the exchange idles.
 pub const EXCHANGE_VENUE: bool = true;
 
-/// The exchange config, with `@ORDER_PORT@`, `@RECOVERY_PORT@`, `@MD_PORT@` and
+/// The multicast group of the run's market data (on loopback; the port is per run).
+pub const MD_GROUP: &str = "239.255.76.1";
+
+/// The exchange config, with `@ORDER_PORT@`, `@RECOVERY_PORT@`, `@MD_PORT@`, `@MD_GROUP@` and
 /// `@ACCOUNTS@` (the generated accounts' stored keys) to fill.
 const EXCHANGE_TOML: &str = include_str!("../../../../configs/up/exchange.toml");
 /// The engine config, with `@NAME@`, `@SHM_DIR@`, `@EXCHANGE_ADDR@`, `@KEY_FILE@` to
@@ -241,6 +244,7 @@ impl Templates {
         fill_engine(&self.engine, name, shm_dir, exchange, exchange_venue)
             .replace("@ENGINE_METRICS_PORT@", &ports.engine_metrics.to_string())
             .replace("@MD_PORT@", &ports.md.to_string())
+            .replace("@MD_GROUP@", MD_GROUP)
             .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
             .replace("@KEY_FILE@", &key_file.display().to_string())
     }
@@ -272,6 +276,7 @@ fn fill_exchange(template: &str, ports: Ports, accounts: &str) -> String {
         .replace("@ORDER_PORT@", &ports.order.to_string())
         .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
         .replace("@MD_PORT@", &ports.md.to_string())
+        .replace("@MD_GROUP@", MD_GROUP)
         .replace(
             "@EXCHANGE_METRICS_PORT@",
             &ports.exchange_metrics.to_string(),
@@ -290,6 +295,7 @@ pub fn engine_toml(
     fill_engine(ENGINE_TOML, name, shm_dir, exchange, exchange_venue)
         .replace("@ENGINE_METRICS_PORT@", "0")
         .replace("@MD_PORT@", "0")
+        .replace("@MD_GROUP@", MD_GROUP)
         .replace("@RECOVERY_PORT@", "0")
         .replace("@KEY_FILE@", "keys.toml")
 }
@@ -441,7 +447,7 @@ mod tests {
             Path::new("keys.toml"),
         );
         let (md, recovery) = (
-            format!("127.0.0.1:{}", ports.md),
+            format!("{MD_GROUP}:{}", ports.md),
             format!("127.0.0.1:{}", ports.recovery),
         );
         let exchange = t.exchange_toml(ports, "");
@@ -450,7 +456,10 @@ mod tests {
             "{exchange}"
         );
         assert!(exchange.contains(&format!("recovery_listen = \"{recovery}\"")));
-        let feed = format!("feed = {{ addr = \"{md}\", recovery = \"{recovery}\" }}");
+        assert!(exchange.contains("multicast_interface = \"127.0.0.1\""));
+        let feed = format!(
+            "feed = {{ addr = \"{md}\", interface = \"127.0.0.1\", recovery = \"{recovery}\" }}"
+        );
         assert!(text.contains(&feed), "{feed} in {text}");
         assert!(Templates::load(&dir.path().join("nope")).is_err());
     }
