@@ -147,8 +147,8 @@ impl Default for MarketDataConfig {
     }
 }
 
-/// One venue connection, driven by its own gateway thread. Exactly one of `sim` and
-/// `exchange` names the adapter.
+/// One venue connection, driven by its own gateway thread. Exactly one of `sim`,
+/// `exchange` and `fix` names the adapter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VenueConfig {
@@ -163,6 +163,9 @@ pub struct VenueConfig {
     /// The Peregrine exchange over TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exchange: Option<ExchangeConfig>,
+    /// A FIX 4.4 venue (any FIX acceptor, `peregrine gateway fix` included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<crate::venue::fix::FixVenueConfig>,
 }
 
 /// The adapter a [`VenueConfig`] names.
@@ -172,6 +175,8 @@ pub enum VenueKind<'a> {
     Sim(&'a SimConfig),
     /// `exchange = { ... }`.
     Exchange(&'a ExchangeConfig),
+    /// `fix = { ... }`.
+    Fix(&'a crate::venue::fix::FixVenueConfig),
 }
 
 impl VenueConfig {
@@ -182,6 +187,7 @@ impl VenueConfig {
             thread: ThreadConfig::default(),
             sim: Some(sim),
             exchange: None,
+            fix: None,
         }
     }
 
@@ -192,14 +198,27 @@ impl VenueConfig {
             thread: ThreadConfig::default(),
             sim: None,
             exchange: Some(exchange),
+            fix: None,
+        }
+    }
+
+    /// A FIX venue.
+    pub fn fix(name: &str, fix: crate::venue::fix::FixVenueConfig) -> VenueConfig {
+        VenueConfig {
+            name: name.to_owned(),
+            thread: ThreadConfig::default(),
+            sim: None,
+            exchange: None,
+            fix: Some(fix),
         }
     }
 
     /// The adapter, `None` unless exactly one is configured (`validate` reports it).
     pub fn kind(&self) -> Option<VenueKind<'_>> {
-        match (&self.sim, &self.exchange) {
-            (Some(s), None) => Some(VenueKind::Sim(s)),
-            (None, Some(e)) => Some(VenueKind::Exchange(e)),
+        match (&self.sim, &self.exchange, &self.fix) {
+            (Some(s), None, None) => Some(VenueKind::Sim(s)),
+            (None, Some(e), None) => Some(VenueKind::Exchange(e)),
+            (None, None, Some(f)) => Some(VenueKind::Fix(f)),
             _ => None,
         }
     }
@@ -384,13 +403,21 @@ impl EngineConfig {
                 p.push(format!("venues[{i}].name {:?} is a duplicate", v.name));
             }
             match v.kind() {
-                None if v.sim.is_some() => p.push(format!(
-                    "venues[{i}] ({}): give exactly one of `sim` and `exchange`, not both",
-                    v.name
-                )),
+                None if [v.sim.is_some(), v.exchange.is_some(), v.fix.is_some()]
+                    .iter()
+                    .filter(|b| **b)
+                    .count()
+                    > 1 =>
+                {
+                    p.push(format!(
+                        "venues[{i}] ({}): give exactly one of `sim`, `exchange` and `fix`",
+                        v.name
+                    ))
+                }
                 None => p.push(format!(
-                    "venues[{i}] ({}): give one of `sim = {{ ... }}` or `exchange = {{ addr, \
-                     account, key_file }}`",
+                    "venues[{i}] ({}): give one of `sim = {{ ... }}`, `exchange = {{ addr, \
+                     account, key_file }}` or `fix = {{ addr, sender_comp_id, \
+                     target_comp_id, instruments }}`",
                     v.name
                 )),
                 Some(VenueKind::Sim(sim)) => {
@@ -407,6 +434,17 @@ impl EngineConfig {
                 }
                 Some(VenueKind::Exchange(x)) => {
                     p.extend(x.problems(&format!("venues[{i}].exchange")));
+                }
+                Some(VenueKind::Fix(f)) => {
+                    p.extend(f.problems(&format!("venues[{i}].fix")));
+                    for inst in &f.instruments {
+                        if !self.instruments.contains(&inst.id) {
+                            p.push(format!(
+                                "venues[{i}].fix: instrument {} ({}) is not in `instruments`",
+                                inst.id, inst.symbol
+                            ));
+                        }
+                    }
                 }
             }
         }
@@ -537,6 +575,34 @@ mod tests {
     }
 
     #[test]
+    fn a_fix_venue_parses_and_its_problems_are_listed() {
+        let good = r#"
+            [[venues]]
+            name = "fx"
+            fix = { addr = "127.0.0.1:9878", sender_comp_id = "ME", target_comp_id = "VENUE", instruments = [{ id = 1, symbol = "PGN-USD", price_decimals = 2, qty_decimals = 0 }] }
+        "#;
+        let cfg = EngineConfig::from_toml(good, Path::new("x")).unwrap();
+        let Some(VenueKind::Fix(f)) = cfg.venues[0].kind() else {
+            panic!("not a FIX venue: {:?}", cfg.venues[0]);
+        };
+        assert_eq!((f.heartbeat_secs, f.reconnect_ms), (30, 1_000));
+        let bad = r#"
+            [[venues]]
+            name = "fx"
+            fix = { addr = "nowhere", sender_comp_id = "ME", target_comp_id = "VENUE", instruments = [{ id = 7, symbol = "X", price_decimals = 2, qty_decimals = 0 }] }
+        "#;
+        let Err(ConfigError::Invalid(p)) = EngineConfig::from_toml(bad, Path::new("x")) else {
+            panic!("expected Invalid");
+        };
+        assert!(
+            p.iter()
+                .any(|m| m.contains("venues[0].fix") && m.contains("IP:port")),
+            "{p:#?}"
+        );
+        assert!(p.iter().any(|m| m.contains("instrument 7")), "{p:#?}");
+    }
+
+    #[test]
     fn venue_needs_exactly_one_adapter_and_a_valid_exchange() {
         let text = r#"
             [[venues]]
@@ -557,7 +623,11 @@ mod tests {
         };
         assert_eq!(p.len(), 6, "{p:#?}");
         assert!(p[0].contains("give one of `sim"), "{}", p[0]);
-        assert!(p[1].contains("not both"), "{}", p[1]);
+        assert!(
+            p[1].contains("exactly one of `sim`, `exchange` and `fix`"),
+            "{}",
+            p[1]
+        );
         assert!(p[2].contains("venues[2].exchange.addr"), "{}", p[2]);
         assert!(p[3].contains("account"), "{}", p[3]);
         assert!(p[4].contains("key must be 64 hex digits"), "{}", p[4]);

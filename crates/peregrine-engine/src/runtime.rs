@@ -143,6 +143,15 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                 }
                 spawn_gateway(v, venue, parts)?
             }
+            Some(VenueKind::Fix(f)) => {
+                // Connects and logs on at its gateway thread's first poll (and
+                // reconnects every `reconnect_ms`); with a `store`, sequence numbers
+                // and sent messages survive restarts and FIX resend fills gaps.
+                let mut venue = crate::venue::fix::FixVenue::new(&v.name, f.clone())
+                    .map_err(|e| StartError::Venue(v.name.clone(), e))?;
+                restore_into(&mut venue, i as u32, recovered.as_ref(), &mut settled);
+                spawn_gateway(v, venue, parts)?
+            }
             None => return Err(StartError::Venue(v.name.clone(), "no adapter".into())),
         };
         others.push(handle);

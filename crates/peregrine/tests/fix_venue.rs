@@ -227,3 +227,96 @@ fn fix_venue_trades_through_the_gateway_at_the_exchange() {
     );
     drop(gateway);
 }
+
+/// `[[venues]] fix = { ... }` in `engine.toml`: a real `peregrine engine` process
+/// whose only venue is FIX, at `peregrine gateway fix` in front of a real exchange;
+/// the maker and taker strategy processes trade with each other through it.
+#[test]
+fn the_engine_process_trades_through_the_fix_gateway() {
+    use std::process::Stdio;
+    use support::engine::{cli, event_count, fills, peregrine, row, stats, strategy, Kid};
+
+    support::with_timeout(180, || {
+        let dir = tempfile::tempdir().unwrap();
+        let exchange = start_exchange(dir.path());
+        let gateway = start_gateway(dir.path(), exchange.addr);
+        wait_until("the gateway's exchange session", WAIT, || {
+            log_has(dir.path(), "gateway.log", "account 1 logged in")
+        });
+        let shm = dir.path().join("shm");
+        let config = dir.path().join("engine.toml");
+        std::fs::write(
+            &config,
+            format!(
+                r#"
+name = "fix-test"
+shm_dir = "{shm}"
+stats_interval_ms = 50
+orchestrator = {{ wait = "park" }}
+liveness = {{ heartbeat_timeout_ms = 2000, on_dead = "cancel" }}
+[[strategies]]
+name = "maker"
+limits = {{ max_order_qty = 10, max_open_orders = 50, max_position = 50 }}
+[[strategies]]
+name = "taker"
+limits = {{ max_order_qty = 10, max_open_orders = 500 }}
+[[venues]]
+name = "fx"
+thread = {{ wait = "park" }}
+fix = {{ addr = "{gw}", sender_comp_id = "CLIENT1", target_comp_id = "PEREGRINE", password = "fix-pw", reconnect_ms = 200, store = "{store}", instruments = [{{ id = 1, symbol = "PGN-USD", price_decimals = 2, qty_decimals = 0 }}] }}
+"#,
+                shm = shm.display(),
+                gw = gateway.addr,
+                store = dir.path().join("engine.fixstore").display(),
+            ),
+        )
+        .unwrap();
+        let engine_log = dir.path().join("engine.log");
+        let engine = Kid(peregrine()
+            .args(["engine", "--duration", "120", "--config"])
+            .arg(&config)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&engine_log).unwrap())
+            .spawn()
+            .unwrap());
+        let socket = shm.join("control.sock");
+        wait_until("the control socket", WAIT, || socket.exists());
+
+        let maker = strategy("maker", "maker", &shm, "3", "0");
+        let taker = strategy("taker", "taker", &shm, "3", "0");
+        let mut outs = Vec::new();
+        for mut k in [maker, taker] {
+            let status = k.0.wait().unwrap();
+            let mut out = String::new();
+            std::io::Read::read_to_string(k.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+            assert!(status.success(), "{out}");
+            outs.push(out);
+        }
+        for out in &outs {
+            assert!(event_count(out, "ack") > 0, "{out}");
+            assert!(event_count(out, "fill") > 0, "{out}");
+        }
+        wait_until("every order finished at the venue", WAIT, || {
+            let s = stats(&shm);
+            let ended = |name| {
+                let (state, open) = row(&s, name);
+                (state == "dead" || state == "waiting") && open == 0
+            };
+            s.contains("orders in flight 0") && ended("maker") && ended("taker")
+        });
+        let s = stats(&shm);
+        assert!(fills(&s, "maker") > 0 && fills(&s, "taker") > 0, "{s}");
+        for bad in ["venue_down", "gateway_busy", "malformed(201)"] {
+            assert!(!s.contains(bad), "{bad} in\n{s}");
+        }
+        assert!(cli(&shm, &["shutdown"]).status.success());
+        let mut engine = engine;
+        wait_until("the engine to exit", WAIT, || {
+            engine.0.try_wait().unwrap().is_some()
+        });
+        // The gateway saw a FIX session, and QuickFIX-grade rejects never happened.
+        let gw = std::fs::read_to_string(dir.path().join("gateway.log")).unwrap_or_default();
+        assert!(!gw.contains("35=3"), "{gw}");
+        drop(gateway);
+    });
+}

@@ -2,7 +2,7 @@
 //! drop, and the engine's control commands.
 
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 /// The `peregrine` binary under test.
 pub fn peregrine() -> Command {
@@ -39,4 +39,66 @@ pub fn stats(shm: &Path) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// The strategies-table row of `name`: (state, open orders).
+pub fn row(stats: &str, name: &str) -> (String, u64) {
+    let f: Vec<&str> = stats
+        .lines()
+        .find(|l| {
+            l.split_whitespace().next() == Some(name)
+                && (l.contains(" false ") || l.contains(" true "))
+        })
+        .unwrap_or_else(|| panic!("no row {name} in\n{stats}"))
+        .split_whitespace()
+        .collect();
+    (f[1].to_owned(), f[3].parse().unwrap())
+}
+
+/// Fills in the positions table for `name`.
+pub fn fills(stats: &str, name: &str) -> u64 {
+    stats
+        .lines()
+        .skip_while(|l| !l.starts_with("position"))
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `name N` in a strategy's "events:" line.
+pub fn event_count(out: &str, name: &str) -> u64 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("events:"))
+        .unwrap_or_else(|| panic!("no events line in {out}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let i = words
+        .iter()
+        .position(|w| *w == name)
+        .unwrap_or_else(|| panic!("no {name} in {line}"));
+    words[i + 1].parse().unwrap()
+}
+
+/// `peregrine strategy KIND --name NAME --venue VENUE --duration SECS`.
+pub fn strategy(kind: &str, name: &str, shm: &Path, secs: &str, venue: &str) -> Kid {
+    Kid(peregrine()
+        .args([
+            "strategy",
+            kind,
+            "--name",
+            name,
+            "--wait",
+            "park",
+            "--venue",
+            venue,
+            "--duration",
+            secs,
+            "--dir",
+        ])
+        .arg(shm)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap())
 }
