@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 /// Bytes of a key, a stored key, a nonce and a proof.
 pub const KEY_LEN: usize = 32;
 
-/// Domain separation prefix of [`auth_message`].
+/// Domain separation prefix of the `auth_message` (`v2::session::Login::auth_message`).
 pub const DOMAIN: &[u8; 20] = b"peregrine-login-v2\0\0";
 
 type HmacSha256 = hmac::Hmac<Sha256>;

@@ -195,7 +195,7 @@ impl AckTimer {
 /// One stage's percentiles, microseconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StageSummary {
-    /// The stage ([`STAGES`]).
+    /// The stage (one of `STAGES`).
     pub stage: &'static str,
     /// Orders timed.
     pub count: u64,
