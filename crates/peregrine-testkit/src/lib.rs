@@ -11,4 +11,4 @@ pub mod alloc;
 pub mod wait;
 
 pub use alloc::{allocations, allocations_during, CountingAllocator};
-pub use wait::{wait_until, with_timeout};
+pub use wait::{eventually, wait_until, with_timeout};

@@ -32,16 +32,28 @@ pub fn with_timeout<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Sen
 }
 
 /// Polls `cond` until it holds and fails the test, naming `what`, if it still does not
-/// after `timeout`. Polls every millisecond at first, backing off to every 50 ms, so a
-/// condition that holds quickly is seen quickly and a slow one costs little CPU.
-pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+/// after `timeout` (see [`eventually`]).
+pub fn wait_until(what: &str, timeout: Duration, cond: impl FnMut() -> bool) {
+    assert!(
+        eventually(timeout, cond),
+        "timed out after {timeout:?} waiting for {what}"
+    );
+}
+
+/// Polls `cond` until it holds (true) or `timeout` passes (false), for a test that
+/// wants to say more than [`wait_until`] can when it fails. Polls every millisecond at
+/// first, backing off to every 50 ms, so a condition that holds quickly is seen
+/// quickly and a slow one costs little CPU.
+pub fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     let mut pause = Duration::from_millis(1);
-    while !cond() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
     }

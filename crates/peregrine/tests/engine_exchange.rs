@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use support::engine::{cli, event_count, fills, peregrine, row, stats, strategy, Kid};
+use support::engine::{
+    cli, event_count, fills, outputs, peregrine, row, stats, strategy, wait_all_orders_ended, Kid,
+};
 use support::wait_until;
 
 /// An exchange on a fixed address (so a restart is reachable at the same place), no
@@ -98,14 +100,7 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
 
         let maker = strategy("maker", "maker", &shm, "3", "0");
         let taker = strategy("taker", "taker", &shm, "3", "0");
-        let mut outs = Vec::new();
-        for mut k in [maker, taker] {
-            let status = k.0.wait().unwrap();
-            let mut out = String::new();
-            std::io::Read::read_to_string(k.0.stdout.as_mut().unwrap(), &mut out).unwrap();
-            assert!(status.success(), "{out}");
-            outs.push(out);
-        }
+        let outs = outputs(vec![maker, taker]);
         let (maker_out, taker_out) = (&outs[0], &outs[1]);
         for out in [maker_out, taker_out] {
             assert!(event_count(out, "ack") > 0, "{out}");
@@ -123,19 +118,7 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
 
         // Both strategies exited: the engine declares them dead and cancels their
         // resting orders at the exchange; every order ends with a venue report.
-        wait_until(
-            "every order finished at the exchange",
-            Duration::from_secs(30),
-            || {
-                let s = stats(&shm);
-                // Dead, then (its orders ended) "waiting" on fresh rings for a restart.
-                let ended = |name| {
-                    let (state, open) = row(&s, name);
-                    (state == "dead" || state == "waiting") && open == 0
-                };
-                s.contains("orders in flight 0") && ended("maker") && ended("taker")
-            },
-        );
+        wait_all_orders_ended(&shm, &["maker", "taker"], Duration::from_secs(30));
         let s = stats(&shm);
         assert!(fills(&s, "maker") > 0 && fills(&s, "taker") > 0, "{s}");
         // (`unknown_order` replace rejects are expected: the maker re-quotes on every

@@ -8,7 +8,7 @@ use peregrine_types::{ClientOrderId, OrderId, Side, TimeInForce};
 use peregrine_wire::v2::ClientHeartbeat;
 use peregrine_wire::v2::Outbound;
 use peregrine_wire::LiquidityRole;
-use support::{cancel, order, start, wait_until, with_timeout, Client};
+use support::{cancel, eventually, order, start, wait_until, with_timeout, Client};
 
 const NO_MD: &str = "[market_data]\nenabled = false";
 
@@ -17,17 +17,6 @@ fn accepted(m: Outbound) -> peregrine_wire::v2::reports::Accepted {
         Outbound::Accepted(a) => a,
         other => panic!("expected Accepted, got {other:?}"),
     }
-}
-
-fn wait_until_or_not(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let end = std::time::Instant::now() + limit;
-    while std::time::Instant::now() < end {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    cond()
 }
 
 fn fill(m: Outbound) -> peregrine_wire::v2::reports::Fill {
@@ -219,7 +208,7 @@ fn a_slow_reader_is_cut_off_and_the_server_stays_responsive() {
             }
         }
         assert!(cut_off, "never disconnected");
-        if !wait_until_or_not(Duration::from_secs(10), || cut(&ex.log_text())) {
+        if !eventually(Duration::from_secs(10), || cut(&ex.log_text())) {
             panic!("no logged cut-off:\n{}", ex.log_text());
         }
         assert!(ex.alive());

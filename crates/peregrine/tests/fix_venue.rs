@@ -234,7 +234,9 @@ fn fix_venue_trades_through_the_gateway_at_the_exchange() {
 #[test]
 fn the_engine_process_trades_through_the_fix_gateway() {
     use std::process::Stdio;
-    use support::engine::{cli, event_count, fills, peregrine, row, stats, strategy, Kid};
+    use support::engine::{
+        cli, event_count, fills, outputs, peregrine, stats, strategy, wait_all_orders_ended, Kid,
+    };
 
     support::with_timeout(180, || {
         let dir = tempfile::tempdir().unwrap();
@@ -284,26 +286,11 @@ fix = {{ addr = "{gw}", sender_comp_id = "CLIENT1", target_comp_id = "PEREGRINE"
 
         let maker = strategy("maker", "maker", &shm, "3", "0");
         let taker = strategy("taker", "taker", &shm, "3", "0");
-        let mut outs = Vec::new();
-        for mut k in [maker, taker] {
-            let status = k.0.wait().unwrap();
-            let mut out = String::new();
-            std::io::Read::read_to_string(k.0.stdout.as_mut().unwrap(), &mut out).unwrap();
-            assert!(status.success(), "{out}");
-            outs.push(out);
-        }
-        for out in &outs {
+        for out in &outputs(vec![maker, taker]) {
             assert!(event_count(out, "ack") > 0, "{out}");
             assert!(event_count(out, "fill") > 0, "{out}");
         }
-        wait_until("every order finished at the venue", WAIT, || {
-            let s = stats(&shm);
-            let ended = |name| {
-                let (state, open) = row(&s, name);
-                (state == "dead" || state == "waiting") && open == 0
-            };
-            s.contains("orders in flight 0") && ended("maker") && ended("taker")
-        });
+        wait_all_orders_ended(&shm, &["maker", "taker"], WAIT);
         let s = stats(&shm);
         assert!(fills(&s, "maker") > 0 && fills(&s, "taker") > 0, "{s}");
         for bad in ["venue_down", "gateway_busy", "malformed(201)"] {
@@ -314,9 +301,14 @@ fix = {{ addr = "{gw}", sender_comp_id = "CLIENT1", target_comp_id = "PEREGRINE"
         wait_until("the engine to exit", WAIT, || {
             engine.0.try_wait().unwrap().is_some()
         });
-        // The gateway saw a FIX session, and QuickFIX-grade rejects never happened.
+        // The orders went over the FIX session (the engine's venue logged on to the
+        // gateway as CLIENT1), and no connection failed to log on or lost its store.
         let gw = std::fs::read_to_string(dir.path().join("gateway.log")).unwrap_or_default();
-        assert!(!gw.contains("35=3"), "{gw}");
+        assert!(gw.contains("CLIENT1 logged on"), "{gw}");
+        assert!(
+            !gw.contains("closing") && !gw.contains("store failed"),
+            "{gw}"
+        );
         drop(gateway);
     });
 }

@@ -102,3 +102,31 @@ pub fn strategy(kind: &str, name: &str, shm: &Path, secs: &str, venue: &str) -> 
         .spawn()
         .unwrap())
 }
+
+/// Waits for each strategy process to exit, asserts it succeeded, and returns what
+/// each printed, in order.
+pub fn outputs(kids: Vec<Kid>) -> Vec<String> {
+    kids.into_iter()
+        .map(|mut k| {
+            let status = k.0.wait().unwrap();
+            let mut out = String::new();
+            std::io::Read::read_to_string(k.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+            assert!(status.success(), "{out}");
+            out
+        })
+        .collect()
+}
+
+/// Waits until the strategies `names` have exited (dead, or waiting on fresh rings for
+/// a restart) with no open order and nothing is in flight: every order ended with a
+/// venue report.
+pub fn wait_all_orders_ended(shm: &Path, names: &[&str], timeout: std::time::Duration) {
+    super::wait_until("every order finished at the venue", timeout, || {
+        let s = stats(shm);
+        s.contains("orders in flight 0")
+            && names.iter().all(|name| {
+                let (state, open) = row(&s, name);
+                (state == "dead" || state == "waiting") && open == 0
+            })
+    });
+}

@@ -6,7 +6,7 @@ pub mod engine;
 pub mod fix;
 
 #[allow(unused_imports, reason = "each test binary uses a different subset")]
-pub use peregrine_testkit::{wait_until, with_timeout};
+pub use peregrine_testkit::{eventually, wait_until, with_timeout};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -49,18 +49,10 @@ pub struct FeedConfig {
     /// For a multicast `addr`: the IPv4 address of the interface to join the group
     /// on (the exchange's `multicast_interface`); default the routing table's choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interface: Option<String>,
+    pub interface: Option<std::net::Ipv4Addr>,
 }
 
 impl FeedConfig {
-    /// The join interface (`0.0.0.0` when none or invalid; `problems` reports it).
-    fn interface(&self) -> std::net::Ipv4Addr {
-        self.interface
-            .as_deref()
-            .and_then(|i| i.parse().ok())
-            .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)
-    }
-
     /// Every problem, each prefixed with `at`.
     pub fn problems(&self, at: &str) -> Vec<String> {
         let mut p = Vec::new();
@@ -72,11 +64,7 @@ impl FeedConfig {
                 p.push(format!("{at}.recovery {r:?}: expected IP:port"));
             }
         }
-        if let Some(i) = &self.interface {
-            if i.parse::<std::net::Ipv4Addr>().is_err() {
-                p.push(format!("{at}.interface {i:?}: expected an IPv4 address"));
-            }
-        }
+
         if self.instruments.len() > peregrine_client::md::subscriber::MAX_INSTRUMENTS {
             p.push(format!(
                 "{at}.instruments: at most {}",
@@ -146,7 +134,7 @@ impl ExchangeFeed {
             recovery: cfg.recovery.as_deref().and_then(|r| r.parse().ok()),
             instruments: instruments.clone(),
             simulate_loss: None,
-            interface: cfg.interface(),
+            interface: cfg.interface.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
         })
         .map_err(|e| format!("feed {}: {e}", cfg.addr))?;
         Ok(ExchangeFeed {
