@@ -31,13 +31,15 @@ pub struct Position {
     pub cash: i128,
     /// Last fill price (a mark when nothing better is known).
     pub last_price: i64,
+    /// The venue of the last fill (whose market marks the position).
+    pub last_venue: u32,
     /// Fills applied.
     pub fills: u64,
 }
 
 impl Position {
     /// Applies one fill.
-    pub fn apply(&mut self, side: Side, price: Price, qty: Qty) {
+    pub fn apply(&mut self, venue: u32, side: Side, price: Price, qty: Qty) {
         let (p, q) = (price.units(), qty.lots());
         let signed = match side {
             Side::Buy => q,
@@ -46,6 +48,7 @@ impl Position {
         self.cash -= p as i128 * signed as i128;
         self.fills += 1;
         self.last_price = p;
+        self.last_venue = venue;
         if self.net == 0 || self.net.signum() == signed.signum() {
             // Opening or adding.
             self.open_cost += p as i128 * signed as i128;
@@ -94,6 +97,7 @@ impl PositionBook {
         &mut self,
         strategy: StrategyId,
         instrument: InstrumentId,
+        venue: u32,
         side: Side,
         price: Price,
         qty: Qty,
@@ -101,7 +105,7 @@ impl PositionBook {
         self.positions
             .entry((strategy, instrument))
             .or_default()
-            .apply(side, price, qty);
+            .apply(venue, side, price, qty);
     }
 
     /// A position (flat if none).
@@ -135,7 +139,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn fill(p: &mut Position, side: Side, price: i64, qty: i64) {
-        p.apply(side, Price::from_raw(price), Qty::from_raw(qty));
+        p.apply(0, side, Price::from_raw(price), Qty::from_raw(qty));
     }
 
     #[test]

@@ -167,8 +167,9 @@ impl State<'_> {
                 let venue = self.venues.get(o.venue as usize).copied().flatten();
                 if let Some(s) = strategy {
                     let sid = StrategyId(s);
+                    let v = venue.unwrap_or(u32::MAX);
                     self.risk
-                        .restore_open(sid, o.client_id, o.instrument, o.side, o.qty.lots());
+                        .restore_open(sid, o.client_id, v, o.instrument, o.side, o.qty.lots());
                 }
                 self.open.insert(
                     o.engine_id,
@@ -204,6 +205,7 @@ impl State<'_> {
                 };
                 if let Some(s) = o.strategy {
                     let fill = Fill {
+                        venue: o.venue.unwrap_or(u32::MAX),
                         instrument: o.instrument,
                         side: o.side,
                         price: Price::from_raw(price),

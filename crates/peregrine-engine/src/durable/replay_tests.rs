@@ -108,6 +108,7 @@ fn positions_pnl_and_open_orders_come_back_exactly() {
     // The same fills applied live.
     let mut want = live(&["b", "a"]);
     let f = |side, price, qty| Fill {
+        venue: 0,
         instrument: InstrumentId(1),
         side,
         price: Price::from_raw(price),
@@ -125,7 +126,7 @@ fn positions_pnl_and_open_orders_come_back_exactly() {
     }
     let a = rec.risk.positions().get(StrategyId(1), InstrumentId(1));
     assert_eq!((a.net, a.realized()), (1, 7));
-    assert_eq!(rec.risk.reference(InstrumentId(1)), Some(107));
+    assert_eq!(rec.risk.mark(StrategyId(1), InstrumentId(1)), 107);
     // Order 1 (a's client 1) is still open with 2 lots: an orphan now.
     assert_eq!(rec.orders.len(), 1);
     let o = rec.orders[0];
@@ -147,6 +148,7 @@ fn positions_pnl_and_open_orders_come_back_exactly() {
     let mut risk = rec.risk;
     risk.unkill(None);
     let o = OrderRequest {
+        venue: 0,
         instrument: InstrumentId(1),
         client_id: 1,
         side: Side::Buy,

@@ -118,6 +118,7 @@ impl Orchestrator {
 
     fn fill(&mut self, sid: StrategyId, o: &super::Live, price: Price, qty: Qty) {
         let fill = Fill {
+            venue: o.venue,
             instrument: InstrumentId(o.instrument),
             side: o.side,
             price,

@@ -88,7 +88,7 @@ impl Orchestrator {
                 .get(sid.0 as usize)
                 .map_or("?", |x| x.link.name.as_str());
             let info = crate::units::InstrumentInfo::find(&self.instrument_info, instrument.0);
-            let mark = self.risk.reference(instrument).unwrap_or(p.last_price);
+            let mark = self.risk.mark(sid, instrument);
             let avg = p.avg_price().map_or("-".into(), |a| info.price(a));
             let _ = writeln!(
                 s,

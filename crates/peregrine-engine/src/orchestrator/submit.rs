@@ -87,6 +87,7 @@ impl Orchestrator {
             return self.reject(s, &live, r);
         }
         let request = OrderRequest {
+            venue: o.venue,
             instrument: o.instrument,
             client_id: o.client_id,
             side: o.side,

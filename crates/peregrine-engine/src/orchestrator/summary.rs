@@ -133,7 +133,7 @@ impl Orchestrator {
             .all()
             .into_iter()
             .map(|((sid, instrument), p)| {
-                let mark = self.risk.reference(instrument).unwrap_or(p.last_price);
+                let mark = self.risk.mark(sid, instrument);
                 PositionRow {
                     strategy: self
                         .slots

@@ -11,8 +11,10 @@ pub struct Limits {
     pub max_order_qty: Option<i64>,
     /// Largest price × quantity of one order.
     pub max_order_notional: Option<i128>,
-    /// Largest distance of a limit price from the instrument's reference price (last
-    /// trade, or mid when the engine has one). No reference yet: not checked.
+    /// Largest distance (price units) of a limit or protection price from the
+    /// reference price: the last trade the engine saw in the instrument on the order's
+    /// venue (one instrument trades at different prices on different venues). No
+    /// trade there yet: not checked.
     pub price_collar: Option<i64>,
     /// Most orders open at once.
     pub max_open_orders: Option<u32>,

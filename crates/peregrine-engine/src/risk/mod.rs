@@ -85,6 +85,9 @@ impl RiskReject {
 /// What the risk engine needs to know about an order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OrderRequest {
+    /// The venue it goes to (the engine's index of the venue): the price collar is
+    /// checked against the reference price of this venue's market.
+    pub venue: u32,
     /// Instrument.
     pub instrument: peregrine_types::InstrumentId,
     /// The strategy's id for the order.
@@ -127,6 +130,8 @@ impl OrderShape {
 /// A fill of one of a strategy's orders, as the venue reported it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fill {
+    /// The venue that traded (the engine's index of the venue).
+    pub venue: u32,
     /// Instrument.
     pub instrument: peregrine_types::InstrumentId,
     /// The strategy's side.

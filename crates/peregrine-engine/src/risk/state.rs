@@ -17,6 +17,7 @@ pub const MAX_SANE: i64 = 1 << 40;
 /// An open order as the risk engine tracks it.
 #[derive(Debug, Clone, Copy)]
 struct Open {
+    venue: u32,
     instrument: InstrumentId,
     side: Side,
     leaves: i64,
@@ -103,7 +104,10 @@ pub struct RiskEngine {
     global: Scope,
     strategies: Vec<Option<Scope>>,
     open: FxHashMap<(StrategyId, u64), Open>,
-    references: FxHashMap<InstrumentId, i64>,
+    /// Reference price per (venue, instrument): the last trade the engine saw there.
+    /// Per venue because one instrument trades at different prices on different
+    /// venues; a collar around another venue's price would refuse sound orders.
+    references: FxHashMap<(u32, InstrumentId), i64>,
     positions: PositionBook,
     rejects: [u64; RiskReject::ALL.len()],
 }
@@ -155,9 +159,9 @@ impl RiskEngine {
         self.scope(s).is_ok_and(|x| x.killed)
     }
 
-    /// Sets the reference price (last trade or mid) of an instrument.
-    pub fn set_reference(&mut self, instrument: InstrumentId, price: i64) {
-        self.references.insert(instrument, price);
+    /// Sets the reference price of an instrument on a venue (fills set it too).
+    pub fn set_reference(&mut self, venue: u32, instrument: InstrumentId, price: i64) {
+        self.references.insert((venue, instrument), price);
     }
 
     /// Kill switch on: globally (`None`) or for one strategy.
@@ -249,6 +253,7 @@ impl RiskEngine {
         &mut self,
         s: StrategyId,
         client_id: u64,
+        venue: u32,
         instrument: InstrumentId,
         side: Side,
         qty: i64,
@@ -257,6 +262,7 @@ impl RiskEngine {
             return;
         }
         let o = OrderRequest {
+            venue,
             instrument,
             client_id,
             side,
@@ -297,7 +303,7 @@ impl RiskEngine {
         if self.open.contains_key(&(s, o.client_id)) {
             return Err(RiskReject::DuplicateClientOrderId);
         }
-        let reference = self.references.get(&o.instrument).copied();
+        let reference = self.reference(o.venue, o.instrument);
         scope.check(o, self.positions.get(s, o.instrument).net, reference, None)?;
         self.global
             .check(o, self.positions.net_total(o.instrument), reference, None)?;
@@ -320,6 +326,7 @@ impl RiskEngine {
         self.open.insert(
             (s, o.client_id),
             Open {
+                venue: o.venue,
                 instrument: o.instrument,
                 side: o.side,
                 leaves: qty,
@@ -374,9 +381,16 @@ impl RiskEngine {
                 self.open.insert((s, client_id), open);
             }
         }
-        self.positions
-            .apply(s, fill.instrument, fill.side, fill.price, fill.qty);
-        self.references.insert(fill.instrument, fill.price.units());
+        self.positions.apply(
+            s,
+            fill.instrument,
+            fill.venue,
+            fill.side,
+            fill.price,
+            fill.qty,
+        );
+        self.references
+            .insert((fill.venue, fill.instrument), fill.price.units());
         self.breach(s, fill.instrument)
     }
 
@@ -391,11 +405,7 @@ impl RiskEngine {
     fn breach(&mut self, s: StrategyId, instrument: InstrumentId) -> Option<Breach> {
         let pos = self.positions.get(s, instrument);
         let limits = self.scope(s).ok()?.limits;
-        let mark = self
-            .references
-            .get(&instrument)
-            .copied()
-            .unwrap_or(pos.last_price);
+        let mark = self.mark(s, instrument);
         let hit = if limits.max_loss.is_some_and(|m| pos.total(mark) < -m) {
             Some(Breach::Loss(s))
         } else if limits.max_position.is_some_and(|m| pos.net.abs() > m) {
@@ -439,8 +449,16 @@ impl RiskEngine {
         v
     }
 
-    /// The reference price of an instrument, if known.
-    pub fn reference(&self, instrument: InstrumentId) -> Option<i64> {
-        self.references.get(&instrument).copied()
+    /// The reference price of an instrument on a venue, if known.
+    pub fn reference(&self, venue: u32, instrument: InstrumentId) -> Option<i64> {
+        self.references.get(&(venue, instrument)).copied()
+    }
+
+    /// The price a strategy's position in an instrument is marked at: the reference
+    /// of the venue it last traded on, else its own last fill price.
+    pub fn mark(&self, s: StrategyId, instrument: InstrumentId) -> i64 {
+        let pos = self.positions.get(s, instrument);
+        self.reference(pos.last_venue, instrument)
+            .unwrap_or(pos.last_price)
     }
 }

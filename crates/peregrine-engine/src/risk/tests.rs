@@ -10,6 +10,7 @@ const I: InstrumentId = InstrumentId(7);
 
 fn order(client_id: u64, side: Side, price: i64, qty: i64) -> OrderRequest {
     OrderRequest {
+        venue: 0,
         instrument: I,
         client_id,
         side,
@@ -20,6 +21,7 @@ fn order(client_id: u64, side: Side, price: i64, qty: i64) -> OrderRequest {
 
 fn fill(side: Side, price: i64, qty: i64) -> Fill {
     Fill {
+        venue: 0,
         instrument: I,
         side,
         price: Price::from_raw(price),
@@ -83,7 +85,7 @@ fn price_collar_uses_the_reference_once_known() {
         Ok(()),
         "no reference yet"
     );
-    e.set_reference(I, 1_000);
+    e.set_reference(0, I, 1_000);
     assert_eq!(
         e.check_new(S1, &order(2, Side::Buy, 1_051, 1), 0),
         Err(RiskReject::PriceCollar)
@@ -95,7 +97,52 @@ fn price_collar_uses_the_reference_once_known() {
     assert_eq!(e.check_new(S1, &order(4, Side::Sell, 950, 1), 0), Ok(()));
     // A fill moves the reference (last trade).
     e.on_fill(S1, 4, fill(Side::Sell, 2_000, 1));
-    assert_eq!(e.reference(I), Some(2_000));
+    assert_eq!(e.reference(0, I), Some(2_000));
+}
+
+#[test]
+fn the_collar_is_per_venue() {
+    // One instrument trading at 100.00 on venue 0 and 94.00 on venue 1: each venue's
+    // orders are collared around that venue's last trade, not the other's.
+    let mut e = engine(Limits {
+        price_collar: Some(500),
+        ..Limits::default()
+    });
+    e.on_fill(
+        S1,
+        90,
+        Fill {
+            venue: 0,
+            ..fill(Side::Buy, 10_000, 1)
+        },
+    );
+    e.on_fill(
+        S2,
+        91,
+        Fill {
+            venue: 1,
+            ..fill(Side::Buy, 9_400, 1)
+        },
+    );
+    let at = |venue, id, price| OrderRequest {
+        venue,
+        ..order(id, Side::Sell, price, 1)
+    };
+    assert_eq!(e.check_new(S1, &at(0, 1, 10_100), 0), Ok(()));
+    assert_eq!(e.check_new(S1, &at(1, 2, 9_300), 0), Ok(()));
+    assert_eq!(
+        e.check_new(S1, &at(1, 3, 10_100), 0),
+        Err(RiskReject::PriceCollar)
+    );
+    assert_eq!(
+        e.check_new(S1, &at(0, 4, 9_300), 0),
+        Err(RiskReject::PriceCollar)
+    );
+    // A venue with no trade yet is not collared.
+    assert_eq!(e.check_new(S1, &at(2, 5, 50_000), 0), Ok(()));
+    // Positions are marked at the venue they last traded on.
+    assert_eq!(e.mark(S1, I), 10_000);
+    assert_eq!(e.mark(S2, I), 9_400);
 }
 
 #[test]

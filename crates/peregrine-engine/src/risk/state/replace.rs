@@ -63,6 +63,7 @@ impl RiskEngine {
             .copied()
             .ok_or(RiskReject::InvalidOrder)?;
         let o = OrderRequest {
+            venue: open.venue,
             instrument: open.instrument,
             client_id,
             side: open.side,
@@ -70,7 +71,7 @@ impl RiskEngine {
             qty,
         };
         let own = Some(open.leaves + open.extra);
-        let reference = self.references.get(&o.instrument).copied();
+        let reference = self.reference(o.venue, o.instrument);
         let position = self.positions.get(s, o.instrument).net;
         scope.check(&o, position, reference, own)?;
         let total = self.positions.net_total(o.instrument);
@@ -130,6 +131,7 @@ mod tests {
 
     fn new(e: &mut RiskEngine, id: u64, side: Side, price: i64, qty: i64) {
         let o = OrderRequest {
+            venue: 0,
             instrument: I,
             client_id: id,
             side,
@@ -165,7 +167,7 @@ mod tests {
         );
         assert_eq!(replace(&mut e, 1, 50, 0), Err(RiskReject::InvalidOrder));
         assert_eq!(replace(&mut e, 9, 50, 1), Err(RiskReject::InvalidOrder));
-        e.set_reference(I, 50);
+        e.set_reference(0, I, 50);
         assert_eq!(replace(&mut e, 1, 56, 1), Err(RiskReject::PriceCollar));
         assert_eq!(replace(&mut e, 1, 55, 1), Ok(()));
         assert_eq!(e.reject_count(RiskReject::MaxOrderQty), 1);
@@ -201,6 +203,7 @@ mod tests {
             S,
             2,
             Fill {
+                venue: 0,
                 instrument: I,
                 side: Side::Buy,
                 price: Price::from_raw(100),
@@ -229,6 +232,7 @@ mod tests {
         // the venue's new open quantity is what is open.
         replace(&mut e, 1, 101, 6).unwrap();
         let fill = Fill {
+            venue: 0,
             instrument: I,
             side: Side::Buy,
             price: Price::from_raw(101),
@@ -249,6 +253,7 @@ mod tests {
         new(&mut e, 1, Side::Buy, 100, 2);
         replace(&mut e, 1, 100, 5).unwrap();
         let fill = Fill {
+            venue: 0,
             instrument: I,
             side: Side::Buy,
             price: Price::from_raw(100),
