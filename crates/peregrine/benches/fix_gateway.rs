@@ -12,9 +12,11 @@
 //! (`Accepted` / ExecutionReport 150=0) − scheduled send. Prints p50/p90/p99/p99.9/max,
 //! achieved rate, the gateway's added p50/p99, the load average, and a JSON line.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use peregrine_client::keys::KeyFile;
@@ -37,27 +39,7 @@ use peregrine_wire::v2::client::LoginParams;
 use peregrine_wire::v2::Outbound;
 use peregrine_wire::WireMessage;
 
-struct Kid(Child);
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn first_line(child: &mut Child) -> String {
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    line
-}
-
-fn percentiles(mut v: Vec<u64>) -> [u64; 5] {
-    v.sort_unstable();
-    let p = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    [p(0.5), p(0.9), p(0.99), p(0.999), *v.last().unwrap()]
-}
+use support::{first_line, keygen, percentiles, start_exchange, Kid};
 
 /// Native: open loop on one session; latency to `Accepted`.
 fn native(addr: SocketAddr, keys: &std::path::Path, rate: u64, secs: u64) -> Vec<u64> {
@@ -207,17 +189,7 @@ fn main() {
         rates = vec![10_000, 50_000];
     }
     let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("keys.toml");
-    let accounts = dir.path().join("accounts.toml");
-    let st = Command::new(env!("CARGO_BIN_EXE_peregrine"))
-        .args(["keygen", "--accounts", "1-2", "--keys-out"])
-        .arg(&keys)
-        .arg("--accounts-out")
-        .arg(&accounts)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(st.success(), "peregrine keygen");
+    let (keys, accounts) = keygen(dir.path(), "1-2");
     let xcfg = dir.path().join("exchange.toml");
     std::fs::write(
         &xcfg,
@@ -228,21 +200,7 @@ fn main() {
         ),
     )
     .unwrap();
-    let mut x = Command::new(env!("CARGO_BIN_EXE_peregrine"))
-        .args(["exchange", "--config"])
-        .arg(&xcfg)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let line = first_line(&mut x);
-    let _x = Kid(x);
-    let xaddr: SocketAddr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .parse()
-        .unwrap();
+    let (_x, xaddr) = start_exchange(&xcfg);
     let gcfg = dir.path().join("gateway-fix.toml");
     std::fs::write(
         &gcfg,
@@ -255,7 +213,7 @@ fn main() {
         ),
     )
     .unwrap();
-    let mut g = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+    let mut g = Command::new(support::bin())
         .args(["gateway", "fix", "--config"])
         .arg(&gcfg)
         .stdout(Stdio::piped())
