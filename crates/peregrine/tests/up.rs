@@ -1,5 +1,6 @@
-//! `peregrine up` as a user runs it: the real binary starts the exchange, the engine
-//! and the strategies, prints its summary and the kill-switch demonstration, and
+//! `peregrine up` as a user runs it: the real binary starts the exchange, the FIX
+//! gateway, the engine and the strategies, prints its summary and the kill-switch
+//! demonstration, and
 //! leaves no process and no shared-memory file behind. Each run gets its own run
 //! directory, automatically picked ports and a unique shm name; the runs in this file
 //! take turns (one lock) so they do not compete for the 2 cores; every run has a
@@ -142,8 +143,8 @@ fn assert_nothing_left(out: &str, dir: &Path) {
     let (pids, shm) = announced(out);
     assert_eq!(
         pids.len(),
-        7,
-        "exchange, engine, 4 strategies, the HTTP gateway: {pids:?}"
+        9,
+        "exchange, FIX gateway, engine, 5 strategies, the HTTP gateway: {pids:?}"
     );
     assert!(shm.starts_with("/dev/shm"), "{}", shm.display());
     assert!(!shm.exists(), "{} left behind", shm.display());
@@ -161,6 +162,11 @@ fn assert_nothing_left(out: &str, dir: &Path) {
 /// The taker's fills in `peregrine engine stats` of the run's engine (0 while the
 /// engine does not answer, e.g. while it restarts).
 fn taker_fills(shm: &Path) -> u64 {
+    fills_of(shm, "taker")
+}
+
+/// Strategy `name`'s fills, as [`taker_fills`].
+fn fills_of(shm: &Path, name: &str) -> u64 {
     let Ok(out) = Command::new(env!("CARGO_BIN_EXE_peregrine"))
         .arg("engine")
         .arg("--dir")
@@ -173,7 +179,7 @@ fn taker_fills(shm: &Path) -> u64 {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .skip_while(|l| !l.starts_with("position"))
-        .find(|l| l.split_whitespace().next() == Some("taker"))
+        .find(|l| l.split_whitespace().next() == Some(name))
         .and_then(|l| l.split_whitespace().nth(3))
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
@@ -194,6 +200,24 @@ fn number_after(line: &str, label: &str) -> u64 {
     digits.parse().unwrap()
 }
 
+/// The fills column of `venue`'s row in the summary's `== venues` table.
+fn venue_fills(out: &str, venue: &str) -> u64 {
+    let row = out
+        .split("== venues")
+        .nth(1)
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.split_whitespace().next() == Some(venue))
+        })
+        .unwrap_or_else(|| panic!("no {venue} row in the venues table:\n{out}"));
+    row.split_whitespace()
+        .nth(3)
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap()
+}
+
 fn check_full_report(out: &str, dir: &Path) {
     for section in [
         "== summary after",
@@ -211,7 +235,7 @@ fn check_full_report(out: &str, dir: &Path) {
     let head = out.lines().find(|l| l.starts_with("== summary")).unwrap();
     assert!(number_after(head, "orders ") > 0, "{head}");
     assert!(number_after(head, "fills ") > 0, "{head}");
-    for name in ["maker", "taker", "sim-maker", "reverter"] {
+    for name in ["maker", "taker", "fix-taker", "sim-maker", "reverter"] {
         assert!(
             out.lines()
                 .any(|l| l.starts_with(name) && l.contains("alive")),
@@ -229,23 +253,41 @@ fn check_full_report(out: &str, dir: &Path) {
     );
     let after = out.lines().find(|l| l.starts_with("after:")).unwrap();
     assert_eq!(number_after(after, "after:"), 0, "{after}");
-    assert!(out.contains("engine     exit 0"), "{out}");
+    for name in ["engine", "fix-gateway"] {
+        assert!(
+            out.lines()
+                .any(|l| l.split_whitespace().take(3).eq([name, "exit", "0"])),
+            "{name} did not exit cleanly:\n{out}"
+        );
+    }
     assert!(out.contains("no child process left"), "{out}");
-    // The simulated market filled orders.
-    let sim = out.lines().find(|l| l.starts_with("sim ")).unwrap();
-    let fills: u64 = sim
-        .split_whitespace()
-        .nth(3)
-        .unwrap()
-        .replace(',', "")
-        .parse()
-        .unwrap();
-    assert!(fills > 0, "no fills on the simulated market: {sim}");
+    // The simulated market filled orders, and so did the exchange through the FIX
+    // gateway (the fix-taker's route).
+    assert!(
+        venue_fills(out, "sim") > 0,
+        "no fills on the simulated market: {out}"
+    );
+    assert!(
+        venue_fills(out, "fix") > 0,
+        "no fills through the FIX gateway: {out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("fix-taker") && l.contains(" fix ")),
+        "fix-taker's position row names venue fix: {out}"
+    );
     assert!(out.contains("== restarts\nnone"), "{out}");
     assert!(out.contains("/metrics"), "metrics URLs: {out}");
     assert!(out.contains(" USD"), "money with its currency: {out}");
     assert_nothing_left(out, dir);
-    for file in ["exchange.toml", "engine.toml", "exchange.log", "engine.log"] {
+    for file in [
+        "exchange.toml",
+        "engine.toml",
+        "gateway-fix.toml",
+        "exchange.log",
+        "engine.log",
+        "fix-gateway.log",
+    ] {
         assert!(dir.join(file).exists(), "{file} missing from the run dir");
     }
 }
@@ -283,27 +325,42 @@ fn ctrl_c_prints_the_summary_and_exits_zero() {
     check_full_report(&out, &dir.canonicalize().unwrap());
 }
 
-/// The supervisor: a strategy and then the engine are `kill -9`ed mid-run; both come
-/// back (the engine from its journal), the run ends cleanly and its summary lists
-/// the restarts.
+/// The supervisor: a strategy, the FIX gateway and then the engine are `kill -9`ed
+/// mid-run; all come back (the gateway from its FIX store, the engine from its
+/// journal), the run ends cleanly and its summary lists the restarts.
 #[test]
 fn killed_pieces_come_back_and_the_summary_lists_the_restarts() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
-    let mut up = Up::start(&dir, &["--duration", "14"]);
+    let mut up = Up::start(&dir, &["--duration", "20"]);
     up.read_until("Ctrl-C stops");
     let (pids, _) = announced(&up.text);
     let pid_of = |n: &str| pids.iter().find(|(name, _)| name == n).unwrap().1;
     let (_, shm) = announced(&up.text);
     wait_until("a taker fill", RUN_TIMEOUT, || taker_fills(&shm) > 0);
     kill_process(Pid::from_raw(pid_of("taker") as i32).unwrap(), Signal::KILL).unwrap();
-    // Kill the engine only once the supervisor has the taker trading again, so the two
-    // restarts are separate events.
+    // Each kill only once the supervisor has the last one's victim trading again, so
+    // the restarts are separate events.
     let before = taker_fills(&shm);
     wait_until("the restarted taker trading", RUN_TIMEOUT, || {
         taker_fills(&shm) > before
     });
+    wait_until("a fix-taker fill", RUN_TIMEOUT, || {
+        fills_of(&shm, "fix-taker") > 0
+    });
+    kill_process(
+        Pid::from_raw(pid_of("fix-gateway") as i32).unwrap(),
+        Signal::KILL,
+    )
+    .unwrap();
+    // Fills through the restarted gateway: the engine's FIX venue logged on again.
+    let before = fills_of(&shm, "fix-taker");
+    wait_until(
+        "fix-taker trading through the restarted gateway",
+        RUN_TIMEOUT,
+        || fills_of(&shm, "fix-taker") > before + 5,
+    );
     kill_process(
         Pid::from_raw(pid_of("engine") as i32).unwrap(),
         Signal::KILL,
@@ -320,6 +377,12 @@ fn killed_pieces_come_back_and_the_summary_lists_the_restarts() {
         "{out}"
     );
     assert!(restarts.contains("engine"), "{out}");
+    assert!(restarts.contains("fix-gateway"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("fix-gateway") && l.ends_with("exit 0")),
+        "the restarted FIX gateway exited cleanly: {out}"
+    );
     let engine_log = std::fs::read_to_string(dir.join("engine.log")).unwrap();
     assert!(
         engine_log.contains("recovered"),
@@ -329,7 +392,8 @@ fn killed_pieces_come_back_and_the_summary_lists_the_restarts() {
 }
 
 /// `up --write-config DIR` then `up --config DIR` runs from the user's (edited)
-/// files: here the reverter is taken out of the engine config and is not started.
+/// files: here the reverter is taken out of the engine config and is not started,
+/// and the FIX gateway's config gets a setting the built-in one does not have.
 #[test]
 fn write_config_then_run_from_it() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -350,6 +414,17 @@ fn write_config_then_run_from_it() {
     let cut = text.find("[[strategies]]\nname = \"reverter\"").unwrap();
     let end = text[cut..].find("\n\n").map_or(text.len(), |e| cut + e);
     std::fs::write(&engine, format!("{}{}", &text[..cut], &text[end..])).unwrap();
+    let fix = cfg.join("gateway-fix.toml");
+    let text = std::fs::read_to_string(&fix).unwrap();
+    let edit = "max_pending_connections = 7";
+    assert!(!text.contains(edit));
+    let text = text.replacen(
+        "comp_id = \"PEREGRINE\"\n",
+        &format!("comp_id = \"PEREGRINE\"\n{edit}\n"),
+        1,
+    );
+    assert!(text.contains(edit), "{text}");
+    std::fs::write(&fix, text).unwrap();
     let again = Command::new(env!("CARGO_BIN_EXE_peregrine"))
         .args(["up", "--write-config"])
         .arg(&cfg)
@@ -368,6 +443,12 @@ fn write_config_then_run_from_it() {
     );
     assert!(!out.contains("reverter"), "{out}");
     assert!(out.contains("sim-maker"), "{out}");
+    let used = std::fs::read_to_string(dir.join("gateway-fix.toml")).unwrap();
+    assert!(
+        used.contains(edit),
+        "the run used the edited FIX gateway config: {used}"
+    );
+    assert!(venue_fills(&out, "fix") > 0, "{out}");
 }
 
 /// `kill -9` of `up` itself: its children get SIGTERM from the kernel (parent-death
@@ -380,7 +461,8 @@ fn killing_up_with_sigkill_takes_its_children_down() {
     let mut up = Up::start(&dir, &["--duration", "60"]);
     up.read_until("Ctrl-C stops");
     let (pids, shm) = announced(&up.text);
-    assert_eq!(pids.len(), 6, "{pids:?}");
+    assert_eq!(pids.len(), 8, "{pids:?}");
+    assert!(pids.iter().any(|(n, _)| n == "fix-gateway"), "{pids:?}");
     up.signal(Signal::KILL);
     let _ = up.finish();
     let mark = dir.canonicalize().unwrap().display().to_string();
@@ -407,6 +489,32 @@ fn killing_up_with_sigkill_takes_its_children_down() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// `--no-fix`: no FIX gateway, no FIX venue; the fix-taker trades at the exchange
+/// venue instead.
+#[test]
+fn no_fix_leaves_the_fix_gateway_out() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let up = Up::start(&dir, &["--duration", "3", "--no-fix"]);
+    let (status, out, err) = up.finish();
+    assert!(
+        status.success(),
+        "exit {status}\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    assert!(!out.contains("fix-gateway"), "{out}");
+    assert!(out.contains("fix-taker   pid"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("  fix-taker") && l.ends_with("on venue 1 (px)")),
+        "{out}"
+    );
+    let venues = out.split("== venues").nth(1).unwrap_or_default();
+    assert!(!venues.lines().any(|l| l.starts_with("fix ")), "{out}");
+    assert!(!dir.join("gateway-fix.toml").exists());
+    assert!(out.contains("no child process left"), "{out}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use peregrine_engine::control;
 use super::plan::STRATEGIES;
 use super::procs::{describe, Ended, Proc};
 use super::report::KillDemo;
-use super::{Session, CONTROL_TIMEOUT, KILL_TIMEOUT_MS, KILL_WATCH};
+use super::{Session, CONTROL_TIMEOUT, FIX_GATEWAY, KILL_TIMEOUT_MS, KILL_WATCH};
 
 impl Session {
     /// Engages the global kill switch, watches the strategies run into it, and
@@ -47,14 +47,15 @@ impl Session {
         })
     }
 
-    /// Strategies (SIGTERM: they print their own summary and exit 0), then the
-    /// engine (`shutdown` on the control socket), then the exchange (SIGTERM).
+    /// The HTTP gateway, the strategies (SIGTERM: they print their own summary and
+    /// exit 0), the engine (`shutdown` on the control socket), the FIX gateway, then
+    /// the exchange (SIGTERM).
     pub(super) fn shutdown(&mut self) -> anyhow::Result<()> {
         println!("== shutdown");
         let mut problems = Vec::new();
         if let Some(gateway) = self.procs.get("gateway") {
             let ended = gateway.stop(Duration::from_secs(5));
-            println!("{:<10} {}", "gateway", ended_text(ended));
+            println!("{:<12} {}", "gateway", ended_text(ended));
             if ended != Ended::Exited(exit_ok()) {
                 problems.push(format!("gateway {}", ended_text(ended)));
             }
@@ -65,7 +66,7 @@ impl Session {
         }
         for p in self.procs.list.iter_mut().filter(strategy) {
             let ended = p.stop(Duration::from_secs(5));
-            println!("{:<10} {}", p.name, ended_text(ended));
+            println!("{:<12} {}", p.name, ended_text(ended));
             if ended != Ended::Exited(exit_ok()) {
                 problems.push(format!("{} {}", p.name, ended_text(ended)));
             }
@@ -80,7 +81,7 @@ impl Session {
                 Err(_) => engine.stop(Duration::from_secs(5)),
             };
             println!(
-                "{:<10} {} (shutdown via control socket)",
+                "{:<12} {} (shutdown via control socket)",
                 "engine",
                 ended_text(ended)
             );
@@ -88,9 +89,18 @@ impl Session {
                 problems.push(format!("engine {}", ended_text(ended)));
             }
         }
+        // After the engine, whose FIX venue logs out first: the gateway then logs its
+        // session out and exits 0.
+        if let Some(gateway) = self.procs.get(FIX_GATEWAY) {
+            let ended = gateway.stop(Duration::from_secs(5));
+            println!("{:<12} {}", FIX_GATEWAY, ended_text(ended));
+            if ended != Ended::Exited(exit_ok()) {
+                problems.push(format!("{FIX_GATEWAY} {}", ended_text(ended)));
+            }
+        }
         if let Some(exchange) = self.procs.get("exchange") {
             let ended = exchange.stop(Duration::from_secs(5));
-            println!("{:<10} {}", "exchange", ended_text(ended));
+            println!("{:<12} {}", "exchange", ended_text(ended));
             if ended == Ended::Killed {
                 problems.push("exchange ignored SIGTERM".into());
             }

@@ -1,9 +1,10 @@
 //! `peregrine up`: the whole stack on one machine, with no config to write.
 //!
 //! It writes the embedded configs ([`plan`]) into a run directory, starts an exchange,
-//! the order engine (a simulated venue and, once the engine has the adapter, the
-//! exchange as a second venue) and the example strategies as child processes of the
-//! current executable ([`procs`]), prints progress once a second from the engine's
+//! the FIX gateway in front of it, the order engine (a simulated venue, the exchange
+//! as a second venue and the exchange through the FIX gateway as a third), the
+//! example strategies and the HTTP gateway as child processes of the current
+//! executable ([`procs`]), prints progress once a second from the engine's
 //! control socket, and at the end (Ctrl-C or `--duration`) prints the latency table,
 //! positions and PnL, rejects, demonstrates the global kill switch and shuts
 //! everything down in order ([`finish`]; [`report`] renders the text).
@@ -40,6 +41,8 @@ const KILL_TIMEOUT_MS: u64 = 5_000;
 const KILL_WATCH: Duration = Duration::from_secs(1);
 /// Control-socket timeout for `summary` and `shutdown`.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
+/// The FIX gateway's process name (and log file stem).
+const FIX_GATEWAY: &str = "fix-gateway";
 
 /// `peregrine up [--duration S] [--dir DIR] [--port-base P] [--quiet] [--keep]`.
 #[derive(Debug, Args)]
@@ -63,11 +66,16 @@ pub struct UpArgs {
     #[arg(long)]
     keep: bool,
     /// Use only the simulated venue, even in a build whose engine has the exchange
-    /// venue.
+    /// venue (no FIX gateway either).
     #[arg(long)]
     sim_only: bool,
-    /// Run from the config templates in DIR (`exchange.toml`, `engine.toml`; write a
-    /// starting point with --write-config) instead of the built-in ones.
+    /// No FIX gateway and no FIX venue in the engine (fix-taker then trades at the
+    /// exchange venue).
+    #[arg(long)]
+    no_fix: bool,
+    /// Run from the config templates in DIR (`exchange.toml`, `engine.toml`,
+    /// `gateway-fix.toml`; write a starting point with --write-config) instead of the
+    /// built-in ones.
     #[arg(long, value_name = "DIR")]
     config: Option<PathBuf>,
     /// Write the built-in config templates into DIR and exit.
@@ -116,12 +124,17 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("finding the peregrine executable")?;
     let (name, shm) = plan::unique_name();
     let (dir, temporary) = run_dir(args.dir.as_deref(), &name)?;
+    let exchange = plan::EXCHANGE_VENUE && !args.sim_only;
     let mut session = Session {
         exe,
         dir: dir.clone(),
         shm: shm.clone(),
         name,
-        exchange_venue: plan::EXCHANGE_VENUE && !args.sim_only,
+        venues: plan::Venues {
+            exchange,
+            fix: exchange && !args.no_fix,
+        },
+        fix_password: plan::fix_password()?,
         stop,
         procs: Procs::default(),
         quiet: args.quiet,
@@ -149,11 +162,18 @@ fn run_dir(dir: Option<&Path>, name: &str) -> anyhow::Result<(PathBuf, bool)> {
     let (dir, temporary) = match dir {
         Some(d) => {
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-            // A fresh book: an earlier run's journal would be recovered otherwise.
-            let journal = d.join("journal");
-            if journal.exists() {
-                std::fs::remove_dir_all(&journal)
-                    .with_context(|| format!("removing the old {}", journal.display()))?;
+            // A fresh book: an earlier run's journal would be recovered otherwise, and
+            // the FIX stores would continue a session with an exchange that is gone.
+            for old in ["journal", "fix-store", "engine-fix.store"] {
+                let p = d.join(old);
+                let removed = if p.is_dir() {
+                    std::fs::remove_dir_all(&p)
+                } else if p.exists() {
+                    std::fs::remove_file(&p)
+                } else {
+                    Ok(())
+                };
+                removed.with_context(|| format!("removing the old {}", p.display()))?;
             }
             (d.to_owned(), false)
         }
@@ -181,7 +201,8 @@ struct Session {
     dir: PathBuf,
     shm: PathBuf,
     name: String,
-    exchange_venue: bool,
+    venues: plan::Venues,
+    fix_password: String,
     stop: Arc<AtomicBool>,
     procs: Procs,
     quiet: bool,
@@ -200,16 +221,12 @@ impl Session {
         let http = self.start_gateway(addr)?;
         self.header(addr, ports.md);
         println!(
-            "  gateway   pid {:<8} trade by hand: {http}/  operations: {http}/ops",
+            "  gateway     pid {:<8} trade by hand: {http}/  operations: {http}/ops",
             self.pid("gateway")
         );
         let started = Instant::now();
         if self.live_view {
-            let venues = if self.exchange_venue {
-                vec!["sim".to_owned(), "px".to_owned()]
-            } else {
-                vec!["sim".to_owned()]
-            };
+            let venues = self.venues.names().into_iter().map(String::from).collect();
             self.tui = Some(tui::Tui::start(&self.shm, Arc::clone(&self.stop), venues));
         }
         let watched = self.watch(duration.map(Duration::from_secs_f64), started);
@@ -284,19 +301,59 @@ impl Session {
         addr.context("the exchange printed no address")
     }
 
+    /// What this run fills into the engine and FIX gateway templates.
+    fn run_values<'a>(&'a self, exchange: SocketAddr, key_file: &'a Path) -> plan::RunValues<'a> {
+        plan::RunValues {
+            name: &self.name,
+            shm_dir: &self.shm,
+            exchange: Some(exchange),
+            venues: self.venues,
+            ports: self.ports,
+            key_file,
+            fix_password: &self.fix_password,
+        }
+    }
+
+    /// Starts the FIX gateway (docs/fix.md) in front of the exchange, on the run's
+    /// fixed FIX port, and waits for its exchange session.
+    fn start_fix_gateway(&mut self, exchange: SocketAddr) -> anyhow::Result<()> {
+        let config = self.dir.join(plan::GATEWAY_FIX_FILE);
+        let key_file = self.key_file();
+        let text = self
+            .templates
+            .gateway_fix_toml(&self.run_values(exchange, &key_file));
+        std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
+        self.spawn(
+            FIX_GATEWAY,
+            vec![
+                "gateway".into(),
+                "fix".into(),
+                "--config".into(),
+                path_arg(&config),
+            ],
+        )?;
+        let log = self.dir.join(format!("{FIX_GATEWAY}.log"));
+        self.wait_until("the FIX gateway's exchange session", |_| {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            text.contains("fix gateway listening on ") && text.contains("logged in")
+        })
+    }
+
     fn start_engine(&mut self, exchange: SocketAddr) -> anyhow::Result<()> {
         let config = self.dir.join("engine.toml");
-        let text = self.templates.engine_toml(
-            &self.name,
-            &self.shm,
-            Some(exchange),
-            self.exchange_venue,
-            self.ports,
-            &self.key_file(),
-        );
+        let key_file = self.key_file();
+        let text = self
+            .templates
+            .engine_toml(&self.run_values(exchange, &key_file));
         let parsed = peregrine_engine::config::EngineConfig::from_toml(&text, &config)
             .with_context(|| format!("the engine config for this run ({})", config.display()))?;
         self.strategy_names = parsed.strategies.iter().map(|s| s.name.clone()).collect();
+        // A user's engine config (`--config`) may leave the FIX venue out.
+        let fix = self.venues.fix && parsed.venues.iter().any(|v| v.fix.is_some());
+        self.venues.fix = fix;
+        if fix {
+            self.start_fix_gateway(exchange)?;
+        }
         std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
         self.spawn(
             "engine",
@@ -305,7 +362,16 @@ impl Session {
         let socket = self.socket();
         self.wait_until("the engine's control socket", |_| {
             summary::fetch(&socket, CONTROL_TIMEOUT).is_ok()
-        })
+        })?;
+        if fix {
+            // The engine's FIX venue logs on to the gateway (it retries every 200 ms).
+            let log = self.dir.join(format!("{FIX_GATEWAY}.log"));
+            let logged_on = format!("{} logged on", plan::FIX_COMP_ID);
+            self.wait_until("the engine's FIX session", |_| {
+                std::fs::read_to_string(&log).is_ok_and(|t| t.contains(&logged_on))
+            })?;
+        }
+        Ok(())
     }
 
     /// Starts the HTTP gateway (docs/http.md); returns its URL.
@@ -376,7 +442,7 @@ impl Session {
             "--name".into(),
             s.name.into(),
             "--venue".into(),
-            s.venue(self.exchange_venue).to_string(),
+            s.venue(self.venues).to_string(),
             "--qty".into(),
             s.qty.to_string(),
             "--interval-us".into(),
@@ -390,11 +456,17 @@ impl Session {
 
     /// The venue name strategy `name` trades on.
     fn venue_name(&self, name: &str) -> String {
-        match STRATEGIES.iter().find(|s| s.name == name) {
-            Some(s) if s.venue(self.exchange_venue) == plan::EXCHANGE_VENUE_INDEX => "px".into(),
-            Some(_) => "sim".into(),
-            None => "?".into(),
-        }
+        STRATEGIES
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| {
+                self.venues
+                    .names()
+                    .get(s.venue(self.venues) as usize)
+                    .copied()
+            })
+            .unwrap_or("?")
+            .to_owned()
     }
 
     /// Polls `ready` every 50 ms until it holds; fails if a child exits, Ctrl-C
@@ -444,12 +516,21 @@ impl Session {
     fn header(&mut self, addr: SocketAddr, md_port: u16) {
         println!("peregrine up: run directory {}", self.dir.display());
         println!(
-            "  exchange  pid {:<8} orders on tcp {addr}, market data to udp {}:{md_port} (multicast on loopback)",
+            "  exchange    pid {:<8} orders on tcp {addr}, market data to udp {}:{md_port} (multicast on loopback)",
             self.pid("exchange"),
             plan::MD_GROUP,
         );
+        if self.venues.fix {
+            println!(
+                "  {FIX_GATEWAY} pid {:<8} FIX 4.4 on 127.0.0.1:{}, session {} trading as account {} (the engine's venue fix)",
+                self.pid(FIX_GATEWAY),
+                self.ports.fix,
+                plan::FIX_COMP_ID,
+                plan::FIX_ACCOUNT,
+            );
+        }
         println!(
-            "  engine    pid {:<8} shm {}",
+            "  engine      pid {:<8} shm {}",
             self.pid("engine"),
             self.shm.display()
         );
@@ -459,22 +540,22 @@ impl Session {
             .filter(|s| names.iter().any(|n| n == s.name))
         {
             println!(
-                "  {:<9} pid {:<8} {} on venue {} ({})",
+                "  {:<11} pid {:<8} {} on venue {} ({})",
                 s.name,
                 self.pid(s.name),
                 s.kind,
-                s.venue(self.exchange_venue),
+                s.venue(self.venues),
                 self.venue_name(s.name)
             );
         }
-        if !self.exchange_venue {
+        if !self.venues.exchange {
             println!(
                 "  note: the engine's exchange venue is off in this build (see docs/up.md): \
                  every strategy trades on the simulated venue"
             );
         }
         println!(
-            "  metrics   exchange http://127.0.0.1:{}/metrics  engine http://127.0.0.1:{}/metrics",
+            "  metrics     exchange http://127.0.0.1:{}/metrics  engine http://127.0.0.1:{}/metrics",
             self.ports.exchange_metrics, self.ports.engine_metrics
         );
         println!("Ctrl-C stops and prints the summary.");

@@ -20,10 +20,15 @@ pub const MD_GROUP: &str = "239.255.76.1";
 /// The exchange config, with `@ORDER_PORT@`, `@RECOVERY_PORT@`, `@MD_PORT@`, `@MD_GROUP@` and
 /// `@ACCOUNTS@` (the generated accounts' stored keys) to fill.
 const EXCHANGE_TOML: &str = include_str!("../../../../configs/up/exchange.toml");
-/// The engine config, with `@NAME@`, `@SHM_DIR@`, `@EXCHANGE_ADDR@`, `@KEY_FILE@` to
-/// fill, and the
-/// exchange venue between the `#@exchange-venue-begin` / `-end` marker lines.
+/// The engine config, with `@NAME@`, `@SHM_DIR@`, `@EXCHANGE_ADDR@`, `@KEY_FILE@`,
+/// `@FIX_PORT@`, `@FIX_PASSWORD@` to fill, the exchange venue between the
+/// `#@exchange-venue-begin` / `-end` marker lines and the FIX venue between the
+/// `#@fix-venue-begin` / `-end` ones.
 const ENGINE_TOML: &str = include_str!("../../../../configs/up/engine.toml");
+
+/// The FIX gateway's config, with `@FIX_PORT@`, `@EXCHANGE_ADDR@`, `@KEY_FILE@` and
+/// `@FIX_PASSWORD@` to fill.
+const GATEWAY_FIX_TOML: &str = include_str!("../../../../configs/up/gateway-fix.toml");
 
 /// The HTTP gateway's config, with `@EXCHANGE_ADDR@`, `@RECOVERY_ADDR@`, `@DIR@`,
 /// `@CONTROL_SOCKET@`.
@@ -43,19 +48,54 @@ pub fn gateway_toml(
         .replace("@CONTROL_SOCKET@", &control.display().to_string())
 }
 
-const VENUE_BEGIN: &str = "#@exchange-venue-begin";
-const VENUE_END: &str = "#@exchange-venue-end";
+/// The marker lines around the engine config's optional venues.
+const EXCHANGE_MARKERS: (&str, &str) = ("#@exchange-venue-begin", "#@exchange-venue-end");
+/// See [`EXCHANGE_MARKERS`].
+const FIX_MARKERS: (&str, &str) = ("#@fix-venue-begin", "#@fix-venue-end");
 
 /// Index of the simulated venue in the engine config.
 pub const SIM_VENUE: u32 = 0;
 /// Index of the exchange venue in the engine config (when it is on).
 pub const EXCHANGE_VENUE_INDEX: u32 = 1;
+/// Index of the FIX venue in the engine config (when it and the exchange venue are
+/// on).
+pub const FIX_VENUE_INDEX: u32 = 2;
+
+/// The FIX session the engine's venue `fix` logs on as (gateway-fix.toml).
+pub const FIX_COMP_ID: &str = "ENGINE";
+/// The exchange account that session trades for (gateway-fix.toml).
+pub const FIX_ACCOUNT: u32 = 3;
+
+/// Which of the optional venues a run's engine has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Venues {
+    /// `px`: the exchange over its native protocol.
+    pub exchange: bool,
+    /// `fix`: the exchange through the FIX gateway (only with `exchange`).
+    pub fix: bool,
+}
+
+impl Venues {
+    /// The engine's venues by index.
+    pub fn names(self) -> Vec<&'static str> {
+        let mut names = vec!["sim"];
+        if self.exchange {
+            names.push("px");
+            if self.fix {
+                names.push("fix");
+            }
+        }
+        names
+    }
+}
 
 /// Where a strategy sends its orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
     /// The exchange venue when it is on, else the simulated venue.
     Exchange,
+    /// The FIX venue when it is on, else like [`Route::Exchange`].
+    Fix,
     /// Always the simulated venue.
     Sim,
 }
@@ -78,10 +118,11 @@ pub struct StrategySpec {
 }
 
 /// The strategies, in engine-config order. At the exchange the maker quotes around
-/// the mid it sees and the taker takes its quotes at the touch (IOC); on the
-/// simulated market `sim-maker` quotes against the flow and `reverter` trades a
-/// moving average of the mid.
-pub const STRATEGIES: [StrategySpec; 4] = [
+/// the mid it sees and the taker takes its quotes at the touch (IOC); `fix-taker`
+/// takes them too, through the FIX gateway (blind: that venue has no market data,
+/// so it crosses the reference mid); on the simulated market `sim-maker` quotes
+/// against the flow and `reverter` trades a moving average of the mid.
+pub const STRATEGIES: [StrategySpec; 5] = [
     StrategySpec {
         name: "maker",
         kind: "maker",
@@ -97,6 +138,14 @@ pub const STRATEGIES: [StrategySpec; 4] = [
         qty: 1,
         interval_us: 1_000,
         seed: 2,
+    },
+    StrategySpec {
+        name: "fix-taker",
+        kind: "taker",
+        route: Route::Fix,
+        qty: 1,
+        interval_us: 1_000,
+        seed: 5,
     },
     StrategySpec {
         name: "sim-maker",
@@ -118,10 +167,11 @@ pub const STRATEGIES: [StrategySpec; 4] = [
 
 impl StrategySpec {
     /// The venue index it uses.
-    pub fn venue(&self, exchange_venue: bool) -> u32 {
+    pub fn venue(&self, venues: Venues) -> u32 {
         match self.route {
-            Route::Exchange if exchange_venue => EXCHANGE_VENUE_INDEX,
-            Route::Exchange | Route::Sim => SIM_VENUE,
+            Route::Fix if venues.exchange && venues.fix => FIX_VENUE_INDEX,
+            Route::Exchange | Route::Fix if venues.exchange => EXCHANGE_VENUE_INDEX,
+            Route::Exchange | Route::Fix | Route::Sim => SIM_VENUE,
         }
     }
 }
@@ -140,22 +190,28 @@ pub struct Ports {
     pub exchange_metrics: u16,
     /// The engine's `/metrics`.
     pub engine_metrics: u16,
+    /// The FIX gateway's listener.
+    pub fix: u16,
 }
 
 impl Ports {
-    /// `base`, `base + 1`, `base + 2`; an error if that passes 65535 or `base` is 0.
+    /// `base`, `base + 1`, ... `base + 5`; an error if that passes 65535 or `base`
+    /// is 0.
     pub fn from_base(base: u16) -> anyhow::Result<Ports> {
-        anyhow::ensure!(base > 0, "--port-base must be 1..=65531");
+        anyhow::ensure!(base > 0, "--port-base must be 1..=65530");
         let p = |k: u16| base.checked_add(k);
-        match (p(1), p(2), p(3), p(4)) {
-            (Some(md), Some(recovery), Some(exchange_metrics), Some(engine_metrics)) => Ok(Ports {
-                order: base,
-                md,
-                recovery,
-                exchange_metrics,
-                engine_metrics,
-            }),
-            _ => anyhow::bail!("--port-base {base}: needs five ports, the last above 65535"),
+        match (p(1), p(2), p(3), p(4), p(5)) {
+            (Some(md), Some(recovery), Some(exchange_metrics), Some(engine_metrics), Some(fix)) => {
+                Ok(Ports {
+                    order: base,
+                    md,
+                    recovery,
+                    exchange_metrics,
+                    engine_metrics,
+                    fix,
+                })
+            }
+            _ => anyhow::bail!("--port-base {base}: needs six ports, the last above 65535"),
         }
     }
 
@@ -166,13 +222,15 @@ impl Ports {
             Ok(l.local_addr()?.port())
         };
         let probe = std::net::UdpSocket::bind("127.0.0.1:0").context("picking a UDP port")?;
-        let (order, recovery, exchange_metrics, engine_metrics) = (tcp()?, tcp()?, tcp()?, tcp()?);
+        let (order, recovery, exchange_metrics, engine_metrics, fix) =
+            (tcp()?, tcp()?, tcp()?, tcp()?, tcp()?);
         Ok(Ports {
             order,
             md: probe.local_addr()?.port(),
             recovery,
             exchange_metrics,
             engine_metrics,
+            fix,
         })
     }
 }
@@ -184,12 +242,48 @@ pub struct Templates {
     pub exchange: String,
     /// The engine's.
     pub engine: String,
+    /// The FIX gateway's.
+    pub gateway_fix: String,
 }
 
 /// File names of the templates in a config directory.
 pub const EXCHANGE_FILE: &str = "exchange.toml";
 /// See [`EXCHANGE_FILE`].
 pub const ENGINE_FILE: &str = "engine.toml";
+/// See [`EXCHANGE_FILE`].
+pub const GATEWAY_FIX_FILE: &str = "gateway-fix.toml";
+
+/// What a run fills into the engine and FIX gateway templates.
+#[derive(Debug, Clone)]
+pub struct RunValues<'a> {
+    /// The engine's name.
+    pub name: &'a str,
+    /// The engine's shm directory.
+    pub shm_dir: &'a std::path::Path,
+    /// The exchange's order entry (`None` before it runs, in tests).
+    pub exchange: Option<SocketAddr>,
+    /// The optional venues kept.
+    pub venues: Venues,
+    /// The run's ports.
+    pub ports: Ports,
+    /// The run's key file.
+    pub key_file: &'a std::path::Path,
+    /// The FIX session's password for this run.
+    pub fix_password: &'a str,
+}
+
+impl RunValues<'_> {
+    /// The `@...@` values both templates share.
+    fn fill(&self, text: &str) -> String {
+        let addr = self
+            .exchange
+            .map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string());
+        text.replace("@EXCHANGE_ADDR@", &addr)
+            .replace("@KEY_FILE@", &self.key_file.display().to_string())
+            .replace("@FIX_PORT@", &self.ports.fix.to_string())
+            .replace("@FIX_PASSWORD@", self.fix_password)
+    }
+}
 
 impl Templates {
     /// The ones built into the binary.
@@ -197,7 +291,16 @@ impl Templates {
         Templates {
             exchange: EXCHANGE_TOML.to_owned(),
             engine: ENGINE_TOML.to_owned(),
+            gateway_fix: GATEWAY_FIX_TOML.to_owned(),
         }
+    }
+
+    fn files(&self) -> [(&'static str, &String); 3] {
+        [
+            (EXCHANGE_FILE, &self.exchange),
+            (ENGINE_FILE, &self.engine),
+            (GATEWAY_FIX_FILE, &self.gateway_fix),
+        ]
     }
 
     /// A user's copy (`up --config DIR`).
@@ -209,6 +312,7 @@ impl Templates {
         Ok(Templates {
             exchange: read(EXCHANGE_FILE)?,
             engine: read(ENGINE_FILE)?,
+            gateway_fix: read(GATEWAY_FIX_FILE)?,
         })
     }
 
@@ -216,7 +320,7 @@ impl Templates {
     pub fn write(&self, dir: &std::path::Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut written = Vec::new();
-        for (f, text) in [(EXCHANGE_FILE, &self.exchange), (ENGINE_FILE, &self.engine)] {
+        for (f, text) in self.files() {
             let p = dir.join(f);
             anyhow::ensure!(!p.exists(), "{} exists; not overwriting it", p.display());
             std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
@@ -230,23 +334,14 @@ impl Templates {
         fill_exchange(&self.exchange, ports, accounts)
     }
 
-    /// The engine config: named `name`, rings in `shm_dir`, the exchange venue (at
-    /// `exchange`) kept only if `exchange_venue`, metrics on `ports.engine_metrics`.
-    pub fn engine_toml(
-        &self,
-        name: &str,
-        shm_dir: &std::path::Path,
-        exchange: Option<SocketAddr>,
-        exchange_venue: bool,
-        ports: Ports,
-        key_file: &std::path::Path,
-    ) -> String {
-        fill_engine(&self.engine, name, shm_dir, exchange, exchange_venue)
-            .replace("@ENGINE_METRICS_PORT@", &ports.engine_metrics.to_string())
-            .replace("@MD_PORT@", &ports.md.to_string())
-            .replace("@MD_GROUP@", MD_GROUP)
-            .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
-            .replace("@KEY_FILE@", &key_file.display().to_string())
+    /// The engine config for `run`: the optional venues kept as `run.venues` says.
+    pub fn engine_toml(&self, run: &RunValues<'_>) -> String {
+        fill_engine(&self.engine, run)
+    }
+
+    /// The FIX gateway config for `run`.
+    pub fn gateway_fix_toml(&self, run: &RunValues<'_>) -> String {
+        run.fill(&self.gateway_fix)
     }
 }
 
@@ -258,8 +353,9 @@ pub fn exchange_toml(ports: Ports) -> String {
 }
 
 /// The accounts `up` makes keys for at every start: 1 (the engine's exchange
-/// venue) and 2.
-pub const ACCOUNTS: [u32; 2] = [1, 2];
+/// venue), 2 (free for a person, through the HTTP gateway) and 3 (the FIX gateway's
+/// session, the engine's FIX venue).
+pub const ACCOUNTS: [u32; 3] = [1, 2, 3];
 
 /// Fresh keys of [`ACCOUNTS`].
 pub fn run_keys() -> anyhow::Result<peregrine_client::keys::KeyFile> {
@@ -268,6 +364,13 @@ pub fn run_keys() -> anyhow::Result<peregrine_client::keys::KeyFile> {
         .map(|&a| peregrine_types::AccountId(a))
         .collect();
     Ok(peregrine_client::keys::KeyFile::generate(&ids)?)
+}
+
+/// A fresh FIX password (32 hex digits from the operating system's generator).
+pub fn fix_password() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("the random generator: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn fill_exchange(template: &str, ports: Ports, accounts: &str) -> String {
@@ -283,51 +386,50 @@ fn fill_exchange(template: &str, ports: Ports, accounts: &str) -> String {
         )
 }
 
-/// The engine config: named `name`, rings in `shm_dir`, the exchange venue (at
-/// `exchange`) kept only if `exchange_venue`.
+/// The embedded engine config for `run`.
 #[cfg(test)]
-pub fn engine_toml(
-    name: &str,
-    shm_dir: &std::path::Path,
-    exchange: Option<SocketAddr>,
-    exchange_venue: bool,
-) -> String {
-    fill_engine(ENGINE_TOML, name, shm_dir, exchange, exchange_venue)
-        .replace("@ENGINE_METRICS_PORT@", "0")
-        .replace("@MD_PORT@", "0")
-        .replace("@MD_GROUP@", MD_GROUP)
-        .replace("@RECOVERY_PORT@", "0")
-        .replace("@KEY_FILE@", "keys.toml")
+pub fn engine_toml(run: &RunValues<'_>) -> String {
+    fill_engine(ENGINE_TOML, run)
 }
 
-fn fill_engine(
-    template: &str,
-    name: &str,
-    shm_dir: &std::path::Path,
-    exchange: Option<SocketAddr>,
-    exchange_venue: bool,
-) -> String {
+/// `template` without the marker sections of the venues `run` leaves out, filled in.
+fn fill_engine(template: &str, run: &RunValues<'_>) -> String {
+    let venues = run.venues;
+    let sections = [
+        (EXCHANGE_MARKERS, venues.exchange),
+        (FIX_MARKERS, venues.exchange && venues.fix),
+    ];
     let mut out = String::with_capacity(template.len());
-    let mut inside = false;
+    let mut skipping = false;
     for line in template.lines() {
-        match line.trim() {
-            VENUE_BEGIN => inside = true,
-            VENUE_END => inside = false,
-            _ if inside && !exchange_venue => {}
-            _ => {
-                out.push_str(line);
-                out.push('\n');
-            }
+        let t = line.trim();
+        if let Some(&(_, keep)) = sections.iter().find(|((b, _), _)| *b == t) {
+            skipping = !keep;
+            continue;
+        }
+        if sections.iter().any(|((_, e), _)| *e == t) {
+            skipping = false;
+            continue;
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
         }
     }
-    if !exchange_venue {
+    if !venues.exchange {
         // Without the exchange, strategies routed to it trade on the simulated venue.
         out = out.replace("venue = \"px\"", "venue = \"sim\"");
     }
-    let addr = exchange.map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string());
-    out.replace("@NAME@", name)
-        .replace("@SHM_DIR@", &shm_dir.display().to_string())
-        .replace("@EXCHANGE_ADDR@", &addr)
+    run.fill(&out)
+        .replace("@NAME@", run.name)
+        .replace("@SHM_DIR@", &run.shm_dir.display().to_string())
+        .replace(
+            "@ENGINE_METRICS_PORT@",
+            &run.ports.engine_metrics.to_string(),
+        )
+        .replace("@MD_PORT@", &run.ports.md.to_string())
+        .replace("@MD_GROUP@", MD_GROUP)
+        .replace("@RECOVERY_PORT@", &run.ports.recovery.to_string())
 }
 
 /// A shared-memory directory and engine name no other run uses: the process id and
@@ -364,20 +466,53 @@ mod tests {
         assert!(placeholders(&ENGINE_TOML.replace("@NAME@", "n")).contains(&"SHM_DIR"));
     }
 
+    const ALL: Venues = Venues {
+        exchange: true,
+        fix: true,
+    };
+
+    fn run<'a>(venues: Venues, exchange: Option<SocketAddr>, ports: Ports) -> RunValues<'a> {
+        RunValues {
+            name: "up-test",
+            shm_dir: Path::new("/dev/shm/peregrine-up-test"),
+            exchange,
+            venues,
+            ports,
+            key_file: Path::new("keys.toml"),
+            fix_password: "pw",
+        }
+    }
+
+    /// `text` with its key file replaced by a real one (the engine validates it).
+    fn with_real_keys(text: &str, dir: &Path) -> String {
+        let keys = dir.join("keys.toml");
+        if !keys.exists() {
+            run_keys().unwrap().save_new(&keys).unwrap();
+        }
+        text.replace(
+            "\"keys.toml\"",
+            &format!("{:?}", keys.display().to_string()),
+        )
+    }
+
     #[test]
     fn engine_config_without_the_exchange_venue_is_valid() {
-        let text = engine_toml(
-            "up-test",
-            Path::new("/dev/shm/peregrine-up-test"),
-            None,
-            false,
-        );
+        let venues = Venues {
+            exchange: false,
+            fix: true,
+        };
+        let text = engine_toml(&run(venues, None, Ports::from_base(7700).unwrap()));
         assert!(!text.contains("exchange ="), "{text}");
+        assert!(
+            !text.contains("fix ="),
+            "no FIX venue without the exchange: {text}"
+        );
         assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
         assert_eq!(cfg.name, "up-test");
         assert_eq!(cfg.venues.len(), 1);
         assert_eq!(cfg.venues[SIM_VENUE as usize].name, "sim");
+        assert_eq!(venues.names(), ["sim"]);
         assert_eq!(cfg.spinning_threads(), 0, "nothing may spin on 2 cores");
         let names: Vec<_> = cfg.strategies.iter().map(|s| s.name.as_str()).collect();
         let planned: Vec<_> = STRATEGIES.iter().map(|s| s.name).collect();
@@ -387,23 +522,72 @@ mod tests {
     #[test]
     fn engine_config_with_the_exchange_venue_names_the_address() {
         let addr: SocketAddr = "127.0.0.1:7712".parse().unwrap();
-        let text = engine_toml("x", Path::new("/dev/shm/x"), Some(addr), true);
+        let venues = Venues {
+            exchange: true,
+            fix: false,
+        };
+        let text = engine_toml(&run(venues, Some(addr), Ports::from_base(7710).unwrap()));
         assert!(text.contains("name = \"px\""), "{text}");
         assert!(text.contains("addr = \"127.0.0.1:7712\""), "{text}");
+        assert!(!text.contains("name = \"fix\""), "{text}");
         assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
         // The exchange venue is the second one, as `EXCHANGE_VENUE_INDEX` says.
         let sim = text.find("name = \"sim\"").unwrap();
         assert!(sim < text.find("name = \"px\"").unwrap());
         // With the key file `up` generates, the config is valid.
         let dir = tempfile::tempdir().unwrap();
-        let keys = dir.path().join("keys.toml");
-        run_keys().unwrap().save_new(&keys).unwrap();
-        let text = text.replace(
-            "\"keys.toml\"",
-            &format!("{:?}", keys.display().to_string()),
-        );
+        let text = with_real_keys(&text, dir.path());
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
         assert_eq!(cfg.venues.len(), 2);
+        assert_eq!(venues.names(), ["sim", "px"]);
+    }
+
+    #[test]
+    fn engine_and_fix_gateway_configs_agree_on_the_session() {
+        let addr: SocketAddr = "127.0.0.1:7732".parse().unwrap();
+        let ports = Ports::from_base(7730).unwrap();
+        let values = run(ALL, Some(addr), ports);
+        let t = Templates::embedded();
+        let engine = t.engine_toml(&values);
+        let gateway = t.gateway_fix_toml(&values);
+        assert_eq!(placeholders(&engine), Vec::<&str>::new(), "{engine}");
+        assert_eq!(placeholders(&gateway), Vec::<&str>::new(), "{gateway}");
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = EngineConfig::from_toml(
+            &with_real_keys(&engine, dir.path()),
+            Path::new("engine.toml"),
+        )
+        .unwrap();
+        let names: Vec<_> = cfg.venues.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ALL.names());
+        assert_eq!(names[FIX_VENUE_INDEX as usize], "fix");
+        let fix = cfg.venues[FIX_VENUE_INDEX as usize].fix.clone().unwrap();
+        let path = dir.path().join(GATEWAY_FIX_FILE);
+        std::fs::write(&path, with_real_keys(&gateway, dir.path())).unwrap();
+        let gw = peregrine_fix_gateway::GatewayConfig::load(&path).unwrap();
+        assert_eq!(gw.listen, fix.addr);
+        assert_eq!(fix.addr, format!("127.0.0.1:{}", ports.fix));
+        assert_eq!(gw.exchange, addr.to_string());
+        assert_eq!(gw.comp_id, fix.target_comp_id);
+        let [session] = gw.sessions.as_slice() else {
+            panic!("one session: {:?}", gw.sessions);
+        };
+        assert_eq!(session.comp_id, FIX_COMP_ID);
+        assert_eq!(fix.sender_comp_id, FIX_COMP_ID);
+        assert_eq!(session.password.as_deref(), Some("pw"));
+        assert_eq!(fix.password.as_deref(), Some("pw"));
+        // Its own account, with a key in the run's key file.
+        assert_eq!(session.account, FIX_ACCOUNT);
+        assert!(ACCOUNTS.contains(&FIX_ACCOUNT));
+        assert!(gw.store_dir.is_relative(), "in the run directory");
+    }
+
+    #[test]
+    fn fix_passwords_are_fresh() {
+        let (a, b) = (fix_password().unwrap(), fix_password().unwrap());
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_ne!(a, b);
     }
 
     #[test]
@@ -422,30 +606,22 @@ mod tests {
     fn templates_write_load_and_refuse_to_overwrite() {
         let dir = tempfile::tempdir().unwrap();
         let t = Templates::embedded();
-        assert_eq!(t.write(dir.path()).unwrap().len(), 2);
+        let written = t.write(dir.path()).unwrap();
+        assert_eq!(written.len(), 3);
+        assert!(written.iter().any(|p| p.ends_with(GATEWAY_FIX_FILE)));
         assert_eq!(Templates::load(dir.path()).unwrap(), t);
         assert!(t.write(dir.path()).is_err(), "never overwrites");
         let ports = Ports::from_base(7720).unwrap();
-        let text = t.engine_toml(
-            "x",
-            Path::new("/dev/shm/x"),
-            None,
-            false,
-            ports,
-            Path::new("keys.toml"),
-        );
+        let off = Venues {
+            exchange: false,
+            fix: false,
+        };
+        let text = t.engine_toml(&run(off, None, ports));
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
         assert_eq!(cfg.metrics.listen.port(), 7724);
         // With the exchange venue, the engine takes the exchange's feed and recovery.
         let addr: SocketAddr = "127.0.0.1:7720".parse().unwrap();
-        let text = t.engine_toml(
-            "x",
-            Path::new("/dev/shm/x"),
-            Some(addr),
-            true,
-            ports,
-            Path::new("keys.toml"),
-        );
+        let text = t.engine_toml(&run(ALL, Some(addr), ports));
         let (md, recovery) = (
             format!("{MD_GROUP}:{}", ports.md),
             format!("127.0.0.1:{}", ports.recovery),
@@ -462,22 +638,42 @@ mod tests {
         );
         assert!(text.contains(&feed), "{feed} in {text}");
         assert!(Templates::load(&dir.path().join("nope")).is_err());
+        // A config directory without the FIX gateway's template is refused by name.
+        std::fs::remove_file(dir.path().join(GATEWAY_FIX_FILE)).unwrap();
+        let err = format!("{:#}", Templates::load(dir.path()).unwrap_err());
+        assert!(err.contains(GATEWAY_FIX_FILE), "{err}");
     }
 
     #[test]
     fn ports_from_base_stay_in_range() {
         assert!(Ports::from_base(0).is_err());
-        assert!(Ports::from_base(65_532).is_err());
-        assert_eq!(Ports::from_base(65_531).unwrap().engine_metrics, 65_535);
+        assert!(Ports::from_base(65_531).is_err());
+        let top = Ports::from_base(65_530).unwrap();
+        assert_eq!((top.engine_metrics, top.fix), (65_534, 65_535));
     }
 
     #[test]
     fn strategies_route_to_the_right_venue() {
-        assert!(STRATEGIES.iter().all(|s| s.venue(false) == SIM_VENUE));
-        assert_eq!(STRATEGIES[0].venue(true), EXCHANGE_VENUE_INDEX);
-        assert_eq!(STRATEGIES[1].venue(true), EXCHANGE_VENUE_INDEX);
-        assert_eq!(STRATEGIES[2].venue(true), SIM_VENUE);
-        assert_eq!(STRATEGIES[3].venue(true), SIM_VENUE);
+        let route =
+            |venues: Venues| -> Vec<u32> { STRATEGIES.iter().map(|s| s.venue(venues)).collect() };
+        let none = Venues {
+            exchange: false,
+            fix: true,
+        };
+        assert!(route(none).iter().all(|&v| v == SIM_VENUE));
+        let px = EXCHANGE_VENUE_INDEX;
+        assert_eq!(route(ALL), [px, px, FIX_VENUE_INDEX, SIM_VENUE, SIM_VENUE]);
+        let no_fix = Venues {
+            exchange: true,
+            fix: false,
+        };
+        assert_eq!(route(no_fix), [px, px, px, SIM_VENUE, SIM_VENUE]);
+        // Every index names a venue of that run's engine.
+        for venues in [ALL, no_fix, none] {
+            assert!(route(venues)
+                .iter()
+                .all(|&v| (v as usize) < venues.names().len()));
+        }
     }
 
     #[test]

@@ -239,7 +239,8 @@ impl Procs {
 
 impl Drop for Procs {
     fn drop(&mut self) {
-        // Newest first: strategies, then the engine, then the exchange.
+        // Newest first: the HTTP gateway and the strategies, the engine, the FIX
+        // gateway, the exchange.
         for p in self.list.iter_mut().rev() {
             p.terminate();
         }

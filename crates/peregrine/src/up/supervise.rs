@@ -93,7 +93,7 @@ pub fn restarts_text(procs: &Procs) -> String {
     let mut any = false;
     for p in &procs.list {
         for r in &p.restarts {
-            let _ = writeln!(out, "{:<10} {r}", p.name);
+            let _ = writeln!(out, "{:<12} {r}", p.name);
             any = true;
         }
     }
