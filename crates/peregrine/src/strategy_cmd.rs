@@ -75,6 +75,10 @@ struct Common {
     /// Venue index.
     #[arg(long, default_value_t = 0)]
     venue: u32,
+    /// Read the book of this venue instead of --venue's (taker): another route to
+    /// the same market, as the FIX gateway in front of the exchange is to `px`.
+    #[arg(long)]
+    book_venue: Option<u32>,
     /// Instrument.
     #[arg(long, default_value_t = 1)]
     instrument: u32,
@@ -118,6 +122,7 @@ pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
             let mut s = Taker::new(TakerConfig {
                 qty,
                 venue: c.venue,
+                book_venue: c.book_venue,
                 instrument: InstrumentId(c.instrument),
                 mid: c.mid,
                 seed: c.seed,

@@ -3,7 +3,9 @@
 //! leaning against its inventory so the position stays near flat. It reads the book
 //! with `Api::book` when it fires (polling; it needs no subscription). A venue whose
 //! book the engine does not publish (an empty board slot: no market data from that
-//! venue) is taken blind: an IOC `cross_ticks` through its reference mid.
+//! venue) is taken blind: an IOC `cross_ticks` through its reference mid, unless
+//! `book_venue` names another venue whose book is the same market (the FIX gateway in
+//! front of an exchange whose feed the engine reads under another venue name).
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
@@ -17,6 +19,8 @@ use peregrine_types::Rng;
 pub struct TakerConfig {
     /// Venue index.
     pub venue: u32,
+    /// Venue whose book it reads, if not `venue`: another route to the same market.
+    pub book_venue: Option<u32>,
     /// Instrument.
     pub instrument: InstrumentId,
     /// Reference mid for a venue without market data, price units.
@@ -39,6 +43,7 @@ impl Default for TakerConfig {
     fn default() -> Self {
         TakerConfig {
             venue: 0,
+            book_venue: None,
             instrument: InstrumentId(1),
             mid: 10_000,
             cross_ticks: 10,
@@ -131,7 +136,10 @@ impl Strategy for Taker {
             return;
         }
         self.next_ns = now_ns + self.rng.range(self.cfg.min_gap_ns, self.cfg.max_gap_ns);
-        let book = api.book(self.cfg.venue, self.cfg.instrument);
+        let book = api.book(
+            self.cfg.book_venue.unwrap_or(self.cfg.venue),
+            self.cfg.instrument,
+        );
         let side = self.side();
         let room = match side {
             Side::Buy => self.cfg.max_position - self.position,

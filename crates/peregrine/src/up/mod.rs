@@ -434,7 +434,7 @@ impl Session {
     }
 
     fn strategy_args(&self, s: &StrategySpec) -> Vec<String> {
-        vec![
+        let mut args = vec![
             "strategy".into(),
             s.kind.into(),
             "--dir".into(),
@@ -451,7 +451,11 @@ impl Session {
             s.seed.to_string(),
             "--wait".into(),
             "park".into(),
-        ]
+        ];
+        if let Some(v) = s.book_venue(self.venues) {
+            args.extend(["--book-venue".into(), v.to_string()]);
+        }
+        args
     }
 
     /// The venue name strategy `name` trades on.

@@ -119,8 +119,8 @@ pub struct StrategySpec {
 
 /// The strategies, in engine-config order. At the exchange the maker quotes around
 /// the mid it sees and the taker takes its quotes at the touch (IOC); `fix-taker`
-/// takes them too, through the FIX gateway (blind: that venue has no market data,
-/// so it crosses the reference mid); on the simulated market `sim-maker` quotes
+/// takes them too, through the FIX gateway, reading the book of `px` (the same
+/// exchange book: the FIX venue has no feed of its own); on the simulated market `sim-maker` quotes
 /// against the flow and `reverter` trades a moving average of the mid.
 pub const STRATEGIES: [StrategySpec; 5] = [
     StrategySpec {
@@ -173,6 +173,12 @@ impl StrategySpec {
             Route::Exchange | Route::Fix if venues.exchange => EXCHANGE_VENUE_INDEX,
             Route::Exchange | Route::Fix | Route::Sim => SIM_VENUE,
         }
+    }
+
+    /// The venue whose book it reads, when not its own: the FIX route reads the
+    /// exchange's book (`px`), the market its orders reach.
+    pub fn book_venue(&self, venues: Venues) -> Option<u32> {
+        (self.venue(venues) == FIX_VENUE_INDEX).then_some(EXCHANGE_VENUE_INDEX)
     }
 }
 
@@ -668,6 +674,15 @@ mod tests {
             fix: false,
         };
         assert_eq!(route(no_fix), [px, px, px, SIM_VENUE, SIM_VENUE]);
+        // Only the FIX route reads another venue's book: the exchange's, same market.
+        let books = |venues: Venues| -> Vec<Option<u32>> {
+            STRATEGIES.iter().map(|s| s.book_venue(venues)).collect()
+        };
+        assert_eq!(books(ALL), [None, None, Some(px), None, None]);
+        assert!(books(no_fix)
+            .iter()
+            .chain(&books(none))
+            .all(Option::is_none));
         // Every index names a venue of that run's engine.
         for venues in [ALL, no_fix, none] {
             assert!(route(venues)
