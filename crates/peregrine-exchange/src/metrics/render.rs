@@ -302,21 +302,24 @@ fn render_depth(e: &mut Families, d: &DepthSnapshot, hub: &MetricsHub) {
             }
         }
     }
-    type Field = fn(&DepthLevel, &InstrumentLabel) -> f64;
+    // Prices and quantities are decimals (floats here); order counts stay integers.
+    type Field = fn(&mut Families, Labels, &DepthLevel, &InstrumentLabel);
     let fields: [(&str, &str, Field); 3] = [
         (
             "book_level_price",
             "Price of the level-th best level of a side.",
-            |lv, l| price(*lv, l),
+            |e, labels, lv, l| e.gauge_f64(labels, price(*lv, l)),
         ),
         (
             "book_level_quantity",
             "Open quantity at the level.",
-            |lv, l| qty(*lv, l),
+            |e, labels, lv, l| e.gauge_f64(labels, qty(*lv, l)),
         ),
-        ("book_level_orders", "Orders at the level.", |lv, _| {
-            lv.orders as f64
-        }),
+        (
+            "book_level_orders",
+            "Orders at the level.",
+            |e, labels, lv, _| e.gauge(labels, i64::from(lv.orders)),
+        ),
     ];
     for (name, help, f) in fields {
         e.family(name, Kind::Gauge, help);
@@ -329,7 +332,7 @@ fn render_depth(e: &mut Families, d: &DepthSnapshot, hub: &MetricsHub) {
                         ("side", side),
                         ("level", &level),
                     ]);
-                    e.gauge_f64(labels, f(lv, l));
+                    f(e, labels, lv, l);
                 }
             }
         }
