@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# Smoke test of /metrics against a real Prometheus server (not part of CI: it needs
-# Debian's `prometheus` package, `apt-get install prometheus`, ~20 MB).
+# Smoke test of /metrics against a real Prometheus server (Debian's `prometheus`
+# package, `apt-get install -y prometheus`; scripts/test-all.sh installs it).
 #
-# Starts the release exchange on loopback with [metrics] on free ports, lints one
-# scrape with `promtool check metrics`, runs a Prometheus that scrapes it every
-# second, drives `peregrine loadgen` for 3 s, then asks the Prometheus HTTP API for
-# the target's health, the trade counter and a latency quantile. Exits non-zero on
+# Starts the release exchange on loopback with [metrics] on free ports and keys from
+# `peregrine keygen`, checks /health, lints one scrape with `promtool check metrics`,
+# runs a Prometheus that scrapes it every second, drives `peregrine loadgen` for 3 s,
+# then asks the Prometheus HTTP API for the target's health, the trade counter, a
+# latency quantile, a process_* metric and peregrine_build_info. Exits non-zero on
 # any failure; everything runs on 127.0.0.1 and stops by itself (bounded waits).
-#   scripts/prometheus-smoke.sh
+#   scripts/prometheus-smoke.sh            (builds the release binary first)
+#   PEREGRINE_BIN=target/release/peregrine scripts/prometheus-smoke.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v prometheus >/dev/null || { echo "prometheus not installed (apt-get install prometheus)" >&2; exit 2; }
-cargo build --release -p peregrine >/dev/null
-B=$PWD/target/release/peregrine
+# PEREGRINE_BIN: a release binary already built (scripts/test-all.sh passes the one
+# `cargo test --workspace --release` built; `cargo build -p peregrine` alone unifies
+# features differently and would rebuild it).
+if [ -n "${PEREGRINE_BIN:-}" ]; then
+  B=$(realpath "$PEREGRINE_BIN")
+else
+  cargo build --release -p peregrine >/dev/null
+  B=$PWD/target/release/peregrine
+fi
 TMP=$(mktemp -d)
 EX= PROM=
 cleanup() {
@@ -22,6 +31,7 @@ cleanup() {
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 MP=$(free_port); PP=$(free_port); OP=$(free_port)
+"$B" keygen --accounts 1-4 --keys-out "$TMP/keys.toml" --accounts-out "$TMP/accounts.toml" >/dev/null
 
 cat > "$TMP/ex.toml" <<EOF
 listen = "127.0.0.1:$OP"
@@ -37,14 +47,30 @@ fsync = "none"
 [market_data]
 enabled = false
 EOF
+cat "$TMP/accounts.toml" >> "$TMP/ex.toml"
 "$B" exchange --config "$TMP/ex.toml" > "$TMP/ex.out" 2> "$TMP/ex.err" & EX=$!
 for _ in $(seq 100); do grep -q "listening on" "$TMP/ex.out" 2>/dev/null && break; sleep 0.1; done
 grep -q "listening on" "$TMP/ex.out" || { cat "$TMP/ex.err"; echo "exchange did not start" >&2; exit 1; }
 
+[ "$(curl -sf --max-time 5 "http://127.0.0.1:$MP/health")" = "ok" ] || { echo "/health did not answer ok" >&2; exit 1; }
 if command -v promtool >/dev/null; then
   curl -sf --max-time 5 "http://127.0.0.1:$MP/metrics" > "$TMP/scrape.txt"
-  promtool check metrics < "$TMP/scrape.txt"
-  echo "promtool check metrics: OK ($(grep -vc '^#' "$TMP/scrape.txt") samples)"
+  # The document is OpenMetrics (prometheus-client), which declares a counter as
+  # `# TYPE x counter` and samples it as `x_total`; `promtool check metrics` (2.42)
+  # reads only the classic text format, where such a sample is a family of its own
+  # without HELP. Exactly those findings are expected (each is checked against its
+  # TYPE line); any other finding fails.
+  lint=$(promtool check metrics < "$TMP/scrape.txt" 2>&1) || true
+  unexpected=$(printf '%s\n' "$lint" | python3 -c '
+import re, sys
+doc = open(sys.argv[1]).read()
+for line in sys.stdin:
+    line = line.strip()
+    m = re.fullmatch(r"(\w+)_total no help text", line)
+    if line and not (m and f"# TYPE {m.group(1)} counter\n" in doc):
+        print(line)' "$TMP/scrape.txt")
+  [ -z "$unexpected" ] || { echo "promtool check metrics:"; echo "$unexpected"; exit 1; } >&2
+  echo "promtool check metrics: OK ($(grep -vc '^#' "$TMP/scrape.txt") samples; $(printf '%s\n' "$lint" | grep -c '_total no help text') OpenMetrics counter samples read as HELP-less by the classic parser)"
 fi
 
 cat > "$TMP/prometheus.yml" <<EOF
@@ -59,7 +85,7 @@ EOF
 prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
   --web.listen-address="127.0.0.1:$PP" > "$TMP/prom.log" 2>&1 & PROM=$!
 
-"$B" loadgen --config "$TMP/ex.toml" --rate 1000 --duration 3 --drain 1 2>&1 | grep -E "^sent" || true
+"$B" loadgen --config "$TMP/ex.toml" --keys "$TMP/keys.toml" --rate 1000 --duration 3 --drain 1 2>&1 | grep -E "^sent" || true
 
 # Instant query → the first sample's value, or empty.
 query() {
@@ -78,7 +104,9 @@ trades=$(query 'peregrine_exchange_trades_total')
 orders=$(query 'sum(peregrine_exchange_orders_received_total)')
 p99=$(query 'histogram_quantile(0.99, sum by (le) (peregrine_exchange_matching_latency_seconds_bucket))')
 up=$(query 'up{job="peregrine"}')
-echo "prometheus $(prometheus --version 2>&1 | head -1 | awk '{print $3}'): up=$up orders=$orders trades=$trades matching p99<=${p99}s"
+rss=$(query 'process_resident_memory_bytes{job="peregrine"}')
+build=$(query 'peregrine_build_info{job="peregrine",component="exchange"}')
+echo "prometheus $(prometheus --version 2>&1 | head -1 | awk '{print $3}'): up=$up orders=$orders trades=$trades matching p99<=${p99}s rss=${rss} build_info=${build}"
 # The load mix trades about half of its orders.
-[ "$up" = "1" ] && [ "$trades" -gt 0 ] && [ "$orders" -ge "$trades" ] || { echo "unexpected values" >&2; exit 1; }
+[ "$up" = "1" ] && [ "$trades" -gt 0 ] && [ "$orders" -ge "$trades" ] && [ -n "$rss" ] && [ "$build" = "1" ] || { echo "unexpected values" >&2; exit 1; }
 echo "prometheus smoke: OK"

@@ -3,7 +3,8 @@
 # command; .ci/run calls it). Installs what the tests talk to, then runs:
 #   1. cargo test --workspace --release   (unit, property, differential, real processes)
 #   2. scripts/safety-checks.sh all       (loom, valgrind, checked profile, fuzz; docs/testing.md)
-#   3. tests/http/run.sh                  (python-binance, ccxt, schemathesis, Playwright + chromium)
+#   3. scripts/prometheus-smoke.sh        (a real Prometheus and promtool against the exchange)
+#   4. tests/http/run.sh                  (python-binance, ccxt, schemathesis, Playwright + chromium)
 # Needs root for apt-get when a package is missing; everything else stays in the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,8 @@ need=""
 command -v cmake >/dev/null || need="$need cmake"
 command -v g++ >/dev/null || need="$need g++"
 command -v valgrind >/dev/null || need="$need valgrind"
+# Prometheus and promtool (Debian's `prometheus`) for scripts/prometheus-smoke.sh.
+command -v prometheus >/dev/null || need="$need prometheus"
 [ -z "$need" ] || apt_install $need
 # QuickFIX's own FIX 4.4 dictionary validates what we send (~40 s to fetch once).
 scripts/quickfix-spec.sh || echo "warning: QuickFIX's FIX44.xml not fetched; the FIX interop tests run without it"
@@ -33,4 +36,7 @@ start=$(date +%s)
 cargo test --workspace --release
 echo "cargo test: $(( $(date +%s) - start )) s"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/safety-checks.sh all
+start=$(date +%s)
+PEREGRINE_BIN=target/release/peregrine scripts/prometheus-smoke.sh
+echo "prometheus smoke: $(( $(date +%s) - start )) s"
 bash tests/http/run.sh

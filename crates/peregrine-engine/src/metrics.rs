@@ -1,10 +1,12 @@
-//! Prometheus metrics: `GET /metrics` on the address in `[metrics]`.
+//! Prometheus metrics: `GET /metrics` (and `GET /health`) on the address in
+//! `[metrics]`, served by `peregrine-metrics` (the same endpoint as the exchange's,
+//! with `peregrine_build_info` and the `process_*` families).
 //!
 //! Nothing here touches the order path: the orchestrator already publishes an
 //! [`EngineSummary`] every `stats_interval_ms` (as JSON, for the control socket); a
 //! scrape takes that snapshot, turns it into `prometheus-client` metric families and
 //! encodes them. So a scrape costs the metrics thread a JSON parse and an encode, and
-//! the orchestrator nothing.
+//! the orchestrator nothing. Before the first summary `/metrics` answers `503`.
 //!
 //! Families (counters end in `_total`; latencies are in seconds, the Prometheus base
 //! unit, exported as quantile gauges of the engine's HdrHistograms):
@@ -14,13 +16,10 @@
 //! quantile (the 7 segments, round trip, market data), queue depths, market-data
 //! events pushed and skipped per strategy.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::Ordering;
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use prometheus_client::encoding::text::encode;
+use peregrine_metrics::{labels, Labels, MetricsServer};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -37,7 +36,9 @@ use crate::units::InstrumentInfo;
 pub struct MetricsConfig {
     /// Serve `/metrics`; default false.
     pub enabled: bool,
-    /// Address; default `127.0.0.1:9101` (port 0: any free port, logged).
+    /// Address of `/metrics` and `/health`; default `127.0.0.1:7791` (next to the
+    /// exchange's 7790, clear of the exporters' 9100 range; port 0: any free port,
+    /// logged).
     pub listen: SocketAddr,
 }
 
@@ -45,60 +46,45 @@ impl Default for MetricsConfig {
     fn default() -> Self {
         MetricsConfig {
             enabled: false,
-            listen: SocketAddr::from(([127, 0, 0, 1], 9101)),
+            listen: SocketAddr::from(([127, 0, 0, 1], 7791)),
         }
     }
 }
 
-type Labels = Vec<(String, String)>;
-
-fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
+/// The whole document for one summary.
+pub fn render(s: &EngineSummary) -> String {
+    peregrine_metrics::document("engine", |reg| register(reg, s))
 }
 
-/// The metrics text for one summary.
-pub fn render(s: &EngineSummary) -> String {
-    let mut reg = Registry::with_prefix("peregrine_engine");
+/// Registers the engine's families (prefixed `peregrine_engine_` by `reg`).
+fn register(reg: &mut Registry, s: &EngineSummary) {
     let counter = |reg: &mut Registry, name: &str, help: &str, v: u64| {
         let c: Counter = Counter::default();
         c.inc_by(v);
         reg.register(name, help, c);
     };
     counter(
-        &mut reg,
+        reg,
         "orders",
         "New-order requests from strategies",
         s.orders,
     );
-    counter(&mut reg, "acks", "Orders acknowledged by venues", s.acks);
-    counter(&mut reg, "fills", "Fills", s.fills);
+    counter(reg, "acks", "Orders acknowledged by venues", s.acks);
+    counter(reg, "fills", "Fills", s.fills);
+    counter(reg, "cancels", "Cancels confirmed by venues", s.cancels);
     counter(
-        &mut reg,
-        "cancels",
-        "Cancels confirmed by venues",
-        s.cancels,
-    );
-    counter(
-        &mut reg,
+        reg,
         "rejects",
         "Rejected new orders (every reason)",
         s.rejects,
     );
     counter(
-        &mut reg,
+        reg,
         "replace_requests",
         "Replace requests from strategies",
         s.replace_requests,
     );
-    counter(
-        &mut reg,
-        "replaces",
-        "Replaces applied by venues",
-        s.replaces,
-    );
+    counter(reg, "replaces", "Replaces applied by venues", s.replaces);
     let open: Gauge = Gauge::default();
     open.set(s.open_orders as i64);
     reg.register("open_orders", "Orders open at venues", open);
@@ -202,10 +188,6 @@ pub fn render(s: &EngineSummary) -> String {
         "Market-data events per strategy: pushed, or skipped (conflated or dropped: slow reader)",
         md,
     );
-    let mut out = String::new();
-    // Writing into a String cannot fail.
-    let _ = encode(&mut out, &reg);
-    out
 }
 
 /// Binds `cfg.listen` and serves `/metrics` from `shared`'s latest summary until
@@ -214,50 +196,23 @@ pub fn serve(
     cfg: &MetricsConfig,
     shared: Arc<Shared>,
 ) -> std::io::Result<(SocketAddr, std::thread::JoinHandle<()>)> {
-    let listener = TcpListener::bind(cfg.listen)?;
-    listener.set_nonblocking(true)?;
-    let addr = listener.local_addr()?;
-    let h = std::thread::Builder::new()
-        .name("metrics".into())
-        .spawn(move || {
-            // Relaxed: a stop flag.
-            while !shared.stop.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        let _ = answer(stream, &shared);
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
-                }
-            }
-        })?;
+    let server = MetricsServer::bind(cfg.listen)?;
+    let addr = server.local_addr()?;
+    let stop = Arc::clone(&shared.stop);
+    let h = server.spawn(Box::new(move || render_latest(&shared)), stop)?;
     Ok((addr, h))
 }
 
-fn answer(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    let mut line = String::new();
-    BufReader::new(&stream).read_line(&mut line)?;
-    let (status, body) = if line.starts_with("GET /metrics") {
-        let json = shared
-            .summary
-            .lock()
-            .map(|g| g.clone())
-            .unwrap_or_else(|p| p.into_inner().clone());
-        match serde_json::from_str::<EngineSummary>(&json) {
-            Ok(s) => ("200 OK", render(&s)),
-            Err(_) => ("503 Service Unavailable", "no snapshot yet\n".to_owned()),
-        }
-    } else {
-        ("404 Not Found", "try /metrics\n".to_owned())
-    };
-    let mut w = &stream;
-    write!(
-        w,
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
+/// The document of the latest published summary (`None` before the first).
+fn render_latest(shared: &Shared) -> Option<String> {
+    let json = shared
+        .summary
+        .lock()
+        .map(|g| g.clone())
+        .unwrap_or_else(|p| p.into_inner().clone());
+    serde_json::from_str::<EngineSummary>(&json)
+        .ok()
+        .map(|s| render(&s))
 }
 
 #[cfg(test)]

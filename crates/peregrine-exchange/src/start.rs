@@ -25,9 +25,9 @@ use crate::feed::recovery::RecoveryServer;
 use crate::feed::udp::UdpFeed;
 use crate::feed::FeedIo;
 use crate::metrics::ack::{AckSummary, AckTimer};
-use crate::metrics::http::MetricsServer;
 use crate::metrics::hub::MetricsHub;
 use crate::net::table::SessionTable;
+use peregrine_metrics::MetricsServer;
 
 /// How to start, beyond the config: the operator's decisions for this start only.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -286,8 +286,11 @@ fn attach_metrics<L: CommandLog>(
         .doing(|| "reading the metrics address".into())?;
     log::info!("metrics on http://{addr}/metrics");
     let stop = Arc::new(AtomicBool::new(false));
+    let render_hub = Arc::clone(&hub);
+    let render: peregrine_metrics::Render =
+        Box::new(move || Some(crate::metrics::render::render(&render_hub)));
     let handle = server
-        .spawn(Arc::clone(&hub), Arc::clone(&stop))
+        .spawn(render, Arc::clone(&stop))
         .doing(|| "spawning the metrics thread".into())?;
     let thread = MetricsThread {
         hub,

@@ -1,6 +1,7 @@
 //! `/metrics` of a real `peregrine exchange`: known activity over the wire (orders
 //! that trade, one reject, a cancel, a client sending garbage), then a scrape over a
-//! plain `TcpStream` whose values must match that activity exactly.
+//! plain `TcpStream` whose values must match that activity exactly (OpenMetrics
+//! text from `peregrine-metrics`; `/health` and error answers too).
 
 mod support;
 
@@ -41,7 +42,7 @@ fn start_with_metrics(topology: &str) -> (Exchange, SocketAddr, tempfile::TempDi
 fn scrape(addr: SocketAddr) -> (String, String) {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n")
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
         .unwrap();
     let mut raw = String::new();
     s.read_to_string(&mut raw).unwrap();
@@ -73,7 +74,7 @@ fn scrape_settled(addr: SocketAddr) -> HashMap<String, String> {
         let (head, body) = scrape(addr);
         assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
         assert!(
-            head.contains("Content-Type: text/plain; version=0.0.4"),
+            head.contains("Content-Type: application/openmetrics-text; version=1.0.0"),
             "{head}"
         );
         let s = samples(&body);
@@ -164,7 +165,7 @@ fn check_activity(s: &HashMap<String, String>) {
             "5",
         ),
         (
-            "peregrine_exchange_matching_latency_seconds_bucket{kind=\"cancel\",le=\"+Inf\"}",
+            "peregrine_exchange_matching_latency_seconds_bucket{le=\"+Inf\",kind=\"cancel\"}",
             "1",
         ),
         ("peregrine_exchange_ticks_total", "0"),
@@ -179,7 +180,7 @@ fn check_activity(s: &HashMap<String, String>) {
         ),
         (
             "peregrine_exchange_best_bid_quantity{instrument=\"PGN-USD\"}",
-            "2",
+            "2.0",
         ),
         (
             "peregrine_exchange_best_ask_price{instrument=\"PGN-USD\"}",
@@ -187,7 +188,7 @@ fn check_activity(s: &HashMap<String, String>) {
         ),
         (
             "peregrine_exchange_best_ask_quantity{instrument=\"PGN-USD\"}",
-            "3",
+            "3.0",
         ),
         (
             "peregrine_exchange_book_level_orders{instrument=\"PGN-USD\",side=\"ask\",level=\"1\"}",
@@ -305,12 +306,28 @@ fn other_paths_and_garbage_get_errors_and_the_endpoint_survives() {
             let _ = s.read_to_end(&mut out);
             String::from_utf8_lossy(&out).into_owned()
         };
-        assert!(ask(b"GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 "));
-        assert!(ask(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n")
-            .starts_with("HTTP/1.1 400 "));
-        assert!(ask(b"DELETE /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405 "));
+        assert!(ask(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n").starts_with("HTTP/1.1 404 "));
+        // A TLS hello is not ASCII: tiny_http closes the connection without an answer.
+        let tls = ask(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n");
+        assert!(tls.is_empty() || tls.starts_with("HTTP/1.1 400 "), "{tls}");
+        // A request line without a version: 400.
+        let bad = ask(b"GET\r\n\r\n");
+        assert!(bad.is_empty() || bad.starts_with("HTTP/1.1 400 "), "{bad}");
+        assert!(
+            ask(b"DELETE /metrics HTTP/1.1\r\nConnection: close\r\n\r\n")
+                .starts_with("HTTP/1.1 405 ")
+        );
+        let health = ask(b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
+        assert!(
+            health.starts_with("HTTP/1.1 200 ") && health.ends_with("\r\n\r\nok\n"),
+            "{health}"
+        );
         let (head, body) = scrape(metrics);
         assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
-        assert!(body.contains("# TYPE peregrine_exchange_trades_total counter\n"));
+        assert!(body.contains("# TYPE peregrine_exchange_trades counter\n"));
+        assert!(body.contains("\nperegrine_exchange_trades_total 0\n"));
+        assert!(body.contains("\nprocess_resident_memory_bytes "), "{body}");
+        assert!(body.contains("\nperegrine_build_info{version="), "{body}");
+        assert!(body.ends_with("# EOF\n"));
     });
 }

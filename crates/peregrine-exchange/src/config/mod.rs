@@ -436,7 +436,7 @@ mod tests {
         assert!(c.recovery_enabled);
         assert_eq!(c.journal, None);
         assert!(!c.metrics.enabled);
-        assert_eq!(c.metrics.listen.to_string(), "127.0.0.1:9100");
+        assert_eq!(c.metrics.listen.to_string(), "127.0.0.1:7790");
         assert_eq!(c.metrics.publish_interval_ms, 100);
         assert_eq!(c.metrics.depth_levels, 5);
         assert_eq!(c.metrics.depth_interval_us, 500);

@@ -213,8 +213,9 @@ pub struct MetricsConfig {
     /// Serve `/metrics` at all. Default `false` (the shipped `exchange.toml` turns it
     /// on).
     pub enabled: bool,
-    /// HTTP address of `/metrics`. Default `127.0.0.1:9100`; port 0 picks a free port
-    /// (logged as `metrics on http://ADDR/metrics`).
+    /// HTTP address of `/metrics` and `/health`. Default `127.0.0.1:7790` (not 9100:
+    /// node_exporter's port on most hosts); port 0 picks a free port (logged as
+    /// `metrics on http://ADDR/metrics`).
     pub listen: SocketAddr,
     /// The matching and session threads copy their counters for the endpoint at most
     /// this often, milliseconds. Default 100.
@@ -230,7 +231,7 @@ impl Default for MetricsConfig {
     fn default() -> Self {
         MetricsConfig {
             enabled: false,
-            listen: SocketAddr::from(([127, 0, 0, 1], 9100)),
+            listen: SocketAddr::from(([127, 0, 0, 1], 7790)),
             publish_interval_ms: 100,
             depth_levels: 5,
             depth_interval_us: 500,

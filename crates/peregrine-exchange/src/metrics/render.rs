@@ -1,11 +1,16 @@
-//! The `/metrics` document: every family the exchange exposes, rendered from the
-//! [`MetricsHub`]'s last published copies (on the HTTP thread).
+//! The exchange's `/metrics` families, built from the [`MetricsHub`]'s last
+//! published copies on the metrics thread and encoded by `prometheus-client`
+//! (through [`peregrine_metrics`], which adds `peregrine_build_info` and the
+//! `process_*` families and serves the document).
 //!
 //! Names follow the Prometheus conventions: prefix `peregrine_exchange_`, counters end
-//! in `_total`, units in the name (`_seconds`, `_bytes`), base units (seconds, not
-//! nanoseconds). Prices and quantities are in the instrument's decimal units.
+//! in `_total` (the encoder appends it), units in the name (`_seconds`, `_bytes`),
+//! base units (seconds, not nanoseconds). Prices and quantities are in the
+//! instrument's decimal units; they become floating point only here, at the edge
+//! (Prometheus stores every sample as a float64).
 
 use peregrine_book::RejectReason;
+use peregrine_metrics::{labels, Families, HistogramValue, Kind, Labels};
 use peregrine_types::{OrderType, Side};
 
 use peregrine_exchange_core::telemetry::{
@@ -16,20 +21,24 @@ use peregrine_exchange_core::telemetry::{
 use crate::metrics::ack_stats::{AckStats, STAGES};
 use crate::metrics::hub::{InstrumentLabel, MetricsHub};
 use crate::metrics::sessions::{DisconnectReason, SessionStats};
-use crate::metrics::text::{Decimal, Kind, TextEncoder};
 
 /// Latency buckets: `le` = 2^6 ns (64 ns) … 2^26 ns (67 ms).
 pub const LATENCY_EXPS: std::ops::RangeInclusive<u32> = 6..=26;
 /// Fsync buckets: `le` = 2^10 ns (1 µs) … 2^30 ns (1.07 s).
 pub const FSYNC_EXPS: std::ops::RangeInclusive<u32> = 10..=30;
 
-const P: &str = "peregrine_exchange_";
-
-/// Renders everything the hub holds.
+/// The whole document (`peregrine_build_info`, `process_*` and the exchange's own).
 pub fn render(hub: &MetricsHub) -> String {
+    peregrine_metrics::document("exchange", |reg| {
+        reg.register_collector(Box::new(families(hub)));
+    })
+}
+
+/// The exchange's own families (names without the `peregrine_exchange_` prefix).
+pub fn families(hub: &MetricsHub) -> Families {
     let (core, sessions) = hub.read();
     let depth = hub.depth.as_ref().map(|d| d.read());
-    let mut e = TextEncoder::new();
+    let mut e = Families::new();
     render_core(&mut e, &core, hub);
     render_sessions(&mut e, &sessions);
     if let Some(ack) = hub.read_ack() {
@@ -38,11 +47,7 @@ pub fn render(hub: &MetricsHub) -> String {
     if let Some(d) = depth.filter(|d| d.version > 0) {
         render_depth(&mut e, &d, hub);
     }
-    e.finish()
-}
-
-fn name(suffix: &str) -> String {
-    format!("{P}{suffix}")
+    e
 }
 
 fn order_type_label(t: OrderType) -> &'static str {
@@ -53,72 +58,90 @@ fn order_type_label(t: OrderType) -> &'static str {
     }
 }
 
-fn counter(e: &mut TextEncoder, suffix: &str, help: &str, value: u64) {
-    e.single(&name(suffix), Kind::Counter, help, value);
+fn gauge(e: &mut Families, name: &str, help: &str, value: u64) {
+    e.single_gauge(name, help, i64::try_from(value).unwrap_or(i64::MAX));
 }
 
-fn gauge(e: &mut TextEncoder, suffix: &str, help: &str, value: u64) {
-    e.single(&name(suffix), Kind::Gauge, help, value);
+/// Nanoseconds as seconds.
+fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
 }
 
-fn render_core(e: &mut TextEncoder, s: &CoreStats, hub: &MetricsHub) {
-    let n = name("orders_received_total");
-    e.family(&n, Kind::Counter, "New orders received, by order type.");
-    for (i, t) in ORDER_TYPES.iter().enumerate() {
-        e.sample(&n, &[("type", order_type_label(*t))], s.orders_received[i]);
+/// A [`LogHistogram`] with `le = 2^e` ns (in seconds) for every `e` in `exps`, and
+/// `+Inf`.
+fn histogram(h: &LogHistogram, exps: std::ops::RangeInclusive<u32>) -> HistogramValue {
+    let mut buckets = Vec::with_capacity(exps.clone().count() + 1);
+    let mut below = 0;
+    for e in exps {
+        let cumulative = h.cumulative(e);
+        let le = seconds(1u64.checked_shl(e).unwrap_or(u64::MAX));
+        buckets.push((le, cumulative.saturating_sub(below)));
+        below = cumulative;
     }
-    let n = name("requests_received_total");
+    buckets.push((f64::INFINITY, h.count.saturating_sub(below)));
+    HistogramValue {
+        sum: seconds(h.sum_ns),
+        count: h.count,
+        buckets,
+    }
+}
+
+fn render_core(e: &mut Families, s: &CoreStats, hub: &MetricsHub) {
     e.family(
-        &n,
+        "orders_received",
+        Kind::Counter,
+        "New orders received, by order type.",
+    );
+    for (i, t) in ORDER_TYPES.iter().enumerate() {
+        e.counter(
+            labels(&[("type", order_type_label(*t))]),
+            s.orders_received[i],
+        );
+    }
+    e.family(
+        "requests_received",
         Kind::Counter,
         "Order-entry requests that reached the matching stage, by kind.",
     );
     for (i, k) in REQUEST_KINDS.iter().enumerate() {
-        e.sample(&n, &[("kind", k)], s.requests[i]);
+        e.counter(labels(&[("kind", k)]), s.requests[i]);
     }
-    counter(e, "orders_accepted_total", "Orders accepted.", s.accepted);
-    counter(
-        e,
-        "trades_total",
-        "Fills (one per maker/taker match).",
-        s.fills,
-    );
-    let n = name("rejects_total");
-    e.family(&n, Kind::Counter, "Commands rejected, by reason.");
+    e.single_counter("orders_accepted", "Orders accepted.", s.accepted);
+    e.single_counter("trades", "Fills (one per maker/taker match).", s.fills);
+    e.family("rejects", Kind::Counter, "Commands rejected, by reason.");
     for r in RejectReason::ALL {
         let code = r.code().to_string();
         let v = s.rejects[r.code() as usize % REJECT_SLOTS];
-        e.sample(&n, &[("reason", r.as_str()), ("code", &code)], v);
+        e.counter(labels(&[("reason", r.as_str()), ("code", &code)]), v);
     }
-    let n = name("cancels_total");
     e.family(
-        &n,
+        "cancels",
         Kind::Counter,
         "Cancel events (quantity leaving a book without trading), by reason.",
     );
     for r in CANCEL_REASONS {
-        e.sample(
-            &n,
-            &[("reason", r.as_str())],
+        e.counter(
+            labels(&[("reason", r.as_str())]),
             s.cancels[r as usize % CANCEL_SLOTS],
         );
     }
-    counter(e, "commands_total", "Engine commands executed.", s.commands);
-    counter(
-        e,
-        "batches_total",
+    e.single_counter("commands", "Engine commands executed.", s.commands);
+    e.single_counter(
+        "batches",
         "Batches that executed at least one request.",
         s.batches,
     );
-    counter(e, "ticks_total", "Batch-mode ticks processed.", s.ticks);
-    let n = name("matching_latency_seconds");
+    e.single_counter("ticks", "Batch-mode ticks processed.", s.ticks);
     e.family(
-        &n,
+        "matching_latency_seconds",
         Kind::Histogram,
         "Per request on the matching thread, by kind: command, journal append, match, routing.",
     );
     for (i, k) in REQUEST_KINDS.iter().enumerate() {
-        e.histogram(&n, &[("kind", k)], &s.latency[i], LATENCY_EXPS);
+        e.histogram(
+            labels(&[("kind", k)]),
+            histogram(&s.latency[i], LATENCY_EXPS),
+        );
     }
     gauge(
         e,
@@ -126,13 +149,15 @@ fn render_core(e: &mut TextEncoder, s: &CoreStats, hub: &MetricsHub) {
         "Engine sequence number of the last command.",
         s.engine_seq,
     );
-    let n = name("resting_orders");
-    e.family(&n, Kind::Gauge, "Orders resting in the book.");
+    e.family("resting_orders", Kind::Gauge, "Orders resting in the book.");
     for (id, count) in &s.resting {
         let label = hub
             .symbol(*id)
             .map_or_else(|| id.to_string(), |l| l.symbol.clone());
-        e.sample(&n, &[("instrument", &label)], *count);
+        e.gauge(
+            labels(&[("instrument", &label)]),
+            i64::try_from(*count).unwrap_or(i64::MAX),
+        );
     }
     if let (Some(req), Some(rep)) = (s.request_ring_depth, s.report_ring_depth) {
         gauge(
@@ -149,50 +174,50 @@ fn render_core(e: &mut TextEncoder, s: &CoreStats, hub: &MetricsHub) {
         );
     }
     if let Some(j) = &s.journal {
-        counter(
-            e,
-            "journal_records_total",
-            "Journal records appended.",
-            j.records,
-        );
-        counter(
-            e,
-            "journal_written_bytes_total",
+        e.single_counter("journal_records", "Journal records appended.", j.records);
+        e.single_counter(
+            "journal_written_bytes",
             "Bytes written to journal segments.",
             j.bytes_written,
         );
-        counter(
-            e,
-            "journal_fsyncs_total",
+        e.single_counter(
+            "journal_fsyncs",
             "fdatasync calls on journal segments.",
             j.syncs,
         );
-        let n = name("journal_fsync_duration_seconds");
-        e.family(&n, Kind::Histogram, "Duration of each journal fdatasync.");
-        e.histogram(&n, &[], &LogHistogram::of_syncs(j), FSYNC_EXPS);
+        e.family(
+            "journal_fsync_duration_seconds",
+            Kind::Histogram,
+            "Duration of each journal fdatasync.",
+        );
+        e.histogram(
+            Labels::new(),
+            histogram(&LogHistogram::of_syncs(j), FSYNC_EXPS),
+        );
     }
-    counter(
-        e,
-        "metrics_publishes_total",
+    e.single_counter(
+        "metrics_publishes",
         "Copies of the matching thread's counters published.",
         s.publishes,
     );
 }
 
-fn render_ack(e: &mut TextEncoder, a: &AckStats) {
-    let n = name("order_ack_seconds");
+fn render_ack(e: &mut Families, a: &AckStats) {
     e.family(
-        &n,
+        "order_ack_seconds",
         Kind::Histogram,
         "Server-side order to ack, from the first byte read to the ack written, by stage \
          (decode, queue, append, match, encode, batch, durable, write; total is their sum).",
     );
     for (i, stage) in STAGES.iter().enumerate() {
-        e.histogram(&n, &[("stage", stage)], &a.stages[i], LATENCY_EXPS);
+        e.histogram(
+            labels(&[("stage", stage)]),
+            histogram(&a.stages[i], LATENCY_EXPS),
+        );
     }
 }
 
-fn render_sessions(e: &mut TextEncoder, s: &SessionStats) {
+fn render_sessions(e: &mut Families, s: &SessionStats) {
     gauge(
         e,
         "sessions_connected",
@@ -205,23 +230,24 @@ fn render_sessions(e: &mut TextEncoder, s: &SessionStats) {
         "Order-entry sessions logged in.",
         s.logged_in,
     );
-    counter(
-        e,
-        "connections_accepted_total",
+    e.single_counter(
+        "connections_accepted",
         "Order-entry connections accepted.",
         s.accepted,
     );
-    counter(
-        e,
-        "connections_refused_total",
+    e.single_counter(
+        "connections_refused",
         "Connections refused at max_sessions.",
         s.refused,
     );
-    counter(e, "logins_total", "Successful logins.", s.logins);
-    let n = name("session_disconnects_total");
-    e.family(&n, Kind::Counter, "Sessions closed, by reason.");
+    e.single_counter("logins", "Successful logins.", s.logins);
+    e.family(
+        "session_disconnects",
+        Kind::Counter,
+        "Sessions closed, by reason.",
+    );
     for (i, r) in DisconnectReason::ALL.iter().enumerate() {
-        e.sample(&n, &[("reason", r.as_str())], s.disconnects[i]);
+        e.counter(labels(&[("reason", r.as_str())]), s.disconnects[i]);
     }
     gauge(
         e,
@@ -229,15 +255,14 @@ fn render_sessions(e: &mut TextEncoder, s: &SessionStats) {
         "Bytes queued in session outbound buffers, not yet written.",
         s.outbound_bytes,
     );
-    counter(
-        e,
-        "reports_undeliverable_total",
+    e.single_counter(
+        "reports_undeliverable",
         "Reports dropped: neither the session nor its account was connected.",
         s.undeliverable,
     );
 }
 
-fn render_depth(e: &mut TextEncoder, d: &DepthSnapshot, hub: &MetricsHub) {
+fn render_depth(e: &mut Families, d: &DepthSnapshot, hub: &MetricsHub) {
     gauge(
         e,
         "depth_engine_sequence",
@@ -250,82 +275,82 @@ fn render_depth(e: &mut TextEncoder, d: &DepthSnapshot, hub: &MetricsHub) {
         "Last feed sequence number the depth snapshot reflects.",
         d.feed_seq,
     );
-    let labelled: Vec<(&BookDepth, String, &InstrumentLabel)> = d
+    let labelled: Vec<(&BookDepth, &InstrumentLabel)> = d
         .books
         .iter()
-        .filter_map(|b| hub.symbol(b.instrument).map(|l| (b, l.symbol.clone(), l)))
+        .filter_map(|b| hub.symbol(b.instrument).map(|l| (b, l)))
         .collect();
     for (side, what) in [(Side::Buy, "bid"), (Side::Sell, "ask")] {
-        let n = name(&format!("best_{what}_price"));
         e.family(
-            &n,
+            &format!("best_{what}_price"),
             Kind::Gauge,
             &format!("Best {what} price (absent when the side is empty)."),
         );
-        for (b, sym, l) in &labelled {
+        for (b, l) in &labelled {
             if let Some(lv) = b.best(side) {
-                e.sample(&n, &[("instrument", sym)], price(lv, l));
+                e.gauge_f64(labels(&[("instrument", &l.symbol)]), price(lv, l));
             }
         }
-        let n = name(&format!("best_{what}_quantity"));
         e.family(
-            &n,
+            &format!("best_{what}_quantity"),
             Kind::Gauge,
             &format!("Open quantity at the best {what}."),
         );
-        for (b, sym, l) in &labelled {
+        for (b, l) in &labelled {
             if let Some(lv) = b.best(side) {
-                e.sample(&n, &[("instrument", sym)], qty(lv, l));
+                e.gauge_f64(labels(&[("instrument", &l.symbol)]), qty(lv, l));
             }
         }
     }
-    type Field = fn(&DepthLevel, &InstrumentLabel) -> String;
+    // Prices and quantities are decimals (floats here); order counts stay integers.
+    type Field = fn(&mut Families, Labels, &DepthLevel, &InstrumentLabel);
     let fields: [(&str, &str, Field); 3] = [
         (
             "book_level_price",
             "Price of the level-th best level of a side.",
-            |lv, l| price(*lv, l).to_string(),
+            |e, labels, lv, l| e.gauge_f64(labels, price(*lv, l)),
         ),
         (
             "book_level_quantity",
             "Open quantity at the level.",
-            |lv, l| qty(*lv, l).to_string(),
+            |e, labels, lv, l| e.gauge_f64(labels, qty(*lv, l)),
         ),
-        ("book_level_orders", "Orders at the level.", |lv, _| {
-            lv.orders.to_string()
-        }),
+        (
+            "book_level_orders",
+            "Orders at the level.",
+            |e, labels, lv, _| e.gauge(labels, i64::from(lv.orders)),
+        ),
     ];
-    for (suffix, help, f) in fields {
-        let n = name(suffix);
-        e.family(&n, Kind::Gauge, help);
-        for (b, sym, l) in &labelled {
+    for (name, help, f) in fields {
+        e.family(name, Kind::Gauge, help);
+        for (b, l) in &labelled {
             for (side, levels) in [("bid", &b.bids), ("ask", &b.asks)] {
                 for (i, lv) in levels.iter().enumerate() {
                     let level = (i + 1).to_string();
-                    let labels = [
-                        ("instrument", sym.as_str()),
+                    let labels = labels(&[
+                        ("instrument", l.symbol.as_str()),
                         ("side", side),
                         ("level", &level),
-                    ];
-                    e.sample(&n, &labels, f(lv, l));
+                    ]);
+                    f(e, labels, lv, l);
                 }
             }
         }
     }
 }
 
-fn price(lv: DepthLevel, l: &InstrumentLabel) -> Decimal {
-    Decimal {
-        units: lv.price.units(),
-        decimals: l.price_decimals,
-    }
+/// `units / 10^decimals` as a float (exact for the prices and sizes a venue quotes:
+/// up to 15 significant digits).
+fn decimal(units: i64, decimals: u32) -> f64 {
+    units as f64 / 10f64.powi(decimals.min(18) as i32)
 }
 
-fn qty(lv: DepthLevel, l: &InstrumentLabel) -> Decimal {
-    Decimal {
-        units: lv.qty.lots(),
-        decimals: l.qty_decimals,
-    }
+fn price(lv: DepthLevel, l: &InstrumentLabel) -> f64 {
+    decimal(lv.price.units(), l.price_decimals)
+}
+
+fn qty(lv: DepthLevel, l: &InstrumentLabel) -> f64 {
+    decimal(lv.qty.lots(), l.qty_decimals)
 }
 
 #[cfg(test)]
@@ -369,8 +394,14 @@ mod tests {
             if line.starts_with("# HELP ") {
                 continue;
             }
+            if line == "# EOF" {
+                continue;
+            }
             let metric = line.split(['{', ' ']).next().unwrap();
-            assert!(metric.starts_with(P), "{line}");
+            assert!(
+                metric.starts_with("peregrine_") || metric.starts_with("process_"),
+                "{line}"
+            );
             assert!(
                 metric
                     .chars()
