@@ -7,11 +7,14 @@
 #
 # For each row, `peregrine loadgen` (the same client, schedule, sizes and connections)
 # first drives the floor: scripts/floor.c, a bare order-entry echo (one thread
-# spinning over non-blocking sockets; a 48-byte NewOrder gets an 80-byte Accepted),
-# then the exchange as shipped (`wait = "park"`, compact topology). It prints both
+# spinning over non-blocking sockets, speaking the v2 login without checking the
+# proof; a 48-byte NewOrder gets a 92-byte Accepted), then the exchange as shipped (`wait = "park"`, compact topology). It prints both
 # percentile rows and the exchange's as multiples of the floor's; the durable row's
 # floor is one fdatasync (measured by floor.c on the journal's disk, same run) plus
-# the echo. Everything is also written as JSON (path printed at the end). Rows:
+# the echo. Protocol v2 logs in with keys: the script makes fresh ones for the run
+# (`peregrine keygen`, one account per session, so each session gets only its own
+# reports, as from the floor) and gives the exchange their stored hashes and loadgen
+# the key file. Everything is also written as JSON (path printed at the end). Rows:
 #   open100k-4   open loop 100k orders/s, 4 sessions, fsync = "none"
 #   open100k-64  open loop 100k orders/s, 64 sessions, fsync = "none"
 #   pingpong     1 session, 1 order outstanding, fsync = "none"
@@ -51,6 +54,7 @@ config() {
 listen = "127.0.0.1:0"
 recovery_listen = "127.0.0.1:0"
 max_sessions = 256
+accounts_file = "$TMP/accounts.toml"
 [market_data]
 target = "127.0.0.1:$(free_port)"
 [journal]
@@ -71,7 +75,7 @@ wait_for_line() { # file pattern
 loadgen() {
   local addr=$1 json=$2; shift 2
   # A run that lost orders still writes its JSON (shown in the table as lost > 0).
-  "$B" loadgen --config "$TMP/base.toml" --addr "$addr" --wait busy-spin \
+  "$B" loadgen --config "$TMP/base.toml" --keys "$TMP/keys.toml" --addr "$addr" --wait busy-spin \
     --duration "$DUR" --json "$json" "$@" > "$json.txt" 2>&1 || true
   [ -s "$json" ] || { echo "loadgen failed:" >&2; cat "$json.txt" >&2; return 1; }
 }
@@ -110,6 +114,8 @@ row_args() {
   esac
 }
 
+# One account per session of the widest row (64); session i logs in as account i+1.
+"$B" keygen --accounts 1-64 --keys-out "$TMP/keys.toml" --accounts-out "$TMP/accounts.toml" >&2
 config none "$TMP/unused" > "$TMP/base.toml"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "# $(date -u +%FT%TZ)  $(nproc) cores  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)  load $LOAD_BEFORE  mode $MODE (${DUR}s x $REPS)"

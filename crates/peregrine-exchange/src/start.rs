@@ -21,7 +21,7 @@ use crate::durability::group_commit::GroupCommit;
 use crate::durability::sabotage::{self, ReleaseBeforeDurable};
 use crate::durability::startup;
 use crate::error::{ExchangeError, IoContext};
-use crate::feed::recovery::RecoveryServer;
+use crate::feed::recovery::{RecoveryLimits, RecoveryServer};
 use crate::feed::udp::UdpFeed;
 use crate::feed::FeedIo;
 use crate::metrics::ack::{AckSummary, AckTimer};
@@ -160,7 +160,13 @@ fn build_core<L: CommandLog>(
         io.udp = Some(UdpFeed::open(md).doing(|| "opening the market-data socket".into())?);
     }
     if config.recovery_enabled {
-        let recovery = RecoveryServer::bind(config.recovery_listen)
+        let a = &config.access;
+        let limits = RecoveryLimits {
+            clients: a.recovery_clients,
+            per_address: a.recovery_per_address,
+            idle: Duration::from_millis(a.recovery_idle_ms),
+        };
+        let recovery = RecoveryServer::bind(config.recovery_listen, limits)
             .doing(|| format!("binding the recovery service on {}", config.recovery_listen))?;
         let addr = recovery
             .local_addr()

@@ -14,9 +14,17 @@
 //! Sockets are non-blocking. An answer that does not fit the socket buffer is kept in
 //! the client's own buffer (bounded by the largest answer) and written on later polls;
 //! the client's next requests are read only once it is flushed.
+//!
+//! Market data is public, so there is no login; [`RecoveryLimits`] keep idle sockets
+//! from denying the service to others: a connection idle (no request, nothing to
+//! write) beyond `idle_ms` is closed, and a newcomer over its address's share or over
+//! the total takes the place of the connection idle longest (of its address, or of
+//! all). A real subscriber asks as soon as it connects and is answered within a poll,
+//! so it is never the one idle longest while a flood of silent sockets is.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
 
 use peregrine_exchange_core::balances::VenueEngine as MatchingEngine;
 use peregrine_exchange_core::feed::Retained;
@@ -41,12 +49,23 @@ pub const REPLAY_OTHER_SESSION: u16 = 3;
 pub const MAX_REPLAY: u16 = 8192;
 /// Most levels per side sent in a snapshot.
 const MAX_LEVELS: usize = 10_000;
-/// Most recovery clients at once.
-const MAX_CLIENTS: usize = 16;
+/// Who may hold a recovery connection, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecoveryLimits {
+    /// Connections at once.
+    pub clients: usize,
+    /// Connections from one address.
+    pub per_address: usize,
+    /// A connection idle this long is closed.
+    pub idle: Duration,
+}
 
 #[derive(Debug)]
 struct Client {
     stream: TcpStream,
+    peer: IpAddr,
+    /// Last request read or answer byte written.
+    active: Instant,
     rx: Box<RecvBuffer<1024>>,
     /// Answer bytes not yet written, from `sent`.
     out: Vec<u8>,
@@ -60,6 +79,7 @@ struct Client {
 pub struct RecoveryServer {
     listener: TcpListener,
     clients: Vec<Client>,
+    limits: RecoveryLimits,
 }
 
 /// What an answer is built from.
@@ -83,12 +103,13 @@ pub struct Source<'a> {
 
 impl RecoveryServer {
     /// Binds the listener.
-    pub fn bind(addr: SocketAddr) -> std::io::Result<Self> {
+    pub fn bind(addr: SocketAddr, limits: RecoveryLimits) -> std::io::Result<Self> {
         let listener = TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         Ok(RecoveryServer {
             listener,
             clients: Vec::new(),
+            limits,
         })
     }
 
@@ -99,28 +120,60 @@ impl RecoveryServer {
 
     /// Accepts, reads and answers.
     pub fn poll(&mut self, src: Source<'_>) {
+        let now = Instant::now();
         while let Ok((stream, peer)) = self.listener.accept() {
-            if self.clients.len() >= MAX_CLIENTS || stream.set_nonblocking(true).is_err() {
+            if stream.set_nonblocking(true).is_err() {
                 log::info!("recovery: refused {peer}");
                 continue;
             }
+            self.make_room(peer.ip());
             let _ = stream.set_nodelay(true);
             self.clients.push(Client {
                 stream,
+                peer: peer.ip(),
+                active: now,
                 rx: Box::new(RecvBuffer::new()),
                 out: Vec::with_capacity(1 << 12),
                 sent: 0,
                 deferred: None,
             });
         }
+        let idle = self.limits.idle;
         let mut i = 0;
         while i < self.clients.len() {
-            if serve(&mut self.clients[i], src) {
+            let c = &mut self.clients[i];
+            if serve(c, src, now) && now.duration_since(c.active) < idle {
                 i += 1;
             } else {
                 self.clients.swap_remove(i);
             }
         }
+    }
+
+    /// Closes the connection idle longest of `peer` when it has its share, else of
+    /// all when the service is full.
+    fn make_room(&mut self, peer: IpAddr) {
+        let mine = self.clients.iter().filter(|c| c.peer == peer).count();
+        let victim = if mine >= self.limits.per_address.max(1) {
+            self.longest_idle(|c| c.peer == peer)
+        } else if self.clients.len() >= self.limits.clients.max(1) {
+            self.longest_idle(|_| true)
+        } else {
+            None
+        };
+        if let Some(i) = victim {
+            let c = self.clients.swap_remove(i);
+            log::info!("recovery: closed {} (idle longest) for a newcomer", c.peer);
+        }
+    }
+
+    fn longest_idle(&self, eligible: impl Fn(&Client) -> bool) -> Option<usize> {
+        self.clients
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| eligible(c))
+            .min_by_key(|(_, c)| c.active)
+            .map(|(i, _)| i)
     }
 
     /// Whether a snapshot request waits for a consistent book (the polling loop
@@ -132,9 +185,13 @@ impl RecoveryServer {
 
 /// Writes what is pending, then reads and answers one client; false when it must be
 /// dropped.
-fn serve(c: &mut Client, src: Source<'_>) -> bool {
+fn serve(c: &mut Client, src: Source<'_>, now: Instant) -> bool {
     if !flush(c) {
         return false;
+    }
+    if c.sent < c.out.len() || c.deferred.is_some() {
+        // Busy on our side: not idle.
+        c.active = now;
     }
     if c.sent < c.out.len() {
         return true;
@@ -150,7 +207,10 @@ fn serve(c: &mut Client, src: Source<'_>) -> bool {
     } else {
         match c.stream.read(c.rx.spare()) {
             Ok(0) => return false,
-            Ok(n) => c.rx.commit(n),
+            Ok(n) => {
+                c.rx.commit(n);
+                c.active = now;
+            }
             Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
             Err(_) => return false,
         }
@@ -287,6 +347,14 @@ mod tests {
     use peregrine_exchange_core::balances::Balances;
     use peregrine_types::{InstrumentId, InstrumentSpec};
 
+    fn limits() -> RecoveryLimits {
+        RecoveryLimits {
+            clients: 4,
+            per_address: 2,
+            idle: Duration::from_secs(10),
+        }
+    }
+
     fn source(engine: &MatchingEngine, consistent: bool) -> Source<'_> {
         Source {
             engine,
@@ -298,6 +366,59 @@ mod tests {
         }
     }
 
+    /// A newcomer to a full service takes the place of the connection idle longest;
+    /// a connection idle beyond the limit is closed.
+    #[test]
+    fn a_full_service_closes_the_longest_idle_and_idle_ones_expire() {
+        let engine = Engine::new(&[InstrumentSpec::example(1)], 16)
+            .unwrap()
+            .with_stage(Balances::off());
+        let limits = RecoveryLimits {
+            clients: 2,
+            per_address: 8,
+            idle: Duration::from_millis(300),
+        };
+        let mut server = RecoveryServer::bind("127.0.0.1:0".parse().unwrap(), limits).unwrap();
+        let addr = server.local_addr().unwrap();
+        let eof = |c: &mut TcpStream| {
+            c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            matches!(c.read(&mut [0u8; 64]), Ok(0))
+        };
+        let until = |server: &mut RecoveryServer, n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while server.clients.len() != n {
+                assert!(Instant::now() < deadline, "never {n} clients");
+                server.poll(source(&engine, true));
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        };
+        let mut oldest = TcpStream::connect(addr).unwrap();
+        until(&mut server, 1);
+        std::thread::sleep(Duration::from_millis(5));
+        let mut second = TcpStream::connect(addr).unwrap();
+        until(&mut server, 2);
+        let _third = TcpStream::connect(addr).unwrap();
+        oldest.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            assert!(
+                Instant::now() < deadline,
+                "the longest idle was never closed"
+            );
+            server.poll(source(&engine, true));
+            match oldest.read(&mut [0u8; 64]) {
+                Ok(0) => break,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                other => panic!("{other:?}"),
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(server.clients.len(), 2, "the newcomer took its place");
+        // Nobody asks anything: both remaining ones expire.
+        until(&mut server, 0);
+        assert!(eof(&mut second));
+    }
+
     /// A snapshot request is held while the book is ahead of the feed, and answered
     /// (in order) once it is not.
     #[test]
@@ -305,7 +426,7 @@ mod tests {
         let engine = Engine::new(&[InstrumentSpec::example(1)], 16)
             .unwrap()
             .with_stage(Balances::off());
-        let mut server = RecoveryServer::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut server = RecoveryServer::bind("127.0.0.1:0".parse().unwrap(), limits()).unwrap();
         let mut client = TcpStream::connect(server.local_addr().unwrap()).unwrap();
         let mut req = [0u8; SnapshotRequest::SIZE];
         SnapshotRequest {
