@@ -4,11 +4,15 @@
 #   scripts/safety-checks.sh loom      loom models of the SPSC, shm SPSC and shm MPSC rings
 #   scripts/safety-checks.sh valgrind  memcheck over the queue, journal and testkit tests
 #   scripts/safety-checks.sh checked   inner crates' tests with debug-assertions + overflow-checks
-#   scripts/safety-checks.sh fuzz      every fuzz target for FUZZ_SECONDS (default 30) each
+#   scripts/safety-checks.sh fuzz      every fuzz target (or those in FUZZ_TARGETS) for
+#                                      FUZZ_SECONDS (default 30) each, then a table of
+#                                      inputs and inputs/s per target, written as JSON to
+#                                      target/fuzz-report/fuzz-report.json
 #   scripts/safety-checks.sh all       the four in that order (what .ci/run calls)
 #
 # Each prints its wall time as `safety-checks: <check> took N s`. Run from anywhere;
-# exits non-zero on the first failure.
+# exits non-zero on the first failing check (fuzz runs every target first, so the
+# table covers them all, and then fails if any target did).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -92,24 +96,38 @@ fuzz() {
   # with RUSTC_BOOTSTRAP=1 (shared/FACTS.md). -O: release, with debug assertions.
   export RUSTC_BOOTSTRAP=1
   (cd fuzz && cargo fuzz build -O)
-  local t
-  for t in $(cd fuzz && cargo fuzz list); do
+  # Each target's log and status stay here for the summary (scripts/fuzz-report.py:
+  # inputs executed and inputs/s per target, a table, JSON, and the targets below
+  # issue 11's 10M inputs per run).
+  local report=${FUZZ_REPORT_DIR:-target/fuzz-report}
+  rm -rf "$report"
+  mkdir -p "$report"
+  local t failed=()
+  for t in ${FUZZ_TARGETS:-$(cd fuzz && cargo fuzz list)}; do
     # A scratch corpus seeded from the committed one: CI never writes into the repo.
     local corpus
     corpus=$(mktemp -d "${TMPDIR:-/tmp}/peregrine-fuzz-$t.XXXXXX")
     if [ -d "fuzz/seeds/$t" ]; then cp -r "fuzz/seeds/$t/." "$corpus/"; fi
     echo "== fuzz $t for $secs s"
-    local log="$corpus.log"
-    if ! (cd fuzz && cargo fuzz run -O "$t" "$corpus" -- \
+    local log="$PWD/$report/$t.log"
+    if (cd fuzz && cargo fuzz run -O "$t" "$corpus" -- \
       -max_total_time="$secs" -print_final_stats=1 >"$log" 2>&1); then
+      echo ok >"$report/$t.status"
+    else
+      echo failed >"$report/$t.status"
       tail -50 "$log"
       echo "fuzz target $t failed; the crashing input is under fuzz/artifacts/$t" >&2
-      return 1
+      failed+=("$t")
     fi
     grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec' "$log" |
-      sed "s/^/  $t: /"
-    rm -rf "$corpus" "$log"
+      sed "s/^/  $t: /" || true
+    rm -rf "$corpus"
   done
+  python3 scripts/fuzz-report.py "$report" "$secs"
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz: failed: ${failed[*]}" >&2
+    return 1
+  fi
 }
 
 case "${1:-all}" in

@@ -26,8 +26,10 @@
 //!   [`codec`]: the journal record and snapshot formats; [`replay`]: journal →
 //!   core on start; [`replica`]: the snapshot replica's state machine.
 //! * [`feed`]: feed sequencing, packing and retention; [`telemetry`]: counters and
-//!   depth for readers; [`clock`], [`wait`], [`mix`] (the deterministic order mix of
-//!   the load generator, benches and tests); [`tools`]: the offline tools' logic.
+//!   depth for readers; [`clock`], [`mix`] (the deterministic order mix of the load
+//!   generator, benches and tests); [`tools`]: the offline tools' logic. Idling
+//!   (`busy-spin`, `spin-yield`, `park`) is `peregrine_queue::wait`'s, used by the
+//!   I/O shells that poll.
 #![deny(unsafe_code)]
 
 pub mod balances;
@@ -47,11 +49,9 @@ pub mod seams;
 pub mod telemetry;
 pub mod tools;
 pub mod venue;
-pub mod wait;
 
 pub use crate::core::Core;
 pub use clock::Clock;
 pub use journal::{CommandLog, MemoryLog, NoLog};
 pub use seams::{Outbox, Request, SessionKey, SnapshotSink};
 pub use venue::VenueSpec;
-pub use wait::{Idler, WaitStrategy};

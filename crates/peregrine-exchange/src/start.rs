@@ -15,6 +15,8 @@ use peregrine_exchange_core::reports::ReportStore;
 use peregrine_exchange_core::telemetry::{DepthPublisher, Stopwatch};
 use peregrine_exchange_core::{Clock, CommandLog, Core, NoLog, VenueSpec};
 use peregrine_journal::FsyncPolicy;
+use peregrine_queue::pin::{available_cores, pin_current, spinner_warning, CoreId};
+use peregrine_queue::WaitStrategy;
 
 use crate::config::{Config, Topology};
 use crate::durability::group_commit::GroupCommit;
@@ -205,7 +207,7 @@ fn serve<L: CommandLog + Send + 'static>(
     let spinning = match config.topology {
         Topology::Compact => 1,
         Topology::Split => 2,
-    } * usize::from(config.wait.spins());
+    } * usize::from(config.wait == WaitStrategy::BusySpin);
     warn_if_oversubscribed(spinning);
     log::info!(
         "exchange: {:?} topology, {:?} mode, wait {:?}, {} instrument(s), {} account(s), market data {}",
@@ -224,7 +226,7 @@ fn serve<L: CommandLog + Send + 'static>(
     let mut summary = RunSummary::default();
     match config.topology {
         Topology::Compact => {
-            pin(cores.first().copied().flatten());
+            pin("exchange", cores.first().copied().flatten());
             let dispatch = Dispatch::new(sequencer(&config));
             let mut acks = AckTimer::new(stopwatch);
             if let Some(m) = &metrics {
@@ -311,11 +313,11 @@ fn run_split<L: CommandLog + Send + 'static>(
     table: SessionTable,
     core: Core<L>,
     feed: FeedIo,
-    cores: Vec<Option<core_affinity::CoreId>>,
+    cores: Vec<Option<CoreId>>,
     stop: &Arc<AtomicBool>,
 ) -> Result<(), ExchangeError> {
-    let (req_tx, req_rx) = crate::net::ring::ring(config.ring_capacity);
-    let (rep_tx, rep_rx) = crate::net::ring::ring(config.ring_capacity);
+    let (req_tx, req_rx) = peregrine_queue::spsc::ring(config.ring_capacity);
+    let (rep_tx, rep_rx) = peregrine_queue::spsc::ring(config.ring_capacity);
     let wait = config.wait;
     let dispatch = Dispatch::new(sequencer(config));
     let stop_m = Arc::clone(stop);
@@ -323,11 +325,11 @@ fn run_split<L: CommandLog + Send + 'static>(
     let matcher = std::thread::Builder::new()
         .name("matching".into())
         .spawn(move || {
-            pin(match_core);
+            pin("matching", match_core);
             crate::net::split::matching(core, feed, dispatch, req_rx, rep_tx, wait, &stop_m)
         })
         .doing(|| "spawning the matching thread".into())?;
-    pin(cores.first().copied().flatten());
+    pin("ingestion", cores.first().copied().flatten());
     crate::net::split::ingest(table, req_tx, rep_rx, wait, stop);
     matcher
         .join()
@@ -364,11 +366,11 @@ fn sequencer(config: &Config) -> Option<Sequencer> {
 /// Resolves `pin_cores` against the cores this process may use. Called once on the
 /// main thread before any pinning (see FACTS: `get_core_ids` answers for the calling
 /// thread only).
-fn pin_targets(config: &Config) -> Vec<Option<core_affinity::CoreId>> {
+fn pin_targets(config: &Config) -> Vec<Option<CoreId>> {
     let Some(wanted) = &config.pin_cores else {
         return Vec::new();
     };
-    let available = core_affinity::get_core_ids().unwrap_or_default();
+    let available = available_cores();
     wanted
         .iter()
         .map(|&id| {
@@ -381,22 +383,20 @@ fn pin_targets(config: &Config) -> Vec<Option<core_affinity::CoreId>> {
         .collect()
 }
 
-fn pin(core: Option<core_affinity::CoreId>) {
-    if let Some(c) = core {
-        if !core_affinity::set_for_current(c) {
-            log::warn!("warning: pinning to core {} failed", c.id);
-        }
+/// Pins the calling thread (if a core was resolved for it), loud on failure.
+fn pin(thread: &str, core: Option<CoreId>) {
+    let outcome = pin_current(thread, core);
+    if core.is_some() && !outcome.pinned {
+        log::warn!("warning: {}", outcome.describe());
     }
 }
 
-/// Logs a warning when more threads would busy-spin than the machine has cores.
+/// Logs a warning when more threads would busy-spin than the machine has cores
+/// (`peregrine_queue::spinner_warning`), or when they take every core.
 fn warn_if_oversubscribed(spinning_threads: usize) {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if spinning_threads > cores {
-        log::warn!(
-            "WARNING: {spinning_threads} busy-spinning threads on {cores} cores: expect \
-             millisecond stalls; use wait = \"spin-yield\" or fewer spinning threads"
-        );
+    let cores = available_cores().len().max(1);
+    if let Some(w) = spinner_warning(spinning_threads, cores) {
+        log::warn!("WARNING: {w}; use wait = \"spin-yield\" or fewer spinning threads");
     } else if spinning_threads == cores {
         log::warn!(
             "warning: {spinning_threads} busy-spinning threads use every core ({cores}); \

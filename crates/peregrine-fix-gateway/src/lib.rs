@@ -15,6 +15,6 @@ mod native;
 pub mod reasons;
 mod server;
 
-pub use bridge::Bridge;
+pub use bridge::{replay_state_record, Bridge, StateRecordError};
 pub use config::{ConfigError, GatewayConfig};
 pub use server::{run, GatewayError};

@@ -20,6 +20,11 @@
 //! strategy↔engine round trip's p99.9 at ~25 µs); a thread that may be slow (a venue
 //! nobody uses in a latency run) sleeps for milliseconds instead.
 //!
+//! A loop that can block in a poller (the exchange's epoll loop) calls
+//! [`Idler::idle_or_block`] instead of [`Idler::idle`]: where `idle` would park or
+//! sleep, it returns true and the loop blocks in its poller, so input wakes it at the
+//! kernel's latency instead of after a fixed park.
+//!
 //! [`WaitStrategy`] names the three presets config files and command lines choose
 //! from: `busy-spin`, `spin-yield` and `park`.
 
@@ -166,21 +171,53 @@ pub struct Idler {
     idle: u32,
 }
 
+/// What one empty poll does, by the number of empty polls since the last reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Spin,
+    Yield,
+    Park(Duration),
+    Sleep(Duration),
+}
+
 impl Idler {
-    /// Waits once, escalating with the number of empty polls since the last reset.
+    /// Counts an empty poll and says what it should do.
     #[inline]
-    pub fn idle(&mut self) {
+    fn next_phase(&mut self) -> Phase {
         self.idle = self.idle.saturating_add(1);
         let p = &self.policy;
         match p.sleep {
-            Some(d) if self.idle > SLEEP_AFTER => std::thread::sleep(d),
-            _ if self.idle <= p.spins => std::hint::spin_loop(),
-            _ if self.idle - p.spins <= p.yields => std::thread::yield_now(),
-            _ => match p.park {
-                Some(d) => std::thread::park_timeout(d),
-                None => std::thread::yield_now(),
-            },
+            Some(d) if self.idle > SLEEP_AFTER => Phase::Sleep(d),
+            _ if self.idle <= p.spins => Phase::Spin,
+            _ if self.idle - p.spins <= p.yields => Phase::Yield,
+            _ => p.park.map_or(Phase::Yield, Phase::Park),
         }
+    }
+
+    /// Waits once, escalating with the number of empty polls since the last reset.
+    #[inline]
+    pub fn idle(&mut self) {
+        match self.next_phase() {
+            Phase::Spin => std::hint::spin_loop(),
+            Phase::Yield => std::thread::yield_now(),
+            Phase::Park(d) => std::thread::park_timeout(d),
+            Phase::Sleep(d) => std::thread::sleep(d),
+        }
+    }
+
+    /// Like [`Idler::idle`], for a loop that can block in a poller until input
+    /// arrives: spins and yields as `idle` does (returning false), but where `idle`
+    /// would park or sleep it returns true without waiting, and the caller blocks in
+    /// its poller with a timeout of its own choosing. Presets that never park
+    /// (`busy-spin`, `spin-yield`) never return true.
+    #[inline]
+    pub fn idle_or_block(&mut self) -> bool {
+        match self.next_phase() {
+            Phase::Spin => std::hint::spin_loop(),
+            Phase::Yield => std::thread::yield_now(),
+            Phase::Park(_) | Phase::Sleep(_) => return true,
+        }
+        false
     }
 
     /// Work was found: start the next wait from the spin phase.
@@ -222,6 +259,24 @@ mod tests {
         assert!(!WaitStrategy::SpinThenPark.occupies_core());
         assert!(WaitStrategy::SpinThenYield.occupies_core());
         assert!(WaitStrategy::BusySpin.occupies_core());
+    }
+
+    #[test]
+    fn only_parking_presets_ask_to_block() {
+        let polls = SPINS + YIELDS;
+        for (wait, blocks) in [
+            (WaitStrategy::BusySpin, false),
+            (WaitStrategy::SpinThenYield, false),
+            (WaitStrategy::SpinThenPark, true),
+        ] {
+            let mut idler = wait.idler();
+            for _ in 0..polls {
+                assert!(!idler.idle_or_block(), "{wait} blocked while spinning");
+            }
+            assert_eq!(idler.idle_or_block(), blocks, "{wait}");
+            idler.reset();
+            assert!(!idler.idle_or_block(), "{wait} blocked right after a reset");
+        }
     }
 
     #[test]

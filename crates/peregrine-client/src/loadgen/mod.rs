@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use peregrine_exchange_core::mix;
-use peregrine_exchange_core::{Idler, WaitStrategy};
+use peregrine_queue::WaitStrategy;
 use peregrine_types::{AccountId, InstrumentSpec};
 
 use crate::error::ClientError;
@@ -80,7 +80,7 @@ pub fn run(params: &LoadgenParams) -> Result<Summary, ClientError> {
     let mut stats = Stats::new();
     let start = Instant::now();
     let sending = Duration::from_secs_f64(params.duration);
-    let mut idler = Idler::new(params.wait);
+    let mut idler = params.wait.idler();
     let mut k: u64 = 0;
     let interval_ns = if params.closed {
         0

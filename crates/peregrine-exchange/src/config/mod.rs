@@ -15,7 +15,8 @@ use peregrine_exchange_core::balances::{
 };
 use peregrine_exchange_core::dispatch::{self, MatchingMode};
 use peregrine_exchange_core::journal::JournalSection;
-use peregrine_exchange_core::{VenueSpec, WaitStrategy};
+use peregrine_exchange_core::VenueSpec;
+use peregrine_queue::WaitStrategy;
 use peregrine_types::{AccountId, InstrumentSpec};
 use serde::{Deserialize, Serialize};
 
@@ -50,10 +51,12 @@ pub struct Config {
     pub market_data: MarketDataConfig,
     /// Thread layout. Default `compact`.
     pub topology: Topology,
-    /// What idle polling threads do. Default `park`: spin ~2,000 empty polls, then
-    /// block in `epoll_wait` until input arrives (an idle exchange burns no core).
-    /// `busy-spin` never blocks (the lowest latency, a core of its own); `spin-yield`
-    /// yields the core instead of blocking.
+    /// What idle polling threads do: the workspace's one idler,
+    /// `peregrine_queue::WaitStrategy`. Default `park`: 100 spins and 10 yields, then
+    /// the compact loop blocks in `epoll_wait` until input arrives (an idle exchange
+    /// burns no core; the split loops park 50 µs at a time). `busy-spin` never blocks
+    /// (the lowest latency, a core of its own); `spin-yield` yields the core after 100
+    /// spins instead of blocking.
     pub wait: WaitStrategy,
     /// Cores to pin threads to: `[loop]` for compact, `[ingestion, matching]` for
     /// split. Default: none (the OS schedules).
@@ -112,7 +115,7 @@ impl Default for Config {
             arena_capacity: 65_536,
             market_data: MarketDataConfig::default(),
             topology: Topology::Compact,
-            wait: WaitStrategy::Park,
+            wait: WaitStrategy::SpinThenPark,
             pin_cores: None,
             max_sessions: 256,
             session_out_buffer: 256 * 1024,
@@ -426,7 +429,7 @@ mod tests {
         assert_eq!(c.market_data.mtu, 1400);
         assert_eq!(c.market_data.max_delay_us, 50);
         assert_eq!(c.topology, Topology::Compact);
-        assert_eq!(c.wait, WaitStrategy::Park);
+        assert_eq!(c.wait, WaitStrategy::SpinThenPark);
         assert_eq!(c.pin_cores, None);
         assert_eq!(c.max_sessions, 256);
         assert_eq!(c.session_out_buffer, 262_144);

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use peregrine_exchange_core::dispatch::Dispatch;
-use peregrine_exchange_core::{CommandLog, Core, Idler, Request, WaitStrategy};
+use peregrine_exchange_core::{CommandLog, Core, Request};
+use peregrine_queue::WaitStrategy;
 
 use crate::feed::FeedIo;
 use crate::metrics::ack::AckTimer;
@@ -39,7 +40,7 @@ pub fn run<L: CommandLog>(
     stop: &AtomicBool,
 ) -> std::io::Result<AckTimer> {
     let mut requests: Vec<Request> = Vec::with_capacity(4096);
-    let mut idler = Idler::new(wait);
+    let mut idler = wait.idler();
     let mut iteration: u64 = 0;
     let mut timeout = Duration::ZERO;
     // Relaxed: a stop request needs no ordering with other memory.
@@ -85,7 +86,7 @@ pub fn run<L: CommandLog>(
         timeout = Duration::ZERO;
         if busy {
             idler.reset();
-        } else if idler.wants_park() {
+        } else if idler.idle_or_block() {
             timeout = park_for(&core, &dispatch);
         }
     }

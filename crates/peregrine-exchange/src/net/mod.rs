@@ -1,14 +1,13 @@
 //! The network side: the session table (listener, sessions, routing of reports),
 //! each session's protocol and socket, and the polling loops of both topologies
 //! ([`compact`]: one thread; [`split`]: ingestion and matching threads joined by
-//! [`ring`]s).
+//! `peregrine_queue::spsc` rings).
 
 pub mod admission;
 pub mod compact;
 pub mod credentials;
 pub mod poller;
 pub mod report;
-pub mod ring;
 pub mod session;
 pub mod split;
 pub mod table;

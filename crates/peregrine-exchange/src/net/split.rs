@@ -13,13 +13,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use peregrine_exchange_core::dispatch::Dispatch;
-use peregrine_exchange_core::{CommandLog, Core, Idler, Outbox, Request, SessionKey, WaitStrategy};
+use peregrine_exchange_core::{CommandLog, Core, Outbox, Request, SessionKey};
+use peregrine_queue::spsc::{Consumer, Producer, PushError};
+use peregrine_queue::WaitStrategy;
 use peregrine_types::AccountId;
 use peregrine_wire::v2::Outbound;
 
 use crate::feed::FeedIo;
 use crate::net::report::Report;
-use crate::net::ring::{Consumer, Producer};
 use crate::net::table::SessionTable;
 use crate::net::HOUSEKEEPING_EVERY;
 
@@ -52,7 +53,7 @@ pub fn ingest(
 ) {
     let mut requests: Vec<Request> = Vec::with_capacity(4096);
     let mut next = 0;
-    let mut idler = Idler::new(wait);
+    let mut idler = wait.idler();
     // Relaxed: a stop request needs no ordering with other memory.
     while !stop.load(Ordering::Relaxed) {
         let mut busy = false;
@@ -65,10 +66,10 @@ pub fn ingest(
                 Err(e) => log::warn!("ingestion: poll failed: {e}"),
             }
         }
-        while next < requests.len() && to_core.push(requests[next]).is_ok() {
+        while next < requests.len() && to_core.try_push(requests[next]).is_ok() {
             next += 1;
         }
-        while let Ok(r) = from_core.pop() {
+        while let Some(r) = from_core.try_pop() {
             match r {
                 Report::Stream {
                     account,
@@ -102,7 +103,7 @@ pub fn matching<L: CommandLog>(
     let mut batch = Batch(Vec::with_capacity(8192));
     // Ends of committed batches in `batch` whose sync is pending: (last seq, end).
     let mut held: VecDeque<(u64, usize)> = VecDeque::with_capacity(1024);
-    let mut idler = Idler::new(wait);
+    let mut idler = wait.idler();
     let mut iteration: u64 = 0;
     // Relaxed: a stop request needs no ordering with other memory.
     while !stop.load(Ordering::Relaxed) {
@@ -110,9 +111,9 @@ pub fn matching<L: CommandLog>(
         if iteration.is_multiple_of(HOUSEKEEPING_EVERY) {
             // Samples each ring's backlog (two atomic loads every 64 iterations) for
             // the metrics that `idle` may publish.
-            let queued_reports = to_ingest.buffer().capacity() - to_ingest.slots();
+            let queued_reports = to_ingest.capacity() - to_ingest.free_slots();
             core.metrics_mut()
-                .set_ring_depths(from_ingest.slots() as u64, queued_reports as u64);
+                .set_ring_depths(from_ingest.len() as u64, queued_reports as u64);
             core.idle(&mut feed.udp);
             feed.poll_recovery(&core);
         }
@@ -123,7 +124,9 @@ pub fn matching<L: CommandLog>(
         let barrier = feed.snapshot_waiting();
         dispatch.start(&core);
         while n < 256 && !barrier {
-            let Ok(r) = from_ingest.pop() else { break };
+            let Some(r) = from_ingest.try_pop() else {
+                break;
+            };
             ran |= dispatch.push(r, &mut core, &mut batch)?;
             n += 1;
         }
@@ -182,9 +185,9 @@ fn release(
     for r in batch.0.drain(..upto) {
         let mut r = r;
         loop {
-            match to_ingest.push(r) {
+            match to_ingest.try_push(r) {
                 Ok(()) => break,
-                Err(rtrb::PushError::Full(back)) => {
+                Err(PushError::Full(back)) => {
                     if stop.load(Ordering::Relaxed) {
                         return false;
                     }

@@ -12,6 +12,7 @@ mod reports;
 mod requests;
 mod status;
 
+pub use persist::{replay_state_record, StateRecordError};
 pub(crate) use requests::push_native;
 
 use std::sync::Arc;

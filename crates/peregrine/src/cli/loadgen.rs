@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use peregrine_client::loadgen::{self, LoadgenParams, Summary};
 use peregrine_exchange::Config;
-use peregrine_exchange_core::WaitStrategy;
+use peregrine_queue::WaitStrategy;
 
 /// Command-line arguments of `peregrine loadgen`.
 #[derive(Debug, Clone, clap::Args)]
@@ -47,33 +47,12 @@ pub struct LoadgenArgs {
     /// Seconds to wait for outstanding answers after sending stops.
     #[arg(long, default_value_t = 2.0)]
     pub drain: f64,
-    /// What the client loop does when idle.
-    #[arg(long, value_enum, default_value = "spin-yield")]
-    pub wait: WaitArg,
+    /// What the client loop does when idle: busy-spin, spin-yield or park.
+    #[arg(long, default_value = "spin-yield")]
+    pub wait: WaitStrategy,
     /// Also write the summary as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
-}
-
-/// `--wait` values.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum WaitArg {
-    /// Never yield.
-    BusySpin,
-    /// Spin, then yield.
-    SpinYield,
-    /// Spin, then sleep.
-    Park,
-}
-
-impl From<WaitArg> for WaitStrategy {
-    fn from(w: WaitArg) -> Self {
-        match w {
-            WaitArg::BusySpin => WaitStrategy::BusySpin,
-            WaitArg::SpinYield => WaitStrategy::SpinYield,
-            WaitArg::Park => WaitStrategy::Park,
-        }
-    }
 }
 
 /// Runs the load generator, prints the summary (and writes it as JSON if asked).
@@ -103,7 +82,7 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<Summary> {
         window: args.window,
         duration: args.duration,
         drain: args.drain,
-        wait: args.wait.into(),
+        wait: args.wait,
     };
     let summary = loadgen::run(&params)?;
     print!("{}", summary.text());
