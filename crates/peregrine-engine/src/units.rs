@@ -3,6 +3,7 @@
 //! with thousands separators, prices, quantities and money as exact decimals with the
 //! instrument's decimals and currency.
 
+use peregrine_types::decimal::format_scaled;
 use serde::{Deserialize, Serialize};
 
 /// A duration in ns for people: `850 ns`, `38.1 µs`, `2.31 ms`, `1.20 s`.
@@ -30,23 +31,6 @@ pub fn fmt_count(n: u64) -> String {
         out.push(c);
     }
     out
-}
-
-/// `units × 10^-decimals` as exact decimal text: `fmt_decimal(-1234, 2)` is `-12.34`.
-pub fn fmt_decimal(units: i128, decimals: u32) -> String {
-    if decimals == 0 {
-        return units.to_string();
-    }
-    let scale = 10i128.pow(decimals.min(30));
-    let sign = if units < 0 { "-" } else { "" };
-    let a = units.unsigned_abs();
-    let s = scale as u128;
-    format!(
-        "{sign}{}.{:0width$}",
-        a / s,
-        a % s,
-        width = decimals as usize
-    )
 }
 
 /// What the engine knows of an instrument for display.
@@ -82,17 +66,17 @@ impl InstrumentInfo {
 
     /// A price in price units.
     pub fn price(&self, units: i128) -> String {
-        fmt_decimal(units, self.price_decimals)
+        format_scaled(units, self.price_decimals)
     }
 
     /// A quantity in lots.
     pub fn qty(&self, lots: i128) -> String {
-        fmt_decimal(lots, self.qty_decimals)
+        format_scaled(lots, self.qty_decimals)
     }
 
     /// Money in price units × lots, with the currency: `12.34 USD`.
     pub fn money(&self, units_lots: i128) -> String {
-        let text = fmt_decimal(units_lots, self.price_decimals + self.qty_decimals);
+        let text = format_scaled(units_lots, self.price_decimals + self.qty_decimals);
         if self.currency.is_empty() {
             text
         } else {
@@ -119,9 +103,9 @@ mod tests {
         assert_eq!(fmt_ns(38_100), "38.1 µs");
         assert_eq!(fmt_ns(2_310_000), "2.31 ms");
         assert_eq!(fmt_count(1_234_567), "1,234,567");
-        assert_eq!(fmt_decimal(-1_234, 2), "-12.34");
-        assert_eq!(fmt_decimal(5, 3), "0.005");
-        assert_eq!(fmt_decimal(-5, 0), "-5");
+        assert_eq!(format_scaled(-1_234, 2), "-12.34");
+        assert_eq!(format_scaled(5, 3), "0.005");
+        assert_eq!(format_scaled(-5, 0), "-5");
         let i = InstrumentInfo {
             id: 1,
             symbol: "PGN-USD".into(),

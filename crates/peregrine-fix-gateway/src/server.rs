@@ -3,11 +3,12 @@
 //! session (`identify_logon`), which is attached unless already connected (a second
 //! connection for a logged-on session is closed; the first is unaffected).
 
+use peregrine_types::wall_ns;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use peregrine_client::keys::{KeyError, KeyFile};
 use peregrine_fix::codec::FrameLimits;
@@ -37,12 +38,6 @@ pub enum GatewayError {
     /// The key file cannot be read or lacks a session's account.
     #[error(transparent)]
     Keys(#[from] KeyError),
-}
-
-fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// A FIX connection.
@@ -118,7 +113,7 @@ pub fn run(
     };
     let instruments: Arc<[_]> = config.instruments.clone().into();
     let keys = KeyFile::load(&config.keys_file)?;
-    let now = now_ns();
+    let now = wall_ns();
     let mut slots = Vec::new();
     for (k, s) in config.sessions.iter().enumerate() {
         let mut fix = SessionConfig::new(Role::Acceptor, &config.comp_id, &s.comp_id);
@@ -174,7 +169,7 @@ pub fn run(
     let logon_timeout = config.logon_timeout_secs * 1_000_000_000;
     let mut idle = 0u32;
     while !stop.load(Ordering::Relaxed) {
-        let now = now_ns();
+        let now = wall_ns();
         let mut busy = accept(
             &listener,
             &mut pending,
@@ -209,7 +204,7 @@ pub fn run(
     }
     for slot in &mut slots {
         if let Some(link) = slot.fix.take() {
-            let _ = slot.bridge.session.logout("gateway stopping", now_ns());
+            let _ = slot.bridge.session.logout("gateway stopping", wall_ns());
             write_out(&mut slot.bridge.session, &link.stream, true);
             link.close();
         }

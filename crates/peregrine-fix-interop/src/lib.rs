@@ -8,19 +8,12 @@
 
 pub mod qf;
 
+use peregrine_types::wall_ns;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use peregrine_fix::session::{DisconnectReason, Event, Received, Session};
 use peregrine_fix::store::MessageStore;
-
-/// Nanoseconds since the Unix epoch, from the wall clock.
-pub fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
 
 /// One session on one TCP connection.
 #[derive(Debug)]
@@ -39,7 +32,7 @@ impl<S: MessageStore> FixConn<S> {
     pub fn new(stream: TcpStream, mut session: Session<S>) -> io::Result<Self> {
         stream.set_nonblocking(true)?;
         stream.set_nodelay(true)?;
-        session.connect(now_ns()).map_err(io::Error::other)?;
+        session.connect(wall_ns()).map_err(io::Error::other)?;
         let cap = session.config().limits.max_message() * 2;
         Ok(FixConn {
             session,
@@ -65,7 +58,7 @@ impl<S: MessageStore> FixConn<S> {
         if self.closed.is_some() {
             return Ok(false);
         }
-        let now = now_ns();
+        let now = wall_ns();
         let mut close = None;
         match self.stream.read(&mut self.rx[self.len..]) {
             Ok(0) => close = Some(DisconnectReason::Requested),

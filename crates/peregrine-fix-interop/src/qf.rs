@@ -2,6 +2,7 @@
 //! log that keeps the raw messages, and bounded waits.
 #![allow(missing_docs, reason = "test support; each item says what it is")]
 
+use peregrine_types::wall_ns;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -62,16 +63,9 @@ pub fn settings(
         reset = if extra.contains("ResetOnLogon=Y") { "Y" } else { "N" },
         extra = extra.replace("ResetOnLogon=Y", ""),
     );
-    let path = dir.join(format!("{role}-{}.cfg", rand_suffix()));
+    let path = dir.join(format!("{role}-{}.cfg", wall_ns()));
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn rand_suffix() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
 }
 
 /// One message QuickFIX saw or sent: MsgType, MsgSeqNum, PossDupFlag and the raw

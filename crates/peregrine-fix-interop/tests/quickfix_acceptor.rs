@@ -13,7 +13,8 @@ use peregrine_fix::codec::Precision;
 use peregrine_fix::session::{DisconnectReason, Event, Role, Session, SessionConfig};
 use peregrine_fix::store::MemoryStore;
 use peregrine_fix_interop::qf::*;
-use peregrine_fix_interop::{now_ns, FixConn};
+use peregrine_fix_interop::FixConn;
+use peregrine_types::wall_ns;
 use quickfix::{
     Acceptor, Application, ConnectionHandler, LogFactory, MemoryMessageStoreFactory,
     SessionSettings,
@@ -57,7 +58,7 @@ fn our_initiator_against_a_quickfix_acceptor() {
             })
         })
         .expect("QuickFIX listens");
-    let mut conn = FixConn::new(stream, Session::new(config, MemoryStore::new(now_ns()))).unwrap();
+    let mut conn = FixConn::new(stream, Session::new(config, MemoryStore::new(wall_ns()))).unwrap();
 
     let mut logged_on = false;
     let mut reports: Vec<(ExecType, String)> = Vec::new();
@@ -88,7 +89,7 @@ fn our_initiator_against_a_quickfix_acceptor() {
     let order = NewOrderSingle {
         cl_ord_id: b"E-1",
         account: None,
-        transact_time: now_ns(),
+        transact_time: wall_ns(),
         terms: OrderTerms {
             symbol: b"PGN-USD",
             side: Side::Buy,
@@ -102,7 +103,7 @@ fn our_initiator_against_a_quickfix_acceptor() {
         },
     };
     conn.session
-        .send_app(b"D", now_ns(), |w| order.encode(w, Precision::Millis))
+        .send_app(b"D", wall_ns(), |w| order.encode(w, Precision::Millis))
         .unwrap();
     wait_until("the venue's report", WAIT, || {
         pump(&mut conn, &mut logged_on, &mut reports, &mut closed);
@@ -117,7 +118,7 @@ fn our_initiator_against_a_quickfix_acceptor() {
 
     let id = conn
         .session
-        .send_test_request(now_ns())
+        .send_test_request(wall_ns())
         .unwrap()
         .to_string();
     wait_until("heartbeat answering our TestRequest", WAIT, || {
@@ -143,7 +144,7 @@ fn our_initiator_against_a_quickfix_acceptor() {
             >= 2
     );
 
-    conn.session.logout("done", now_ns()).unwrap();
+    conn.session.logout("done", wall_ns()).unwrap();
     wait_until("logout answered", WAIT, || {
         pump(&mut conn, &mut logged_on, &mut reports, &mut closed);
         closed.is_some()

@@ -13,7 +13,8 @@ use peregrine_fix::codec::{tags, Precision};
 use peregrine_fix::session::{DisconnectReason, Event, Role, Session, SessionConfig};
 use peregrine_fix::store::{Durability, FileStore, MessageStore};
 use peregrine_fix_interop::qf::*;
-use peregrine_fix_interop::{now_ns, FixConn};
+use peregrine_fix_interop::FixConn;
+use peregrine_types::wall_ns;
 use quickfix::{
     Application, ConnectionHandler, FieldMap, FileMessageStoreFactory, Initiator, LogFactory,
     Message, SessionSettings,
@@ -56,10 +57,10 @@ fn on_event(ours: &mut Ours, s: &mut Session<FileStore>, e: Event<'_>) {
 }
 
 fn send_report(s: &mut Session<FileStore>, cl_ord_id: &[u8]) -> u64 {
-    s.send_app(b"8", now_ns(), |w| {
+    s.send_app(b"8", wall_ns(), |w| {
         w.bytes(37, b"42")
             .bytes(11, cl_ord_id)
-            .uint(17, now_ns())
+            .uint(17, wall_ns())
             .char(150, b'0')
             .char(39, b'0')
             .bytes(55, b"PGN-USD")
@@ -68,7 +69,7 @@ fn send_report(s: &mut Session<FileStore>, cl_ord_id: &[u8]) -> u64 {
             .decimal(151, 5, 0)
             .decimal(14, 0, 0)
             .decimal(6, 0, 2)
-            .timestamp(60, now_ns(), Precision::Millis);
+            .timestamp(60, wall_ns(), Precision::Millis);
     })
     .unwrap()
 }
@@ -141,7 +142,7 @@ fn quickfix_initiator_against_our_acceptor() {
     let store = FileStore::open(
         &dir.path().join("ours.fixstore"),
         Durability::OsBuffer,
-        now_ns(),
+        wall_ns(),
     )
     .unwrap();
     let acc = Arc::new(Mutex::new(Acceptor {
@@ -220,7 +221,7 @@ fn quickfix_initiator_against_our_acceptor() {
         .lock()
         .unwrap()
         .session()
-        .send_test_request(now_ns())
+        .send_test_request(wall_ns())
         .unwrap()
         .to_string();
     wait_until("QuickFIX answers our TestRequest", WAIT, || {
@@ -337,7 +338,7 @@ fn quickfix_initiator_against_our_acceptor() {
     acc.lock()
         .unwrap()
         .session()
-        .reset_sequence(next + 100, now_ns())
+        .reset_sequence(next + 100, wall_ns())
         .unwrap();
     let after = send_report(acc.lock().unwrap().session(), b"after-reset");
     assert_eq!(after, next + 100);
@@ -353,7 +354,7 @@ fn quickfix_initiator_against_our_acceptor() {
     acc.lock()
         .unwrap()
         .session()
-        .logout("end of test", now_ns())
+        .logout("end of test", wall_ns())
         .unwrap();
     wait_until("our logout answered", WAIT, || {
         let a = &mut *acc.lock().unwrap();

@@ -80,12 +80,15 @@ pub fn parse_scaled(text: &str, decimals: u32) -> Result<i64, DecimalError> {
 }
 
 /// Formats `units` of `10^-decimals` as decimal text, exactly (`15005`, 2 → `"150.05"`).
-pub fn format_scaled(units: i64, decimals: u32) -> String {
+/// Takes any integer up to `i128`, so sums and products (PnL, notional) format the same
+/// way as prices and quantities. Decimals above 38 are clamped.
+pub fn format_scaled(units: impl Into<i128>, decimals: u32) -> String {
+    let units: i128 = units.into();
     if decimals == 0 {
         return units.to_string();
     }
     let magnitude = units.unsigned_abs();
-    let scale = 10u64.pow(decimals.min(MAX_DECIMALS));
+    let scale = 10u128.pow(decimals.min(38));
     let sign = if units < 0 { "-" } else { "" };
     format!(
         "{sign}{}.{:0width$}",
@@ -177,6 +180,11 @@ mod tests {
         assert_eq!(format_scaled(15005, 2), "150.05");
         assert_eq!(format_scaled(-5, 3), "-0.005");
         assert_eq!(format_scaled(42, 0), "42");
+        // Wider than i64: sums and products (PnL in price x qty units).
+        let wide = i128::from(i64::MAX) * 1_000;
+        assert_eq!(format_scaled(wide, 4), "922337203685477580.7000");
+        assert_eq!(format_scaled(-wide, 0), "-9223372036854775807000");
+        assert_eq!(format_scaled(i128::MIN, 38).len(), 1 + 1 + 1 + 38);
     }
 
     #[test]

@@ -48,3 +48,13 @@ id_type!(
     /// clock itself: time arrives with each command.
     Timestamp, u64
 );
+
+/// Wall-clock nanoseconds since the Unix epoch (`CLOCK_REALTIME`); 0 if the clock is
+/// set before 1970. For timestamps that leave the machine (FIX `SendingTime`, report
+/// times, ids unique across restarts); intervals use the monotonic clock in
+/// `peregrine-queue`.
+pub fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}

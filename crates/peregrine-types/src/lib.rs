@@ -24,7 +24,7 @@ pub mod stamp;
 
 pub use decimal::DecimalError;
 pub use error::TypeError;
-pub use ids::{AccountId, ClientOrderId, InstrumentId, OrderId, Timestamp};
+pub use ids::{wall_ns, AccountId, ClientOrderId, InstrumentId, OrderId, Timestamp};
 pub use instrument::{InstrumentSpec, InstrumentStatus, SpecError};
 pub use order::{OrderType, StpMode, TimeInForce};
 pub use price::{Notional, Price};

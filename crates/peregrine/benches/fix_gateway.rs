@@ -29,7 +29,8 @@ use peregrine_fix::codec::value::write_u64;
 use peregrine_fix::codec::Precision;
 use peregrine_fix::session::{Event, Role, Session, SessionConfig};
 use peregrine_fix::store::MemoryStore;
-use peregrine_fix_interop::{now_ns, FixConn};
+use peregrine_fix_interop::FixConn;
+use peregrine_types::wall_ns;
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce,
     Timestamp,
@@ -59,11 +60,11 @@ fn native(addr: SocketAddr, keys: &std::path::Path, rate: u64, secs: u64) -> Vec
     let gap = 1_000_000_000 / rate;
     let mut sent_at = vec![0u64; total as usize];
     let mut lat = Vec::with_capacity(total as usize);
-    let start = now_ns() + 200_000_000;
+    let start = wall_ns() + 200_000_000;
     let mut next = 0u64;
     let deadline = Instant::now() + Duration::from_secs(secs + 10);
     while (lat.len() as u64) < total && Instant::now() < deadline {
-        let now = now_ns();
+        let now = wall_ns();
         while next < total && start + next * gap <= now {
             let o = NewOrder {
                 client_order_id: ClientOrderId(next + 1),
@@ -88,7 +89,7 @@ fn native(addr: SocketAddr, keys: &std::path::Path, rate: u64, secs: u64) -> Vec
         while let Ok(Some(m)) = rx.next(Outbound::decode) {
             if let Outbound::Accepted(a) = m {
                 let i = a.client_order_id.0 as usize - 1;
-                lat.push(now_ns().saturating_sub(sent_at[i]));
+                lat.push(wall_ns().saturating_sub(sent_at[i]));
             }
         }
     }
@@ -102,7 +103,7 @@ fn fix(addr: SocketAddr, rate: u64, secs: u64) -> Vec<u64> {
     cfg.password = Some("fix-pw".into());
     cfg.reset_on_logon = true;
     cfg.max_outbound_bytes = 64 << 20;
-    let mut conn = FixConn::new(stream, Session::new(cfg, MemoryStore::new(now_ns()))).unwrap();
+    let mut conn = FixConn::new(stream, Session::new(cfg, MemoryStore::new(wall_ns()))).unwrap();
     let mut logged_on = false;
     let deadline = Instant::now() + Duration::from_secs(10);
     while !logged_on && Instant::now() < deadline {
@@ -114,12 +115,12 @@ fn fix(addr: SocketAddr, rate: u64, secs: u64) -> Vec<u64> {
     let gap = 1_000_000_000 / rate;
     let mut sent_at = vec![0u64; total as usize];
     let mut lat = Vec::with_capacity(total as usize);
-    let start = now_ns() + 200_000_000;
+    let start = wall_ns() + 200_000_000;
     let mut next = 0u64;
     let mut cl = Vec::with_capacity(24);
     let deadline = Instant::now() + Duration::from_secs(secs + 10);
     while (lat.len() as u64) < total && Instant::now() < deadline {
-        let now = now_ns();
+        let now = wall_ns();
         while next < total && start + next * gap <= now {
             cl.clear();
             write_u64(&mut cl, next + 1);
@@ -163,7 +164,7 @@ fn fix(addr: SocketAddr, rate: u64, secs: u64) -> Vec<u64> {
             }
         })
         .unwrap();
-        let t = now_ns();
+        let t = wall_ns();
         for cl in got {
             lat.push(t.saturating_sub(sent_at[cl as usize - 1]));
         }

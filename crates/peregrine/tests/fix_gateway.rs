@@ -427,7 +427,7 @@ fn logon_bytes(password: &str) -> Vec<u8> {
         .uint(34, 1)
         .timestamp(
             52,
-            peregrine_fix_interop::now_ns(),
+            peregrine_types::wall_ns(),
             peregrine_fix::codec::Precision::Millis,
         )
         .uint(98, 0)

@@ -2,6 +2,7 @@
 //! every order is accepted and filled (two order changes, one account fill, one
 //! public trade), pushed to the writer as the gateway would.
 
+use peregrine_types::wall_ns;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,12 +16,6 @@ use crate::account::state::Change;
 use crate::history::writer::{Writer, WriterStats};
 use crate::history::{FeedBatch, HistoryRecord, OrderRecord, TradeRow};
 use crate::link::{Stp, Tif};
-
-fn wall_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
 
 /// Runs the writer at `rate` orders/s for `secs`.
 pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {

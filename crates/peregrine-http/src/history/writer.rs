@@ -14,6 +14,7 @@
 //! stream position arrives after the changes it covers and is stored in the same
 //! transaction as they are (`report_cursor`): the exchange replays what follows it.
 
+use peregrine_types::wall_ns;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -104,12 +105,6 @@ impl std::fmt::Debug for Writer {
             .field("cursor", &self.cursor)
             .finish()
     }
-}
-
-fn wall_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 impl Writer {

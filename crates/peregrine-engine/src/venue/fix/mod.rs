@@ -24,10 +24,11 @@ mod tests;
 
 pub use config::{FixInstrument, FixVenueConfig};
 
+use peregrine_types::wall_ns;
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use peregrine_fix::app::{
     self, NewOrderSingle, OrdType, OrderCancelReplaceRequest, OrderCancelRequest, OrderTerms,
@@ -76,12 +77,6 @@ pub struct FixVenue {
     next_cl: u64,
     pending: VecDeque<Report>,
     text: [Vec<u8>; 3],
-}
-
-fn wall_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 impl FixVenue {

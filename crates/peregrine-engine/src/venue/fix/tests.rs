@@ -4,6 +4,7 @@
 //! acknowledged. QuickFIX as the venue, and Peregrine's gateway as the venue, are in
 //! `crates/peregrine/tests/fix_venue.rs`.
 
+use peregrine_types::wall_ns;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -29,13 +30,6 @@ struct ScriptedVenue {
     seen: Vec<(String, String, String, String)>,
 }
 
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-}
-
 impl ScriptedVenue {
     fn pump(&mut self) {
         let mut buf = [0u8; 4096];
@@ -47,7 +41,7 @@ impl ScriptedVenue {
         let rx = std::mem::take(&mut self.rx);
         let mut used = 0;
         while let Received::Consumed { len, event } =
-            self.session.receive(&rx[used..], now()).unwrap()
+            self.session.receive(&rx[used..], wall_ns()).unwrap()
         {
             used += len;
             if let Some(Event::App(m)) = event {
@@ -111,7 +105,7 @@ impl ScriptedVenue {
             order_id: 77,
             cl_ord_id: cl.as_bytes(),
             orig_cl_ord_id: orig.map(str::as_bytes),
-            exec_id: now(),
+            exec_id: wall_ns(),
             exec_type,
             ord_status: status,
             symbol: b"PGN-USD",
@@ -127,12 +121,12 @@ impl ScriptedVenue {
             ord_rej_reason: None,
             text: None,
             ord_status_req_id: None,
-            transact_time: now(),
+            transact_time: wall_ns(),
             price_decimals: 2,
             qty_decimals: 0,
         };
         self.session
-            .send_app(b"8", now(), |w| er.encode(w, Precision::Millis))
+            .send_app(b"8", wall_ns(), |w| er.encode(w, Precision::Millis))
             .unwrap();
     }
 }
@@ -150,7 +144,7 @@ fn drive(
             "timed out; reports {reports:?}, seen {:?}",
             scripted.seen
         );
-        venue.poll(now(), &mut |r| reports.push(r));
+        venue.poll(wall_ns(), &mut |r| reports.push(r));
         scripted.pump();
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -175,14 +169,14 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let mut venue = FixVenue::new("fix", config(&addr)).unwrap();
-    venue.poll(now(), &mut |_| {});
+    venue.poll(wall_ns(), &mut |_| {});
     let (stream, _) = listener.accept().unwrap();
     stream.set_nonblocking(true).unwrap();
     let mut session = Session::new(
         SessionConfig::new(Role::Acceptor, "VENUE", "ENGINE"),
-        MemoryStore::new(now()),
+        MemoryStore::new(wall_ns()),
     );
-    session.connect(now()).unwrap();
+    session.connect(wall_ns()).unwrap();
     let mut v = ScriptedVenue {
         stream,
         session,
@@ -195,7 +189,7 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
     });
     drive(&mut venue, &mut v, &mut reports, |_, _| true);
     for _ in 0..50 {
-        venue.poll(now(), &mut |r| reports.push(r));
+        venue.poll(wall_ns(), &mut |r| reports.push(r));
         v.pump();
         if venue.logged_on() {
             break;
@@ -211,7 +205,7 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
         Price::from_raw(10025),
         Qty::from_raw(10),
     );
-    venue.submit(order, now()).unwrap();
+    venue.submit(order, wall_ns()).unwrap();
     drive(&mut venue, &mut v, &mut reports, |_, v| {
         v.seen.iter().any(|s| s.0 == "D")
     });
@@ -248,7 +242,7 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
 
     // Replace to 3 open at 100.20: OrderQty on the wire is 4 filled + 3 = 7.
     venue
-        .replace(5, Price::from_raw(10020), Qty::from_raw(3), now())
+        .replace(5, Price::from_raw(10020), Qty::from_raw(3), wall_ns())
         .unwrap();
     drive(&mut venue, &mut v, &mut reports, |_, v| {
         v.seen.iter().any(|s| s.0 == "G")
@@ -276,7 +270,7 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
     );
 
     // A refused cancel, then a cancel: OrigClOrdID is the replace's ClOrdID now.
-    venue.cancel(5, now()).unwrap();
+    venue.cancel(5, wall_ns()).unwrap();
     drive(&mut venue, &mut v, &mut reports, |_, v| {
         v.seen.iter().filter(|s| s.0 == "F").count() == 1
     });
@@ -292,7 +286,7 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
         text: None,
     };
     v.session
-        .send_app(b"9", now(), |w| reject.encode(w))
+        .send_app(b"9", wall_ns(), |w| reject.encode(w))
         .unwrap();
     drive(&mut venue, &mut v, &mut reports, |r, _| r.len() >= 4);
     assert_eq!(
@@ -302,7 +296,7 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
             reason: 2
         }
     );
-    venue.cancel(5, now()).unwrap();
+    venue.cancel(5, wall_ns()).unwrap();
     drive(&mut venue, &mut v, &mut reports, |_, v| {
         v.seen.iter().filter(|s| s.0 == "F").count() == 2
     });
@@ -334,7 +328,7 @@ fn orders_fills_replaces_and_cancels_map_to_reports() {
                 engine_id: 6,
                 ..order
             },
-            now(),
+            wall_ns(),
         )
         .unwrap();
     drive(&mut venue, &mut v, &mut reports, |_, v| {
