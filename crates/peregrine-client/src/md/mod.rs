@@ -1,7 +1,9 @@
 //! Market data: the L2 [`book`] built from the feed, the recovery service's client
-//! ([`fetch`]: a non-blocking request; [`recovery`]: the blocking calls) and the [`subscriber`] that ties them to the
+//! ([`fetch`]: a non-blocking request; [`recovery`]: the blocking calls; [`backoff`]:
+//! when to try it again after a failure) and the [`subscriber`] that ties them to the
 //! UDP feed with gap detection.
 
+pub mod backoff;
 pub mod book;
 pub mod fetch;
 pub mod recovery;

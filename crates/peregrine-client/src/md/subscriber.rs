@@ -18,8 +18,14 @@
 //! missing range; if the range is no longer retained (or the replay fails) it falls
 //! back to fresh snapshots. A new feed session (an exchange restart) clears the
 //! books and fetches snapshots. Without a recovery service a gap is only reported
-//! and the book heals as levels are next updated; a recovery that fails is reported
-//! ([`MdEvent::RecoveryFailed`]) and the feed goes on.
+//! and the book heals as levels are next updated.
+//!
+//! **A failed recovery is tried again.** A snapshot the service refused, reset,
+//! closed (an eviction) or did not answer in time is asked for again after a
+//! [`Backoff`] (50 ms doubling to 2 s, jittered), for as long as it takes: the
+//! books are trusted only once every snapshot arrived, and until then packets are
+//! held as during any recovery. The failure is reported once per streak
+//! ([`MdEvent::RecoveryFailed`]); the snapshots that end it are reported as usual.
 //!
 //! **Timestamps.** Every book change carries the exchange's time of the change (the
 //! `L2Update`'s `engine_time`) and the packet's `send_time` (the exchange clock when
@@ -29,7 +35,9 @@
 use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
+
+use peregrine_types::Rng;
 
 use peregrine_types::InstrumentId;
 use peregrine_wire::md::packet::{PacketKind, PacketReader};
@@ -37,6 +45,7 @@ use peregrine_wire::md::sequencer::{FeedSequencer, SeqCheck};
 use peregrine_wire::md::{Commitment, L2Update, MdMessage, Trade};
 
 use crate::error::{ClientError, IoContext};
+use crate::md::backoff::Backoff;
 use crate::md::book::L2Book;
 use crate::md::fetch::{Fetch, Fetched};
 
@@ -148,10 +157,14 @@ pub enum MdEvent<'a> {
         /// Its size.
         bytes: usize,
     },
-    /// A recovery failed; the feed goes on (books heal as levels are updated).
+    /// A recovery failed, the first time since the last one that succeeded: the
+    /// books wait (packets are held) and the snapshots are asked for again after
+    /// `retry_in`, then with growing backoff, until they arrive.
     RecoveryFailed {
         /// Why.
         error: &'a ClientError,
+        /// When the first retry goes out.
+        retry_in: Duration,
     },
 }
 
@@ -185,6 +198,20 @@ enum Recovering {
         got: Vec<(L2Book, u64, u64)>,
         why: Why,
     },
+    /// The last try failed: the snapshots are asked for again at `at`.
+    Retry {
+        at: Instant,
+        why: Why,
+    },
+}
+
+impl Recovering {
+    fn fetch(&self) -> Option<&Fetch> {
+        match self {
+            Recovering::Replay { fetch, .. } | Recovering::Snapshot { fetch, .. } => Some(fetch),
+            Recovering::Retry { .. } => None,
+        }
+    }
 }
 
 /// A subscriber to the feed.
@@ -199,8 +226,8 @@ pub struct Subscriber {
     recovering: Option<Recovering>,
     held: VecDeque<Vec<u8>>,
     held_dropped: u64,
-    /// A recovery failed: the next gap is passed over without one.
-    skip_recovery: bool,
+    /// When to try a failed recovery again.
+    backoff: Backoff,
 }
 
 impl Subscriber {
@@ -236,7 +263,7 @@ impl Subscriber {
             recovering: None,
             held: VecDeque::new(),
             held_dropped: 0,
-            skip_recovery: false,
+            backoff: Backoff::new(Rng::new(seed())),
         })
     }
 
@@ -314,14 +341,20 @@ impl Subscriber {
         use rustix::event::{poll, PollFd, PollFlags, Timespec};
         use std::os::fd::AsFd;
         let mut fds = vec![PollFd::new(&self.socket, PollFlags::IN)];
-        if let Some(r) = &self.recovering {
-            let fetch = match r {
-                Recovering::Replay { fetch, .. } | Recovering::Snapshot { fetch, .. } => fetch,
-            };
-            fds.push(PollFd::from_borrowed_fd(
-                fetch.as_fd(),
-                PollFlags::IN | PollFlags::OUT,
-            ));
+        let mut timeout = timeout;
+        match &self.recovering {
+            Some(Recovering::Retry { at, .. }) => {
+                timeout = timeout.min(at.saturating_duration_since(Instant::now()));
+            }
+            Some(r) => {
+                if let Some(fetch) = r.fetch() {
+                    fds.push(PollFd::from_borrowed_fd(
+                        fetch.as_fd(),
+                        PollFlags::IN | PollFlags::OUT,
+                    ));
+                }
+            }
+            None => {}
         }
         let t = Timespec {
             tv_sec: timeout.as_secs() as i64,
@@ -367,21 +400,15 @@ impl Subscriber {
             SeqCheck::Gap { from, to } => {
                 on(MdEvent::Gap { from, to });
                 let session_id = header.session_id;
-                if !std::mem::take(&mut self.skip_recovery) {
-                    if let Some(addr) = self.config.recovery {
-                        match Fetch::replay(addr, session_id, from, to - from) {
-                            Ok(fetch) => {
-                                self.recovering = Some(Recovering::Replay { fetch, from, to })
-                            }
-                            Err(_) => self.begin_snapshots(Why::Gap, on),
-                        }
-                        if self.recovering.is_some() {
-                            return true;
-                        }
+                if let Some(addr) = self.config.recovery {
+                    match Fetch::replay(addr, session_id, from, to - from) {
+                        Ok(fetch) => self.recovering = Some(Recovering::Replay { fetch, from, to }),
+                        Err(_) => self.begin_snapshots(Why::Gap, on),
                     }
+                    // A replay, snapshots, or their retry: the packet waits for it.
+                    return true;
                 }
-                // No recovery (or it failed): the book heals as levels are updated.
-                self.skip_recovery = false;
+                // No recovery service: the book heals as levels are updated.
                 if let Some(s) = self.seq.as_mut() {
                     s.recovered_to(to);
                 }
@@ -424,7 +451,8 @@ impl Subscriber {
         false
     }
 
-    /// Starts fetching every book's snapshot (no-op without a recovery service).
+    /// Starts fetching every book's snapshot (no-op without a recovery service);
+    /// if the connection fails at once, schedules a retry.
     fn begin_snapshots(&mut self, why: Why, on: &mut impl FnMut(MdEvent<'_>)) {
         let Some(addr) = self.config.recovery else {
             return;
@@ -438,12 +466,22 @@ impl Subscriber {
                     why,
                 })
             }
-            Err(error) => {
-                self.recovering = None;
-                self.skip_recovery = true;
-                on(MdEvent::RecoveryFailed { error: &error });
-            }
+            Err(error) => self.retry_later(why, &error, on),
         }
+    }
+
+    /// The snapshots failed: they are asked for again after the backoff; the first
+    /// failure of a streak is reported.
+    fn retry_later(&mut self, why: Why, error: &ClientError, on: &mut impl FnMut(MdEvent<'_>)) {
+        let first = self.backoff.failures() == 0;
+        let retry_in = self.backoff.fail();
+        if first {
+            on(MdEvent::RecoveryFailed { error, retry_in });
+        }
+        self.recovering = Some(Recovering::Retry {
+            at: Instant::now() + retry_in,
+            why,
+        });
     }
 
     /// Advances the recovery in progress; when it completes, applies it and then the
@@ -452,6 +490,15 @@ impl Subscriber {
         while let Some(r) = self.recovering.as_mut() {
             let fetch = match r {
                 Recovering::Replay { fetch, .. } | Recovering::Snapshot { fetch, .. } => fetch,
+                Recovering::Retry { at, why } => {
+                    if Instant::now() < *at {
+                        return;
+                    }
+                    let why = *why;
+                    self.recovering = None;
+                    self.begin_snapshots(why, on);
+                    continue;
+                }
             };
             let done = match fetch.poll() {
                 Ok(None) => return,
@@ -476,6 +523,7 @@ impl Subscriber {
     ) {
         match (r, done) {
             (Recovering::Replay { from, to, .. }, Ok(Fetched::Replay(Some(msgs)))) => {
+                self.backoff.succeed();
                 on(MdEvent::RecoveredByReplay { from, to });
                 self.apply(msgs.into_iter().map(Ok), 0, on);
                 if let Some(s) = self.seq.as_mut() {
@@ -505,21 +553,20 @@ impl Subscriber {
                                 why,
                             })
                         }
-                        Some(Err(error)) => {
-                            self.skip_recovery = true;
-                            on(MdEvent::RecoveryFailed { error: &error })
-                        }
+                        Some(Err(error)) => self.retry_later(why, &error, on),
                         None => {}
                     }
                     return;
                 }
                 self.install(got, why, on);
             }
-            (Recovering::Snapshot { .. }, Ok(Fetched::Replay(_))) => {}
-            (Recovering::Snapshot { .. }, Err(error)) => {
-                self.skip_recovery = true;
-                on(MdEvent::RecoveryFailed { error: &error })
+            (Recovering::Snapshot { why, .. }, Ok(Fetched::Replay(_))) => {
+                let error = ClientError::Unexpected("a replay for a snapshot".into());
+                self.retry_later(why, &error, on)
             }
+            (Recovering::Snapshot { why, .. }, Err(error)) => self.retry_later(why, &error, on),
+            // Never stored with a fetch to finish.
+            (Recovering::Retry { why, .. }, _) => self.begin_snapshots(why, on),
         }
     }
 
@@ -535,6 +582,7 @@ impl Subscriber {
             // The exchange restarted between two snapshots: ask again.
             return self.begin_snapshots(why, on);
         }
+        self.backoff.succeed();
         let min_as_of = got.iter().map(|g| g.2).min().unwrap_or(0);
         for (b, (book, _, as_of)) in self.books.iter_mut().zip(got) {
             b.book = book;
@@ -622,4 +670,13 @@ impl Subscriber {
 
 fn open(target: SocketAddr, interface: Ipv4Addr) -> Result<UdpSocket, ClientError> {
     super::open_feed(target, interface).doing(|| format!("opening the feed socket {target}"))
+}
+
+/// A seed for the backoff's jitter that differs between processes and runs (it
+/// only spreads retries; nothing depends on its value).
+fn seed() -> u64 {
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ u64::from(std::process::id()).rotate_left(32)
 }

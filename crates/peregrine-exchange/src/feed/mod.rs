@@ -2,6 +2,7 @@
 //! through ([`udp`]) and the TCP recovery service that answers snapshot and replay
 //! requests from the core's state ([`recovery`]).
 
+mod admission;
 pub mod recovery;
 pub mod udp;
 

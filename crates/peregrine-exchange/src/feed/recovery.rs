@@ -16,11 +16,13 @@
 //! the client's next requests are read only once it is flushed.
 //!
 //! Market data is public, so there is no login; [`RecoveryLimits`] keep idle sockets
-//! from denying the service to others: a connection idle (no request, nothing to
-//! write) beyond `idle_ms` is closed, and a newcomer over its address's share or over
-//! the total takes the place of the connection idle longest (of its address, or of
-//! all). A real subscriber asks as soon as it connects and is answered within a poll,
-//! so it is never the one idle longest while a flood of silent sockets is.
+//! from denying the service to others: a connection idle (no request read, no answer
+//! byte written) beyond `idle_ms` is closed, and a newcomer over its address's share
+//! or over the total takes the place of a connection that is not being answered
+//! (one that sent nothing first, idle longest first), or is refused when every
+//! connection is being answered ([`super::admission`]). A real subscriber asks as
+//! soon as it connects: once its request is read it cannot be closed for a
+//! newcomer, however many silent sockets arrive and from however many addresses.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
@@ -36,6 +38,8 @@ use peregrine_wire::md::recovery::{
 use peregrine_wire::md::MdMessage;
 use peregrine_wire::stream::RecvBuffer;
 use peregrine_wire::{ReasonCode, WireMessage};
+
+use super::admission::{admit, Admit, Held, Phase};
 
 /// `ReplayResponse.reason`: (part of) the range is not retained: older than the
 /// replay ring, not sent yet, or replay is off.
@@ -72,6 +76,30 @@ struct Client {
     sent: usize,
     /// A snapshot request waiting for the book to match the feed sent so far.
     deferred: Option<SnapshotRequest>,
+    /// A whole request was read (a connection that sent nothing goes first when
+    /// room must be made).
+    asked: bool,
+    /// Accepted in this poll and not read yet.
+    fresh: bool,
+}
+
+impl Client {
+    fn held(&self) -> Held {
+        let phase = if self.fresh {
+            Phase::Fresh
+        } else if self.deferred.is_some() || self.sent < self.out.len() {
+            Phase::InFlight
+        } else if self.asked {
+            Phase::Answered
+        } else {
+            Phase::Silent
+        };
+        Held {
+            peer: self.peer,
+            phase,
+            active: self.active,
+        }
+    }
 }
 
 /// The recovery listener and its clients.
@@ -80,6 +108,8 @@ pub struct RecoveryServer {
     listener: TcpListener,
     clients: Vec<Client>,
     limits: RecoveryLimits,
+    /// The clients as admission sees them (kept to reuse its allocation).
+    scratch: Vec<Held>,
 }
 
 /// What an answer is built from.
@@ -110,6 +140,7 @@ impl RecoveryServer {
             listener,
             clients: Vec::new(),
             limits,
+            scratch: Vec::new(),
         })
     }
 
@@ -122,11 +153,10 @@ impl RecoveryServer {
     pub fn poll(&mut self, src: Source<'_>) {
         let now = Instant::now();
         while let Ok((stream, peer)) = self.listener.accept() {
-            if stream.set_nonblocking(true).is_err() {
-                log::info!("recovery: refused {peer}");
-                continue;
+            if stream.set_nonblocking(true).is_err() || !self.make_room(peer.ip()) {
+                log::debug!("recovery: refused {peer}");
+                continue; // dropping `stream` closes it
             }
-            self.make_room(peer.ip());
             let _ = stream.set_nodelay(true);
             self.clients.push(Client {
                 stream,
@@ -136,12 +166,15 @@ impl RecoveryServer {
                 out: Vec::with_capacity(1 << 12),
                 sent: 0,
                 deferred: None,
+                asked: false,
+                fresh: true,
             });
         }
         let idle = self.limits.idle;
         let mut i = 0;
         while i < self.clients.len() {
             let c = &mut self.clients[i];
+            c.fresh = false;
             if serve(c, src, now) && now.duration_since(c.active) < idle {
                 i += 1;
             } else {
@@ -150,30 +183,28 @@ impl RecoveryServer {
         }
     }
 
-    /// Closes the connection idle longest of `peer` when it has its share, else of
-    /// all when the service is full.
-    fn make_room(&mut self, peer: IpAddr) {
-        let mine = self.clients.iter().filter(|c| c.peer == peer).count();
-        let victim = if mine >= self.limits.per_address.max(1) {
-            self.longest_idle(|c| c.peer == peer)
-        } else if self.clients.len() >= self.limits.clients.max(1) {
-            self.longest_idle(|_| true)
-        } else {
-            None
-        };
-        if let Some(i) = victim {
-            let c = self.clients.swap_remove(i);
-            log::info!("recovery: closed {} (idle longest) for a newcomer", c.peer);
+    /// Makes room for a newcomer from `peer` ([`super::admission`]); false when it
+    /// must be refused.
+    fn make_room(&mut self, peer: IpAddr) -> bool {
+        self.scratch.clear();
+        self.scratch.extend(self.clients.iter().map(Client::held));
+        match admit(
+            &self.scratch,
+            peer,
+            self.limits.clients,
+            self.limits.per_address,
+        ) {
+            Admit::Take => true,
+            Admit::Evict(i) => {
+                let c = self.clients.swap_remove(i);
+                log::debug!(
+                    "recovery: closed {} (not being answered) for a newcomer",
+                    c.peer
+                );
+                true
+            }
+            Admit::Refuse => false,
         }
-    }
-
-    fn longest_idle(&self, eligible: impl Fn(&Client) -> bool) -> Option<usize> {
-        self.clients
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| eligible(c))
-            .min_by_key(|(_, c)| c.active)
-            .map(|(i, _)| i)
     }
 
     /// Whether a snapshot request waits for a consistent book (the polling loop
@@ -186,11 +217,11 @@ impl RecoveryServer {
 /// Writes what is pending, then reads and answers one client; false when it must be
 /// dropped.
 fn serve(c: &mut Client, src: Source<'_>, now: Instant) -> bool {
-    if !flush(c) {
+    if !flush(c, now) {
         return false;
     }
-    if c.sent < c.out.len() || c.deferred.is_some() {
-        // Busy on our side: not idle.
+    if c.deferred.is_some() {
+        // Waiting for our book, not for the client: not idle.
         c.active = now;
     }
     if c.sent < c.out.len() {
@@ -219,23 +250,34 @@ fn serve(c: &mut Client, src: Source<'_>, now: Instant) -> bool {
     while c.deferred.is_none() {
         match c.rx.next(Recovery::decode) {
             Ok(Some(Recovery::SnapshotRequest(r))) if src.consistent => {
+                c.asked = true;
                 snapshot(&r, &mut c.out, src)
             }
-            Ok(Some(Recovery::SnapshotRequest(r))) => c.deferred = Some(r),
-            Ok(Some(Recovery::ReplayRequest(r))) => replay(&r, &mut c.out, src),
+            Ok(Some(Recovery::SnapshotRequest(r))) => {
+                c.asked = true;
+                c.deferred = Some(r)
+            }
+            Ok(Some(Recovery::ReplayRequest(r))) => {
+                c.asked = true;
+                replay(&r, &mut c.out, src)
+            }
             Ok(None) => break,
             Ok(Some(_)) | Err(_) => return false,
         }
     }
-    flush(c)
+    flush(c, now)
 }
 
-/// Writes as much pending output as the socket takes; false on a broken socket.
-fn flush(c: &mut Client) -> bool {
+/// Writes as much pending output as the socket takes (progress counts as activity:
+/// a client that stops reading its answer is idle); false on a broken socket.
+fn flush(c: &mut Client, now: Instant) -> bool {
     while c.sent < c.out.len() {
         match c.stream.write(&c.out[c.sent..]) {
             Ok(0) => return false,
-            Ok(n) => c.sent += n,
+            Ok(n) => {
+                c.sent += n;
+                c.active = now;
+            }
             Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(_) => return false,
@@ -457,6 +499,65 @@ mod tests {
         let n = client.read(&mut buf).unwrap();
         match Recovery::decode(&buf[..n]).unwrap().0 {
             Recovery::SnapshotHeader(h) => assert_eq!((h.request_id, h.session_id), (9, 7)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A client whose request is being answered (held for a consistent book) is not
+    /// closed for a newcomer: the newcomer is refused.
+    #[test]
+    fn a_client_being_answered_is_kept_and_the_newcomer_refused() {
+        let engine = Engine::new(&[InstrumentSpec::example(1)], 16)
+            .unwrap()
+            .with_stage(Balances::off());
+        let limits = RecoveryLimits {
+            clients: 1,
+            per_address: 1,
+            idle: Duration::from_secs(10),
+        };
+        let mut server = RecoveryServer::bind("127.0.0.1:0".parse().unwrap(), limits).unwrap();
+        let addr = server.local_addr().unwrap();
+        let mut asker = TcpStream::connect(addr).unwrap();
+        let mut req = [0u8; SnapshotRequest::SIZE];
+        SnapshotRequest {
+            request_id: 3,
+            instrument: InstrumentId(1),
+        }
+        .encode(&mut req)
+        .unwrap();
+        asker.write_all(&req).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !server.waiting() {
+            assert!(Instant::now() < deadline, "the request never arrived");
+            server.poll(source(&engine, false));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut newcomer = TcpStream::connect(addr).unwrap();
+        newcomer
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        // Polled (inconsistent) until the newcomer is accepted and closed.
+        newcomer.set_nonblocking(true).unwrap();
+        loop {
+            assert!(Instant::now() < deadline, "the newcomer was never refused");
+            server.poll(source(&engine, false));
+            match newcomer.read(&mut [0u8; 16]) {
+                Ok(0) => break,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
+                other => panic!("{other:?}"),
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(server.waiting(), "the asker is still held");
+        server.poll(source(&engine, true));
+        asker
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut buf = [0u8; 4096];
+        let n = asker.read(&mut buf).unwrap();
+        match Recovery::decode(&buf[..n]).unwrap().0 {
+            Recovery::SnapshotHeader(h) => assert_eq!(h.request_id, 3),
             other => panic!("{other:?}"),
         }
     }

@@ -70,7 +70,10 @@ fn print(e: MdEvent<'_>) {
         }
         MdEvent::Book { book, .. } => print_top(book),
         MdEvent::Level { .. } => {}
-        MdEvent::RecoveryFailed { error } => println!("recovery failed: {error}"),
+        MdEvent::RecoveryFailed { error, retry_in } => println!(
+            "recovery failed: {error}; retrying in {} ms, then with backoff until a snapshot",
+            retry_in.as_millis()
+        ),
         MdEvent::Trade { seq, trade: t, .. } => println!(
             "#{seq} TRADE {}@{} aggressor {:?} id {}",
             t.qty.lots(),

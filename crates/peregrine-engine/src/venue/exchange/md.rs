@@ -272,9 +272,12 @@ fn translate(
             eprintln!("venue {name}: market data: messages {from}..{to} lost, recovering");
         }
         MdEvent::RecoveredByReplay { .. } => stats.replays += 1,
-        MdEvent::RecoveryFailed { error } => {
+        MdEvent::RecoveryFailed { error, retry_in } => {
             stats.failures += 1;
-            eprintln!("venue {name}: market data: recovery failed: {error}");
+            eprintln!(
+                "venue {name}: market data: recovery failed: {error}; retrying in {} ms",
+                retry_in.as_millis()
+            );
         }
         MdEvent::Malformed { .. } => stats.malformed += 1,
         MdEvent::RecoveredBySnapshot { .. }
