@@ -779,6 +779,11 @@ impl SessionTable {
             Outbound::OpenOrdersEnd(e) if e.request_id == 0 => Some(e.report_seq),
             _ => None,
         };
+        // Reports of the account's stream released before this answer precede it (an
+        // answer reflects every report up to its `report_seq`, and a pipelined query
+        // must not overtake the reports of the requests sent before it): the stream is
+        // pulled into the session's buffer first, not on the next flush.
+        c.proto.pump(store, engine, now);
         c.proto.answer(msg, now);
         if let Some(as_of) = snapshot_end {
             c.proto.snapshot_done(as_of, store, engine, now);
