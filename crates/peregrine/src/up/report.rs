@@ -173,7 +173,7 @@ pub fn rejects_lines(s: &EngineSummary) -> String {
 pub fn summary(s: &EngineSummary, secs: f64, venue_of: &dyn Fn(&str) -> String) -> String {
     let mut out = format!(
         "== summary after {secs:.1} s: orders {}, replaces {}, fills {}, cancels {}, rejects {} \
-         ({:.2}% of orders; risk {})\n\n",
+         ({:.2}% of orders; risk checks refused {} orders and replaces)\n\n",
         fmt_count(s.orders),
         fmt_count(s.replace_requests),
         fmt_count(s.fills),
