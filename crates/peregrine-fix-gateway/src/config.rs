@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use peregrine_queue::WaitStrategy;
 use serde::Deserialize;
 
 /// The gateway's configuration.
@@ -40,6 +41,13 @@ pub struct GatewayConfig {
     /// Seconds a new connection has to log on. Default 5.
     #[serde(default = "default_logon_timeout")]
     pub logon_timeout_secs: u64,
+    /// What the gateway thread does when it finds no work
+    /// (`peregrine_queue::WaitStrategy`): `busy-spin`, `spin-yield`, or `park`
+    /// (default, as the exchange): 100 spins and 10 yields, then it blocks in
+    /// `epoll_wait` on all its sockets until input arrives or a timer is due, leaving
+    /// the core to the exchange and the clients.
+    #[serde(default = "default_wait")]
+    pub wait: WaitStrategy,
     /// The instruments clients may trade, by Symbol (55).
     pub instruments: Vec<InstrumentConfig>,
     /// The FIX sessions.
@@ -90,6 +98,9 @@ fn default_pending() -> usize {
 }
 fn default_logon_timeout() -> u64 {
     5
+}
+fn default_wait() -> WaitStrategy {
+    WaitStrategy::SpinThenPark
 }
 
 /// Why the configuration cannot be used.
@@ -239,6 +250,17 @@ account = 1
             (8192, 120, 64, 5)
         );
         assert!(!c.fsync);
+        assert_eq!(c.wait, WaitStrategy::SpinThenPark);
+    }
+
+    #[test]
+    fn wait_takes_the_workspace_names() {
+        for name in ["busy-spin", "spin-yield", "park"] {
+            let c: GatewayConfig =
+                toml::from_str(&format!("wait = \"{name}\"\n{EXAMPLE}")).unwrap();
+            assert_eq!(c.wait.name(), name);
+        }
+        assert!(toml::from_str::<GatewayConfig>(&format!("wait = \"spin\"\n{EXAMPLE}")).is_err());
     }
 
     #[test]

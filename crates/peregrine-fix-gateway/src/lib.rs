@@ -12,6 +12,7 @@
 mod bridge;
 pub mod config;
 mod native;
+mod poller;
 pub mod reasons;
 mod server;
 

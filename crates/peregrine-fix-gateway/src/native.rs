@@ -21,6 +21,7 @@ use peregrine_wire::v2::client::{ClientSession, LoginParams, Phase, Step};
 use peregrine_wire::v2::Outbound;
 
 use crate::bridge::{push_native, Bridge};
+use crate::poller::{Poller, Watch};
 
 const RX: usize = 16 * 1024;
 const HEARTBEAT_MS: u32 = 1000;
@@ -35,6 +36,8 @@ pub(crate) struct NativeConn {
     key: AccountKey,
     session: Option<ClientSession>,
     stream: Option<TcpStream>,
+    /// `stream`'s membership of the gateway's epoll set.
+    watch: Watch,
     rx: Box<RecvBuffer<RX>>,
     out: Vec<u8>,
     sent: usize,
@@ -52,6 +55,7 @@ impl NativeConn {
             key,
             session: None,
             stream: None,
+            watch: Watch::default(),
             rx: Box::new(RecvBuffer::new()),
             out: Vec::with_capacity(4096),
             sent: 0,
@@ -126,15 +130,10 @@ impl NativeConn {
             self.out.extend_from_slice(&bridge.native_out);
             bridge.native_out.clear();
         }
+        let logged_in = self.logged_in();
         let Some(stream) = self.stream.as_mut() else {
             return false;
         };
-        let logged_in = self.session.as_ref().is_some_and(|s| {
-            !matches!(
-                s.phase(),
-                Phase::AwaitChallenge | Phase::AwaitAnswer | Phase::Closed
-            )
-        });
         if logged_in
             && self.out.len() == self.sent
             && now.saturating_sub(self.last_tx) >= self.heartbeat_ns
@@ -156,6 +155,38 @@ impl NativeConn {
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => false,
             Err(_) => self.lost(bridge, now, "write error"),
+        }
+    }
+
+    fn logged_in(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| {
+            !matches!(
+                s.phase(),
+                Phase::AwaitChallenge | Phase::AwaitAnswer | Phase::Closed
+            )
+        })
+    }
+
+    /// Nanoseconds from `now` until [`NativeConn::pump`] or [`NativeConn::flush`]
+    /// has a timer to act on: the reconnect, the heartbeat (when nothing waits to be
+    /// written: a backlog waits for room to write instead), the silence limit.
+    pub fn due_in(&self, now: u64) -> u64 {
+        if self.stream.is_none() {
+            return self.next_connect.saturating_sub(now);
+        }
+        let silent = self.last_rx + 3 * self.heartbeat_ns + 1;
+        let mut due = silent.saturating_sub(now);
+        if self.logged_in() && self.out.len() == self.sent {
+            due = due.min((self.last_tx + self.heartbeat_ns).saturating_sub(now));
+        }
+        due
+    }
+
+    /// Before the loop blocks: keeps the exchange connection in `poller`, waking for
+    /// room to write while requests are backed up.
+    pub fn watch(&mut self, poller: &Poller) {
+        if let Some(stream) = &self.stream {
+            self.watch.sync(poller, stream, self.out.len() > self.sent);
         }
     }
 
@@ -235,6 +266,7 @@ impl NativeConn {
         self.last_rx = now;
         self.last_tx = 0;
         self.stream = Some(stream);
+        self.watch = Watch::default();
     }
 
     fn lost(&mut self, bridge: &mut Bridge, now: u64, why: &str) -> bool {
@@ -247,5 +279,28 @@ impl NativeConn {
         self.next_connect = now + RECONNECT_NS;
         bridge.native_lost(now);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn due_in_names_the_nearest_native_timer() {
+        let key = AccountKey::from_hex(&"11".repeat(32)).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = NativeConn::new(listener.local_addr().unwrap(), 1, key);
+        c.next_connect = 5_000;
+        assert_eq!(c.due_in(1_000), 4_000, "disconnected: the reconnect");
+        assert_eq!(c.due_in(9_000), 0, "overdue: no wait at all");
+        c.stream = Some(TcpStream::connect(listener.local_addr().unwrap()).unwrap());
+        c.last_rx = 1_000;
+        assert_eq!(
+            c.due_in(1_000),
+            3 * c.heartbeat_ns + 1,
+            "not logged in: only the silence limit"
+        );
     }
 }

@@ -2,6 +2,11 @@
 //! have not logged on wait in a bounded pool with a timeout; a Logon names its
 //! session (`identify_logon`), which is attached unless already connected (a second
 //! connection for a logged-on session is closed; the first is unaffected).
+//!
+//! When an iteration finds nothing to do the loop idles by the configured
+//! [`peregrine_queue::WaitStrategy`] (`wait`): spin, yield, and under `park` block
+//! in epoll on every socket it owns ([`crate::poller`]) until input arrives, output
+//! backed up in a socket can move, or the nearest timer is due.
 
 use peregrine_types::wall_ns;
 use std::io::{ErrorKind, Read, Write};
@@ -19,6 +24,15 @@ use peregrine_types::AccountId;
 use crate::bridge::Bridge;
 use crate::config::GatewayConfig;
 use crate::native::NativeConn;
+use crate::poller::{Poller, Watch};
+
+/// The longest a parked loop blocks. The FIX session timers (heartbeats, TestRequest,
+/// the Logon and Logout timeouts) and the pending connections' logon timeout count
+/// whole seconds, and a TestRequest goes out only after a HeartBtInt plus 20% of
+/// silence: waking at least every 100 ms keeps them within a tenth of their least
+/// setting (1 s). The native sessions' timers are waited for exactly
+/// ([`NativeConn::due_in`]). It also bounds how long `stop` waits.
+const MAX_PARK: Duration = Duration::from_millis(100);
 
 /// Why the gateway could not run.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +61,7 @@ struct Link {
     rx: Vec<u8>,
     len: usize,
     since: u64,
+    watch: Watch,
 }
 
 impl Link {
@@ -56,6 +71,7 @@ impl Link {
             rx: vec![0; limits.max_message() * 2],
             len: 0,
             since: now,
+            watch: Watch::default(),
         }
     }
 
@@ -104,6 +120,9 @@ pub fn run(
     listener
         .set_nonblocking(true)
         .map_err(io("listener".into()))?;
+    let mut poller = Poller::new().map_err(io("creating the epoll set".into()))?;
+    let mut listener_watch = Watch::default();
+    listener_watch.sync(&poller, &listener, false);
     let exchange: SocketAddr = config.exchange.parse().map_err(|_| GatewayError::Io {
         what: format!("exchange address {}", config.exchange),
         source: std::io::Error::from(ErrorKind::InvalidInput),
@@ -167,7 +186,7 @@ pub fn run(
     ready(local);
     let mut pending: Vec<Link> = Vec::new();
     let logon_timeout = config.logon_timeout_secs * 1_000_000_000;
-    let mut idle = 0u32;
+    let mut idler = config.wait.idler();
     while !stop.load(Ordering::Relaxed) {
         let now = wall_ns();
         let mut busy = accept(
@@ -195,11 +214,10 @@ pub fn run(
                 eprintln!("fix-gateway: {}: store failed: {e}", slot.comp_id);
             }
         }
-        idle = if busy { 0 } else { idle.saturating_add(1) };
-        if idle > 10_000 {
-            std::thread::sleep(Duration::from_micros(200));
-        } else if idle > 100 {
-            std::thread::yield_now();
+        if busy {
+            idler.reset();
+        } else if idler.idle_or_block() {
+            block(&mut poller, &mut pending, &mut slots, now);
         }
     }
     for slot in &mut slots {
@@ -210,6 +228,27 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// Blocks until a socket is ready or the nearest timer is due (at most
+/// [`MAX_PARK`]).
+fn block(poller: &mut Poller, pending: &mut [Link], slots: &mut [Slot], now: u64) {
+    for link in pending {
+        link.watch.sync(poller, &link.stream, false);
+    }
+    let mut due = MAX_PARK;
+    for slot in slots {
+        if let Some(link) = slot.fix.as_mut() {
+            let backlog = slot.bridge.session.pending_outbound() > 0;
+            link.watch.sync(poller, &link.stream, backlog);
+        }
+        slot.native.watch(poller);
+        due = due.min(Duration::from_nanos(slot.native.due_in(now)));
+    }
+    if let Err(e) = poller.wait(due) {
+        eprintln!("fix-gateway: epoll_wait failed: {e}");
+        std::thread::sleep(due);
+    }
 }
 
 fn accept(
