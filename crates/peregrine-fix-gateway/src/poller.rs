@@ -1,5 +1,5 @@
-//! Where the gateway thread blocks when its wait strategy parks: a level-triggered
-//! `epoll` set (through `rustix`) of every socket the thread owns — the listener, the
+//! Where the gateway thread blocks when its wait strategy parks: the workspace's
+//! [`peregrine_queue::poller::Poller`] over every socket the thread owns — the listener, the
 //! connections waiting to log on, the FIX sessions' connections and the native
 //! exchange connections. Input on any of them, or room to write where output is
 //! backed up, ends the wait.
@@ -10,81 +10,18 @@
 //! loop's next iteration polls every socket anyway, so a wake-up is all a wait
 //! returns.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::time::Duration;
 
-use rustix::buffer::spare_capacity;
-use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
-use rustix::event::Timespec;
+pub(crate) use peregrine_queue::poller::Poller;
 
 /// Events reported per wait (only the wake-up matters, so a few are enough).
-const EVENTS: usize = 16;
+pub(crate) const EVENTS: usize = 16;
 
-/// An epoll set and its event buffer (allocated once).
-pub(crate) struct Poller {
-    epoll: OwnedFd,
-    events: Vec<Event>,
-}
-
-impl std::fmt::Debug for Poller {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Poller")
-            .field("epoll", &self.epoll)
-            .finish()
-    }
-}
-
-fn flags(out: bool) -> EventFlags {
-    let read = EventFlags::IN | EventFlags::RDHUP;
-    if out {
-        read | EventFlags::OUT
-    } else {
-        read
-    }
-}
-
-impl Poller {
-    pub fn new() -> std::io::Result<Poller> {
-        Ok(Poller {
-            epoll: epoll::create(CreateFlags::CLOEXEC)?,
-            events: Vec::with_capacity(EVENTS),
-        })
-    }
-
-    /// Watches `fd` for input, and for room to write when `out`.
-    fn add(&self, fd: BorrowedFd<'_>, out: bool) -> std::io::Result<()> {
-        Ok(epoll::add(
-            &self.epoll,
-            fd,
-            EventData::new_u64(0),
-            flags(out),
-        )?)
-    }
-
-    /// Changes whether a watched `fd` wakes the wait when it can be written.
-    fn modify(&self, fd: BorrowedFd<'_>, out: bool) -> std::io::Result<()> {
-        Ok(epoll::modify(
-            &self.epoll,
-            fd,
-            EventData::new_u64(0),
-            flags(out),
-        )?)
-    }
-
-    /// Blocks until a watched socket is ready or `timeout` passes. Returns whether
-    /// anything was ready (an interrupted wait counts as a timeout).
-    pub fn wait(&mut self, timeout: Duration) -> std::io::Result<bool> {
-        self.events.clear();
-        let ts = Timespec {
-            tv_sec: timeout.as_secs() as _,
-            tv_nsec: timeout.subsec_nanos() as _,
-        };
-        match epoll::wait(&self.epoll, spare_capacity(&mut self.events), Some(&ts)) {
-            Ok(_) => Ok(!self.events.is_empty()),
-            Err(rustix::io::Errno::INTR) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
-    }
+/// Blocks until a watched socket is ready or `timeout` passes. Returns whether
+/// anything was ready (an interrupted wait counts as a timeout).
+pub(crate) fn wait(poller: &mut Poller, timeout: Duration) -> std::io::Result<bool> {
+    Ok(!poller.wait(Some(timeout))?.is_empty())
 }
 
 /// One socket's membership of the [`Poller`]: kept beside the socket and replaced
@@ -102,11 +39,11 @@ impl Watch {
     pub fn sync(&mut self, poller: &Poller, fd: impl AsFd, backlog: bool) {
         let fd = fd.as_fd();
         if !self.added {
-            if poller.add(fd, backlog).is_ok() {
+            if poller.add_rw(fd, 0, backlog).is_ok() {
                 self.added = true;
                 self.out = backlog;
             }
-        } else if self.out != backlog && poller.modify(fd, backlog).is_ok() {
+        } else if self.out != backlog && poller.modify(fd, 0, backlog).is_ok() {
             self.out = backlog;
         }
     }
@@ -121,31 +58,40 @@ mod tests {
     #[test]
     fn wakes_on_input_and_on_room_to_write_only_while_asked() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut p = Poller::new().unwrap();
+        let mut p = Poller::new(EVENTS).unwrap();
         let mut lw = Watch::default();
         lw.sync(&p, &listener, false);
-        assert!(!p.wait(Duration::ZERO).unwrap(), "nothing pending");
+        assert!(!wait(&mut p, Duration::ZERO).unwrap(), "nothing pending");
         let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         assert!(
-            p.wait(Duration::from_secs(10)).unwrap(),
+            wait(&mut p, Duration::from_secs(10)).unwrap(),
             "a connection wakes it"
         );
         let (mut server, _) = listener.accept().unwrap();
         let mut sw = Watch::default();
         sw.sync(&p, &server, false);
-        assert!(!p.wait(Duration::ZERO).unwrap(), "nothing to read");
+        assert!(!wait(&mut p, Duration::ZERO).unwrap(), "nothing to read");
         client.write_all(b"x").unwrap();
-        assert!(p.wait(Duration::from_secs(10)).unwrap(), "input wakes it");
+        assert!(
+            wait(&mut p, Duration::from_secs(10)).unwrap(),
+            "input wakes it"
+        );
         let mut b = [0u8; 1];
         server.read_exact(&mut b).unwrap();
-        assert!(!p.wait(Duration::ZERO).unwrap(), "drained");
+        assert!(!wait(&mut p, Duration::ZERO).unwrap(), "drained");
         sw.sync(&p, &server, true);
-        assert!(p.wait(Duration::ZERO).unwrap(), "room to write, asked for");
+        assert!(
+            wait(&mut p, Duration::ZERO).unwrap(),
+            "room to write, asked for"
+        );
         sw.sync(&p, &server, false);
-        assert!(!p.wait(Duration::ZERO).unwrap(), "no longer asked for");
+        assert!(
+            !wait(&mut p, Duration::ZERO).unwrap(),
+            "no longer asked for"
+        );
         drop(client);
         assert!(
-            p.wait(Duration::from_secs(10)).unwrap(),
+            wait(&mut p, Duration::from_secs(10)).unwrap(),
             "a hang-up wakes it"
         );
     }

@@ -24,7 +24,7 @@ use peregrine_types::AccountId;
 use crate::bridge::Bridge;
 use crate::config::GatewayConfig;
 use crate::native::NativeConn;
-use crate::poller::{Poller, Watch};
+use crate::poller::{Poller, Watch, EVENTS};
 
 /// The longest a parked loop blocks. The FIX session timers (heartbeats, TestRequest,
 /// the Logon and Logout timeouts) and the pending connections' logon timeout count
@@ -129,7 +129,7 @@ pub fn run(
     listener
         .set_nonblocking(true)
         .map_err(io("listener".into()))?;
-    let mut poller = Poller::new().map_err(io("creating the epoll set".into()))?;
+    let mut poller = Poller::new(EVENTS).map_err(io("creating the epoll set".into()))?;
     let mut listener_watch = Watch::default();
     listener_watch.sync(&poller, &listener, false);
     let exchange: SocketAddr = config.exchange.parse().map_err(|_| GatewayError::Io {
@@ -260,7 +260,7 @@ fn block(poller: &mut Poller, pending: &mut [Link], slots: &mut [Slot], now: u64
         slot.native.watch(poller);
         due = due.min(Duration::from_nanos(slot.native.due_in(now)));
     }
-    if let Err(e) = poller.wait(due) {
+    if let Err(e) = crate::poller::wait(poller, due) {
         eprintln!("fix-gateway: epoll_wait failed: {e}");
         std::thread::sleep(due);
     }

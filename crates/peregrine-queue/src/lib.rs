@@ -33,6 +33,7 @@
 pub mod clock;
 pub mod mux;
 pub mod pin;
+pub mod poller;
 pub mod shm;
 pub mod spsc;
 mod sync;

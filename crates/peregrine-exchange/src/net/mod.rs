@@ -6,7 +6,6 @@
 pub mod admission;
 pub mod compact;
 pub mod credentials;
-pub mod poller;
 pub mod report;
 pub mod session;
 pub mod split;

@@ -52,10 +52,15 @@ use crate::metrics::hub::MetricsHub;
 use crate::metrics::sessions::{DisconnectReason, SessionStats};
 use crate::net::admission::{Admit, LoginThrottle, PendingConfig, PendingPool, ThrottleConfig};
 use crate::net::credentials::{Credentials, Grant, Refusal};
-use crate::net::poller::{ready, Poller, Ready, DURABLE, LISTENER};
 use crate::net::report::Report;
 use crate::net::session::conn::{Conn, ReadOutcome};
 use crate::net::session::protocol::{Delivery, EngineStatus, Step};
+use peregrine_queue::poller::{ready, Poller, Ready};
+
+/// Poller token of the order-entry listener.
+const LISTENER: u64 = u64::MAX;
+/// Poller token of the group commit's eventfd (a batch became durable).
+const DURABLE: u64 = u64::MAX - 1;
 
 /// What one [`SessionTable::poll`] found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -1,11 +1,14 @@
-//! Readiness of the exchange thread's file descriptors: a level-triggered `epoll`
-//! set (through `rustix`) holding the order-entry listener, every session socket and
-//! the group commit's eventfd. The loop reads only what is ready, accepts only when a
-//! connection is pending, polls with a zero timeout while it spins and blocks in
-//! `epoll_wait` when it parks, so an idle exchange sleeps until a byte arrives.
+//! Readiness of a polling thread's file descriptors: a level-triggered `epoll` set
+//! (through `rustix`), the one the workspace's socket loops block in when their
+//! [`crate::wait::Idler`] parks. The exchange's thread holds its listener, every
+//! session socket and the group commit's eventfd here, reads only what is ready and
+//! blocks in `epoll_wait` when it parks, so an idle exchange sleeps until a byte
+//! arrives; the FIX gateway's loop holds its listener and connections, and asks for
+//! write readiness only where output is backed up ([`Poller::add_rw`],
+//! [`Poller::modify`]).
 //!
 //! Level-triggered, so a socket with more data than one `read` took is reported
-//! again on the next wait: one `read` per ready session per iteration, never a
+//! again on the next wait: one `read` per ready socket per iteration, never a
 //! `read` that returns `EAGAIN` just to learn that nothing came.
 
 use std::os::fd::{AsFd, OwnedFd};
@@ -15,16 +18,11 @@ use rustix::buffer::spare_capacity;
 use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
 use rustix::event::Timespec;
 
-/// Token of the order-entry listener.
-pub const LISTENER: u64 = u64::MAX;
-/// Token of the group commit's eventfd (a batch became durable).
-pub const DURABLE: u64 = u64::MAX - 1;
-
 /// One ready descriptor (a hang-up or an error is reported as readable: the next
 /// `read` returns it).
 #[derive(Debug, Clone, Copy)]
 pub struct Ready {
-    /// Its token (a session slot, or [`LISTENER`], [`DURABLE`]).
+    /// Its token (what the caller gave [`Poller::add`]).
     pub token: u64,
 }
 
@@ -54,12 +52,26 @@ impl Poller {
 
     /// Watches `fd` for input (level-triggered).
     pub fn add(&self, fd: impl AsFd, token: u64) -> std::io::Result<()> {
-        let flags = EventFlags::IN | EventFlags::RDHUP;
+        self.add_rw(fd, token, false)
+    }
+
+    /// Watches `fd` for input, and for room to write when `out` (level-triggered).
+    pub fn add_rw(&self, fd: impl AsFd, token: u64, out: bool) -> std::io::Result<()> {
         Ok(epoll::add(
             &self.epoll,
             fd,
             EventData::new_u64(token),
-            flags,
+            rw_flags(out),
+        )?)
+    }
+
+    /// Changes whether a watched `fd` is also reported when it can be written.
+    pub fn modify(&self, fd: impl AsFd, token: u64, out: bool) -> std::io::Result<()> {
+        Ok(epoll::modify(
+            &self.epoll,
+            fd,
+            EventData::new_u64(token),
+            rw_flags(out),
         )?)
     }
 
@@ -97,6 +109,15 @@ impl Poller {
     }
 }
 
+fn rw_flags(out: bool) -> EventFlags {
+    let read = EventFlags::IN | EventFlags::RDHUP;
+    if out {
+        read | EventFlags::OUT
+    } else {
+        read
+    }
+}
+
 /// The token and state of one event.
 #[inline]
 pub fn ready(e: &Event) -> Ready {
@@ -115,7 +136,7 @@ mod tests {
     fn reports_only_ready_descriptors_and_blocks_when_idle() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let mut p = Poller::new(8).unwrap();
-        p.add(&listener, LISTENER).unwrap();
+        p.add(&listener, 99).unwrap();
         assert!(p.wait(Some(Duration::ZERO)).unwrap().is_empty());
         let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let tokens: Vec<u64> = p
@@ -124,7 +145,7 @@ mod tests {
             .iter()
             .map(|e| ready(e).token)
             .collect();
-        assert_eq!(tokens, [LISTENER]);
+        assert_eq!(tokens, [99]);
         let (server, _) = listener.accept().unwrap();
         p.add(&server, 7).unwrap();
         assert!(
