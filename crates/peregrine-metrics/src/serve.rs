@@ -77,7 +77,12 @@ fn header(name: &str, value: &str) -> Option<Header> {
 
 fn answer(request: Request, render: &Render) {
     let a = route(request.method(), request.url(), render);
-    let mut response = Response::from_string(a.body).with_status_code(a.status);
+    // The whole body is in hand: always send `Content-Length`. (By default tiny_http
+    // switches to chunked transfer above 32 KiB, which a full exchange document
+    // passes; every client copes, but a plain length is simpler to read and log.)
+    let mut response = Response::from_string(a.body)
+        .with_status_code(a.status)
+        .with_chunked_threshold(usize::MAX);
     if let Some(h) = header("Content-Type", a.content_type) {
         response.add_header(h);
     }

@@ -324,10 +324,21 @@ fn other_paths_and_garbage_get_errors_and_the_endpoint_survives() {
         );
         let (head, body) = scrape(metrics);
         assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+        // A full document is over 32 KiB: still one plain body with its length.
+        assert!(
+            head.to_ascii_lowercase()
+                .contains(&format!("content-length: {}", body.len())),
+            "{head}"
+        );
         assert!(body.contains("# TYPE peregrine_exchange_trades counter\n"));
         assert!(body.contains("\nperegrine_exchange_trades_total 0\n"));
         assert!(body.contains("\nprocess_resident_memory_bytes "), "{body}");
         assert!(body.contains("\nperegrine_build_info{version="), "{body}");
-        assert!(body.ends_with("# EOF\n"));
+        assert!(
+            body.ends_with("# EOF\n"),
+            "{} bytes, tail {:?}",
+            body.len(),
+            &body[body.len().saturating_sub(200)..]
+        );
     });
 }
