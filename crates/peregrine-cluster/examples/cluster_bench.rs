@@ -192,6 +192,7 @@ fn run(n: u64, a: &Args) {
                     .map(|(i, p)| PeerConfig {
                         id: i as u64 + 1,
                         addr: format!("127.0.0.1:{p}"),
+                        client: None,
                     })
                     .collect(),
                 fsync: a.fsync,

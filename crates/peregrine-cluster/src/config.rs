@@ -14,6 +14,10 @@ pub struct PeerConfig {
     pub id: u64,
     /// Peer-protocol address `host:port` other nodes dial.
     pub addr: String,
+    /// The node's order-entry address `host:port`, where clients are redirected
+    /// while it leads. Default: none (clients are told who leads, not where).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// Settings of one cluster node.
@@ -170,6 +174,7 @@ mod tests {
                 .map(|id| PeerConfig {
                     id,
                     addr: format!("127.0.0.1:{}", 7710 + id),
+                    client: None,
                 })
                 .collect(),
             ..Default::default()
@@ -227,6 +232,7 @@ mod tests {
         c.peers.push(PeerConfig {
             id: 1,
             addr: String::new(),
+            client: None,
         });
         c.snapshot_retain = 0;
         let errs = c.validate().unwrap_err();

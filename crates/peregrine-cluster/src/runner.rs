@@ -96,6 +96,11 @@ impl<M> RunnerHandle<M> {
         rx.recv_timeout(Duration::from_secs(30)).ok()
     }
 
+    /// Wakes the node's loop (a [`Pump`] has something to propose).
+    pub fn waker(&self) -> Waker {
+        self.waker.clone()
+    }
+
     /// Proposes `data` (leader only); the index it will have.
     pub fn propose(&self, data: Vec<u8>) -> Result<u64, ClusterError> {
         self.call(|r| Command::Propose(data, r))

@@ -59,6 +59,9 @@ pub enum ExchangeError {
         /// Why it failed.
         source: std::io::Error,
     },
+    /// The cluster node failed (its log, its transport, its state machine).
+    #[error("cluster: {0}")]
+    Cluster(String),
     /// The matching thread panicked (split topology).
     #[error("matching thread panicked")]
     MatchingPanicked,

@@ -39,6 +39,7 @@
 //!   fields and copy them to the hub at most once per interval.
 #![deny(unsafe_code)]
 
+mod cluster;
 pub mod config;
 mod durability;
 mod error;
@@ -47,6 +48,7 @@ mod metrics;
 mod net;
 mod start;
 
+pub use cluster::{fuzz_decode_batch, BatchError};
 pub use config::{Config, ConfigError, Topology};
 pub use durability::snapshots::{ReplicaFactory, Snapshotter};
 pub use error::ExchangeError;

@@ -38,6 +38,9 @@ pub struct StartOptions {
     /// damaged or deleted): truncate to what it holds and carry on. Off by default:
     /// the exchange refuses to start and names how many records are missing.
     pub accept_loss: bool,
+    /// Run as a node of the cluster in the config's `[cluster]` section
+    /// (`peregrine exchange --cluster`; docs/cluster.md).
+    pub cluster: bool,
 }
 
 /// What a run measured, for the summary printed when the exchange stops.
@@ -76,6 +79,15 @@ pub fn run_opts(
     stop: Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<RunSummary, ExchangeError> {
+    match (options.cluster, config.cluster.is_some()) {
+        (true, _) => return crate::cluster::run(config, stop, on_ready),
+        (false, true) => {
+            return Err(ExchangeError::Config(vec![
+                "the config has a [cluster] section: start with --cluster (a cluster node's journal holds the Raft log)".into(),
+            ]))
+        }
+        (false, false) => {}
+    }
     let Some(section) = config.journal.clone() else {
         return run_with_log(config, NoLog, stop, on_ready);
     };
@@ -120,7 +132,7 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
 }
 
 /// Applies `[[balances.initial]]` when the venue starts with no history.
-fn fund<L: CommandLog>(
+pub(crate) fn fund<L: CommandLog>(
     core: &mut Core<L>,
     setup: Option<&BalanceSetup>,
 ) -> Result<(), ExchangeError> {
@@ -148,9 +160,17 @@ fn build_core<L: CommandLog>(
         .arena_capacity
         .saturating_mul(config.instruments.len())
         .min(1 << 22);
-    let clock = Clock::monotonic();
-    let now = clock.now().0;
-    let mut core = venue.core(log, clock, owners)?;
+    let core = venue.core(log, Clock::monotonic(), owners)?;
+    attach_feed(config, core)
+}
+
+/// Attaches the market-data feed (and opens its sockets: UDP, recovery service) to
+/// `core` as the config asks.
+pub(crate) fn attach_feed<L: CommandLog>(
+    config: &Config,
+    mut core: Core<L>,
+) -> Result<(Core<L>, FeedIo), ExchangeError> {
+    let now = core.now().0;
     let mut io = FeedIo::default();
     if config.market_data.enabled {
         let md = &config.market_data;
@@ -180,7 +200,7 @@ fn build_core<L: CommandLog>(
 }
 
 /// Binds the order-entry listener and runs the topology's threads until `stop`.
-fn serve<L: CommandLog + Send + 'static>(
+pub(crate) fn serve<L: CommandLog + Send + 'static>(
     config: Config,
     core: Core<L>,
     feed: FeedIo,

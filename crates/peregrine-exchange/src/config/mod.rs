@@ -99,6 +99,10 @@ pub struct Config {
     pub tick_capacity: usize,
     /// Commitments (state hash + Merkle root per window). Default: off.
     pub commitments: CommitmentsSection,
+    /// Replication over Raft (`peregrine exchange --cluster`; docs/cluster.md).
+    /// Default: none (a single node).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<peregrine_cluster::ClusterConfig>,
 }
 
 impl Default for Config {
@@ -131,6 +135,7 @@ impl Default for Config {
             tick_us: 1000,
             tick_capacity: 65_536,
             commitments: CommitmentsSection::default(),
+            cluster: None,
         }
     }
 }
@@ -229,10 +234,38 @@ impl Config {
         }
         self.with_balance_inputs(|inputs| balances::check(inputs, &mut errs));
         self.check_mode(&mut errs);
+        if let Some(c) = &self.cluster {
+            self.check_cluster(c, &mut errs);
+        }
         if errs.is_empty() {
             Ok(())
         } else {
             Err(errs)
+        }
+    }
+
+    /// What a cluster node needs beyond a valid `[cluster]`: the parts of the
+    /// exchange replication covers.
+    fn check_cluster(&self, c: &peregrine_cluster::ClusterConfig, errs: &mut Vec<String>) {
+        if let Err(problems) = c.validate() {
+            errs.extend(problems.into_iter().map(|p| format!("cluster: {p}")));
+        }
+        if self.journal.is_none() {
+            errs.push("cluster: needs [journal] (its dir holds the node's Raft log)".into());
+        }
+        if self.listen.port() == 0 {
+            errs.push("cluster: listen needs a fixed port (peers redirect clients to it)".into());
+        }
+        if self.topology != Topology::Compact {
+            errs.push("cluster: runs the compact topology only".into());
+        }
+        if self.mode != MatchingMode::Continuous {
+            errs.push(
+                "cluster: runs continuous matching only (batch mode is not replicated)".into(),
+            );
+        }
+        if self.commitments.enabled {
+            errs.push("cluster: commitments are not replicated yet; turn them off".into());
         }
     }
 

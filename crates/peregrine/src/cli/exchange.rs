@@ -19,6 +19,11 @@ pub struct ExchangeArgs {
     /// exchange refuses to start and says how many committed records are missing.
     #[arg(long)]
     pub accept_loss: bool,
+    /// Run as a node of the replicated exchange described by the config's
+    /// `[cluster]` section (docs/cluster.md): the leader serves, followers replicate
+    /// and redirect clients to it.
+    #[arg(long)]
+    pub cluster: bool,
 }
 
 /// Loads the config, prints `listening on ADDR` on stdout once the listener is
@@ -35,6 +40,7 @@ pub fn run(args: ExchangeArgs) -> anyhow::Result<()> {
     }
     let options = peregrine_exchange::StartOptions {
         accept_loss: args.accept_loss,
+        cluster: args.cluster,
     };
     let summary = peregrine_exchange::run_opts(config, options, Arc::clone(&stop), |addr| {
         let mut out = std::io::stdout();

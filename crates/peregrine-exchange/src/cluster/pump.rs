@@ -1,0 +1,125 @@
+//! The node thread's part of serving ([`peregrine_cluster::Pump`], called once per
+//! loop iteration before the node's `Ready` is handled):
+//!
+//! * **Hand-over.** A node that became leader serves only once it has applied every
+//!   entry up to one of its own term (raft-rs's empty entry at the start of each
+//!   term): then its state holds everything any earlier leader acknowledged. The
+//!   pump takes the replica out of the state machine and sends it to the main
+//!   thread, which starts the exchange's loop on it.
+//! * **Proposals.** Batches from the serving loop are proposed here, in order, in
+//!   the same iteration that persists and sends them.
+//! * **Deposition.** Once the node is no longer leader of the term it serves (or a
+//!   proposal is refused), the serving loop is told to stop; its unreplicated
+//!   batches are never released, and the process rejoins as a follower from its log.
+
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::Arc;
+use std::time::Instant;
+
+use peregrine_cluster::{Node, Pump};
+use peregrine_exchange_core::{Core, NoLog};
+
+use super::batch::Stamp;
+use super::sm::ExchangeSm;
+use super::Shared;
+
+/// The replica handed to the main thread to serve as leader `stamp`.
+pub(crate) struct Handover {
+    pub(crate) core: Core<NoLog>,
+    pub(crate) stamp: Stamp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Following,
+    Serving(Stamp),
+    Deposed,
+}
+
+/// See the module documentation.
+pub(crate) struct LeaderPump {
+    proposals: Receiver<Vec<u8>>,
+    handover: SyncSender<Handover>,
+    shared: Arc<Shared>,
+    state: State,
+}
+
+impl LeaderPump {
+    pub(crate) fn new(
+        proposals: Receiver<Vec<u8>>,
+        handover: SyncSender<Handover>,
+        shared: Arc<Shared>,
+    ) -> Self {
+        LeaderPump {
+            proposals,
+            handover,
+            shared,
+            state: State::Following,
+        }
+    }
+
+    fn depose(&mut self, why: &str) {
+        log::warn!("cluster: stop serving: {why}");
+        self.shared.depose();
+        self.state = State::Deposed;
+    }
+}
+
+/// Whether `node` leads with every entry up to one of its own term applied.
+fn caught_up(node: &Node<ExchangeSm>) -> bool {
+    node.is_leader()
+        && node.applied() == node.commit()
+        && node.log_term(node.commit()) == Some(node.term())
+}
+
+impl Pump<ExchangeSm> for LeaderPump {
+    fn pump(&mut self, node: &mut Node<ExchangeSm>, _now: Instant) -> Option<Instant> {
+        self.shared.observe(node);
+        match self.state {
+            State::Following => {
+                if self.shared.failed() || !caught_up(node) {
+                    return None;
+                }
+                let stamp = Stamp {
+                    node: node.id(),
+                    term: node.term(),
+                };
+                match node.sm_mut().take_for_serving(stamp) {
+                    Ok(core) => {
+                        log::info!(
+                            "cluster: leader of term {} with the log applied to index {} (engine seq {}): serving",
+                            stamp.term,
+                            node.applied(),
+                            core.engine_seq()
+                        );
+                        if self.handover.send(Handover { core, stamp }).is_err() {
+                            self.depose("the main thread is gone");
+                        } else {
+                            self.state = State::Serving(stamp);
+                        }
+                    }
+                    Err(e) => self.shared.fail(format!("handing the state over: {e}")),
+                }
+            }
+            State::Serving(stamp) => {
+                if !node.is_leader() || node.term() != stamp.term {
+                    self.depose(&format!(
+                        "no longer leader of term {} (now term {}, leader {:?})",
+                        stamp.term,
+                        node.term(),
+                        node.leader()
+                    ));
+                    return None;
+                }
+                while let Ok(entry) = self.proposals.try_recv() {
+                    if let Err(e) = node.propose(&entry) {
+                        self.depose(&format!("proposal refused: {e}"));
+                        break;
+                    }
+                }
+            }
+            State::Deposed => while self.proposals.try_recv().is_ok() {},
+        }
+        None
+    }
+}

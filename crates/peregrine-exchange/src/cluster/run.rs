@@ -1,0 +1,161 @@
+//! The cluster node's life: follow (redirecting clients) until the node leads with
+//! its log applied, serve with the exchange's loop until the leadership is lost,
+//! then reopen the log from disk and follow again.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, sync_channel, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Duration;
+
+use peregrine_exchange_core::reports::Retention;
+use peregrine_exchange_core::VenueSpec;
+
+use super::log::ReplicatedLog;
+use super::pump::{Handover, LeaderPump};
+use super::redirect::Redirector;
+use super::sm::ExchangeSm;
+use super::Shared;
+use crate::config::Config;
+use crate::error::{ExchangeError, IoContext};
+use crate::start::{attach_feed, fund, serve, RunSummary};
+
+fn cluster_err(e: impl std::fmt::Display) -> ExchangeError {
+    ExchangeError::Cluster(e.to_string())
+}
+
+/// Runs this node of the cluster until `stop` is set. `on_ready` gets the
+/// order-entry address once the node listens there (redirecting, or serving).
+pub(crate) fn run(
+    config: Config,
+    stop: Arc<AtomicBool>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<RunSummary, ExchangeError> {
+    let Some(cc) = config.cluster.clone() else {
+        return Err(ExchangeError::Config(vec![
+            "--cluster needs a [cluster] section".into(),
+        ]));
+    };
+    let Some(journal) = config.journal.clone() else {
+        return Err(ExchangeError::Config(vec![
+            "cluster: needs [journal] (its dir holds the node's Raft log)".into(),
+        ]));
+    };
+    let venue = config.venue().map_err(ExchangeError::Config)?;
+    let clients: BTreeMap<u64, String> = cc
+        .peers
+        .iter()
+        .filter_map(|p| p.client.clone().map(|c| (p.id, c)))
+        .collect();
+    let mut on_ready = Some(on_ready);
+    let mut summary = RunSummary::default();
+    let mut round = 0u64;
+    // Relaxed: a stop request needs no ordering with other memory.
+    while !stop.load(Ordering::Relaxed) {
+        round += 1;
+        if round > 1 {
+            log::warn!(
+                "cluster: reopening the log in {} as a follower",
+                journal.dir.display()
+            );
+        }
+        let shared = Arc::new(Shared::new().doing(|| "creating the cluster eventfd".into())?);
+        let retention = Retention {
+            per_account: config.reports.retain_per_account,
+        };
+        let sm = ExchangeSm::new(&venue, retention, Arc::clone(&shared)).map_err(cluster_err)?;
+        let (to_node, proposals) = channel();
+        let (handover_tx, handover_rx) = sync_channel(1);
+        let pump = LeaderPump::new(proposals, handover_tx, Arc::clone(&shared));
+        let node = peregrine_cluster::spawn(journal.dir.clone(), &cc, sm, Some(Box::new(pump)))
+            .map_err(cluster_err)?;
+        log::info!(
+            "cluster: node {} of {:?}, peers on {}",
+            cc.node_id,
+            cc.peers.iter().map(|p| p.id).collect::<Vec<_>>(),
+            node.addr()
+        );
+        let redirector = Redirector::start(config.listen, Arc::clone(&shared), clients.clone())
+            .doing(|| format!("binding {} (redirecting to the leader)", config.listen))?;
+        if let Some(f) = on_ready.take() {
+            f(config.listen);
+        }
+        let handover = loop {
+            if stop.load(Ordering::Relaxed) {
+                drop(redirector);
+                node.stop().map_err(cluster_err)?;
+                return Ok(summary);
+            }
+            match handover_rx.recv_timeout(Duration::from_millis(20)) {
+                Ok(h) => break h,
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(why) = shared.failure() {
+                        drop(redirector);
+                        let _ = node.stop();
+                        return Err(ExchangeError::Cluster(why));
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    drop(redirector);
+                    return Err(match node.stop() {
+                        Err(e) => cluster_err(e),
+                        Ok(_) => ExchangeError::Cluster("the node thread stopped".into()),
+                    });
+                }
+            }
+        };
+        drop(redirector);
+        let Handover { core, stamp } = handover;
+        let waker = node.waker();
+        let log = ReplicatedLog::new(stamp, to_node, waker, Arc::clone(&shared));
+        let core = core.try_map_log(|_| Ok::<_, ExchangeError>(log))?;
+        let (mut core, feed) = attach_feed(&config, core)?;
+        let reports = core.take_reports();
+        fund(&mut core, venue_balances(&venue))?;
+        let wake = shared
+            .wake_fd()
+            .try_clone_to_owned()
+            .doing(|| "duplicating the cluster eventfd".into())?;
+        // The serving loop stops when deposed, or when the process stops.
+        let stop_serving = Arc::clone(&shared.stop_serving);
+        let watcher = watch_stop(Arc::clone(&stop), Arc::clone(&shared));
+        let served = serve(
+            config.clone(),
+            core,
+            feed,
+            reports,
+            Some(wake),
+            &stop_serving,
+            |_| {},
+        );
+        shared.depose();
+        let _ = watcher.join();
+        let stopped = node.stop();
+        summary = served?;
+        stopped.map_err(cluster_err)?;
+        if let Some(why) = shared.failure() {
+            return Err(ExchangeError::Cluster(why));
+        }
+    }
+    Ok(summary)
+}
+
+fn venue_balances(venue: &VenueSpec) -> Option<&peregrine_exchange_core::balances::BalanceSetup> {
+    venue.balances.as_ref()
+}
+
+/// Copies the process's stop request into the serving loop's stop flag; ends when
+/// the serving loop has stopped for any reason.
+fn watch_stop(stop: Arc<AtomicBool>, shared: Arc<Shared>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        // Relaxed: stop flags order nothing else.
+        while !shared.stop_serving.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Relaxed) {
+                shared.depose();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    })
+}

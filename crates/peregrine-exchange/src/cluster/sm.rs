@@ -1,0 +1,186 @@
+//! The exchange as the cluster's [`StateMachine`]: a replica core that replays every
+//! committed batch, on every node, the leader included.
+//!
+//! On a follower it *is* the exchange's state. On the leader it runs beside the
+//! serving core (which executed the batches first) and does three things: it tells
+//! the serving core how far its own batches are committed (`Shared::released`, the
+//! release watermark of the reports), it notices an entry of another leader (then
+//! this node was deposed), and it gives snapshots and state hashes at the same log
+//! indices as every other node, without touching the serving thread.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use peregrine_cluster::StateMachine;
+use peregrine_exchange_core::codec::snapshot;
+use peregrine_exchange_core::reports::{ReportStore, Retention};
+use peregrine_exchange_core::{Clock, Core, NoLog, VenueSpec};
+use peregrine_types::Timestamp;
+
+use super::batch::{self, Stamp};
+use super::Shared;
+
+/// The replicated exchange state (see the module documentation).
+pub(crate) struct ExchangeSm {
+    venue: VenueSpec,
+    retention: Retention,
+    core: Core<NoLog>,
+    last_ts: Timestamp,
+    /// The leadership this node serves as, once handed over.
+    own: Option<Stamp>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ExchangeSm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExchangeSm")
+            .field("seq", &self.core.engine_seq())
+            .field("own", &self.own)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExchangeSm {
+    /// An empty state (the cluster's start) that collects the report streams it
+    /// replays (what a new leader's sessions replay to reconnecting clients).
+    pub(crate) fn new(
+        venue: &VenueSpec,
+        retention: Retention,
+        shared: Arc<Shared>,
+    ) -> Result<Self, String> {
+        let core = fresh(venue, Some(retention), None)?;
+        Ok(ExchangeSm {
+            venue: venue.clone(),
+            retention,
+            core,
+            last_ts: Timestamp(0),
+            own: None,
+            shared,
+        })
+    }
+
+    /// The engine sequence number of the last applied command.
+    pub(crate) fn engine_seq(&self) -> u64 {
+        self.core.engine_seq()
+    }
+
+    /// Hands the state over to serve as leader `stamp`: the replica itself (with the
+    /// report streams it collected) goes to the serving thread, and a copy restored
+    /// from its snapshot stays here to go on replaying.
+    pub(crate) fn take_for_serving(&mut self, stamp: Stamp) -> Result<Core<NoLog>, String> {
+        let blob = self.encode();
+        let snap = snapshot::decode(&blob).map_err(|e| e.to_string())?;
+        let mut copy = fresh(&self.venue, None, None)?;
+        copy.restore_snapshot(&snap)?;
+        let serving = std::mem::replace(&mut self.core, copy);
+        self.own = Some(stamp);
+        // Release: the serving thread reads the watermark with Acquire.
+        self.shared
+            .released
+            .store(serving.engine_seq(), Ordering::Release);
+        Ok(serving)
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        snapshot::encode(
+            self.core.engine(),
+            self.core.engine_seq(),
+            self.last_ts,
+            &self.core.report_counters(),
+        )
+    }
+
+    fn fail(&self, why: String) {
+        log::error!("cluster: STATE MACHINE STOPPED: {why}");
+        self.shared.fail(why);
+    }
+}
+
+/// A blank core of `venue`, restored from `snap` if given, collecting reports from
+/// there on if `retention` is given.
+fn fresh(
+    venue: &VenueSpec,
+    retention: Option<Retention>,
+    snap: Option<&snapshot::EngineSnapshot>,
+) -> Result<Core<NoLog>, String> {
+    let mut core = venue
+        .core(NoLog, Clock::monotonic(), venue.arena_capacity)
+        .map_err(|e| e.to_string())?;
+    if let Some(s) = snap {
+        core.restore_snapshot(s)?;
+    }
+    if let Some(r) = retention {
+        let floor = core.engine_seq() + 1;
+        core.collect_reports(ReportStore::new(r), floor);
+    }
+    Ok(core)
+}
+
+impl StateMachine for ExchangeSm {
+    fn apply(&mut self, _index: u64, data: &[u8]) {
+        if self.shared.failed() {
+            return;
+        }
+        let (stamp, records) = match batch::decode(data) {
+            Ok(b) => b,
+            Err(e) => return self.fail(format!("a committed entry is not a batch: {e}")),
+        };
+        let Some(&(first, _)) = records.first() else {
+            return;
+        };
+        let want = self.core.engine_seq() + 1;
+        if first != want {
+            return self.fail(format!(
+                "committed batch starts at seq {first} where {want} was expected"
+            ));
+        }
+        for (seq, rec) in &records {
+            self.core.replay_record(*seq, rec);
+            self.last_ts = rec.ts();
+        }
+        match self.own {
+            Some(own) if own == stamp => {
+                // Release: the serving thread reads the watermark with Acquire.
+                self.shared
+                    .released
+                    .store(self.core.engine_seq(), Ordering::Release);
+                self.shared.signal();
+            }
+            Some(_) => {
+                log::warn!(
+                    "cluster: applied a batch of node {} term {} while serving: deposed",
+                    stamp.node,
+                    stamp.term
+                );
+                self.shared.depose();
+            }
+            None => {}
+        }
+    }
+
+    fn snapshot(&mut self) -> Vec<u8> {
+        self.encode()
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), String> {
+        let retention = self.own.is_none().then_some(self.retention);
+        if state.is_empty() {
+            self.core = fresh(&self.venue, retention, None)?;
+            self.last_ts = Timestamp(0);
+            return Ok(());
+        }
+        let snap = snapshot::decode(state).map_err(|e| e.to_string())?;
+        self.core = fresh(&self.venue, retention, Some(&snap))?;
+        self.last_ts = snap.last_ts;
+        if self.own.is_some() {
+            // A serving leader never installs a snapshot: its state would jump under
+            // the serving core.
+            self.shared.depose();
+        }
+        Ok(())
+    }
+
+    fn state_hash(&mut self) -> [u8; 32] {
+        self.core.state_hash().0
+    }
+}
