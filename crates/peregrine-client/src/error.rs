@@ -24,6 +24,18 @@ pub enum ClientError {
         /// Milliseconds before another attempt can succeed (throttling).
         retry_after_ms: u32,
     },
+    /// A cluster node that is not the leader answered with `LeaderRedirect`: log in
+    /// at `address` (or, with no leader known, try again after `retry_after_ms`).
+    #[error("redirected to the cluster leader {leader_id} at {} (retry after {retry_after_ms} ms)",
+        .address.as_deref().unwrap_or("<no leader known>"))]
+    Redirected {
+        /// The leader's node id; 0: no leader known yet.
+        leader_id: u64,
+        /// The leader's order-entry address, `host:port`.
+        address: Option<String>,
+        /// Milliseconds to wait before trying again when no leader is known.
+        retry_after_ms: u32,
+    },
     /// The exchange broke the protocol (a gap in the report stream, say).
     #[error("protocol violation: {0}")]
     Violation(#[from] peregrine_wire::v2::client::Violation),

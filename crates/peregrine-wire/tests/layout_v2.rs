@@ -112,6 +112,17 @@ const PINNED: &[Pinned] = &[
         out![("next_report_seq", 32, 8), ("count", 40, 8)],
     ),
     (
+        "LeaderRedirect",
+        0x87,
+        112,
+        out![
+            ("leader_id", 32, 8),
+            ("retry_after_ms", 40, 4),
+            ("reserved", 44, 4),
+            ("address", 48, 64),
+        ],
+    ),
+    (
         "InstrumentDefinition",
         0x9A,
         111,

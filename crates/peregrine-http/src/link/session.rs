@@ -314,6 +314,19 @@ impl<'a> Conn<'a> {
                         retry_after: Duration::from_millis(u64::from(retry_after_ms)),
                     })
                 }
+                // A cluster node that is not the leader; this link keeps its one
+                // configured address and tries it again.
+                Step::Redirect {
+                    leader_id,
+                    address,
+                    retry_after_ms,
+                } => {
+                    let to = address.as_ref().and_then(|a| a.as_text()).unwrap_or("");
+                    return Err(End {
+                        why: format!("redirected to the cluster leader {leader_id} at {to:?}"),
+                        retry_after: Duration::from_millis(u64::from(retry_after_ms)),
+                    });
+                }
                 Step::Instrument => {}
                 // Answers outside the stream: a balance query's answer, refusals
                 // before sequencing (report_seq 0), query answers; heartbeats.

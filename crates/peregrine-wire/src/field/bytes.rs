@@ -154,6 +154,100 @@ impl WireField for Symbol {
     }
 }
 
+/// Bytes in a [`LeaderAddress`].
+pub const LEADER_ADDRESS_LEN: usize = 64;
+
+/// A cluster leader's order-entry address on the wire: ASCII `host:port`,
+/// left-aligned and padded with zero bytes (all zeros: no address). A non-zero byte
+/// after the first zero is [`DecodeError::InvalidField`]; the text itself is not
+/// checked on decode ([`LeaderAddress::as_text`] refuses what is not UTF-8).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LeaderAddress([u8; LEADER_ADDRESS_LEN]);
+
+impl Default for LeaderAddress {
+    fn default() -> Self {
+        LeaderAddress([0; LEADER_ADDRESS_LEN])
+    }
+}
+
+impl LeaderAddress {
+    /// The address for `text`, zero-padded; `None` if longer than 64 bytes, not
+    /// ASCII or containing a zero byte. `""` is the empty address.
+    pub fn from_text(text: &str) -> Option<Self> {
+        let bytes = text.as_bytes();
+        if !bytes.iter().all(|&b| b != 0 && b.is_ascii()) {
+            return None;
+        }
+        let mut out = [0u8; LEADER_ADDRESS_LEN];
+        out.get_mut(..bytes.len())?.copy_from_slice(bytes);
+        Some(LeaderAddress(out))
+    }
+
+    /// The address text (`""` for no address); `None` if the bytes are not UTF-8 or
+    /// a non-zero byte follows the padding.
+    pub fn as_text(&self) -> Option<&str> {
+        let len = Self::text_len(&self.0)?;
+        core::str::from_utf8(&self.0[..len]).ok()
+    }
+
+    /// True if no address is given (every byte zero).
+    pub fn is_empty(&self) -> bool {
+        self.0[0] == 0
+    }
+
+    /// The 64 wire bytes.
+    pub const fn bytes(&self) -> &[u8; LEADER_ADDRESS_LEN] {
+        &self.0
+    }
+
+    /// The length of the text before the padding; `None` if a non-zero byte
+    /// follows a zero.
+    fn text_len(b: &[u8; LEADER_ADDRESS_LEN]) -> Option<usize> {
+        let len = b.iter().position(|&c| c == 0).unwrap_or(LEADER_ADDRESS_LEN);
+        b[len..].iter().all(|&c| c == 0).then_some(len)
+    }
+}
+
+impl core::fmt::Debug for LeaderAddress {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.as_text() {
+            Some(t) => write!(f, "LeaderAddress({t:?})"),
+            None => write!(f, "LeaderAddress({:?})", &self.0[..]),
+        }
+    }
+}
+
+impl WireField for LeaderAddress {
+    const WIDTH: usize = LEADER_ADDRESS_LEN;
+    const WIRE_TYPE: &'static str = "[u8; 64] address";
+    #[inline]
+    fn put(self, w: &mut Writer<'_>) {
+        w.put(&self.0);
+    }
+    #[inline]
+    fn get(r: &mut Reader<'_>, field: &'static str) -> Result<Self, DecodeError> {
+        let b: [u8; LEADER_ADDRESS_LEN] = r.take()?;
+        match Self::text_len(&b) {
+            Some(_) => Ok(LeaderAddress(b)),
+            None => {
+                let first = b.iter().position(|&c| c == 0).unwrap_or(0);
+                let bad = b[first..].iter().copied().find(|&c| c != 0).unwrap_or(0);
+                Err(invalid(field, u64::from(bad)))
+            }
+        }
+    }
+    #[inline]
+    fn sample(seed: u64) -> Self {
+        // 0..=64 printable characters.
+        let len = (seed % 65) as usize;
+        let mut out = [0u8; LEADER_ADDRESS_LEN];
+        for (i, c) in out[..len].iter_mut().enumerate() {
+            *c = b'!' + (seed.rotate_left(3 * i as u32) % 94) as u8;
+        }
+        LeaderAddress(out)
+    }
+}
+
 /// `N` reserved bytes: written as zeros, and any non-zero byte is
 /// [`DecodeError::InvalidField`]. Version 2 uses them to keep appended 8-byte fields
 /// aligned.
@@ -217,5 +311,50 @@ mod tests {
                 value: 7
             })
         );
+    }
+
+    #[test]
+    fn leader_addresses_are_zero_padded_text() {
+        let a = LeaderAddress::from_text("node-2.example:9100").unwrap();
+        assert_eq!(a.as_text(), Some("node-2.example:9100"));
+        assert!(!a.is_empty());
+        assert_eq!(&a.bytes()[19..], &[0u8; 45]);
+        let empty = LeaderAddress::from_text("").unwrap();
+        assert!(empty.is_empty());
+        assert_eq!(empty, LeaderAddress::default());
+        assert_eq!(empty.as_text(), Some(""));
+        let full = "a".repeat(64);
+        assert_eq!(
+            LeaderAddress::from_text(&full).unwrap().as_text(),
+            Some(&*full)
+        );
+        let too_long = "a".repeat(65);
+        for bad in [too_long.as_str(), "a\0b", "hé:1"] {
+            assert!(LeaderAddress::from_text(bad).is_none(), "{bad:?}");
+        }
+        // A character after the padding is refused on decode, with its value.
+        let mut b = *a.bytes();
+        b[40] = b'X';
+        let mut r = Reader::new(&b);
+        assert_eq!(
+            LeaderAddress::get(&mut r, "address"),
+            Err(DecodeError::InvalidField {
+                field: "address",
+                value: u64::from(b'X')
+            })
+        );
+        assert_eq!(LeaderAddress(b).as_text(), None);
+        // Bytes that are not UTF-8 decode but have no text.
+        let mut b = [0u8; LEADER_ADDRESS_LEN];
+        b[0] = 0xFF;
+        let mut r = Reader::new(&b);
+        let got = LeaderAddress::get(&mut r, "address").unwrap();
+        assert_eq!(got.as_text(), None);
+        let mut r = Reader::new(&[0u8; 63]);
+        assert!(LeaderAddress::get(&mut r, "address").is_err(), "short");
+        for seed in [0, 1, 63, 64, 65, u64::MAX, 0xdead_beef] {
+            let s = LeaderAddress::sample(seed);
+            assert!(s.as_text().is_some(), "{seed}");
+        }
     }
 }

@@ -16,7 +16,9 @@ use crate::DecodeError;
 mod bytes;
 mod kinds;
 
-pub use bytes::{Credential, Pad, Symbol, CREDENTIAL_LEN, SYMBOL_LEN};
+pub use bytes::{
+    Credential, LeaderAddress, Pad, Symbol, CREDENTIAL_LEN, LEADER_ADDRESS_LEN, SYMBOL_LEN,
+};
 pub use kinds::{OrderState, SessionKind};
 
 /// A type with a fixed-width little-endian wire form.

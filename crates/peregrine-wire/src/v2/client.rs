@@ -7,6 +7,7 @@
 //! ```text
 //! Challenge ─▶ login() ─▶ LoginAccepted ─▶ InstrumentDefinition × n ─▶ ReplayStart
 //!   ─▶ (reports | OpenOrder… OpenOrdersEnd) ─▶ ReplayEnd ─▶ live
+//! LeaderRedirect (a cluster follower, instead of the Challenge) ─▶ closed
 //! ```
 //!
 //! Every report of the session's stream must arrive exactly once and in order: a gap
@@ -20,7 +21,7 @@ use peregrine_types::AccountId;
 use std::collections::BTreeMap;
 
 use crate::auth::AccountKey;
-use crate::field::{Pad, SessionKind};
+use crate::field::{LeaderAddress, Pad, SessionKind};
 use crate::v2::session::{Login, LoginAccepted};
 use crate::v2::Outbound;
 
@@ -72,7 +73,7 @@ pub enum Phase {
     AwaitReplayEnd,
     /// Live traffic.
     Live,
-    /// Rejected or violated: nothing more is accepted.
+    /// Rejected, redirected or violated: nothing more is accepted.
     Closed,
 }
 
@@ -88,6 +89,17 @@ pub enum Step {
         /// The login reason code.
         reason: u16,
         /// Milliseconds to wait (throttling), 0 if none.
+        retry_after_ms: u32,
+    },
+    /// A cluster node that is not the leader sent `LeaderRedirect` instead of the
+    /// challenge: the session is closed; log in at the leader instead.
+    Redirect {
+        /// The leader's node id; 0: no leader known yet.
+        leader_id: u64,
+        /// The leader's order-entry address (`host:port`); `None` when the message
+        /// carries none (no leader known) or its bytes are not text.
+        address: Option<LeaderAddress>,
+        /// Milliseconds to wait before trying again when no leader is known.
         retry_after_ms: u32,
     },
     /// An instrument definition (`Outbound::InstrumentDefinition`).
@@ -241,6 +253,20 @@ impl ClientSession {
                 self.phase = Phase::AwaitAnswer;
                 Ok(Step::SendLogin(self.login(&c.nonce, key)))
             }
+            (Phase::AwaitChallenge, Outbound::LeaderRedirect(r)) => {
+                self.phase = Phase::Closed;
+                let address = match r.address.as_text() {
+                    Some(t) if !t.is_empty() => Some(r.address),
+                    _ => None,
+                };
+                Ok(Step::Redirect {
+                    leader_id: r.leader_id,
+                    address,
+                    retry_after_ms: r.retry_after_ms,
+                })
+            }
+            // Only ever first on a connection (live traffic would otherwise take it).
+            (_, Outbound::LeaderRedirect(_)) => out_of_place,
             (Phase::AwaitAnswer, Outbound::LoginAccepted(a)) => {
                 self.phase = match a.instrument_count {
                     0 => Phase::AwaitReplay,

@@ -1,10 +1,13 @@
 use peregrine_types::{ClientOrderId, InstrumentId, Timestamp};
 
 use super::*;
+use crate::field::LeaderAddress;
 use crate::field::ReasonCode;
 use crate::v2::queries::{OpenOrder, OpenOrdersEnd};
 use crate::v2::reports::Rejected;
-use crate::v2::session::{Challenge, LoginRejected, ReplayEnd, ReplayStart, ServerHeartbeat};
+use crate::v2::session::{
+    Challenge, LeaderRedirect, LoginRejected, ReplayEnd, ReplayStart, ServerHeartbeat,
+};
 use crate::WireMessage;
 
 const KEY: AccountKey = AccountKey([7; 32]);
@@ -82,6 +85,20 @@ impl Exchange {
                 reserved: Pad,
                 report_seq: seq,
                 account,
+            }
+            .into(),
+        )
+    }
+    fn redirect(&mut self, leader_id: u64, address: &str, retry_after_ms: u32) -> Outbound {
+        self.send(
+            LeaderRedirect {
+                session_seq: 0,
+                engine_seq: 4,
+                engine_time: Timestamp(4),
+                leader_id,
+                retry_after_ms,
+                reserved: Pad,
+                address: LeaderAddress::from_text(address).unwrap(),
             }
             .into(),
         )
@@ -268,4 +285,61 @@ fn a_drop_copy_of_every_account_checks_each_account_and_resumes_by_engine_seq() 
         c.on_message(&x.report(AccountId(1), 7, 14), &KEY).is_err(),
         "gap"
     );
+}
+
+#[test]
+fn a_redirect_instead_of_the_challenge_names_the_leader_and_closes() {
+    let mut c = ClientSession::new(LoginParams::trading(A, 0));
+    let mut x = Exchange::new();
+    let step = c.on_message(&x.redirect(3, "10.0.0.3:9100", 0), &KEY);
+    let Ok(Step::Redirect {
+        leader_id: 3,
+        address: Some(a),
+        retry_after_ms: 0,
+    }) = step
+    else {
+        panic!("a redirect: {step:?}");
+    };
+    assert_eq!(a.as_text(), Some("10.0.0.3:9100"));
+    assert_eq!(c.phase(), Phase::Closed);
+    assert!(c.on_message(&x.challenge(), &KEY).is_err(), "closed");
+}
+
+#[test]
+fn a_redirect_without_a_leader_carries_no_address_and_the_delay() {
+    let mut c = ClientSession::new(LoginParams::trading(A, 0));
+    let mut x = Exchange::new();
+    assert_eq!(
+        c.on_message(&x.redirect(0, "", 250), &KEY),
+        Ok(Step::Redirect {
+            leader_id: 0,
+            address: None,
+            retry_after_ms: 250
+        })
+    );
+    assert_eq!(c.phase(), Phase::Closed);
+}
+
+#[test]
+fn a_redirect_anywhere_but_first_is_out_of_place() {
+    let redirect_type = LeaderRedirect::MSG_TYPE;
+    // After the challenge, during recovery, and live.
+    for after in 1..=4 {
+        let mut c = ClientSession::new(LoginParams::trading(A, 1));
+        let mut x = Exchange::new();
+        let script: [fn(&mut Exchange) -> Outbound; 4] = [
+            Exchange::challenge,
+            |x| x.accepted(1, 0),
+            |x| x.replay_start(1, 1, 0),
+            |x| x.replay_end(1, 0),
+        ];
+        let msgs: Vec<Outbound> = script[..after].iter().map(|f| f(&mut x)).collect();
+        run(&mut c, &msgs).unwrap();
+        assert_eq!(
+            c.on_message(&x.redirect(2, "leader:1", 0), &KEY),
+            Err(Violation::OutOfPlace(redirect_type)),
+            "after {after} messages"
+        );
+        assert_eq!(c.phase(), Phase::Closed);
+    }
 }

@@ -37,7 +37,8 @@ use queries::{OpenOrder, OpenOrdersEnd, OpenOrdersRequest, OrderStatus, OrderSta
 use reference::InstrumentDefinition;
 use reports::{Accepted, CancelRejected, Cancelled, Fill, MassCancelDone, Rejected, Replaced};
 use session::{
-    Challenge, Login, LoginAccepted, LoginRejected, ReplayEnd, ReplayStart, ServerHeartbeat,
+    Challenge, LeaderRedirect, Login, LoginAccepted, LoginRejected, ReplayEnd, ReplayStart,
+    ServerHeartbeat,
 };
 
 wire_family! {
@@ -56,6 +57,7 @@ wire_family! {
         InstrumentDefinition,
         Accepted, Rejected, Fill, Cancelled, Replaced, CancelRejected, MassCancelDone,
         OrderStatus, OpenOrder, OpenOrdersEnd, Balance, AdminRejected,
+        LeaderRedirect,
     }
 }
 
@@ -68,6 +70,7 @@ wire_family! {
         InstrumentDefinition,
         Accepted, Rejected, Fill, Cancelled, Replaced, CancelRejected, MassCancelDone,
         OrderStatus, OpenOrder, OpenOrdersEnd, Balance, AdminRejected,
+        LeaderRedirect,
     }
 }
 
@@ -88,6 +91,7 @@ macro_rules! with_common {
             Outbound::ServerHeartbeat($m) => $body,
             Outbound::ReplayStart($m) => $body,
             Outbound::ReplayEnd($m) => $body,
+            Outbound::LeaderRedirect($m) => $body,
             Outbound::InstrumentDefinition($m) => $body,
             Outbound::Accepted($m) => $body,
             Outbound::Rejected($m) => $body,

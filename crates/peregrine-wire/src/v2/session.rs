@@ -5,6 +5,8 @@
 //! client                                   exchange
 //!   connect ───────────────────────────────▶
 //!          ◀─────────────────────────────── Challenge (nonce)
+//!                                            (a cluster follower: LeaderRedirect
+//!                                            instead, and close)
 //!   Login (account, kind, target, next_report_seq, proof) ─▶
 //!          ◀─────────────────────────────── LoginAccepted | LoginRejected (and close)
 //!          ◀─────────────────────────────── InstrumentDefinition × instrument_count
@@ -19,7 +21,7 @@
 use peregrine_types::{AccountId, Timestamp};
 
 use crate::auth::{AccountKey, StoredKey, DOMAIN, KEY_LEN};
-use crate::field::{Pad, ReasonCode, SessionKind};
+use crate::field::{LeaderAddress, Pad, ReasonCode, SessionKind};
 use crate::message::{wire_message, WireMessage};
 
 wire_message! {
@@ -142,6 +144,29 @@ wire_message! {
 }
 
 wire_message! {
+    /// Exchange → client, instead of the `Challenge`, by a cluster node that is not
+    /// the leader: where to send order entry. The node closes the connection after
+    /// it; the client connects to `address` (or, with no leader known, tries again
+    /// after `retry_after_ms`).
+    LeaderRedirect = 0x87, version 2;
+    /// Per-session sequence number of this message: 1.
+    session_seq: u64,
+    /// The matching engine's global sequence number at the time of this message.
+    engine_seq: u64,
+    /// Engine time of this message, nanoseconds since the Unix epoch.
+    engine_time: Timestamp,
+    /// The leader's node id; 0: no leader known yet.
+    leader_id: u64,
+    /// Milliseconds to wait before trying again when no leader is known; 0 otherwise.
+    retry_after_ms: u32,
+    /// Must be zero.
+    reserved: Pad<4>,
+    /// The leader's order-entry address, ASCII `host:port` padded with zero bytes
+    /// (all zeros when no leader is known).
+    address: LeaderAddress,
+}
+
+wire_message! {
     /// Exchange → client. Liveness signal, sent when the exchange has sent nothing
     /// for one heartbeat interval. Version 2 appends the report-stream position, so an
     /// idle client can check it has every report.
@@ -230,5 +255,30 @@ mod tests {
         let mut other = l;
         other.kind = SessionKind::DropCopy;
         assert!(!other.verify(&stored, &nonce));
+    }
+
+    #[test]
+    fn a_leader_redirect_round_trips_and_refuses_a_byte_after_the_padding() {
+        let m = LeaderRedirect {
+            session_seq: 1,
+            engine_seq: 0,
+            engine_time: Timestamp(0),
+            leader_id: 2,
+            retry_after_ms: 0,
+            reserved: Pad,
+            address: LeaderAddress::from_text("10.0.0.2:9100").unwrap(),
+        };
+        let mut buf = [0u8; LeaderRedirect::SIZE];
+        assert_eq!(m.encode(&mut buf), Ok(LeaderRedirect::SIZE));
+        let (back, used) = crate::v2::Outbound::decode(&buf).unwrap();
+        assert_eq!((back, used), (m.into(), LeaderRedirect::SIZE));
+        buf[LeaderRedirect::SIZE - 1] = b'9';
+        assert_eq!(
+            crate::v2::Outbound::decode(&buf),
+            Err(crate::DecodeError::InvalidField {
+                field: "address",
+                value: u64::from(b'9')
+            })
+        );
     }
 }

@@ -96,7 +96,10 @@ impl ExchangeVenue {
                 self.reconcile(now_ns);
                 return Ok(0);
             }
-            Step::LoggedIn(_) | Step::SendLogin(_) | Step::Rejected { .. } => {
+            Step::LoggedIn(_)
+            | Step::SendLogin(_)
+            | Step::Rejected { .. }
+            | Step::Redirect { .. } => {
                 return Err(ExchangeError::Unexpected("a second login answer"))
             }
             // An answer outside the stream (report_seq 0) is handled like a report.

@@ -33,6 +33,8 @@ use peregrine_wire::{WireMessage, MAX_MESSAGE_SIZE};
 
 use crate::error::ClientError;
 
+mod redirect;
+
 /// Bytes of a connection's receive buffer.
 pub const RX: usize = 64 * 1024;
 
@@ -79,7 +81,8 @@ pub struct Connection {
 impl Connection {
     /// Connects to `addr` (`timeout` for the connect and every later read and write),
     /// logs in with `key` and reads the instrument definitions. The recovery phase
-    /// comes next: call [`Connection::recover`].
+    /// comes next: call [`Connection::recover`]. A cluster node that is not the leader
+    /// answers [`ClientError::Redirected`] ([`Connection::connect_any`] follows it).
     pub fn connect(
         addr: SocketAddr,
         params: LoginParams,
@@ -116,6 +119,17 @@ impl Connection {
                     return Err(ClientError::LoginRejected {
                         account: params.account.0,
                         reason,
+                        retry_after_ms,
+                    })
+                }
+                Step::Redirect {
+                    leader_id,
+                    address,
+                    retry_after_ms,
+                } => {
+                    return Err(ClientError::Redirected {
+                        leader_id,
+                        address: address.and_then(|a| a.as_text().map(str::to_owned)),
                         retry_after_ms,
                     })
                 }
