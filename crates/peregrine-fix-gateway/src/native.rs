@@ -221,6 +221,22 @@ impl NativeConn {
                 self.next_connect =
                     now + (5 * RECONNECT_NS).max(u64::from(retry_after_ms) * 1_000_000);
             }
+            // A cluster node that is not the leader: the gateway keeps its one
+            // configured address and tries it again later.
+            Step::Redirect {
+                leader_id,
+                address,
+                retry_after_ms,
+            } => {
+                eprintln!(
+                    "fix-gateway: account {}: the exchange node is not the leader (leader {leader_id} at {:?})",
+                    self.account.0,
+                    address.as_ref().and_then(|a| a.as_text()).unwrap_or("")
+                );
+                self.stream = None;
+                self.session = None;
+                self.next_connect = now + RECONNECT_NS.max(u64::from(retry_after_ms) * 1_000_000);
+            }
             Step::RecoveryStarted { replay, reason } => {
                 if reason != 0 {
                     // The exchange no longer holds the reports from the stored
