@@ -18,6 +18,9 @@ use crate::error::{ClientError, IoContext};
 use crate::order_entry::{Connection, Rx};
 
 /// Client order ids are `session index << TAG_SHIFT | order number`.
+/// Each login attempt's connect and read timeout, and how long to keep trying a
+/// cluster's nodes before giving up.
+const TIMEOUT: Duration = Duration::from_secs(5);
 const TAG_SHIFT: u32 = 40;
 const TAG_MASK: u64 = (1 << TAG_SHIFT) - 1;
 
@@ -51,22 +54,24 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    /// Connects and logs in (blocking, with a timeout, starting the report stream
-    /// live), then turns non-blocking. `index` tags the session's client order ids.
+    /// Connects and logs in at whichever of `addrs` leads (blocking, with a timeout,
+    /// starting the report stream live), then turns non-blocking; also returns the
+    /// address it logged in at. `index` tags the session's client order ids.
     pub fn open(
-        addr: SocketAddr,
+        addrs: &[SocketAddr],
         account: AccountId,
         key: &AccountKey,
         index: usize,
-    ) -> Result<Conn, ClientError> {
+    ) -> Result<(Conn, SocketAddr), ClientError> {
         let params = LoginParams::trading(account, 0);
-        let (mut conn, _) = Connection::connect(addr, params, key.clone(), Duration::from_secs(5))?;
+        let (mut conn, _, at) =
+            Connection::connect_any(addrs, params, key.clone(), TIMEOUT, TIMEOUT)?;
         conn.recover(|_| {})?;
         let (stream, rx, session) = conn.into_parts();
         stream
             .set_nonblocking(true)
             .doing(|| "making the socket non-blocking".into())?;
-        Ok(Conn {
+        let conn = Conn {
             stream,
             rx,
             tx: Vec::with_capacity(1 << 16),
@@ -77,7 +82,8 @@ impl Conn {
             outstanding: 0,
             alive: true,
             last_tx: Instant::now(),
-        })
+        };
+        Ok((conn, at))
     }
 
     fn queue<M: WireMessage>(&mut self, msg: &M) {

@@ -30,8 +30,9 @@ pub use report::{Percentiles, Summary};
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct LoadgenParams {
-    /// Order-entry address.
-    pub addr: SocketAddr,
+    /// Order-entry addresses: one, or a cluster's nodes (the sessions log in at the
+    /// leader through [`crate::order_entry::Connection::connect_any`]).
+    pub addrs: Vec<SocketAddr>,
     /// Accounts and their keys; session `i` logs in as account `i mod len`.
     pub accounts: Vec<(AccountId, peregrine_wire::auth::AccountKey)>,
     /// The instrument traded.
@@ -65,16 +66,24 @@ pub fn run(params: &LoadgenParams) -> Result<Summary, ClientError> {
     if params.accounts.is_empty() {
         return Err(ClientError::Invalid("no account to log in as".into()));
     }
-    let addr = params.addr;
+    let Some(&first) = params.addrs.first() else {
+        return Err(ClientError::Invalid("no order-entry address".into()));
+    };
     let spec = &params.spec;
     let mut conns = Vec::with_capacity(params.connections);
+    let mut logged_in_at: Vec<SocketAddr> = Vec::new();
     for i in 0..params.connections {
         let (account, key) = &params.accounts[i % params.accounts.len()];
-        let conn = Conn::open(addr, *account, key, i).map_err(|e| ClientError::Session {
-            index: i,
-            addr,
-            source: Box::new(e),
-        })?;
+        let (conn, at) =
+            Conn::open(&params.addrs, *account, key, i).map_err(|e| ClientError::Session {
+                index: i,
+                addr: first,
+                source: Box::new(e),
+            })?;
+        if !logged_in_at.contains(&at) {
+            eprintln!("loadgen: session {i} logged in at {at}");
+            logged_in_at.push(at);
+        }
         conns.push(conn);
     }
     let mut stats = Stats::new();

@@ -22,9 +22,11 @@ pub struct LoadgenArgs {
     /// Exchange config to take the address, accounts and instrument from.
     #[arg(long, default_value = "exchange.toml")]
     pub config: PathBuf,
-    /// Order-entry address (overrides the config's `listen`).
-    #[arg(long)]
-    pub addr: Option<SocketAddr>,
+    /// Order-entry address (overrides the config's `listen`); for a cluster, the
+    /// nodes' addresses separated by commas: the sessions log in at whichever leads,
+    /// following its redirects.
+    #[arg(long, value_delimiter = ',')]
+    pub addr: Vec<SocketAddr>,
     /// Key file with the accounts to log in as (`peregrine keygen --keys-out`); every
     /// account in it is used, session `i` logs in as the `i`-th (mod their number).
     #[arg(long, default_value = "data/keys.toml")]
@@ -64,7 +66,11 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<Summary> {
         .context("config has no instrument")?
         .clone();
     let params = LoadgenParams {
-        addr: args.addr.unwrap_or(config.listen),
+        addrs: if args.addr.is_empty() {
+            vec![config.listen]
+        } else {
+            args.addr.clone()
+        },
         accounts: {
             let file = peregrine_client::keys::KeyFile::load(&args.keys)?;
             file.keys
