@@ -68,6 +68,11 @@ pub struct ClusterConfig {
     pub snapshot_retain: usize,
     /// Delete journal segments the oldest retained snapshot covers.
     pub prune: bool,
+    /// The node's admin endpoint `host:port` (HTTP: status as JSON, leadership
+    /// transfer, membership changes; what `peregrine admin cluster` talks to).
+    /// Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_listen: Option<String>,
 }
 
 impl Default for ClusterConfig {
@@ -92,6 +97,7 @@ impl Default for ClusterConfig {
             segment_bytes: 64 << 20,
             snapshot_retain: 3,
             prune: true,
+            admin_listen: None,
         }
     }
 }

@@ -26,7 +26,7 @@ pub mod wire;
 
 pub use config::{ClusterConfig, PeerConfig};
 pub use error::{ClusterError, DecodeError, FrameError, LogError};
-pub use node::{Event, MembershipChange, Node, NodeOptions, Role, Status};
+pub use node::{hex, Event, MembershipChange, Node, NodeOptions, Role, Status};
 pub use runner::{spawn, Pump, RunnerHandle};
 pub use sm::StateMachine;
 

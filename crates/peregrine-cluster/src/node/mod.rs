@@ -10,4 +10,4 @@ pub mod status;
 pub use driver::{Event, Node};
 pub use membership::MembershipChange;
 pub use options::NodeOptions;
-pub use status::{PeerProgress, Role, Status};
+pub use status::{hex, PeerProgress, Role, Status};

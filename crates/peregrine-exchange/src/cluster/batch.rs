@@ -67,8 +67,6 @@ pub enum BatchError {
 pub(crate) struct BatchWriter {
     buf: Vec<u8>,
     count: u32,
-    first: u64,
-    last: u64,
 }
 
 impl BatchWriter {
@@ -87,10 +85,6 @@ impl BatchWriter {
     pub(crate) fn push(&mut self, seq: u64, rec: &Record) {
         let mut enc = [0u8; MAX_ENCODED];
         let n = command::encode_record(rec, &mut enc);
-        if self.count == 0 {
-            self.first = seq;
-        }
-        self.last = seq;
         self.count += 1;
         self.buf.extend_from_slice(&seq.to_le_bytes());
         // MAX_ENCODED (72) fits a byte.
@@ -101,11 +95,6 @@ impl BatchWriter {
     /// Records in the open batch.
     pub(crate) fn len(&self) -> u32 {
         self.count
-    }
-
-    /// The last sequence number appended.
-    pub(crate) fn last(&self) -> u64 {
-        self.last
     }
 
     /// Finishes the batch: its bytes (the writer is empty again until `start`).

@@ -26,6 +26,9 @@ pub(crate) struct ReplicatedLog {
     to_node: Sender<Vec<u8>>,
     waker: Waker,
     shared: Arc<Shared>,
+    /// The negative control of the cluster tests (`PEREGRINE_SABOTAGE`): results
+    /// leave before their batch is replicated.
+    sabotage: bool,
 }
 
 impl ReplicatedLog {
@@ -35,12 +38,20 @@ impl ReplicatedLog {
         waker: Waker,
         shared: Arc<Shared>,
     ) -> Self {
+        let sabotage = crate::durability::sabotage::requested();
+        if sabotage {
+            log::warn!(
+                "SABOTAGE: results leave before their batch is replicated; for the cluster \
+                 tests' negative control only"
+            );
+        }
         ReplicatedLog {
             writer: BatchWriter::default(),
             stamp,
             to_node,
             waker,
             shared,
+            sabotage,
         }
     }
 
@@ -86,6 +97,9 @@ impl CommandLog for ReplicatedLog {
 
     #[inline]
     fn durable_through(&self) -> u64 {
+        if self.sabotage {
+            return u64::MAX;
+        }
         // Acquire: pairs with the state machine's Release store after applying.
         self.shared.released.load(Ordering::Acquire)
     }

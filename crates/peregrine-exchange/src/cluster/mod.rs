@@ -21,6 +21,7 @@
 //!   disk as a follower (a crash-only step-down).
 //! * A follower answers order entry with `LeaderRedirect` ([`redirect`]).
 
+mod admin;
 mod batch;
 mod log;
 mod pump;
@@ -55,6 +56,13 @@ pub(crate) struct Shared {
     term: AtomicU64,
     commit: AtomicU64,
     applied: AtomicU64,
+    /// Engine seq of the last command the node's replica applied.
+    engine_seq: AtomicU64,
+    /// The serving loop runs on this node.
+    serving: AtomicBool,
+    /// The admin endpoint asks the node thread for the replica's state hash.
+    hash_wanted: AtomicBool,
+    hash: Mutex<Option<(u64, String)>>,
 }
 
 impl Shared {
@@ -69,6 +77,10 @@ impl Shared {
             term: AtomicU64::new(0),
             commit: AtomicU64::new(0),
             applied: AtomicU64::new(0),
+            engine_seq: AtomicU64::new(0),
+            serving: AtomicBool::new(false),
+            hash_wanted: AtomicBool::new(false),
+            hash: Mutex::new(None),
         })
     }
 
@@ -115,13 +127,48 @@ impl Shared {
     }
 
     /// Records what the node knows now (the pump calls it every iteration).
-    fn observe<M: peregrine_cluster::StateMachine>(&self, node: &Node<M>) {
+    fn observe(&self, node: &Node<sm::ExchangeSm>) {
         // Relaxed: display values for redirects and status; they order nothing.
         self.leader
             .store(node.leader().unwrap_or(0), Ordering::Relaxed);
         self.term.store(node.term(), Ordering::Relaxed);
         self.commit.store(node.commit(), Ordering::Relaxed);
         self.applied.store(node.applied(), Ordering::Relaxed);
+        self.engine_seq
+            .store(node.sm().engine_seq(), Ordering::Relaxed);
+    }
+
+    fn serving(&self) -> bool {
+        // Relaxed: a display value.
+        self.serving.load(Ordering::Relaxed)
+    }
+
+    fn request_hash(&self) {
+        *self.hash.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        // Release: the node thread sees the cleared slot before the request.
+        self.hash_wanted.store(true, Ordering::Release);
+    }
+
+    fn take_hash(&self) -> Option<(u64, String)> {
+        self.hash
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// On the node thread: answers a pending hash request.
+    fn answer_hash(&self, node: &mut Node<sm::ExchangeSm>) {
+        // Acquire: pairs with the Release in `request_hash`.
+        if self.hash_wanted.swap(false, Ordering::Acquire) {
+            let seq = node.sm().engine_seq();
+            let hash = peregrine_cluster::hex(&node.sm_mut().state_hash_now());
+            *self.hash.lock().unwrap_or_else(PoisonError::into_inner) = Some((seq, hash));
+        }
+    }
+
+    fn engine_seq(&self) -> u64 {
+        // Relaxed: see `observe`.
+        self.engine_seq.load(Ordering::Relaxed)
     }
 
     fn leader(&self) -> u64 {

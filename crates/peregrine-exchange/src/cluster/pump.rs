@@ -75,6 +75,7 @@ fn caught_up(node: &Node<ExchangeSm>) -> bool {
 impl Pump<ExchangeSm> for LeaderPump {
     fn pump(&mut self, node: &mut Node<ExchangeSm>, _now: Instant) -> Option<Instant> {
         self.shared.observe(node);
+        self.shared.answer_hash(node);
         match self.state {
             State::Following => {
                 if self.shared.failed() || !caught_up(node) {
@@ -96,6 +97,10 @@ impl Pump<ExchangeSm> for LeaderPump {
                             self.depose("the main thread is gone");
                         } else {
                             self.state = State::Serving(stamp);
+                            // Relaxed: a display value.
+                            self.shared
+                                .serving
+                                .store(true, std::sync::atomic::Ordering::Relaxed);
                         }
                     }
                     Err(e) => self.shared.fail(format!("handing the state over: {e}")),

@@ -11,6 +11,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use peregrine_types::Timestamp;
+use peregrine_wire::field::{LeaderAddress, Pad};
+use peregrine_wire::v2::session::LeaderRedirect;
+use peregrine_wire::{WireMessage, MAX_MESSAGE_SIZE};
+
 use super::Shared;
 
 /// The redirecting listener (see the module documentation).
@@ -85,10 +90,69 @@ fn serve(
     }
 }
 
+/// Wait suggested to clients while no leader is known (an election takes
+/// `election_ticks`..2× ticks: 300–600 ms by default).
+const RETRY_NO_LEADER_MS: u32 = 100;
+
+/// The redirect for the leader `leader` (0: none known), whose order-entry address
+/// is `address` if configured.
+pub(crate) fn redirect(leader: u64, address: Option<&str>, engine_seq: u64) -> LeaderRedirect {
+    let address = address.and_then(LeaderAddress::from_text);
+    // A leader whose address is unknown is as good as none to a client.
+    let known = leader != 0 && address.is_some();
+    LeaderRedirect {
+        session_seq: 1,
+        engine_seq,
+        engine_time: Timestamp(peregrine_types::wall_ns()),
+        leader_id: leader,
+        retry_after_ms: if known { 0 } else { RETRY_NO_LEADER_MS },
+        reserved: Pad,
+        address: address.unwrap_or_default(),
+    }
+}
+
 /// Tells one client where the leader is, then closes.
 fn answer(mut stream: TcpStream, shared: &Shared, clients: &BTreeMap<u64, String>) {
     let leader = shared.leader();
-    let _address = clients.get(&leader);
+    let msg = redirect(
+        leader,
+        clients.get(&leader).map(String::as_str),
+        shared.engine_seq(),
+    );
+    let mut buf = [0u8; MAX_MESSAGE_SIZE];
+    let Ok(n) = msg.encode(&mut buf) else {
+        return;
+    };
+    // The socket is fresh: the message fits its send buffer; a client that does not
+    // read in 100 ms is closed on anyway.
+    let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
-    let _ = stream.flush();
+    let _ = stream.write_all(&buf[..n]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_wire::v2::Outbound;
+
+    #[test]
+    fn a_redirect_names_the_leader_or_asks_to_wait() {
+        let r = redirect(2, Some("10.0.0.2:7700"), 9);
+        assert_eq!((r.leader_id, r.retry_after_ms), (2, 0));
+        assert_eq!(r.address.as_text(), Some("10.0.0.2:7700"));
+        let mut buf = [0u8; MAX_MESSAGE_SIZE];
+        let n = r.encode(&mut buf).unwrap();
+        assert!(matches!(
+            Outbound::decode(&buf[..n]),
+            Ok(Outbound::LeaderRedirect(_))
+        ));
+        let none = redirect(0, None, 9);
+        assert_eq!(
+            (none.leader_id, none.retry_after_ms),
+            (0, RETRY_NO_LEADER_MS)
+        );
+        assert!(none.address.is_empty());
+        // A leader without a configured address: wait, as if none were known.
+        assert_eq!(redirect(3, None, 9).retry_after_ms, RETRY_NO_LEADER_MS);
+    }
 }

@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use peregrine_cluster::RunnerHandle;
 use peregrine_exchange_core::reports::Retention;
 use peregrine_exchange_core::VenueSpec;
 
+use super::admin::{Admin, NodeSlot};
 use super::log::ReplicatedLog;
 use super::pump::{Handover, LeaderPump};
 use super::redirect::Redirector;
@@ -48,6 +50,14 @@ pub(crate) fn run(
         .iter()
         .filter_map(|p| p.client.clone().map(|c| (p.id, c)))
         .collect();
+    let slot: NodeSlot = Arc::new(Mutex::new(None));
+    let _admin = match &cc.admin_listen {
+        Some(a) => Some(
+            Admin::start(a, Arc::clone(&slot))
+                .doing(|| format!("binding the cluster admin endpoint on {a}"))?,
+        ),
+        None => None,
+    };
     let mut on_ready = Some(on_ready);
     let mut summary = RunSummary::default();
     let mut round = 0u64;
@@ -76,6 +86,8 @@ pub(crate) fn run(
             cc.peers.iter().map(|p| p.id).collect::<Vec<_>>(),
             node.addr()
         );
+        let waker = node.waker();
+        *lock(&slot) = Some((node, Arc::clone(&shared)));
         let redirector = Redirector::start(config.listen, Arc::clone(&shared), clients.clone())
             .doing(|| format!("binding {} (redirecting to the leader)", config.listen))?;
         if let Some(f) = on_ready.take() {
@@ -84,7 +96,7 @@ pub(crate) fn run(
         let handover = loop {
             if stop.load(Ordering::Relaxed) {
                 drop(redirector);
-                node.stop().map_err(cluster_err)?;
+                stop_node(&slot)?;
                 return Ok(summary);
             }
             match handover_rx.recv_timeout(Duration::from_millis(20)) {
@@ -92,22 +104,21 @@ pub(crate) fn run(
                 Err(RecvTimeoutError::Timeout) => {
                     if let Some(why) = shared.failure() {
                         drop(redirector);
-                        let _ = node.stop();
+                        let _ = stop_node(&slot);
                         return Err(ExchangeError::Cluster(why));
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     drop(redirector);
-                    return Err(match node.stop() {
-                        Err(e) => cluster_err(e),
-                        Ok(_) => ExchangeError::Cluster("the node thread stopped".into()),
+                    return Err(match stop_node(&slot) {
+                        Err(e) => e,
+                        Ok(()) => ExchangeError::Cluster("the node thread stopped".into()),
                     });
                 }
             }
         };
         drop(redirector);
         let Handover { core, stamp } = handover;
-        let waker = node.waker();
         let log = ReplicatedLog::new(stamp, to_node, waker, Arc::clone(&shared));
         let core = core.try_map_log(|_| Ok::<_, ExchangeError>(log))?;
         let (mut core, feed) = attach_feed(&config, core)?;
@@ -131,14 +142,29 @@ pub(crate) fn run(
         );
         shared.depose();
         let _ = watcher.join();
-        let stopped = node.stop();
+        let stopped = stop_node(&slot);
         summary = served?;
-        stopped.map_err(cluster_err)?;
+        stopped?;
         if let Some(why) = shared.failure() {
             return Err(ExchangeError::Cluster(why));
         }
     }
     Ok(summary)
+}
+
+fn lock(
+    slot: &NodeSlot,
+) -> std::sync::MutexGuard<'_, Option<(RunnerHandle<ExchangeSm>, Arc<Shared>)>> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Stops the round's node (its thread ends; the log is closed).
+fn stop_node(slot: &NodeSlot) -> Result<(), ExchangeError> {
+    let taken = lock(slot).take();
+    match taken {
+        Some((node, _)) => node.stop().map(|_| ()).map_err(cluster_err),
+        None => Ok(()),
+    }
 }
 
 fn venue_balances(venue: &VenueSpec) -> Option<&peregrine_exchange_core::balances::BalanceSetup> {

@@ -81,6 +81,11 @@ impl ExchangeSm {
         Ok(serving)
     }
 
+    /// The state hash now (the admin endpoint's `current_state`).
+    pub(crate) fn state_hash_now(&self) -> [u8; 32] {
+        self.core.state_hash().0
+    }
+
     fn encode(&self) -> Vec<u8> {
         snapshot::encode(
             self.core.engine(),

@@ -1,0 +1,195 @@
+//! The node's admin endpoint (`[cluster] admin_listen`), HTTP on its own thread
+//! (`tiny_http`, no runtime), what `peregrine admin cluster` talks to:
+//!
+//! | request | answer |
+//! |---|---|
+//! | `GET /cluster/status` | JSON: the Raft status (role, term, leader, commit, applied, members, progress, snapshot hashes, checks), plus `engine_seq`, `serving` and the replica's **current** state hash with the engine seq it covers |
+//! | `POST /cluster/transfer?to=N` | asks the leader to hand over to node N (rolling upgrades) |
+//! | `POST /cluster/add?id=N&addr=HOST:PORT` | adds node N as a learner (it receives the log, does not vote) |
+//! | `POST /cluster/promote?id=N&addr=HOST:PORT` | makes learner N a voter |
+//! | `POST /cluster/remove?id=N` | removes node N |
+//!
+//! Changes go to the leader only (a follower answers `421` with the leader's id).
+//! Like the metrics endpoint it has no authentication: bind it to loopback or a
+//! private network.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use peregrine_cluster::{ClusterError, MembershipChange, RunnerHandle};
+use tiny_http::{Header, Method, Response, Server};
+
+use super::sm::ExchangeSm;
+use super::Shared;
+
+/// The running node, shared with the admin thread (`None` between rounds).
+pub(crate) type NodeSlot = Arc<Mutex<Option<(RunnerHandle<ExchangeSm>, Arc<Shared>)>>>;
+
+/// The admin thread; stopped and joined when dropped.
+pub(crate) struct Admin {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Admin {
+    /// Binds `addr` and serves `slot` until dropped.
+    pub(crate) fn start(addr: &str, slot: NodeSlot) -> std::io::Result<Self> {
+        let server = Server::http(addr).map_err(|e| std::io::Error::other(e.to_string()))?;
+        log::info!("cluster admin on http://{addr}/cluster/status");
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("cluster-admin".into())
+            .spawn(move || {
+                // Relaxed: a stop request needs no ordering with other memory.
+                while !s.load(Ordering::Relaxed) {
+                    if let Ok(Some(req)) = server.recv_timeout(Duration::from_millis(50)) {
+                        let (code, body) = route(req.method(), req.url(), &slot);
+                        let mut resp = Response::from_string(body).with_status_code(code);
+                        if let Ok(h) = Header::from_bytes("Content-Type", "application/json") {
+                            resp.add_header(h);
+                        }
+                        let _ = req.respond(resp);
+                    }
+                }
+            })?;
+        Ok(Admin {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Admin {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn error(code: u16, msg: &str) -> (u16, String) {
+    (code, serde_json::json!({ "error": msg }).to_string())
+}
+
+fn query<'a>(url: &'a str, key: &str) -> Option<&'a str> {
+    url.split_once('?')?
+        .1
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v)
+}
+
+fn id_of(url: &str, key: &str) -> Result<u64, (u16, String)> {
+    query(url, key)
+        .and_then(|v| v.parse().ok())
+        .filter(|&v| v > 0)
+        .ok_or_else(|| error(400, &format!("{key}=N (a node id ≥ 1) is required")))
+}
+
+fn route(method: &Method, url: &str, slot: &NodeSlot) -> (u16, String) {
+    let path = url.split('?').next().unwrap_or(url);
+    let guard = slot.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some((node, shared)) = guard.as_ref() else {
+        return error(503, "the node is restarting");
+    };
+    match (method, path) {
+        (Method::Get, "/cluster/status") => status(node, shared),
+        (Method::Post, "/cluster/transfer") => match id_of(url, "to") {
+            Ok(to) => {
+                node.transfer_leader(to);
+                (202, serde_json::json!({ "transfer_to": to }).to_string())
+            }
+            Err(e) => e,
+        },
+        (Method::Post, "/cluster/add" | "/cluster/promote") => {
+            let id = match id_of(url, "id") {
+                Ok(id) => id,
+                Err(e) => return e,
+            };
+            let Some(addr) = query(url, "addr").filter(|a| !a.is_empty()) else {
+                return error(400, "addr=HOST:PORT (the node's peer address) is required");
+            };
+            let addr = addr.to_string();
+            let change = if path == "/cluster/add" {
+                MembershipChange::AddLearner { id, addr }
+            } else {
+                MembershipChange::AddVoter { id, addr }
+            };
+            changed(node.change(change))
+        }
+        (Method::Post, "/cluster/remove") => match id_of(url, "id") {
+            Ok(id) => changed(node.change(MembershipChange::Remove { id })),
+            Err(e) => e,
+        },
+        (Method::Get | Method::Post, _) => error(404, "try GET /cluster/status"),
+        _ => error(405, "GET or POST"),
+    }
+}
+
+fn changed(r: Result<(), ClusterError>) -> (u16, String) {
+    match r {
+        Ok(()) => (202, serde_json::json!({ "proposed": true }).to_string()),
+        Err(ClusterError::NotLeader { leader }) => (
+            421,
+            serde_json::json!({ "error": "not the leader", "leader": leader }).to_string(),
+        ),
+        Err(e) => error(409, &e.to_string()),
+    }
+}
+
+fn status(node: &RunnerHandle<ExchangeSm>, shared: &Shared) -> (u16, String) {
+    let Some((status, transport)) = node.status() else {
+        return error(503, "the node thread is not answering");
+    };
+    let hash = current_hash(node, shared);
+    let mut v = match serde_json::to_value(&status) {
+        Ok(v) => v,
+        Err(e) => return error(500, &e.to_string()),
+    };
+    if let Some(o) = v.as_object_mut() {
+        o.insert("engine_seq".into(), shared.engine_seq().into());
+        o.insert("serving".into(), shared.serving().into());
+        o.insert(
+            "current_state".into(),
+            match hash {
+                Some((seq, h)) => serde_json::json!({ "engine_seq": seq, "hash": h }),
+                None => serde_json::Value::Null,
+            },
+        );
+        o.insert(
+            "transport".into(),
+            serde_json::json!({
+                "frames_queued": transport.frames_queued,
+                "frames_received": transport.frames_received,
+                "dropped": transport.dropped,
+                "connects": transport.connects,
+                "disconnects": transport.disconnects,
+                "bad_input": transport.bad_input,
+            }),
+        );
+        if let Some(f) = shared.failure() {
+            o.insert("failure".into(), f.into());
+        }
+    }
+    (200, v.to_string())
+}
+
+/// The replica's state hash now, computed on the node thread (the pump answers a
+/// request within one loop iteration: a tick at most).
+fn current_hash(node: &RunnerHandle<ExchangeSm>, shared: &Shared) -> Option<(u64, String)> {
+    shared.request_hash();
+    node.waker().wake();
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        if let Some(h) = shared.take_hash() {
+            return Some(h);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    None
+}
