@@ -46,6 +46,8 @@ struct Node {
     id: u64,
     config: PathBuf,
     log: PathBuf,
+    raft: PathBuf,
+    peer: String,
     client: SocketAddr,
     admin: SocketAddr,
     child: Option<Child>,
@@ -103,14 +105,27 @@ impl Node {
     }
 
     fn status(&self) -> Option<serde_json::Value> {
+        self.admin_call("GET", "/cluster/status").map(|(_, v)| v)
+    }
+
+    /// One admin request: the status code and the JSON body.
+    fn admin_call(&self, method: &str, path: &str) -> Option<(u16, serde_json::Value)> {
         let mut s = TcpStream::connect_timeout(&self.admin, Duration::from_secs(2)).ok()?;
         s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-        s.write_all(b"GET /cluster/status HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-            .ok()?;
+        let req = format!("{method} {path} HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        s.write_all(req.as_bytes()).ok()?;
         let mut raw = String::new();
         s.read_to_string(&mut raw).ok()?;
-        let (_, body) = raw.split_once("\r\n\r\n")?;
-        serde_json::from_str(body).ok()
+        let (head, body) = raw.split_once("\r\n\r\n")?;
+        let code = head.split(' ').nth(1)?.parse().ok()?;
+        Some((code, serde_json::from_str(body).ok()?))
+    }
+
+    /// Rewrites this node's config for a node that joins an existing cluster.
+    fn set_join(&self) {
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        let text = text.replacen("[cluster]\n", "[cluster]\njoin = true\n", 1);
+        std::fs::write(&self.config, text).unwrap();
     }
 }
 
@@ -158,6 +173,7 @@ impl Cluster {
             let home = dir.path().join(format!("node{id}"));
             std::fs::create_dir_all(&home).unwrap();
             let config = home.join("exchange.toml");
+            let raft = home.join("raft");
             let toml = format!(
                 "listen = \"127.0.0.1:{}\"\nrecovery_listen = \"127.0.0.1:{}\"\nwait = \"park\"\n\
                  [market_data]\nenabled = false\n\
@@ -166,7 +182,7 @@ impl Cluster {
                  election_ticks = 20\nsnapshot_every = 64\nlog_retain = 32\n{peers}{}",
                 p.client,
                 p.recovery,
-                home.join("raft").display().to_string(),
+                raft.display().to_string(),
                 p.peer,
                 p.admin,
                 accounts_toml()
@@ -176,6 +192,8 @@ impl Cluster {
                 id,
                 config,
                 log: home.join("exchange.log"),
+                raft,
+                peer: format!("127.0.0.1:{}", p.peer),
                 client: SocketAddr::from(([127, 0, 0, 1], p.client)),
                 admin: SocketAddr::from(([127, 0, 0, 1], p.admin)),
                 child: None,
@@ -426,5 +444,116 @@ fn negative_control_release_before_replication_is_caught() {
             "PEREGRINE_SABOTAGE",
             "release-before-durable"
         )]));
+    });
+}
+
+/// Places `n` resting orders from account 1 through the leader; their ids.
+fn place(cluster: &Cluster, first: u64, n: u64) -> Vec<OrderId> {
+    let (mut c, _) = cluster.login(1, 0);
+    (first..first + n)
+        .map(|id| {
+            let o = order(id, Side::Buy, 8_000 + (id % 50) as i64, 1, TimeInForce::Gtc);
+            match c.request(&o, RequestRef::NewOrder(ClientOrderId(id)), |_| {}) {
+                Ok(Outbound::Accepted(a)) => a.order_id,
+                other => panic!("order {id}: {other:?}"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_paused_old_leader_acknowledges_nothing_after_a_new_election() {
+    use rustix::process::Signal;
+    with_timeout(120, || {
+        let cluster = Cluster::start();
+        let (mut c, old) = cluster.login(1, 0);
+        let o = order(1, Side::Buy, 9_000, 1, TimeInForce::Gtc);
+        assert!(matches!(
+            c.request(&o, RequestRef::NewOrder(ClientOrderId(1)), |_| {}),
+            Ok(Outbound::Accepted(_))
+        ));
+        cluster.nodes[old].signal(Signal::STOP);
+        support::wait_until("a new leader serves", Duration::from_secs(30), || {
+            (0..N).filter(|&i| i != old).any(|i| {
+                cluster.nodes[i]
+                    .status()
+                    .is_some_and(|s| s["serving"] == true)
+            })
+        });
+        // The old leader still believes it leads: the order reaches it as soon as it
+        // runs again, executes there, and must never be acknowledged.
+        let o = order(2, Side::Buy, 9_001, 1, TimeInForce::Gtc);
+        c.send(&o).unwrap();
+        cluster.nodes[old].signal(Signal::CONT);
+        let mut acked = None;
+        while let Ok((_, m)) = c.read_next() {
+            if let Outbound::Accepted(a) = m {
+                acked = Some(a);
+            }
+        }
+        assert!(acked.is_none(), "the deposed leader acknowledged {acked:?}");
+        // The order does not exist on the new leader either, and the old one rejoins.
+        let (mut c, now) = cluster.login(1, 0);
+        assert_ne!(now, old);
+        let st = peregrine_wire::v2::queries::OrderStatusRequest {
+            request_id: 7,
+            client_order_id: ClientOrderId(2),
+            order_id: OrderId(0),
+            instrument: peregrine_types::InstrumentId(1),
+        };
+        let r = c.request(&st, RequestRef::Query(7), |_| {}).unwrap();
+        let Outbound::OrderStatus(r) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(r.open_qty.lots(), 0, "the unacknowledged order exists: {r:?}");
+        cluster.converged(Duration::from_secs(30));
+    });
+}
+
+#[test]
+fn a_wiped_follower_rejoins_and_catches_up_from_a_snapshot() {
+    with_timeout(180, || {
+        let mut cluster = Cluster::start();
+        // More entries than `snapshot_every` + `log_retain`: the log behind the
+        // newest snapshot is compacted, so a new member needs the snapshot.
+        let ids = place(&cluster, 1, 150);
+        let (_, leader) = cluster.login(1, 0);
+        let f = (0..N).find(|&i| i != leader).unwrap();
+        let id = cluster.nodes[f].id;
+        let lead = &cluster.nodes[leader];
+        let (code, body) = lead.admin_call("POST", &format!("/cluster/remove?id={id}")).unwrap();
+        assert_eq!(code, 202, "{body}");
+        support::wait_until("node removed", Duration::from_secs(20), || {
+            lead.status().is_some_and(|s| {
+                !s["voters"].as_array().unwrap().iter().any(|v| v == id)
+            })
+        });
+        cluster.nodes[f].kill9();
+        std::fs::remove_dir_all(&cluster.nodes[f].raft).unwrap();
+        cluster.nodes[f].set_join();
+        cluster.nodes[f].start();
+        let peer = cluster.nodes[f].peer.clone();
+        let lead = &cluster.nodes[leader];
+        let (code, body) = lead
+            .admin_call("POST", &format!("/cluster/add?id={id}&addr={peer}"))
+            .unwrap();
+        assert_eq!(code, 202, "{body}");
+        support::wait_until("the learner caught up", Duration::from_secs(30), || {
+            cluster.nodes[f].status().is_some_and(|s| {
+                s["engine_seq"].as_u64() >= Some(ids.len() as u64)
+            })
+        });
+        let (code, body) = lead
+            .admin_call("POST", &format!("/cluster/promote?id={id}&addr={peer}"))
+            .unwrap();
+        assert_eq!(code, 202, "{body}");
+        let seq = cluster.converged(Duration::from_secs(30));
+        assert!(seq >= ids.len() as u64);
+        let s = cluster.nodes[f].status().unwrap();
+        assert!(
+            s["snapshots_installed"].as_u64() >= Some(1),
+            "the wiped node did not need a snapshot: {s}"
+        );
+        assert!(s["voters"].as_array().unwrap().iter().any(|v| v == id), "{s}");
     });
 }
