@@ -48,7 +48,7 @@ mod metrics;
 mod net;
 mod start;
 
-pub use cluster::{fuzz_decode_batch, BatchError};
+pub use cluster::{fuzz_decode_batch, run_cluster, BatchError};
 pub use config::{Config, ConfigError, Topology};
 pub use durability::snapshots::{ReplicaFactory, Snapshotter};
 pub use error::ExchangeError;

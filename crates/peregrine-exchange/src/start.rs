@@ -38,9 +38,6 @@ pub struct StartOptions {
     /// damaged or deleted): truncate to what it holds and carry on. Off by default:
     /// the exchange refuses to start and names how many records are missing.
     pub accept_loss: bool,
-    /// Run as a node of the cluster in the config's `[cluster]` section
-    /// (`peregrine exchange --cluster`; docs/cluster.md).
-    pub cluster: bool,
 }
 
 /// What a run measured, for the summary printed when the exchange stops.
@@ -79,14 +76,10 @@ pub fn run_opts(
     stop: Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<RunSummary, ExchangeError> {
-    match (options.cluster, config.cluster.is_some()) {
-        (true, _) => return crate::cluster::run(config, stop, on_ready),
-        (false, true) => {
-            return Err(ExchangeError::Config(vec![
-                "the config has a [cluster] section: start with --cluster (a cluster node's journal holds the Raft log)".into(),
-            ]))
-        }
-        (false, false) => {}
+    if config.cluster.is_some() {
+        return Err(ExchangeError::Config(vec![
+            "the config has a [cluster] section: start with --cluster (run_cluster; a cluster node's journal holds the Raft log)".into(),
+        ]));
     }
     let Some(section) = config.journal.clone() else {
         return run_with_log(config, NoLog, stop, on_ready);

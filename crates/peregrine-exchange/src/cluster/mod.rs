@@ -37,7 +37,7 @@ use peregrine_cluster::Node;
 use rustix::event::{eventfd, EventfdFlags};
 
 pub use batch::{fuzz_decode as fuzz_decode_batch, BatchError};
-pub(crate) use run::run;
+pub use run::run as run_cluster;
 
 /// What the node thread, the serving loop and the redirector share.
 #[derive(Debug)]

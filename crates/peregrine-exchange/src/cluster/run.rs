@@ -27,9 +27,10 @@ fn cluster_err(e: impl std::fmt::Display) -> ExchangeError {
     ExchangeError::Cluster(e.to_string())
 }
 
-/// Runs this node of the cluster until `stop` is set. `on_ready` gets the
+/// Runs this node of the cluster in the config's `[cluster]` section until `stop`
+/// is set (`peregrine exchange --cluster`; docs/cluster.md). `on_ready` gets the
 /// order-entry address once the node listens there (redirecting, or serving).
-pub(crate) fn run(
+pub fn run(
     config: Config,
     stop: Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),

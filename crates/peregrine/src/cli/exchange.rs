@@ -40,13 +40,17 @@ pub fn run(args: ExchangeArgs) -> anyhow::Result<()> {
     }
     let options = peregrine_exchange::StartOptions {
         accept_loss: args.accept_loss,
-        cluster: args.cluster,
     };
-    let summary = peregrine_exchange::run_opts(config, options, Arc::clone(&stop), |addr| {
+    let ready = |addr| {
         let mut out = std::io::stdout();
         let _ = writeln!(out, "listening on {addr}");
         let _ = out.flush();
-    })?;
+    };
+    let summary = if args.cluster {
+        peregrine_exchange::run_cluster(config, Arc::clone(&stop), ready)?
+    } else {
+        peregrine_exchange::run_opts(config, options, Arc::clone(&stop), ready)?
+    };
     log::info!("exchange stopped");
     let mut out = std::io::stdout();
     let _ = write!(out, "{}", summary.text());

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# The replicated exchange (`peregrine exchange --cluster`, three nodes on this
+# machine) against the single-node exchange, same client and load, same run.
+#
+#   scripts/bench-cluster.sh          # reduced: 5 s per run (~1.5 minutes)
+#   scripts/bench-cluster.sh full     # 20 s per run
+#   FSYNC=none scripts/bench-cluster.sh
+#
+# Rows (each: single node, then the cluster; `peregrine loadgen`, 4 sessions, one
+# account each, resting and crossing orders):
+#   open10k    open loop 10k orders/s
+#   open100k   open loop 100k orders/s
+#   max        closed loop, 4 sessions x 8 outstanding: the sustained throughput
+# Both sides journal with `fsync = "$FSYNC"` (default `batch`: an acknowledged
+# order is on disk; on the cluster, on a majority of the nodes' disks). Prints
+# p50/p90/p99/p99.9/max of order->ack and throughput, the cluster's multiple of the
+# single node, and writes everything as JSON (path printed at the end).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODE=${1:-quick}
+case $MODE in
+  quick) DUR=${DUR:-5} ;;
+  full) DUR=${DUR:-20} ;;
+  *) echo "usage: $0 [quick|full]" >&2; exit 2 ;;
+esac
+FSYNC=${FSYNC:-batch}
+ROWS=${ROWS:-"open10k open100k max"}
+cargo build --release -p peregrine >&2
+B=$PWD/target/release/peregrine
+TMP=$(mktemp -d -p "${TMPDIR:-/tmp}" bench-cluster.XXXXXX)
+JSON_OUT=${JSON_OUT:-$PWD/target/bench-cluster-$(date -u +%Y%m%dT%H%M%SZ).json}
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_for_line() { # file pattern
+  for _ in $(seq 1 200); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; return 1
+}
+common() { # client-port dir
+  cat <<CFG
+listen = "127.0.0.1:$1"
+recovery_listen = "127.0.0.1:$(free_port)"
+accounts_file = "$TMP/accounts.toml"
+[market_data]
+enabled = false
+[journal]
+dir = "$2/journal"
+fsync = "$FSYNC"
+CFG
+}
+row_args() {
+  case $1 in
+    open10k) echo "--rate 10000 --connections 4" ;;
+    open100k) echo "--rate 100000 --connections 4" ;;
+    max) echo "--closed --window 8 --connections 4" ;;
+    *) echo "unknown row $1" >&2; return 1 ;;
+  esac
+}
+loadgen() { # addrs json args...
+  local addrs=$1 json=$2; shift 2
+  "$B" loadgen --config "$TMP/single/exchange.toml" --addr "$addrs" --keys "$TMP/keys.toml" \
+    --duration "$DUR" --json "$json" "$@" > "$json.txt" 2>&1 || true
+  [ -s "$json" ] || { echo "loadgen failed:" >&2; cat "$json.txt" >&2; return 1; }
+}
+single_run() { # json args...
+  local json=$1; shift
+  local d="$TMP/single"; rm -rf "$d"; mkdir -p "$d"
+  local port; port=$(free_port)
+  common "$port" "$d" > "$d/exchange.toml"
+  "$B" exchange --config "$d/exchange.toml" > "$d/out" 2> "$d/log" & local pid=$!
+  PIDS+=("$pid")
+  wait_for_line "$d/out" "listening on"
+  loadgen "127.0.0.1:$port" "$json" "$@"
+  kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+}
+cluster_run() { # json args...
+  local json=$1; shift
+  local peers="" addrs="" ports=() pids=()
+  for i in 1 2 3; do
+    local c p; c=$(free_port); p=$(free_port); ports+=("$c")
+    peers+=$'[[cluster.peers]]\n'"id = $i"$'\n'"addr = \"127.0.0.1:$p\""$'\n'"client = \"127.0.0.1:$c\""$'\n'
+    addrs+="${addrs:+,}127.0.0.1:$c"
+    eval "peer_$i=$p"
+  done
+  for i in 1 2 3; do
+    local d="$TMP/node$i"; rm -rf "$d"; mkdir -p "$d"
+    local p; p=$(eval echo "\$peer_$i")
+    { common "${ports[$((i - 1))]}" "$d"
+      printf '[cluster]\nnode_id = %s\nlisten = "127.0.0.1:%s"\nfsync = "%s"\n%s' "$i" "$p" "$FSYNC" "$peers"
+    } > "$d/exchange.toml"
+    "$B" exchange --cluster --config "$d/exchange.toml" > "$d/out" 2> "$d/log" & local pid=$!
+    PIDS+=("$pid"); pids+=("$pid")
+    wait_for_line "$d/out" "listening on"
+  done
+  loadgen "$addrs" "$json" "$@"
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  # Leaderships during the run (1 = no failover): a starved node thread can miss an
+  # election timeout on an overloaded machine.
+  cat "$TMP"/node*/log | grep -c "Leader in term" > "$json.leaderships" || true
+  mkdir -p target/bench-cluster-logs
+  for i in 1 2 3; do cp "$TMP/node$i/log" "target/bench-cluster-logs/$(basename "$json" .json)-node$i.log"; done
+}
+"$B" keygen --accounts 1-4 --keys-out "$TMP/keys.toml" --accounts-out "$TMP/accounts.toml" >&2
+mkdir -p "$TMP/single"; common 7700 "$TMP/single" > "$TMP/single/exchange.toml"
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "# $(date -u +%FT%TZ)  $(nproc) cores  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)  load $LOAD_BEFORE  mode $MODE (${DUR}s)  fsync $FSYNC"
+for row in $ROWS; do
+  # shellcheck disable=SC2046
+  single_run "$TMP/$row-single.json" $(row_args "$row")
+  # shellcheck disable=SC2046
+  cluster_run "$TMP/$row-cluster.json" $(row_args "$row")
+done
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$TMP" "$JSON_OUT" "$ROWS" "$LOAD_BEFORE" "$LOAD_AFTER" "$MODE" "$DUR" "$FSYNC" <<'PY'
+import json, sys, os
+tmp, out, rows = sys.argv[1], sys.argv[2], sys.argv[3].split()
+load_before, load_after, mode, dur, fsync = sys.argv[4:9]
+cols = ["p50_us", "p90_us", "p99_us", "p999_us", "max_us"]
+result = {"mode": mode, "duration_s": float(dur), "fsync": fsync, "load_before": load_before,
+          "load_after": load_after, "rows": []}
+print(f"{'row':<9} {'who':<8} {'sent':>8} {'lost':>5} {'tput/s':>9} " + " ".join(f"{c[:-3]:>8}" for c in cols))
+for row in rows:
+    s = json.load(open(os.path.join(tmp, f"{row}-single.json")))
+    c = json.load(open(os.path.join(tmp, f"{row}-cluster.json")))
+    for who, r in (("single", s), ("cluster", c)):
+        print(f"{row:<9} {who:<8} {r['sent']:>8} {r['lost']:>5} {r['throughput_per_s']:>9.0f} " +
+              " ".join(f"{r['ack'][k]:>8.1f}" for k in cols))
+    ratio = {k: (c["ack"][k] / s["ack"][k] if s["ack"][k] > 0 else None) for k in cols}
+    tput = c["throughput_per_s"] / s["throughput_per_s"] if s["throughput_per_s"] else None
+    print(f"{row:<9} {'ratio':<8} {'':>8} {'':>5} {(tput or 0):>8.2f}x " +
+          " ".join(f"{(ratio[k] or 0):>7.2f}x" for k in cols))
+    leaderships = int(open(os.path.join(tmp, f"{row}-cluster.json.leaderships")).read().strip() or 0)
+    if leaderships != 1:
+        print(f"{row:<9} warning: {leaderships} leaderships during the cluster run (a failover: lost orders are those of the deposed leader's sessions)")
+    result["rows"].append({"row": row, "single": s, "cluster": c, "ratio": ratio, "throughput_ratio": tput,
+                           "leaderships": leaderships})
+json.dump(result, open(out, "w"), indent=1)
+print(f"# load {load_before} -> {load_after}; JSON: {out}")
+PY
