@@ -96,6 +96,8 @@ const READS_PER_POLL: usize = 8;
 pub struct ExchangeVenue {
     name: String,
     cfg: ExchangeConfig,
+    /// Every configured address (a cluster's nodes), and the one tried next.
+    addrs: Vec<SocketAddr>,
     addr: SocketAddr,
     key: AccountKey,
     stream: Option<TcpStream>,
@@ -133,13 +135,13 @@ impl ExchangeVenue {
         if !problems.is_empty() {
             return Err(ExchangeError::Config(problems.join("; ")));
         }
-        let addr = cfg
-            .addr
-            .parse()
-            .map_err(|_| ExchangeError::Config(format!("addr {:?}", cfg.addr)))?;
+        let addrs = config::parse_addrs(&cfg.addr)
+            .ok_or_else(|| ExchangeError::Config(format!("addr {:?}", cfg.addr)))?;
+        let addr = addrs[0];
         let key = cfg.account_key()?;
         Ok(ExchangeVenue {
             name: name.to_owned(),
+            addrs,
             addr,
             key,
             stream: None,
@@ -243,8 +245,38 @@ impl ExchangeVenue {
             }
             Err(e) => {
                 self.stats.disconnects += 1;
+                self.next_address(&e, now_ns);
                 Err(e)
             }
+        }
+    }
+
+    /// Where the next login goes after `e`: the leader a follower named (at once),
+    /// or the next configured address (a node down, or no leader known yet).
+    fn next_address(&mut self, e: &ExchangeError, now_ns: u64) {
+        match e {
+            ExchangeError::Redirected {
+                address: Some(a), ..
+            } => {
+                self.addr = *a;
+                self.next_connect_ns = now_ns;
+            }
+            ExchangeError::Redirected { retry_after_ms, .. } => {
+                self.rotate();
+                self.next_connect_ns = now_ns + u64::from(*retry_after_ms) * 1_000_000;
+            }
+            ExchangeError::Connect(..) | ExchangeError::Closed | ExchangeError::LoginTimeout(_) => {
+                self.rotate();
+            }
+            _ => {}
+        }
+    }
+
+    fn rotate(&mut self) {
+        if let Some(i) = self.addrs.iter().position(|a| *a == self.addr) {
+            self.addr = self.addrs[(i + 1) % self.addrs.len()];
+        } else {
+            self.addr = self.addrs[0];
         }
     }
 
@@ -300,6 +332,20 @@ impl ExchangeVenue {
                 } => {
                     return Err(ExchangeError::LoginRejected {
                         reason,
+                        retry_after_ms,
+                    })
+                }
+                Step::Redirect {
+                    leader_id,
+                    address,
+                    retry_after_ms,
+                } => {
+                    return Err(ExchangeError::Redirected {
+                        leader_id,
+                        address: address
+                            .as_ref()
+                            .and_then(|a| a.as_text())
+                            .and_then(|t| t.parse().ok()),
                         retry_after_ms,
                     })
                 }

@@ -14,7 +14,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExchangeConfig {
-    /// Order-entry address of the exchange, `IP:port`.
+    /// Order-entry address of the exchange, `IP:port`; for a cluster
+    /// (`peregrine exchange --cluster`) every node's, separated by commas: the
+    /// adapter logs in wherever the leader is, following its redirects, and moves to
+    /// the next address when one does not answer.
     pub addr: String,
     /// Trading account to log in as.
     pub account: u32,
@@ -89,8 +92,11 @@ impl ExchangeConfig {
     /// Every problem, each prefixed with `at` (e.g. `venues[0].exchange`).
     pub fn problems(&self, at: &str) -> Vec<String> {
         let mut p = Vec::new();
-        if self.addr.parse::<SocketAddr>().is_err() {
-            p.push(format!("{at}.addr {:?}: expected IP:port", self.addr));
+        if parse_addrs(&self.addr).is_none() {
+            p.push(format!(
+                "{at}.addr {:?}: expected IP:port (or several, separated by commas)",
+                self.addr
+            ));
         }
         if self.account == 0 {
             p.push(format!("{at}.account must be > 0"));
@@ -147,6 +153,12 @@ impl ExchangeConfig {
     }
 }
 
+/// The addresses of `text`: `IP:port`, or several separated by commas.
+pub(crate) fn parse_addrs(text: &str) -> Option<Vec<SocketAddr>> {
+    let addrs: Option<Vec<SocketAddr>> = text.split(',').map(|a| a.trim().parse().ok()).collect();
+    addrs.filter(|a| !a.is_empty())
+}
+
 /// Why the session ended (or never started).
 #[derive(Debug, thiserror::Error)]
 pub enum ExchangeError {
@@ -191,6 +203,16 @@ pub enum ExchangeError {
     /// A message that cannot come now.
     #[error("unexpected {0}")]
     Unexpected(&'static str),
+    /// A cluster follower answered: the leader is elsewhere (or not elected yet).
+    #[error("redirected: leader {leader_id} at {address:?} (retry after {retry_after_ms} ms)")]
+    Redirected {
+        /// The leader's node id (0: none known yet).
+        leader_id: u64,
+        /// Its order-entry address, when the follower knows it.
+        address: Option<SocketAddr>,
+        /// How long to wait when no leader is known.
+        retry_after_ms: u32,
+    },
     /// Nothing received for three heartbeat intervals.
     #[error("the exchange was silent for {0} ms")]
     Silent(u64),

@@ -891,3 +891,68 @@ fn full_table_is_busy_and_heartbeats_flow_and_silence_disconnects() {
     );
     assert!(!v.connected());
 }
+
+/// A cluster: the first address is down, the second a follower that redirects to
+/// the leader (the fake peer); the adapter walks the list and follows the redirect.
+#[test]
+fn a_cluster_address_list_and_a_redirect_lead_to_the_leader() {
+    use peregrine_wire::field::{LeaderAddress, Pad};
+    use peregrine_wire::v2::session::LeaderRedirect;
+    use peregrine_wire::WireMessage;
+    let dead = {
+        let (l, a) = listener();
+        drop(l);
+        a
+    };
+    let (follower, follower_addr) = listener();
+    let (leader, leader_addr) = listener();
+    let redirect = std::thread::spawn(move || {
+        let (mut s, _) = follower.accept().unwrap();
+        let m = LeaderRedirect {
+            session_seq: 1,
+            engine_seq: 0,
+            engine_time: Timestamp(0),
+            leader_id: 2,
+            retry_after_ms: 0,
+            reserved: Pad,
+            address: LeaderAddress::from_text(&leader_addr.to_string()).unwrap(),
+        };
+        let mut buf = [0u8; peregrine_wire::MAX_MESSAGE_SIZE];
+        let n = m.encode(&mut buf).unwrap();
+        s.write_all(&buf[..n]).unwrap();
+    });
+    let peer = accept(&leader, 1000, false, Vec::new());
+    let mut c = config(dead);
+    c.addr = format!("{dead},{follower_addr}");
+    let mut v = ExchangeVenue::new("px", c).unwrap();
+    let mut errors = Vec::new();
+    for _ in 0..3 {
+        match v.connect(now_ns()) {
+            Ok(()) => break,
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].contains("connecting to"), "{errors:?}");
+    assert!(errors[1].contains("redirected: leader 2"), "{errors:?}");
+    assert_eq!(v.addr, leader_addr);
+    redirect.join().unwrap();
+    assert!(recovered(&mut v).is_empty());
+    let mut peer = peer.join().unwrap();
+    peer.answer_reconcile(&[]);
+}
+
+#[test]
+fn addresses_parse_one_or_several() {
+    use super::config::parse_addrs;
+    assert_eq!(parse_addrs("127.0.0.1:1").unwrap().len(), 1);
+    assert_eq!(
+        parse_addrs("127.0.0.1:1, 127.0.0.1:2,127.0.0.1:3")
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(parse_addrs("127.0.0.1:1,").is_none());
+    assert!(parse_addrs("").is_none());
+    assert!(parse_addrs("host:1").is_none());
+}
