@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Writes the committed seed inputs of the fuzz targets whose formats have no Rust
-seed generator: fix_gateway_state, cluster_log, exchange_snapshot. Each seed is a
-valid record (or a minimal one the fuzzer can grow), named by its SHA-1 like the
+seed generator: fix_gateway_state, cluster_log, exchange_snapshot, cluster_batch.
+Each seed is a valid record (or a minimal one the fuzzer can grow), named by its SHA-1 like the
 seeds cargo-fuzz writes. Layouts: crates/peregrine-fix-gateway/src/bridge/persist.rs,
 crates/peregrine-cluster/src/log/{records,snapshot}.rs, crates/peregrine-cluster/src/
-entry.rs, crates/peregrine-exchange-core/src/codec/snapshot.rs.
+entry.rs, crates/peregrine-exchange-core/src/codec/snapshot.rs, crates/peregrine-exchange/src/
+cluster/batch.rs (with the command records of crates/peregrine-exchange-core/src/codec/
+command.rs).
 
     python3 scripts/fuzz-seeds.py fuzz/seeds
 """
@@ -83,11 +85,28 @@ def exchange_snapshot():
     return [header(v, 0) + (b"\0" * 16 if v in (2, 4) else b"") for v in (1, 2, 3, 4)]
 
 
+def cluster_batch():
+    def command(tag, ts, body):
+        return u8(1) + u8(tag) + b"\0" * 6 + u64(ts) + body
+    tick = command(5, 1_000, b"")
+    cancel = command(1, 1_001, u32(1) + u32(7) + u64(42) + u64(9))
+    deposit = command(6, 1_002, u32(7) + u32(2) + u64(10_000) + u64(3))
+    mass = command(8, 1_003, u32(0xFFFF_FFFF) + u32(7) + u8(2) + b"\0" * 7 + u64(11))
+
+    def batch(first, records):
+        out = u8(1) + b"\0" * 3 + u32(len(records)) + u64(2) + u64(7)
+        for i, r in enumerate(records):
+            out += u64(first + i) + u8(len(r)) + r
+        return out
+    return [batch(41, [tick]), batch(1, [tick, cancel, deposit, mass])]
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "fuzz/seeds"
     for name, seeds in [("fix_gateway_state", fix_gateway_state()),
                         ("cluster_log", cluster_log()),
-                        ("exchange_snapshot", exchange_snapshot())]:
+                        ("exchange_snapshot", exchange_snapshot()),
+                        ("cluster_batch", cluster_batch())]:
         d = os.path.join(root, name)
         os.makedirs(d, exist_ok=True)
         for s in seeds:

@@ -28,7 +28,8 @@ enum Command {
     Exchange(cli::exchange::ExchangeArgs),
     /// Drive an exchange with many sessions and report latency percentiles.
     Loadgen(cli::loadgen::LoadgenArgs),
-    /// Balance administration: deposit, withdraw, query (exchange with balances).
+    /// Balance administration: deposit, withdraw, query (exchange with balances);
+    /// `admin cluster`: status and membership of `exchange --cluster` nodes.
     Admin(cli::admin::AdminArgs),
     /// Make account keys: a secret key file for the clients and the exchange's
     /// stored-key entries.

@@ -1,5 +1,6 @@
 //! `peregrine admin deposit|withdraw|balance`: one admin request over an order-entry
-//! session (the library: `peregrine_client::admin`).
+//! session (the library: `peregrine_client::admin`). `peregrine admin cluster` talks
+//! HTTP to a cluster node's admin endpoint instead (`cluster_admin`).
 //!
 //! Assets are named by symbol (resolved, with their decimals, from the exchange
 //! config) or by numeric id; amounts are decimal text in whole asset units
@@ -30,6 +31,9 @@ pub enum AdminCommand {
     Withdraw(MoveArgs),
     /// Print an account's balance of one asset.
     Balance(QueryArgs),
+    /// The nodes of `peregrine exchange --cluster` over their admin endpoint
+    /// (`[cluster] admin_listen`): status, leadership transfer, membership changes.
+    Cluster(super::cluster_admin::ClusterArgs),
 }
 
 /// Connection and target, shared by every action.
@@ -81,6 +85,7 @@ pub fn run(args: AdminArgs) -> anyhow::Result<()> {
         AdminCommand::Deposit(m) => (&m.target, Some(m.amount.as_str()), "deposit"),
         AdminCommand::Withdraw(m) => (&m.target, Some(m.amount.as_str()), "withdraw"),
         AdminCommand::Balance(q) => (&q.target, None, "balance"),
+        AdminCommand::Cluster(c) => return super::cluster_admin::run(c),
     };
     let config = Config::load(&target.config)?;
     let (asset, decimals, symbol) = resolve_asset(&config, &target.asset)?;

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod bench;
+pub mod cluster_admin;
 pub mod exchange;
 pub mod gateway;
 pub mod journal;
