@@ -136,7 +136,7 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Stamp, Vec<(u64, Record)>), BatchError
     if count > (b.len() - HEADER) / 9 {
         return Err(BatchError::Truncated(b.len()));
     }
-    let mut out = Vec::with_capacity(count);
+    let mut out: Vec<(u64, Record)> = Vec::with_capacity(count);
     let mut at = HEADER;
     for _ in 0..count {
         let seq = u64_at(b, at)?;
@@ -145,7 +145,11 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Stamp, Vec<(u64, Record)>), BatchError
             .get(at + 9..at + 9 + n)
             .ok_or(BatchError::Truncated(b.len()))?;
         if let Some(&(prev, _)) = out.last() {
-            let want = prev + 1;
+            // A record after seq u64::MAX has no valid number (found by fuzzing).
+            let want = prev.checked_add(1).ok_or(BatchError::Gap {
+                want: prev,
+                got: seq,
+            })?;
             if seq != want {
                 return Err(BatchError::Gap { want, got: seq });
             }
@@ -230,6 +234,17 @@ mod tests {
             decode(&w.finish()).unwrap_err(),
             BatchError::Gap { want: 2, got: 3 }
         );
+    }
+
+    /// The fuzz target's first find: records after seq u64::MAX overflowed the
+    /// continuity check (a panic with overflow checks, a wrap to 0 without).
+    #[test]
+    fn a_record_after_the_last_sequence_number_is_refused() {
+        let mut w = BatchWriter::default();
+        w.start(Stamp { node: 2, term: 7 });
+        w.push(u64::MAX, &rec(1));
+        w.push(0, &rec(2));
+        assert!(matches!(decode(&w.finish()), Err(BatchError::Gap { .. })));
     }
 
     #[test]

@@ -144,7 +144,7 @@ mod tests {
         let n = r.encode(&mut buf).unwrap();
         assert!(matches!(
             Outbound::decode(&buf[..n]),
-            Ok(Outbound::LeaderRedirect(_))
+            Ok((Outbound::LeaderRedirect(_), _))
         ));
         let none = redirect(0, None, 9);
         assert_eq!(

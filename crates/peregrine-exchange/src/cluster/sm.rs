@@ -115,7 +115,7 @@ fn fresh(
         core.restore_snapshot(s)?;
     }
     if let Some(r) = retention {
-        let floor = core.engine_seq() + 1;
+        let floor = core.engine_seq().saturating_add(1);
         core.collect_reports(ReportStore::new(r), floor);
     }
     Ok(core)
@@ -133,7 +133,7 @@ impl StateMachine for ExchangeSm {
         let Some(&(first, _)) = records.first() else {
             return;
         };
-        let want = self.core.engine_seq() + 1;
+        let want = self.core.engine_seq().saturating_add(1);
         if first != want {
             return self.fail(format!(
                 "committed batch starts at seq {first} where {want} was expected"
