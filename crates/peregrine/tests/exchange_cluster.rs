@@ -336,6 +336,56 @@ fn the_leader_serves_and_followers_redirect_to_it() {
         assert_eq!(status["role"], "leader", "{status}");
         assert_eq!(status["serving"], true);
         cluster.converged(Duration::from_secs(20));
+        // The operator's view, through the CLI against the real endpoints.
+        let admins: Vec<String> = cluster.nodes.iter().map(|n| n.admin.to_string()).collect();
+        let out = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args(["admin", "cluster", "status", "--node", &admins.join(",")])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lead_id = cluster.nodes[leader].id;
+        assert!(
+            text.contains(&format!("node {lead_id} at {}: leader", admins[leader])),
+            "{text}"
+        );
+        assert_eq!(text.matches(": follower, term").count(), N - 1, "{text}");
+        // A leadership transfer through the CLI: another node serves.
+        let to = cluster.nodes[(leader + 1) % N].id;
+        let out = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+            .args([
+                "admin",
+                "cluster",
+                "transfer",
+                "--node",
+                &admins.join(","),
+                "--to",
+            ])
+            .arg(to.to_string())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        support::wait_until("the transfer", Duration::from_secs(20), || {
+            cluster.nodes[(leader + 1) % N]
+                .status()
+                .is_some_and(|s| s["serving"] == true)
+        });
+        let (mut c, now) = cluster.login(1, 0);
+        assert_eq!(now, (leader + 1) % N);
+        let o = order(2, Side::Buy, 9_000, 1, TimeInForce::Gtc);
+        assert!(matches!(
+            c.request(&o, RequestRef::NewOrder(ClientOrderId(2)), |_| {}),
+            Ok(Outbound::Accepted(_))
+        ));
+        cluster.converged(Duration::from_secs(20));
     });
 }
 
