@@ -3,6 +3,7 @@
 //!
 //! | request | answer |
 //! |---|---|
+//! | `GET /metrics` | the node's cluster state for Prometheus (`peregrine_cluster_*`: leader, serving, term, commit, applied, engine seq, hash checks and mismatches, snapshots, the newest snapshot point's state hash as a label), on every node, followers included |
 //! | `GET /cluster/status` | JSON: the Raft status (role, term, leader, commit, applied, members, progress, snapshot hashes, checks), plus `engine_seq`, `serving` and the replica's **current** state hash with the engine seq it covers |
 //! | `POST /cluster/transfer?to=N` | asks the leader to hand over to node N (rolling upgrades) |
 //! | `POST /cluster/add?id=N&addr=HOST:PORT` | adds node N as a learner (it receives the log, does not vote) |
@@ -18,7 +19,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use peregrine_cluster::{ClusterError, MembershipChange, RunnerHandle};
+use peregrine_cluster::{ClusterError, MembershipChange, Role, RunnerHandle, Status};
+use peregrine_metrics::{labels, Families, Kind};
 use tiny_http::{Header, Method, Response, Server};
 
 use super::sm::ExchangeSm;
@@ -47,8 +49,15 @@ impl Admin {
                 while !s.load(Ordering::Relaxed) {
                     if let Ok(Some(req)) = server.recv_timeout(Duration::from_millis(50)) {
                         let (code, body) = route(req.method(), req.url(), &slot);
-                        let mut resp = Response::from_string(body).with_status_code(code);
-                        if let Ok(h) = Header::from_bytes("Content-Type", "application/json") {
+                        let kind = if req.url() == "/metrics" && code == 200 {
+                            peregrine_metrics::CONTENT_TYPE
+                        } else {
+                            "application/json"
+                        };
+                        let mut resp = Response::from_string(body)
+                            .with_status_code(code)
+                            .with_chunked_threshold(usize::MAX);
+                        if let Ok(h) = Header::from_bytes("Content-Type", kind) {
                             resp.add_header(h);
                         }
                         let _ = req.respond(resp);
@@ -99,11 +108,20 @@ fn route(method: &Method, url: &str, slot: &NodeSlot) -> (u16, String) {
     };
     match (method, path) {
         (Method::Get, "/cluster/status") => status(node, shared),
+        (Method::Get, "/metrics") => match node.status() {
+            Some((st, _)) => (200, metrics(&st, shared)),
+            None => error(503, "the node thread is not answering"),
+        },
         (Method::Post, "/cluster/transfer") => match id_of(url, "to") {
-            Ok(to) => {
-                node.transfer_leader(to);
-                (202, serde_json::json!({ "transfer_to": to }).to_string())
-            }
+            Ok(to) => match node.status() {
+                // Only the leader can hand over; raft-rs ignores the request elsewhere.
+                Some((st, _)) if st.role == Role::Leader => {
+                    node.transfer_leader(to);
+                    (202, serde_json::json!({ "transfer_to": to }).to_string())
+                }
+                Some((st, _)) => changed(Err(ClusterError::NotLeader { leader: st.leader })),
+                None => error(503, "the node thread is not answering"),
+            },
             Err(e) => e,
         },
         (Method::Post, "/cluster/add" | "/cluster/promote") => {
@@ -129,6 +147,82 @@ fn route(method: &Method, url: &str, slot: &NodeSlot) -> (u16, String) {
         (Method::Get | Method::Post, _) => error(404, "try GET /cluster/status"),
         _ => error(405, "GET or POST"),
     }
+}
+
+/// The cluster families of one node (OpenMetrics text, `peregrine_metrics`).
+fn metrics(st: &Status, shared: &Shared) -> String {
+    peregrine_metrics::document("cluster", |reg| {
+        let mut f = Families::new();
+        let leader = i64::from(st.role == Role::Leader);
+        f.single_gauge("leader", "1 while this node is the Raft leader.", leader);
+        f.single_gauge(
+            "serving",
+            "1 while this node serves order entry (leader with its log applied).",
+            i64::from(shared.serving()),
+        );
+        let g = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        f.single_gauge("term", "Current Raft term.", g(st.term));
+        f.single_gauge(
+            "leader_id",
+            "The leader this node knows (0: none).",
+            g(st.leader.unwrap_or(0)),
+        );
+        f.single_gauge(
+            "commit_index",
+            "Highest log index known committed.",
+            g(st.commit),
+        );
+        f.single_gauge(
+            "applied_index",
+            "Highest log index applied to the replica.",
+            g(st.applied),
+        );
+        f.single_gauge(
+            "last_index",
+            "Last index in this node's log.",
+            g(st.last_index),
+        );
+        f.single_gauge(
+            "snapshot_index",
+            "Index of the newest snapshot.",
+            g(st.snapshot_index),
+        );
+        f.single_gauge(
+            "engine_seq",
+            "Engine sequence number of the last command applied.",
+            g(shared.engine_seq()),
+        );
+        f.single_gauge("voters", "Voting members.", g(st.voters.len() as u64));
+        f.single_counter(
+            "hash_checks_ok",
+            "Replicated state-hash checks that matched this node's state.",
+            st.hash_checks_ok,
+        );
+        f.single_counter(
+            "hash_mismatches",
+            "Replicated state-hash checks that did not: the replicas diverged.",
+            st.hash_mismatches,
+        );
+        f.single_counter(
+            "snapshots_taken",
+            "Snapshots taken locally.",
+            st.snapshots_taken,
+        );
+        f.single_counter(
+            "snapshots_installed",
+            "Snapshots installed from a leader.",
+            st.snapshots_installed,
+        );
+        if let Some((index, hash)) = &st.state_hash {
+            f.family(
+                "state_hash",
+                Kind::Gauge,
+                "1, labelled with the newest snapshot point's index and state hash.",
+            );
+            f.gauge(labels(&[("index", &index.to_string()), ("hash", hash)]), 1);
+        }
+        reg.register_collector(Box::new(f));
+    })
 }
 
 fn changed(r: Result<(), ClusterError>) -> (u16, String) {
