@@ -26,6 +26,8 @@ command -v g++ >/dev/null || need="$need g++"
 command -v valgrind >/dev/null || need="$need valgrind"
 # Prometheus and promtool (Debian's `prometheus`) for scripts/prometheus-smoke.sh.
 command -v prometheus >/dev/null || need="$need prometheus"
+# `ip` (iproute2) for the cluster's network-namespace partition test.
+command -v ip >/dev/null || need="$need iproute2"
 [ -z "$need" ] || apt_install $need
 # QuickFIX's own FIX 4.4 dictionary validates what we send (~40 s to fetch once).
 scripts/quickfix-spec.sh || echo "warning: QuickFIX's FIX44.xml not fetched; the FIX interop tests run without it"
@@ -35,7 +37,7 @@ source tests/http/setup.sh
 start=$(date +%s)
 cargo test --workspace --release
 echo "cargo test: $(( $(date +%s) - start )) s"
-# 10 s per target keeps CI well inside its 90 minutes with 16 targets (each prints its
+# 10 s per target keeps CI well inside its 90 minutes with 17 targets (each prints its
 # inputs and inputs/s; docs/testing.md has what 10M inputs per target would take).
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}" scripts/safety-checks.sh all
 start=$(date +%s)
