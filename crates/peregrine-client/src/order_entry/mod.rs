@@ -35,6 +35,8 @@ use crate::error::ClientError;
 
 mod redirect;
 
+pub use redirect::resolve_leader;
+
 /// Bytes of a connection's receive buffer.
 pub const RX: usize = 64 * 1024;
 

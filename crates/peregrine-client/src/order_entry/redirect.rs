@@ -101,8 +101,9 @@ fn transient(e: &ClientError) -> bool {
     matches!(e, ClientError::Io { .. } | ClientError::Closed(_))
 }
 
-/// The first address `host:port` resolves to.
-fn resolve(text: &str) -> Option<SocketAddr> {
+/// The first address a redirect's `host:port` resolves to (`None`: it does not):
+/// how every client of a cluster reads `LeaderRedirect.address`.
+pub fn resolve_leader(text: &str) -> Option<SocketAddr> {
     text.to_socket_addrs().ok()?.next()
 }
 
@@ -148,7 +149,7 @@ impl Connection {
                             address,
                             retry_after_ms,
                         }) => {
-                            let to = address.as_deref().and_then(resolve);
+                            let to = address.as_deref().and_then(resolve_leader);
                             walk.redirected(to, retry_after_ms);
                             last = Some(ClientError::Redirected {
                                 leader_id,

@@ -345,7 +345,7 @@ impl ExchangeVenue {
                         address: address
                             .as_ref()
                             .and_then(|a| a.as_text())
-                            .and_then(|t| t.parse().ok()),
+                            .and_then(peregrine_client::order_entry::resolve_leader),
                         retry_after_ms,
                     })
                 }

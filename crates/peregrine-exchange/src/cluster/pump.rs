@@ -12,6 +12,7 @@
 //!   proposal is refused), the serving loop is told to stop; its unreplicated
 //!   batches are never released, and the process rejoins as a follower from its log.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,6 +42,8 @@ pub(crate) struct LeaderPump {
     proposals: Receiver<Vec<u8>>,
     handover: SyncSender<Handover>,
     shared: Arc<Shared>,
+    /// The process's stop request, passed on to the serving loop.
+    stop: Arc<AtomicBool>,
     state: State,
 }
 
@@ -49,11 +52,13 @@ impl LeaderPump {
         proposals: Receiver<Vec<u8>>,
         handover: SyncSender<Handover>,
         shared: Arc<Shared>,
+        stop: Arc<AtomicBool>,
     ) -> Self {
         LeaderPump {
             proposals,
             handover,
             shared,
+            stop,
             state: State::Following,
         }
     }
@@ -76,6 +81,10 @@ impl Pump<ExchangeSm> for LeaderPump {
     fn pump(&mut self, node: &mut Node<ExchangeSm>, _now: Instant) -> Option<Instant> {
         self.shared.observe(node);
         self.shared.answer_hash(node);
+        // Relaxed: a stop request needs no ordering with other memory.
+        if self.stop.load(Ordering::Relaxed) {
+            self.shared.depose();
+        }
         match self.state {
             State::Following => {
                 if self.shared.failed() || !caught_up(node) {

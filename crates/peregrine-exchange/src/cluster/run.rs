@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use peregrine_cluster::RunnerHandle;
 use peregrine_exchange_core::reports::Retention;
-use peregrine_exchange_core::VenueSpec;
 
 use super::admin::{Admin, NodeSlot};
 use super::log::ReplicatedLog;
@@ -78,7 +77,12 @@ pub fn run(
         let sm = ExchangeSm::new(&venue, retention, Arc::clone(&shared)).map_err(cluster_err)?;
         let (to_node, proposals) = channel();
         let (handover_tx, handover_rx) = sync_channel(1);
-        let pump = LeaderPump::new(proposals, handover_tx, Arc::clone(&shared));
+        let pump = LeaderPump::new(
+            proposals,
+            handover_tx,
+            Arc::clone(&shared),
+            Arc::clone(&stop),
+        );
         let node = peregrine_cluster::spawn(journal.dir.clone(), &cc, sm, Some(Box::new(pump)))
             .map_err(cluster_err)?;
         log::info!(
@@ -124,14 +128,14 @@ pub fn run(
         let core = core.try_map_log(|_| Ok::<_, ExchangeError>(log))?;
         let (mut core, feed) = attach_feed(&config, core)?;
         let reports = core.take_reports();
-        fund(&mut core, venue_balances(&venue))?;
+        fund(&mut core, venue.balances.as_ref())?;
         let wake = shared
             .wake_fd()
             .try_clone_to_owned()
             .doing(|| "duplicating the cluster eventfd".into())?;
-        // The serving loop stops when deposed, or when the process stops.
+        // The serving loop stops when deposed, or when the process stops (the pump
+        // passes the stop request on).
         let stop_serving = Arc::clone(&shared.stop_serving);
-        let watcher = watch_stop(Arc::clone(&stop), Arc::clone(&shared));
         let served = serve(
             config.clone(),
             core,
@@ -142,7 +146,6 @@ pub fn run(
             |_| {},
         );
         shared.depose();
-        let _ = watcher.join();
         let stopped = stop_node(&slot);
         summary = served?;
         stopped?;
@@ -166,23 +169,4 @@ fn stop_node(slot: &NodeSlot) -> Result<(), ExchangeError> {
         Some((node, _)) => node.stop().map(|_| ()).map_err(cluster_err),
         None => Ok(()),
     }
-}
-
-fn venue_balances(venue: &VenueSpec) -> Option<&peregrine_exchange_core::balances::BalanceSetup> {
-    venue.balances.as_ref()
-}
-
-/// Copies the process's stop request into the serving loop's stop flag; ends when
-/// the serving loop has stopped for any reason.
-fn watch_stop(stop: Arc<AtomicBool>, shared: Arc<Shared>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        // Relaxed: stop flags order nothing else.
-        while !shared.stop_serving.load(Ordering::Relaxed) {
-            if stop.load(Ordering::Relaxed) {
-                shared.depose();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    })
 }

@@ -68,10 +68,8 @@ impl ExchangeSm {
     /// report streams it collected) goes to the serving thread, and a copy restored
     /// from its snapshot stays here to go on replaying.
     pub(crate) fn take_for_serving(&mut self, stamp: Stamp) -> Result<Core<NoLog>, String> {
-        let blob = self.encode();
-        let snap = snapshot::decode(&blob).map_err(|e| e.to_string())?;
-        let mut copy = fresh(&self.venue, None, None)?;
-        copy.restore_snapshot(&snap)?;
+        let snap = snapshot::decode(&self.encode()).map_err(|e| e.to_string())?;
+        let copy = fresh(&self.venue, None, Some(&snap))?;
         let serving = std::mem::replace(&mut self.core, copy);
         self.own = Some(stamp);
         // Release: the serving thread reads the watermark with Acquire.
