@@ -19,6 +19,8 @@
 # single node, and writes everything as JSON (path printed at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/procs.sh
+source scripts/lib/procs.sh
 MODE=${1:-quick}
 case $MODE in
   quick) DUR=${DUR:-5} ;;
@@ -37,14 +39,6 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_for_line() { # file pattern
-  for _ in $(seq 1 200); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; return 1
-}
 common() { # client-port dir
   cat <<CFG
 listen = "127.0.0.1:$1"

@@ -25,6 +25,8 @@
 # with 0 lost; ping-pong p50 <= 1.3x; durable p50 <= 1.5x and p99 <= 3x its floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/procs.sh
+source scripts/lib/procs.sh
 MODE=${1:-quick}
 case $MODE in
   quick) DUR=${DUR:-5}; REPS=${REPS:-1} ;;
@@ -46,7 +48,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # An exchange config: fsync policy $1, journal in $2.
 config() {
@@ -63,13 +64,6 @@ fsync = "$1"
 EOF
 }
 
-wait_for_line() { # file pattern
-  for _ in $(seq 1 200); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; return 1
-}
 
 # loadgen against $1 (addr) with the row's arguments, summary JSON to $2.
 loadgen() {

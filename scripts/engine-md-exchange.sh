@@ -11,6 +11,8 @@
 # Usage: scripts/engine-md-exchange.sh [loadgen seconds, default 20] [orders/s, default 2000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/procs.sh
+source scripts/lib/procs.sh
 SECS=${1:-20}
 RATE=${2:-2000}
 BIN=target/release/peregrine
@@ -24,7 +26,6 @@ cleanup() {
     rm -rf "$TMP" "$SHM"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ORDER=$(free_port); REC=$(free_port); MD=$(free_port)
 
 exchange_toml() {

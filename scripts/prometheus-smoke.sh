@@ -12,6 +12,8 @@
 #   PEREGRINE_BIN=target/release/peregrine scripts/prometheus-smoke.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/procs.sh
+source scripts/lib/procs.sh
 command -v prometheus >/dev/null || { echo "prometheus not installed (apt-get install prometheus)" >&2; exit 2; }
 # PEREGRINE_BIN: a release binary already built (scripts/test-all.sh passes the one
 # `cargo test --workspace --release` built; `cargo build -p peregrine` alone unifies
@@ -29,7 +31,6 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 MP=$(free_port); PP=$(free_port); OP=$(free_port)
 "$B" keygen --accounts 1-4 --keys-out "$TMP/keys.toml" --accounts-out "$TMP/accounts.toml" >/dev/null
 
