@@ -6,7 +6,7 @@
 #   scripts/bench-cluster.sh full     # 20 s per run
 #   FSYNC=none scripts/bench-cluster.sh
 #
-# Rows (each: single node, then the cluster; `peregrine loadgen`, 4 sessions, one
+# Rows (each: the floor, the single node, then the cluster; `peregrine loadgen`, 4 sessions, one
 # account each, resting and crossing orders):
 #   open10k    open loop 10k orders/s
 #   open100k   open loop 100k orders/s
@@ -16,7 +16,11 @@
 # Both sides journal with `fsync = "$FSYNC"` (default `batch`: an acknowledged
 # order is on disk; on the cluster, on a majority of the nodes' disks). Prints
 # p50/p90/p99/p99.9/max of order->ack and throughput, the cluster's multiple of the
-# single node, and writes everything as JSON (path printed at the end).
+# single node and of the floor, and writes everything as JSON (path printed at the end).
+# The floor is scripts/floor.c's bare order-entry echo (as in bench-exchange.sh) plus,
+# with `fsync = "batch"`, one fdatasync measured by floor.c on the same disk: what a
+# durable single node cannot beat. (A replicated order adds at least one more round
+# trip and a follower's fdatasync on top of that.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=lib/procs.sh
@@ -30,7 +34,9 @@ esac
 FSYNC=${FSYNC:-batch}
 ROWS=${ROWS:-"open10k open100k max"}
 cargo build --release -p peregrine >&2
+gcc -O2 -Wall -o target/release/peregrine-floor scripts/floor.c
 B=$PWD/target/release/peregrine
+F=$PWD/target/release/peregrine-floor
 TMP=$(mktemp -d -p "${TMPDIR:-/tmp}" bench-cluster.XXXXXX)
 JSON_OUT=${JSON_OUT:-$PWD/target/bench-cluster-$(date -u +%Y%m%dT%H%M%SZ).json}
 PIDS=()
@@ -65,6 +71,14 @@ loadgen() { # addrs json args...
   "$B" loadgen --config "$TMP/single/exchange.toml" --addr "$addrs" --keys "$TMP/keys.toml" \
     --duration "$DUR" --json "$json" "$@" > "$json.txt" 2>&1 || true
   [ -s "$json" ] || { echo "loadgen failed:" >&2; cat "$json.txt" >&2; return 1; }
+}
+floor_run() { # json args...
+  local json=$1; shift
+  local port; port=$(free_port)
+  "$F" echo "$port" > "$TMP/floor.out" 2>&1 & local pid=$!; PIDS+=("$pid")
+  wait_for_line "$TMP/floor.out" listening
+  loadgen "127.0.0.1:$port" "$json" "$@"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 single_run() { # json args...
   local json=$1; shift
@@ -107,9 +121,14 @@ cluster_run() { # json args...
 }
 "$B" keygen --accounts 1-4 --keys-out "$TMP/keys.toml" --accounts-out "$TMP/accounts.toml" >&2
 mkdir -p "$TMP/single"; common 7700 "$TMP/single" > "$TMP/single/exchange.toml"
+mkdir -p "$TMP/fsync-probe"
+"$F" fsync "$TMP/fsync-probe" "${FSYNCS:-1000}" > "$TMP/fsync.txt"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "# $(date -u +%FT%TZ)  $(nproc) cores  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)  load $LOAD_BEFORE  mode $MODE (${DUR}s)  fsync $FSYNC"
+echo "# floor: $(cat "$TMP/fsync.txt") (4 KiB append + fdatasync on this disk)"
 for row in $ROWS; do
+  # shellcheck disable=SC2046
+  floor_run "$TMP/$row-floor.json" $(row_args "$row")
   # shellcheck disable=SC2046
   single_run "$TMP/$row-single.json" $(row_args "$row")
   # shellcheck disable=SC2046
@@ -124,20 +143,32 @@ cols = ["p50_us", "p90_us", "p99_us", "p999_us", "max_us"]
 result = {"mode": mode, "duration_s": float(dur), "fsync": fsync, "load_before": load_before,
           "load_after": load_after, "rows": []}
 print(f"{'row':<9} {'who':<8} {'sent':>8} {'lost':>5} {'tput/s':>9} " + " ".join(f"{c[:-3]:>8}" for c in cols))
+fs = open(os.path.join(tmp, "fsync.txt")).read().split()
+fsync_floor = {"p50_us": float(fs[2]), "p99_us": float(fs[4])}
+result["fdatasync_floor"] = fsync_floor
 for row in rows:
+    f = json.load(open(os.path.join(tmp, f"{row}-floor.json")))
     s = json.load(open(os.path.join(tmp, f"{row}-single.json")))
     c = json.load(open(os.path.join(tmp, f"{row}-cluster.json")))
-    for who, r in (("single", s), ("cluster", c)):
+    floor = dict(f["ack"])
+    if fsync == "batch":  # the echo plus one fdatasync (p50 to p50, p99 and beyond to p99)
+        floor = {k: f["ack"][k] + (fsync_floor["p50_us"] if k == "p50_us" else fsync_floor["p99_us"]) for k in cols}
+    f = dict(f, ack=floor)
+    for who, r in (("floor", f), ("single", s), ("cluster", c)):
         print(f"{row:<9} {who:<8} {r['sent']:>8} {r['lost']:>5} {r['throughput_per_s']:>9.0f} " +
               " ".join(f"{r['ack'][k]:>8.1f}" for k in cols))
+    vs_floor = {k: (c["ack"][k] / floor[k] if floor[k] > 0 else None) for k in cols}
+    print(f"{row:<9} {'c/floor':<8} {'':>8} {'':>5} {'':>9} " +
+          " ".join(f"{(vs_floor[k] or 0):>7.2f}x" for k in cols))
     ratio = {k: (c["ack"][k] / s["ack"][k] if s["ack"][k] > 0 else None) for k in cols}
     tput = c["throughput_per_s"] / s["throughput_per_s"] if s["throughput_per_s"] else None
-    print(f"{row:<9} {'ratio':<8} {'':>8} {'':>5} {(tput or 0):>8.2f}x " +
+    print(f"{row:<9} {'c/single':<8} {'':>8} {'':>5} {(tput or 0):>8.2f}x " +
           " ".join(f"{(ratio[k] or 0):>7.2f}x" for k in cols))
     leaderships = int(open(os.path.join(tmp, f"{row}-cluster.json.leaderships")).read().strip() or 0)
     if leaderships != 1:
         print(f"{row:<9} warning: {leaderships} leaderships during the cluster run (a failover: lost orders are those of the deposed leader's sessions)")
-    result["rows"].append({"row": row, "single": s, "cluster": c, "ratio": ratio, "throughput_ratio": tput,
+    result["rows"].append({"row": row, "floor": f, "single": s, "cluster": c, "ratio": ratio,
+                           "ratio_to_floor": vs_floor, "throughput_ratio": tput,
                            "leaderships": leaderships})
 json.dump(result, open(out, "w"), indent=1)
 print(f"# load {load_before} -> {load_after}; JSON: {out}")
