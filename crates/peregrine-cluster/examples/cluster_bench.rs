@@ -193,6 +193,7 @@ fn run(n: u64, a: &Args) {
                         id: i as u64 + 1,
                         addr: format!("127.0.0.1:{p}"),
                         client: None,
+                        recovery: None,
                     })
                     .collect(),
                 fsync: a.fsync,

@@ -18,6 +18,10 @@ pub struct PeerConfig {
     /// while it leads. Default: none (clients are told who leads, not where).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The node's market-data recovery address `host:port`, where recovery requests
+    /// are redirected while it leads. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
 }
 
 /// Settings of one cluster node.
@@ -181,6 +185,7 @@ mod tests {
                     id,
                     addr: format!("127.0.0.1:{}", 7710 + id),
                     client: None,
+                    recovery: None,
                 })
                 .collect(),
             ..Default::default()
@@ -239,6 +244,7 @@ mod tests {
             id: 1,
             addr: String::new(),
             client: None,
+            recovery: None,
         });
         c.snapshot_retain = 0;
         let errs = c.validate().unwrap_err();

@@ -31,6 +31,7 @@ fn config(id: u64, ports: &[u16]) -> ClusterConfig {
                 id: i as u64 + 1,
                 addr: format!("127.0.0.1:{p}"),
                 client: None,
+                recovery: None,
             })
             .collect(),
         tick_ms: 10,

@@ -2,6 +2,7 @@
 //! blocking wire client with timeouts. The process is killed when the handle drops.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod cluster;
 pub mod engine;
 pub mod fix;
 
