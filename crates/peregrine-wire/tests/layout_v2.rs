@@ -336,6 +336,17 @@ const PINNED: &[Pinned] = &[
         22,
         &[("request_id", 8, 8), ("count", 16, 4), ("reason", 20, 2)],
     ),
+    (
+        "RecoveryRedirect",
+        0x58,
+        88,
+        &[
+            ("leader_id", 8, 8),
+            ("retry_after_ms", 16, 4),
+            ("reserved", 20, 4),
+            ("address", 24, 64),
+        ],
+    ),
 ];
 
 /// Version-2 order-entry types whose layout is version 1's, unchanged (pinned in

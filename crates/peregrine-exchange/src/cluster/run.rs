@@ -15,7 +15,7 @@ use peregrine_exchange_core::reports::Retention;
 use super::admin::{Admin, NodeSlot};
 use super::log::ReplicatedLog;
 use super::pump::{Handover, LeaderPump};
-use super::redirect::Redirector;
+use super::redirect::{Port, Redirector};
 use super::sm::ExchangeSm;
 use super::Shared;
 use crate::config::Config;
@@ -49,6 +49,11 @@ pub fn run(
         .peers
         .iter()
         .filter_map(|p| p.client.clone().map(|c| (p.id, c)))
+        .collect();
+    let recoveries: BTreeMap<u64, String> = cc
+        .peers
+        .iter()
+        .filter_map(|p| p.recovery.clone().map(|c| (p.id, c)))
         .collect();
     let slot: NodeSlot = Arc::new(Mutex::new(None));
     let _admin = match &cc.admin_listen {
@@ -93,14 +98,37 @@ pub fn run(
         );
         let waker = node.waker();
         *lock(&slot) = Some((node, Arc::clone(&shared)));
-        let redirector = Redirector::start(config.listen, Arc::clone(&shared), clients.clone())
-            .doing(|| format!("binding {} (redirecting to the leader)", config.listen))?;
+        let redirector = Redirector::start(
+            config.listen,
+            Port::OrderEntry,
+            Arc::clone(&shared),
+            clients.clone(),
+        )
+        .doing(|| format!("binding {} (redirecting to the leader)", config.listen))?;
+        let md_redirector = if config.recovery_enabled {
+            Some(
+                Redirector::start(
+                    config.recovery_listen,
+                    Port::Recovery,
+                    Arc::clone(&shared),
+                    recoveries.clone(),
+                )
+                .doing(|| {
+                    format!(
+                        "binding {} (redirecting recovery to the leader)",
+                        config.recovery_listen
+                    )
+                })?,
+            )
+        } else {
+            None
+        };
         if let Some(f) = on_ready.take() {
             f(config.listen);
         }
         let handover = loop {
             if stop.load(Ordering::Relaxed) {
-                drop(redirector);
+                drop((redirector, md_redirector));
                 stop_node(&slot)?;
                 return Ok(summary);
             }
@@ -108,13 +136,13 @@ pub fn run(
                 Ok(h) => break h,
                 Err(RecvTimeoutError::Timeout) => {
                     if let Some(why) = shared.failure() {
-                        drop(redirector);
+                        drop((redirector, md_redirector));
                         let _ = stop_node(&slot);
                         return Err(ExchangeError::Cluster(why));
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    drop(redirector);
+                    drop((redirector, md_redirector));
                     return Err(match stop_node(&slot) {
                         Err(e) => e,
                         Ok(()) => ExchangeError::Cluster("the node thread stopped".into()),
@@ -122,7 +150,7 @@ pub fn run(
                 }
             }
         };
-        drop(redirector);
+        drop((redirector, md_redirector));
         let Handover { core, stamp } = handover;
         let log = ReplicatedLog::new(stamp, to_node, waker, Arc::clone(&shared));
         let core = core.try_map_log(|_| Ok::<_, ExchangeError>(log))?;

@@ -14,10 +14,13 @@
 //!   including `as_of_seq`: apply buffered feed messages with a higher sequence number.
 //! * **Reference data** (version 2): [`InstrumentListRequest`] is answered by
 //!   [`InstrumentList`] (the count) and that many [`InstrumentDefinition`]s.
+//!
+//! A cluster node that does not lead answers any request with one
+//! [`RecoveryRedirect`] (version 2) naming the leader's recovery address, then closes.
 
 use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp};
 
-use crate::field::ReasonCode;
+use crate::field::{LeaderAddress, Pad, ReasonCode};
 use crate::md::{Commitment, L2Update, Trade};
 use crate::message::{wire_family, wire_message};
 pub use crate::v2::reference::{InstrumentDefinition, InstrumentList, InstrumentListRequest};
@@ -103,13 +106,30 @@ wire_message! {
     level_count: u32,
 }
 
+wire_message! {
+    /// Recovery server → subscriber, from a cluster node that does not lead (only
+    /// the leader serves recovery): where the leader's recovery service is. The node
+    /// closes the connection after it; the subscriber asks again there (or, with no
+    /// leader known, at another node after `retry_after_ms`).
+    RecoveryRedirect = 0x58, version 2;
+    /// The leader's node id; 0: no leader known yet.
+    leader_id: u64,
+    /// Milliseconds to wait before trying again when no leader is known; 0 otherwise.
+    retry_after_ms: u32,
+    /// Must be zero.
+    reserved: Pad<4>,
+    /// The leader's recovery address, ASCII `host:port` padded with zero bytes (all
+    /// zeros when no leader, or no address for it, is known).
+    address: LeaderAddress,
+}
+
 wire_family! {
     /// A message on the recovery channel, either direction, including replayed feed
     /// messages.
     Recovery {
         ReplayRequest, ReplayResponse, SnapshotRequest, SnapshotHeader, SnapshotLevel,
         SnapshotEnd, Trade, L2Update, Commitment,
-        InstrumentListRequest, InstrumentList, InstrumentDefinition,
+        InstrumentListRequest, InstrumentList, InstrumentDefinition, RecoveryRedirect,
     }
 }
 
