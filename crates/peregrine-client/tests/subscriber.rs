@@ -170,6 +170,10 @@ fn poll_until(sub: &mut Subscriber, seen: &mut Seen, done: impl Fn(&Subscriber, 
 }
 
 fn subscriber(recovery: Option<SocketAddr>, instruments: &[u32]) -> (Subscriber, SocketAddr) {
+    subscriber_of(recovery.into_iter().collect(), instruments)
+}
+
+fn subscriber_of(recovery: Vec<SocketAddr>, instruments: &[u32]) -> (Subscriber, SocketAddr) {
     let sub = Subscriber::bind(SubscriberConfig {
         feed: "127.0.0.1:0".parse().unwrap(),
         recovery,
@@ -444,6 +448,65 @@ fn a_refused_recovery_service_is_retried_until_a_snapshot_arrives() {
                 "snapshot 1 as of 6".to_owned(),
                 "snapshot recovery 6".to_owned()
             ]
+        );
+    });
+}
+
+/// A cluster: the first configured node is down, the second does not lead and
+/// redirects (`RecoveryRedirect`) to the leader's service, which answers. The
+/// subscriber passes the dead node, follows the redirect and installs the leader's
+/// snapshot.
+#[test]
+fn a_cluster_subscriber_passes_a_dead_node_and_follows_the_redirect_to_the_leader() {
+    use peregrine_wire::field::{LeaderAddress, Pad};
+    use peregrine_wire::md::recovery::RecoveryRedirect;
+    with_timeout(60, || {
+        let dead = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let follower = TcpListener::bind("127.0.0.1:0").unwrap();
+        let leader = TcpListener::bind("127.0.0.1:0").unwrap();
+        let leader_addr = leader.local_addr().unwrap();
+        let (mut sub, _feed) = subscriber_of(vec![dead, follower.local_addr().unwrap()], &[1]);
+        let redirects = std::thread::spawn(move || {
+            let (mut s, _) = follower.accept().unwrap();
+            let mut out = Vec::new();
+            encode(
+                &mut out,
+                &RecoveryRedirect {
+                    leader_id: 3,
+                    retry_after_ms: 0,
+                    reserved: Pad,
+                    address: LeaderAddress::from_text(&leader_addr.to_string()).unwrap(),
+                },
+            );
+            s.write_all(&out).unwrap();
+        });
+        let answers = std::thread::spawn(move || {
+            let (mut s, _) = leader.accept().unwrap();
+            let mut rx = RecvBuffer::<4096>::new();
+            let Recovery::SnapshotRequest(_) = request(&mut s, &mut rx) else {
+                panic!("expected a snapshot request");
+            };
+            s.write_all(&snapshot_answer(1, 4, &[(Side::Sell, 105, 2)]))
+                .unwrap();
+        });
+        let mut seen = Seen::default();
+        sub.start(&mut |e| seen.on(e));
+        poll_until(&mut sub, &mut seen, |s, _| !s.recovering());
+        redirects.join().unwrap();
+        answers.join().unwrap();
+        assert_eq!(
+            sub.book(InstrumentId(1)).unwrap().levels(Side::Sell),
+            [(105, 2)]
+        );
+        let want = format!("Redirected {{ to: {leader_addr} }}");
+        assert!(seen.log.contains(&want), "{:?}", seen.log);
+        assert!(
+            seen.log.iter().any(|l| l.starts_with("failed")),
+            "the dead node was tried first: {:?}",
+            seen.log
         );
     });
 }

@@ -6,6 +6,10 @@
 //! `poll`, so a gap never stalls the thread that reads the feed; the blocking
 //! [`super::recovery::snapshot`] and [`super::recovery::replay`] drive the same
 //! machine to completion.
+//!
+//! A cluster node that does not lead answers `RecoveryRedirect`: the fetch ends with
+//! [`ClientError::Redirected`] naming the leader's recovery address, for the caller
+//! to follow ([`super::recovery`] and the subscriber do).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -218,6 +222,14 @@ impl Fetch {
     /// Applies every whole frame received; the answer once it is complete.
     fn decode(&mut self) -> Result<Option<Fetched>, ClientError> {
         while let Some(m) = self.rx.next(Recovery::decode)? {
+            if let Recovery::RecoveryRedirect(r) = m {
+                // A cluster node that does not lead: the leader serves recovery.
+                return Err(ClientError::Redirected {
+                    leader_id: r.leader_id,
+                    address: r.address.as_text().map(str::to_owned),
+                    retry_after_ms: r.retry_after_ms,
+                });
+            }
             let mut ask_more = false;
             match &mut self.want {
                 Want::Snapshot { book, session_id } => match m {

@@ -1,6 +1,7 @@
 //! The client side of the feed's TCP recovery service, blocking: a book snapshot, or
 //! a replay of a range of feed messages. Both drive a [`Fetch`] (the non-blocking
-//! state machine the subscriber polls) to completion.
+//! state machine the subscriber polls) to completion. Both follow a cluster's
+//! `RecoveryRedirect`s to the leader (at most [`MAX_REDIRECTS`] in a row).
 
 use std::net::SocketAddr;
 
@@ -9,13 +10,14 @@ use peregrine_wire::md::MdMessage;
 
 use crate::error::ClientError;
 use crate::md::fetch::{Fetch, Fetched};
+use crate::order_entry::resolve_leader;
 
 pub use crate::md::fetch::Snapshot;
 
 /// Fetches one instrument's book from the recovery service (at most
 /// [`crate::md::fetch::FETCH_TIMEOUT`]).
 pub fn snapshot(addr: SocketAddr, instrument: InstrumentId) -> Result<Snapshot, ClientError> {
-    match Fetch::snapshot(addr, instrument)?.wait()? {
+    match following(addr, |a| Fetch::snapshot(a, instrument))? {
         Fetched::Snapshot(s) => Ok(s),
         Fetched::Replay(_) => Err(ClientError::Unexpected("a replay".into())),
     }
@@ -30,8 +32,42 @@ pub fn replay(
     first: u64,
     count: u64,
 ) -> Result<Option<Vec<(u64, MdMessage)>>, ClientError> {
-    match Fetch::replay(addr, session_id, first, count)?.wait()? {
+    match following(addr, |a| Fetch::replay(a, session_id, first, count))? {
         Fetched::Replay(r) => Ok(r),
         Fetched::Snapshot(_) => Err(ClientError::Unexpected("a snapshot".into())),
+    }
+}
+
+/// Redirects followed in a row, at most (two nodes briefly naming each other during a
+/// leader change cannot make a fetch spin).
+pub const MAX_REDIRECTS: usize = 4;
+
+/// The leader address a redirect names, if it resolves.
+pub(crate) fn redirect_target(e: &ClientError) -> Option<SocketAddr> {
+    match e {
+        ClientError::Redirected {
+            address: Some(a), ..
+        } => resolve_leader(a),
+        _ => None,
+    }
+}
+
+/// Runs the fetch `start` makes at `addr`, following redirects.
+fn following(
+    mut addr: SocketAddr,
+    start: impl Fn(SocketAddr) -> Result<Fetch, ClientError>,
+) -> Result<Fetched, ClientError> {
+    let mut hops = 0;
+    loop {
+        match start(addr).and_then(Fetch::wait) {
+            Err(e) if hops < MAX_REDIRECTS => match redirect_target(&e) {
+                Some(to) => {
+                    hops += 1;
+                    addr = to;
+                }
+                None => return Err(e),
+            },
+            r => return r,
+        }
     }
 }

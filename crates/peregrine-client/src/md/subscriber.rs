@@ -27,6 +27,13 @@
 //! held as during any recovery. The failure is reported once per streak
 //! ([`MdEvent::RecoveryFailed`]); the snapshots that end it are reported as usual.
 //!
+//! **A cluster.** Only the leader serves recovery. A node that does not lead answers
+//! with the leader's recovery address, which the subscriber follows at once (at most
+//! [`MAX_REDIRECTS`] in a row, reported as [`MdEvent::Redirected`]); a node that is
+//! down, or knows no leader, passes the next try to the next configured address.
+//! After a failover the new leader's feed is a new session: the books are reset and
+//! rebuilt from the new leader's snapshots, never silently continued.
+//!
 //! **Timestamps.** Every book change carries the exchange's time of the change (the
 //! `L2Update`'s `engine_time`) and the packet's `send_time` (the exchange clock when
 //! the packet was handed to its socket; 0 for messages that came by replay or
@@ -48,6 +55,7 @@ use crate::error::{ClientError, IoContext};
 use crate::md::backoff::Backoff;
 use crate::md::book::L2Book;
 use crate::md::fetch::{Fetch, Fetched};
+use crate::md::recovery::{redirect_target, MAX_REDIRECTS};
 
 /// Packets held while a recovery is in progress, at most.
 pub const MAX_HELD: usize = 16_384;
@@ -64,8 +72,10 @@ const PACKETS_PER_POLL: usize = 64;
 pub struct SubscriberConfig {
     /// The feed's target address (unicast, or a multicast group).
     pub feed: SocketAddr,
-    /// The recovery service, if the exchange runs one.
-    pub recovery: Option<SocketAddr>,
+    /// The recovery service: its address for a single exchange; for a cluster, the
+    /// recovery address of every node (tried in turn; a node that does not lead
+    /// redirects to the one that does). Empty: the exchange runs none.
+    pub recovery: Vec<SocketAddr>,
     /// The instruments whose books are kept (1..=[`MAX_INSTRUMENTS`]).
     pub instruments: Vec<InstrumentId>,
     /// Testing aid: ignore every Nth data packet, as if the network lost it.
@@ -157,6 +167,12 @@ pub enum MdEvent<'a> {
         /// Its size.
         bytes: usize,
     },
+    /// A cluster node that does not lead sent the recovery request on to the
+    /// leader's recovery service at `to` (asked at once).
+    Redirected {
+        /// The leader's recovery address.
+        to: SocketAddr,
+    },
     /// A recovery failed, the first time since the last one that succeeded: the
     /// books wait (packets are held) and the snapshots are asked for again after
     /// `retry_in`, then with growing backoff, until they arrive.
@@ -228,6 +244,11 @@ pub struct Subscriber {
     held_dropped: u64,
     /// When to try a failed recovery again.
     backoff: Backoff,
+    /// Where recovery requests go now (a configured address, or the leader one
+    /// redirected to); `None`: no recovery service.
+    recovery_at: Option<SocketAddr>,
+    /// Redirects followed since the last recovery that succeeded or waited.
+    hops: usize,
 }
 
 impl Subscriber {
@@ -244,6 +265,7 @@ impl Subscriber {
         socket
             .set_nonblocking(true)
             .doing(|| "making the feed socket non-blocking".into())?;
+        let recovery_at = config.recovery.first().copied();
         Ok(Subscriber {
             books: config
                 .instruments
@@ -264,6 +286,8 @@ impl Subscriber {
             held: VecDeque::new(),
             held_dropped: 0,
             backoff: Backoff::new(Rng::new(seed())),
+            recovery_at,
+            hops: 0,
         })
     }
 
@@ -400,7 +424,7 @@ impl Subscriber {
             SeqCheck::Gap { from, to } => {
                 on(MdEvent::Gap { from, to });
                 let session_id = header.session_id;
-                if let Some(addr) = self.config.recovery {
+                if let Some(addr) = self.recovery_at {
                     match Fetch::replay(addr, session_id, from, to - from) {
                         Ok(fetch) => self.recovering = Some(Recovering::Replay { fetch, from, to }),
                         Err(_) => self.begin_snapshots(Why::Gap, on),
@@ -454,7 +478,7 @@ impl Subscriber {
     /// Starts fetching every book's snapshot (no-op without a recovery service);
     /// if the connection fails at once, schedules a retry.
     fn begin_snapshots(&mut self, why: Why, on: &mut impl FnMut(MdEvent<'_>)) {
-        let Some(addr) = self.config.recovery else {
+        let Some(addr) = self.recovery_at else {
             return;
         };
         match Fetch::snapshot(addr, self.books[0].id) {
@@ -472,7 +496,18 @@ impl Subscriber {
 
     /// The snapshots failed: they are asked for again after the backoff; the first
     /// failure of a streak is reported.
+    /// A cluster node's redirect with a leader address is followed at once (within
+    /// the hop budget); any other failure moves to the next configured address.
     fn retry_later(&mut self, why: Why, error: &ClientError, on: &mut impl FnMut(MdEvent<'_>)) {
+        if let Some(to) = redirect_target(error).filter(|_| self.hops < MAX_REDIRECTS) {
+            self.hops += 1;
+            self.recovery_at = Some(to);
+            on(MdEvent::Redirected { to });
+            self.begin_snapshots(why, on);
+            return;
+        }
+        self.hops = 0;
+        self.next_recovery_address();
         let first = self.backoff.failures() == 0;
         let retry_in = self.backoff.fail();
         if first {
@@ -482,6 +517,17 @@ impl Subscriber {
             at: Instant::now() + retry_in,
             why,
         });
+    }
+
+    /// The configured recovery address after the current one (the first, when the
+    /// current one is a leader that was redirected to).
+    fn next_recovery_address(&mut self) {
+        let all = &self.config.recovery;
+        let at = self
+            .recovery_at
+            .and_then(|a| all.iter().position(|&c| c == a))
+            .map_or(0, |i| (i + 1) % all.len().max(1));
+        self.recovery_at = all.get(at).copied();
     }
 
     /// Advances the recovery in progress; when it completes, applies it and then the
@@ -524,6 +570,7 @@ impl Subscriber {
         match (r, done) {
             (Recovering::Replay { from, to, .. }, Ok(Fetched::Replay(Some(msgs)))) => {
                 self.backoff.succeed();
+                self.hops = 0;
                 on(MdEvent::RecoveredByReplay { from, to });
                 self.apply(msgs.into_iter().map(Ok), 0, on);
                 if let Some(s) = self.seq.as_mut() {
@@ -543,7 +590,7 @@ impl Subscriber {
                 got.push((s.book, s.session_id, s.as_of_seq));
                 let next = index + 1;
                 if next < self.books.len() {
-                    let addr = self.config.recovery;
+                    let addr = self.recovery_at;
                     match addr.map(|a| Fetch::snapshot(a, self.books[next].id)) {
                         Some(Ok(fetch)) => {
                             self.recovering = Some(Recovering::Snapshot {
@@ -583,6 +630,7 @@ impl Subscriber {
             return self.begin_snapshots(why, on);
         }
         self.backoff.succeed();
+        self.hops = 0;
         let min_as_of = got.iter().map(|g| g.2).min().unwrap_or(0);
         for (b, (book, _, as_of)) in self.books.iter_mut().zip(got) {
             b.book = book;

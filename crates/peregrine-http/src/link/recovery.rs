@@ -1,23 +1,16 @@
-//! The feed's recovery service, protocol v1: book snapshots and replays of missed
-//! feed messages, over TCP, blocking (called from the feed thread and from the
-//! history writer's resume, off the async runtime).
+//! The feed's recovery service: book snapshots and replays of missed feed messages,
+//! blocking (called from the feed thread and from the history writer's resume, off
+//! the async runtime), through `peregrine_client::md::recovery`, which also follows
+//! a cluster's redirects to the leader's service.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::net::SocketAddr;
 
+use peregrine_client::md::recovery as client;
+use peregrine_client::ClientError;
 use peregrine_types::{InstrumentId, Side};
-use peregrine_wire::md::recovery::{Recovery, ReplayRequest, SnapshotRequest};
 use peregrine_wire::md::MdMessage;
-use peregrine_wire::stream::RecvBuffer;
-use peregrine_wire::WireMessage;
 
 use super::{FeedEvent, FeedPos};
-
-/// Connect, read and write timeout.
-const TIMEOUT: Duration = Duration::from_secs(3);
-/// Most messages one replay request asks for (the service caps at 8,192).
-const REPLAY_CHUNK: u64 = 8_192;
 
 /// A book from the recovery service.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,94 +28,20 @@ pub struct Snapshot {
 /// Why recovery failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RecoveryError {
-    /// Socket trouble.
+    /// Socket trouble, a refusal or a bad answer.
     #[error("recovery service: {0}")]
-    Io(#[from] std::io::Error),
-    /// A bad or unexpected message.
-    #[error("recovery service: {0}")]
-    Protocol(String),
-}
-
-fn connect(addr: SocketAddr) -> Result<TcpStream, RecoveryError> {
-    let s = TcpStream::connect_timeout(&addr, TIMEOUT)?;
-    s.set_read_timeout(Some(TIMEOUT))?;
-    s.set_write_timeout(Some(TIMEOUT))?;
-    s.set_nodelay(true)?;
-    Ok(s)
-}
-
-fn send<M: WireMessage>(s: &mut TcpStream, m: &M) -> Result<(), RecoveryError> {
-    let mut buf = [0u8; 64];
-    let n = m
-        .encode(&mut buf)
-        .map_err(|e| RecoveryError::Protocol(format!("{e:?}")))?;
-    s.write_all(&buf[..n])?;
-    Ok(())
-}
-
-fn next(s: &mut TcpStream, rx: &mut RecvBuffer<65_536>) -> Result<Recovery, RecoveryError> {
-    loop {
-        match rx.next(Recovery::decode) {
-            Ok(Some(m)) => return Ok(m),
-            Ok(None) => {}
-            Err(e) => return Err(RecoveryError::Protocol(format!("{e:?}"))),
-        }
-        let n = s.read(rx.spare())?;
-        if n == 0 {
-            return Err(RecoveryError::Protocol(
-                "connection closed mid-answer".into(),
-            ));
-        }
-        rx.commit(n);
-    }
+    Client(#[from] ClientError),
 }
 
 /// Fetches one instrument's book.
 pub fn snapshot(addr: SocketAddr, instrument: InstrumentId) -> Result<Snapshot, RecoveryError> {
-    let mut s = connect(addr)?;
-    send(
-        &mut s,
-        &SnapshotRequest {
-            request_id: 1,
-            instrument,
-        },
-    )?;
-    let mut rx = Box::new(RecvBuffer::<65_536>::new());
-    let mut snap = Snapshot {
-        session: 0,
-        as_of: 0,
-        bids: Vec::new(),
-        asks: Vec::new(),
-    };
-    loop {
-        match next(&mut s, &mut rx)? {
-            Recovery::SnapshotHeader(h) => {
-                if h.reason.0 != 0 {
-                    return Err(RecoveryError::Protocol(format!(
-                        "snapshot of instrument {instrument} refused, reason {}",
-                        h.reason.0
-                    )));
-                }
-                snap.session = h.session_id;
-            }
-            Recovery::SnapshotLevel(l) => {
-                let level = (l.price.units(), l.qty.lots());
-                match l.side {
-                    Side::Buy => snap.bids.push(level),
-                    Side::Sell => snap.asks.push(level),
-                }
-            }
-            Recovery::SnapshotEnd(e) => {
-                snap.as_of = e.as_of_seq;
-                return Ok(snap);
-            }
-            other => {
-                return Err(RecoveryError::Protocol(format!(
-                    "unexpected {other:?} in a snapshot"
-                )))
-            }
-        }
-    }
+    let s = client::snapshot(addr, instrument)?;
+    Ok(Snapshot {
+        session: s.session_id,
+        as_of: s.as_of_seq,
+        bids: s.book.levels(Side::Buy),
+        asks: s.book.levels(Side::Sell),
+    })
 }
 
 /// Converts a feed message; `None` for messages the gateway does not use.
@@ -155,53 +74,15 @@ pub fn replay(
     first: u64,
     end: u64,
 ) -> Result<Option<Vec<(FeedPos, FeedEvent)>>, RecoveryError> {
-    let mut s = connect(addr)?;
-    let mut rx = Box::new(RecvBuffer::<65_536>::new());
-    let mut out = Vec::new();
-    let mut next_seq = first;
-    while next_seq < end {
-        let want = (end - next_seq).min(REPLAY_CHUNK);
-        send(
-            &mut s,
-            &ReplayRequest {
-                session_id: session,
-                first_seq: next_seq,
-                count: want as u16,
-            },
-        )?;
-        let count = match next(&mut s, &mut rx)? {
-            Recovery::ReplayResponse(r) if r.first_seq == next_seq => u64::from(r.count),
-            other => {
-                return Err(RecoveryError::Protocol(format!(
-                    "unexpected {other:?} answering a replay"
-                )))
-            }
-        };
-        if count == 0 {
-            return Ok(None);
-        }
-        for _ in 0..count {
-            let msg = match next(&mut s, &mut rx)? {
-                Recovery::Trade(t) => MdMessage::Trade(t),
-                Recovery::L2Update(u) => MdMessage::L2Update(u),
-                Recovery::Commitment(c) => MdMessage::Commitment(c),
-                other => {
-                    return Err(RecoveryError::Protocol(format!(
-                        "unexpected {other:?} in a replay"
-                    )))
-                }
-            };
-            if let Some(ev) = to_event(&msg) {
-                out.push((
-                    FeedPos {
-                        session,
-                        seq: next_seq,
-                    },
-                    ev,
-                ));
-            }
-            next_seq += 1;
-        }
+    if end <= first {
+        return Ok(Some(Vec::new()));
     }
-    Ok(Some(out))
+    let Some(msgs) = client::replay(addr, session, first, end.saturating_sub(first))? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        msgs.iter()
+            .filter_map(|(seq, m)| Some((FeedPos { session, seq: *seq }, to_event(m)?)))
+            .collect(),
+    ))
 }

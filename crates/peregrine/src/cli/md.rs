@@ -2,6 +2,7 @@
 //! the top of book and trades, and reports sequence gaps and how they were healed
 //! (the library: `peregrine_client::md`).
 
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,11 @@ pub struct MdArgs {
     /// Stop after this many seconds (default: run until killed).
     #[arg(long)]
     pub duration: Option<f64>,
+    /// Recovery service addresses, comma-separated (default: the config's
+    /// `recovery_listen`, then for a cluster every peer's `recovery` address; a node
+    /// that does not lead redirects to the one that does).
+    #[arg(long)]
+    pub recovery: Option<String>,
     /// Testing aid: ignore every Nth data packet, as if the network lost it, to
     /// exercise gap recovery.
     #[arg(long, hide = true)]
@@ -39,7 +45,7 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
     let target = config.market_data.target;
     let mut sub = Subscriber::bind(SubscriberConfig {
         feed: target,
-        recovery: config.recovery_enabled.then_some(config.recovery_listen),
+        recovery: recovery_addresses(&config, args.recovery.as_deref())?,
         instruments: vec![spec.id],
         simulate_loss: args.simulate_loss,
         interface: config.market_data.multicast_interface,
@@ -58,6 +64,36 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where to ask for recovery: `--recovery`, else the config's service and, for a
+/// cluster, every node's.
+fn recovery_addresses(config: &Config, given: Option<&str>) -> anyhow::Result<Vec<SocketAddr>> {
+    if let Some(list) = given {
+        return list
+            .split(',')
+            .map(|a| {
+                a.trim()
+                    .to_socket_addrs()
+                    .ok()
+                    .and_then(|mut i| i.next())
+                    .with_context(|| format!("--recovery: {a:?} is not an address"))
+            })
+            .collect();
+    }
+    if !config.recovery_enabled {
+        return Ok(Vec::new());
+    }
+    let mut addrs = vec![config.recovery_listen];
+    let peers = config.cluster.iter().flat_map(|c| &c.peers);
+    for a in peers.filter_map(|p| p.recovery.as_deref()) {
+        if let Some(a) = a.to_socket_addrs().ok().and_then(|mut i| i.next()) {
+            if !addrs.contains(&a) {
+                addrs.push(a);
+            }
+        }
+    }
+    Ok(addrs)
 }
 
 fn print(e: MdEvent<'_>) {
@@ -90,6 +126,7 @@ fn print(e: MdEvent<'_>) {
             hex(&c.state_hash),
             hex(&c.merkle_root)
         ),
+        MdEvent::Redirected { to } => println!("recovery: the leader's service is at {to}"),
         MdEvent::Gap { from, to } => println!("GAP: messages {from}..{to} lost"),
         MdEvent::RecoveredByReplay { from, to } => println!("recovered {from}..{to} by replay"),
         MdEvent::RecoveredBySnapshot { as_of_seq } => {

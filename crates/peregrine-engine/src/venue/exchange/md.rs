@@ -40,7 +40,9 @@ pub struct FeedConfig {
     /// `IP:port` this engine binds, or a multicast group it joins).
     pub addr: String,
     /// The exchange's recovery service (its `recovery_listen`), for snapshots and
-    /// gap replays; none: gaps are only logged and books heal as levels change.
+    /// gap replays; for a cluster, every node's, comma-separated (a node that does
+    /// not lead redirects to the one that does); none: gaps are only logged and
+    /// books heal as levels change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<String>,
     /// Instruments to follow; default (empty): every instrument of the engine.
@@ -60,8 +62,8 @@ impl FeedConfig {
             p.push(format!("{at}.addr {:?}: expected IP:port", self.addr));
         }
         if let Some(r) = &self.recovery {
-            if r.parse::<SocketAddr>().is_err() {
-                p.push(format!("{at}.recovery {r:?}: expected IP:port"));
+            if super::config::parse_addrs(r).is_none() {
+                p.push(format!("{at}.recovery {r:?}: expected IP:port[,IP:port...]"));
             }
         }
 
@@ -131,7 +133,11 @@ impl ExchangeFeed {
         let instruments: Vec<InstrumentId> = ids.iter().map(|i| InstrumentId(*i)).collect();
         let sub = Subscriber::bind(SubscriberConfig {
             feed: cfg.addr.parse().map_err(|_| "feed.addr".to_owned())?,
-            recovery: cfg.recovery.as_deref().and_then(|r| r.parse().ok()),
+            recovery: cfg
+                .recovery
+                .as_deref()
+                .and_then(super::config::parse_addrs)
+                .unwrap_or_default(),
             instruments: instruments.clone(),
             simulate_loss: None,
             interface: cfg.interface.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
@@ -280,6 +286,9 @@ fn translate(
             );
         }
         MdEvent::Malformed { .. } => stats.malformed += 1,
+        MdEvent::Redirected { to } => {
+            eprintln!("venue {name}: market data: recovery at the leader's service {to}");
+        }
         MdEvent::RecoveredBySnapshot { .. }
         | MdEvent::Commitment { .. }
         | MdEvent::EndOfSession => {}
