@@ -411,3 +411,111 @@ fn a_wiped_follower_rejoins_and_catches_up_from_a_snapshot() {
         );
     });
 }
+
+/// Polls `sub` (logging its events) until `done`, or panics after 30 s.
+fn poll_md(
+    sub: &mut peregrine_client::md::Subscriber,
+    log: &mut Vec<String>,
+    what: &str,
+    cluster: &Cluster,
+    done: impl Fn(&peregrine_client::md::Subscriber) -> bool,
+) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while !done(sub) {
+        assert!(
+            Instant::now() < until,
+            "market data: {what}; events {log:?}\n{}",
+            cluster.logs()
+        );
+        let n = sub
+            .poll(&mut |e| match e {
+                peregrine_client::md::MdEvent::Level { .. }
+                | peregrine_client::md::MdEvent::Book { .. } => {}
+                other => log.push(format!("{other:?}")),
+            })
+            .unwrap();
+        if n == 0 {
+            sub.wait(Duration::from_millis(5));
+        }
+    }
+}
+
+/// The feed and its recovery service find the leader: a subscriber given every
+/// node's recovery address (followers redirect to the leader's) builds the book
+/// from the leader's snapshot and the feed; after `kill -9` of the leader, the new
+/// leader's feed is a new session, and the subscriber rebuilds the book from the
+/// new leader's snapshot (past the dead node), ending with exactly the resting
+/// orders that were acknowledged.
+#[test]
+fn market_data_follows_the_leader_across_a_failover() {
+    use peregrine_client::md::{Subscriber, SubscriberConfig};
+    use peregrine_types::InstrumentId;
+    with_timeout(180, || {
+        let sub = Subscriber::bind(SubscriberConfig {
+            feed: "127.0.0.1:0".parse().unwrap(),
+            recovery: Vec::new(),
+            instruments: vec![InstrumentId(1)],
+            simulate_loss: None,
+            interface: std::net::Ipv4Addr::UNSPECIFIED,
+        })
+        .unwrap();
+        let feed = sub.local_addr().unwrap();
+        let mut cluster = Cluster::start_with(&support::cluster::Opts {
+            market_data: Some(feed.to_string()),
+            ..Default::default()
+        });
+        // The subscriber is rebound with the nodes' recovery addresses, on the same
+        // feed port (the nodes publish there).
+        drop(sub);
+        let mut sub = Subscriber::bind(SubscriberConfig {
+            feed,
+            recovery: cluster.nodes.iter().map(|n| n.recovery).collect(),
+            instruments: vec![InstrumentId(1)],
+            simulate_loss: None,
+            interface: std::net::Ipv4Addr::UNSPECIFIED,
+        })
+        .unwrap();
+        let (mut c, leader) = cluster.login(1, 0);
+        let place = |c: &mut Connection, id: u64, side: Side, price: i64, qty: i64| {
+            let o = order(id, side, price, qty, TimeInForce::Gtc);
+            let r = c.request(&o, RequestRef::NewOrder(ClientOrderId(id)), |_| {});
+            assert!(matches!(r, Ok(Outbound::Accepted(_))), "{r:?}");
+        };
+        place(&mut c, 1, Side::Buy, 9_000, 5);
+        place(&mut c, 2, Side::Sell, 11_000, 3);
+        let mut log = Vec::new();
+        sub.start(&mut |e| log.push(format!("{e:?}")));
+        let book = |s: &Subscriber| {
+            let b = s.book(InstrumentId(1)).unwrap();
+            (b.levels(Side::Buy), b.levels(Side::Sell))
+        };
+        poll_md(&mut sub, &mut log, "the first book", &cluster, |s| {
+            !s.recovering() && book(s) == (vec![(9_000, 5)], vec![(11_000, 3)])
+        });
+        // Live updates through the feed.
+        place(&mut c, 3, Side::Buy, 9_100, 2);
+        poll_md(&mut sub, &mut log, "a live update", &cluster, |s| {
+            book(s).0 == vec![(9_100, 2), (9_000, 5)]
+        });
+        drop(c);
+        cluster.nodes[leader].kill9();
+        let (mut c, _) = cluster.login(1, 0);
+        place(&mut c, 4, Side::Sell, 10_900, 7);
+        let want = (vec![(9_100, 2), (9_000, 5)], vec![(10_900, 7), (11_000, 3)]);
+        poll_md(
+            &mut sub,
+            &mut log,
+            "the book after the failover",
+            &cluster,
+            |s| !s.recovering() && book(s) == want,
+        );
+        assert!(
+            log.iter().any(|l| l.starts_with("NewSession")),
+            "the new leader's feed is a new session: {log:?}"
+        );
+        assert!(
+            log.iter().filter(|l| l.starts_with("Snapshot")).count() >= 2,
+            "rebuilt from the new leader's snapshot: {log:?}"
+        );
+    });
+}

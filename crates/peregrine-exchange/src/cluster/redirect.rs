@@ -253,7 +253,10 @@ mod tests {
         };
         assert_eq!((d.leader_id, d.retry_after_ms), (2, 0));
         assert_eq!(d.address.as_text(), Some("10.0.0.2:7702"));
-        assert_eq!(recovery_redirect(0, None).retry_after_ms, RETRY_NO_LEADER_MS);
+        assert_eq!(
+            recovery_redirect(0, None).retry_after_ms,
+            RETRY_NO_LEADER_MS
+        );
     }
 
     /// The redirect reaches a client that sent its request at once, which the node

@@ -63,7 +63,9 @@ impl FeedConfig {
         }
         if let Some(r) = &self.recovery {
             if super::config::parse_addrs(r).is_none() {
-                p.push(format!("{at}.recovery {r:?}: expected IP:port[,IP:port...]"));
+                p.push(format!(
+                    "{at}.recovery {r:?}: expected IP:port[,IP:port...]"
+                ));
             }
         }
 
