@@ -29,8 +29,9 @@ pub enum AdminAction {
 /// One admin request.
 #[derive(Debug, Clone)]
 pub struct AdminRequest {
-    /// Order-entry address.
-    pub addr: SocketAddr,
+    /// Order-entry addresses: one exchange's, or every node's of a cluster (the
+    /// request goes to the leader, following redirects).
+    pub addrs: Vec<SocketAddr>,
     /// The account to log in as.
     pub account: AccountId,
     /// Its key.
@@ -54,13 +55,24 @@ pub struct AdminRejection {
 }
 
 const TIMEOUT: Duration = Duration::from_secs(5);
+/// How long to look for a cluster's leader (an election takes well under a second).
+const LEADER_WAIT: Duration = Duration::from_secs(10);
+/// The same with a single address.
+const ONE_NODE_WAIT: Duration = Duration::from_millis(500);
 
 /// Sends the request and waits for its answer: the balance after it, or the
 /// exchange's refusal.
 pub fn request(req: &AdminRequest) -> Result<Result<Balance, AdminRejection>, ClientError> {
     // No replay: the session starts live (resume_from 0).
     let params = LoginParams::trading(req.account, 0);
-    let (mut conn, _) = Connection::connect(req.addr, params, req.key.clone(), TIMEOUT)?;
+    // One address: a node that is down fails fast (a redirect is still followed).
+    let wait = if req.addrs.len() > 1 {
+        LEADER_WAIT
+    } else {
+        ONE_NODE_WAIT
+    };
+    let (mut conn, _, _) =
+        Connection::connect_any(&req.addrs, params, req.key.clone(), TIMEOUT, wait)?;
     conn.recover(|_| {})?;
     let request_id = 1;
     let want = RequestRef::Admin(request_id);

@@ -165,6 +165,40 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// Where a client of this exchange sends order entry: `listen`, then for a
+    /// cluster every peer's `client` address (a follower redirects to the leader).
+    pub fn order_entry_addresses(&self) -> Vec<SocketAddr> {
+        self.with_peers(self.listen, |p| p.client.as_deref())
+    }
+
+    /// Where a feed subscriber asks for recovery: `recovery_listen`, then for a
+    /// cluster every peer's `recovery` address; none when recovery is off.
+    pub fn recovery_addresses(&self) -> Vec<SocketAddr> {
+        if !self.recovery_enabled {
+            return Vec::new();
+        }
+        self.with_peers(self.recovery_listen, |p| p.recovery.as_deref())
+    }
+
+    /// `own`, then each peer's address `pick` names that resolves, without repeats.
+    fn with_peers(
+        &self,
+        own: SocketAddr,
+        pick: impl Fn(&peregrine_cluster::PeerConfig) -> Option<&str>,
+    ) -> Vec<SocketAddr> {
+        let mut addrs = vec![own];
+        let peers = self.cluster.iter().flat_map(|c| &c.peers);
+        for text in peers.filter_map(pick) {
+            let resolved = std::net::ToSocketAddrs::to_socket_addrs(text)
+                .ok()
+                .and_then(|mut i| i.next());
+            if let Some(a) = resolved.filter(|a| !addrs.contains(a)) {
+                addrs.push(a);
+            }
+        }
+        addrs
+    }
+
     /// Reads, parses and validates a TOML file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
@@ -423,6 +457,28 @@ mod balances_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cluster_config_names_every_nodes_client_and_recovery_address() {
+        let text = "listen = \"127.0.0.1:7701\"\nrecovery_listen = \"127.0.0.1:7711\"\n\
+            [cluster]\nnode_id = 1\nlisten = \"127.0.0.1:7721\"\n\
+            [[cluster.peers]]\nid = 1\naddr = \"127.0.0.1:7721\"\nclient = \"127.0.0.1:7701\"\n\
+            recovery = \"127.0.0.1:7711\"\n\
+            [[cluster.peers]]\nid = 2\naddr = \"127.0.0.1:7722\"\nclient = \"127.0.0.1:7702\"\n\
+            recovery = \"127.0.0.1:7712\"\n\
+            [[cluster.peers]]\nid = 3\naddr = \"127.0.0.1:7723\"\n";
+        let c: Config = toml::from_str(text).unwrap();
+        let a = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
+        assert_eq!(c.order_entry_addresses(), [a(7701), a(7702)]);
+        assert_eq!(c.recovery_addresses(), [a(7711), a(7712)]);
+        let single = Config::default();
+        assert_eq!(single.order_entry_addresses(), [single.listen]);
+        let off = Config {
+            recovery_enabled: false,
+            ..Config::default()
+        };
+        assert!(off.recovery_addresses().is_empty());
+    }
 
     #[test]
     fn defaults_are_pinned() {

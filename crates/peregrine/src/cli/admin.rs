@@ -42,9 +42,11 @@ pub struct Target {
     /// The exchange config: asset symbols and decimals, and the default address.
     #[arg(long, default_value = "exchange.toml")]
     pub config: PathBuf,
-    /// Order-entry address; default: `listen` of the config.
-    #[arg(long)]
-    pub addr: Option<SocketAddr>,
+    /// Order-entry address; default: `listen` of the config (and, for a cluster,
+    /// its peers' `client` addresses). For a cluster, the nodes' addresses
+    /// separated by commas: the request goes to whichever leads.
+    #[arg(long, value_delimiter = ',')]
+    pub addr: Vec<SocketAddr>,
     /// The account to log in as.
     #[arg(long)]
     pub account: u32,
@@ -104,7 +106,11 @@ pub fn run(args: AdminArgs) -> anyhow::Result<()> {
         _ => AdminAction::Balance,
     };
     let req = AdminRequest {
-        addr: target.addr.unwrap_or(config.listen),
+        addrs: if target.addr.is_empty() {
+            config.order_entry_addresses()
+        } else {
+            target.addr.clone()
+        },
         account,
         key,
         about: AccountId(target.for_account.unwrap_or(target.account)),

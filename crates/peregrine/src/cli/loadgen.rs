@@ -22,9 +22,9 @@ pub struct LoadgenArgs {
     /// Exchange config to take the address, accounts and instrument from.
     #[arg(long, default_value = "exchange.toml")]
     pub config: PathBuf,
-    /// Order-entry address (overrides the config's `listen`); for a cluster, the
-    /// nodes' addresses separated by commas: the sessions log in at whichever leads,
-    /// following its redirects.
+    /// Order-entry address (overrides the config's `listen`, and for a cluster its
+    /// peers' `client` addresses); for a cluster, the nodes' addresses separated by
+    /// commas: the sessions log in at whichever leads, following its redirects.
     #[arg(long, value_delimiter = ',')]
     pub addr: Vec<SocketAddr>,
     /// Key file with the accounts to log in as (`peregrine keygen --keys-out`); every
@@ -67,7 +67,7 @@ pub fn run(args: LoadgenArgs) -> anyhow::Result<Summary> {
         .clone();
     let params = LoadgenParams {
         addrs: if args.addr.is_empty() {
-            vec![config.listen]
+            config.order_entry_addresses()
         } else {
             args.addr.clone()
         },

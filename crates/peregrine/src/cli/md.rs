@@ -2,7 +2,7 @@
 //! the top of book and trades, and reports sequence gaps and how they were healed
 //! (the library: `peregrine_client::md`).
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -26,8 +26,8 @@ pub struct MdArgs {
     /// Recovery service addresses, comma-separated (default: the config's
     /// `recovery_listen`, then for a cluster every peer's `recovery` address; a node
     /// that does not lead redirects to the one that does).
-    #[arg(long)]
-    pub recovery: Option<String>,
+    #[arg(long, value_delimiter = ',')]
+    pub recovery: Vec<SocketAddr>,
     /// Testing aid: ignore every Nth data packet, as if the network lost it, to
     /// exercise gap recovery.
     #[arg(long, hide = true)]
@@ -45,7 +45,11 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
     let target = config.market_data.target;
     let mut sub = Subscriber::bind(SubscriberConfig {
         feed: target,
-        recovery: recovery_addresses(&config, args.recovery.as_deref())?,
+        recovery: if args.recovery.is_empty() {
+            config.recovery_addresses()
+        } else {
+            args.recovery.clone()
+        },
         instruments: vec![spec.id],
         simulate_loss: args.simulate_loss,
         interface: config.market_data.multicast_interface,
@@ -64,36 +68,6 @@ pub fn run(args: MdArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Where to ask for recovery: `--recovery`, else the config's service and, for a
-/// cluster, every node's.
-fn recovery_addresses(config: &Config, given: Option<&str>) -> anyhow::Result<Vec<SocketAddr>> {
-    if let Some(list) = given {
-        return list
-            .split(',')
-            .map(|a| {
-                a.trim()
-                    .to_socket_addrs()
-                    .ok()
-                    .and_then(|mut i| i.next())
-                    .with_context(|| format!("--recovery: {a:?} is not an address"))
-            })
-            .collect();
-    }
-    if !config.recovery_enabled {
-        return Ok(Vec::new());
-    }
-    let mut addrs = vec![config.recovery_listen];
-    let peers = config.cluster.iter().flat_map(|c| &c.peers);
-    for a in peers.filter_map(|p| p.recovery.as_deref()) {
-        if let Some(a) = a.to_socket_addrs().ok().and_then(|mut i| i.next()) {
-            if !addrs.contains(&a) {
-                addrs.push(a);
-            }
-        }
-    }
-    Ok(addrs)
 }
 
 fn print(e: MdEvent<'_>) {
