@@ -394,8 +394,14 @@ impl SessionTable {
         if g.kind == SessionKind::DropCopy {
             if let Some(refusal) = read_only_refusal(&msg, g.account, self.engine_status()) {
                 let now = Instant::now();
-                if let Some(c) = self.slot_of(key) {
-                    c.proto.answer(refusal, now);
+                let store = &self.store;
+                if let Some(c) = self
+                    .slots
+                    .get_mut(key.slot())
+                    .and_then(Option::as_mut)
+                    .filter(|c| c.key == key)
+                {
+                    c.proto.answer(refusal, store, now);
                 }
                 self.mark_dirty(key.slot());
                 return None;
@@ -789,7 +795,7 @@ impl SessionTable {
         // must not overtake the reports of the requests sent before it): the stream is
         // pulled into the session's buffer first, not on the next flush.
         c.proto.pump(store, engine, now);
-        c.proto.answer(msg, now);
+        c.proto.answer(msg, store, now);
         if let Some(as_of) = snapshot_end {
             c.proto.snapshot_done(as_of, store, engine, now);
         }

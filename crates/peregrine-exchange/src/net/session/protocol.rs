@@ -12,7 +12,10 @@
 //! of losing reports, and a session is closed only when its cursor falls out of
 //! retention (it reconnects and resumes). Answers that are not in the stream (order
 //! status, open orders, refusals before sequencing) are held until the recovery phase
-//! is over, so they never interleave with a replay.
+//! is over, so they never interleave with a replay, and until the session's cursor
+//! has passed every report its scope's stream held when the answer was made, so an
+//! answer never overtakes a report released before it (a lagging reader gets its
+//! reports first, then the answer: the answer reflects them).
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -32,7 +35,8 @@ use crate::net::credentials::Grant;
 
 /// Bytes of the per-session receive buffer.
 pub const RECV_BUFFER: usize = 8192;
-/// Most answers held back during a recovery phase before the session is closed.
+/// Most answers held back (during a recovery phase, or behind a lagging stream)
+/// before the session is closed.
 pub const MAX_HELD: usize = 1024;
 
 /// What the engine tells a session about itself.
@@ -102,7 +106,9 @@ pub struct Session {
     /// next global index (every account).
     cursor: u64,
     delivery: Delivery,
-    held: VecDeque<Outbound>,
+    /// Answers waiting, each with the stream position it follows (the cursor must
+    /// reach it first).
+    held: VecDeque<(u64, Outbound)>,
     /// Last time bytes arrived.
     pub last_rx: Instant,
     /// Last time a message was queued.
@@ -381,26 +387,59 @@ impl Session {
             now,
         );
         self.delivery = Delivery::Live;
-        while let Some(m) = self.held.pop_front() {
-            self.enqueue(m, now);
+        self.release_held(now);
+    }
+
+    /// Queues the held answers whose stream position the cursor has reached, in
+    /// order, while they fit (live sessions only). Returns whether any was queued.
+    fn release_held(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        while let Some(&(after, msg)) = self.held.front() {
+            if self.delivery != Delivery::Live || self.cursor < after {
+                break;
+            }
+            if self.unsent() > 0 && self.unsent() + msg.size() > self.limit {
+                break;
+            }
+            self.held.pop_front();
+            self.enqueue(msg, now);
+            any = true;
+        }
+        any
+    }
+
+    /// One past the newest report of the session's scope in `store`.
+    fn stream_end(&self, store: &ReportStore) -> u64 {
+        match self.grant().map(|g| g.target) {
+            Some(Some(a)) => store.next_seq(a),
+            Some(None) => store.next_global(),
+            None => 0,
         }
     }
 
     /// An answer outside the stream (query answer, open-order snapshot line,
-    /// refusal): queued now when live, else held until the recovery phase ends.
-    pub fn answer(&mut self, msg: Outbound, now: Instant) {
+    /// refusal): queued now when live, caught up with the stream in `store` and
+    /// with room for it; else held until the recovery phase ends and the cursor has
+    /// passed every report the stream holds now.
+    pub fn answer(&mut self, msg: Outbound, store: &ReportStore, now: Instant) {
         let snapshot_line = self.delivery == Delivery::Snapshot
             && match msg {
                 Outbound::OpenOrder(o) => o.request_id == 0,
                 Outbound::OpenOrdersEnd(e) => e.request_id == 0,
                 _ => false,
             };
-        if self.delivery == Delivery::Live || snapshot_line {
+        if snapshot_line {
+            self.enqueue(msg, now);
+            return;
+        }
+        let after = self.stream_end(store);
+        let fits = self.unsent() == 0 || self.unsent() + msg.size() <= self.limit;
+        if self.delivery == Delivery::Live && self.held.is_empty() && self.cursor >= after && fits {
             self.enqueue(msg, now);
         } else if self.held.len() < MAX_HELD {
-            self.held.push_back(msg);
+            self.held.push_back((after, msg));
         } else {
-            self.close = Some("too many answers held during the recovery phase".into());
+            self.close = Some("too many answers held behind the report stream".into());
         }
     }
 
@@ -415,6 +454,7 @@ impl Session {
         }
         let mut any = false;
         loop {
+            any |= self.release_held(now);
             if let Delivery::Replay { to, sent } = self.delivery {
                 if self.cursor >= to {
                     let next = match g.target {

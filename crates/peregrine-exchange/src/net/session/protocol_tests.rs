@@ -107,7 +107,7 @@ fn login_replay_and_live_reports_are_what_the_client_expects() {
     assert!(!lost);
     // A live report arrives during the replay: it follows ReplayEnd, never inside it.
     store.append(A, report(6));
-    server.answer(Outbound::sample(15, &[1]), now); // an OrderStatus, held
+    server.answer(Outbound::sample(15, &[1]), &store, now); // an OrderStatus, held
     assert!(server.pump(&store, engine(6), now));
     let steps = drain(&mut server, &mut client);
     let reports: Vec<bool> = steps
@@ -168,6 +168,67 @@ fn a_small_buffer_lags_instead_of_dropping() {
     assert_eq!(client.next_report_seq(), 201);
 }
 
+/// A live session whose reader lags (its buffer full, the stream ahead of it) gets a
+/// query answer only after every report released before the answer, and before
+/// the reports released after it: the answer never overtakes the stream.
+#[test]
+fn an_answer_never_overtakes_the_reports_released_before_it() {
+    let now = Instant::now();
+    let mut store = ReportStore::new(Retention { per_account: 1000 });
+    let mut server = Session::new(1024, [1; 32], engine(0), now);
+    let mut client = ClientSession::new(LoginParams::trading(A, 1));
+    let frame = login_frame(&mut client, &mut server);
+    let Step::Login(l) = feed(&mut server, &frame, now) else {
+        panic!()
+    };
+    server.accept(
+        grant(),
+        1000,
+        0,
+        l.next_report_seq,
+        &store,
+        engine(0),
+        now,
+        [],
+    );
+    server.pump(&store, engine(0), now);
+    drain(&mut server, &mut client);
+    assert_eq!(server.delivery(), Delivery::Live);
+    // 100 reports, far more than the 1,024-byte buffer holds, then the answer (as
+    // the session table delivers one: pump first, then the answer).
+    for e in 1..=100 {
+        store.append(A, report(e));
+    }
+    server.pump(&store, engine(100), now);
+    assert!(server.next_report_seq(engine(100)) < 101, "the reader lags");
+    server.answer(Outbound::sample(15, &[1]), &store, now); // an OrderStatus
+    store.append(A, report(101));
+    let mut order = Vec::new();
+    for _ in 0..1000 {
+        server.pump(&store, engine(101), now);
+        for step in drain(&mut server, &mut client) {
+            match step {
+                CStep::Report { .. } => order.push(client.next_report_seq() - 1),
+                CStep::Other => order.push(0), // the answer
+                other => panic!("{other:?}"),
+            }
+        }
+        if client.next_report_seq() == 102 && order.contains(&0) {
+            break;
+        }
+    }
+    let at = order
+        .iter()
+        .position(|&r| r == 0)
+        .expect("the answer arrived");
+    assert_eq!(
+        order[..at].last(),
+        Some(&100),
+        "after report 100: {order:?}"
+    );
+    assert_eq!(order[at + 1..], [101], "before report 101: {order:?}");
+}
+
 #[test]
 fn a_lost_position_gets_a_snapshot_then_live_from_its_end() {
     let now = Instant::now();
@@ -194,11 +255,11 @@ fn a_lost_position_gets_a_snapshot_then_live_from_its_end() {
     // The core's snapshot answer, then a live report after it.
     let mut order = OpenOrder::sample(&[1]);
     order.request_id = 0;
-    server.answer(order.into(), now);
+    server.answer(order.into(), &store, now);
     let mut end = OpenOrdersEnd::sample(&[1]);
     end.request_id = 0;
     end.report_seq = 5;
-    server.answer(end.into(), now);
+    server.answer(end.into(), &store, now);
     server.snapshot_done(5, &store, engine(5), now);
     store.append(A, report(6));
     server.pump(&store, engine(6), now);
