@@ -7,11 +7,22 @@
 //! every report the gateway missed — while it was disconnected or not running —
 //! before live traffic, and [`peregrine_wire::v2::client::ClientSession`] checks that
 //! none is skipped or repeated. New requests wait for the end of the replay.
+//!
+//! **A cluster.** The configured addresses (one, or a cluster's nodes) are walked
+//! with [`LeaderWalk`]: a node that is not the leader answers `LeaderRedirect` and
+//! the session goes to the leader it names at once (logged); a node that is down,
+//! refuses or closes passes to the next; a round of the list with no leader waits
+//! (the largest `retry_after_ms` asked for, else a doubling backoff) before the next.
+//! Once logged in, the session remembers where: after it is lost it tries that
+//! node first (after [`LOST_PAUSE_NS`]), then the others. The report stream is the
+//! cluster's, so the new leader replays from the position the bridge stored as
+//! the old one would have.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use peregrine_client::order_entry::{LeaderWalk, Next};
 use peregrine_fix::store::MessageStore;
 use peregrine_types::AccountId;
 use peregrine_wire::auth::AccountKey;
@@ -25,13 +36,22 @@ use crate::poller::{Poller, Watch};
 
 const RX: usize = 16 * 1024;
 const HEARTBEAT_MS: u32 = 1000;
-const RECONNECT_NS: u64 = 1_000_000_000;
+/// The wait after a rejected login (at least; longer if the exchange asks).
+const REJECTED_PAUSE_NS: u64 = 5_000_000_000;
+/// The wait before reconnecting after a logged-in session is lost (a session that
+/// drops right after each login cannot make the gateway spin).
+pub(crate) const LOST_PAUSE_NS: u64 = 100_000_000;
+/// How long a connect may take (it blocks the gateway's loop).
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(200);
 const READS_PER_PUMP: usize = 8;
 
 /// One native session.
 #[derive(Debug)]
 pub(crate) struct NativeConn {
-    addr: SocketAddr,
+    /// Which exchange node to try next.
+    walk: LeaderWalk,
+    /// The node of the current (or last) connection.
+    addr: Option<SocketAddr>,
     account: AccountId,
     key: AccountKey,
     session: Option<ClientSession>,
@@ -44,13 +64,16 @@ pub(crate) struct NativeConn {
     heartbeat_ns: u64,
     last_tx: u64,
     last_rx: u64,
+    /// What the last failed connect said (logged once while it repeats).
+    last_down: String,
     next_connect: u64,
 }
 
 impl NativeConn {
-    pub fn new(addr: SocketAddr, account: u32, key: AccountKey) -> Self {
+    pub fn new(addrs: Vec<SocketAddr>, account: u32, key: AccountKey) -> Self {
         NativeConn {
-            addr,
+            walk: LeaderWalk::new(addrs),
+            addr: None,
             account: AccountId(account),
             key,
             session: None,
@@ -63,6 +86,7 @@ impl NativeConn {
             last_tx: 0,
             last_rx: 0,
             next_connect: 0,
+            last_down: String::new(),
         }
     }
 
@@ -201,9 +225,14 @@ impl NativeConn {
             Step::SendLogin(login) => push_native(&mut self.out, &login),
             Step::LoggedIn(a) => {
                 self.heartbeat_ns = u64::from(a.heartbeat_interval_ms.max(100)) * 1_000_000;
+                if let Some(at) = self.addr {
+                    self.walk.logged_in(at);
+                }
+                self.last_down.clear();
                 eprintln!(
-                    "fix-gateway: exchange session for account {} logged in (report stream at {}, resuming from {})",
+                    "fix-gateway: exchange session for account {} logged in at {} (report stream at {}, resuming from {})",
                     self.account.0,
+                    self.shown_addr(),
                     a.next_report_seq,
                     bridge.resume_point()
                 );
@@ -219,23 +248,33 @@ impl NativeConn {
                 self.stream = None;
                 self.session = None;
                 self.next_connect =
-                    now + (5 * RECONNECT_NS).max(u64::from(retry_after_ms) * 1_000_000);
+                    now + REJECTED_PAUSE_NS.max(u64::from(retry_after_ms) * 1_000_000);
             }
-            // A cluster node that is not the leader: the gateway keeps its one
-            // configured address and tries it again later.
+            // A cluster node that is not the leader: on to the leader it names at
+            // once, else (none known yet) to the next node; the walk paces rounds.
             Step::Redirect {
                 leader_id,
                 address,
                 retry_after_ms,
             } => {
-                eprintln!(
-                    "fix-gateway: account {}: the exchange node is not the leader (leader {leader_id} at {:?})",
-                    self.account.0,
-                    address.as_ref().and_then(|a| a.as_text()).unwrap_or("")
-                );
+                let text = address.as_ref().and_then(|a| a.as_text());
+                let to = self.walk.redirected_to(text, retry_after_ms);
+                match to {
+                    Some(to) => eprintln!(
+                        "fix-gateway: account {}: exchange node {} is not the leader; following the redirect to leader {leader_id} at {to}",
+                        self.account.0,
+                        self.shown_addr()
+                    ),
+                    None => eprintln!(
+                        "fix-gateway: account {}: exchange node {} is not the leader and names none it can reach (leader {leader_id} at {:?}); trying the next node",
+                        self.account.0,
+                        self.shown_addr(),
+                        text.unwrap_or("")
+                    ),
+                }
                 self.stream = None;
                 self.session = None;
-                self.next_connect = now + RECONNECT_NS.max(u64::from(retry_after_ms) * 1_000_000);
+                self.next_connect = now;
             }
             Step::RecoveryStarted { replay, reason } => {
                 if reason != 0 {
@@ -265,10 +304,30 @@ impl NativeConn {
         Ok(())
     }
 
+    /// The node of the current (or last) connection, for logs.
+    fn shown_addr(&self) -> String {
+        self.addr.map_or_else(|| "?".into(), |a| a.to_string())
+    }
+
+    /// Connects to the node the walk names (a failure passes to the next node at
+    /// the next pump), or waits as it says.
     fn connect(&mut self, bridge: &Bridge, now: u64) {
-        self.next_connect = now + RECONNECT_NS;
-        let Ok(stream) = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)) else {
-            return;
+        let addr = match self.walk.next() {
+            Next::Try(addr) => addr,
+            Next::Wait(d) => {
+                let d = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+                self.next_connect = now.saturating_add(d);
+                return;
+            }
+        };
+        self.addr = Some(addr);
+        self.next_connect = now;
+        let stream = match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
+            Ok(s) => s,
+            Err(e) => {
+                self.down(&format!("connecting to {addr}: {e}"));
+                return;
+            }
         };
         if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
             return;
@@ -285,14 +344,35 @@ impl NativeConn {
         self.watch = Watch::default();
     }
 
+    /// Logs a failed attempt once per kind in a row (a node down for a while
+    /// would fill the log otherwise).
+    fn down(&mut self, why: &str) {
+        let kind = why.split(':').next_back().unwrap_or(why).to_owned();
+        if self.last_down != kind {
+            eprintln!(
+                "fix-gateway: exchange session of account {}: {why}",
+                self.account.0
+            );
+            self.last_down = kind;
+        }
+    }
+
     fn lost(&mut self, bridge: &mut Bridge, now: u64, why: &str) -> bool {
+        let was_logged_in = self.logged_in();
         eprintln!(
-            "fix-gateway: exchange session of account {} lost: {why}",
-            self.account.0
+            "fix-gateway: exchange session of account {} at {} lost: {why}",
+            self.account.0,
+            self.shown_addr()
         );
         self.stream = None;
         self.session = None;
-        self.next_connect = now + RECONNECT_NS;
+        // A logged-in session pauses before going back (see LOST_PAUSE_NS); a node
+        // that closed before the login answer passes to the next at once.
+        self.next_connect = if was_logged_in {
+            now + LOST_PAUSE_NS
+        } else {
+            now
+        };
         bridge.native_lost(now);
         true
     }
@@ -307,7 +387,7 @@ mod tests {
     fn due_in_names_the_nearest_native_timer() {
         let key = AccountKey::from_hex(&"11".repeat(32)).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut c = NativeConn::new(listener.local_addr().unwrap(), 1, key);
+        let mut c = NativeConn::new(vec![listener.local_addr().unwrap()], 1, key);
         c.next_connect = 5_000;
         assert_eq!(c.due_in(1_000), 4_000, "disconnected: the reconnect");
         assert_eq!(c.due_in(9_000), 0, "overdue: no wait at all");
