@@ -265,12 +265,11 @@ impl NativeConn {
                         self.account.0,
                         self.shown_addr()
                     ),
-                    None => eprintln!(
-                        "fix-gateway: account {}: exchange node {} is not the leader and names none it can reach (leader {leader_id} at {:?}); trying the next node",
-                        self.account.0,
+                    None => self.down(&format!(
+                        "exchange node {} is not the leader and names none it can reach (leader {leader_id} at {:?}): trying the next node",
                         self.shown_addr(),
                         text.unwrap_or("")
-                    ),
+                    )),
                 }
                 self.stream = None;
                 self.session = None;
@@ -344,10 +343,12 @@ impl NativeConn {
         self.watch = Watch::default();
     }
 
-    /// Logs a failed attempt once per kind in a row (a node down for a while
-    /// would fill the log otherwise).
+    /// Logs a failed attempt once per kind in a row, whichever node it was at (a
+    /// cluster down for a while would fill the log otherwise).
     fn down(&mut self, why: &str) {
-        let kind = why.split(':').next_back().unwrap_or(why).to_owned();
+        let kind = self
+            .addr
+            .map_or_else(|| why.to_owned(), |a| why.replace(&a.to_string(), "<node>"));
         if self.last_down != kind {
             eprintln!(
                 "fix-gateway: exchange session of account {}: {why}",

@@ -212,6 +212,7 @@ async fn run(spec: SessionSpec, mut rx: mpsc::Receiver<Request>, sink: Arc<dyn R
         if end.why == "gateway stopping" {
             return;
         }
+        let mut followed = false;
         let pause = if let Some((leader_id, address)) = &end.redirect {
             // On to the leader at once (the walk bounds the hops of a round).
             if let Some(to) = walk.redirected_to(address.as_deref(), end.retry_after_ms()) {
@@ -219,6 +220,7 @@ async fn run(spec: SessionSpec, mut rx: mpsc::Receiver<Request>, sink: Arc<dyn R
                     "gateway: account {account}: {addr} is not the leader; \
                      following the redirect to leader {leader_id} at {to}"
                 );
+                followed = true;
             }
             Duration::ZERO
         } else if end.rejected {
@@ -231,9 +233,11 @@ async fn run(spec: SessionSpec, mut rx: mpsc::Receiver<Request>, sink: Arc<dyn R
             // A node down or closing before the login: the next one at once.
             Duration::ZERO
         };
-        if end.why != last_error {
+        // Logged once while the same thing keeps happening, whichever node it is.
+        let kind = end.why.replace(&addr.to_string(), "<node>");
+        if !followed && kind != last_error {
             eprintln!("gateway: account {account}: session down ({})", end.why);
-            last_error = end.why;
+            last_error = kind;
         }
         if !pause.is_zero() && !refuse_for(pause, &mut rx, sink.as_ref(), account).await {
             return;
