@@ -383,6 +383,104 @@ impl NativeConn {
 mod tests {
     use super::*;
     use std::net::TcpListener;
+    use std::sync::Arc;
+
+    use peregrine_client::order_entry::BACKOFF_MIN;
+    use peregrine_fix::session::{Role, Session, SessionConfig};
+    use peregrine_fix::store::{Durability, FileStore};
+    use peregrine_types::Timestamp;
+    use peregrine_wire::field::{LeaderAddress, Pad};
+    use peregrine_wire::v2::session::LeaderRedirect;
+    use peregrine_wire::WireMessage;
+
+    use crate::config::InstrumentConfig;
+
+    fn key() -> AccountKey {
+        AccountKey::from_hex(&"11".repeat(32)).unwrap()
+    }
+
+    fn bridge(dir: &std::path::Path) -> Bridge {
+        let store = FileStore::open(&dir.join("s"), Durability::OsBuffer, 1).unwrap();
+        let session = Session::new(SessionConfig::new(Role::Acceptor, "PEREGRINE", "C1"), store);
+        let instruments: Arc<[InstrumentConfig]> = Vec::new().into();
+        Bridge::new(session, instruments, 1000).unwrap()
+    }
+
+    /// An address nothing listens on.
+    fn refusing() -> SocketAddr {
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_redirect_is_followed_past_a_dead_node() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bridge = bridge(dir.path());
+        let leader = TcpListener::bind("127.0.0.1:0").unwrap();
+        let leader_addr = leader.local_addr().unwrap();
+        let follower = TcpListener::bind("127.0.0.1:0").unwrap();
+        let follower_addr = follower.local_addr().unwrap();
+        let redirect = std::thread::spawn(move || {
+            let (mut s, _) = follower.accept().unwrap();
+            let m = LeaderRedirect {
+                session_seq: 1,
+                engine_seq: 0,
+                engine_time: Timestamp(0),
+                leader_id: 3,
+                retry_after_ms: 0,
+                reserved: Pad,
+                address: LeaderAddress::from_text(&leader_addr.to_string()).unwrap(),
+            };
+            let mut buf = [0u8; 512];
+            let n = m.encode(&mut buf).unwrap();
+            s.write_all(&buf[..n]).unwrap();
+            s
+        });
+        let mut c = NativeConn::new(vec![refusing(), follower_addr], 1, key());
+        // The dead node passes to the follower at once, whose redirect (once it
+        // arrives) leads to the leader at once: the clock never has to move.
+        let now = 1_000;
+        let hang_guard = std::time::Instant::now() + Duration::from_secs(60);
+        while c.addr != Some(leader_addr) {
+            assert!(
+                std::time::Instant::now() < hang_guard,
+                "never reached the leader"
+            );
+            c.pump(&mut bridge, now);
+            assert!(c.due_in(now) == 0 || c.stream.is_some(), "no wait needed");
+            std::thread::yield_now();
+        }
+        assert!(c.stream.is_some());
+        drop(redirect.join().unwrap());
+        let (_at_leader, _) = leader.accept().unwrap();
+    }
+
+    #[test]
+    fn a_round_of_dead_nodes_waits_instead_of_spinning() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bridge = bridge(dir.path());
+        let (a, b) = (refusing(), refusing());
+        let mut c = NativeConn::new(vec![a, b], 1, key());
+        let now = 1_000;
+        let mut tried = Vec::new();
+        while c.due_in(now) == 0 {
+            c.pump(&mut bridge, now);
+            tried.extend(c.addr.filter(|x| tried.last() != Some(x)));
+            assert!(tried.len() <= 2, "{tried:?}");
+        }
+        assert_eq!(tried, [a, b]);
+        assert_eq!(
+            c.due_in(now),
+            u64::try_from(BACKOFF_MIN.as_nanos()).unwrap(),
+            "the round is over: the walk's backoff"
+        );
+        // After the wait, the next round starts again at the first node.
+        let later = now + c.due_in(now);
+        c.pump(&mut bridge, later);
+        assert_eq!(c.addr, Some(a));
+    }
 
     #[test]
     fn due_in_names_the_nearest_native_timer() {
