@@ -266,7 +266,7 @@ impl NativeConn {
                         self.shown_addr()
                     ),
                     None => self.down(&format!(
-                        "exchange node {} is not the leader and names none it can reach (leader {leader_id} at {:?}): trying the next node",
+                        "exchange node {} is not the leader (leader {leader_id} at {:?}, not followed: none known, unresolvable or too many hops this round); trying the next node",
                         self.shown_addr(),
                         text.unwrap_or("")
                     )),

@@ -129,29 +129,31 @@ impl LeaderWalk {
     /// The node just tried redirected to `leader` (`None`: no leader known, or an
     /// address that does not resolve). The next [`LeaderWalk::next`] names the
     /// leader at once, unless this round has followed [`MAX_HOPS_PER_ROUND`]
-    /// redirects already.
-    pub fn redirected(&mut self, leader: Option<SocketAddr>, retry_after_ms: u32) {
+    /// redirects already. Returns whether it will (the redirect is followed).
+    pub fn redirected(&mut self, leader: Option<SocketAddr>, retry_after_ms: u32) -> bool {
         self.retry_after = self
             .retry_after
             .max(Duration::from_millis(u64::from(retry_after_ms)));
-        if let Some(a) = leader {
-            if self.hops < MAX_HOPS_PER_ROUND {
+        match leader {
+            Some(a) if self.hops < MAX_HOPS_PER_ROUND => {
                 self.hops += 1;
                 self.leader = Some(a);
+                true
             }
+            _ => false,
         }
     }
 
     /// [`LeaderWalk::redirected`] with the redirect's `host:port` text as it came
-    /// (resolved with [`resolve_leader`]); returns the address it resolved to.
+    /// (resolved with [`resolve_leader`]); returns the leader's address when the
+    /// redirect is followed.
     pub fn redirected_to(
         &mut self,
         address: Option<&str>,
         retry_after_ms: u32,
     ) -> Option<SocketAddr> {
         let to = address.and_then(resolve_leader);
-        self.redirected(to, retry_after_ms);
-        to
+        self.redirected(to, retry_after_ms).then_some(to).flatten()
     }
 
     /// A login succeeded at `at`: the round ends, the backoff starts over, and the

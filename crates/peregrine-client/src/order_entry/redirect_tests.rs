@@ -221,10 +221,10 @@ fn the_walk_follows_redirects_a_bounded_number_of_times_per_round() {
     let mut w = LeaderWalk::new(addrs.to_vec());
     assert_eq!(w.next(), Next::Try(a));
     for _ in 0..MAX_HOPS_PER_ROUND {
-        w.redirected(Some(c), 0);
+        assert!(w.redirected(Some(c), 0));
         assert_eq!(w.next(), Next::Try(c));
     }
-    w.redirected(Some(c), 0);
+    assert!(!w.redirected(Some(c), 0), "not followed");
     assert_eq!(w.next(), Next::Try(b), "hops exhausted: the next node");
     w.redirected(Some(c), 0);
     assert_eq!(w.next(), Next::Wait(BACKOFF_MIN));

@@ -268,10 +268,11 @@ impl ExchangeVenue {
                 retry_after_ms,
                 ..
             } => {
-                self.walk.redirected(*address, *retry_after_ms);
-                self.next_connect_ns = match address {
-                    Some(_) => now_ns,
-                    None => now_ns + u64::from(*retry_after_ms) * 1_000_000,
+                let followed = self.walk.redirected(*address, *retry_after_ms);
+                self.next_connect_ns = if followed {
+                    now_ns
+                } else {
+                    now_ns + u64::from(*retry_after_ms) * 1_000_000
                 };
                 self.addr = advance(&mut self.walk, self.addr);
             }

@@ -67,8 +67,8 @@ pub const OPEN_ORDERS_AT_START: u64 = 1;
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// The first wait after a rejected login.
 const MIN_BACKOFF: Duration = Duration::from_millis(50);
-/// The wait before reconnecting after a logged-in session is lost (a session that
-/// drops right after each login cannot make the task spin).
+/// The wait before reconnecting after a logged-in session ends (one that drops
+/// right after each login, in the replay or later, cannot make the task spin).
 const LOST_PAUSE: Duration = Duration::from_millis(50);
 /// How long a TCP connect may take before the next node is tried.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -190,7 +190,7 @@ async fn run(spec: SessionSpec, mut rx: mpsc::Receiver<Request>, sink: Arc<dyn R
                 continue;
             }
         };
-        let mut was_live = false;
+        let mut was_logged_in = false;
         let end = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
             Ok(Ok(stream)) => {
                 let mut conn = Conn::new(stream, &spec, addr, resume);
@@ -198,10 +198,11 @@ async fn run(spec: SessionSpec, mut rx: mpsc::Receiver<Request>, sink: Arc<dyn R
                 if conn.live {
                     sink.connected(account, false);
                     backoff = MIN_BACKOFF;
-                    was_live = true;
                 }
                 if conn.logged_in {
                     walk.logged_in(addr);
+                    was_logged_in = true;
+                    last_error.clear(); // the next outage is logged again
                 }
                 resume = conn.resume;
                 end
@@ -227,7 +228,7 @@ async fn run(spec: SessionSpec, mut rx: mpsc::Receiver<Request>, sink: Arc<dyn R
             let pause = backoff.max(end.retry_after);
             backoff = (backoff * 2).min(MAX_BACKOFF);
             pause
-        } else if was_live {
+        } else if was_logged_in {
             LOST_PAUSE
         } else {
             // A node down or closing before the login: the next one at once.
