@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use peregrine_client::order_entry::{parse_addrs, BadAddress};
 use peregrine_queue::WaitStrategy;
 use serde::Deserialize;
 
@@ -13,7 +14,9 @@ pub struct GatewayConfig {
     /// FIX listen address, e.g. `127.0.0.1:9878` (port 0: pick one; the gateway
     /// prints it).
     pub listen: String,
-    /// The exchange's order-entry address (native protocol).
+    /// The exchange's order-entry address (native protocol): `IP:port`, or a
+    /// cluster's nodes separated by commas (`"a,b,c"`; the sessions follow the
+    /// leader's redirects and pass over nodes that are down).
     pub exchange: String,
     /// Our CompID (the clients' TargetCompID). Default `PEREGRINE`.
     #[serde(default = "default_comp_id")]
@@ -144,14 +147,19 @@ impl GatewayConfig {
         Ok(config)
     }
 
+    /// The exchange's order-entry addresses (one, or a cluster's nodes).
+    pub fn exchange_addrs(&self) -> Result<Vec<std::net::SocketAddr>, BadAddress> {
+        parse_addrs(&self.exchange)
+    }
+
     /// Every problem at once.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let mut p = Vec::new();
         if self.listen.parse::<std::net::SocketAddr>().is_err() {
             p.push(format!("listen {:?} is not an address", self.listen));
         }
-        if self.exchange.parse::<std::net::SocketAddr>().is_err() {
-            p.push(format!("exchange {:?} is not an address", self.exchange));
+        if let Err(e) = self.exchange_addrs() {
+            p.push(format!("exchange {:?}: {e}", self.exchange));
         }
         let [lo, hi] = self.heartbeat_bounds;
         if lo == 0 || lo > hi {
@@ -274,6 +282,25 @@ account = 1
         };
         assert_eq!(p.len(), 4, "{p:?}");
         assert!(toml::from_str::<GatewayConfig>(&format!("{EXAMPLE}\nbogus = 1")).is_err());
+    }
+
+    #[test]
+    fn exchange_takes_one_address_or_a_list() {
+        let mut c: GatewayConfig = toml::from_str(EXAMPLE).unwrap();
+        assert_eq!(c.exchange_addrs().unwrap().len(), 1);
+        c.exchange = "127.0.0.1:9000, 127.0.0.1:9001,127.0.0.1:9002".into();
+        c.validate().unwrap();
+        assert_eq!(
+            c.exchange_addrs().unwrap()[2],
+            "127.0.0.1:9002".parse().unwrap()
+        );
+        for bad in ["", "127.0.0.1:9000,", "127.0.0.1:9000,exchange:9001", "x"] {
+            c.exchange = bad.into();
+            let ConfigError::Invalid(p) = c.validate().unwrap_err() else {
+                panic!()
+            };
+            assert!(p[0].starts_with("exchange "), "{p:?}");
+        }
     }
 
     #[test]

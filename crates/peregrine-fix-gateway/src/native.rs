@@ -7,11 +7,22 @@
 //! every report the gateway missed — while it was disconnected or not running —
 //! before live traffic, and [`peregrine_wire::v2::client::ClientSession`] checks that
 //! none is skipped or repeated. New requests wait for the end of the replay.
+//!
+//! **A cluster.** The configured addresses (one, or a cluster's nodes) are walked
+//! with [`LeaderWalk`]: a node that is not the leader answers `LeaderRedirect` and
+//! the session goes to the leader it names at once (logged); a node that is down,
+//! refuses or closes passes to the next; a round of the list with no leader waits
+//! (the largest `retry_after_ms` asked for, else a doubling backoff) before the next.
+//! Once logged in, the session remembers where: after it is lost it tries that
+//! node first (after [`LOST_PAUSE_NS`]), then the others. The report stream is the
+//! cluster's, so the new leader replays from the position the bridge stored as
+//! the old one would have.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use peregrine_client::order_entry::{LeaderWalk, Next};
 use peregrine_fix::store::MessageStore;
 use peregrine_types::AccountId;
 use peregrine_wire::auth::AccountKey;
@@ -25,13 +36,22 @@ use crate::poller::{Poller, Watch};
 
 const RX: usize = 16 * 1024;
 const HEARTBEAT_MS: u32 = 1000;
-const RECONNECT_NS: u64 = 1_000_000_000;
+/// The wait after a rejected login (at least; longer if the exchange asks).
+const REJECTED_PAUSE_NS: u64 = 5_000_000_000;
+/// The wait before reconnecting after a logged-in session is lost (a session that
+/// drops right after each login cannot make the gateway spin).
+pub(crate) const LOST_PAUSE_NS: u64 = 100_000_000;
+/// How long a connect may take (it blocks the gateway's loop).
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(200);
 const READS_PER_PUMP: usize = 8;
 
 /// One native session.
 #[derive(Debug)]
 pub(crate) struct NativeConn {
-    addr: SocketAddr,
+    /// Which exchange node to try next.
+    walk: LeaderWalk,
+    /// The node of the current (or last) connection.
+    addr: Option<SocketAddr>,
     account: AccountId,
     key: AccountKey,
     session: Option<ClientSession>,
@@ -44,13 +64,16 @@ pub(crate) struct NativeConn {
     heartbeat_ns: u64,
     last_tx: u64,
     last_rx: u64,
+    /// What the last failed connect said (logged once while it repeats).
+    last_down: String,
     next_connect: u64,
 }
 
 impl NativeConn {
-    pub fn new(addr: SocketAddr, account: u32, key: AccountKey) -> Self {
+    pub fn new(addrs: Vec<SocketAddr>, account: u32, key: AccountKey) -> Self {
         NativeConn {
-            addr,
+            walk: LeaderWalk::new(addrs),
+            addr: None,
             account: AccountId(account),
             key,
             session: None,
@@ -63,6 +86,7 @@ impl NativeConn {
             last_tx: 0,
             last_rx: 0,
             next_connect: 0,
+            last_down: String::new(),
         }
     }
 
@@ -201,9 +225,14 @@ impl NativeConn {
             Step::SendLogin(login) => push_native(&mut self.out, &login),
             Step::LoggedIn(a) => {
                 self.heartbeat_ns = u64::from(a.heartbeat_interval_ms.max(100)) * 1_000_000;
+                if let Some(at) = self.addr {
+                    self.walk.logged_in(at);
+                }
+                self.last_down.clear();
                 eprintln!(
-                    "fix-gateway: exchange session for account {} logged in (report stream at {}, resuming from {})",
+                    "fix-gateway: exchange session for account {} logged in at {} (report stream at {}, resuming from {})",
                     self.account.0,
+                    self.shown_addr(),
                     a.next_report_seq,
                     bridge.resume_point()
                 );
@@ -219,23 +248,32 @@ impl NativeConn {
                 self.stream = None;
                 self.session = None;
                 self.next_connect =
-                    now + (5 * RECONNECT_NS).max(u64::from(retry_after_ms) * 1_000_000);
+                    now + REJECTED_PAUSE_NS.max(u64::from(retry_after_ms) * 1_000_000);
             }
-            // A cluster node that is not the leader: the gateway keeps its one
-            // configured address and tries it again later.
+            // A cluster node that is not the leader: on to the leader it names at
+            // once, else (none known yet) to the next node; the walk paces rounds.
             Step::Redirect {
                 leader_id,
                 address,
                 retry_after_ms,
             } => {
-                eprintln!(
-                    "fix-gateway: account {}: the exchange node is not the leader (leader {leader_id} at {:?})",
-                    self.account.0,
-                    address.as_ref().and_then(|a| a.as_text()).unwrap_or("")
-                );
+                let text = address.as_ref().and_then(|a| a.as_text());
+                let to = self.walk.redirected_to(text, retry_after_ms);
+                match to {
+                    Some(to) => eprintln!(
+                        "fix-gateway: account {}: exchange node {} is not the leader; following the redirect to leader {leader_id} at {to}",
+                        self.account.0,
+                        self.shown_addr()
+                    ),
+                    None => self.down(&format!(
+                        "exchange node {} is not the leader (leader {leader_id} at {:?}, not followed: none known, unresolvable or too many hops this round); trying the next node",
+                        self.shown_addr(),
+                        text.unwrap_or("")
+                    )),
+                }
                 self.stream = None;
                 self.session = None;
-                self.next_connect = now + RECONNECT_NS.max(u64::from(retry_after_ms) * 1_000_000);
+                self.next_connect = now;
             }
             Step::RecoveryStarted { replay, reason } => {
                 if reason != 0 {
@@ -265,10 +303,30 @@ impl NativeConn {
         Ok(())
     }
 
+    /// The node of the current (or last) connection, for logs.
+    fn shown_addr(&self) -> String {
+        self.addr.map_or_else(|| "?".into(), |a| a.to_string())
+    }
+
+    /// Connects to the node the walk names (a failure passes to the next node at
+    /// the next pump), or waits as it says.
     fn connect(&mut self, bridge: &Bridge, now: u64) {
-        self.next_connect = now + RECONNECT_NS;
-        let Ok(stream) = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)) else {
-            return;
+        let addr = match self.walk.next() {
+            Next::Try(addr) => addr,
+            Next::Wait(d) => {
+                let d = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+                self.next_connect = now.saturating_add(d);
+                return;
+            }
+        };
+        self.addr = Some(addr);
+        self.next_connect = now;
+        let stream = match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
+            Ok(s) => s,
+            Err(e) => {
+                self.down(&format!("connecting to {addr}: {e}"));
+                return;
+            }
         };
         if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
             return;
@@ -285,14 +343,37 @@ impl NativeConn {
         self.watch = Watch::default();
     }
 
+    /// Logs a failed attempt once per kind in a row, whichever node it was at (a
+    /// cluster down for a while would fill the log otherwise).
+    fn down(&mut self, why: &str) {
+        let kind = self
+            .addr
+            .map_or_else(|| why.to_owned(), |a| why.replace(&a.to_string(), "<node>"));
+        if self.last_down != kind {
+            eprintln!(
+                "fix-gateway: exchange session of account {}: {why}",
+                self.account.0
+            );
+            self.last_down = kind;
+        }
+    }
+
     fn lost(&mut self, bridge: &mut Bridge, now: u64, why: &str) -> bool {
+        let was_logged_in = self.logged_in();
         eprintln!(
-            "fix-gateway: exchange session of account {} lost: {why}",
-            self.account.0
+            "fix-gateway: exchange session of account {} at {} lost: {why}",
+            self.account.0,
+            self.shown_addr()
         );
         self.stream = None;
         self.session = None;
-        self.next_connect = now + RECONNECT_NS;
+        // A logged-in session pauses before going back (see LOST_PAUSE_NS); a node
+        // that closed before the login answer passes to the next at once.
+        self.next_connect = if was_logged_in {
+            now + LOST_PAUSE_NS
+        } else {
+            now
+        };
         bridge.native_lost(now);
         true
     }
@@ -302,12 +383,110 @@ impl NativeConn {
 mod tests {
     use super::*;
     use std::net::TcpListener;
+    use std::sync::Arc;
+
+    use peregrine_client::order_entry::BACKOFF_MIN;
+    use peregrine_fix::session::{Role, Session, SessionConfig};
+    use peregrine_fix::store::{Durability, FileStore};
+    use peregrine_types::Timestamp;
+    use peregrine_wire::field::{LeaderAddress, Pad};
+    use peregrine_wire::v2::session::LeaderRedirect;
+    use peregrine_wire::WireMessage;
+
+    use crate::config::InstrumentConfig;
+
+    fn key() -> AccountKey {
+        AccountKey::from_hex(&"11".repeat(32)).unwrap()
+    }
+
+    fn bridge(dir: &std::path::Path) -> Bridge {
+        let store = FileStore::open(&dir.join("s"), Durability::OsBuffer, 1).unwrap();
+        let session = Session::new(SessionConfig::new(Role::Acceptor, "PEREGRINE", "C1"), store);
+        let instruments: Arc<[InstrumentConfig]> = Vec::new().into();
+        Bridge::new(session, instruments, 1000).unwrap()
+    }
+
+    /// An address nothing listens on.
+    fn refusing() -> SocketAddr {
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_redirect_is_followed_past_a_dead_node() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bridge = bridge(dir.path());
+        let leader = TcpListener::bind("127.0.0.1:0").unwrap();
+        let leader_addr = leader.local_addr().unwrap();
+        let follower = TcpListener::bind("127.0.0.1:0").unwrap();
+        let follower_addr = follower.local_addr().unwrap();
+        let redirect = std::thread::spawn(move || {
+            let (mut s, _) = follower.accept().unwrap();
+            let m = LeaderRedirect {
+                session_seq: 1,
+                engine_seq: 0,
+                engine_time: Timestamp(0),
+                leader_id: 3,
+                retry_after_ms: 0,
+                reserved: Pad,
+                address: LeaderAddress::from_text(&leader_addr.to_string()).unwrap(),
+            };
+            let mut buf = [0u8; 512];
+            let n = m.encode(&mut buf).unwrap();
+            s.write_all(&buf[..n]).unwrap();
+            s
+        });
+        let mut c = NativeConn::new(vec![refusing(), follower_addr], 1, key());
+        // The dead node passes to the follower at once, whose redirect (once it
+        // arrives) leads to the leader at once: the clock never has to move.
+        let now = 1_000;
+        let hang_guard = std::time::Instant::now() + Duration::from_secs(60);
+        while c.addr != Some(leader_addr) {
+            assert!(
+                std::time::Instant::now() < hang_guard,
+                "never reached the leader"
+            );
+            c.pump(&mut bridge, now);
+            assert!(c.due_in(now) == 0 || c.stream.is_some(), "no wait needed");
+            std::thread::yield_now();
+        }
+        assert!(c.stream.is_some());
+        drop(redirect.join().unwrap());
+        let (_at_leader, _) = leader.accept().unwrap();
+    }
+
+    #[test]
+    fn a_round_of_dead_nodes_waits_instead_of_spinning() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bridge = bridge(dir.path());
+        let (a, b) = (refusing(), refusing());
+        let mut c = NativeConn::new(vec![a, b], 1, key());
+        let now = 1_000;
+        let mut tried = Vec::new();
+        while c.due_in(now) == 0 {
+            c.pump(&mut bridge, now);
+            tried.extend(c.addr.filter(|x| tried.last() != Some(x)));
+            assert!(tried.len() <= 2, "{tried:?}");
+        }
+        assert_eq!(tried, [a, b]);
+        assert_eq!(
+            c.due_in(now),
+            u64::try_from(BACKOFF_MIN.as_nanos()).unwrap(),
+            "the round is over: the walk's backoff"
+        );
+        // After the wait, the next round starts again at the first node.
+        let later = now + c.due_in(now);
+        c.pump(&mut bridge, later);
+        assert_eq!(c.addr, Some(a));
+    }
 
     #[test]
     fn due_in_names_the_nearest_native_timer() {
         let key = AccountKey::from_hex(&"11".repeat(32)).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut c = NativeConn::new(listener.local_addr().unwrap(), 1, key);
+        let mut c = NativeConn::new(vec![listener.local_addr().unwrap()], 1, key);
         c.next_connect = 5_000;
         assert_eq!(c.due_in(1_000), 4_000, "disconnected: the reconnect");
         assert_eq!(c.due_in(9_000), 0, "overdue: no wait at all");

@@ -132,8 +132,8 @@ pub fn run(
     let mut poller = Poller::new(EVENTS).map_err(io("creating the epoll set".into()))?;
     let mut listener_watch = Watch::default();
     listener_watch.sync(&poller, &listener, false);
-    let exchange: SocketAddr = config.exchange.parse().map_err(|_| GatewayError::Io {
-        what: format!("exchange address {}", config.exchange),
+    let exchange = config.exchange_addrs().map_err(|e| GatewayError::Io {
+        what: format!("exchange address {}: {e}", config.exchange),
         source: std::io::Error::from(ErrorKind::InvalidInput),
     })?;
     let limits = FrameLimits {
@@ -185,7 +185,7 @@ pub fn run(
         slots.push(Slot {
             comp_id: s.comp_id.clone(),
             bridge,
-            native: NativeConn::new(exchange, s.account, key),
+            native: NativeConn::new(exchange.clone(), s.account, key),
             fix: None,
         });
     }

@@ -154,7 +154,7 @@ impl App {
                 None => continue, // validate() refuses api_keys without a key file
             };
             let spec = SessionSpec {
-                addr: venue.order_entry,
+                addrs: venue.order_entry.clone(),
                 account,
                 key,
                 resume_from: history::read::report_cursor(&pool, k.account).await?,

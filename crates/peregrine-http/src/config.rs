@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use peregrine_client::order_entry::{parse_addrs, BadAddress};
 use serde::{Deserialize, Serialize};
 
 /// Why a config could not be loaded.
@@ -62,8 +63,9 @@ pub struct ExchangeSection {
     /// The exchange's config file: addresses, instruments and assets are read from it
     /// (relative paths are relative to the gateway config's directory). Default none.
     pub config: Option<PathBuf>,
-    /// Order-entry address; overrides the exchange config's `listen`.
-    pub order_entry: Option<SocketAddr>,
+    /// Order-entry address; overrides the exchange config's `listen`. A cluster:
+    /// every node's address, `"a,b,c"` (the sessions follow the leader).
+    pub order_entry: Option<AddrList>,
     /// Market-data feed address to bind (the exchange's `market_data.target`).
     pub feed: Option<SocketAddr>,
     /// Recovery (snapshot and replay) address (the exchange's `recovery_listen`).
@@ -87,6 +89,41 @@ impl Default for ExchangeSection {
             keys: None,
             answer_timeout_ms: 5_000,
         }
+    }
+}
+
+/// One order-entry address or a cluster's nodes: `"IP:port"`, or several separated
+/// by commas, in the TOML.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct AddrList(Vec<SocketAddr>);
+
+impl AddrList {
+    /// The addresses, in the configured order (never empty).
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for AddrList {
+    type Error = BadAddress;
+    fn try_from(text: String) -> Result<Self, BadAddress> {
+        parse_addrs(&text).map(AddrList)
+    }
+}
+
+impl From<AddrList> for String {
+    fn from(l: AddrList) -> String {
+        l.0.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+impl From<SocketAddr> for AddrList {
+    fn from(a: SocketAddr) -> Self {
+        AddrList(vec![a])
     }
 }
 
@@ -388,6 +425,24 @@ mod tests {
     fn unknown_keys_are_errors() {
         assert!(GatewayConfig::parse("lisen = \"127.0.0.1:1\"").is_err());
         assert!(GatewayConfig::parse("[limits]\norders_per_10 = 5").is_err());
+    }
+
+    #[test]
+    fn order_entry_takes_one_address_or_a_cluster_list() {
+        let c = GatewayConfig::parse("[exchange]\norder_entry = \"127.0.0.1:7700\"").unwrap();
+        let one = c.exchange.order_entry.unwrap();
+        assert_eq!(one.addrs(), ["127.0.0.1:7700".parse().unwrap()]);
+        let c = GatewayConfig::parse(
+            "[exchange]\norder_entry = \"127.0.0.1:1, 127.0.0.1:2,127.0.0.1:3\"",
+        )
+        .unwrap();
+        let list = c.exchange.order_entry.clone().unwrap();
+        assert_eq!(list.addrs().len(), 3);
+        assert_eq!(String::from(list), "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3");
+        for bad in ["", "127.0.0.1:1,", "127.0.0.1:1,node2:7700"] {
+            let text = format!("[exchange]\norder_entry = {bad:?}");
+            assert!(GatewayConfig::parse(&text).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

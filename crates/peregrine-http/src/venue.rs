@@ -78,8 +78,9 @@ impl Default for ExchangeFile {
 /// Everything the gateway knows about the venue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Venue {
-    /// Order entry (TCP).
-    pub order_entry: SocketAddr,
+    /// Order entry (TCP): one address, or a cluster's nodes (`[exchange]
+    /// order_entry`; the exchange config's `listen` otherwise).
+    pub order_entry: Vec<SocketAddr>,
     /// Feed address to bind (UDP unicast) or group to join (multicast).
     pub feed: SocketAddr,
     /// Interface a multicast feed is joined on (the exchange's
@@ -129,7 +130,11 @@ impl Venue {
             .instruments
             .unwrap_or_else(|| vec![default_instrument()]);
         let venue = Venue {
-            order_entry: config.exchange.order_entry.unwrap_or(file.listen),
+            order_entry: config
+                .exchange
+                .order_entry
+                .as_ref()
+                .map_or_else(|| vec![file.listen], |l| l.addrs().to_vec()),
             feed: config.exchange.feed.unwrap_or(file.market_data.target),
             feed_interface: file.market_data.multicast_interface,
             recovery: config
@@ -193,7 +198,7 @@ mod tests {
             ..Default::default()
         };
         let v = Venue::from_config(&config).unwrap();
-        assert_eq!(v.order_entry.to_string(), "127.0.0.1:7700");
+        assert_eq!(v.order_entry, ["127.0.0.1:7700".parse().unwrap()]);
         assert_eq!(v.feed.to_string(), "127.0.0.1:7701");
         assert_eq!(v.recovery.unwrap().to_string(), "127.0.0.1:7702");
         assert_eq!(v.instruments.len(), 1);
@@ -204,9 +209,10 @@ mod tests {
     #[test]
     fn overrides_win_and_no_file_means_the_exchange_defaults() {
         let mut config = GatewayConfig::default();
-        config.exchange.order_entry = Some(([127, 0, 0, 1], 9000).into());
+        config.exchange.order_entry = Some(SocketAddr::from(([127, 0, 0, 1], 9000)).into());
         let v = Venue::from_config(&config).unwrap();
-        assert_eq!(v.order_entry.port(), 9000);
+        assert_eq!(v.order_entry.len(), 1);
+        assert_eq!(v.order_entry[0].port(), 9000);
         assert_eq!(v.feed.port(), 7701);
         assert_eq!(v.instruments[0].symbol, "PGN-USD");
     }

@@ -35,7 +35,10 @@ use crate::error::ClientError;
 
 mod redirect;
 
-pub use redirect::resolve_leader;
+pub use redirect::{
+    parse_addrs, resolve_leader, BadAddress, LeaderWalk, Next, BACKOFF_MAX, BACKOFF_MIN,
+    MAX_HOPS_PER_ROUND,
+};
 
 /// Bytes of a connection's receive buffer.
 pub const RX: usize = 64 * 1024;

@@ -1,12 +1,18 @@
 //! Logging in to a cluster ([`Connection::connect_any`]): only the leader serves order
 //! entry; another node answers `LeaderRedirect` (protocol document, section 4.10).
 //!
-//! The choice of the next node is [`Walk`], sans-IO: it takes what an attempt ended
-//! with and says where to go (or how long to wait) next. A round tries every
+//! The choice of the next node is [`LeaderWalk`], sans-IO: it takes what an attempt
+//! ended with and says where to go (or how long to wait) next. A round tries every
 //! configured address once, following at most [`MAX_HOPS_PER_ROUND`] redirects on the
 //! way (two nodes briefly pointing at each other during a leader change cannot make
 //! it spin); after a full round it waits the largest `retry_after_ms` a node asked
 //! for, else a backoff that doubles from [`BACKOFF_MIN`] to [`BACKOFF_MAX`].
+//!
+//! A long-lived client that reconnects (the gateways, the engine's exchange venue)
+//! keeps one walk for its whole life and tells it where a login succeeded
+//! ([`LeaderWalk::logged_in`]): the next round, after that session is lost, starts
+//! at that address, then the configured ones in order. A node that is down or
+//! refuses simply passes to the next: ask [`LeaderWalk::next`] again.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
@@ -18,53 +24,88 @@ use super::{Connection, LoginInfo};
 use crate::error::ClientError;
 
 /// Redirects followed per round at most.
-pub(crate) const MAX_HOPS_PER_ROUND: usize = 4;
+pub const MAX_HOPS_PER_ROUND: usize = 4;
 /// The first wait after a round with no leader.
-pub(crate) const BACKOFF_MIN: Duration = Duration::from_millis(20);
+pub const BACKOFF_MIN: Duration = Duration::from_millis(20);
 /// The longest wait after a round with no leader.
-pub(crate) const BACKOFF_MAX: Duration = Duration::from_millis(500);
+pub const BACKOFF_MAX: Duration = Duration::from_millis(500);
 
 /// What to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Next {
+pub enum Next {
     /// Connect and log in there.
     Try(SocketAddr),
     /// A round is over: wait this long, then start the next one.
     Wait(Duration),
 }
 
-/// Which node to try next; see the module documentation.
-#[derive(Debug)]
-pub(crate) struct Walk<'a> {
-    addrs: &'a [SocketAddr],
-    /// The next configured address of this round.
+/// Which node of a cluster to try next; see the module documentation.
+#[derive(Debug, Clone)]
+pub struct LeaderWalk {
+    addrs: Vec<SocketAddr>,
+    /// Where the last login succeeded: the first address of every round (until
+    /// another login succeeds elsewhere).
+    home: Option<SocketAddr>,
+    /// The next position of this round (0 is `home` when there is one).
     at: usize,
-    /// A leader to try before the next configured address.
+    /// A leader to try before the next position of the round.
     leader: Option<SocketAddr>,
     hops: usize,
     /// The largest `retry_after_ms` asked for this round.
     retry_after: Duration,
     backoff: Duration,
+    /// The address the latest [`Next::Try`] named.
+    current: Option<SocketAddr>,
 }
 
-impl<'a> Walk<'a> {
-    pub(crate) fn new(addrs: &'a [SocketAddr]) -> Self {
-        Walk {
+impl LeaderWalk {
+    /// A walk over `addrs` (a cluster's order-entry addresses, or one address). With
+    /// none, [`LeaderWalk::next`] only ever waits.
+    pub fn new(addrs: Vec<SocketAddr>) -> Self {
+        LeaderWalk {
             addrs,
+            home: None,
             at: 0,
             leader: None,
             hops: 0,
             retry_after: Duration::ZERO,
             backoff: BACKOFF_MIN,
+            current: None,
         }
     }
 
-    pub(crate) fn next(&mut self) -> Next {
+    /// The configured addresses.
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// The address the latest [`Next::Try`] named (`None` before the first).
+    pub fn current(&self) -> Option<SocketAddr> {
+        self.current
+    }
+
+    /// The `i`th address of a round: `home` first (when known), then the configured
+    /// addresses in order without it.
+    fn round_addr(&self, i: usize) -> Option<SocketAddr> {
+        match self.home {
+            None => self.addrs.get(i).copied(),
+            Some(h) if i == 0 => Some(h),
+            Some(h) => self.addrs.iter().copied().filter(|a| *a != h).nth(i - 1),
+        }
+    }
+
+    /// Where to go next: an address to connect to, or (a round over with no
+    /// leader) how long to wait before the next round. After a failed attempt (a
+    /// node down, refusing, closing) just ask again.
+    #[allow(clippy::should_implement_trait, reason = "never ends: not an iterator")]
+    pub fn next(&mut self) -> Next {
         if let Some(a) = self.leader.take() {
+            self.current = Some(a);
             return Next::Try(a);
         }
-        if let Some(&a) = self.addrs.get(self.at) {
+        if let Some(a) = self.round_addr(self.at) {
             self.at += 1;
+            self.current = Some(a);
             return Next::Try(a);
         }
         let wait = if self.retry_after.is_zero() {
@@ -74,26 +115,77 @@ impl<'a> Walk<'a> {
         } else {
             self.retry_after
         };
-        self.at = 0;
-        self.hops = 0;
-        self.retry_after = Duration::ZERO;
+        self.new_round();
         Next::Wait(wait)
     }
 
+    fn new_round(&mut self) {
+        self.at = 0;
+        self.hops = 0;
+        self.leader = None;
+        self.retry_after = Duration::ZERO;
+    }
+
     /// The node just tried redirected to `leader` (`None`: no leader known, or an
-    /// address that does not resolve).
-    pub(crate) fn redirected(&mut self, leader: Option<SocketAddr>, retry_after_ms: u32) {
+    /// address that does not resolve). The next [`LeaderWalk::next`] names the
+    /// leader at once, unless this round has followed [`MAX_HOPS_PER_ROUND`]
+    /// redirects already. Returns whether it will (the redirect is followed).
+    pub fn redirected(&mut self, leader: Option<SocketAddr>, retry_after_ms: u32) -> bool {
         self.retry_after = self
             .retry_after
             .max(Duration::from_millis(u64::from(retry_after_ms)));
-        if let Some(a) = leader {
-            if self.hops < MAX_HOPS_PER_ROUND {
+        match leader {
+            Some(a) if self.hops < MAX_HOPS_PER_ROUND => {
                 self.hops += 1;
                 self.leader = Some(a);
+                true
             }
+            _ => false,
         }
     }
+
+    /// [`LeaderWalk::redirected`] with the redirect's `host:port` text as it came
+    /// (resolved with [`resolve_leader`]); returns the leader's address when the
+    /// redirect is followed.
+    pub fn redirected_to(
+        &mut self,
+        address: Option<&str>,
+        retry_after_ms: u32,
+    ) -> Option<SocketAddr> {
+        let to = address.and_then(resolve_leader);
+        self.redirected(to, retry_after_ms).then_some(to).flatten()
+    }
+
+    /// A login succeeded at `at`: the round ends, the backoff starts over, and the
+    /// next round (once this session is lost) starts at `at`, then the configured
+    /// addresses in order.
+    pub fn logged_in(&mut self, at: SocketAddr) {
+        self.home = Some(at);
+        self.current = Some(at);
+        self.backoff = BACKOFF_MIN;
+        self.new_round();
+    }
 }
+
+/// Parses an address list: one `IP:port`, or several separated by commas (blanks
+/// around each allowed), as gateways and venues configure a cluster's nodes.
+pub fn parse_addrs(text: &str) -> Result<Vec<SocketAddr>, BadAddress> {
+    if text.trim().is_empty() {
+        return Err(BadAddress(text.to_owned()));
+    }
+    text.split(',')
+        .map(|a| {
+            a.trim()
+                .parse()
+                .map_err(|_| BadAddress(a.trim().to_owned()))
+        })
+        .collect()
+}
+
+/// An entry of an address list that is not `IP:port`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an IP:port address (give one, or several separated by commas)")]
+pub struct BadAddress(pub String);
 
 /// True for a failure another node (or a later attempt) may not have: the node is
 /// down, refuses connections, closes or stops answering.
@@ -126,7 +218,7 @@ impl Connection {
             return Err(ClientError::Invalid("no order-entry address".into()));
         }
         let end = Instant::now() + deadline;
-        let mut walk = Walk::new(addrs);
+        let mut walk = LeaderWalk::new(addrs.to_vec());
         let mut last = None;
         loop {
             let left = end.saturating_duration_since(Instant::now());
@@ -149,8 +241,7 @@ impl Connection {
                             address,
                             retry_after_ms,
                         }) => {
-                            let to = address.as_deref().and_then(resolve_leader);
-                            walk.redirected(to, retry_after_ms);
+                            walk.redirected_to(address.as_deref(), retry_after_ms);
                             last = Some(ClientError::Redirected {
                                 leader_id,
                                 address,

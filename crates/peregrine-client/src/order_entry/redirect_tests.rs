@@ -218,13 +218,13 @@ fn an_unresolvable_leader_address_passes_to_the_next_node() {
 fn the_walk_follows_redirects_a_bounded_number_of_times_per_round() {
     let (a, b, c) = (addr(1), addr(2), addr(3));
     let addrs = [a, b];
-    let mut w = Walk::new(&addrs);
+    let mut w = LeaderWalk::new(addrs.to_vec());
     assert_eq!(w.next(), Next::Try(a));
     for _ in 0..MAX_HOPS_PER_ROUND {
-        w.redirected(Some(c), 0);
+        assert!(w.redirected(Some(c), 0));
         assert_eq!(w.next(), Next::Try(c));
     }
-    w.redirected(Some(c), 0);
+    assert!(!w.redirected(Some(c), 0), "not followed");
     assert_eq!(w.next(), Next::Try(b), "hops exhausted: the next node");
     w.redirected(Some(c), 0);
     assert_eq!(w.next(), Next::Wait(BACKOFF_MIN));
@@ -237,7 +237,7 @@ fn the_walk_follows_redirects_a_bounded_number_of_times_per_round() {
 #[test]
 fn the_walk_waits_as_asked_else_backs_off_up_to_the_cap() {
     let addrs = [addr(1)];
-    let mut w = Walk::new(&addrs);
+    let mut w = LeaderWalk::new(addrs.to_vec());
     let mut waits = Vec::new();
     for _ in 0..7 {
         assert_eq!(w.next(), Next::Try(addr(1)));
@@ -251,4 +251,132 @@ fn the_walk_waits_as_asked_else_backs_off_up_to_the_cap() {
     assert_eq!(w.next(), Next::Try(addr(1)));
     w.redirected(None, 1234);
     assert_eq!(w.next(), Next::Wait(Duration::from_millis(1234)));
+}
+
+#[test]
+fn after_a_login_the_next_round_starts_where_it_worked() {
+    let (a, b, c) = (addr(1), addr(2), addr(3));
+    let mut w = LeaderWalk::new(vec![a, b, c]);
+    assert_eq!(w.next(), Next::Try(a));
+    w.logged_in(b);
+    assert_eq!(w.current(), Some(b));
+    // The session at b is lost: b first, then the others in their configured order.
+    assert_eq!(w.next(), Next::Try(b));
+    assert_eq!(w.next(), Next::Try(a));
+    assert_eq!(w.next(), Next::Try(c));
+    assert_eq!(w.next(), Next::Wait(BACKOFF_MIN));
+    assert_eq!(w.next(), Next::Try(b), "every round starts at b");
+}
+
+#[test]
+fn a_leader_outside_the_list_is_remembered_too() {
+    let (a, b, l) = (addr(1), addr(2), addr(9));
+    let mut w = LeaderWalk::new(vec![a, b]);
+    assert_eq!(w.next(), Next::Try(a));
+    w.redirected_to(Some(&l.to_string()), 0);
+    assert_eq!(w.next(), Next::Try(l), "a redirect jumps there at once");
+    w.logged_in(l);
+    assert_eq!(w.next(), Next::Try(l));
+    assert_eq!(w.next(), Next::Try(a));
+    assert_eq!(w.next(), Next::Try(b));
+    assert!(matches!(w.next(), Next::Wait(_)));
+}
+
+#[test]
+fn a_failover_moves_home_to_the_new_leader() {
+    // Node 1 leads, then dies; node 3 (redirected to by node 2) leads.
+    let (n1, n2, n3) = (addr(1), addr(2), addr(3));
+    let mut w = LeaderWalk::new(vec![n2, n3, n1]);
+    assert_eq!(w.next(), Next::Try(n2));
+    w.redirected(Some(n1), 0);
+    assert_eq!(w.next(), Next::Try(n1));
+    w.logged_in(n1);
+    // Lost: n1 refuses (just ask again), n2 knows no leader yet, n3 leads.
+    assert_eq!(w.next(), Next::Try(n1));
+    assert_eq!(w.next(), Next::Try(n2));
+    w.redirected(None, 30);
+    assert_eq!(w.next(), Next::Try(n3));
+    w.redirected(None, 10);
+    assert_eq!(
+        w.next(),
+        Next::Wait(Duration::from_millis(30)),
+        "the largest asked"
+    );
+    assert_eq!(w.next(), Next::Try(n1));
+    assert_eq!(w.next(), Next::Try(n2));
+    w.redirected(Some(n3), 0);
+    assert_eq!(w.next(), Next::Try(n3));
+    w.logged_in(n3);
+    assert_eq!(
+        w.next(),
+        Next::Try(n3),
+        "the next reconnect tries the new leader first"
+    );
+}
+
+#[test]
+fn a_login_starts_the_backoff_over_and_no_address_only_waits() {
+    let a = addr(1);
+    let mut w = LeaderWalk::new(vec![a]);
+    for _ in 0..4 {
+        assert_eq!(w.next(), Next::Try(a));
+        assert!(matches!(w.next(), Next::Wait(_)));
+    }
+    assert_eq!(w.next(), Next::Try(a));
+    w.logged_in(a);
+    assert_eq!(w.next(), Next::Try(a));
+    assert_eq!(w.next(), Next::Wait(BACKOFF_MIN));
+    let mut none = LeaderWalk::new(Vec::new());
+    assert_eq!(none.next(), Next::Wait(BACKOFF_MIN));
+    assert!(matches!(none.next(), Next::Wait(_)));
+    assert_eq!(none.current(), None);
+}
+
+#[test]
+fn address_lists_parse_one_or_several_and_name_the_bad_entry() {
+    assert_eq!(parse_addrs("127.0.0.1:1").unwrap(), [addr(1)]);
+    assert_eq!(
+        parse_addrs("127.0.0.1:1, 127.0.0.1:2 ,127.0.0.1:3").unwrap(),
+        [addr(1), addr(2), addr(3)]
+    );
+    assert_eq!(parse_addrs("127.0.0.1:1,"), Err(BadAddress(String::new())));
+    assert_eq!(
+        parse_addrs("127.0.0.1:1,host:2"),
+        Err(BadAddress("host:2".into()))
+    );
+    assert!(parse_addrs("  ").is_err());
+    assert!(parse_addrs("").is_err());
+}
+
+#[test]
+fn a_long_lived_client_follows_a_real_redirect_and_returns_home() {
+    with_timeout(30, || {
+        let lead = leader();
+        let f = follower(2, &lead.to_string(), 0);
+        let dead = refusing();
+        let mut w = LeaderWalk::new(vec![dead, f]);
+        let mut logins = Vec::new();
+        // Two sessions, each dropped after its login: the second goes straight to
+        // where the first logged in.
+        while logins.len() < 2 {
+            let Next::Try(at) = w.next() else {
+                continue;
+            };
+            match Connection::connect(at, params(), KEY.clone(), T) {
+                Ok(_) => {
+                    w.logged_in(at);
+                    logins.push(at);
+                }
+                Err(ClientError::Redirected {
+                    address,
+                    retry_after_ms,
+                    ..
+                }) => {
+                    w.redirected_to(address.as_deref(), retry_after_ms);
+                }
+                Err(e) => assert!(transient(&e), "{e:?}"),
+            }
+        }
+        assert_eq!(logins, [lead, lead]);
+    });
 }

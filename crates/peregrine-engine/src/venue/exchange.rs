@@ -75,6 +75,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use peregrine_client::order_entry::{LeaderWalk, Next};
 use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Timestamp};
 use peregrine_wire::auth::AccountKey;
 use peregrine_wire::stream::RecvBuffer;
@@ -96,8 +97,10 @@ const READS_PER_POLL: usize = 8;
 pub struct ExchangeVenue {
     name: String,
     cfg: ExchangeConfig,
-    /// Every configured address (a cluster's nodes), and the one tried next.
-    addrs: Vec<SocketAddr>,
+    /// Which of the configured addresses (a cluster's nodes) to try next
+    /// (`peregrine_client::order_entry::LeaderWalk`), and the one the next (or the
+    /// current) login goes to.
+    walk: LeaderWalk,
     addr: SocketAddr,
     key: AccountKey,
     stream: Option<TcpStream>,
@@ -137,11 +140,13 @@ impl ExchangeVenue {
         }
         let addrs = config::parse_addrs(&cfg.addr)
             .ok_or_else(|| ExchangeError::Config(format!("addr {:?}", cfg.addr)))?;
-        let addr = addrs[0];
+        let first = addrs[0];
+        let mut walk = LeaderWalk::new(addrs);
+        let addr = advance(&mut walk, first);
         let key = cfg.account_key()?;
         Ok(ExchangeVenue {
             name: name.to_owned(),
-            addrs,
+            walk,
             addr,
             key,
             stream: None,
@@ -226,6 +231,7 @@ impl ExchangeVenue {
         match result {
             Ok(stream) => {
                 self.stream = Some(stream);
+                self.walk.logged_in(self.addr);
                 self.stats.logins += 1;
                 self.last_rx_ns = now_ns;
                 self.last_tx_ns = now_ns;
@@ -251,32 +257,29 @@ impl ExchangeVenue {
         }
     }
 
-    /// Where the next login goes after `e`: the leader a follower named (at once),
-    /// or the next configured address (a node down, or no leader known yet).
+    /// Where the next login goes after `e`, as the walk says: the leader a follower
+    /// named (at once), or the next configured address (a node down, or no leader
+    /// known yet: after the `retry_after_ms` it asked for). Other failures (a
+    /// rejected login, a protocol violation) try the same address again.
     fn next_address(&mut self, e: &ExchangeError, now_ns: u64) {
         match e {
             ExchangeError::Redirected {
-                address: Some(a), ..
+                address,
+                retry_after_ms,
+                ..
             } => {
-                self.addr = *a;
-                self.next_connect_ns = now_ns;
-            }
-            ExchangeError::Redirected { retry_after_ms, .. } => {
-                self.rotate();
-                self.next_connect_ns = now_ns + u64::from(*retry_after_ms) * 1_000_000;
+                let followed = self.walk.redirected(*address, *retry_after_ms);
+                self.next_connect_ns = if followed {
+                    now_ns
+                } else {
+                    now_ns + u64::from(*retry_after_ms) * 1_000_000
+                };
+                self.addr = advance(&mut self.walk, self.addr);
             }
             ExchangeError::Connect(..) | ExchangeError::Closed | ExchangeError::LoginTimeout(_) => {
-                self.rotate();
+                self.addr = advance(&mut self.walk, self.addr);
             }
             _ => {}
-        }
-    }
-
-    fn rotate(&mut self) {
-        if let Some(i) = self.addrs.iter().position(|a| *a == self.addr) {
-            self.addr = self.addrs[(i + 1) % self.addrs.len()];
-        } else {
-            self.addr = self.addrs[0];
         }
     }
 
@@ -453,6 +456,9 @@ impl ExchangeVenue {
         self.barrier_cl = 0;
         self.mass_cl = 0;
         self.next_connect_ns = now_ns + self.cfg.reconnect_ms * 1_000_000;
+        let was = self.addr;
+        // The node that served first (`LeaderWalk::logged_in`), then the others.
+        self.addr = advance(&mut self.walk, was);
         let pending = &mut self.pending;
         let mut lost = 0;
         let mut replaces = Vec::new();
@@ -476,7 +482,7 @@ impl ExchangeVenue {
             "venue {}: exchange {} disconnected: {why}; {lost} unacknowledged orders \
              rejected, {} open orders in doubt until the next login (retrying every {} ms)",
             self.name,
-            self.addr,
+            was,
             self.table.len(),
             self.cfg.reconnect_ms
         );
@@ -557,6 +563,19 @@ impl ExchangeVenue {
         self.send(&msg, now_ns);
         Ok(())
     }
+}
+
+/// The walk's next address (`fallback` if it has none). Its waits between rounds are
+/// not used: every attempt here is already paced by `reconnect_ms`, or by the
+/// `retry_after_ms` a node asked for.
+fn advance(walk: &mut LeaderWalk, fallback: SocketAddr) -> SocketAddr {
+    // A wait ends a round; the next call starts the next one.
+    for _ in 0..2 {
+        if let Next::Try(a) = walk.next() {
+            return a;
+        }
+    }
+    fallback
 }
 
 /// Client order ids continue from the wall clock in nanoseconds, so a restarted

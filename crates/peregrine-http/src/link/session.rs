@@ -18,6 +18,14 @@
 //! (`not_sent`), and the task reconnects with backoff (at least the exchange's
 //! `retry_after_ms` when it throttles logins).
 //!
+//! **A cluster.** The session walks its addresses (one, or a cluster's nodes) with
+//! [`LeaderWalk`]: a node that is not the leader answers `LeaderRedirect` and the
+//! session goes to the leader it names at once (logged); a node that is down,
+//! refuses or closes passes to the next; a round of the list with no leader waits
+//! (the largest `retry_after_ms` asked for, else a doubling backoff). Once logged
+//! in it remembers where: after the session is lost it tries that node first, then
+//! the others, resuming the report stream (the cluster's) where it stopped.
+//!
 //! **End of a read.** The exchange runs a batch of requests, queues every report of
 //! the batch for a session and writes them with one `write` after the batch's journal
 //! commit. On loopback one `write` arrives in one `read` when the receive buffer has
@@ -31,6 +39,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use peregrine_client::order_entry::{LeaderWalk, Next};
 use peregrine_types::{
     AccountId, ClientOrderId, OrderId, OrderType, Price, Qty, StpMode, TimeInForce, Timestamp,
 };
@@ -54,8 +63,15 @@ const HEARTBEAT: Duration = Duration::from_millis(500);
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// The request id of the open-orders query sent when there is no resume point.
 pub const OPEN_ORDERS_AT_START: u64 = 1;
-/// Longest wait between reconnects (unless the exchange asks for longer).
+/// Longest wait between logins the exchange rejected (unless it asks for longer).
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// The first wait after a rejected login.
+const MIN_BACKOFF: Duration = Duration::from_millis(50);
+/// The wait before reconnecting after a logged-in session ends (one that drops
+/// right after each login, in the replay or later, cannot make the task spin).
+const LOST_PAUSE: Duration = Duration::from_millis(50);
+/// How long a TCP connect may take before the next node is tried.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Why a request could not be queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,8 +101,8 @@ impl SessionHandle {
 /// What one account's session needs.
 #[derive(Clone)]
 pub struct SessionSpec {
-    /// The exchange's order-entry address.
-    pub addr: SocketAddr,
+    /// The exchange's order-entry addresses: one, or a cluster's nodes.
+    pub addrs: Vec<SocketAddr>,
     /// The account.
     pub account: AccountId,
     /// Its key (proves the login; never sent).
@@ -101,7 +117,7 @@ pub struct SessionSpec {
 impl std::fmt::Debug for SessionSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionSpec")
-            .field("addr", &self.addr)
+            .field("addrs", &self.addrs)
             .field("account", &self.account)
             .field("resume_from", &self.resume_from)
             .finish_non_exhaustive()
@@ -118,59 +134,121 @@ pub fn spawn(spec: SessionSpec, sink: Arc<dyn ReportSink>) -> SessionHandle {
 /// How a connection ended.
 struct End {
     why: String,
+    /// The exchange refused the login: wait at least `retry_after` (and back off).
+    rejected: bool,
     /// Wait at least this long before the next attempt.
     retry_after: Duration,
+    /// A node that is not the leader: the leader's id and `host:port` (if known).
+    redirect: Option<(u64, Option<String>)>,
 }
 
 impl End {
     fn now(why: impl Into<String>) -> End {
         End {
             why: why.into(),
+            rejected: false,
             retry_after: Duration::ZERO,
+            redirect: None,
+        }
+    }
+}
+
+/// Refuses what arrives for `d`. False: the gateway is stopping.
+async fn refuse_for(
+    d: Duration,
+    rx: &mut mpsc::Receiver<Request>,
+    sink: &dyn ReportSink,
+    account: AccountId,
+) -> bool {
+    let retry = tokio::time::sleep(d);
+    tokio::pin!(retry);
+    loop {
+        tokio::select! {
+            r = rx.recv() => match r {
+                Some(r) => sink.not_sent(account, r.id()),
+                None => return false,
+            },
+            () = &mut retry => return true,
         }
     }
 }
 
 async fn run(spec: SessionSpec, mut rx: mpsc::Receiver<Request>, sink: Arc<dyn ReportSink>) {
     let account = spec.account;
-    let addr = spec.addr;
+    let mut walk = LeaderWalk::new(spec.addrs.clone());
     let mut resume = spec.resume_from;
-    let mut backoff = Duration::from_millis(50);
+    let mut backoff = MIN_BACKOFF;
     let mut last_error = String::new();
     loop {
-        let end = match TcpStream::connect(addr).await {
-            Ok(stream) => {
-                let mut conn = Conn::new(stream, &spec, resume);
+        let addr = match walk.next() {
+            Next::Try(addr) => addr,
+            // A round of the nodes found no leader: down until the next one.
+            Next::Wait(d) => {
+                if !refuse_for(d, &mut rx, sink.as_ref(), account).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        let mut was_logged_in = false;
+        let end = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
+            Ok(Ok(stream)) => {
+                let mut conn = Conn::new(stream, &spec, addr, resume);
                 let end = conn.run(&mut rx, sink.as_ref()).await;
                 if conn.live {
                     sink.connected(account, false);
-                    backoff = Duration::from_millis(50);
+                    backoff = MIN_BACKOFF;
+                }
+                if conn.logged_in {
+                    walk.logged_in(addr);
+                    was_logged_in = true;
+                    last_error.clear(); // the next outage is logged again
                 }
                 resume = conn.resume;
                 end
             }
-            Err(e) => End::now(format!("cannot connect to {addr}: {e}")),
+            Ok(Err(e)) => End::now(format!("cannot connect to {addr}: {e}")),
+            Err(_) => End::now(format!("cannot connect to {addr}: timed out")),
         };
         if end.why == "gateway stopping" {
             return;
         }
-        if end.why != last_error {
-            eprintln!("gateway: account {account}: session down ({})", end.why);
-            last_error = end.why;
-        }
-        // Down: refuse what arrives until the next attempt.
-        let retry = tokio::time::sleep(backoff.max(end.retry_after));
-        tokio::pin!(retry);
-        loop {
-            tokio::select! {
-                r = rx.recv() => match r {
-                    Some(r) => sink.not_sent(account, r.id()),
-                    None => return,
-                },
-                () = &mut retry => break,
+        let mut followed = false;
+        let pause = if let Some((leader_id, address)) = &end.redirect {
+            // On to the leader at once (the walk bounds the hops of a round).
+            if let Some(to) = walk.redirected_to(address.as_deref(), end.retry_after_ms()) {
+                eprintln!(
+                    "gateway: account {account}: {addr} is not the leader; \
+                     following the redirect to leader {leader_id} at {to}"
+                );
+                followed = true;
             }
+            Duration::ZERO
+        } else if end.rejected {
+            let pause = backoff.max(end.retry_after);
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            pause
+        } else if was_logged_in {
+            LOST_PAUSE
+        } else {
+            // A node down or closing before the login: the next one at once.
+            Duration::ZERO
+        };
+        // Logged once while the same thing keeps happening, whichever node it is.
+        let kind = end.why.replace(&addr.to_string(), "<node>");
+        if !followed && kind != last_error {
+            eprintln!("gateway: account {account}: session down ({})", end.why);
+            last_error = kind;
         }
-        backoff = (backoff * 2).min(MAX_BACKOFF);
+        if !pause.is_zero() && !refuse_for(pause, &mut rx, sink.as_ref(), account).await {
+            return;
+        }
+    }
+}
+
+impl End {
+    fn retry_after_ms(&self) -> u32 {
+        u32::try_from(self.retry_after.as_millis()).unwrap_or(u32::MAX)
     }
 }
 
@@ -181,22 +259,28 @@ struct Conn<'a> {
     stream: TcpStream,
     rxbuf: Rx,
     spec: &'a SessionSpec,
+    /// The node this connection is to.
+    addr: SocketAddr,
     session: ClientSession,
     /// Where to resume on the next connection.
     resume: u64,
     /// Past the recovery phase.
     live: bool,
+    /// The exchange accepted the login.
+    logged_in: bool,
 }
 
 impl<'a> Conn<'a> {
-    fn new(stream: TcpStream, spec: &'a SessionSpec, resume: u64) -> Self {
+    fn new(stream: TcpStream, spec: &'a SessionSpec, addr: SocketAddr, resume: u64) -> Self {
         Conn {
             stream,
             rxbuf: Box::new(RecvBuffer::new()),
             spec,
+            addr,
             session: ClientSession::new(LoginParams::trading(spec.account, resume)),
             resume,
             live: false,
+            logged_in: false,
         }
     }
 
@@ -295,6 +379,7 @@ impl<'a> Conn<'a> {
             match step {
                 Step::SendLogin(login) => push(&login, out),
                 Step::LoggedIn(a) => {
+                    self.logged_in = true;
                     if a.oldest_report_seq > self.resume && self.resume != 0 {
                         eprintln!(
                             "gateway: account {account}: the exchange keeps reports from {} on; \
@@ -311,20 +396,27 @@ impl<'a> Conn<'a> {
                 } => {
                     return Err(End {
                         why: format!("login rejected, reason {reason}"),
+                        rejected: true,
                         retry_after: Duration::from_millis(u64::from(retry_after_ms)),
+                        redirect: None,
                     })
                 }
-                // A cluster node that is not the leader; this link keeps its one
-                // configured address and tries it again.
+                // A cluster node that is not the leader: `run` follows it.
                 Step::Redirect {
                     leader_id,
                     address,
                     retry_after_ms,
                 } => {
-                    let to = address.as_ref().and_then(|a| a.as_text()).unwrap_or("");
+                    let to = address.as_ref().and_then(|a| a.as_text());
                     return Err(End {
-                        why: format!("redirected to the cluster leader {leader_id} at {to:?}"),
+                        why: format!(
+                            "{} redirected to the cluster leader {leader_id} at {:?}",
+                            self.addr,
+                            to.unwrap_or("")
+                        ),
+                        rejected: false,
                         retry_after: Duration::from_millis(u64::from(retry_after_ms)),
+                        redirect: Some((leader_id, to.map(str::to_owned))),
                     });
                 }
                 Step::Instrument => {}
@@ -381,7 +473,7 @@ impl<'a> Conn<'a> {
                     }
                     eprintln!(
                         "gateway: account {account}: session to {} up (next report {})",
-                        self.spec.addr, self.resume
+                        self.addr, self.resume
                     );
                     sink.connected(account, true);
                 }

@@ -95,8 +95,9 @@ pub fn start_exchange(dir: &Path) -> Proc {
 }
 
 /// Writes the gateway's config for session CLIENT1 (account 1, FIX password
-/// `fix-pw`) in front of `exchange`, its store in `dir/fix-store`.
-pub fn gateway_config(dir: &Path, exchange: SocketAddr, listen: &str) -> PathBuf {
+/// `fix-pw`) in front of `exchange` (an address, or a cluster's nodes `"a,b,c"`),
+/// its store in `dir/fix-store`.
+pub fn gateway_config(dir: &Path, exchange: impl std::fmt::Display, listen: &str) -> PathBuf {
     let config = dir.join("gateway-fix.toml");
     std::fs::write(
         &config,
@@ -120,7 +121,12 @@ pub fn start_gateway(dir: &Path, exchange: SocketAddr) -> Proc {
 }
 
 /// [`start_gateway`] listening on `listen`, its log in `dir/log`.
-pub fn start_gateway_at(dir: &Path, exchange: SocketAddr, listen: &str, log: &str) -> Proc {
+pub fn start_gateway_at(
+    dir: &Path,
+    exchange: impl std::fmt::Display,
+    listen: &str,
+    log: &str,
+) -> Proc {
     let config = gateway_config(dir, exchange, listen);
     spawn(
         &["gateway", "fix", "--config"],

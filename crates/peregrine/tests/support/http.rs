@@ -58,7 +58,7 @@ pub struct Stack {
     pub keys: PathBuf,
 }
 
-fn free_udp() -> u16 {
+pub fn free_udp() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -74,7 +74,7 @@ fn free_tcp() -> u16 {
         .port()
 }
 
-fn first_line(child: &mut Child, prefix: &str) -> String {
+pub fn first_line(child: &mut Child, prefix: &str) -> String {
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
@@ -91,7 +91,7 @@ fn first_line(child: &mut Child, prefix: &str) -> String {
         .to_owned()
 }
 
-fn spawn(args: &[&str], dir: &Path, name: &str) -> (Child, PathBuf) {
+pub fn spawn(args: &[&str], dir: &Path, name: &str) -> (Child, PathBuf) {
     let log = dir.join(format!("{name}.log"));
     let child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
         .args(args)

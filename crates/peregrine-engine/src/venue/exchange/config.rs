@@ -155,8 +155,7 @@ impl ExchangeConfig {
 
 /// The addresses of `text`: `IP:port`, or several separated by commas.
 pub(crate) fn parse_addrs(text: &str) -> Option<Vec<SocketAddr>> {
-    let addrs: Option<Vec<SocketAddr>> = text.split(',').map(|a| a.trim().parse().ok()).collect();
-    addrs.filter(|a| !a.is_empty())
+    peregrine_client::order_entry::parse_addrs(text).ok()
 }
 
 /// Why the session ended (or never started).

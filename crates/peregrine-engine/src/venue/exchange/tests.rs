@@ -942,6 +942,37 @@ fn a_cluster_address_list_and_a_redirect_lead_to_the_leader() {
     peer.answer_reconcile(&[]);
 }
 
+/// After a session is lost the adapter goes back to the node that served first,
+/// and only when that one is down to the other configured addresses.
+#[test]
+fn a_lost_session_returns_to_the_node_that_served_first() {
+    let dead = {
+        let (l, a) = listener();
+        drop(l);
+        a
+    };
+    let (leader, leader_addr) = listener();
+    let peer = accept(&leader, 1000, false, Vec::new());
+    let mut c = config(dead);
+    c.addr = format!("{dead},{leader_addr}");
+    let mut v = ExchangeVenue::new("px", c).unwrap();
+    assert!(matches!(
+        v.connect(now_ns()),
+        Err(ExchangeError::Connect(..))
+    ));
+    v.connect(now_ns()).unwrap();
+    assert!(recovered(&mut v).is_empty());
+    peer.join().unwrap().answer_reconcile(&[]);
+    v.disconnect(ExchangeError::Closed, now_ns());
+    assert_eq!(v.addr, leader_addr, "the node that served first");
+    drop(leader);
+    assert!(matches!(
+        v.connect(now_ns()),
+        Err(ExchangeError::Connect(..))
+    ));
+    assert_eq!(v.addr, dead, "then the others");
+}
+
 #[test]
 fn addresses_parse_one_or_several() {
     use super::config::parse_addrs;
