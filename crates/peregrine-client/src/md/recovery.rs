@@ -39,11 +39,11 @@ pub fn replay(
 }
 
 /// Redirects followed in a row, at most (two nodes briefly naming each other during a
-/// leader change cannot make a fetch spin).
-pub const MAX_REDIRECTS: usize = 4;
+/// leader change cannot make a fetch spin): as for order entry.
+pub const MAX_REDIRECTS: usize = crate::order_entry::MAX_HOPS_PER_ROUND;
 
 /// The leader address a redirect names, if it resolves.
-pub(crate) fn redirect_target(e: &ClientError) -> Option<SocketAddr> {
+fn redirect_target(e: &ClientError) -> Option<SocketAddr> {
     match e {
         ClientError::Redirected {
             address: Some(a), ..

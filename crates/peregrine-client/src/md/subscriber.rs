@@ -27,10 +27,12 @@
 //! held as during any recovery. The failure is reported once per streak
 //! ([`MdEvent::RecoveryFailed`]); the snapshots that end it are reported as usual.
 //!
-//! **A cluster.** Only the leader serves recovery. A node that does not lead answers
-//! with the leader's recovery address, which the subscriber follows at once (at most
-//! [`MAX_REDIRECTS`] in a row, reported as [`MdEvent::Redirected`]); a node that is
-//! down, or knows no leader, passes the next try to the next configured address.
+//! **A cluster.** Only the leader serves recovery. The recovery addresses are walked
+//! as order entry walks a cluster's nodes ([`LeaderWalk`]): a node that does not
+//! lead answers with the leader's recovery address, which the subscriber follows at
+//! once (a bounded number of times per round, reported as [`MdEvent::Redirected`]);
+//! a node that is down, or knows no leader, passes the next try (after the backoff)
+//! to the next address; the node that last served is tried first.
 //! After a failover the new leader's feed is a new session: the books are reset and
 //! rebuilt from the new leader's snapshots, never silently continued.
 //!
@@ -55,7 +57,7 @@ use crate::error::{ClientError, IoContext};
 use crate::md::backoff::Backoff;
 use crate::md::book::L2Book;
 use crate::md::fetch::{Fetch, Fetched};
-use crate::md::recovery::{redirect_target, MAX_REDIRECTS};
+use crate::order_entry::{LeaderWalk, Next};
 
 /// Packets held while a recovery is in progress, at most.
 pub const MAX_HELD: usize = 16_384;
@@ -244,11 +246,11 @@ pub struct Subscriber {
     held_dropped: u64,
     /// When to try a failed recovery again.
     backoff: Backoff,
+    /// The order in which the recovery addresses are tried.
+    walk: LeaderWalk,
     /// Where recovery requests go now (a configured address, or the leader one
     /// redirected to); `None`: no recovery service.
     recovery_at: Option<SocketAddr>,
-    /// Redirects followed since the last recovery that succeeded or waited.
-    hops: usize,
 }
 
 impl Subscriber {
@@ -265,7 +267,11 @@ impl Subscriber {
         socket
             .set_nonblocking(true)
             .doing(|| "making the feed socket non-blocking".into())?;
-        let recovery_at = config.recovery.first().copied();
+        let mut walk = LeaderWalk::new(config.recovery.clone());
+        let recovery_at = match walk.next() {
+            Next::Try(a) => Some(a),
+            Next::Wait(_) => None, // no address: no recovery service
+        };
         Ok(Subscriber {
             books: config
                 .instruments
@@ -286,8 +292,8 @@ impl Subscriber {
             held: VecDeque::new(),
             held_dropped: 0,
             backoff: Backoff::new(Rng::new(seed())),
+            walk,
             recovery_at,
-            hops: 0,
         })
     }
 
@@ -499,14 +505,21 @@ impl Subscriber {
     /// A cluster node's redirect with a leader address is followed at once (within
     /// the hop budget); any other failure moves to the next configured address.
     fn retry_later(&mut self, why: Why, error: &ClientError, on: &mut impl FnMut(MdEvent<'_>)) {
-        if let Some(to) = redirect_target(error).filter(|_| self.hops < MAX_REDIRECTS) {
-            self.hops += 1;
-            self.recovery_at = Some(to);
-            on(MdEvent::Redirected { to });
-            self.begin_snapshots(why, on);
-            return;
+        if let ClientError::Redirected {
+            address,
+            retry_after_ms,
+            ..
+        } = error
+        {
+            if let Some(to) = self.walk.redirected_to(address.as_deref(), *retry_after_ms) {
+                // The walk names the leader next: take it from there.
+                self.next_recovery_address();
+                debug_assert_eq!(self.recovery_at, Some(to));
+                on(MdEvent::Redirected { to });
+                self.begin_snapshots(why, on);
+                return;
+            }
         }
-        self.hops = 0;
         self.next_recovery_address();
         let first = self.backoff.failures() == 0;
         let retry_in = self.backoff.fail();
@@ -519,15 +532,23 @@ impl Subscriber {
         });
     }
 
-    /// The configured recovery address after the current one (the first, when the
-    /// current one is a leader that was redirected to).
+    /// The next address of the walk (past the end of a round, the first of the
+    /// next: the wait between tries is the subscriber's backoff).
     fn next_recovery_address(&mut self) {
-        let all = &self.config.recovery;
-        let at = self
-            .recovery_at
-            .and_then(|a| all.iter().position(|&c| c == a))
-            .map_or(0, |i| (i + 1) % all.len().max(1));
-        self.recovery_at = all.get(at).copied();
+        for _ in 0..2 {
+            if let Next::Try(a) = self.walk.next() {
+                self.recovery_at = Some(a);
+                return;
+            }
+        }
+    }
+
+    /// A recovery at the current address succeeded: later rounds start there.
+    fn served(&mut self) {
+        self.backoff.succeed();
+        if let Some(a) = self.recovery_at {
+            self.walk.logged_in(a);
+        }
     }
 
     /// Advances the recovery in progress; when it completes, applies it and then the
@@ -569,8 +590,7 @@ impl Subscriber {
     ) {
         match (r, done) {
             (Recovering::Replay { from, to, .. }, Ok(Fetched::Replay(Some(msgs)))) => {
-                self.backoff.succeed();
-                self.hops = 0;
+                self.served();
                 on(MdEvent::RecoveredByReplay { from, to });
                 self.apply(msgs.into_iter().map(Ok), 0, on);
                 if let Some(s) = self.seq.as_mut() {
@@ -629,8 +649,7 @@ impl Subscriber {
             // The exchange restarted between two snapshots: ask again.
             return self.begin_snapshots(why, on);
         }
-        self.backoff.succeed();
-        self.hops = 0;
+        self.served();
         let min_as_of = got.iter().map(|g| g.2).min().unwrap_or(0);
         for (b, (book, _, as_of)) in self.books.iter_mut().zip(got) {
             b.book = book;
