@@ -66,7 +66,6 @@ fn poll_until(
 fn fix_venue_trades_at_a_quickfix_acceptor() {
     let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
     let qf = Recorder {
         venue: true,
         ..Recorder::default()
@@ -74,18 +73,34 @@ fn fix_venue_trades_at_a_quickfix_acceptor() {
     let app = Application::try_new(&qf).unwrap();
     let wire = WireLog::default();
     let log = LogFactory::try_new(&wire).unwrap();
-    let cfg = settings(dir.path(), "acceptor", "VENUE", "ENGINE", port, "");
-    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
     let store = MemoryMessageStoreFactory::new();
-    let mut acceptor = Acceptor::try_new(
-        &qf_settings,
-        &app,
-        &store,
-        &log,
-        quickfix::FixSocketServerKind::SingleThreaded,
-    )
-    .unwrap();
-    acceptor.start().unwrap();
+    // The port was free a moment ago; another test's connection may take it before
+    // QuickFIX binds it: try another then.
+    let mut started = None;
+    for attempt in 0..5 {
+        let port = free_port();
+        let cfg = settings(dir.path(), "acceptor", "VENUE", "ENGINE", port, "");
+        // Leaked: the acceptor borrows the settings for the rest of the test.
+        let qf_settings: &'static SessionSettings =
+            Box::leak(Box::new(SessionSettings::try_from_path(&cfg).unwrap()));
+        let mut acceptor = Acceptor::try_new(
+            qf_settings,
+            &app,
+            &store,
+            &log,
+            quickfix::FixSocketServerKind::SingleThreaded,
+        )
+        .unwrap();
+        match acceptor.start() {
+            Ok(()) => {
+                started = Some((port, acceptor));
+                break;
+            }
+            Err(e) if attempt < 4 && format!("{e:?}").contains("Address already in use") => {}
+            Err(e) => panic!("QuickFIX acceptor: {e:?}"),
+        }
+    }
+    let (port, mut acceptor) = started.expect("a port for the acceptor");
 
     let mut config = FixVenueConfig::new(
         &format!("127.0.0.1:{port}"),

@@ -153,7 +153,7 @@ fn refuses_after(d: Damage) {
             Err(log) => log,
         };
         let n = missing_count(&log).unwrap_or_else(|| panic!("{d:?}: no count in {log}"));
-        assert!(n >= 1 && n <= ORDERS, "{d:?}: {n} missing\n{log}");
+        assert!((1..=ORDERS).contains(&n), "{d:?}: {n} missing\n{log}");
         assert_eq!(
             contents(&journal),
             before,
