@@ -62,7 +62,7 @@ impl FeedConfig {
             p.push(format!("{at}.addr {:?}: expected IP:port", self.addr));
         }
         if let Some(r) = &self.recovery {
-            if super::config::parse_addrs(r).is_none() {
+            if peregrine_client::order_entry::parse_addrs(r).is_err() {
                 p.push(format!(
                     "{at}.recovery {r:?}: expected IP:port[,IP:port...]"
                 ));
@@ -138,7 +138,7 @@ impl ExchangeFeed {
             recovery: cfg
                 .recovery
                 .as_deref()
-                .and_then(super::config::parse_addrs)
+                .and_then(|r| peregrine_client::order_entry::parse_addrs(r).ok())
                 .unwrap_or_default(),
             instruments: instruments.clone(),
             simulate_loss: None,
