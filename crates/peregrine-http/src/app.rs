@@ -99,7 +99,7 @@ impl App {
         let accounts_list: Vec<u32> = config.api_keys.iter().map(|k| k.account).collect();
         let hub = Arc::new(Hub::new(&symbols, &accounts_list, config.ws.lag_limit));
         let market = Arc::new(Market::new(symbols.clone()));
-        if venue.recovery.is_none() {
+        if venue.recovery.is_empty() {
             for i in 0..symbols.all().len() {
                 market.state(i).synced = true;
             }
@@ -165,7 +165,7 @@ impl App {
         accounts.attach(sessions);
         let writer = Writer::new(
             pool.clone(),
-            venue.recovery,
+            venue.recovery.clone(),
             config.history.batch,
             Arc::clone(&writer_stats),
         )
@@ -174,7 +174,7 @@ impl App {
         let settings = FeedSettings {
             bind: venue.feed,
             interface: venue.feed_interface,
-            recovery: venue.recovery,
+            recovery: venue.recovery.clone(),
             instruments: venue.instruments.iter().map(|s| s.id).collect(),
         };
         let consumer = MarketFeed::new(Arc::clone(&market), Arc::clone(&hub), Some(feed_tx));

@@ -68,8 +68,9 @@ pub struct ExchangeSection {
     pub order_entry: Option<AddrList>,
     /// Market-data feed address to bind (the exchange's `market_data.target`).
     pub feed: Option<SocketAddr>,
-    /// Recovery (snapshot and replay) address (the exchange's `recovery_listen`).
-    pub recovery: Option<SocketAddr>,
+    /// Recovery (snapshot and replay) address (the exchange's `recovery_listen`, and
+    /// for a cluster its peers' `recovery`). A cluster: every node's, `"a,b,c"`.
+    pub recovery: Option<AddrList>,
     /// The account key file (`peregrine keygen --keys-out`): the key of every
     /// api_keys account proves the gateway's protocol v2 login (relative paths are
     /// relative to the gateway config's directory). Required when api_keys is not

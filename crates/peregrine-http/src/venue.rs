@@ -37,6 +37,35 @@ struct ExchangeFile {
     instruments: Option<Vec<InstrumentSpec>>,
     assets: Vec<Asset>,
     balances: Balances,
+    cluster: Option<Cluster>,
+}
+
+/// A cluster node's config: the other nodes' client addresses.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct Cluster {
+    peers: Vec<Peer>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct Peer {
+    client: Option<String>,
+    recovery: Option<String>,
+}
+
+impl ExchangeFile {
+    /// `own`, then each peer's address `pick` names (that parses), without repeats.
+    fn with_peers(&self, own: SocketAddr, pick: impl Fn(&Peer) -> Option<&str>) -> Vec<SocketAddr> {
+        let mut addrs = vec![own];
+        let peers = self.cluster.iter().flat_map(|c| &c.peers);
+        for a in peers.filter_map(|p| pick(p)?.parse::<SocketAddr>().ok()) {
+            if !addrs.contains(&a) {
+                addrs.push(a);
+            }
+        }
+        addrs
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -71,6 +100,7 @@ impl Default for ExchangeFile {
             instruments: None,
             assets: Vec::new(),
             balances: Balances::default(),
+            cluster: None,
         }
     }
 }
@@ -79,15 +109,17 @@ impl Default for ExchangeFile {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Venue {
     /// Order entry (TCP): one address, or a cluster's nodes (`[exchange]
-    /// order_entry`; the exchange config's `listen` otherwise).
+    /// order_entry`; the exchange config's `listen` and its cluster peers' `client`
+    /// otherwise).
     pub order_entry: Vec<SocketAddr>,
     /// Feed address to bind (UDP unicast) or group to join (multicast).
     pub feed: SocketAddr,
     /// Interface a multicast feed is joined on (the exchange's
     /// `market_data.multicast_interface`).
     pub feed_interface: std::net::Ipv4Addr,
-    /// Recovery service (TCP), if the exchange serves one.
-    pub recovery: Option<SocketAddr>,
+    /// Recovery service (TCP): its address, or every cluster node's (tried in
+    /// turn; followers redirect to the leader); empty if the exchange serves none.
+    pub recovery: Vec<SocketAddr>,
     /// Instruments.
     pub instruments: Vec<InstrumentSpec>,
     /// Assets (empty without balances).
@@ -128,19 +160,22 @@ impl Venue {
         };
         let instruments = file
             .instruments
+            .clone()
             .unwrap_or_else(|| vec![default_instrument()]);
         let venue = Venue {
-            order_entry: config
-                .exchange
-                .order_entry
-                .as_ref()
-                .map_or_else(|| vec![file.listen], |l| l.addrs().to_vec()),
+            order_entry: config.exchange.order_entry.as_ref().map_or_else(
+                || file.with_peers(file.listen, |p| p.client.as_deref()),
+                |l| l.addrs().to_vec(),
+            ),
             feed: config.exchange.feed.unwrap_or(file.market_data.target),
             feed_interface: file.market_data.multicast_interface,
-            recovery: config
-                .exchange
-                .recovery
-                .or(file.recovery_enabled.then_some(file.recovery_listen)),
+            recovery: match &config.exchange.recovery {
+                Some(l) => l.addrs().to_vec(),
+                None if file.recovery_enabled => {
+                    file.with_peers(file.recovery_listen, |p| p.recovery.as_deref())
+                }
+                None => Vec::new(),
+            },
             instruments,
             assets: if file.balances.enabled {
                 file.assets
@@ -200,7 +235,7 @@ mod tests {
         let v = Venue::from_config(&config).unwrap();
         assert_eq!(v.order_entry, ["127.0.0.1:7700".parse().unwrap()]);
         assert_eq!(v.feed.to_string(), "127.0.0.1:7701");
-        assert_eq!(v.recovery.unwrap().to_string(), "127.0.0.1:7702");
+        assert_eq!(v.recovery[0].to_string(), "127.0.0.1:7702");
         assert_eq!(v.instruments.len(), 1);
         assert_eq!(v.instruments[0].symbol, "PGN-USD");
         assert!(!v.balances);
@@ -215,5 +250,27 @@ mod tests {
         assert_eq!(v.order_entry[0].port(), 9000);
         assert_eq!(v.feed.port(), 7701);
         assert_eq!(v.instruments[0].symbol, "PGN-USD");
+    }
+
+    #[test]
+    fn a_cluster_nodes_config_names_every_node() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("node1.toml");
+        std::fs::write(
+            &path,
+            "listen = \"127.0.0.1:7701\"\nrecovery_listen = \"127.0.0.1:7711\"\n\
+             [cluster]\nnode_id = 1\n\
+             [[cluster.peers]]\nid = 1\naddr = \"127.0.0.1:7721\"\nclient = \"127.0.0.1:7701\"\n\
+             recovery = \"127.0.0.1:7711\"\n\
+             [[cluster.peers]]\nid = 2\naddr = \"127.0.0.1:7722\"\nclient = \"127.0.0.1:7702\"\n\
+             recovery = \"127.0.0.1:7712\"\n",
+        )
+        .unwrap();
+        let mut config = GatewayConfig::default();
+        config.exchange.config = Some(path);
+        let v = Venue::from_config(&config).unwrap();
+        let a = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
+        assert_eq!(v.order_entry, [a(7701), a(7702)]);
+        assert_eq!(v.recovery, [a(7711), a(7712)]);
     }
 }

@@ -32,7 +32,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
     let writer = rt
         .block_on(async {
             let pool = crate::history::open(&url).await?;
-            Writer::new(pool, None, 4096, Arc::clone(&stats)).await
+            Writer::new(pool, Vec::new(), 4096, Arc::clone(&stats)).await
         })
         .map_err(|e| BenchError::Other(e.to_string()))?;
     let task = rt.spawn(writer.run(feed_rx, orders_rx));

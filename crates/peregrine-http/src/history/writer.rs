@@ -92,7 +92,7 @@ impl RecordCounts {
 /// The writer's state.
 pub struct Writer {
     pool: AnyPool,
-    recovery: Option<SocketAddr>,
+    recovery: Vec<SocketAddr>,
     batch: usize,
     cursor: Option<(u64, u64)>,
     bars: HashMap<(u32, Interval, i64), Bar>,
@@ -111,7 +111,7 @@ impl Writer {
     /// A writer on `pool`; reads its cursor.
     pub async fn new(
         pool: AnyPool,
-        recovery: Option<SocketAddr>,
+        recovery: Vec<SocketAddr>,
         batch: usize,
         stats: Arc<WriterStats>,
     ) -> Result<Writer, HistoryError> {
@@ -293,12 +293,13 @@ impl Writer {
         out: &mut Vec<TradeRow>,
         gaps: &mut Vec<(u64, u64, u64)>,
     ) {
-        let Some(addr) = self.recovery else {
+        if self.recovery.is_empty() {
             gaps.push((session, from, to - 1));
             return;
-        };
+        }
+        let addrs = self.recovery.clone();
         let got =
-            tokio::task::spawn_blocking(move || recovery::replay(addr, session, from, to)).await;
+            tokio::task::spawn_blocking(move || recovery::replay(&addrs, session, from, to)).await;
         match got {
             Ok(Ok(Some(events))) => {
                 self.stats.replays.fetch_add(1, Ordering::Relaxed);
@@ -684,7 +685,9 @@ mod tests {
                 0
             );
             let stats = Arc::new(WriterStats::default());
-            let mut w = Writer::new(pool.clone(), None, 64, stats).await.unwrap();
+            let mut w = Writer::new(pool.clone(), Vec::new(), 64, stats)
+                .await
+                .unwrap();
             let cursor = |account, next_report_seq| HistoryRecord::Cursor {
                 account,
                 next_report_seq,

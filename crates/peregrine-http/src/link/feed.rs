@@ -49,7 +49,7 @@ pub struct FeedSettings {
     /// Interface a multicast group is joined on (`0.0.0.0`: the routing table's).
     pub interface: Ipv4Addr,
     /// The recovery service.
-    pub recovery: Option<SocketAddr>,
+    pub recovery: Vec<SocketAddr>,
     /// Instruments to keep books of.
     pub instruments: Vec<InstrumentId>,
 }
@@ -97,7 +97,7 @@ impl Feed {
         // Relaxed: a stop flag.
         while !stop.load(Ordering::Relaxed) {
             // Until the books are in, ask for them (again every half second).
-            if self.settings.recovery.is_some()
+            if !self.settings.recovery.is_empty()
                 && !self.synced
                 && last_try.is_none_or(|t| t.elapsed() >= Duration::from_millis(500))
             {
@@ -129,12 +129,13 @@ impl Feed {
     /// Fetches every book; `session`: the feed session expected (None: take the
     /// service's).
     fn resync(&mut self, session: Option<u64>, sink: &mut impl FeedSink) -> bool {
-        let Some(addr) = self.settings.recovery else {
+        let addrs = &self.settings.recovery;
+        if addrs.is_empty() {
             return false;
-        };
+        }
         let mut books: Vec<(InstrumentId, Snapshot)> = Vec::new();
         for &id in &self.settings.instruments {
-            match recovery::snapshot(addr, id) {
+            match recovery::snapshot(addrs, id) {
                 Ok(s) => books.push((id, s)),
                 Err(e) => {
                     sink.note(&format!("snapshot of instrument {id} failed: {e}"));
@@ -184,7 +185,7 @@ impl Feed {
     }
 
     fn packet(&mut self, bytes: &[u8], sink: &mut impl FeedSink) {
-        if self.settings.recovery.is_some() && !self.synced {
+        if !self.settings.recovery.is_empty() && !self.synced {
             return; // the books come first; these messages are in them or replayed
         }
         let Ok(reader) = PacketReader::new(bytes) else {
@@ -253,12 +254,12 @@ impl Feed {
 
     /// Recovers `from..to`: replay, else books.
     fn heal(&mut self, session: u64, from: u64, to: u64, sink: &mut impl FeedSink) -> bool {
-        let Some(addr) = self.settings.recovery else {
+        if self.settings.recovery.is_empty() {
             sink.note(&format!("messages {from}..{to} lost (no recovery service)"));
             self.seq.as_mut().expect("set").recovered_to(to);
             return true;
-        };
-        match recovery::replay(addr, session, from, to) {
+        }
+        match recovery::replay(&self.settings.recovery, session, from, to) {
             Ok(Some(events)) => {
                 let events: Vec<_> = events
                     .into_iter()

@@ -1,11 +1,14 @@
 //! The feed's recovery service: book snapshots and replays of missed feed messages,
 //! blocking (called from the feed thread and from the history writer's resume, off
 //! the async runtime), through `peregrine_client::md::recovery`, which also follows
-//! a cluster's redirects to the leader's service.
+//! a cluster's redirects to the leader's service. Given several addresses (a
+//! cluster's nodes) each call walks them with the client's `LeaderWalk` until one
+//! answers.
 
 use std::net::SocketAddr;
 
 use peregrine_client::md::recovery as client;
+use peregrine_client::order_entry::{LeaderWalk, Next};
 use peregrine_client::ClientError;
 use peregrine_types::{InstrumentId, Side};
 use peregrine_wire::md::MdMessage;
@@ -33,9 +36,26 @@ pub enum RecoveryError {
     Client(#[from] ClientError),
 }
 
+/// Runs `fetch` at each of `addrs` in turn (one round) until one answers; the last
+/// error otherwise.
+fn on_any<T>(
+    addrs: &[SocketAddr],
+    fetch: impl Fn(SocketAddr) -> Result<T, ClientError>,
+) -> Result<T, RecoveryError> {
+    let mut walk = LeaderWalk::new(addrs.to_vec());
+    let mut last = ClientError::Invalid("no recovery address".into());
+    while let Next::Try(a) = walk.next() {
+        match fetch(a) {
+            Ok(v) => return Ok(v),
+            Err(e) => last = e,
+        }
+    }
+    Err(last.into())
+}
+
 /// Fetches one instrument's book.
-pub fn snapshot(addr: SocketAddr, instrument: InstrumentId) -> Result<Snapshot, RecoveryError> {
-    let s = client::snapshot(addr, instrument)?;
+pub fn snapshot(addrs: &[SocketAddr], instrument: InstrumentId) -> Result<Snapshot, RecoveryError> {
+    let s = on_any(addrs, |a| client::snapshot(a, instrument))?;
     Ok(Snapshot {
         session: s.session_id,
         as_of: s.as_of_seq,
@@ -69,7 +89,7 @@ pub fn to_event(m: &MdMessage) -> Option<FeedEvent> {
 /// Fetches feed messages `first..end` of `session`, in order. `Ok(None)` when the
 /// service no longer holds (part of) the range (or serves another session).
 pub fn replay(
-    addr: SocketAddr,
+    addrs: &[SocketAddr],
     session: u64,
     first: u64,
     end: u64,
@@ -77,7 +97,8 @@ pub fn replay(
     if end <= first {
         return Ok(Some(Vec::new()));
     }
-    let Some(msgs) = client::replay(addr, session, first, end.saturating_sub(first))? else {
+    let count = end.saturating_sub(first);
+    let Some(msgs) = on_any(addrs, |a| client::replay(a, session, first, count))? else {
         return Ok(None);
     };
     Ok(Some(
