@@ -80,6 +80,34 @@ fn feed(server: &mut Session, bytes: &[u8], now: Instant) -> Step {
     server.next_step().expect("a whole frame")
 }
 
+/// A session of account A logged in with a buffer of `limit` bytes, resuming at
+/// `resume` (the engine at `seq`): the server's side and the client's.
+fn logged_in(
+    store: &ReportStore,
+    limit: usize,
+    resume: u64,
+    seq: u64,
+    now: Instant,
+) -> (Session, ClientSession) {
+    let mut server = Session::new(limit, [1; 32], engine(seq), now);
+    let mut client = ClientSession::new(LoginParams::trading(A, resume));
+    let frame = login_frame(&mut client, &mut server);
+    let Step::Login(l) = feed(&mut server, &frame, now) else {
+        panic!("a login step")
+    };
+    server.accept(
+        grant(),
+        1000,
+        0,
+        l.next_report_seq,
+        store,
+        engine(seq),
+        now,
+        [],
+    );
+    (server, client)
+}
+
 #[test]
 fn login_replay_and_live_reports_are_what_the_client_expects() {
     let now = Instant::now();
@@ -175,22 +203,7 @@ fn a_small_buffer_lags_instead_of_dropping() {
 fn an_answer_never_overtakes_the_reports_released_before_it() {
     let now = Instant::now();
     let mut store = ReportStore::new(Retention { per_account: 1000 });
-    let mut server = Session::new(1024, [1; 32], engine(0), now);
-    let mut client = ClientSession::new(LoginParams::trading(A, 1));
-    let frame = login_frame(&mut client, &mut server);
-    let Step::Login(l) = feed(&mut server, &frame, now) else {
-        panic!()
-    };
-    server.accept(
-        grant(),
-        1000,
-        0,
-        l.next_report_seq,
-        &store,
-        engine(0),
-        now,
-        [],
-    );
+    let (mut server, mut client) = logged_in(&store, 1024, 1, 0, now);
     server.pump(&store, engine(0), now);
     drain(&mut server, &mut client);
     assert_eq!(server.delivery(), Delivery::Live);
@@ -273,22 +286,7 @@ fn a_lost_position_gets_a_snapshot_then_live_from_its_end() {
 fn falling_out_of_retention_closes_the_session() {
     let now = Instant::now();
     let mut store = ReportStore::new(Retention { per_account: 4 });
-    let mut server = Session::new(4096, [1; 32], engine(0), now);
-    let mut client = ClientSession::new(LoginParams::trading(A, 0));
-    let frame = login_frame(&mut client, &mut server);
-    let Step::Login(l) = feed(&mut server, &frame, now) else {
-        panic!()
-    };
-    server.accept(
-        grant(),
-        1000,
-        0,
-        l.next_report_seq,
-        &store,
-        engine(0),
-        now,
-        [],
-    );
+    let (mut server, _client) = logged_in(&store, 4096, 0, 0, now);
     server.pump(&store, engine(0), now);
     for e in 1..=10 {
         store.append(A, report(e)); // the session never pumps meanwhile
