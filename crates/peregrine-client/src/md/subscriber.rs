@@ -505,20 +505,13 @@ impl Subscriber {
     /// A cluster node's redirect with a leader address is followed at once (within
     /// the hop budget); any other failure moves to the next configured address.
     fn retry_later(&mut self, why: Why, error: &ClientError, on: &mut impl FnMut(MdEvent<'_>)) {
-        if let ClientError::Redirected {
-            address,
-            retry_after_ms,
-            ..
-        } = error
-        {
-            if let Some(to) = self.walk.redirected_to(address.as_deref(), *retry_after_ms) {
-                // The walk names the leader next: take it from there.
-                self.next_recovery_address();
-                debug_assert_eq!(self.recovery_at, Some(to));
-                on(MdEvent::Redirected { to });
-                self.begin_snapshots(why, on);
-                return;
-            }
+        if let Some(to) = self.walk.failed(error) {
+            // The walk names the leader next: take it from there.
+            self.next_recovery_address();
+            debug_assert_eq!(self.recovery_at, Some(to));
+            on(MdEvent::Redirected { to });
+            self.begin_snapshots(why, on);
+            return;
         }
         self.next_recovery_address();
         let first = self.backoff.failures() == 0;

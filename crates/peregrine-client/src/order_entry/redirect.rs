@@ -156,6 +156,21 @@ impl LeaderWalk {
         self.redirected(to, retry_after_ms).then_some(to).flatten()
     }
 
+    /// An attempt failed with `e`: a [`ClientError::Redirected`] (order entry's
+    /// `LeaderRedirect`, or the recovery channel's) goes to
+    /// [`LeaderWalk::redirected_to`]; anything else passes to the next address.
+    /// Returns the leader's address when a redirect is followed.
+    pub fn failed(&mut self, e: &ClientError) -> Option<SocketAddr> {
+        match e {
+            ClientError::Redirected {
+                address,
+                retry_after_ms,
+                ..
+            } => self.redirected_to(address.as_deref(), *retry_after_ms),
+            _ => None,
+        }
+    }
+
     /// A login succeeded at `at`: the round ends, the backoff starts over, and the
     /// next round (once this session is lost) starts at `at`, then the configured
     /// addresses in order.
@@ -236,17 +251,9 @@ impl Connection {
                     }
                     match Connection::connect(addr, params, key.clone(), timeout) {
                         Ok((c, info)) => return Ok((c, info, addr)),
-                        Err(ClientError::Redirected {
-                            leader_id,
-                            address,
-                            retry_after_ms,
-                        }) => {
-                            walk.redirected_to(address.as_deref(), retry_after_ms);
-                            last = Some(ClientError::Redirected {
-                                leader_id,
-                                address,
-                                retry_after_ms,
-                            });
+                        Err(e @ ClientError::Redirected { .. }) => {
+                            walk.failed(&e);
+                            last = Some(e);
                         }
                         Err(e) if transient(&e) => last = Some(e),
                         Err(e) => return Err(e),

@@ -1,14 +1,12 @@
 //! The feed's recovery service: book snapshots and replays of missed feed messages,
 //! blocking (called from the feed thread and from the history writer's resume, off
 //! the async runtime), through `peregrine_client::md::recovery`, which also follows
-//! a cluster's redirects to the leader's service. Given several addresses (a
-//! cluster's nodes) each call walks them with the client's `LeaderWalk` until one
-//! answers.
+//! a cluster's redirects to the leader's service and walks several addresses (a
+//! cluster's nodes) until one answers.
 
 use std::net::SocketAddr;
 
 use peregrine_client::md::recovery as client;
-use peregrine_client::order_entry::{LeaderWalk, Next};
 use peregrine_client::ClientError;
 use peregrine_types::{InstrumentId, Side};
 use peregrine_wire::md::MdMessage;
@@ -36,26 +34,9 @@ pub enum RecoveryError {
     Client(#[from] ClientError),
 }
 
-/// Runs `fetch` at each of `addrs` in turn (one round) until one answers; the last
-/// error otherwise.
-fn on_any<T>(
-    addrs: &[SocketAddr],
-    fetch: impl Fn(SocketAddr) -> Result<T, ClientError>,
-) -> Result<T, RecoveryError> {
-    let mut walk = LeaderWalk::new(addrs.to_vec());
-    let mut last = ClientError::Invalid("no recovery address".into());
-    while let Next::Try(a) = walk.next() {
-        match fetch(a) {
-            Ok(v) => return Ok(v),
-            Err(e) => last = e,
-        }
-    }
-    Err(last.into())
-}
-
 /// Fetches one instrument's book.
 pub fn snapshot(addrs: &[SocketAddr], instrument: InstrumentId) -> Result<Snapshot, RecoveryError> {
-    let s = on_any(addrs, |a| client::snapshot(a, instrument))?;
+    let s = client::snapshot(addrs, instrument)?;
     Ok(Snapshot {
         session: s.session_id,
         as_of: s.as_of_seq,
@@ -98,7 +79,7 @@ pub fn replay(
         return Ok(Some(Vec::new()));
     }
     let count = end.saturating_sub(first);
-    let Some(msgs) = on_any(addrs, |a| client::replay(a, session, first, count))? else {
+    let Some(msgs) = client::replay(addrs, session, first, count)? else {
         return Ok(None);
     };
     Ok(Some(

@@ -151,6 +151,10 @@ impl End {
             redirect: None,
         }
     }
+
+    fn retry_after_ms(&self) -> u32 {
+        u32::try_from(self.retry_after.as_millis()).unwrap_or(u32::MAX)
+    }
 }
 
 /// Refuses what arrives for `d`. False: the gateway is stopping.
@@ -243,12 +247,6 @@ async fn run(spec: SessionSpec, mut rx: mpsc::Receiver<Request>, sink: Arc<dyn R
         if !pause.is_zero() && !refuse_for(pause, &mut rx, sink.as_ref(), account).await {
             return;
         }
-    }
-}
-
-impl End {
-    fn retry_after_ms(&self) -> u32 {
-        u32::try_from(self.retry_after.as_millis()).unwrap_or(u32::MAX)
     }
 }
 
