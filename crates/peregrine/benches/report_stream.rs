@@ -25,21 +25,18 @@
 mod support;
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use peregrine_client::keys::KeyFile;
-use peregrine_client::order_entry::Connection;
 use peregrine_exchange_core::reports::{ReportStore, Retention};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce,
     Timestamp,
 };
 use peregrine_wire::orders::NewOrder;
-use peregrine_wire::v2::client::LoginParams;
 use peregrine_wire::v2::{Outbound, RequestRef};
 use peregrine_wire::MAX_MESSAGE_SIZE;
 
-use support::{keygen, load, percentiles, start_exchange};
+use support::{arg, keygen, load, login, percentiles, start_exchange};
 
 const BATCH: usize = 1_024;
 /// A session's outbound buffer (the exchange's default `session_out_buffer`).
@@ -105,14 +102,6 @@ fn row(name: &str, unit: &str, p: [u64; 5], scale: f64) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let arg = |name: &str, default: u64| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
     let n = arg("--reports", 2_000_000) as usize;
     let k = arg("--orders", 20_000);
     println!("report stream cost; load average before: {}", load());
@@ -157,14 +146,7 @@ fn main() {
     )
     .expect("config");
     let (x, addr) = start_exchange(&cfg);
-    let key = KeyFile::key_of(&keys, AccountId(1)).expect("key");
-    let (mut c, _) = Connection::connect(
-        addr,
-        LoginParams::trading(AccountId(1), 0),
-        key,
-        Duration::from_secs(10),
-    )
-    .expect("login");
+    let mut c = login(addr, &keys, 1, 0);
     c.recover(|_| {}).expect("recovery");
     let mut acks = Vec::with_capacity(k as usize);
     let t_all = Instant::now();

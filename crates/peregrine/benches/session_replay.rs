@@ -27,34 +27,17 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use peregrine_client::keys::KeyFile;
-use peregrine_client::order_entry::Connection;
 use peregrine_types::{
-    AccountId, ClientOrderId, InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce,
-    Timestamp,
+    ClientOrderId, InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce, Timestamp,
 };
 use peregrine_wire::orders::NewOrder;
-use peregrine_wire::v2::client::LoginParams;
 use peregrine_wire::v2::Outbound;
 use peregrine_wire::WireMessage;
 
-use support::{keygen, load, percentiles, start_exchange};
+use support::{arg, keygen, load, login, percentiles, start_exchange};
 
-const TIMEOUT: Duration = Duration::from_secs(60);
 const WINDOW: u64 = 256;
 const PRICE: i64 = 10_000;
-
-fn login(addr: SocketAddr, keys: &Path, account: u32, resume: u64) -> Connection {
-    let key = KeyFile::key_of(keys, AccountId(account)).expect("key");
-    Connection::connect(
-        addr,
-        LoginParams::trading(AccountId(account), resume),
-        key,
-        TIMEOUT,
-    )
-    .expect("login")
-    .0
-}
 
 fn order(id: u64, side: Side, qty: i64, tif: TimeInForce) -> NewOrder {
     NewOrder {
@@ -169,14 +152,6 @@ fn row(name: &str, v: Vec<u64>) -> [u64; 5] {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let arg = |name: &str, default: u64| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
     let n = arg("--reports", 1_000_000);
     let k = arg("--logins", 500);
     let dir = tempfile::tempdir().expect("tempdir");

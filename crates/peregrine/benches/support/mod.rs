@@ -99,3 +99,32 @@ pub fn load() -> String {
         .unwrap_or("?")
         .to_owned()
 }
+
+/// The value after `--name` on the bench's command line, else `default`.
+pub fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A trading login of `account` (its key from `keys`) resuming at `resume`.
+pub fn login(
+    addr: SocketAddr,
+    keys: &Path,
+    account: u32,
+    resume: u64,
+) -> peregrine_client::order_entry::Connection {
+    use peregrine_types::AccountId;
+    let key = peregrine_client::keys::KeyFile::key_of(keys, AccountId(account)).expect("key");
+    peregrine_client::order_entry::Connection::connect(
+        addr,
+        peregrine_wire::v2::client::LoginParams::trading(AccountId(account), resume),
+        key,
+        std::time::Duration::from_secs(60),
+    )
+    .expect("login")
+    .0
+}
