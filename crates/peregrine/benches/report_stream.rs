@@ -14,6 +14,9 @@
 //! * **order→ack**: the release exchange over loopback TCP, one session, K resting
 //!   orders one at a time (closed loop, `fsync = "none"`, no journal), each answered
 //!   by one `Accepted`, which went through the stream.
+//! * **floor**: the same client and K orders against `scripts/floor.c`'s bare
+//!   order-entry echo (v2's messages and sizes, one thread spinning on non-blocking
+//!   sockets, no matching): the loopback round trip alone. Needs gcc.
 //!
 //! The reports go to 4 accounts whose retention rings (100,000 reports each) are
 //! filled once before timing, so the rings wrap as in a long run. N reports are
@@ -25,6 +28,9 @@
 mod support;
 
 use std::hint::black_box;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use peregrine_exchange_core::reports::{ReportStore, Retention};
@@ -36,7 +42,7 @@ use peregrine_wire::orders::NewOrder;
 use peregrine_wire::v2::{Outbound, RequestRef};
 use peregrine_wire::MAX_MESSAGE_SIZE;
 
-use support::{arg, keygen, load, login, percentiles, start_exchange};
+use support::{arg, first_line, keygen, load, login, percentiles, start_exchange, Kid};
 
 const BATCH: usize = 1_024;
 /// A session's outbound buffer (the exchange's default `session_out_buffer`).
@@ -88,6 +94,50 @@ fn order(id: u64) -> NewOrder {
         tif: TimeInForce::Gtc,
         stp: StpMode::None,
     }
+}
+
+/// Closed loop: `k` resting orders one at a time from account 1 at `addr`; the
+/// order→ack of each, ns, and the orders per second.
+fn closed_loop(addr: SocketAddr, keys: &Path, k: u64) -> (Vec<u64>, f64) {
+    let mut c = login(addr, keys, 1, 0);
+    c.recover(|_| {}).expect("recovery");
+    let mut acks = Vec::with_capacity(k as usize);
+    let t_all = Instant::now();
+    for id in 1..=k {
+        let t = Instant::now();
+        match c.request(&order(id), RequestRef::NewOrder(ClientOrderId(id)), |_| {}) {
+            Ok(Outbound::Accepted(_)) => acks.push(t.elapsed().as_nanos() as u64),
+            other => panic!("order {id}: {other:?}"),
+        }
+    }
+    (acks, k as f64 / t_all.elapsed().as_secs_f64())
+}
+
+/// The floor: `scripts/floor.c`'s bare order-entry echo (protocol v2's shapes and
+/// sizes, no matching, no journal; built with gcc as the bench scripts do), as a
+/// process: (the child, its address).
+fn start_floor() -> (Kid, SocketAddr) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin = root.join("target/release/peregrine-floor");
+    let built = Command::new("gcc")
+        .args(["-O2", "-Wall", "-o"])
+        .arg(&bin)
+        .arg(root.join("scripts/floor.c"))
+        .status()
+        .expect("gcc (the floor is scripts/floor.c)");
+    assert!(built.success(), "building scripts/floor.c");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut child = Command::new(&bin)
+        .args(["echo", &port.to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starting the floor");
+    let line = first_line(&mut child);
+    assert!(line.starts_with("listening"), "floor said {line:?}");
+    (Kid(child), SocketAddr::from(([127, 0, 0, 1], port)))
 }
 
 fn row(name: &str, unit: &str, p: [u64; 5], scale: f64) {
@@ -146,21 +196,12 @@ fn main() {
     )
     .expect("config");
     let (x, addr) = start_exchange(&cfg);
-    let mut c = login(addr, &keys, 1, 0);
-    c.recover(|_| {}).expect("recovery");
-    let mut acks = Vec::with_capacity(k as usize);
-    let t_all = Instant::now();
-    for id in 1..=k {
-        let t = Instant::now();
-        match c.request(&order(id), RequestRef::NewOrder(ClientOrderId(id)), |_| {}) {
-            Ok(Outbound::Accepted(_)) => acks.push(t.elapsed().as_nanos() as u64),
-            other => panic!("order {id}: {other:?}"),
-        }
-    }
-    let rate = k as f64 / t_all.elapsed().as_secs_f64();
-    drop(c);
+    let (acks, rate) = closed_loop(addr, &keys, k);
     x.terminate();
     let a = percentiles(acks);
+    let (floor, floor_addr) = start_floor();
+    let e = percentiles(closed_loop(floor_addr, &keys, k).0);
+    drop(floor);
 
     println!(
         "{:<40} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -179,6 +220,11 @@ fn main() {
         a,
         1000.0,
     );
+    row("floor: floor.c echo, same client (µs)", "µs", e, 1000.0);
+    println!(
+        "order→ack p50 = {:.1}x the echo floor",
+        a[0] as f64 / e[0].max(1) as f64
+    );
     println!(
         "stream adds {added} ns per report (p50; {:.2}x direct); one report per order: \
          {:.3}% of the order→ack p50 ({k} orders, {rate:.0} orders/s); load average after: {}",
@@ -189,10 +235,11 @@ fn main() {
     println!(
         "{{\"bench\":\"report_stream\",\"reports\":{n},\"orders\":{k},\"direct_ns\":{:?},\
          \"stream_ns\":{:?},\"added_p50_ns\":{added},\"order_ack_ns\":{:?},\
-         \"share_of_ack_p50\":{:.6}}}",
+         \"echo_floor_ns\":{:?},\"share_of_ack_p50\":{:.6}}}",
         d,
         s,
         a,
+        e,
         added as f64 / a[0].max(1) as f64
     );
 }
