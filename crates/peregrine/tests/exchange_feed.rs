@@ -256,11 +256,12 @@ fn replay_serves_only_what_is_retained() {
             ));
             a.recv_report();
         }
-        let addr = format!("127.0.0.1:{rec}").parse().unwrap();
-        let snap = peregrine_client::md::snapshot(addr, peregrine_types::InstrumentId(1)).unwrap();
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{rec}").parse().unwrap();
+        let snap =
+            peregrine_client::md::snapshot(&[addr], peregrine_types::InstrumentId(1)).unwrap();
         let (session, as_of) = (snap.session_id, snap.as_of_seq);
         assert_eq!(as_of, 6);
-        let got = peregrine_client::md::replay(addr, session, 3, 4)
+        let got = peregrine_client::md::replay(&[addr], session, 3, 4)
             .unwrap()
             .expect("3..=6 retained");
         let seqs: Vec<u64> = got.iter().map(|(s, _)| *s).collect();
@@ -270,13 +271,13 @@ fn replay_serves_only_what_is_retained() {
             other => panic!("{other:?}"),
         }
         use peregrine_client::md::replay;
-        assert!(replay(addr, session, 2, 1).unwrap().is_none(), "evicted");
+        assert!(replay(&[addr], session, 2, 1).unwrap().is_none(), "evicted");
         assert!(
-            replay(addr, session, 7, 1).unwrap().is_none(),
+            replay(&[addr], session, 7, 1).unwrap().is_none(),
             "not sent yet"
         );
         assert!(
-            replay(addr, session + 1, 3, 1).unwrap().is_none(),
+            replay(&[addr], session + 1, 3, 1).unwrap().is_none(),
             "other session"
         );
     });
@@ -302,10 +303,11 @@ fn recovery_snapshot_matches_the_book() {
             a.send(&order(i as u64 + 1, side, px, q, TimeInForce::Gtc));
             a.recv_report();
         }
-        let addr = format!("127.0.0.1:{rec}").parse().unwrap();
-        let snap = peregrine_client::md::snapshot(addr, peregrine_types::InstrumentId(1)).unwrap();
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{rec}").parse().unwrap();
+        let snap =
+            peregrine_client::md::snapshot(&[addr], peregrine_types::InstrumentId(1)).unwrap();
         assert_eq!(snap.book.top(), (Some((9_990, 5)), Some((10_010, 5))));
-        let unknown = peregrine_client::md::snapshot(addr, peregrine_types::InstrumentId(9));
+        let unknown = peregrine_client::md::snapshot(&[addr], peregrine_types::InstrumentId(9));
         assert!(unknown.is_err());
     });
 }
