@@ -243,12 +243,7 @@ fn the_http_gateway_follows_the_leader_through_a_kill() {
             ),
         )
         .unwrap();
-        let api_keys: String = http_support::KEYS
-            .iter()
-            .map(|(a, k, s)| {
-                format!("[[api_keys]]\naccount = {a}\napi_key = \"{k}\"\nsecret_key = \"{s}\"\n")
-            })
-            .collect();
+        let api_keys = http_support::api_keys_toml();
         let gateway_toml = dir.path().join("gateway.toml");
         std::fs::write(
             &gateway_toml,

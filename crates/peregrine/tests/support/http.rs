@@ -146,12 +146,7 @@ impl Stack {
             .history
             .clone()
             .unwrap_or_else(|| format!("sqlite://{}/history.db", dir.path().display()));
-        let keys: String = KEYS
-            .iter()
-            .map(|(a, k, s)| {
-                format!("[[api_keys]]\naccount = {a}\napi_key = \"{k}\"\nsecret_key = \"{s}\"\n")
-            })
-            .collect();
+        let keys = api_keys_toml();
         let gateway_toml = dir.path().join("gateway.toml");
         std::fs::write(
             &gateway_toml,
@@ -456,4 +451,13 @@ impl Native {
             }
         }
     }
+}
+
+/// The `[[api_keys]]` entries of [`KEYS`], as a gateway config takes them.
+pub fn api_keys_toml() -> String {
+    KEYS.iter()
+        .map(|(a, k, s)| {
+            format!("[[api_keys]]\naccount = {a}\napi_key = \"{k}\"\nsecret_key = \"{s}\"\n")
+        })
+        .collect()
 }

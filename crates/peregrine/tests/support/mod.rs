@@ -54,6 +54,16 @@ pub fn start_with_env(extra: &str, env: &[(&str, &str)]) -> Exchange {
 /// [`start_with_env`], or the exchange's log when it exits before listening.
 #[allow(dead_code)]
 pub fn try_start_with_env(extra: &str, env: &[(&str, &str)]) -> Result<Exchange, String> {
+    try_start_with_args(extra, env, &[])
+}
+
+/// [`try_start_with_env`] with extra `peregrine exchange` arguments (e.g.
+/// `--accept-loss`).
+pub fn try_start_with_args(
+    extra: &str,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> Result<Exchange, String> {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("exchange.toml");
     let recovery = if extra.contains("recovery_listen") {
@@ -68,7 +78,9 @@ pub fn try_start_with_env(extra: &str, env: &[(&str, &str)]) -> Result<Exchange,
     std::fs::write(&config, toml).unwrap();
     let log = dir.path().join("exchange.log");
     let mut child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
-        .args(["exchange", "--config"])
+        .arg("exchange")
+        .args(args)
+        .arg("--config")
         .arg(&config)
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
