@@ -16,23 +16,11 @@ import os
 import re
 import sys
 
-# Cycles known when the checker was added, being removed by other work (issue 10:
-# "no module cycles anywhere in the workspace"). THIS LIST MUST SHRINK TO EMPTY: remove
-# an entry as soon as its cycle is gone (the checker fails on a stale entry too).
-ALLOWED = {
-    # peregrine-http (issue 15): its top-level modules were written before this check
-    # reached the branch. The shared `App` is held by the handlers (rest, ws, ui,
-    # status) while it owns parts defined there (rest::auth Keys, rest::limits,
-    # ws::hub, ws::listen); account <-> history (the records) and market::feed <->
-    # history (FeedBatch) close the rest. To remove: move those parts out of rest/ws,
-    # the records into account, FeedBatch into market.
-    (
-        "peregrine-http",
-        frozenset(
-            {"account", "app", "history", "market", "rest", "server", "status", "ui", "venue", "ws"}
-        ),
-    ),
-}
+# Cycles allowed to stay. Empty, and it must stay empty: the last entry (peregrine-http's
+# top-level modules, issue 15) went when the Binance dialect (errors, parameters, keys,
+# limits, listen keys) moved into its own module below the app. The checker also fails
+# on a stale entry.
+ALLOWED = set()
 
 
 def strip(text):
@@ -309,7 +297,7 @@ def main():
         print(f"STALE allowlist entry (the cycle is gone: remove it): {c}: {sorted(mods)}")
     if bad or stale:
         sys.exit(1)
-    print(f"module cycles: none outside the allowlist ({len(ALLOWED)} allowed, must shrink to 0)")
+    print("module cycles: none")
 
 
 if __name__ == "__main__":

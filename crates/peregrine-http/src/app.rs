@@ -13,20 +13,22 @@ use peregrine_types::AccountId;
 use sqlx::AnyPool;
 use tokio::sync::mpsc;
 
+use crate::account::record::HistoryRecord;
 use crate::account::{Accounts, AccountsSink};
 use crate::config::GatewayConfig;
+use crate::dialect::auth::Keys;
+use crate::dialect::limits::RateLimits;
+use crate::dialect::listen::ListenKeys;
 use crate::history::writer::{Writer, WriterStats};
-use crate::history::{self, FeedBatch, HistoryError, HistoryRecord};
+use crate::history::{self, HistoryError};
 use crate::link::feed::{self, FeedSettings};
 use crate::link::session::{self, SessionSpec};
+use crate::market::batch::FeedBatch;
 use crate::market::feed::MarketFeed;
+use crate::market::hub::Hub;
 use crate::market::symbols::Symbols;
 use crate::market::Market;
-use crate::rest::auth::Keys;
-use crate::rest::limits::RateLimits;
 use crate::venue::Venue;
-use crate::ws::hub::Hub;
-use crate::ws::listen::ListenKeys;
 
 /// Feed batches the writer may have queued before the feed thread drops (and the
 /// writer later replays) them.

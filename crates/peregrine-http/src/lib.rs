@@ -22,7 +22,12 @@
 //!   types ([`link::Request`], [`link::Report`], [`link::FeedEvent`]).
 //! * **Sans-IO cores.** Order state ([`account::state`]), books with update ids
 //!   ([`market::book`]), bars ([`market::kline`]), parameters and signatures
-//!   ([`rest::params`], [`rest::auth`]) are plain code with unit and property tests.
+//!   ([`dialect::params`], [`dialect::auth`]) are plain code with unit and property tests.
+//! * **Layered modules**, each naming only those below it (checked by
+//!   `scripts/check-module-cycles.py`): [`link`] and [`config`]; [`market`] (books,
+//!   bars, trades, the stream [`market::hub`]); [`venue`] and [`dialect`] (Binance's
+//!   errors, parameters, keys, limits, listen keys); [`account`]; [`history`];
+//!   [`app`] (the shared state); [`rest`]; [`ws`]; [`status`] and [`ui`]; [`server`].
 //! * **Bounded.** Connections, bodies, request weight, order counts, streams per
 //!   connection, incoming WebSocket messages and subscriber lag all have limits; a
 //!   client over one is answered or dropped, nobody else notices.
@@ -32,6 +37,7 @@ pub mod account;
 pub mod app;
 pub mod bench;
 pub mod config;
+pub mod dialect;
 pub mod history;
 pub mod link;
 pub mod market;

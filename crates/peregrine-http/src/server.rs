@@ -7,10 +7,9 @@
 //! slow or idle client is dropped, and holds one connection slot meanwhile); bodies
 //! are capped at `max_body_bytes` and must arrive within the same time.
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -23,7 +22,8 @@ use tokio::net::TcpListener;
 use tower::ServiceExt;
 
 use crate::app::App;
-use crate::rest::error::ApiError;
+use crate::dialect::error::ApiError;
+use crate::dialect::slots::{ConnGuard, PerIp};
 use crate::rest::{self, account, market, ops, stream, trade, ClientAddr};
 use crate::ws::{api, conn};
 
@@ -100,53 +100,6 @@ async fn openapi() -> Response {
     r
 }
 
-/// Open connections per client address.
-#[derive(Debug, Default)]
-pub struct PerIp(Mutex<HashMap<IpAddr, usize>>);
-
-/// One connection's slot (global and per address), held by the connection task
-/// and, for a WebSocket, by the upgraded connection's task: released when both end.
-#[derive(Debug)]
-pub struct ConnGuard {
-    _permit: tokio::sync::OwnedSemaphorePermit,
-    ip: IpAddr,
-    per_ip: Arc<PerIp>,
-}
-
-impl Drop for ConnGuard {
-    fn drop(&mut self) {
-        self.per_ip.leave(self.ip);
-    }
-}
-
-impl PerIp {
-    fn enter(&self, ip: IpAddr, max: usize) -> bool {
-        let mut m = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let n = m.entry(ip).or_insert(0);
-        if *n >= max {
-            return false;
-        }
-        *n += 1;
-        true
-    }
-
-    fn leave(&self, ip: IpAddr) {
-        let mut m = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(n) = m.get_mut(&ip) {
-            *n -= 1;
-            if *n == 0 {
-                m.remove(&ip);
-            }
-        }
-    }
-}
-
 /// Serves `listener` until the app's stop flag is set.
 pub async fn serve(app: Arc<App>, listener: TcpListener) {
     let router = router(Arc::clone(&app));
@@ -169,19 +122,15 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
             }
             Err(_) => continue,
         };
-        let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
-            continue; // over max_connections: closed at once
-        };
-        if !per_ip.enter(addr.ip(), limits.max_connections_per_ip) {
+        // Over max_connections or max_connections_per_ip: closed at once.
+        let Some(guard) =
+            ConnGuard::take(&slots, &per_ip, addr.ip(), limits.max_connections_per_ip)
+        else {
             continue;
-        }
+        };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
-        let guard = Arc::new(ConnGuard {
-            _permit: permit,
-            ip: addr.ip(),
-            per_ip: Arc::clone(&per_ip),
-        });
+        let guard = Arc::new(guard);
         tokio::spawn(async move {
             let held = Arc::clone(&guard);
             let svc = hyper::service::service_fn(

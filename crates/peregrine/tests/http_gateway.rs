@@ -139,7 +139,7 @@ fn signatures_timestamps_keys_and_symbols() {
         .unwrap();
         assert_eq!((r.status, r.code()), (400, -1102));
         // A signature over other parameters than those sent.
-        let sig = peregrine_http::rest::auth::sign_hex(
+        let sig = peregrine_http::dialect::auth::sign_hex(
             KEYS[0].2.as_bytes(),
             format!("timestamp={ts}").as_bytes(),
         );

@@ -8,6 +8,7 @@
 
 pub mod events;
 pub mod order;
+pub mod record;
 pub mod state;
 
 use std::collections::HashMap;
@@ -18,14 +19,14 @@ use std::time::Duration;
 use peregrine_types::AccountId;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::history::{HistoryRecord, OrderRecord};
 use crate::link::session::{SendError, SessionHandle};
 use crate::link::{Report, ReportSink, Request};
 use crate::market::feed::now_ms;
+use crate::market::hub::Hub;
 use crate::market::symbols::Symbols;
 use crate::venue::Asset;
-use crate::ws::hub::Hub;
 use order::Order;
+use record::{HistoryRecord, OrderRecord};
 use state::{
     AccountState, BalanceAnswer, CancelAnswer, Change, Draft, Failure, NewAnswer, RespType,
 };

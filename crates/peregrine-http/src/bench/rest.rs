@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::report::{hist, Row, Table};
 use super::BenchError;
+use crate::dialect::auth::sign_hex;
 use crate::market::feed::now_ms;
-use crate::rest::auth::sign_hex;
 
 /// API key and secret of the bench's account 1 (the stack configures it).
 pub const KEY: (&str, &str) = ("bench-key-one", "bench-secret-one");

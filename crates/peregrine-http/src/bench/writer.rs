@@ -12,10 +12,11 @@ use peregrine_types::Side;
 use super::report::{hist, Row, Table};
 use super::BenchError;
 use crate::account::order::{ExecType, Fill, Order, OrderType, Status};
+use crate::account::record::{HistoryRecord, OrderRecord};
 use crate::account::state::Change;
 use crate::history::writer::{Writer, WriterStats};
-use crate::history::{FeedBatch, HistoryRecord, OrderRecord, TradeRow};
 use crate::link::{Stp, Tif};
+use crate::market::batch::{FeedBatch, TradeRow};
 
 /// Runs the writer at `rate` orders/s for `secs`.
 pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {

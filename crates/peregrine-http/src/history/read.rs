@@ -4,8 +4,9 @@
 use sqlx::any::AnyRow;
 use sqlx::AnyPool;
 
-use super::{i128_at, i64_at, str_at, u64_at, HistoryError, TradeRow};
+use super::{i128_at, i64_at, str_at, u64_at, HistoryError};
 use crate::account::order::{parse_side, parse_stp, parse_tif, Order, OrderType, Status};
+use crate::market::batch::TradeRow;
 use crate::market::kline::{roll_up, Bar, Interval};
 
 fn trade(r: &AnyRow) -> Result<TradeRow, HistoryError> {

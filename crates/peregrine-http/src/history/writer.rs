@@ -23,12 +23,12 @@ use std::sync::Arc;
 use sqlx::{Any, AnyPool, Row, Transaction};
 use tokio::sync::mpsc;
 
-use super::{
-    i128_at, i64_at, u64_at, FeedBatch, HistoryError, HistoryRecord, OrderRecord, TradeRow,
-};
+use super::{i128_at, i64_at, u64_at, HistoryError};
 use crate::account::order::{side_name, stp_name, tif_name, ExecType};
+use crate::account::record::{HistoryRecord, OrderRecord};
 use crate::link::recovery;
 use crate::link::FeedEvent;
+use crate::market::batch::{FeedBatch, TradeRow};
 use crate::market::feed::now_ms;
 use crate::market::kline::{Bar, Interval};
 

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 use peregrine_types::Side;
 
+use super::batch::FeedBatch;
 use super::events::{self, BookTickerEvent, DepthEvent, PartialDepth, TradeEvent};
 use super::kline::Interval;
 use super::{LastTrade, Market, SymbolState};
-use crate::history::FeedBatch;
 use crate::link::feed::FeedSink;
 use crate::link::{FeedEvent, FeedPos};
-use crate::ws::hub::{Hub, SymbolTopics, PARTIAL_LEVELS};
+use crate::market::hub::{Hub, SymbolTopics, PARTIAL_LEVELS};
 
 /// Feeds the market.
 #[derive(Debug)]

@@ -6,9 +6,11 @@
 //! few microseconds of applying one packet, a REST read for one copy of the top
 //! levels.
 
+pub mod batch;
 pub mod book;
 pub mod events;
 pub mod feed;
+pub mod hub;
 pub mod kline;
 pub mod symbols;
 

@@ -10,12 +10,12 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::response::Response;
 
-use super::error::{ApiError, ApiResult, ErrorBody};
 use super::market::symbol;
 use super::trade::refusal;
 use super::views::*;
 use super::{reply, Req};
 use crate::app::App;
+use crate::dialect::error::{ApiError, ApiResult, ErrorBody};
 use crate::history::read;
 use crate::market::feed::now_ms;
 

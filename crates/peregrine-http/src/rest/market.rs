@@ -6,11 +6,11 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::response::Response;
 
-use super::error::{ApiError, ApiResult, ErrorBody};
-use super::params::Params;
 use super::views::*;
 use super::{reply, Req};
 use crate::app::App;
+use crate::dialect::error::{ApiError, ApiResult, ErrorBody};
+use crate::dialect::params::Params;
 use crate::history::read;
 use crate::market::feed::now_ms;
 use crate::market::kline::{roll_up, Bar, Interval};
@@ -219,7 +219,7 @@ pub async fn depth(State(app): State<Arc<App>>, req: Req) -> Response {
     })())
 }
 
-fn trade_view(sym: &Symbol, t: &crate::history::TradeRow) -> Trade {
+fn trade_view(sym: &Symbol, t: &crate::market::batch::TradeRow) -> Trade {
     Trade {
         id: t.trade_id,
         price: sym.price(t.price),

@@ -1,18 +1,14 @@
 //! The REST API, shaped like Binance's spot API (`/api/v3/...`).
 //!
 //! Handlers take a [`Req`] (client address, raw query and body, API-key header) and
-//! read their parameters through [`params::Params`] exactly as Binance does;
+//! read their parameters through [`Params`] exactly as Binance does;
 //! `SIGNED` endpoints go through [`App::authenticate`] first. Every `/api/v3`
 //! request is charged its weight by [`charge_weight`] before its handler runs.
 
 pub mod account;
-pub mod auth;
-pub mod error;
-pub mod limits;
 pub mod market;
 pub mod openapi;
 pub mod ops;
-pub mod params;
 pub mod stream;
 pub mod trade;
 pub mod views;
@@ -28,10 +24,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::app::App;
+use crate::dialect::auth::{self, Key};
+use crate::dialect::error::{ApiError, ApiResult};
+use crate::dialect::limits;
+use crate::dialect::params::Params;
 use crate::market::feed::now_ms;
-use auth::Key;
-use error::{ApiError, ApiResult};
-use params::Params;
 
 /// The client's address, put in each request's extensions by the server.
 #[derive(Debug, Clone, Copy)]

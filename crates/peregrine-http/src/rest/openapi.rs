@@ -3,9 +3,9 @@
 
 use utoipa::OpenApi;
 
-use super::error::ErrorBody;
 use super::views::*;
 use super::{account, market, stream, trade};
+use crate::dialect::error::ErrorBody;
 
 /// The document.
 #[derive(Debug, OpenApi)]

@@ -19,9 +19,9 @@ use axum::response::Response;
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::error::{ApiError, ApiResult};
 use super::{ok, reply, Req};
 use crate::app::App;
+use crate::dialect::error::{ApiError, ApiResult};
 
 /// Longest engine answer read.
 const MAX_REPLY: u64 = 1 << 20;
@@ -50,7 +50,7 @@ pub async fn request(socket: &Path, line: &str, timeout: Duration) -> std::io::R
         .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into()))
 }
 
-fn operator(app: &App, req: &Req) -> ApiResult<super::params::Params> {
+fn operator(app: &App, req: &Req) -> ApiResult<crate::dialect::params::Params> {
     let (key, p) = app.authenticate(req)?;
     if !key.operator {
         return Err(ApiError::bad_api_key());

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::response::Response;
 
-use super::error::{ApiError, ApiResult, ErrorBody};
 use super::views::{Empty, ListenKey};
 use super::{reply, Req};
 use crate::app::App;
+use crate::dialect::error::{ApiError, ApiResult, ErrorBody};
 
 /// Open (or extend) the account's listen key.
 #[utoipa::path(post, path = "/api/v3/userDataStream", tag = "stream",

@@ -20,9 +20,9 @@ use serde_json::{json, Map, Value};
 
 use super::conn::{subscription, Item, WRITE_TIMEOUT};
 use crate::app::App;
+use crate::dialect::auth;
+use crate::dialect::error::ApiError;
 use crate::market::feed::now_ms;
-use crate::rest::auth;
-use crate::rest::error::ApiError;
 use crate::rest::ClientAddr;
 
 /// `/ws-api/v3`.

@@ -28,10 +28,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::broadcast::{self, error::RecvError};
 
-use super::hub::Msg;
 use crate::app::App;
+use crate::dialect::slots::ConnGuard;
 use crate::market::feed::now_ms;
-use crate::server::ConnGuard;
+use crate::market::hub::Msg;
 
 /// Server ping interval.
 pub const PING_EVERY: Duration = Duration::from_secs(20);
@@ -385,7 +385,7 @@ impl Conn {
 mod tests {
     #[test]
     fn combined_form_wraps_the_event() {
-        let hub = crate::ws::hub::Hub::new(
+        let hub = crate::market::hub::Hub::new(
             &crate::market::symbols::Symbols::new(&[{
                 let mut s = peregrine_types::InstrumentSpec::example(1);
                 s.symbol = "PGN-USD".into();

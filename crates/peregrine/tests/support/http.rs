@@ -375,7 +375,7 @@ pub fn signed_with(
         q.push('&');
     }
     q.push_str(&format!("timestamp={ts}"));
-    let sig = peregrine_http::rest::auth::sign_hex(secret.as_bytes(), q.as_bytes());
+    let sig = peregrine_http::dialect::auth::sign_hex(secret.as_bytes(), q.as_bytes());
     try_request(
         addr,
         method,

@@ -316,7 +316,7 @@ mod tests {
 mod fuzz_contract {
     //! The fuzz target's contract (request decoding: parameters and signatures) (fuzz/fuzz_targets/http_request.rs) on stable.
     use super::*;
-    use crate::rest::params::Params;
+    use crate::dialect::params::Params;
     use proptest::prelude::*;
 
     proptest! {
