@@ -12,7 +12,7 @@ use peregrine_wire::md::packet::PacketBuilder;
 use peregrine_wire::md::L2Update;
 
 use super::report::{hist, Row, Table};
-use super::BenchError;
+use super::{pace, BenchError};
 
 /// Runs the fan-out measurement.
 pub fn run(
@@ -43,7 +43,10 @@ pub fn run(
         let live = Arc::clone(&delivered_live);
         rt.spawn(async move {
             let url = format!("ws://{http}/ws/pgn-usd@depth@0ms");
-            let Ok((mut ws, _)) = tokio_tungstenite::connect_async(url).await else {
+            let Ok((mut ws, _)) =
+                tokio_tungstenite::connect_async_with_config(url, Some(client_config()), false)
+                    .await
+            else {
                 let _ = done_tx.send((hist(), 0u64, true));
                 return;
             };
@@ -85,7 +88,11 @@ pub fn run(
     let udp = UdpSocket::bind("127.0.0.1:0")?;
     let session = 4242u64;
     let mut buf = [0u8; 256];
-    let send = |seq: u64, tag: usize, buf: &mut [u8]| -> std::io::Result<Instant> {
+    // The send time is stored before the packet leaves: a subscriber can receive the
+    // frame before the sending thread runs again (it may lose its core to the
+    // gateway's feed thread it just woke), and a frame whose time was not stored yet
+    // would go uncounted.
+    let send = |seq: u64, tag: usize, timed: bool, buf: &mut [u8]| -> std::io::Result<()> {
         let mut b = PacketBuilder::new(buf, session, seq)
             .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
         let _ = b.push(L2Update {
@@ -97,27 +104,27 @@ pub fn run(
             side: Side::Buy,
         });
         let bytes = b.finish().to_vec();
-        let t = Instant::now();
+        if let Some(slot) = sent.get(tag).filter(|_| timed) {
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+        }
         udp.send_to(&bytes, feed)?;
-        Ok(t)
+        Ok(())
     };
     // Warm-up events (tags 1..=20 are ignored below 21 only for timing clarity).
     let mut seq = 1u64;
     for tag in 1..=20usize {
-        send(seq, tag, &mut buf)?;
+        send(seq, tag, false, &mut buf)?;
         seq += 1;
         std::thread::sleep(Duration::from_millis(5));
     }
     let gap = Duration::from_nanos(1_000_000_000 / rate.max(1));
+    pace::tight_timers();
     let start = Instant::now();
     let mut next = start;
     let mut tag = 21usize;
     while tag < events {
-        while Instant::now() < next {
-            std::hint::spin_loop();
-        }
-        let t = send(seq, tag, &mut buf)?;
-        *sent[tag].lock().unwrap_or_else(|p| p.into_inner()) = Some(t);
+        pace::wait(&[], Some(next));
+        send(seq, tag, true, &mut buf)?;
         seq += 1;
         tag += 1;
         next += gap;
@@ -139,21 +146,39 @@ pub fn run(
     let mut all = hist();
     let mut delivered = 0u64;
     let mut failed = 0usize;
+    let published = (events - 21) as u64;
+    let (mut short, mut fewest) = (0usize, u64::MAX);
     for (h, n, err) in done_rx.iter() {
         all.add(&h).ok();
         delivered += n;
         failed += usize::from(err);
+        if !err {
+            short += usize::from(n < published);
+            fewest = fewest.min(n);
+        }
     }
     rt.shutdown_timeout(Duration::from_secs(1));
-    let published = (events - 21) as u64;
     Ok(Table {
         title: format!(
             "WebSocket depth fan-out: feed packet → @depth@0ms frame at each of {subscribers} subscribers, {rate} events/s, {secs} s"
         ),
         rows: vec![Row::from_hist("gateway: UDP packet sent → frame received", &all, elapsed)],
-        notes: vec![format!(
-            "{connected_n} connected ({failed} failed to connect), {published} events, {delivered} deliveries of {} expected",
-            published * connected_n as u64
-        )],
+        notes: vec![
+            format!(
+                "{connected_n} connected ({failed} failed to connect), {published} events, {delivered} deliveries of {} expected",
+                published * connected_n as u64
+            ),
+            format!(
+                "{short} subscriber(s) missed frames (fewest received: {})",
+                if fewest == u64::MAX { 0 } else { fewest }
+            ),
+        ],
     })
+}
+
+/// The subscribers' WebSocket settings: a small read buffer, for the reason in
+/// [`crate::ws::conn::READ_BUFFER`] (the client shares the machine with the gateway).
+fn client_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(crate::ws::conn::READ_BUFFER)
 }

@@ -17,10 +17,14 @@
 //!
 //! Every table prints p50/p90/p99/p99.9/max and throughput; `--json` saves them all.
 //! On a shared 2-core machine the client, the gateway and the exchange compete for
-//! the same cores: the numbers are an upper bound (see docs/performance.md).
+//! the same cores: the numbers are an upper bound (see docs/performance.md). So
+//! nothing in the bench spins: the exchange runs its shipped idle policy
+//! (`wait = "park"`), and the load generators block in `poll(2)` until their next
+//! scheduled send or an answer ([`pace`]), the native client exactly as the REST one.
 
 pub mod fanout;
 pub mod native;
+pub mod pace;
 pub mod report;
 pub mod rest;
 pub mod stack;

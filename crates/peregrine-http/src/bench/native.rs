@@ -3,6 +3,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,7 @@ use peregrine_wire::v2::client::LoginParams;
 use peregrine_wire::v2::Outbound;
 
 use super::report::{hist, Row, Table};
-use super::BenchError;
+use super::{pace, BenchError};
 use crate::link::session::encode_request;
 use crate::link::{Kind, NewOrder, Request, Stp, Tif};
 
@@ -42,7 +43,7 @@ pub fn run(exchange: SocketAddr, keys: &Path, rate: u64, secs: f64) -> Result<Ta
     let mut done = 0usize;
     let mut h = hist();
     let mut out = Vec::with_capacity(256);
-    let mut spins = 0u32;
+    pace::tight_timers();
     let drain_until = end + Duration::from_secs(10);
     loop {
         let now = Instant::now();
@@ -100,13 +101,10 @@ pub fn run(exchange: SocketAddr, keys: &Path, rate: u64, secs: f64) -> Result<Ta
         if now >= end && done == dues.len() || now > drain_until {
             break;
         }
-        if busy {
-            spins = 0;
-        } else {
-            spins += 1;
-            if spins > 64 {
-                std::thread::yield_now();
-            }
+        if !busy {
+            // Block until a report arrives or the next send is due.
+            let until = if next < end { next } else { drain_until };
+            pace::wait(&[s.as_fd()], Some(until.min(drain_until)));
         }
     }
     Ok(Table {

@@ -4,10 +4,11 @@
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
 use super::report::{hist, Row, Table};
-use super::BenchError;
+use super::{pace, BenchError};
 use crate::dialect::auth::sign_hex;
 use crate::market::feed::now_ms;
 
@@ -80,7 +81,7 @@ pub fn run(addr: SocketAddr, rate: u64, secs: f64, conns: usize) -> Result<Table
             due: None,
         });
     }
-    // Warm up: one order per connection.
+    pace::tight_timers();
     let mut h = hist();
     let gap = Duration::from_nanos(1_000_000_000 / rate.max(1));
     let start = Instant::now() + Duration::from_millis(100);
@@ -88,7 +89,6 @@ pub fn run(addr: SocketAddr, rate: u64, secs: f64, conns: usize) -> Result<Table
     let mut next = start;
     let mut backlog: VecDeque<Instant> = VecDeque::new();
     let (mut seq, mut errors, mut sent) = (0u64, 0u64, 0u64);
-    let mut idle_spins = 0u32;
     let drain_until = end + Duration::from_secs(10);
     loop {
         let now = Instant::now();
@@ -148,13 +148,15 @@ pub fn run(addr: SocketAddr, rate: u64, secs: f64, conns: usize) -> Result<Table
             errors += outstanding as u64;
             break;
         }
-        if busy {
-            idle_spins = 0;
-        } else {
-            idle_spins += 1;
-            if idle_spins > 64 {
-                std::thread::yield_now();
-            }
+        if !busy {
+            // Nothing to do now: block until an answer arrives or the next send is due.
+            let waiting: Vec<BorrowedFd<'_>> = cs
+                .iter()
+                .filter(|c| c.due.is_some())
+                .map(|c| c.s.as_fd())
+                .collect();
+            let until = if next < end { next } else { drain_until };
+            pace::wait(&waiting, Some(until.min(drain_until)));
         }
     }
     let mut notes = vec![format!(

@@ -66,7 +66,7 @@ fn spawn(exe: &Path, args: &[&str], dir: &Path, name: &str) -> Result<Child, Ben
 }
 
 impl Stack {
-    /// Starts an exchange (continuous matching, no journal, `spin-yield`) and a
+    /// Starts an exchange (continuous matching, no journal, `wait = "park"`) and a
     /// gateway with keys for accounts 1 and 2. `recovery`: the exchange serves
     /// snapshots (the fan-out test plays the feed itself and runs without).
     pub fn start(exe: &Path, recovery: bool) -> Result<Stack, BenchError> {
@@ -100,7 +100,7 @@ impl Stack {
             &exchange_toml,
             format!(
                 "listen = \"127.0.0.1:0\"\nrecovery_listen = \"127.0.0.1:{rec_port}\"\nrecovery_enabled = {recovery}\n\
-                 wait = \"spin-yield\"\naccounts_file = \"{}\"\n[market_data]\ntarget = \"127.0.0.1:{feed_port}\"\n\
+                 wait = \"park\"\naccounts_file = \"{}\"\n[market_data]\ntarget = \"127.0.0.1:{feed_port}\"\n\
                  [[instruments]]\nid = 1\nsymbol = \"PGN-USD\"\nprice_decimals = 2\nqty_decimals = 0\ntick_size = 1\n\
                  lot_size = 1\nmin_qty = 1\nmax_qty = 1000000000\nreference_price = 10000\nband = 5000\nstatus = \"active\"\n",
                 accounts.display()

@@ -36,6 +36,7 @@ pub async fn ws_api(
     let max = app.config.ws.max_message_bytes;
     up.max_message_size(max)
         .max_frame_size(max)
+        .read_buffer_size(super::conn::READ_BUFFER)
         .on_upgrade(move |socket| async move {
             let _slot = slot;
             run(app, ip, socket).await;
