@@ -53,6 +53,8 @@ pub struct BenchSettings {
     pub only: Vec<String>,
     /// Connections of the REST client.
     pub connections: usize,
+    /// The gateway's async worker threads (`gateway http --threads`).
+    pub gateway_threads: usize,
 }
 
 /// Why the bench failed.
@@ -71,7 +73,7 @@ pub fn run(s: &BenchSettings) -> Result<Vec<Table>, BenchError> {
     let want = |p: &str| s.only.is_empty() || s.only.iter().any(|o| o == p);
     let mut tables = Vec::new();
     if want("rest") {
-        let st = stack::Stack::start(&s.exe, true)?;
+        let st = stack::Stack::start(&s.exe, true, s.gateway_threads)?;
         tables.push(rest::floor(s.duration.min(3.0))?);
         for &rate in &s.rates {
             tables.push(native::run(st.exchange, &st.keys, rate, s.duration)?);
@@ -79,7 +81,7 @@ pub fn run(s: &BenchSettings) -> Result<Vec<Table>, BenchError> {
         }
     }
     if want("fanout") {
-        let st = stack::Stack::start(&s.exe, false)?;
+        let st = stack::Stack::start(&s.exe, false, s.gateway_threads)?;
         tables.push(fanout::run(
             st.http,
             st.feed,

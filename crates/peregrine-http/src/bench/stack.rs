@@ -69,7 +69,7 @@ impl Stack {
     /// Starts an exchange (continuous matching, no journal, `wait = "park"`) and a
     /// gateway with keys for accounts 1 and 2. `recovery`: the exchange serves
     /// snapshots (the fan-out test plays the feed itself and runs without).
-    pub fn start(exe: &Path, recovery: bool) -> Result<Stack, BenchError> {
+    pub fn start(exe: &Path, recovery: bool, threads: usize) -> Result<Stack, BenchError> {
         let dir = std::env::temp_dir().join(format!(
             "peregrine-gateway-bench-{}-{}",
             std::process::id(),
@@ -138,6 +138,8 @@ impl Stack {
                 "http",
                 "--config",
                 gateway_toml.to_str().unwrap_or(""),
+                "--threads",
+                &threads.to_string(),
             ],
             &dir.0,
             "gateway",

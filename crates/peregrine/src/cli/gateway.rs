@@ -65,6 +65,9 @@ pub struct BenchArgs {
     /// HTTP connections of the REST client.
     #[arg(long, default_value_t = 8)]
     pub connections: usize,
+    /// The gateway's async worker threads (as `gateway http --threads`).
+    #[arg(long, default_value_t = 2)]
+    pub gateway_threads: usize,
     /// Only these parts: rest, fanout, writer (comma separated).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
@@ -114,6 +117,7 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
         writer_rate: a.writer_rate,
         only: a.only,
         connections: a.connections,
+        gateway_threads: a.gateway_threads.max(1),
     };
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("peregrine gateway bench (load average: {})", load.trim());
