@@ -161,12 +161,37 @@ pub fn rejects_lines(s: &EngineSummary) -> String {
             let _ = writeln!(out, "{what:<7} none");
         }
         for r in rows {
-            let _ = writeln!(out, "{what:<7} {:<20} ({}) {:>9}", r.name, r.code, r.count);
+            let _ = write!(out, "{what:<7} {:<20} ({}) {:>9}", r.name, r.code, r.count);
+            match engine_reject_meaning(&r.name) {
+                Some(m) if what == "engine" => {
+                    let _ = writeln!(out, "  {m}");
+                }
+                _ => out.push('\n'),
+            }
         }
     }
     let venue: u64 = s.venues.iter().map(|v| v.tally.rejects).sum();
     let _ = writeln!(out, "{:<7} {venue}", "venue");
     out
+}
+
+/// What an engine reject means, for a reader of the summary. These are the
+/// engine's and its venue adapters' answers, not the venues' or the risk checks'.
+fn engine_reject_meaning(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "unknown_order" => {
+            "cancels/replaces that reached the venue adapter after the order was done \
+             (it filled or was cancelled first): the usual race with a fill, the strategy is told"
+        }
+        "replace_pending" => "a replace sent while the order's previous replace was in flight",
+        "gateway_busy" => "the venue adapter's outbound queue was full",
+        "venue_down" => "the venue was disconnected",
+        "strategy_down" => "the strategy had stopped",
+        "unknown_venue" | "unknown_instrument" | "malformed" => {
+            "the strategy's request named no such venue or instrument, or did not decode"
+        }
+        _ => return None,
+    })
 }
 
 /// The end-of-run summary.
@@ -404,6 +429,26 @@ mod tests {
             maker.contains("100.04") && maker.contains("1.11 USD"),
             "{maker}"
         );
+    }
+
+    #[test]
+    fn an_engine_reject_says_what_it_means() {
+        let mut s = sample();
+        s.engine_rejects = vec![RejectRow {
+            code: 204,
+            name: "unknown_order".into(),
+            count: 7,
+        }];
+        let text = rejects_lines(&s);
+        let line = text.lines().find(|l| l.starts_with("engine")).unwrap();
+        assert!(
+            line.contains("unknown_order") && line.contains('7'),
+            "{line}"
+        );
+        assert!(line.contains("after the order was done"), "{line}");
+        // Risk rows stay as they were.
+        let risk = text.lines().find(|l| l.starts_with("risk")).unwrap();
+        assert!(risk.trim_end().ends_with("12"), "{risk}");
     }
 
     #[test]
