@@ -171,7 +171,8 @@ impl App {
             config.history.batch,
             Arc::clone(&writer_stats),
         )
-        .await?;
+        .await?
+        .with_linger(std::time::Duration::from_millis(config.history.linger_ms));
         tokio::spawn(writer.run(feed_rx, orders_rx));
         let settings = FeedSettings {
             bind: venue.feed,

@@ -202,6 +202,10 @@ pub struct HistorySection {
     pub url: String,
     /// Most events written in one transaction. Default 4096.
     pub batch: usize,
+    /// Milliseconds the writer waits after the first event of a transaction for
+    /// more (a reader waiting for its writes ends the wait). 0: commit at once.
+    /// Default 5.
+    pub linger_ms: u64,
 }
 
 impl Default for HistorySection {
@@ -209,6 +213,7 @@ impl Default for HistorySection {
         HistorySection {
             url: "sqlite://data/history.db".into(),
             batch: 4_096,
+            linger_ms: 5,
         }
     }
 }
@@ -380,6 +385,9 @@ impl GatewayConfig {
         }
         if !(1..=1 << 20).contains(&self.history.batch) {
             errs.push("history.batch: 1..=1048576".into());
+        }
+        if self.history.linger_ms > 1_000 {
+            errs.push("history.linger_ms: 0..=1000".into());
         }
         if !(1..=600_000).contains(&self.exchange.answer_timeout_ms) {
             errs.push("exchange.answer_timeout_ms: 1..=600000".into());

@@ -69,6 +69,8 @@ pub struct RecordCounts {
     pub sent: AtomicU64,
     /// Written (committed, or found already stored, or given up on).
     pub written: tokio::sync::watch::Sender<u64>,
+    /// Asks a lingering writer to commit now (a reader is waiting).
+    flush: tokio::sync::Notify,
 }
 
 impl Default for RecordCounts {
@@ -76,15 +78,20 @@ impl Default for RecordCounts {
         RecordCounts {
             sent: AtomicU64::new(0),
             written: tokio::sync::watch::channel(0).0,
+            flush: tokio::sync::Notify::new(),
         }
     }
 }
 
 impl RecordCounts {
-    /// Waits (at most `max`) until every record handed over so far is written.
+    /// Waits (at most `max`) until every record handed over so far is written; a
+    /// writer lingering for more work commits at once.
     pub async fn settle(&self, max: std::time::Duration) {
         let target = self.sent.load(Ordering::Acquire);
         let mut rx = self.written.subscribe();
+        if *rx.borrow() < target {
+            self.flush.notify_one();
+        }
         let _ = tokio::time::timeout(max, rx.wait_for(|w| *w >= target)).await;
     }
 }
@@ -98,6 +105,7 @@ pub struct Writer {
     bars: HashMap<(u32, Interval, i64), Bar>,
     stats: Arc<WriterStats>,
     marks: Marks,
+    linger: std::time::Duration,
 }
 
 /// How a multi-row insert marks its parameters.
@@ -152,7 +160,19 @@ impl Writer {
             bars: HashMap::new(),
             stats,
             marks,
+            linger: std::time::Duration::ZERO,
         })
+    }
+
+    /// Waits up to `linger` after the first item of a transaction for more (unless
+    /// the batch fills or a reader asks for its writes first). Each transaction costs
+    /// the same whatever its size: several statements, each a round trip to the
+    /// database thread, and a WAL append of the pages it touched. At a few thousand
+    /// orders a second one transaction per order cost the REST path about 60 µs at
+    /// p50 on 2 cores (docs/performance.md, "HTTP gateway"). Zero: commit at once.
+    pub fn with_linger(mut self, linger: std::time::Duration) -> Writer {
+        self.linger = linger;
+        self
     }
 
     /// The stored feed position.
@@ -196,6 +216,29 @@ impl Writer {
                 }
                 if !got {
                     break;
+                }
+            }
+            if n > 0 && n < self.batch && !self.linger.is_zero() {
+                let until = tokio::time::Instant::now() + self.linger;
+                while n < self.batch && (feed_open || orders_open) {
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(until) => break,
+                        _ = self.stats.records.flush.notified() => break,
+                        b = feed.recv(), if feed_open => match b {
+                            Some(b) => {
+                                n += b.trades.len().max(1);
+                                fb.push(b);
+                            }
+                            None => feed_open = false,
+                        },
+                        o = orders.recv(), if orders_open => match o {
+                            Some(o) => {
+                                n += 1;
+                                ob.push(o);
+                            }
+                            None => orders_open = false,
+                        },
+                    }
                 }
             }
             if fb.is_empty() && ob.is_empty() {
@@ -701,6 +744,70 @@ async fn write_orders(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lingering_writer_commits_when_a_reader_waits_and_when_the_linger_ends() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let pool = super::super::open("sqlite::memory:").await.unwrap();
+            let stats = Arc::new(WriterStats::default());
+            // A linger far longer than the reader's wait: only the flush can end it.
+            let w = Writer::new(pool.clone(), Vec::new(), 64, Arc::clone(&stats))
+                .await
+                .unwrap()
+                .with_linger(std::time::Duration::from_secs(600));
+            let (_feed_tx, feed_rx) = mpsc::channel::<FeedBatch>(8);
+            let (tx, rx) = mpsc::unbounded_channel::<HistoryRecord>();
+            let task = tokio::spawn(w.run(feed_rx, rx));
+            let cursor = HistoryRecord::Cursor {
+                account: 1,
+                next_report_seq: 7,
+            };
+            tx.send(cursor).unwrap();
+            stats.records.sent.fetch_add(1, Ordering::AcqRel);
+            stats
+                .records
+                .settle(std::time::Duration::from_secs(30))
+                .await;
+            assert_eq!(*stats.records.written.borrow(), 1, "the reader's flush");
+            assert_eq!(
+                super::super::read::report_cursor(&pool, 1).await.unwrap(),
+                7
+            );
+            task.abort();
+
+            // With no reader, the linger's end commits.
+            let stats = Arc::new(WriterStats::default());
+            let w = Writer::new(pool.clone(), Vec::new(), 64, Arc::clone(&stats))
+                .await
+                .unwrap()
+                .with_linger(std::time::Duration::from_millis(20));
+            let (_feed_tx, feed_rx) = mpsc::channel::<FeedBatch>(8);
+            let (tx, rx) = mpsc::unbounded_channel::<HistoryRecord>();
+            let task = tokio::spawn(w.run(feed_rx, rx));
+            tx.send(HistoryRecord::Cursor {
+                account: 1,
+                next_report_seq: 9,
+            })
+            .unwrap();
+            let mut written = stats.records.written.subscribe();
+            tokio::time::timeout(
+                std::time::Duration::from_secs(30),
+                written.wait_for(|w| *w >= 1),
+            )
+            .await
+            .expect("committed after the linger")
+            .unwrap();
+            assert_eq!(
+                super::super::read::report_cursor(&pool, 1).await.unwrap(),
+                9
+            );
+            task.abort();
+        });
+    }
 
     #[test]
     fn placeholders_are_numbered_for_postgres_and_anonymous_for_sqlite() {
