@@ -27,7 +27,6 @@ use super::{i128_at, i64_at, u64_at, HistoryError};
 use crate::account::order::{side_name, stp_name, tif_name, ExecType};
 use crate::account::record::{HistoryRecord, OrderRecord};
 use crate::link::recovery;
-use crate::link::FeedEvent;
 use crate::market::batch::{FeedBatch, TradeRow};
 use crate::market::feed::now_ms;
 use crate::market::kline::{Bar, Interval};
@@ -369,28 +368,11 @@ impl Writer {
         match got {
             Ok(Ok(Some(events))) => {
                 self.stats.replays.fetch_add(1, Ordering::Relaxed);
-                for (pos, ev) in events {
-                    if let FeedEvent::Trade {
-                        instrument,
-                        trade_id,
-                        price,
-                        qty,
-                        aggressor,
-                        time_ns,
-                    } = ev
-                    {
-                        out.push(TradeRow {
-                            instrument: instrument.0,
-                            trade_id,
-                            price,
-                            qty,
-                            buyer_maker: aggressor == peregrine_types::Side::Sell,
-                            time_ms: time_ns / 1_000_000,
-                            session: pos.session,
-                            seq: pos.seq,
-                        });
-                    }
-                }
+                out.extend(
+                    events
+                        .iter()
+                        .filter_map(|(pos, ev)| TradeRow::from_event(*pos, ev)),
+                );
             }
             _ => {
                 eprintln!(
@@ -745,6 +727,29 @@ async fn write_orders(
 mod tests {
     use super::*;
 
+    /// A running writer on `pool` with `linger`: its stats, its order input, its task.
+    async fn lingering(
+        pool: &AnyPool,
+        linger: std::time::Duration,
+    ) -> (
+        Arc<WriterStats>,
+        mpsc::UnboundedSender<HistoryRecord>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let stats = Arc::new(WriterStats::default());
+        let w = Writer::new(pool.clone(), Vec::new(), 64, Arc::clone(&stats))
+            .await
+            .unwrap()
+            .with_linger(linger);
+        let (feed_tx, feed_rx) = mpsc::channel::<FeedBatch>(8);
+        let (tx, rx) = mpsc::unbounded_channel::<HistoryRecord>();
+        let task = tokio::spawn(async move {
+            let _feed = feed_tx; // the feed input stays open
+            w.run(feed_rx, rx).await;
+        });
+        (stats, tx, task)
+    }
+
     #[test]
     fn a_lingering_writer_commits_when_a_reader_waits_and_when_the_linger_ends() {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -753,20 +758,13 @@ mod tests {
             .unwrap();
         rt.block_on(async {
             let pool = super::super::open("sqlite::memory:").await.unwrap();
-            let stats = Arc::new(WriterStats::default());
-            // A linger far longer than the reader's wait: only the flush can end it.
-            let w = Writer::new(pool.clone(), Vec::new(), 64, Arc::clone(&stats))
-                .await
-                .unwrap()
-                .with_linger(std::time::Duration::from_secs(600));
-            let (_feed_tx, feed_rx) = mpsc::channel::<FeedBatch>(8);
-            let (tx, rx) = mpsc::unbounded_channel::<HistoryRecord>();
-            let task = tokio::spawn(w.run(feed_rx, rx));
-            let cursor = HistoryRecord::Cursor {
+            let cursor = |next_report_seq| HistoryRecord::Cursor {
                 account: 1,
-                next_report_seq: 7,
+                next_report_seq,
             };
-            tx.send(cursor).unwrap();
+            // A linger far longer than the reader's wait: only the flush can end it.
+            let (stats, tx, task) = lingering(&pool, std::time::Duration::from_secs(600)).await;
+            tx.send(cursor(7)).unwrap();
             stats.records.sent.fetch_add(1, Ordering::AcqRel);
             stats
                 .records
@@ -780,19 +778,8 @@ mod tests {
             task.abort();
 
             // With no reader, the linger's end commits.
-            let stats = Arc::new(WriterStats::default());
-            let w = Writer::new(pool.clone(), Vec::new(), 64, Arc::clone(&stats))
-                .await
-                .unwrap()
-                .with_linger(std::time::Duration::from_millis(20));
-            let (_feed_tx, feed_rx) = mpsc::channel::<FeedBatch>(8);
-            let (tx, rx) = mpsc::unbounded_channel::<HistoryRecord>();
-            let task = tokio::spawn(w.run(feed_rx, rx));
-            tx.send(HistoryRecord::Cursor {
-                account: 1,
-                next_report_seq: 9,
-            })
-            .unwrap();
+            let (stats, tx, task) = lingering(&pool, std::time::Duration::from_millis(20)).await;
+            tx.send(cursor(9)).unwrap();
             let mut written = stats.records.written.subscribe();
             tokio::time::timeout(
                 std::time::Duration::from_secs(30),

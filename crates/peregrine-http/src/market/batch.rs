@@ -39,6 +39,33 @@ pub struct FeedBatch {
     pub trades: Vec<TradeRow>,
 }
 
+impl TradeRow {
+    /// The row of a feed event, if it is a trade.
+    pub fn from_event(pos: FeedPos, ev: &FeedEvent) -> Option<TradeRow> {
+        let FeedEvent::Trade {
+            instrument,
+            trade_id,
+            price,
+            qty,
+            aggressor,
+            time_ns,
+        } = ev
+        else {
+            return None;
+        };
+        Some(TradeRow {
+            instrument: instrument.0,
+            trade_id: *trade_id,
+            price: *price,
+            qty: *qty,
+            buyer_maker: *aggressor == peregrine_types::Side::Sell,
+            time_ms: time_ns / 1_000_000,
+            session: pos.session,
+            seq: pos.seq,
+        })
+    }
+}
+
 impl FeedBatch {
     /// From one delivery of the feed thread.
     pub fn from_events(events: &[(FeedPos, FeedEvent)]) -> FeedBatch {
@@ -53,23 +80,7 @@ impl FeedBatch {
             b.from = b.from.min(pos.seq);
             b.to = b.to.max(pos.seq);
             match ev {
-                FeedEvent::Trade {
-                    instrument,
-                    trade_id,
-                    price,
-                    qty,
-                    aggressor,
-                    time_ns,
-                } => b.trades.push(TradeRow {
-                    instrument: instrument.0,
-                    trade_id: *trade_id,
-                    price: *price,
-                    qty: *qty,
-                    buyer_maker: *aggressor == peregrine_types::Side::Sell,
-                    time_ms: time_ns / 1_000_000,
-                    session: pos.session,
-                    seq: pos.seq,
-                }),
+                FeedEvent::Trade { .. } => b.trades.extend(TradeRow::from_event(*pos, ev)),
                 FeedEvent::Book { .. } => b.books = true,
                 FeedEvent::Level { .. } => {}
             }
