@@ -183,6 +183,20 @@ pub struct RejectRow {
     pub count: u64,
 }
 
+/// New orders one venue rejected for one of its reasons.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VenueRejectRow {
+    /// The venue's name from the config.
+    pub venue: String,
+    /// The venue's reason code (the exchange's and the simulator's are
+    /// `peregrine_book::RejectReason` codes).
+    pub code: u16,
+    /// Its name, when the code is one of those.
+    pub name: String,
+    /// Count.
+    pub count: u64,
+}
+
 /// Everything `peregrine up` shows, from one orchestrator snapshot.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineSummary {
@@ -216,6 +230,9 @@ pub struct EngineSummary {
     pub risk_rejects: Vec<RejectRow>,
     /// Engine rejects (codes 201..) with a non-zero count.
     pub engine_rejects: Vec<RejectRow>,
+    /// New orders the venues rejected, by venue and the venue's own reason.
+    #[serde(default)]
+    pub venue_rejects: Vec<VenueRejectRow>,
     /// Replace requests received.
     #[serde(default)]
     pub replace_requests: u64,

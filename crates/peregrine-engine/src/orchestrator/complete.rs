@@ -33,6 +33,8 @@ impl Orchestrator {
                 ev.reason = venue_reason(r);
                 if r == REASON_DISCONNECTED {
                     self.count_engine_reject(ev.reason);
+                } else {
+                    *self.venue_rejects.entry((o.venue, r)).or_insert(0) += 1;
                 }
                 ev
             }

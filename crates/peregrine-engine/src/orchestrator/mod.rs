@@ -179,6 +179,8 @@ pub struct Orchestrator {
     latency: Latency,
     instruments: Vec<u32>,
     engine_rejects: FxHashMap<u16, u64>,
+    /// New-order rejects by (venue, the venue's reason).
+    venue_rejects: FxHashMap<(u32, u16), u64>,
     instrument_info: Vec<crate::units::InstrumentInfo>,
     kills: Vec<KillJob>,
     heartbeat_timeout_ns: u64,
@@ -234,6 +236,7 @@ impl Orchestrator {
             latency: Latency::new().with_feed_slots(cfg.exchange_feed_slots()),
             instruments: cfg.instruments.clone(),
             engine_rejects: FxHashMap::default(),
+            venue_rejects: FxHashMap::default(),
             instrument_info: cfg
                 .instruments
                 .iter()

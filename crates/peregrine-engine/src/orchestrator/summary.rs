@@ -3,7 +3,7 @@
 use crate::latency::{ROWS, WINDOW_ROWS};
 use crate::risk::{RiskReject, StrategyId};
 use crate::summary::{
-    EngineSummary, LatencyRow, MdRow, PositionRow, RejectRow, StrategyRow, VenueRow,
+    EngineSummary, LatencyRow, MdRow, PositionRow, RejectRow, StrategyRow, VenueRejectRow, VenueRow,
 };
 
 fn row(name: &str, h: &hdrhistogram::Histogram<u64>) -> LatencyRow {
@@ -74,6 +74,22 @@ impl Orchestrator {
             })
             .collect();
         engine_rejects.sort_by_key(|r| r.code);
+        let mut venue_rejects: Vec<VenueRejectRow> = self
+            .venue_rejects
+            .iter()
+            .map(|(&(venue, code), &count)| VenueRejectRow {
+                venue: self
+                    .gateways
+                    .get(venue as usize)
+                    .map_or_else(|| venue.to_string(), |g| g.name.clone()),
+                code,
+                name: peregrine_book::RejectReason::from_code(code)
+                    .map_or("other", |r| r.as_str())
+                    .to_owned(),
+                count,
+            })
+            .collect();
+        venue_rejects.sort_by(|a, b| (&a.venue, a.code).cmp(&(&b.venue, b.code)));
         EngineSummary {
             engine: self.engine.clone(),
             up_ms: now.saturating_sub(self.started_ns) / 1_000_000,
@@ -98,6 +114,7 @@ impl Orchestrator {
                 .filter(|r| r.count > 0)
                 .collect(),
             engine_rejects,
+            venue_rejects,
             replace_requests: self.tally.replace_requests,
             replaces: self.tally.replaces,
             window: WINDOW_ROWS

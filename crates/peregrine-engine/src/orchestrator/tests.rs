@@ -391,6 +391,63 @@ impl Venue for Hung {
     }
 }
 
+/// A venue that rejects every new order as out of band.
+#[derive(Debug, Default)]
+struct Refuses {
+    refused: Vec<u64>,
+}
+
+impl Venue for Refuses {
+    fn submit(&mut self, order: VenueOrder, _now_ns: u64) -> Result<(), VenueError> {
+        self.refused.push(order.engine_id);
+        Ok(())
+    }
+
+    fn cancel(&mut self, engine_id: u64, _now_ns: u64) -> Result<(), VenueError> {
+        Err(VenueError::UnknownOrder(engine_id))
+    }
+
+    fn replace(
+        &mut self,
+        engine_id: u64,
+        _price: Price,
+        _qty: Qty,
+        _now_ns: u64,
+    ) -> Result<(), VenueError> {
+        Err(VenueError::UnknownOrder(engine_id))
+    }
+
+    fn poll(&mut self, _now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {
+        let n = self.refused.len();
+        for engine_id in self.refused.drain(..) {
+            out(Report::Rejected {
+                engine_id,
+                reason: peregrine_book::RejectReason::PriceOutOfBand.code(),
+            });
+        }
+        n
+    }
+}
+
+#[test]
+fn the_summary_counts_venue_rejects_by_venue_and_reason() {
+    let mut r = rig_on(EngineConfig::default(), Refuses::default());
+    r.send(1, 1);
+    r.send(2, 1);
+    assert!(r
+        .events(2)
+        .iter()
+        .all(|e| e.kind() == Some(EventKind::Reject)));
+    let s = r.orch.summary(now_ns());
+    assert_eq!(s.venues[0].tally.rejects, 2);
+    assert_eq!(s.venue_rejects.len(), 1, "{:?}", s.venue_rejects);
+    let v = &s.venue_rejects[0];
+    assert_eq!(
+        (v.venue.as_str(), v.name.as_str(), v.count),
+        ("sim", "price_out_of_band", 2)
+    );
+}
+
 #[test]
 fn kill_against_a_hung_venue_times_out_with_a_clear_error() {
     let mut r = rig_on(EngineConfig::default(), Hung::default());

@@ -172,6 +172,13 @@ pub fn rejects_lines(s: &EngineSummary) -> String {
     }
     let venue: u64 = s.venues.iter().map(|v| v.tally.rejects).sum();
     let _ = writeln!(out, "{:<7} {venue}", "venue");
+    for r in &s.venue_rejects {
+        let _ = writeln!(
+            out,
+            "{:<7} {:<20} ({}) {:>9}  new orders the venue {} rejected",
+            "venue", r.name, r.code, r.count, r.venue
+        );
+    }
     out
 }
 
@@ -446,6 +453,22 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("after the order was done"), "{line}");
+        // The venue's own reasons, per venue.
+        s.venue_rejects = vec![peregrine_engine::summary::VenueRejectRow {
+            venue: "px".into(),
+            code: 4,
+            name: "price_out_of_band".into(),
+            count: 9,
+        }];
+        let text = rejects_lines(&s);
+        let line = text
+            .lines()
+            .find(|l| l.contains("price_out_of_band"))
+            .unwrap();
+        assert!(
+            line.starts_with("venue") && line.contains("venue px rejected"),
+            "{line}"
+        );
         // Risk rows stay as they were.
         let risk = text.lines().find(|l| l.starts_with("risk")).unwrap();
         assert!(risk.trim_end().ends_with("12"), "{risk}");
