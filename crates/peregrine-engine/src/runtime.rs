@@ -101,7 +101,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             stop: Arc::clone(&stop),
             core: core_for(&v.thread, &cores),
         };
-        let handle = match v.kind() {
+        let (handle, reason_name) = match v.kind() {
             Some(VenueKind::Sim(sim)) => {
                 let mut venue = SimVenue::new(*sim, &cfg.instruments);
                 if let Some(f) = venue.market_feed() {
@@ -159,6 +159,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             name: v.name.clone(),
             inbox: tx,
             counters,
+            reason_name,
         });
     }
     let attach = Arc::new(ArrayQueue::new(cfg.strategies.len().max(1) * 4));
@@ -292,11 +293,12 @@ struct GatewayParts {
     core: Option<CoreId>,
 }
 
+/// Starts the gateway thread of `venue`; returns it with the venue's reason names.
 fn spawn_gateway<V: Venue + Send + 'static>(
     v: &VenueConfig,
     venue: V,
     p: GatewayParts,
-) -> Result<JoinHandle<()>, StartError> {
+) -> Result<(JoinHandle<()>, crate::venue::ReasonNames), StartError> {
     let gw = Gateway {
         index: p.index,
         venue,
@@ -308,10 +310,11 @@ fn spawn_gateway<V: Venue + Send + 'static>(
     };
     let name = format!("gw-{}", v.name);
     let (core, label) = (p.core, name.clone());
-    spawn(&name, move || {
+    let handle = spawn(&name, move || {
         eprintln!("{}", pin_current(&label, core).describe());
         gw.run();
-    })
+    })?;
+    Ok((handle, V::reason_name))
 }
 
 fn spawn<T: Send + 'static>(

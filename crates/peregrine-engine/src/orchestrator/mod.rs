@@ -153,6 +153,8 @@ pub struct GatewayLink {
     pub inbox: Producer<GatewayCmd>,
     /// The gateway's counters (it writes inbox pops and completion pushes).
     pub counters: Arc<GatewayCounters>,
+    /// Names the venue's reject reasons ([`crate::venue::Venue::reason_name`]).
+    pub reason_name: crate::venue::ReasonNames,
 }
 
 #[derive(Debug, Clone)]

@@ -77,16 +77,14 @@ impl Orchestrator {
         let mut venue_rejects: Vec<VenueRejectRow> = self
             .venue_rejects
             .iter()
-            .map(|(&(venue, code), &count)| VenueRejectRow {
-                venue: self
-                    .gateways
-                    .get(venue as usize)
-                    .map_or_else(|| venue.to_string(), |g| g.name.clone()),
-                code,
-                name: peregrine_book::RejectReason::from_code(code)
-                    .map_or("other", |r| r.as_str())
-                    .to_owned(),
-                count,
+            .map(|(&(venue, code), &count)| {
+                let gw = self.gateways.get(venue as usize);
+                VenueRejectRow {
+                    venue: gw.map_or_else(|| venue.to_string(), |g| g.name.clone()),
+                    code,
+                    name: gw.map_or("other", |g| (g.reason_name)(code)).to_owned(),
+                    count,
+                }
             })
             .collect();
         venue_rejects.sort_by(|a, b| (&a.venue, a.code).cmp(&(&b.venue, b.code)));

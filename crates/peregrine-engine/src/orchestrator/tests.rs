@@ -100,6 +100,7 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         name: "sim".into(),
         inbox: inbox_tx,
         counters,
+        reason_name: V::reason_name,
     }];
     let shared = Arc::new(Shared::new(Arc::clone(&stop)));
     let orch = Orchestrator::new(&cfg, vec![link, t], gws, completions, shared);

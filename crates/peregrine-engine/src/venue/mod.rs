@@ -153,8 +153,21 @@ pub enum VenueError {
     UnknownOrder(u64),
 }
 
+/// Names a venue's reject reason codes ([`Venue::reason_name`]).
+pub type ReasonNames = fn(u16) -> &'static str;
+
 /// A venue connection, driven by one gateway thread.
 pub trait Venue {
+    /// The name of this venue's reason `code` in a [`Report::Rejected`], for the
+    /// summary. Default: the exchange's and the simulator's codes
+    /// (`peregrine_book::RejectReason`).
+    fn reason_name(code: u16) -> &'static str
+    where
+        Self: Sized,
+    {
+        peregrine_book::RejectReason::from_code(code).map_or("other", |r| r.as_str())
+    }
+
     /// The venue's market data, if it has any: called once before the gateway thread
     /// starts; the feed runs on the engine's market-data thread.
     fn market_feed(&mut self) -> Option<Box<dyn MarketFeed>> {

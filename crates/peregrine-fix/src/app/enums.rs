@@ -177,6 +177,31 @@ pub enum OrdRejReason {
     Other = 99,
 }
 
+/// The name of an OrdRejReason (103) value as FIX 4.4 defines it (any a venue may
+/// send, not only those Peregrine sends), for logs and summaries.
+pub fn ord_rej_reason_name(code: u16) -> &'static str {
+    match code {
+        0 => "broker_option",
+        1 => "unknown_symbol",
+        2 => "exchange_closed",
+        3 => "exceeds_limit",
+        4 => "too_late_to_enter",
+        5 => "unknown_order",
+        6 => "duplicate_order",
+        7 => "duplicate_verbal_order",
+        8 => "stale_order",
+        9 => "trade_along_required",
+        10 => "invalid_investor_id",
+        11 => "unsupported_characteristic",
+        12 => "surveillance_option",
+        13 => "incorrect_quantity",
+        14 => "incorrect_allocated_quantity",
+        15 => "unknown_account",
+        18 => "invalid_price_increment",
+        _ => "other",
+    }
+}
+
 /// CxlRejReason (102) values Peregrine sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u16)]

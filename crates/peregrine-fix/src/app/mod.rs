@@ -12,6 +12,7 @@ mod order_state;
 mod reports;
 mod requests;
 
+pub use enums::ord_rej_reason_name;
 pub use enums::{
     BusinessRejectReason, CxlRejReason, CxlRejResponseTo, ExecType, MassCancelScope, OrdRejReason,
     OrdStatus, OrdType, SelfMatchPrevention, Side, TimeInForce,

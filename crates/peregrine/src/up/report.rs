@@ -162,11 +162,11 @@ pub fn rejects_lines(s: &EngineSummary) -> String {
         }
         for r in rows {
             let _ = write!(out, "{what:<7} {:<20} ({}) {:>9}", r.name, r.code, r.count);
-            match engine_reject_meaning(&r.name) {
-                Some(m) if what == "engine" => {
+            match engine_reject_meaning(r.code) {
+                Some(m) => {
                     let _ = writeln!(out, "  {m}");
                 }
-                _ => out.push('\n'),
+                None => out.push('\n'),
             }
         }
     }
@@ -182,21 +182,23 @@ pub fn rejects_lines(s: &EngineSummary) -> String {
     out
 }
 
-/// What an engine reject means, for a reader of the summary. These are the
-/// engine's and its venue adapters' answers, not the venues' or the risk checks'.
-fn engine_reject_meaning(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "unknown_order" => {
+/// What an engine reject (`code`, 201..) means, for a reader of the summary. These
+/// are the engine's and its venue adapters' answers, not the venues' or the risk
+/// checks'.
+fn engine_reject_meaning(code: u16) -> Option<&'static str> {
+    use peregrine_strategy::msg::reason::*;
+    Some(match code {
+        UNKNOWN_ORDER => {
             "cancels/replaces that reached the venue adapter after the order was done \
              (it filled or was cancelled first): the usual race with a fill, the strategy is told"
         }
-        "replace_pending" => "a replace sent while the order's previous replace was in flight",
-        "gateway_busy" => "the venue adapter's outbound queue was full",
-        "venue_down" => "the venue was disconnected",
-        "strategy_down" => "the strategy had stopped",
-        "unknown_venue" | "unknown_instrument" | "malformed" => {
-            "the strategy's request named no such venue or instrument, or did not decode"
-        }
+        REPLACE_PENDING => "a replace sent while the order's previous replace was in flight",
+        GATEWAY_BUSY => "the venue adapter's outbound queue was full",
+        VENUE_DOWN => "the venue was disconnected",
+        STRATEGY_DOWN => "the strategy had stopped",
+        UNKNOWN_VENUE => "the strategy's request named no such venue",
+        UNKNOWN_INSTRUMENT => "the strategy's request named no such instrument",
+        MALFORMED => "the strategy's request did not decode",
         _ => return None,
     })
 }

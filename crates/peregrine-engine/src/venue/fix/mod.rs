@@ -283,6 +283,11 @@ impl FixVenue {
 }
 
 impl Venue for FixVenue {
+    /// A FIX venue rejects with OrdRejReason (103) values.
+    fn reason_name(code: u16) -> &'static str {
+        app::ord_rej_reason_name(code)
+    }
+
     fn submit(&mut self, order: VenueOrder, _now_ns: u64) -> Result<(), VenueError> {
         if !self.logged_on() {
             return Err(VenueError::Disconnected);

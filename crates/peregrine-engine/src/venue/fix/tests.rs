@@ -354,3 +354,16 @@ fn bad_settings_are_reported() {
     assert_eq!(c.problems("v").len(), 3);
     assert!(FixVenue::new("v", c).is_err());
 }
+
+#[test]
+fn reject_reasons_are_named_in_each_venues_own_code_space() {
+    use crate::venue::sim::SimVenue;
+    use crate::venue::Venue;
+    // The same number means different things: FIX OrdRejReason 1 is an unknown
+    // symbol, the exchange's code 1 an invalid quantity.
+    assert_eq!(FixVenue::reason_name(1), "unknown_symbol");
+    assert_eq!(FixVenue::reason_name(4), "too_late_to_enter");
+    assert_eq!(FixVenue::reason_name(42), "other");
+    assert_eq!(SimVenue::reason_name(1), "invalid_qty");
+    assert_eq!(SimVenue::reason_name(4), "price_out_of_band");
+}
