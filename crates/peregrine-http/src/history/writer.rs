@@ -188,56 +188,53 @@ impl Writer {
         let mut feed_open = true;
         let mut orders_open = true;
         while feed_open || orders_open {
-            let mut fb: Vec<FeedBatch> = Vec::new();
-            let mut ob: Vec<HistoryRecord> = Vec::new();
-            tokio::select! {
-                b = feed.recv(), if feed_open => match b {
-                    Some(b) => fb.push(b),
-                    None => feed_open = false,
-                },
-                o = orders.recv(), if orders_open => match o {
-                    Some(o) => ob.push(o),
-                    None => orders_open = false,
-                },
-            }
-            let mut n = fb.len() + ob.len();
-            while n < self.batch {
-                let mut got = false;
-                if let Ok(b) = feed.try_recv() {
-                    n += b.trades.len().max(1);
-                    fb.push(b);
-                    got = true;
+            let (mut fb, mut ob, mut n) = (Vec::new(), Vec::new(), 0usize);
+            // Block for the first item, then take what is ready, then (lingering)
+            // wait for more until the deadline, a reader's flush or a full batch.
+            let mut until: Option<tokio::time::Instant> = None;
+            loop {
+                while n < self.batch {
+                    let mut got = false;
+                    if let Ok(b) = feed.try_recv() {
+                        n += b.trades.len().max(1);
+                        fb.push(b);
+                        got = true;
+                    }
+                    if let Ok(o) = orders.try_recv() {
+                        n += 1;
+                        ob.push(o);
+                        got = true;
+                    }
+                    if !got {
+                        break;
+                    }
                 }
-                if let Ok(o) = orders.try_recv() {
-                    n += 1;
-                    ob.push(o);
-                    got = true;
-                }
-                if !got {
+                if n >= self.batch || !(feed_open || orders_open) {
                     break;
                 }
-            }
-            if n > 0 && n < self.batch && !self.linger.is_zero() {
-                let until = tokio::time::Instant::now() + self.linger;
-                while n < self.batch && (feed_open || orders_open) {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(until) => break,
-                        _ = self.stats.records.flush.notified() => break,
-                        b = feed.recv(), if feed_open => match b {
-                            Some(b) => {
-                                n += b.trades.len().max(1);
-                                fb.push(b);
-                            }
-                            None => feed_open = false,
-                        },
-                        o = orders.recv(), if orders_open => match o {
-                            Some(o) => {
-                                n += 1;
-                                ob.push(o);
-                            }
-                            None => orders_open = false,
-                        },
+                if n > 0 {
+                    if self.linger.is_zero() {
+                        break;
                     }
+                    until.get_or_insert_with(|| tokio::time::Instant::now() + self.linger);
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep_until(until.unwrap_or_else(tokio::time::Instant::now)), if until.is_some() => break,
+                    _ = self.stats.records.flush.notified(), if n > 0 => break,
+                    b = feed.recv(), if feed_open => match b {
+                        Some(b) => {
+                            n += b.trades.len().max(1);
+                            fb.push(b);
+                        }
+                        None => feed_open = false,
+                    },
+                    o = orders.recv(), if orders_open => match o {
+                        Some(o) => {
+                            n += 1;
+                            ob.push(o);
+                        }
+                        None => orders_open = false,
+                    },
                 }
             }
             if fb.is_empty() && ob.is_empty() {
