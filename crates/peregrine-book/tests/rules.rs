@@ -60,7 +60,7 @@ fn expect_reject<B: Book>(book: &mut B, cmd: common_cmd::C, reason: RejectReason
 }
 
 mod common_cmd {
-    pub type C = peregrine_book::Command;
+    pub(crate) type C = peregrine_book::Command;
 }
 
 fn seeded<B: Book>(book: &mut B) {

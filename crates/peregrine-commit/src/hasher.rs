@@ -60,7 +60,7 @@ pub const CLOSES_PER_CHUNK: usize = 4096;
 /// the chunk's trades that belong to windows up to and including `closes[i].0`; the
 /// trades after the last close belong to the window still open.
 #[derive(Debug)]
-pub struct Chunk {
+pub(crate) struct Chunk {
     trades: Vec<TradeRecord>,
     closes: Vec<(Close, usize)>,
 }

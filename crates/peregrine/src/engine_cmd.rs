@@ -11,7 +11,7 @@ use peregrine_strategy::paths;
 
 /// `peregrine engine [--config F] [--duration S] [stats | kill | limits | shutdown]`.
 #[derive(Debug, Args)]
-pub struct EngineArgs {
+pub(crate) struct EngineArgs {
     /// The engine config (TOML).
     #[arg(long, default_value = "engine.toml", global = true)]
     config: PathBuf,
@@ -91,7 +91,7 @@ enum EngineAction {
 }
 
 /// Runs the subcommand.
-pub fn run(args: EngineArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: EngineArgs) -> anyhow::Result<()> {
     match args.action {
         None => serve(&args),
         Some(EngineAction::Stats) => talk(&args, "stats".into(), 5_000),

@@ -17,7 +17,7 @@ use peregrine_types::InstrumentId;
 
 /// `peregrine strategy <kind>`.
 #[derive(Debug, Args)]
-pub struct StrategyArgs {
+pub(crate) struct StrategyArgs {
     #[command(subcommand)]
     kind: StrategyKind,
 }
@@ -102,7 +102,7 @@ struct Common {
 }
 
 /// Runs the subcommand.
-pub fn run(args: StrategyArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: StrategyArgs) -> anyhow::Result<()> {
     match args.kind {
         StrategyKind::Maker(SizedArgs { common: c, qty }) => {
             ensure!(qty > 0, "--qty must be positive");

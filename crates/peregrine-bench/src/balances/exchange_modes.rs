@@ -103,7 +103,10 @@ fn ns(t0: Instant) -> u64 {
 
 /// (name, orders/s, Olympus's figure) for both modes, median of `repeats` runs of
 /// `ticks` × 10 orders.
-pub fn sustained(ticks: usize, repeats: usize) -> anyhow::Result<Vec<(String, f64, &'static str)>> {
+pub(super) fn sustained(
+    ticks: usize,
+    repeats: usize,
+) -> anyhow::Result<Vec<(String, f64, &'static str)>> {
     let reqs = requests(ticks * 10);
     let rate = |ns: u64| reqs.len() as f64 / (ns.max(1) as f64 / 1e9);
     let median = |run: fn(&[Inbound]) -> anyhow::Result<(u64, u64)>| -> anyhow::Result<(f64, f64)> {

@@ -96,7 +96,7 @@ fn timed(clock: &quanta::Clock, h: &mut Histogram<u64>, f: impl FnOnce()) {
 }
 
 /// A buy far below the spread rests; one engine for all samples, the book grows.
-pub fn resting(clock: &quanta::Clock, n: usize) -> Row {
+pub(super) fn resting(clock: &quanta::Clock, n: usize) -> Row {
     let mut e = engine(n + 1_000);
     let mut ev = Vec::with_capacity(64);
     let mut h = hist();
@@ -114,7 +114,7 @@ pub fn resting(clock: &quanta::Clock, n: usize) -> Row {
 }
 
 /// A buy that takes one of many resting sells (different accounts).
-pub fn crossing(clock: &quanta::Clock, n: usize) -> Row {
+pub(super) fn crossing(clock: &quanta::Clock, n: usize) -> Row {
     let mut e = engine(n + 20_000);
     let mut ev = Vec::with_capacity(64);
     for i in 0..(n as u64 + 20_000) {
@@ -145,7 +145,7 @@ pub fn crossing(clock: &quanta::Clock, n: usize) -> Row {
 }
 
 /// An IOC buy sweeping `fills` levels of quantity 1 (refilled untimed between samples).
-pub fn sweep(clock: &quanta::Clock, fills: i64, n: usize) -> Row {
+pub(super) fn sweep(clock: &quanta::Clock, fills: i64, n: usize) -> Row {
     let mut e = engine(4_096);
     let mut ev = Vec::with_capacity(256);
     let mut h = hist();
@@ -180,7 +180,7 @@ pub fn sweep(clock: &quanta::Clock, fills: i64, n: usize) -> Row {
 }
 
 /// Ten resting orders per tick on a book of 200 resting orders (cancelled untimed).
-pub fn match_tick(clock: &quanta::Clock, n: usize) -> Row {
+pub(super) fn match_tick(clock: &quanta::Clock, n: usize) -> Row {
     let mut e = engine(4_096);
     let mut ev = Vec::with_capacity(64);
     for i in 0..200u64 {
@@ -237,7 +237,7 @@ pub fn match_tick(clock: &quanta::Clock, n: usize) -> Row {
 }
 
 /// State hash + Merkle root over ten trades.
-pub fn commitments(clock: &quanta::Clock, n: usize) -> Row {
+pub(super) fn commitments(clock: &quanta::Clock, n: usize) -> Row {
     let trades: Vec<TradeRecord> = (0..10u64)
         .map(|i| TradeRecord {
             trade_id: i + 1,
@@ -264,7 +264,7 @@ pub fn commitments(clock: &quanta::Clock, n: usize) -> Row {
 
 /// Orders/s over `ticks` × 10 resting orders: continuous (each command on arrival) and
 /// batch (commands grouped in ticks, commitments computed inline after each tick).
-pub fn sustained(clock: &quanta::Clock, ticks: usize) -> Vec<(String, f64, &'static str)> {
+pub(super) fn sustained(clock: &quanta::Clock, ticks: usize) -> Vec<(String, f64, &'static str)> {
     let cmds: Vec<Command> = (0..ticks as u64 * 10)
         .map(|i| {
             let (side, price) = if i % 2 == 0 {

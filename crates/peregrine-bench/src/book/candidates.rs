@@ -17,7 +17,7 @@ use peregrine_types::{Side, Timestamp};
 use super::workload::{spec_for, to_command, Op, Scenario};
 
 /// A book the bench can drive.
-pub trait Candidate {
+pub(super) trait Candidate {
     /// Name in tables.
     const NAME: &'static str;
     /// A fresh, empty book able to run `s`.
@@ -33,7 +33,7 @@ pub trait Candidate {
 }
 
 /// The table name of a Peregrine layout: level index `L`, id map `I`.
-pub trait Layout {
+pub(super) trait Layout {
     /// Name in tables.
     const NAME: &'static str;
 }
@@ -52,7 +52,7 @@ impl Layout for (Ladder, HashIds) {
 
 /// Peregrine's book with level index `L` and id map `I`.
 #[derive(Debug)]
-pub struct Peregrine<L: LevelIndex, I: OrderIds = IdWindow> {
+pub(super) struct Peregrine<L: LevelIndex, I: OrderIds = IdWindow> {
     book: OrderBook<L, I>,
     sink: CountingSink,
     ts: u64,
@@ -82,7 +82,7 @@ where
 /// exchange can for a batch it has already decoded. The steps are converted to
 /// commands once, when the candidate is built (a batch arrives decoded).
 #[derive(Debug)]
-pub struct Pipelined {
+pub(super) struct Pipelined {
     inner: Peregrine<Ladder, IdWindow>,
     steps: Vec<Command>,
 }
@@ -118,7 +118,7 @@ impl Candidate for Pipelined {
 
 /// `lobster` 0.7.
 #[derive(Debug)]
-pub struct Lobster(lobster::OrderBook);
+pub(super) struct Lobster(lobster::OrderBook);
 
 impl Candidate for Lobster {
     const NAME: &'static str = "lobster";
@@ -183,7 +183,7 @@ impl Lobster {
 
 /// `orderbook-rs` 0.15.
 #[allow(missing_debug_implementations)] // reason: the wrapped book implements no Debug
-pub struct OrderbookRs {
+pub(super) struct OrderbookRs {
     book: orderbook_rs::DefaultOrderBook,
 }
 

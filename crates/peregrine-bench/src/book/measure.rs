@@ -8,7 +8,7 @@ use super::workload::Scenario;
 
 /// One candidate on one scenario.
 #[derive(Debug, Clone, Serialize)]
-pub struct Stats {
+pub(super) struct Stats {
     /// Scenario name.
     pub scenario: String,
     /// Candidate name.
@@ -39,7 +39,7 @@ pub struct Stats {
 }
 
 /// The cost of the timing itself: median of back-to-back TSC reads, in ns.
-pub fn timer_overhead_ns(clock: &quanta::Clock) -> u64 {
+pub(super) fn timer_overhead_ns(clock: &quanta::Clock) -> u64 {
     let mut h = Histogram::<u64>::new_with_bounds(1, 1_000_000, 3).expect("static bounds");
     for _ in 0..200_000 {
         let a = clock.raw();
@@ -51,7 +51,7 @@ pub fn timer_overhead_ns(clock: &quanta::Clock) -> u64 {
 
 /// Runs `s` on a fresh `C`: one pass timing each op, then `repeats` untimed passes for
 /// throughput.
-pub fn measure<C: Candidate>(s: &Scenario, clock: &quanta::Clock, repeats: usize) -> Stats {
+pub(super) fn measure<C: Candidate>(s: &Scenario, clock: &quanta::Clock, repeats: usize) -> Stats {
     // Warm-up: one untimed replay, so caches, branch predictors, the allocator and the
     // CPU clock are in the same state for every candidate.
     let _ = replay::<C>(s, clock);

@@ -13,7 +13,7 @@ use peregrine_types::{
 
 /// One book operation, in plain integers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(super) enum Op {
     /// A limit order; `ioc` cancels any remainder instead of resting it.
     Add {
         id: u64,
@@ -37,7 +37,7 @@ pub enum Op {
 /// A named workload: untimed setup, then steps of which only `timed` ones are measured
 /// (the others restore the state between measurements).
 #[derive(Debug, Clone)]
-pub struct Scenario {
+pub(super) struct Scenario {
     /// Table name.
     pub name: String,
     /// What one timed op is, in words, for the report.
@@ -55,7 +55,7 @@ pub struct Scenario {
 }
 
 /// The instrument spec a scenario runs on: tick 1, lot 1.
-pub fn spec_for(s: &Scenario) -> InstrumentSpec {
+pub(super) fn spec_for(s: &Scenario) -> InstrumentSpec {
     InstrumentSpec {
         reference_price: s.reference,
         band: s.band,
@@ -65,7 +65,7 @@ pub fn spec_for(s: &Scenario) -> InstrumentSpec {
 }
 
 /// Converts an op to a Peregrine command (distinct accounts, STP off).
-pub fn to_command(op: &Op, ts: u64) -> Command {
+pub(super) fn to_command(op: &Op, ts: u64) -> Command {
     let action = match *op {
         Op::Add {
             id,
@@ -138,7 +138,7 @@ fn background(ids: &mut u64, mid: i64, levels: i64, n: u64, rng: &mut Rng) -> Ve
 }
 
 /// Resting inserts into a book of 1,000 orders (each removed again, untimed).
-pub fn insert_resting(n: usize) -> Scenario {
+pub(super) fn insert_resting(n: usize) -> Scenario {
     let mut rng = Rng::new(11);
     let mut ids = 0;
     let setup = background(&mut ids, 100_000, 500, 1_000, &mut rng);
@@ -171,7 +171,7 @@ pub fn insert_resting(n: usize) -> Scenario {
 }
 
 /// Cancel from the middle of a queue of 1,000 orders at one price (re-added, untimed).
-pub fn cancel_middle_1k(n: usize) -> Scenario {
+pub(super) fn cancel_middle_1k(n: usize) -> Scenario {
     let mut queue: std::collections::VecDeque<u64> = (1..=1_000).collect();
     let setup: Vec<Op> = queue
         .iter()
@@ -198,7 +198,7 @@ pub fn cancel_middle_1k(n: usize) -> Scenario {
 }
 
 /// An IOC that takes exactly one resting order (replenished, untimed).
-pub fn cross_one(n: usize) -> Scenario {
+pub(super) fn cross_one(n: usize) -> Scenario {
     let mut rng = Rng::new(12);
     let mut ids = 0;
     let mut setup = background(&mut ids, 100_000, 500, 1_000, &mut rng);
@@ -234,7 +234,7 @@ pub fn cross_one(n: usize) -> Scenario {
 }
 
 /// An IOC sweeping `levels` price levels of one order each (replenished, untimed).
-pub fn sweep(levels: i64, n: usize) -> Scenario {
+pub(super) fn sweep(levels: i64, n: usize) -> Scenario {
     let mut rng = Rng::new(13);
     let mut ids = 0;
     // Bids only below: the sweep must meet exactly its N one-order levels first.
@@ -292,7 +292,7 @@ pub fn sweep(levels: i64, n: usize) -> Scenario {
 
 /// Replaces of resting orders: alternately a price move (loses priority) and a size
 /// decrease (keeps it).
-pub fn replace(n: usize) -> Scenario {
+pub(super) fn replace(n: usize) -> Scenario {
     let mut rng = Rng::new(14);
     let mut ids = 0;
     let setup = background(&mut ids, 100_000, 500, 1_000, &mut rng);
@@ -348,7 +348,7 @@ pub fn replace(n: usize) -> Scenario {
 
 /// The market-like mix: ~82% price moves (replace to a new price), ~9% new GTC, ~3%
 /// IOC, ~6% cancels, around `resting` orders on the book, about 6% of commands trade.
-pub fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize) -> Scenario {
+pub(super) fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize) -> Scenario {
     let mut rng = Rng::new(15 + resting);
     let mut ids = 0;
     let mid0 = 1_000_000;
@@ -483,7 +483,7 @@ impl Touch {
 /// Ferrox's mixed workload as described in seed 002: 10,000 commands; `i % 10` in
 /// 0..=5 adds alternately a bid at 100 and an ask at 200 (qty 10), 6..=7 cancels the most
 /// recent still-resting order, 8..=9 sends a bid at 200 qty 10 (which crosses the asks).
-pub fn ferrox_mixed() -> Scenario {
+pub(super) fn ferrox_mixed() -> Scenario {
     let spec = InstrumentSpec {
         reference_price: 150,
         band: 100,

@@ -13,7 +13,7 @@ use peregrine_types::{
 };
 
 /// Tick 5, lot 10, qty 20..=10_000, band 10_000 ± 500.
-pub fn spec() -> InstrumentSpec {
+pub(crate) fn spec() -> InstrumentSpec {
     InstrumentSpec {
         tick_size: 5,
         lot_size: 10,
@@ -24,10 +24,10 @@ pub fn spec() -> InstrumentSpec {
     }
 }
 
-pub const INST: InstrumentId = InstrumentId(1);
+pub(crate) const INST: InstrumentId = InstrumentId(1);
 
 /// A GTC limit order.
-pub fn limit(id: u64, account: u32, side: Side, price: i64, qty: i64) -> NewOrder {
+pub(crate) fn limit(id: u64, account: u32, side: Side, price: i64, qty: i64) -> NewOrder {
     NewOrder {
         instrument: INST,
         id: OrderId(id),
@@ -43,14 +43,14 @@ pub fn limit(id: u64, account: u32, side: Side, price: i64, qty: i64) -> NewOrde
     }
 }
 
-pub fn new(ts: u64, o: NewOrder) -> Command {
+pub(crate) fn new(ts: u64, o: NewOrder) -> Command {
     Command {
         ts: Timestamp(ts),
         action: Action::New(o),
     }
 }
 
-pub fn cancel(ts: u64, id: u64, account: u32) -> Command {
+pub(crate) fn cancel(ts: u64, id: u64, account: u32) -> Command {
     Command {
         ts: Timestamp(ts),
         action: Action::Cancel(Cancel {
@@ -62,7 +62,7 @@ pub fn cancel(ts: u64, id: u64, account: u32) -> Command {
     }
 }
 
-pub fn replace(ts: u64, id: u64, account: u32, price: i64, qty: i64) -> Command {
+pub(crate) fn replace(ts: u64, id: u64, account: u32, price: i64, qty: i64) -> Command {
     Command {
         ts: Timestamp(ts),
         action: Action::Replace(Replace {
@@ -76,7 +76,7 @@ pub fn replace(ts: u64, id: u64, account: u32, price: i64, qty: i64) -> Command 
     }
 }
 
-pub fn mass_cancel(ts: u64, account: u32, side: Option<Side>) -> Command {
+pub(crate) fn mass_cancel(ts: u64, account: u32, side: Option<Side>) -> Command {
     Command {
         ts: Timestamp(ts),
         action: Action::MassCancel(MassCancel {
@@ -87,7 +87,7 @@ pub fn mass_cancel(ts: u64, account: u32, side: Option<Side>) -> Command {
     }
 }
 
-pub fn set_status(ts: u64, status: InstrumentStatus) -> Command {
+pub(crate) fn set_status(ts: u64, status: InstrumentStatus) -> Command {
     Command {
         ts: Timestamp(ts),
         action: Action::SetStatus(SetStatus {
@@ -97,7 +97,7 @@ pub fn set_status(ts: u64, status: InstrumentStatus) -> Command {
     }
 }
 
-pub fn tick(ts: u64) -> Command {
+pub(crate) fn tick(ts: u64) -> Command {
     Command {
         ts: Timestamp(ts),
         action: Action::Tick,
@@ -105,14 +105,14 @@ pub fn tick(ts: u64) -> Command {
 }
 
 /// Runs one command and returns its events.
-pub fn run<B: Book>(book: &mut B, cmd: Command) -> Vec<Event> {
+pub(crate) fn run<B: Book>(book: &mut B, cmd: Command) -> Vec<Event> {
     let mut ev = Vec::new();
     book.execute(&cmd, &mut ev);
     ev
 }
 
 /// All resting orders in priority order.
-pub fn orders<B: Book>(book: &B) -> Vec<RestingOrder> {
+pub(crate) fn orders<B: Book>(book: &B) -> Vec<RestingOrder> {
     let mut v = Vec::new();
     book.for_each_order(&mut |o| v.push(*o));
     v
@@ -123,7 +123,7 @@ pub fn orders<B: Book>(book: &B) -> Vec<RestingOrder> {
 /// mode, some invalid fields, cancels and replaces of live and dead ids, mass cancels,
 /// halts and resumes, and time moving so GTD orders expire.
 #[derive(Debug)]
-pub struct Generator {
+pub(crate) struct Generator {
     rng: Rng,
     ts: u64,
     next_id: u64,
@@ -135,7 +135,7 @@ pub struct Generator {
 }
 
 impl Generator {
-    pub fn new(seed: u64) -> Generator {
+    pub(crate) fn new(seed: u64) -> Generator {
         Generator {
             rng: Rng::new(seed),
             ts: 1,
@@ -149,7 +149,7 @@ impl Generator {
     /// Like [`Generator::new`], but new order ids are far apart and out of order:
     /// 4% jump ahead by up to 2^32, 2% come from a descending sequence near 2^62, so
     /// that an id-table window slides often and many live orders sit behind it.
-    pub fn spread(seed: u64) -> Generator {
+    pub(crate) fn spread(seed: u64) -> Generator {
         Generator {
             high_id: Some(1 << 62),
             ..Generator::new(seed)
@@ -274,7 +274,7 @@ impl Generator {
         (id, account)
     }
 
-    pub fn next_command(&mut self) -> Command {
+    pub(crate) fn next_command(&mut self) -> Command {
         self.ts += self.rng.below(4);
         if self.ids.len() > 4096 {
             self.ids.drain(..2048);
@@ -318,7 +318,7 @@ impl Generator {
 /// cancelled + open), that FIFO order within a level follows the time each order last
 /// gained priority, and that the book is not crossed.
 #[derive(Debug, Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     /// id → (quantity in, filled, cancelled)
     life: HashMap<u64, (i64, i64, i64)>,
     /// id → sequence number of the event that last gave the order time priority
@@ -327,7 +327,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn observe(&mut self, events: &[Event]) {
+    pub(crate) fn observe(&mut self, events: &[Event]) {
         for e in events {
             self.events_seen += 1;
             match e {
@@ -363,7 +363,7 @@ impl Ledger {
         }
     }
 
-    pub fn check(&self, resting: &[RestingOrder]) -> Result<(), String> {
+    pub(crate) fn check(&self, resting: &[RestingOrder]) -> Result<(), String> {
         let mut open: HashMap<u64, i64> = HashMap::new();
         for o in resting {
             open.insert(o.id.0, o.qty.lots());
@@ -408,7 +408,7 @@ impl Ledger {
 }
 
 /// Builder-style tweaks for test orders.
-pub trait NewOrderExt: Sized {
+pub(crate) trait NewOrderExt: Sized {
     fn tif(self, tif: TimeInForce) -> Self;
     fn with_tif(self, tif: TimeInForce) -> Self {
         self.tif(tif)

@@ -57,7 +57,7 @@ impl Conn {
     /// Connects and logs in at whichever of `addrs` leads (blocking, with a timeout,
     /// starting the report stream live), then turns non-blocking; also returns the
     /// address it logged in at. `index` tags the session's client order ids.
-    pub fn open(
+    pub(super) fn open(
         addrs: &[SocketAddr],
         account: AccountId,
         key: &AccountKey,
@@ -95,7 +95,7 @@ impl Conn {
 
     /// Queues a new order (written by the next [`Conn::flush`]); `at` is its scheduled
     /// (or actual) send time.
-    pub fn send_order(&mut self, mut order: NewOrder, at: u64) {
+    pub(super) fn send_order(&mut self, mut order: NewOrder, at: u64) {
         order.client_order_id = ClientOrderId(self.tag | (self.sent.len() as u64 + 1));
         self.sent.push(Sent {
             at,
@@ -107,7 +107,7 @@ impl Conn {
     }
 
     /// Writes queued bytes; sends a heartbeat when idle for half a second.
-    pub fn flush(&mut self) {
+    pub(super) fn flush(&mut self) {
         if self.tx.is_empty() && self.last_tx.elapsed() > Duration::from_millis(500) {
             self.queue(&ClientHeartbeat {});
         }
@@ -129,7 +129,7 @@ impl Conn {
     /// Reads and processes whatever arrived; returns how many orders got their
     /// answer. Latencies end at the time the bytes were read (nanoseconds since
     /// `start`, read after the `read` call returns).
-    pub fn poll(&mut self, start: Instant, stats: &mut Stats) -> usize {
+    pub(super) fn poll(&mut self, start: Instant, stats: &mut Stats) -> usize {
         if !self.alive {
             return 0;
         }
@@ -241,7 +241,7 @@ impl Conn {
     }
 
     /// Orders sent on this session.
-    pub fn sent_count(&self) -> usize {
+    pub(super) fn sent_count(&self) -> usize {
         self.sent.len()
     }
 }

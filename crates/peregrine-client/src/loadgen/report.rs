@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// Counters and histograms of one run (latencies in nanoseconds).
 #[derive(Debug)]
-pub struct Stats {
+pub(super) struct Stats {
     /// Order → Accepted/Rejected.
     pub ack: Histogram<u64>,
     /// Order → first taker Fill (crossing orders).
@@ -22,7 +22,7 @@ pub struct Stats {
 
 impl Stats {
     /// Empty stats; histograms cover 1 ns ..= 60 s at 3 significant digits.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let h =
             || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds are valid");
         Stats {

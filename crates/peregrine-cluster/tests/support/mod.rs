@@ -1,1 +1,1 @@
-pub mod sim;
+pub(crate) mod sim;

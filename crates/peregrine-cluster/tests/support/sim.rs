@@ -22,7 +22,7 @@ use peregrine_journal::FsyncPolicy;
 
 /// A state machine that records every entry it applies.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     /// (index, data) in apply order.
     pub applied: Vec<(u64, Vec<u8>)>,
 }
@@ -75,30 +75,30 @@ impl StateMachine for Recorder {
 
 /// splitmix64: small, seedable, good enough to schedule faults.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
-    pub fn chance(&mut self, per_thousand: u64) -> bool {
+    pub(crate) fn chance(&mut self, per_thousand: u64) -> bool {
         self.below(1000) < per_thousand
     }
 }
 
 /// Fault rates, per thousand, per step.
 #[derive(Debug, Clone, Copy)]
-pub struct Faults {
+pub(crate) struct Faults {
     pub loss: u64,
     pub max_delay: u64,
     pub crash: u64,
@@ -109,7 +109,7 @@ pub struct Faults {
 }
 
 impl Faults {
-    pub fn none() -> Self {
+    pub(crate) fn none() -> Self {
         Self {
             loss: 0,
             max_delay: 1,
@@ -120,7 +120,7 @@ impl Faults {
             propose: 300,
         }
     }
-    pub fn harsh() -> Self {
+    pub(crate) fn harsh() -> Self {
         Self {
             loss: 80,
             max_delay: 4,
@@ -140,7 +140,7 @@ struct Frozen {
     data: BTreeMap<u64, Vec<u8>>,
 }
 
-pub struct SimNode {
+pub(crate) struct SimNode {
     pub node: Option<Node<Recorder>>,
     dir: tempfile::TempDir,
     opts: NodeOptions,
@@ -152,7 +152,7 @@ struct InFlight {
     msg: Message,
 }
 
-pub struct Sim {
+pub(crate) struct Sim {
     pub rng: Rng,
     pub nodes: BTreeMap<u64, SimNode>,
     net: Vec<InFlight>,
@@ -169,7 +169,7 @@ pub struct Sim {
     pub check_durable: bool,
 }
 
-pub fn options(id: u64, n: u64, seed: u64) -> NodeOptions {
+pub(crate) fn options(id: u64, n: u64, seed: u64) -> NodeOptions {
     let peers: BTreeMap<u64, String> = (1..=n).map(|i| (i, format!("sim:{i}"))).collect();
     NodeOptions {
         id,
@@ -191,7 +191,7 @@ pub fn options(id: u64, n: u64, seed: u64) -> NodeOptions {
 }
 
 impl Sim {
-    pub fn new(n: u64, seed: u64, faults: Faults) -> Self {
+    pub(crate) fn new(n: u64, seed: u64, faults: Faults) -> Self {
         let mut nodes = BTreeMap::new();
         for id in 1..=n {
             let dir = tempfile::tempdir().unwrap();
@@ -224,7 +224,7 @@ impl Sim {
     }
 
     /// Starts a new, empty node that waits to be added (`join`).
-    pub fn add_node(&mut self, id: u64) {
+    pub(crate) fn add_node(&mut self, id: u64) {
         let dir = tempfile::tempdir().unwrap();
         let mut opts = options(id, 0, self.seed);
         opts.bootstrap.clear();
@@ -241,7 +241,7 @@ impl Sim {
     }
 
     /// Wipes a crashed node's disk and starts it empty, waiting to be re-added.
-    pub fn wipe_and_join(&mut self, id: u64) {
+    pub(crate) fn wipe_and_join(&mut self, id: u64) {
         self.crash(id);
         self.nodes.remove(&id);
         self.add_node(id);
@@ -259,11 +259,11 @@ impl Sim {
             .collect()
     }
 
-    pub fn dir(&self, id: u64) -> PathBuf {
+    pub(crate) fn dir(&self, id: u64) -> PathBuf {
         self.nodes[&id].dir.path().to_path_buf()
     }
 
-    pub fn leader(&self) -> Option<u64> {
+    pub(crate) fn leader(&self) -> Option<u64> {
         // The leader with the highest term (an old one may not know it was deposed).
         self.nodes
             .iter()
@@ -277,11 +277,11 @@ impl Sim {
             .map(|(_, id)| id)
     }
 
-    pub fn node(&self, id: u64) -> &Node<Recorder> {
+    pub(crate) fn node(&self, id: u64) -> &Node<Recorder> {
         self.nodes[&id].node.as_ref().expect("node is up")
     }
 
-    pub fn node_mut(&mut self, id: u64) -> &mut Node<Recorder> {
+    pub(crate) fn node_mut(&mut self, id: u64) -> &mut Node<Recorder> {
         self.nodes
             .get_mut(&id)
             .unwrap()
@@ -291,7 +291,7 @@ impl Sim {
     }
 
     /// Proposes fresh data on `id` if it is the leader; returns the data.
-    pub fn propose_on(&mut self, id: u64) -> Option<Vec<u8>> {
+    pub(crate) fn propose_on(&mut self, id: u64) -> Option<Vec<u8>> {
         let data = format!("s{}-p{}", self.seed, self.proposals).into_bytes();
         let node = self.nodes.get_mut(&id)?.node.as_mut()?;
         if node.propose(&data).is_ok() {
@@ -304,7 +304,7 @@ impl Sim {
         }
     }
 
-    pub fn crash(&mut self, id: u64) {
+    pub(crate) fn crash(&mut self, id: u64) {
         let s = self.nodes.get_mut(&id).unwrap();
         if let Some(node) = s.node.take() {
             let st = node.status();
@@ -324,7 +324,7 @@ impl Sim {
         }
     }
 
-    pub fn restart(&mut self, id: u64) {
+    pub(crate) fn restart(&mut self, id: u64) {
         let s = self.nodes.get_mut(&id).unwrap();
         if s.node.is_none() {
             let node = Node::open(s.dir.path(), s.opts.clone(), Recorder::default())
@@ -334,7 +334,7 @@ impl Sim {
         }
     }
 
-    pub fn isolate(&mut self, group: &[u64]) {
+    pub(crate) fn isolate(&mut self, group: &[u64]) {
         let ids: Vec<u64> = self.nodes.keys().copied().collect();
         for a in group {
             for b in &ids {
@@ -347,7 +347,7 @@ impl Sim {
         self.trace.push(format!("{} isolate {group:?}", self.now));
     }
 
-    pub fn heal(&mut self) {
+    pub(crate) fn heal(&mut self) {
         self.cut.clear();
     }
 
@@ -392,7 +392,7 @@ impl Sim {
     }
 
     /// One step: faults, deliveries, ticks, proposals, readies, checks.
-    pub fn step(&mut self) {
+    pub(crate) fn step(&mut self) {
         self.now += 1;
         self.random_faults();
         // Deliver what is due, in random order (reordering).
@@ -445,7 +445,7 @@ impl Sim {
         }
     }
 
-    pub fn advance(&mut self, id: u64) {
+    pub(crate) fn advance(&mut self, id: u64) {
         let Some(node) = self.nodes.get_mut(&id).and_then(|s| s.node.as_mut()) else {
             return;
         };
@@ -523,7 +523,7 @@ impl Sim {
             .count()
     }
 
-    pub fn run(&mut self, steps: u64) {
+    pub(crate) fn run(&mut self, steps: u64) {
         for _ in 0..steps {
             self.step();
         }
@@ -531,7 +531,7 @@ impl Sim {
 
     /// Heals everything, restarts every node, and runs without faults until every
     /// node applied everything the leader committed (bounded).
-    pub fn settle(&mut self, max_steps: u64) {
+    pub(crate) fn settle(&mut self, max_steps: u64) {
         self.heal();
         let ids: Vec<u64> = self.nodes.keys().copied().collect();
         for id in &ids {
@@ -581,7 +581,7 @@ impl Sim {
     }
 
     /// Every node holds exactly every entry ever applied anywhere, with equal hashes.
-    pub fn check_converged(&mut self) {
+    pub(crate) fn check_converged(&mut self) {
         let want: Vec<(u64, Vec<u8>)> = self
             .committed
             .iter()

@@ -10,7 +10,10 @@ use crate::config::Config;
 use crate::error::{ExchangeError, IoContext};
 
 /// Opens the commitment log of `section` and starts the hasher for `config`'s window.
-pub fn spawn_for(config: &Config, section: &JournalSection) -> Result<Committer, ExchangeError> {
+pub(crate) fn spawn_for(
+    config: &Config,
+    section: &JournalSection,
+) -> Result<Committer, ExchangeError> {
     let dir = dir_of(&section.dir);
     let (log, last) =
         CommitLog::open(&dir, section.fsync).map_err(|source| ExchangeError::CommitLog {

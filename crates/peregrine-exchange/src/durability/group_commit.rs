@@ -57,7 +57,7 @@ struct Shared {
 
 /// A [`JournalLog`] whose `fdatasync`s run on a sync thread.
 #[derive(Debug)]
-pub struct GroupCommit {
+pub(crate) struct GroupCommit {
     log: JournalLog,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -70,7 +70,7 @@ pub struct GroupCommit {
 impl GroupCommit {
     /// Starts the sync thread for `log` (recovered, positioned at its end). Its
     /// first sync covers what recovery found in the page cache.
-    pub fn spawn(log: JournalLog) -> std::io::Result<Self> {
+    pub(crate) fn spawn(log: JournalLog) -> std::io::Result<Self> {
         let last = log.journal().last_seq().unwrap_or(0);
         let handle = log.journal().sync_handle().map_err(std::io::Error::other)?;
         let segment = handle.as_ref().map(|(first, _)| *first);
@@ -99,7 +99,7 @@ impl GroupCommit {
     }
 
     /// The eventfd signalled after every sync, for the polling loop to watch.
-    pub fn wake_fd(&self) -> BorrowedFd<'_> {
+    pub(crate) fn wake_fd(&self) -> BorrowedFd<'_> {
         self.shared.wake.as_fd()
     }
 

@@ -5,8 +5,8 @@
 //! append itself is the core's [`peregrine_exchange_core::CommandLog`] seam,
 //! implemented by [`peregrine_exchange_core::journal::JournalLog`].
 
-pub mod commitments;
-pub mod group_commit;
-pub mod sabotage;
-pub mod snapshots;
-pub mod startup;
+pub(crate) mod commitments;
+pub(crate) mod group_commit;
+pub(crate) mod sabotage;
+pub(crate) mod snapshots;
+pub(crate) mod startup;

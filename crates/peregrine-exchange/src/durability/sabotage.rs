@@ -15,25 +15,25 @@ use peregrine_exchange_core::CommandLog;
 use peregrine_journal::JournalStats;
 
 /// The environment variable, and the value that turns the sabotage on.
-pub const VAR: &str = "PEREGRINE_SABOTAGE";
+pub(crate) const VAR: &str = "PEREGRINE_SABOTAGE";
 /// See [`VAR`].
-pub const RELEASE_BEFORE_DURABLE: &str = "release-before-durable";
+pub(crate) const RELEASE_BEFORE_DURABLE: &str = "release-before-durable";
 
 /// Whether the environment asks for the sabotage.
-pub fn requested() -> bool {
+pub(crate) fn requested() -> bool {
     std::env::var(VAR).is_ok_and(|v| v == RELEASE_BEFORE_DURABLE)
 }
 
 /// Releases results before their records reach the journal file.
 #[derive(Debug)]
-pub struct ReleaseBeforeDurable {
+pub(crate) struct ReleaseBeforeDurable {
     log: JournalLog,
     last_write: Instant,
 }
 
 impl ReleaseBeforeDurable {
     /// Wraps `log`.
-    pub fn new(log: JournalLog) -> Self {
+    pub(crate) fn new(log: JournalLog) -> Self {
         log::warn!(
             "SABOTAGE ({VAR}={RELEASE_BEFORE_DURABLE}): results leave before the journal \
              has them; a crash loses acknowledged orders. For the crash test's negative \

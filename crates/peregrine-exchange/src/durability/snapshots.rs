@@ -43,7 +43,7 @@ use peregrine_queue::spsc::{ring, Consumer, Producer};
 use peregrine_types::Timestamp;
 
 /// Records the replica ring holds (a power of two).
-pub const REPLICA_RING: usize = 1 << 16;
+pub(crate) const REPLICA_RING: usize = 1 << 16;
 
 /// Builds a blank replica core (same instruments, capacity and balances as the live
 /// one), once per seed; `None` if it cannot (the replica then stops, and says so).

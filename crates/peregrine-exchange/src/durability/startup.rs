@@ -17,7 +17,7 @@ use crate::error::{ExchangeError, IoContext};
 /// holds, with commitments and snapshots attached as the config asks. Returns it with
 /// the report streams the replay rebuilt (what the sessions replay to clients that
 /// reconnect).
-pub fn recover(
+pub(crate) fn recover(
     config: &Config,
     section: &JournalSection,
     venue: &VenueSpec,
@@ -74,7 +74,10 @@ pub fn recover(
 
 /// Opens the journal of `section`, logging what recovery found; lost committed
 /// records refuse to start unless `accept_loss`.
-pub fn open(section: &JournalSection, accept_loss: bool) -> Result<JournalLog, ExchangeError> {
+pub(crate) fn open(
+    section: &JournalSection,
+    accept_loss: bool,
+) -> Result<JournalLog, ExchangeError> {
     let policy = if accept_loss {
         LossPolicy::Accept
     } else {

@@ -3,8 +3,8 @@
 //! requests from the core's state ([`recovery`]).
 
 mod admission;
-pub mod recovery;
-pub mod udp;
+pub(crate) mod recovery;
+pub(crate) mod udp;
 
 use peregrine_exchange_core::{CommandLog, Core};
 
@@ -13,7 +13,7 @@ use udp::UdpFeed;
 
 /// The feed's I/O, owned by the thread that owns the core.
 #[derive(Debug, Default)]
-pub struct FeedIo {
+pub(crate) struct FeedIo {
     /// The UDP socket (`None`: market data off).
     pub udp: Option<UdpFeed>,
     /// The recovery service (`None`: off).
@@ -24,7 +24,7 @@ impl FeedIo {
     /// Answers recovery clients from the core's state. Call between batches, after
     /// the batch's feed packets were sent. A snapshot is answered only while no feed
     /// message waits (see [`recovery::Source::consistent`]).
-    pub fn poll_recovery<L: CommandLog>(&mut self, core: &Core<L>) {
+    pub(crate) fn poll_recovery<L: CommandLog>(&mut self, core: &Core<L>) {
         let Some(r) = self.recovery.as_mut() else {
             return;
         };
@@ -40,7 +40,7 @@ impl FeedIo {
     }
 
     /// A snapshot request waits for the feed to catch up with the book.
-    pub fn snapshot_waiting(&self) -> bool {
+    pub(crate) fn snapshot_waiting(&self) -> bool {
         self.recovery.as_ref().is_some_and(RecoveryServer::waiting)
     }
 }

@@ -43,19 +43,19 @@ use super::admission::{admit, Admit, Held, Phase};
 
 /// `ReplayResponse.reason`: (part of) the range is not retained: older than the
 /// replay ring, not sent yet, or replay is off.
-pub const REPLAY_NOT_RETAINED: u16 = 1;
+pub(crate) const REPLAY_NOT_RETAINED: u16 = 1;
 /// `SnapshotHeader.reason`: no such instrument.
-pub const SNAPSHOT_UNKNOWN_INSTRUMENT: u16 = 2;
+pub(crate) const SNAPSHOT_UNKNOWN_INSTRUMENT: u16 = 2;
 /// `ReplayResponse.reason`: the request names another feed session.
-pub const REPLAY_OTHER_SESSION: u16 = 3;
+pub(crate) const REPLAY_OTHER_SESSION: u16 = 3;
 
 /// Most feed messages sent for one replay request.
-pub const MAX_REPLAY: u16 = 8192;
+pub(crate) const MAX_REPLAY: u16 = 8192;
 /// Most levels per side sent in a snapshot.
 const MAX_LEVELS: usize = 10_000;
 /// Who may hold a recovery connection, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RecoveryLimits {
+pub(crate) struct RecoveryLimits {
     /// Connections at once.
     pub clients: usize,
     /// Connections from one address.
@@ -104,7 +104,7 @@ impl Client {
 
 /// The recovery listener and its clients.
 #[derive(Debug)]
-pub struct RecoveryServer {
+pub(crate) struct RecoveryServer {
     listener: TcpListener,
     clients: Vec<Client>,
     limits: RecoveryLimits,
@@ -114,7 +114,7 @@ pub struct RecoveryServer {
 
 /// What an answer is built from.
 #[derive(Debug, Clone, Copy)]
-pub struct Source<'a> {
+pub(crate) struct Source<'a> {
     /// The book.
     pub engine: &'a MatchingEngine,
     /// The feed session id.
@@ -133,7 +133,7 @@ pub struct Source<'a> {
 
 impl RecoveryServer {
     /// Binds the listener.
-    pub fn bind(addr: SocketAddr, limits: RecoveryLimits) -> std::io::Result<Self> {
+    pub(crate) fn bind(addr: SocketAddr, limits: RecoveryLimits) -> std::io::Result<Self> {
         let listener = TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         Ok(RecoveryServer {
@@ -145,12 +145,12 @@ impl RecoveryServer {
     }
 
     /// The bound address.
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+    pub(crate) fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
     }
 
     /// Accepts, reads and answers.
-    pub fn poll(&mut self, src: Source<'_>) {
+    pub(crate) fn poll(&mut self, src: Source<'_>) {
         let now = Instant::now();
         while let Ok((stream, peer)) = self.listener.accept() {
             if stream.set_nonblocking(true).is_err() || !self.make_room(peer.ip()) {
@@ -209,7 +209,7 @@ impl RecoveryServer {
 
     /// Whether a snapshot request waits for a consistent book (the polling loop
     /// then stops taking orders until the feed has caught up: one sync at most).
-    pub fn waiting(&self) -> bool {
+    pub(crate) fn waiting(&self) -> bool {
         self.clients.iter().any(|c| c.deferred.is_some())
     }
 }

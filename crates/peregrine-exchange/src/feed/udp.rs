@@ -20,7 +20,7 @@ use crate::config::MarketDataConfig;
 
 /// Sends feed packets.
 #[derive(Debug)]
-pub struct UdpFeed {
+pub(crate) struct UdpFeed {
     socket: UdpSocket,
     target: SocketAddr,
     dropped_packets: u64,
@@ -31,7 +31,7 @@ pub struct UdpFeed {
 
 impl UdpFeed {
     /// Opens the UDP socket for `config.target`.
-    pub fn open(config: &MarketDataConfig) -> std::io::Result<Self> {
+    pub(crate) fn open(config: &MarketDataConfig) -> std::io::Result<Self> {
         let interface = config.multicast_interface;
         let bind: SocketAddr = match config.target {
             SocketAddr::V4(a) if a.ip().is_loopback() => ([127, 0, 0, 1], 0).into(),

@@ -44,7 +44,7 @@ struct Pending {
 
 /// The loop's recorder.
 #[derive(Debug)]
-pub struct AckTimer {
+pub(crate) struct AckTimer {
     stopwatch: Stopwatch,
     pending: Vec<Pending>,
     /// Index of the first pending order whose batch has not ended.
@@ -56,7 +56,7 @@ pub struct AckTimer {
 
 impl AckTimer {
     /// A recorder on `stopwatch` (the one the session table and the core stamp with).
-    pub fn new(stopwatch: Stopwatch) -> Self {
+    pub(crate) fn new(stopwatch: Stopwatch) -> Self {
         let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds");
         AckTimer {
             stopwatch,
@@ -69,14 +69,14 @@ impl AckTimer {
     }
 
     /// Publishes to `hub` at most once per `interval_ns`.
-    pub fn with_hub(mut self, hub: Arc<MetricsHub>, interval_ns: u64) -> Self {
+    pub(crate) fn with_hub(mut self, hub: Arc<MetricsHub>, interval_ns: u64) -> Self {
         self.hub = Some((hub, Debounce::new(interval_ns)));
         self
     }
 
     /// The core handled order request `r` with stage stamps `s`.
     #[inline]
-    pub fn handled(&mut self, r: &Request, s: Stamps) {
+    pub(crate) fn handled(&mut self, r: &Request, s: Stamps) {
         if r.read_ns == 0 || self.pending.len() >= PENDING {
             return;
         }
@@ -93,7 +93,7 @@ impl AckTimer {
 
     /// The batch ending at `seq` was committed.
     #[inline]
-    pub fn committed(&mut self, seq: u64) {
+    pub(crate) fn committed(&mut self, seq: u64) {
         if self.open_from == self.pending.len() {
             return;
         }
@@ -107,7 +107,7 @@ impl AckTimer {
 
     /// Everything through `durable` is durable (the loop released it).
     #[inline]
-    pub fn released(&mut self, durable: u64) {
+    pub(crate) fn released(&mut self, durable: u64) {
         let mut now = None;
         for p in &mut self.pending[..self.open_from] {
             if p.released == 0 && p.seq <= durable {
@@ -118,7 +118,7 @@ impl AckTimer {
 
     /// The sessions were written: `written(slot)` is when session `slot` last was.
     /// Records every released order and forgets it.
-    pub fn written(&mut self, written: impl Fn(usize) -> u64) {
+    pub(crate) fn written(&mut self, written: impl Fn(usize) -> u64) {
         let mut i = 0;
         while i < self.open_from {
             let p = self.pending[i];
@@ -172,7 +172,7 @@ impl AckTimer {
     }
 
     /// The summary so far.
-    pub fn summary(&self) -> AckSummary {
+    pub(crate) fn summary(&self) -> AckSummary {
         AckSummary {
             stages: STAGES
                 .iter()

@@ -3,13 +3,13 @@
 use peregrine_exchange_core::telemetry::LogHistogram;
 
 /// The stages, in order (`total` last).
-pub const STAGES: [&str; 9] = [
+pub(crate) const STAGES: [&str; 9] = [
     "decode", "queue", "append", "match", "encode", "batch", "durable", "write", "total",
 ];
 
 /// Stage histograms as published (power-of-two buckets, like every latency metric).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AckStats {
+pub(crate) struct AckStats {
     /// By [`STAGES`] index.
     pub stages: [LogHistogram; 9],
 }

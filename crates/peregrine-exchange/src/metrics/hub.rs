@@ -12,7 +12,7 @@ use crate::metrics::sessions::SessionStats;
 
 /// Labels of one instrument.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstrumentLabel {
+pub(crate) struct InstrumentLabel {
     /// Id.
     pub id: InstrumentId,
     /// Symbol (the `instrument` label).
@@ -25,7 +25,7 @@ pub struct InstrumentLabel {
 
 /// The published state every thread writes into and the HTTP thread reads.
 #[derive(Debug)]
-pub struct MetricsHub {
+pub(crate) struct MetricsHub {
     pub(crate) instruments: Vec<InstrumentLabel>,
     core: Arc<StatsSlot>,
     sessions: Mutex<SessionStats>,
@@ -36,7 +36,7 @@ pub struct MetricsHub {
 impl MetricsHub {
     /// A hub for these instruments; `depth` is the slot of the core's depth
     /// publisher, if any.
-    pub fn new(instruments: &[InstrumentSpec], depth: Option<Arc<DepthSlot>>) -> Self {
+    pub(crate) fn new(instruments: &[InstrumentSpec], depth: Option<Arc<DepthSlot>>) -> Self {
         let instruments: Vec<InstrumentLabel> = instruments
             .iter()
             .map(|s| InstrumentLabel {
@@ -62,7 +62,7 @@ impl MetricsHub {
     }
 
     /// Copies the session layer's counters in, unless a reader holds the lock.
-    pub fn publish_sessions(&self, stats: &SessionStats) -> bool {
+    pub(crate) fn publish_sessions(&self, stats: &SessionStats) -> bool {
         match self.sessions.try_lock() {
             Ok(mut g) => *g = *stats,
             Err(TryLockError::Poisoned(p)) => *p.into_inner() = *stats,
@@ -73,7 +73,7 @@ impl MetricsHub {
 
     /// Copies the loop's order→ack stage histograms in, unless a reader holds the
     /// lock.
-    pub fn publish_ack(&self, stats: &AckStats) -> bool {
+    pub(crate) fn publish_ack(&self, stats: &AckStats) -> bool {
         match self.ack.try_lock() {
             Ok(mut g) => *g = Some(*stats),
             Err(TryLockError::Poisoned(p)) => *p.into_inner() = Some(*stats),
@@ -84,19 +84,19 @@ impl MetricsHub {
 
     /// The last published order→ack stage histograms (`None`: not measured, e.g.
     /// the split topology).
-    pub fn read_ack(&self) -> Option<AckStats> {
+    pub(crate) fn read_ack(&self) -> Option<AckStats> {
         *self.ack.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Copies of the last published counters.
-    pub fn read(&self) -> (CoreStats, SessionStats) {
+    pub(crate) fn read(&self) -> (CoreStats, SessionStats) {
         let core = self.core.read();
         let sessions = *self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         (core, sessions)
     }
 
     /// The labels of an instrument, if the hub knows it.
-    pub fn symbol(&self, id: InstrumentId) -> Option<&InstrumentLabel> {
+    pub(crate) fn symbol(&self, id: InstrumentId) -> Option<&InstrumentLabel> {
         self.instruments.iter().find(|i| i.id == id)
     }
 }

@@ -3,8 +3,8 @@
 //! counters ([`sessions`]) and the families rendered from its copies ([`render`]);
 //! `peregrine-metrics` encodes and serves them (`/metrics`, `/health`).
 
-pub mod ack;
-pub mod ack_stats;
-pub mod hub;
-pub mod render;
-pub mod sessions;
+pub(crate) mod ack;
+pub(crate) mod ack_stats;
+pub(crate) mod hub;
+pub(crate) mod render;
+pub(crate) mod sessions;

@@ -23,19 +23,19 @@ use crate::metrics::hub::{InstrumentLabel, MetricsHub};
 use crate::metrics::sessions::{DisconnectReason, SessionStats};
 
 /// Latency buckets: `le` = 2^6 ns (64 ns) … 2^26 ns (67 ms).
-pub const LATENCY_EXPS: std::ops::RangeInclusive<u32> = 6..=26;
+pub(crate) const LATENCY_EXPS: std::ops::RangeInclusive<u32> = 6..=26;
 /// Fsync buckets: `le` = 2^10 ns (1 µs) … 2^30 ns (1.07 s).
-pub const FSYNC_EXPS: std::ops::RangeInclusive<u32> = 10..=30;
+pub(crate) const FSYNC_EXPS: std::ops::RangeInclusive<u32> = 10..=30;
 
 /// The whole document (`peregrine_build_info`, `process_*` and the exchange's own).
-pub fn render(hub: &MetricsHub) -> String {
+pub(crate) fn render(hub: &MetricsHub) -> String {
     peregrine_metrics::document("exchange", |reg| {
         reg.register_collector(Box::new(families(hub)));
     })
 }
 
 /// The exchange's own families (names without the `peregrine_exchange_` prefix).
-pub fn families(hub: &MetricsHub) -> Families {
+pub(crate) fn families(hub: &MetricsHub) -> Families {
     let (core, sessions) = hub.read();
     let depth = hub.depth.as_ref().map(|d| d.read());
     let mut e = Families::new();

@@ -3,7 +3,7 @@
 
 /// Why a session ended, for `peregrine_exchange_session_disconnects_total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DisconnectReason {
+pub(crate) enum DisconnectReason {
     /// Its outbound buffer overflowed.
     SlowReader,
     /// A malformed frame, an unknown type, or a protocol violation (anything before
@@ -25,7 +25,7 @@ pub enum DisconnectReason {
 
 impl DisconnectReason {
     /// Every reason, in counter index order.
-    pub const ALL: [DisconnectReason; 8] = [
+    pub(crate) const ALL: [DisconnectReason; 8] = [
         Self::SlowReader,
         Self::BadInput,
         Self::HeartbeatTimeout,
@@ -37,7 +37,7 @@ impl DisconnectReason {
     ];
 
     /// The label value.
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             Self::SlowReader => "slow_reader",
             Self::BadInput => "bad_input",
@@ -52,7 +52,7 @@ impl DisconnectReason {
 
     /// Classifies the close reason the session layer logs (`None`: closed after its
     /// output drained, i.e. a logout, or a login reject if never logged in).
-    pub fn classify(why: Option<&str>, logged_in: bool) -> Self {
+    pub(crate) fn classify(why: Option<&str>, logged_in: bool) -> Self {
         let Some(why) = why else {
             return if logged_in {
                 Self::Logout
@@ -81,7 +81,7 @@ impl DisconnectReason {
 
 /// The session layer's counters (plain fields of the thread that owns the sockets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SessionStats {
+pub(crate) struct SessionStats {
     /// Connections open now (gauge, set at publish).
     pub connected: u64,
     /// Of those, logged in (gauge, set at publish).
@@ -102,7 +102,7 @@ pub struct SessionStats {
 
 impl SessionStats {
     /// Counts a closed session.
-    pub fn disconnected(&mut self, why: DisconnectReason) {
+    pub(crate) fn disconnected(&mut self, why: DisconnectReason) {
         let i = DisconnectReason::ALL
             .iter()
             .position(|r| *r == why)

@@ -25,12 +25,12 @@ use crate::net::HOUSEKEEPING_EVERY;
 
 /// The longest a parked loop sleeps without input (timers, heartbeats and the
 /// debounced metrics are checked at least this often).
-pub const MAX_PARK: Duration = Duration::from_millis(10);
+pub(crate) const MAX_PARK: Duration = Duration::from_millis(10);
 
 /// Polls until `stop` is set; returns the order→ack timer (its summary is printed
 /// at the stop). Stage timing needs the core and the table on `acks`'s stopwatch
 /// (continuous mode; in batch mode requests wait for their tick and are not timed).
-pub fn run<L: CommandLog>(
+pub(crate) fn run<L: CommandLog>(
     mut table: SessionTable,
     mut core: Core<L>,
     mut feed: FeedIo,

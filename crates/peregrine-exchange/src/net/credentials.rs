@@ -18,7 +18,7 @@ use crate::config::AccountConfig;
 
 /// What a verified login is allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Grant {
+pub(crate) struct Grant {
     /// The logged-in account.
     pub account: AccountId,
     /// Trading or drop copy.
@@ -31,7 +31,7 @@ pub struct Grant {
 
 /// Why a login is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// Unknown account or a proof that does not verify (one answer for both).
     BadCredentials,
     /// The proof verified, but the session asked for is not allowed.
@@ -47,14 +47,14 @@ struct Entry {
 
 /// The account table, loaded once from the configuration.
 #[derive(Debug, Clone, Default)]
-pub struct Credentials {
+pub(crate) struct Credentials {
     accounts: BTreeMap<AccountId, Entry>,
 }
 
 impl Credentials {
     /// The table of `entries` (entries whose stored key does not parse are skipped:
     /// validate the configuration first).
-    pub fn new(entries: &[AccountConfig]) -> Self {
+    pub(crate) fn new(entries: &[AccountConfig]) -> Self {
         let accounts = entries
             .iter()
             .filter_map(|e| {
@@ -74,12 +74,12 @@ impl Credentials {
 
     /// True if `account` exists (for throttling: failures for unknown ids count
     /// against the address only).
-    pub fn knows(&self, account: AccountId) -> bool {
+    pub(crate) fn knows(&self, account: AccountId) -> bool {
         self.accounts.contains_key(&account)
     }
 
     /// Checks `login` answering `nonce`: the proof, then what it asks for.
-    pub fn verify(&self, nonce: &[u8; 32], login: &Login) -> Result<Grant, Refusal> {
+    pub(crate) fn verify(&self, nonce: &[u8; 32], login: &Login) -> Result<Grant, Refusal> {
         // An unknown account costs the same hashing as a known one: verify against a
         // fixed dummy hash, so timing does not reveal which accounts exist.
         const DUMMY: StoredKey = StoredKey([0x5A; 32]);
@@ -107,7 +107,7 @@ impl Credentials {
 
     /// The admin accounts.
     #[cfg(test)]
-    pub fn admins(&self) -> impl Iterator<Item = AccountId> + '_ {
+    pub(crate) fn admins(&self) -> impl Iterator<Item = AccountId> + '_ {
         self.accounts
             .iter()
             .filter(|(_, e)| e.admin)

@@ -3,14 +3,14 @@
 //! ([`compact`]: one thread; [`split`]: ingestion and matching threads joined by
 //! `peregrine_queue::spsc` rings).
 
-pub mod admission;
-pub mod compact;
-pub mod credentials;
-pub mod report;
-pub mod session;
-pub mod split;
-pub mod table;
+pub(crate) mod admission;
+pub(crate) mod compact;
+pub(crate) mod credentials;
+pub(crate) mod report;
+pub(crate) mod session;
+pub(crate) mod split;
+pub(crate) mod table;
 
 /// Iterations between housekeeping polls (accept, recovery service, feed
 /// heartbeat, telemetry).
-pub const HOUSEKEEPING_EVERY: u64 = 64;
+pub(crate) const HOUSEKEEPING_EVERY: u64 = 64;

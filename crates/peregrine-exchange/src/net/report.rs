@@ -9,7 +9,7 @@ use peregrine_wire::v2::Outbound;
 
 /// A report or an answer on its way back to the session layer.
 #[derive(Debug, Clone, Copy)]
-pub enum Report {
+pub(crate) enum Report {
     /// A report of `account`'s stream, caused by `requester`'s request.
     Stream {
         /// The account.

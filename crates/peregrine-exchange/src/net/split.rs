@@ -44,7 +44,7 @@ impl Outbox for Batch {
 }
 
 /// The ingestion loop.
-pub fn ingest(
+pub(crate) fn ingest(
     mut table: SessionTable,
     mut to_core: Producer<Request>,
     mut from_core: Consumer<Report>,
@@ -91,7 +91,7 @@ pub fn ingest(
 }
 
 /// The matching loop.
-pub fn matching<L: CommandLog>(
+pub(crate) fn matching<L: CommandLog>(
     mut core: Core<L>,
     mut feed: FeedIo,
     mut dispatch: Dispatch,

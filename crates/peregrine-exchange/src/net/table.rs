@@ -64,7 +64,7 @@ const DURABLE: u64 = u64::MAX - 1;
 
 /// What one [`SessionTable::poll`] found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Polled {
+pub(crate) struct Polled {
     /// Descriptors reported ready (sessions, the listener, the durability signal).
     pub events: usize,
     /// Bytes read from sessions.
@@ -85,7 +85,7 @@ const HELD_RESERVE: usize = 8192;
 
 /// Every session of the exchange.
 #[derive(Debug)]
-pub struct SessionTable {
+pub(crate) struct SessionTable {
     listener: TcpListener,
     poller: Poller,
     durable_fd: Option<std::os::fd::OwnedFd>,
@@ -126,7 +126,7 @@ pub struct SessionTable {
 impl SessionTable {
     /// Binds the listener. `store` holds the report streams rebuilt by the start-up
     /// replay (an empty store without a journal).
-    pub fn bind(
+    pub(crate) fn bind(
         config: &Config,
         engine_seq: Arc<AtomicU64>,
         store: Option<ReportStore>,
@@ -188,7 +188,7 @@ impl SessionTable {
 
     /// Publishes the session counters to `hub` at most once per `interval`, from
     /// [`SessionTable::timers`].
-    pub fn with_metrics(mut self, hub: Arc<MetricsHub>, interval: Duration) -> Self {
+    pub(crate) fn with_metrics(mut self, hub: Arc<MetricsHub>, interval: Duration) -> Self {
         let ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
         self.metrics = Some((hub, Debounce::new(ns)));
         self
@@ -196,20 +196,20 @@ impl SessionTable {
 
     /// Stamps each request's read and decode instants on `stopwatch`, and each
     /// session's last write ([`SessionTable::written_ns`]).
-    pub fn with_stage_timing(mut self, stopwatch: Stopwatch) -> Self {
+    pub(crate) fn with_stage_timing(mut self, stopwatch: Stopwatch) -> Self {
         self.stopwatch = Some(stopwatch);
         self
     }
 
     /// When session `slot` was last written (stopwatch nanoseconds; 0: never, or
     /// no stage timing).
-    pub fn written_ns(&self, slot: usize) -> u64 {
+    pub(crate) fn written_ns(&self, slot: usize) -> u64 {
         self.written_ns.get(slot).copied().unwrap_or(0)
     }
 
     /// Also wakes [`SessionTable::poll`] when the group commit signals `fd` (kept
     /// open as long as the table).
-    pub fn watch_durable(&mut self, fd: std::os::fd::OwnedFd) -> std::io::Result<()> {
+    pub(crate) fn watch_durable(&mut self, fd: std::os::fd::OwnedFd) -> std::io::Result<()> {
         self.poller.add_edge(&fd, DURABLE)?;
         self.durable_fd = Some(fd);
         Ok(())
@@ -220,7 +220,7 @@ impl SessionTable {
     /// once (level-triggered: one left unread is reported again); session messages
     /// are handled here, order-entry requests (and the login snapshots the core must
     /// send) appended to `requests`.
-    pub fn poll(
+    pub(crate) fn poll(
         &mut self,
         timeout: Option<Duration>,
         read: bool,
@@ -260,7 +260,7 @@ impl SessionTable {
     }
 
     /// The bound address.
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+    pub(crate) fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
     }
 
@@ -541,7 +541,7 @@ impl SessionTable {
     /// the last flush, writes, and closes sessions marked for closing. Returns
     /// whether any bytes were written (progress: a replay under way keeps the loop
     /// from parking).
-    pub fn flush(&mut self) -> bool {
+    pub(crate) fn flush(&mut self) -> bool {
         let engine = self.engine_status();
         let now = Instant::now();
         let mut wrote = false;
@@ -619,7 +619,7 @@ impl SessionTable {
     }
 
     /// Heartbeats, liveness, login timeouts: at most every millisecond.
-    pub fn timers(&mut self) {
+    pub(crate) fn timers(&mut self) {
         let now = Instant::now();
         let since = now.duration_since(self.last_timers);
         if since < Duration::from_millis(1) {
@@ -713,7 +713,7 @@ fn behind(c: &Conn, store: &ReportStore, engine: EngineStatus) -> bool {
 impl SessionTable {
     /// The batch ending at engine sequence number `seq` was committed: the reports
     /// and answers queued since the last mark belong to it (they wait for its sync).
-    pub fn mark_batch(&mut self, seq: u64) {
+    pub(crate) fn mark_batch(&mut self, seq: u64) {
         for h in self.held.iter_mut().rev() {
             if h.batch != u64::MAX {
                 break;
@@ -724,7 +724,7 @@ impl SessionTable {
 
     /// Everything through `durable` is durable: the reports and answers of those
     /// batches enter the streams and the sessions' buffers. Returns whether any did.
-    pub fn release(&mut self, durable: u64) -> bool {
+    pub(crate) fn release(&mut self, durable: u64) -> bool {
         let mut any = false;
         while let Some(h) = self.held.front().copied() {
             if h.batch > durable {
@@ -746,7 +746,12 @@ impl SessionTable {
 
     /// Appends a durable report to `account`'s stream: every session following the
     /// account pulls it, and the requester gets it too if it does not follow.
-    pub fn deliver_report(&mut self, account: AccountId, msg: Outbound, requester: SessionKey) {
+    pub(crate) fn deliver_report(
+        &mut self,
+        account: AccountId,
+        msg: Outbound,
+        requester: SessionKey,
+    ) {
         self.store.append(account, msg);
         let mut requester_follows = false;
         if let Some(list) = self.followers.get(&account) {
@@ -774,7 +779,7 @@ impl SessionTable {
     }
 
     /// Queues an answer of a durable batch for session `to` only.
-    pub fn deliver_answer(&mut self, to: SessionKey, msg: Outbound) {
+    pub(crate) fn deliver_answer(&mut self, to: SessionKey, msg: Outbound) {
         let engine = self.engine_status();
         let now = Instant::now();
         let store = &self.store;

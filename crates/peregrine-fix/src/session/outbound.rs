@@ -10,13 +10,13 @@ use super::{Session, State};
 
 /// Message types of the session layer.
 pub(crate) mod msg_type {
-    pub const HEARTBEAT: &[u8] = b"0";
-    pub const TEST_REQUEST: &[u8] = b"1";
-    pub const RESEND_REQUEST: &[u8] = b"2";
-    pub const REJECT: &[u8] = b"3";
-    pub const SEQUENCE_RESET: &[u8] = b"4";
-    pub const LOGOUT: &[u8] = b"5";
-    pub const LOGON: &[u8] = b"A";
+    pub(crate) const HEARTBEAT: &[u8] = b"0";
+    pub(crate) const TEST_REQUEST: &[u8] = b"1";
+    pub(crate) const RESEND_REQUEST: &[u8] = b"2";
+    pub(crate) const REJECT: &[u8] = b"3";
+    pub(crate) const SEQUENCE_RESET: &[u8] = b"4";
+    pub(crate) const LOGOUT: &[u8] = b"5";
+    pub(crate) const LOGON: &[u8] = b"A";
 }
 
 /// Starts a message with the standard header (35, 49, 56, 34, 52).

@@ -14,13 +14,13 @@
 //! A reset starts a new file that carries the application state records over.
 
 /// The file's first 8 bytes.
-pub const MAGIC: &[u8; 8] = b"PGNFIX01";
+pub(super) const MAGIC: &[u8; 8] = b"PGNFIX01";
 /// Bytes of the file header.
-pub const FILE_HEADER: usize = 16;
+pub(super) const FILE_HEADER: usize = 16;
 /// Bytes of a record header.
-pub const RECORD_HEADER: usize = 17;
+pub(super) const RECORD_HEADER: usize = 17;
 /// The largest payload a record may declare; larger is damage, not a message.
-pub const MAX_PAYLOAD: u32 = 1 << 20;
+pub(super) const MAX_PAYLOAD: u32 = 1 << 20;
 
 /// What a record says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +97,7 @@ pub struct Scanned {
 }
 
 /// Encodes a record into `out`.
-pub fn encode(out: &mut Vec<u8>, kind: RecordKind, seq: u64, payload: &[u8]) {
+pub(super) fn encode(out: &mut Vec<u8>, kind: RecordKind, seq: u64, payload: &[u8]) {
     let mut crc = crc32c::crc32c(&[kind as u8]);
     crc = crc32c::crc32c_append(crc, &seq.to_le_bytes());
     crc = crc32c::crc32c_append(crc, payload);
@@ -109,7 +109,7 @@ pub fn encode(out: &mut Vec<u8>, kind: RecordKind, seq: u64, payload: &[u8]) {
 }
 
 /// Encodes a file header.
-pub fn file_header(creation_time: u64) -> [u8; FILE_HEADER] {
+pub(super) fn file_header(creation_time: u64) -> [u8; FILE_HEADER] {
     let mut h = [0u8; FILE_HEADER];
     h[..8].copy_from_slice(MAGIC);
     h[8..].copy_from_slice(&creation_time.to_le_bytes());

@@ -27,7 +27,7 @@ pub struct Stack {
 mod tempdir {
     /// A directory removed on drop.
     #[derive(Debug)]
-    pub struct Dir(pub std::path::PathBuf);
+    pub(super) struct Dir(pub std::path::PathBuf);
     impl Drop for Dir {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);

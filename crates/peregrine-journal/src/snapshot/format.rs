@@ -42,7 +42,7 @@ impl std::fmt::Display for SnapshotDefect {
 }
 
 /// Builds the header for `blob` covering sequence numbers up to `last_seq`.
-pub fn header(last_seq: u64, blob: &[u8]) -> [u8; SNAPSHOT_HEADER_LEN] {
+pub(super) fn header(last_seq: u64, blob: &[u8]) -> [u8; SNAPSHOT_HEADER_LEN] {
     let mut h = [0u8; SNAPSHOT_HEADER_LEN];
     h[..8].copy_from_slice(MAGIC);
     h[8..12].copy_from_slice(&SNAPSHOT_VERSION.to_le_bytes());
@@ -67,7 +67,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 /// Verifies a whole snapshot file and returns `(last_seq, blob range start)`.
-pub fn verify(file: &[u8]) -> Result<u64, SnapshotDefect> {
+pub(super) fn verify(file: &[u8]) -> Result<u64, SnapshotDefect> {
     if file.len() < SNAPSHOT_HEADER_LEN {
         return Err(SnapshotDefect::TooShort);
     }

@@ -7,14 +7,14 @@ use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, RecoveryReport, Tim
 
 /// An owned copy of a record, for comparisons.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owned {
+pub(crate) struct Owned {
     pub seq: u64,
     pub ts: Timestamps,
     pub kind: u8,
     pub payload: Vec<u8>,
 }
 
-pub fn config(segment_bytes: u64, fsync: FsyncPolicy) -> JournalConfig {
+pub(crate) fn config(segment_bytes: u64, fsync: FsyncPolicy) -> JournalConfig {
     JournalConfig {
         segment_bytes,
         fsync,
@@ -24,7 +24,7 @@ pub fn config(segment_bytes: u64, fsync: FsyncPolicy) -> JournalConfig {
 }
 
 /// Deterministic record `seq` with a payload of `len` bytes.
-pub fn record(seq: u64, len: usize) -> Owned {
+pub(crate) fn record(seq: u64, len: usize) -> Owned {
     Owned {
         seq,
         ts: Timestamps {
@@ -37,7 +37,7 @@ pub fn record(seq: u64, len: usize) -> Owned {
 }
 
 /// Appends `records` to the journal in `dir` and closes it.
-pub fn write_all(dir: &Path, cfg: JournalConfig, records: &[Owned]) {
+pub(crate) fn write_all(dir: &Path, cfg: JournalConfig, records: &[Owned]) {
     let (mut j, _) = Journal::open(dir, cfg).unwrap();
     for r in records {
         j.append(r.seq, r.ts, r.kind, &r.payload).unwrap();
@@ -46,7 +46,7 @@ pub fn write_all(dir: &Path, cfg: JournalConfig, records: &[Owned]) {
 }
 
 /// Opens the journal in `dir` and replays everything it holds.
-pub fn read_all(dir: &Path, cfg: JournalConfig) -> (RecoveryReport, Vec<Owned>) {
+pub(crate) fn read_all(dir: &Path, cfg: JournalConfig) -> (RecoveryReport, Vec<Owned>) {
     let (mut j, report) = Journal::open(dir, cfg).unwrap();
     let mut out = Vec::new();
     if let Some(first) = report.first_seq {
@@ -64,7 +64,7 @@ pub fn read_all(dir: &Path, cfg: JournalConfig) -> (RecoveryReport, Vec<Owned>) 
 }
 
 /// The segment files of `dir`, oldest first.
-pub fn segments(dir: &Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn segments(dir: &Path) -> Vec<std::path::PathBuf> {
     peregrine_journal::segment::list(dir)
         .unwrap()
         .into_iter()
@@ -75,7 +75,7 @@ pub fn segments(dir: &Path) -> Vec<std::path::PathBuf> {
 /// Rewrites the high-water mark of `dir` as if only `committed_seq` had been
 /// committed when the process stopped (the records after it reached the file but
 /// were never acknowledged, as when a power loss persists pages of an open batch).
-pub fn set_mark(dir: &Path, committed_seq: u64) {
+pub(crate) fn set_mark(dir: &Path, committed_seq: u64) {
     let segment_first = peregrine_journal::segment::list(dir)
         .unwrap()
         .iter()

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// A child process killed (and reaped) when dropped.
-pub struct Kid(pub Child);
+pub(crate) struct Kid(pub Child);
 
 impl Drop for Kid {
     fn drop(&mut self) {
@@ -20,7 +20,7 @@ impl Drop for Kid {
 
 impl Kid {
     /// SIGTERM, then wait for the exit (a graceful stop: journal committed).
-    pub fn terminate(mut self) {
+    pub(crate) fn terminate(mut self) {
         let pid = rustix::process::Pid::from_child(&self.0);
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let _ = self.0.wait();
@@ -28,12 +28,12 @@ impl Kid {
 }
 
 /// This binary (the release build cargo made for the bench).
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_peregrine")
 }
 
 /// The first line the child prints on stdout.
-pub fn first_line(child: &mut Child) -> String {
+pub(crate) fn first_line(child: &mut Child) -> String {
     let mut line = String::new();
     BufReader::new(child.stdout.take().expect("piped stdout"))
         .read_line(&mut line)
@@ -42,7 +42,7 @@ pub fn first_line(child: &mut Child) -> String {
 }
 
 /// `[p50, p90, p99, p99.9, max]` of `v` (nearest rank); `v` must not be empty.
-pub fn percentiles(mut v: Vec<u64>) -> [u64; 5] {
+pub(crate) fn percentiles(mut v: Vec<u64>) -> [u64; 5] {
     v.sort_unstable();
     let p = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
     [
@@ -55,7 +55,7 @@ pub fn percentiles(mut v: Vec<u64>) -> [u64; 5] {
 }
 
 /// `peregrine keygen` for `accounts` (e.g. "1-2") into `dir`: (keys file, accounts file).
-pub fn keygen(dir: &Path, accounts: &str) -> (PathBuf, PathBuf) {
+pub(crate) fn keygen(dir: &Path, accounts: &str) -> (PathBuf, PathBuf) {
     let keys = dir.join("keys.toml");
     let accts = dir.join("accounts.toml");
     let st = Command::new(bin())
@@ -72,7 +72,7 @@ pub fn keygen(dir: &Path, accounts: &str) -> (PathBuf, PathBuf) {
 
 /// Starts `peregrine exchange --config cfg` and returns it with its order-entry address
 /// (from its first line, `listening on ADDR`).
-pub fn start_exchange(cfg: &Path) -> (Kid, SocketAddr) {
+pub(crate) fn start_exchange(cfg: &Path) -> (Kid, SocketAddr) {
     let mut x = Command::new(bin())
         .args(["exchange", "--config"])
         .arg(cfg)
@@ -91,7 +91,7 @@ pub fn start_exchange(cfg: &Path) -> (Kid, SocketAddr) {
 }
 
 /// The 1-minute load average, as `/proc/loadavg` says.
-pub fn load() -> String {
+pub(crate) fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .unwrap_or_default()
         .split_whitespace()
@@ -101,7 +101,7 @@ pub fn load() -> String {
 }
 
 /// The value after `--name` on the bench's command line, else `default`.
-pub fn arg(name: &str, default: u64) -> u64 {
+pub(crate) fn arg(name: &str, default: u64) -> u64 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     args.iter()
         .position(|a| a == name)
@@ -111,7 +111,7 @@ pub fn arg(name: &str, default: u64) -> u64 {
 }
 
 /// A trading login of `account` (its key from `keys`) resuming at `resume`.
-pub fn login(
+pub(crate) fn login(
     addr: SocketAddr,
     keys: &Path,
     account: u32,

@@ -16,7 +16,7 @@ use peregrine_types::{decimal, AccountId};
 
 /// `peregrine admin` arguments.
 #[derive(Debug, Clone, clap::Args)]
-pub struct AdminArgs {
+pub(crate) struct AdminArgs {
     /// What to do.
     #[command(subcommand)]
     pub action: AdminCommand,
@@ -24,7 +24,7 @@ pub struct AdminArgs {
 
 /// An admin action.
 #[derive(Debug, Clone, clap::Subcommand)]
-pub enum AdminCommand {
+pub(crate) enum AdminCommand {
     /// Credit an account (admin sessions only).
     Deposit(MoveArgs),
     /// Debit an account's available balance (admin sessions only).
@@ -38,7 +38,7 @@ pub enum AdminCommand {
 
 /// Connection and target, shared by every action.
 #[derive(Debug, Clone, clap::Args)]
-pub struct Target {
+pub(crate) struct Target {
     /// The exchange config: asset symbols and decimals, and the default address.
     #[arg(long, default_value = "exchange.toml")]
     pub config: PathBuf,
@@ -63,7 +63,7 @@ pub struct Target {
 
 /// `deposit` / `withdraw` arguments.
 #[derive(Debug, Clone, clap::Args)]
-pub struct MoveArgs {
+pub(crate) struct MoveArgs {
     /// Connection and target.
     #[command(flatten)]
     pub target: Target,
@@ -74,7 +74,7 @@ pub struct MoveArgs {
 
 /// `balance` arguments.
 #[derive(Debug, Clone, clap::Args)]
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     /// Connection and target.
     #[command(flatten)]
     pub target: Target,
@@ -82,7 +82,7 @@ pub struct QueryArgs {
 
 /// Runs the subcommand: prints `KIND ok: account A asset S available X reserved Y`
 /// (decimal text) or fails with the reject reason.
-pub fn run(args: AdminArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: AdminArgs) -> anyhow::Result<()> {
     let (target, amount, kind) = match &args.action {
         AdminCommand::Deposit(m) => (&m.target, Some(m.amount.as_str()), "deposit"),
         AdminCommand::Withdraw(m) => (&m.target, Some(m.amount.as_str()), "withdraw"),

@@ -12,7 +12,7 @@ use anyhow::bail;
 /// Arguments passed to `peregrine-bench` unchanged.
 #[derive(Debug, Clone, clap::Args)]
 #[command(disable_help_flag = true)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// The benchmark and its options: `book`, `balances`, `dispatch`, `handoff`,
     /// `exchange` (`peregrine bench --help` lists them).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
@@ -21,7 +21,7 @@ pub struct BenchArgs {
 
 /// Replaces this process with `peregrine-bench ARGS` (same directory as this
 /// executable); fails with how to build it when it is missing.
-pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
     let sibling = exe.with_file_name("peregrine-bench");
     if !sibling.is_file() {

@@ -10,7 +10,7 @@ use peregrine_exchange::Config;
 
 /// `peregrine exchange` arguments.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ExchangeArgs {
+pub(crate) struct ExchangeArgs {
     /// Config file (TOML); see `exchange.toml` and docs/exchange.md.
     #[arg(long, default_value = "exchange.toml")]
     pub config: PathBuf,
@@ -31,7 +31,7 @@ pub struct ExchangeArgs {
 /// their batch, the journal is committed and closed, and the feed sends its
 /// end-of-session packet; then prints the server-side order→ack summary (by stage)
 /// on stdout.
-pub fn run(args: ExchangeArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: ExchangeArgs) -> anyhow::Result<()> {
     let config = Config::load(&args.config)?;
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {

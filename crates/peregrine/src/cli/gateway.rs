@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 
 /// `peregrine gateway ...`.
 #[derive(Debug, Args)]
-pub struct GatewayArgs {
+pub(crate) struct GatewayArgs {
     #[command(subcommand)]
     command: GatewayCommand,
 }
@@ -29,7 +29,7 @@ enum GatewayCommand {
 
 /// `peregrine gateway fix`.
 #[derive(Debug, Args)]
-pub struct FixArgs {
+pub(crate) struct FixArgs {
     /// The gateway's TOML configuration.
     #[arg(long, default_value = "gateway-fix.toml")]
     config: PathBuf,
@@ -46,7 +46,7 @@ pub struct FixArgs {
 
 /// `peregrine gateway bench`.
 #[derive(Debug, Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// REST order rates, orders/s (open loop), comma separated.
     #[arg(long, value_delimiter = ',', default_value = "1000,5000")]
     pub rates: Vec<u64>,
@@ -78,7 +78,7 @@ pub struct BenchArgs {
 
 /// `peregrine gateway http`.
 #[derive(Debug, Args)]
-pub struct HttpArgs {
+pub(crate) struct HttpArgs {
     /// Gateway config (TOML); see gateway-http.toml and docs/http.md.
     #[arg(long, default_value = "gateway-http.toml")]
     pub config: PathBuf,
@@ -91,7 +91,7 @@ pub struct HttpArgs {
 }
 
 /// Runs the subcommand.
-pub fn run(args: GatewayArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: GatewayArgs) -> anyhow::Result<()> {
     match args.command {
         GatewayCommand::Fix(a) => fix(a),
         GatewayCommand::Http(a) => http(a),

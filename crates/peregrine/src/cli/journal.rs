@@ -11,7 +11,7 @@ use peregrine_exchange_core::tools::offline_replay::replay_journal;
 
 /// `peregrine journal replay` arguments.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// The exchange config (instruments, and the journal directory unless `--dir`).
     #[arg(long, default_value = "exchange.toml")]
     pub config: PathBuf,
@@ -21,7 +21,7 @@ pub struct ReplayArgs {
 }
 
 /// Prints `records N last_seq S state_hash H`, then a timing line.
-pub fn replay(args: ReplayArgs) -> anyhow::Result<()> {
+pub(crate) fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     let config = Config::load(&args.config)?;
     let section = match (args.dir, &config.journal) {
         (Some(dir), Some(s)) => JournalSection { dir, ..s.clone() },

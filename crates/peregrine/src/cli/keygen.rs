@@ -11,7 +11,7 @@ use peregrine_types::AccountId;
 
 /// `peregrine keygen` arguments.
 #[derive(Debug, Clone, clap::Args)]
-pub struct KeygenArgs {
+pub(crate) struct KeygenArgs {
     /// Accounts to make keys for: ids and ranges, e.g. `1-16,99`.
     #[arg(long)]
     pub accounts: String,
@@ -31,7 +31,7 @@ pub struct KeygenArgs {
 }
 
 /// Parses `1-16,99` into account ids.
-pub fn parse_ids(text: &str) -> anyhow::Result<Vec<AccountId>> {
+pub(crate) fn parse_ids(text: &str) -> anyhow::Result<Vec<AccountId>> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (lo, hi) = match part.split_once('-') {
@@ -52,7 +52,7 @@ pub fn parse_ids(text: &str) -> anyhow::Result<Vec<AccountId>> {
 }
 
 /// Writes the key file and the accounts file (or prints the entries).
-pub fn run(args: KeygenArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: KeygenArgs) -> anyhow::Result<()> {
     let accounts = parse_ids(&args.accounts).context("--accounts")?;
     let admins = parse_ids(&args.admin).context("--admin")?;
     let operators = parse_ids(&args.operator).context("--operator")?;

@@ -18,7 +18,7 @@ use peregrine_queue::WaitStrategy;
 
 /// Command-line arguments of `peregrine loadgen`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct LoadgenArgs {
+pub(crate) struct LoadgenArgs {
     /// Exchange config to take the address, accounts and instrument from.
     #[arg(long, default_value = "exchange.toml")]
     pub config: PathBuf,
@@ -58,7 +58,7 @@ pub struct LoadgenArgs {
 }
 
 /// Runs the load generator, prints the summary (and writes it as JSON if asked).
-pub fn run(args: LoadgenArgs) -> anyhow::Result<Summary> {
+pub(crate) fn run(args: LoadgenArgs) -> anyhow::Result<Summary> {
     let config = Config::load(&args.config)?;
     let spec = config
         .instruments

@@ -25,7 +25,7 @@ impl log::Log for Stderr {
 }
 
 /// Installs the logger (once; later calls do nothing) and starts its clock.
-pub fn init() {
+pub(crate) fn init() {
     let _ = START.get_or_init(Instant::now);
     if log::set_logger(&Stderr).is_ok() {
         log::set_max_level(log::LevelFilter::Info);

@@ -13,7 +13,7 @@ use peregrine_exchange_core::tools::verify::hex;
 
 /// `peregrine md` arguments.
 #[derive(Debug, Clone, clap::Args)]
-pub struct MdArgs {
+pub(crate) struct MdArgs {
     /// Exchange config (for the feed address and instrument symbols).
     #[arg(long, default_value = "exchange.toml")]
     pub config: PathBuf,
@@ -35,7 +35,7 @@ pub struct MdArgs {
 }
 
 /// Runs the subscriber.
-pub fn run(args: MdArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: MdArgs) -> anyhow::Result<()> {
     let config = Config::load(&args.config)?;
     let spec = config
         .instruments

@@ -2,14 +2,14 @@
 //! the library that does the work (`peregrine-exchange`, `peregrine-client`,
 //! `peregrine-exchange-core`), printing what it returns.
 
-pub mod admin;
-pub mod bench;
-pub mod cluster_admin;
-pub mod exchange;
-pub mod gateway;
-pub mod journal;
-pub mod keygen;
-pub mod loadgen;
-pub mod logger;
-pub mod md;
-pub mod verify;
+pub(crate) mod admin;
+pub(crate) mod bench;
+pub(crate) mod cluster_admin;
+pub(crate) mod exchange;
+pub(crate) mod gateway;
+pub(crate) mod journal;
+pub(crate) mod keygen;
+pub(crate) mod loadgen;
+pub(crate) mod logger;
+pub(crate) mod md;
+pub(crate) mod verify;

@@ -12,7 +12,7 @@ use peregrine_exchange_core::VenueSpec;
 
 /// `peregrine verify` subcommands.
 #[derive(Debug, Clone, clap::Subcommand)]
-pub enum VerifyCommand {
+pub(crate) enum VerifyCommand {
     /// Replay the journal, recompute every commitment, compare with the commitment log.
     Journal(JournalArgs),
     /// Prove that one trade is under its tick's logged Merkle root.
@@ -21,7 +21,7 @@ pub enum VerifyCommand {
 
 /// `peregrine verify journal` arguments.
 #[derive(Debug, Clone, clap::Args)]
-pub struct JournalArgs {
+pub(crate) struct JournalArgs {
     /// The journal directory (the commitment log is `<dir>/commitments`).
     #[arg(long)]
     pub dir: PathBuf,
@@ -33,7 +33,7 @@ pub struct JournalArgs {
 
 /// `peregrine verify trade` arguments.
 #[derive(Debug, Clone, clap::Args)]
-pub struct TradeArgs {
+pub(crate) struct TradeArgs {
     /// The journal directory.
     #[arg(long)]
     pub dir: PathBuf,
@@ -52,7 +52,7 @@ pub struct TradeArgs {
 }
 
 /// Runs a `peregrine verify` subcommand.
-pub fn run(cmd: VerifyCommand) -> anyhow::Result<()> {
+pub(crate) fn run(cmd: VerifyCommand) -> anyhow::Result<()> {
     match cmd {
         VerifyCommand::Journal(a) => journal(&a),
         VerifyCommand::Trade(a) => trade(&a),

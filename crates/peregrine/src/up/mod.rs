@@ -16,7 +16,7 @@ mod report;
 mod supervise;
 mod tui;
 
-pub use procs::die_with_parent;
+pub(crate) use procs::die_with_parent;
 
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
@@ -46,7 +46,7 @@ const FIX_GATEWAY: &str = "fix-gateway";
 
 /// `peregrine up [--duration S] [--dir DIR] [--port-base P] [--quiet] [--keep]`.
 #[derive(Debug, Args)]
-pub struct UpArgs {
+pub(crate) struct UpArgs {
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long)]
     duration: Option<f64>,
@@ -87,7 +87,7 @@ pub struct UpArgs {
 }
 
 /// Runs `peregrine up`.
-pub fn run(args: UpArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: UpArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.write_config {
         for p in plan::Templates::embedded().write(dir)? {
             println!("wrote {}", p.display());

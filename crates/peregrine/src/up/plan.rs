@@ -12,10 +12,10 @@ use anyhow::Context;
 /// main: an engine without it refuses the key. Switch it on and the maker and taker
 /// trade at the real exchange (venue 1, `px`) while `sim-maker` stays on the
 /// simulated venue; off, all three use the simulated venue and the exchange idles.
-pub const EXCHANGE_VENUE: bool = true;
+pub(super) const EXCHANGE_VENUE: bool = true;
 
 /// The multicast group of the run's market data (on loopback; the port is per run).
-pub const MD_GROUP: &str = "239.255.76.1";
+pub(super) const MD_GROUP: &str = "239.255.76.1";
 
 /// The exchange config, with `@ORDER_PORT@`, `@RECOVERY_PORT@`, `@MD_PORT@`, `@MD_GROUP@` and
 /// `@ACCOUNTS@` (the generated accounts' stored keys) to fill.
@@ -35,7 +35,7 @@ const GATEWAY_FIX_TOML: &str = include_str!("../../../../configs/up/gateway-fix.
 const GATEWAY_TOML: &str = include_str!("../../../../configs/up/gateway-http.toml");
 
 /// The HTTP gateway config for this run.
-pub fn gateway_toml(
+pub(super) fn gateway_toml(
     exchange: SocketAddr,
     recovery: SocketAddr,
     dir: &std::path::Path,
@@ -54,21 +54,21 @@ const EXCHANGE_MARKERS: (&str, &str) = ("#@exchange-venue-begin", "#@exchange-ve
 const FIX_MARKERS: (&str, &str) = ("#@fix-venue-begin", "#@fix-venue-end");
 
 /// Index of the simulated venue in the engine config.
-pub const SIM_VENUE: u32 = 0;
+pub(super) const SIM_VENUE: u32 = 0;
 /// Index of the exchange venue in the engine config (when it is on).
-pub const EXCHANGE_VENUE_INDEX: u32 = 1;
+pub(super) const EXCHANGE_VENUE_INDEX: u32 = 1;
 /// Index of the FIX venue in the engine config (when it and the exchange venue are
 /// on).
-pub const FIX_VENUE_INDEX: u32 = 2;
+pub(super) const FIX_VENUE_INDEX: u32 = 2;
 
 /// The FIX session the engine's venue `fix` logs on as (gateway-fix.toml).
-pub const FIX_COMP_ID: &str = "ENGINE";
+pub(super) const FIX_COMP_ID: &str = "ENGINE";
 /// The exchange account that session trades for (gateway-fix.toml).
-pub const FIX_ACCOUNT: u32 = 3;
+pub(super) const FIX_ACCOUNT: u32 = 3;
 
 /// Which of the optional venues a run's engine has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Venues {
+pub(super) struct Venues {
     /// `px`: the exchange over its native protocol.
     pub exchange: bool,
     /// `fix`: the exchange through the FIX gateway (only with `exchange`).
@@ -77,7 +77,7 @@ pub struct Venues {
 
 impl Venues {
     /// The engine's venues by index.
-    pub fn names(self) -> Vec<&'static str> {
+    pub(super) fn names(self) -> Vec<&'static str> {
         let mut names = vec!["sim"];
         if self.exchange {
             names.push("px");
@@ -91,7 +91,7 @@ impl Venues {
 
 /// Where a strategy sends its orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
+pub(super) enum Route {
     /// The exchange venue when it is on, else the simulated venue.
     Exchange,
     /// The FIX venue when it is on, else like [`Route::Exchange`].
@@ -102,7 +102,7 @@ pub enum Route {
 
 /// One strategy process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StrategySpec {
+pub(super) struct StrategySpec {
     /// Its name in the engine config.
     pub name: &'static str,
     /// `maker` or `taker` (the `peregrine strategy` subcommand).
@@ -122,7 +122,7 @@ pub struct StrategySpec {
 /// takes them too, through the FIX gateway, reading the book of `px` (the same
 /// exchange book: the FIX venue has no feed of its own); on the simulated market `sim-maker` quotes
 /// against the flow and `reverter` trades a moving average of the mid.
-pub const STRATEGIES: [StrategySpec; 5] = [
+pub(super) const STRATEGIES: [StrategySpec; 5] = [
     StrategySpec {
         name: "maker",
         kind: "maker",
@@ -167,7 +167,7 @@ pub const STRATEGIES: [StrategySpec; 5] = [
 
 impl StrategySpec {
     /// The venue index it uses.
-    pub fn venue(&self, venues: Venues) -> u32 {
+    pub(super) fn venue(&self, venues: Venues) -> u32 {
         match self.route {
             Route::Fix if venues.exchange && venues.fix => FIX_VENUE_INDEX,
             Route::Exchange | Route::Fix if venues.exchange => EXCHANGE_VENUE_INDEX,
@@ -177,7 +177,7 @@ impl StrategySpec {
 
     /// The venue whose book it reads, when not its own: the FIX route reads the
     /// exchange's book (`px`), the market its orders reach.
-    pub fn book_venue(&self, venues: Venues) -> Option<u32> {
+    pub(super) fn book_venue(&self, venues: Venues) -> Option<u32> {
         (self.venue(venues) == FIX_VENUE_INDEX).then_some(EXCHANGE_VENUE_INDEX)
     }
 }
@@ -185,7 +185,7 @@ impl StrategySpec {
 /// The ports of the run. Fixed for the whole run, so that a restarted exchange
 /// listens where the engine reconnects and every metrics URL stays valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ports {
+pub(super) struct Ports {
     /// TCP order entry.
     pub order: u16,
     /// UDP market-data target.
@@ -203,7 +203,7 @@ pub struct Ports {
 impl Ports {
     /// `base`, `base + 1`, ... `base + 5`; an error if that passes 65535 or `base`
     /// is 0.
-    pub fn from_base(base: u16) -> anyhow::Result<Ports> {
+    pub(super) fn from_base(base: u16) -> anyhow::Result<Ports> {
         anyhow::ensure!(base > 0, "--port-base must be 1..=65530");
         let p = |k: u16| base.checked_add(k);
         match (p(1), p(2), p(3), p(4), p(5)) {
@@ -222,7 +222,7 @@ impl Ports {
     }
 
     /// Ports that were free a moment ago (bound to port 0, then released).
-    pub fn automatic() -> anyhow::Result<Ports> {
+    pub(super) fn automatic() -> anyhow::Result<Ports> {
         let tcp = || -> anyhow::Result<u16> {
             let l = std::net::TcpListener::bind("127.0.0.1:0").context("picking a TCP port")?;
             Ok(l.local_addr()?.port())
@@ -243,7 +243,7 @@ impl Ports {
 
 /// The config templates a run is made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Templates {
+pub(super) struct Templates {
     /// The exchange's.
     pub exchange: String,
     /// The engine's.
@@ -253,15 +253,15 @@ pub struct Templates {
 }
 
 /// File names of the templates in a config directory.
-pub const EXCHANGE_FILE: &str = "exchange.toml";
+pub(super) const EXCHANGE_FILE: &str = "exchange.toml";
 /// See [`EXCHANGE_FILE`].
-pub const ENGINE_FILE: &str = "engine.toml";
+pub(super) const ENGINE_FILE: &str = "engine.toml";
 /// See [`EXCHANGE_FILE`].
-pub const GATEWAY_FIX_FILE: &str = "gateway-fix.toml";
+pub(super) const GATEWAY_FIX_FILE: &str = "gateway-fix.toml";
 
 /// What a run fills into the engine and FIX gateway templates.
 #[derive(Debug, Clone)]
-pub struct RunValues<'a> {
+pub(super) struct RunValues<'a> {
     /// The engine's name.
     pub name: &'a str,
     /// The engine's shm directory.
@@ -293,7 +293,7 @@ impl RunValues<'_> {
 
 impl Templates {
     /// The ones built into the binary.
-    pub fn embedded() -> Templates {
+    pub(super) fn embedded() -> Templates {
         Templates {
             exchange: EXCHANGE_TOML.to_owned(),
             engine: ENGINE_TOML.to_owned(),
@@ -310,7 +310,7 @@ impl Templates {
     }
 
     /// A user's copy (`up --config DIR`).
-    pub fn load(dir: &std::path::Path) -> anyhow::Result<Templates> {
+    pub(super) fn load(dir: &std::path::Path) -> anyhow::Result<Templates> {
         let read = |f: &str| {
             let p = dir.join(f);
             std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
@@ -323,7 +323,7 @@ impl Templates {
     }
 
     /// Writes them into `dir` (`up --write-config DIR`); refuses to overwrite.
-    pub fn write(&self, dir: &std::path::Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    pub(super) fn write(&self, dir: &std::path::Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut written = Vec::new();
         for (f, text) in self.files() {
@@ -336,24 +336,24 @@ impl Templates {
     }
 
     /// The exchange config for `ports`, with `accounts` (`[[accounts]]` entries).
-    pub fn exchange_toml(&self, ports: Ports, accounts: &str) -> String {
+    pub(super) fn exchange_toml(&self, ports: Ports, accounts: &str) -> String {
         fill_exchange(&self.exchange, ports, accounts)
     }
 
     /// The engine config for `run`: the optional venues kept as `run.venues` says.
-    pub fn engine_toml(&self, run: &RunValues<'_>) -> String {
+    pub(super) fn engine_toml(&self, run: &RunValues<'_>) -> String {
         fill_engine(&self.engine, run)
     }
 
     /// The FIX gateway config for `run`.
-    pub fn gateway_fix_toml(&self, run: &RunValues<'_>) -> String {
+    pub(super) fn gateway_fix_toml(&self, run: &RunValues<'_>) -> String {
         run.fill(&self.gateway_fix)
     }
 }
 
 /// The embedded exchange config for `ports`.
 #[cfg(test)]
-pub fn exchange_toml(ports: Ports) -> String {
+pub(super) fn exchange_toml(ports: Ports) -> String {
     let keys = run_keys().expect("random keys");
     fill_exchange(EXCHANGE_TOML, ports, &keys.exchange_accounts(&[], &[]))
 }
@@ -361,10 +361,10 @@ pub fn exchange_toml(ports: Ports) -> String {
 /// The accounts `up` makes keys for at every start: 1 (the engine's exchange
 /// venue), 2 (free for a person, through the HTTP gateway) and 3 (the FIX gateway's
 /// session, the engine's FIX venue).
-pub const ACCOUNTS: [u32; 3] = [1, 2, 3];
+pub(super) const ACCOUNTS: [u32; 3] = [1, 2, 3];
 
 /// Fresh keys of [`ACCOUNTS`].
-pub fn run_keys() -> anyhow::Result<peregrine_client::keys::KeyFile> {
+pub(super) fn run_keys() -> anyhow::Result<peregrine_client::keys::KeyFile> {
     let ids: Vec<_> = ACCOUNTS
         .iter()
         .map(|&a| peregrine_types::AccountId(a))
@@ -373,7 +373,7 @@ pub fn run_keys() -> anyhow::Result<peregrine_client::keys::KeyFile> {
 }
 
 /// A fresh FIX password (32 hex digits from the operating system's generator).
-pub fn fix_password() -> anyhow::Result<String> {
+pub(super) fn fix_password() -> anyhow::Result<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("the random generator: {e}"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -394,7 +394,7 @@ fn fill_exchange(template: &str, ports: Ports, accounts: &str) -> String {
 
 /// The embedded engine config for `run`.
 #[cfg(test)]
-pub fn engine_toml(run: &RunValues<'_>) -> String {
+pub(super) fn engine_toml(run: &RunValues<'_>) -> String {
     fill_engine(ENGINE_TOML, run)
 }
 
@@ -440,7 +440,7 @@ fn fill_engine(template: &str, run: &RunValues<'_>) -> String {
 
 /// A shared-memory directory and engine name no other run uses: the process id and
 /// the clock, so two runs (or two tests) coexist.
-pub fn unique_name() -> (String, PathBuf) {
+pub(super) fn unique_name() -> (String, PathBuf) {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());

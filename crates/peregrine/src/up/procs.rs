@@ -15,7 +15,7 @@ use rustix::process::{kill_process, Pid, Signal};
 
 /// One child process.
 #[derive(Debug)]
-pub struct Proc {
+pub(super) struct Proc {
     /// Short name for messages (`exchange`, `engine`, a strategy name).
     pub name: String,
     /// Its log (stdout and stderr; a restarted process appends).
@@ -30,13 +30,13 @@ pub struct Proc {
 }
 
 /// Set by `peregrine up` in its children's environment: its own pid.
-pub const PARENT_ENV: &str = "PEREGRINE_UP_PID";
+pub(super) const PARENT_ENV: &str = "PEREGRINE_UP_PID";
 
 /// In a child of `peregrine up` (the [`PARENT_ENV`] variable is set): asks the kernel
 /// to send SIGTERM when `up` dies, even by `kill -9`, so no exchange, engine or
 /// strategy outlives it; exits at once if `up` is already gone. Does nothing in a
 /// process started any other way.
-pub fn die_with_parent() {
+pub(crate) fn die_with_parent() {
     let Some(parent) = std::env::var(PARENT_ENV)
         .ok()
         .and_then(|p| p.parse::<i32>().ok())
@@ -57,7 +57,12 @@ pub fn die_with_parent() {
 
 impl Proc {
     /// Starts `exe args...` in `dir`, logging to `dir/<name>.log`.
-    pub fn spawn(exe: &Path, name: &str, args: &[String], dir: &Path) -> anyhow::Result<Proc> {
+    pub(super) fn spawn(
+        exe: &Path,
+        name: &str,
+        args: &[String],
+        dir: &Path,
+    ) -> anyhow::Result<Proc> {
         let log = dir.join(format!("{name}.log"));
         let child = start(exe, name, args, dir, &log, false)?;
         Ok(Proc {
@@ -73,7 +78,7 @@ impl Proc {
     }
 
     /// Starts it again (it has exited), the same way; `why` is recorded.
-    pub fn restart(&mut self, why: String) -> anyhow::Result<()> {
+    pub(super) fn restart(&mut self, why: String) -> anyhow::Result<()> {
         self.child = start(
             &self.exe, &self.name, &self.args, &self.dir, &self.log, true,
         )?;
@@ -83,12 +88,12 @@ impl Proc {
     }
 
     /// Its process id.
-    pub fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Its exit status if it has exited (reaping it), else `None`.
-    pub fn exited(&mut self) -> Option<ExitStatus> {
+    pub(super) fn exited(&mut self) -> Option<ExitStatus> {
         if self.status.is_none() {
             // An error here means the child was already reaped, which only `exited`
             // and `wait_for` do, and they record the status first.
@@ -98,7 +103,7 @@ impl Proc {
     }
 
     /// Sends SIGTERM unless it has exited.
-    pub fn terminate(&mut self) {
+    pub(super) fn terminate(&mut self) {
         if self.exited().is_none() {
             // Not yet reaped, so the pid is still this child's.
             let _ = kill_process(Pid::from_child(&self.child), Signal::TERM);
@@ -106,7 +111,7 @@ impl Proc {
     }
 
     /// Waits up to `timeout` for it to exit.
-    pub fn wait_for(&mut self, timeout: Duration) -> Option<ExitStatus> {
+    pub(super) fn wait_for(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(s) = self.exited() {
@@ -120,7 +125,7 @@ impl Proc {
     }
 
     /// SIGKILL and reap (the last resort).
-    pub fn kill(&mut self) {
+    pub(super) fn kill(&mut self) {
         if self.exited().is_none() {
             let _ = self.child.kill();
             self.status = self.child.wait().ok();
@@ -128,7 +133,7 @@ impl Proc {
     }
 
     /// Terminates it politely, then by force after `grace`; returns how it ended.
-    pub fn stop(&mut self, grace: Duration) -> Ended {
+    pub(super) fn stop(&mut self, grace: Duration) -> Ended {
         if let Some(s) = self.exited() {
             return Ended::Exited(s);
         }
@@ -144,7 +149,7 @@ impl Proc {
 
     /// What explains its exit: `n` lines from the last `Error:` or panic message in its
     /// log (a backtrace may follow them), else the log's last `n` lines.
-    pub fn log_excerpt(&self, n: usize) -> String {
+    pub(super) fn log_excerpt(&self, n: usize) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         excerpt(&text, n)
     }
@@ -190,7 +195,7 @@ fn excerpt(text: &str, n: usize) -> String {
 
 /// How a stopped process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub(super) enum Ended {
     /// It exited (by itself or from SIGTERM) with this status.
     Exited(ExitStatus),
     /// It ignored SIGTERM and was killed.
@@ -198,7 +203,7 @@ pub enum Ended {
 }
 
 /// A status in words: `exit 0`, `exit 3`, `signal 15 (SIGTERM)`.
-pub fn describe(status: ExitStatus) -> String {
+pub(super) fn describe(status: ExitStatus) -> String {
     match (status.code(), status.signal()) {
         (Some(c), _) => format!("exit {c}"),
         (None, Some(15)) => "signal 15 (SIGTERM)".to_owned(),
@@ -210,26 +215,26 @@ pub fn describe(status: ExitStatus) -> String {
 
 /// Every child of one run. Dropping it terminates (then kills) the ones still running.
 #[derive(Debug, Default)]
-pub struct Procs {
+pub(super) struct Procs {
     /// In start order.
     pub list: Vec<Proc>,
 }
 
 impl Procs {
     /// The first child that has exited, with its status.
-    pub fn first_exited(&mut self) -> Option<(&Proc, ExitStatus)> {
+    pub(super) fn first_exited(&mut self) -> Option<(&Proc, ExitStatus)> {
         let i = self.list.iter_mut().position(|p| p.exited().is_some())?;
         let p = &self.list[i];
         p.status.map(|s| (p, s))
     }
 
     /// The child called `name`.
-    pub fn get(&mut self, name: &str) -> Option<&mut Proc> {
+    pub(super) fn get(&mut self, name: &str) -> Option<&mut Proc> {
         self.list.iter_mut().find(|p| p.name == name)
     }
 
     /// Process ids of children that have not been reaped.
-    pub fn running_pids(&mut self) -> Vec<u32> {
+    pub(super) fn running_pids(&mut self) -> Vec<u32> {
         self.list
             .iter_mut()
             .filter_map(|p| p.exited().is_none().then(|| p.pid()))

@@ -6,12 +6,12 @@ use std::fmt::Write;
 use peregrine_engine::summary::EngineSummary;
 
 use peregrine_engine::units::InstrumentInfo;
-pub use peregrine_engine::units::{fmt_count, fmt_ns};
+pub(super) use peregrine_engine::units::{fmt_count, fmt_ns};
 
 /// One progress line, every number over the last second (`prev` is the summary
 /// `dt_s` seconds earlier): orders, replaces, fills per venue, rejects, and the
 /// round trip and market-data latency of the engine's last whole 1-second window.
-pub fn progress_line(
+pub(super) fn progress_line(
     elapsed_s: f64,
     now: &EngineSummary,
     prev: Option<&EngineSummary>,
@@ -56,7 +56,7 @@ pub fn progress_line(
 }
 
 /// The latency table: the 7 segments, the round trip and the two derived rows.
-pub fn latency_table(s: &EngineSummary) -> String {
+pub(super) fn latency_table(s: &EngineSummary) -> String {
     let mut out = format!(
         "{:<24}{:>9}{:>11}{:>11}{:>11}{:>11}\n",
         "latency", "n", "p50", "p99", "p99.9", "max"
@@ -78,7 +78,7 @@ pub fn latency_table(s: &EngineSummary) -> String {
 
 /// Positions and PnL per strategy (every strategy, with or without fills).
 /// `venue_of` names each strategy's venue.
-pub fn positions_table(s: &EngineSummary, venue_of: &dyn Fn(&str) -> String) -> String {
+pub(super) fn positions_table(s: &EngineSummary, venue_of: &dyn Fn(&str) -> String) -> String {
     let mut out = format!(
         "{:<11}{:>6}{:>7}{:>6}{:>7}{:>8}{:>9}{:>14}{:>14}{:>14}\n",
         "strategy",
@@ -130,7 +130,7 @@ pub fn positions_table(s: &EngineSummary, venue_of: &dyn Fn(&str) -> String) -> 
 }
 
 /// Orders, fills, cancels and rejects per venue.
-pub fn venues_table(s: &EngineSummary) -> String {
+pub(super) fn venues_table(s: &EngineSummary) -> String {
     let mut out = format!(
         "{:<8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>6}\n",
         "venue", "routed", "acks", "fills", "replaces", "cancels", "rejects", "open"
@@ -154,7 +154,7 @@ pub fn venues_table(s: &EngineSummary) -> String {
 }
 
 /// Rejects by reason: risk first, then the engine's own; `none` if there were none.
-pub fn rejects_lines(s: &EngineSummary) -> String {
+pub(super) fn rejects_lines(s: &EngineSummary) -> String {
     let mut out = String::new();
     for (what, rows) in [("risk", &s.risk_rejects), ("engine", &s.engine_rejects)] {
         if rows.is_empty() {
@@ -204,7 +204,7 @@ fn engine_reject_meaning(code: u16) -> Option<&'static str> {
 }
 
 /// The end-of-run summary.
-pub fn summary(s: &EngineSummary, secs: f64, venue_of: &dyn Fn(&str) -> String) -> String {
+pub(super) fn summary(s: &EngineSummary, secs: f64, venue_of: &dyn Fn(&str) -> String) -> String {
     let mut out = format!(
         "== summary after {secs:.1} s: orders {}, replaces {}, fills {}, cancels {}, rejects {} \
          ({:.2}% of orders; risk checks refused {} orders and replaces)\n\n",
@@ -228,7 +228,7 @@ pub fn summary(s: &EngineSummary, secs: f64, venue_of: &dyn Fn(&str) -> String) 
 
 /// What the kill-switch demonstration saw.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KillDemo {
+pub(super) struct KillDemo {
     /// The engine's reply to `kill * <timeout>`.
     pub reply: String,
     /// Open orders just before, in total and per venue name.
@@ -245,17 +245,17 @@ pub struct KillDemo {
 
 impl KillDemo {
     /// Every cancel confirmed (the engine said `ok`, nothing open any more).
-    pub fn cancels_confirmed(&self) -> bool {
+    pub(super) fn cancels_confirmed(&self) -> bool {
         self.reply.starts_with("ok") && self.open_after == 0
     }
 
     /// The strategies kept sending and the switch refused them.
-    pub fn blocked_orders(&self) -> bool {
+    pub(super) fn blocked_orders(&self) -> bool {
         self.blocked > 0
     }
 
     /// The demonstration's text.
-    pub fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         let per_venue: Vec<String> = self
             .open_before
             .1

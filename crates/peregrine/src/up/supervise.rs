@@ -15,15 +15,15 @@ use anyhow::bail;
 use super::procs::{describe, Procs};
 
 /// Restarts of one child within [`WINDOW`] before the run gives up.
-pub const MAX_RESTARTS: usize = 8;
+pub(super) const MAX_RESTARTS: usize = 8;
 /// The crash-loop window.
-pub const WINDOW: Duration = Duration::from_secs(60);
+pub(super) const WINDOW: Duration = Duration::from_secs(60);
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// When each dead child may be started again.
 #[derive(Debug, Default)]
-pub struct Supervisor {
+pub(super) struct Supervisor {
     /// (child name, when it was seen dead, restart due at).
     due: Vec<(String, Instant, Instant)>,
     /// Restart times per child, for the crash-loop check and the backoff.
@@ -32,7 +32,7 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// Notices dead children and restarts those whose backoff has passed.
-    pub fn tend(&mut self, procs: &mut Procs, started: Instant) -> anyhow::Result<()> {
+    pub(super) fn tend(&mut self, procs: &mut Procs, started: Instant) -> anyhow::Result<()> {
         let now = Instant::now();
         for p in procs.list.iter_mut() {
             let Some(status) = p.exited() else { continue };
@@ -88,7 +88,7 @@ impl Supervisor {
 }
 
 /// The `== restarts` section of the summary.
-pub fn restarts_text(procs: &Procs) -> String {
+pub(super) fn restarts_text(procs: &Procs) -> String {
     let mut out = String::from("== restarts\n");
     let mut any = false;
     for p in &procs.list {

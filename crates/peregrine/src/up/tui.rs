@@ -23,7 +23,7 @@ use super::report;
 
 /// The terminal, taken over for the run.
 #[derive(Debug)]
-pub struct Tui {
+pub(super) struct Tui {
     term: DefaultTerminal,
     board: Option<BoardReader>,
     shm: std::path::PathBuf,
@@ -33,7 +33,7 @@ pub struct Tui {
 
 /// Everything one frame shows, as text blocks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct View {
+pub(super) struct View {
     /// Title line.
     pub title: String,
     /// One block per book.
@@ -48,7 +48,7 @@ pub struct View {
 
 impl Tui {
     /// Takes over the terminal.
-    pub fn start(shm: &Path, stop: Arc<AtomicBool>, venues: Vec<String>) -> Tui {
+    pub(super) fn start(shm: &Path, stop: Arc<AtomicBool>, venues: Vec<String>) -> Tui {
         Tui {
             term: ratatui::init(),
             board: None,
@@ -59,7 +59,7 @@ impl Tui {
     }
 
     /// Draws one frame and reads the keyboard (`q` or Ctrl-C stop the run).
-    pub fn draw(
+    pub(super) fn draw(
         &mut self,
         s: &EngineSummary,
         prev: Option<&EngineSummary>,
@@ -96,7 +96,7 @@ impl Drop for Tui {
 }
 
 /// The text of one frame.
-pub fn view(
+pub(super) fn view(
     s: &EngineSummary,
     prev: Option<&EngineSummary>,
     procs: &Procs,
@@ -146,7 +146,7 @@ pub fn view(
 }
 
 /// Lays one frame out.
-pub fn render(f: &mut Frame<'_>, v: &View) {
+pub(super) fn render(f: &mut Frame<'_>, v: &View) {
     let rows = Layout::vertical([
         Constraint::Length(8),
         Constraint::Min(6),

@@ -15,7 +15,7 @@ use super::{accounts_toml, free_port, key};
 
 /// How a test cluster is started.
 #[derive(Debug, Default, Clone)]
-pub struct Opts {
+pub(crate) struct Opts {
     /// Environment of every node process.
     pub env: Vec<(String, String)>,
     /// The feed's UDP target (every node publishes there while it leads); `None`:
@@ -24,7 +24,7 @@ pub struct Opts {
 }
 
 /// Nodes in a test cluster.
-pub const N: usize = 3;
+pub(crate) const N: usize = 3;
 
 struct Ports {
     client: u16,
@@ -34,7 +34,7 @@ struct Ports {
 }
 
 /// One node: its files, addresses and (while running) its process.
-pub struct Node {
+pub(crate) struct Node {
     pub id: u64,
     pub config: PathBuf,
     pub log: PathBuf,
@@ -49,7 +49,7 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -81,29 +81,29 @@ impl Node {
         self.child = Some(child);
     }
 
-    pub fn kill9(&mut self) {
+    pub(crate) fn kill9(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
         }
     }
 
-    pub fn signal(&self, sig: rustix::process::Signal) {
+    pub(crate) fn signal(&self, sig: rustix::process::Signal) {
         if let Some(c) = &self.child {
             rustix::process::kill_process(rustix::process::Pid::from_child(c), sig).unwrap();
         }
     }
 
-    pub fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    pub fn status(&self) -> Option<serde_json::Value> {
+    pub(crate) fn status(&self) -> Option<serde_json::Value> {
         self.admin_call("GET", "/cluster/status").map(|(_, v)| v)
     }
 
     /// One admin request: the status code and the JSON body.
-    pub fn admin_call(&self, method: &str, path: &str) -> Option<(u16, serde_json::Value)> {
+    pub(crate) fn admin_call(&self, method: &str, path: &str) -> Option<(u16, serde_json::Value)> {
         let mut s = TcpStream::connect_timeout(&self.admin, Duration::from_secs(2)).ok()?;
         s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
         let req = format!(
@@ -118,7 +118,7 @@ impl Node {
     }
 
     /// Rewrites this node's config for a node that joins an existing cluster.
-    pub fn set_join(&self) {
+    pub(crate) fn set_join(&self) {
         let text = std::fs::read_to_string(&self.config).unwrap();
         let text = text.replacen("[cluster]\n", "[cluster]\njoin = true\n", 1);
         std::fs::write(&self.config, text).unwrap();
@@ -132,17 +132,17 @@ impl Drop for Node {
 }
 
 /// Three nodes of `peregrine exchange --cluster` on loopback.
-pub struct Cluster {
+pub(crate) struct Cluster {
     pub nodes: Vec<Node>,
     _dir: tempfile::TempDir,
 }
 
 impl Cluster {
-    pub fn start() -> Cluster {
+    pub(crate) fn start() -> Cluster {
         Cluster::start_with(&Opts::default())
     }
 
-    pub fn start_with_env(env: &[(&str, &str)]) -> Cluster {
+    pub(crate) fn start_with_env(env: &[(&str, &str)]) -> Cluster {
         Cluster::start_with(&Opts {
             env: env
                 .iter()
@@ -152,7 +152,7 @@ impl Cluster {
         })
     }
 
-    pub fn start_with(opts: &Opts) -> Cluster {
+    pub(crate) fn start_with(opts: &Opts) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
         let ports: Vec<Ports> = (0..N)
             .map(|_| Ports {
@@ -221,16 +221,16 @@ impl Cluster {
         Cluster { nodes, _dir: dir }
     }
 
-    pub fn addrs(&self) -> Vec<SocketAddr> {
+    pub(crate) fn addrs(&self) -> Vec<SocketAddr> {
         self.nodes.iter().map(|n| n.client).collect()
     }
 
     /// The index of the node serving at `addr`.
-    pub fn at(&self, addr: SocketAddr) -> usize {
+    pub(crate) fn at(&self, addr: SocketAddr) -> usize {
         self.nodes.iter().position(|n| n.client == addr).unwrap()
     }
 
-    pub fn login(&self, account: u32, resume_from: u64) -> (Connection, usize) {
+    pub(crate) fn login(&self, account: u32, resume_from: u64) -> (Connection, usize) {
         let (c, _, at) = Connection::connect_any(
             &self.addrs(),
             LoginParams::trading(AccountId(account), resume_from),
@@ -242,7 +242,7 @@ impl Cluster {
         (c, self.at(at))
     }
 
-    pub fn logs(&self) -> String {
+    pub(crate) fn logs(&self) -> String {
         self.nodes
             .iter()
             .map(|n| format!("--- node {} ---\n{}", n.id, n.log_text()))
@@ -251,7 +251,7 @@ impl Cluster {
 
     /// Waits until every running node has applied the same engine seq with the same
     /// state hash; returns that seq.
-    pub fn converged(&self, timeout: Duration) -> u64 {
+    pub(crate) fn converged(&self, timeout: Duration) -> u64 {
         let until = Instant::now() + timeout;
         let mut last = Vec::new();
         while Instant::now() < until {

@@ -5,12 +5,12 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
 /// The `peregrine` binary under test.
-pub fn peregrine() -> Command {
+pub(crate) fn peregrine() -> Command {
     Command::new(env!("CARGO_BIN_EXE_peregrine"))
 }
 
 /// Kills (SIGKILL) and reaps the child on drop.
-pub struct Kid(pub Child);
+pub(crate) struct Kid(pub Child);
 
 impl Drop for Kid {
     fn drop(&mut self) {
@@ -20,7 +20,7 @@ impl Drop for Kid {
 }
 
 /// `peregrine engine --dir SHM ARGS...`.
-pub fn cli(shm: &Path, args: &[&str]) -> Output {
+pub(crate) fn cli(shm: &Path, args: &[&str]) -> Output {
     peregrine()
         .arg("engine")
         .arg("--dir")
@@ -31,7 +31,7 @@ pub fn cli(shm: &Path, args: &[&str]) -> Output {
 }
 
 /// `peregrine engine stats` of the engine at `shm`; fails the test if it fails.
-pub fn stats(shm: &Path) -> String {
+pub(crate) fn stats(shm: &Path) -> String {
     let out = cli(shm, &["stats"]);
     assert!(
         out.status.success(),
@@ -42,7 +42,7 @@ pub fn stats(shm: &Path) -> String {
 }
 
 /// The strategies-table row of `name`: (state, open orders).
-pub fn row(stats: &str, name: &str) -> (String, u64) {
+pub(crate) fn row(stats: &str, name: &str) -> (String, u64) {
     let f: Vec<&str> = stats
         .lines()
         .find(|l| {
@@ -56,7 +56,7 @@ pub fn row(stats: &str, name: &str) -> (String, u64) {
 }
 
 /// Fills in the positions table for `name`.
-pub fn fills(stats: &str, name: &str) -> u64 {
+pub(crate) fn fills(stats: &str, name: &str) -> u64 {
     stats
         .lines()
         .skip_while(|l| !l.starts_with("position"))
@@ -67,7 +67,7 @@ pub fn fills(stats: &str, name: &str) -> u64 {
 }
 
 /// `name N` in a strategy's "events:" line.
-pub fn event_count(out: &str, name: &str) -> u64 {
+pub(crate) fn event_count(out: &str, name: &str) -> u64 {
     let line = out
         .lines()
         .find(|l| l.starts_with("events:"))
@@ -81,7 +81,7 @@ pub fn event_count(out: &str, name: &str) -> u64 {
 }
 
 /// `peregrine strategy KIND --name NAME --venue VENUE --duration SECS`.
-pub fn strategy(kind: &str, name: &str, shm: &Path, secs: &str, venue: &str) -> Kid {
+pub(crate) fn strategy(kind: &str, name: &str, shm: &Path, secs: &str, venue: &str) -> Kid {
     Kid(peregrine()
         .args([
             "strategy",
@@ -105,7 +105,7 @@ pub fn strategy(kind: &str, name: &str, shm: &Path, secs: &str, venue: &str) -> 
 
 /// Waits for each strategy process to exit, asserts it succeeded, and returns what
 /// each printed, in order.
-pub fn outputs(kids: Vec<Kid>) -> Vec<String> {
+pub(crate) fn outputs(kids: Vec<Kid>) -> Vec<String> {
     kids.into_iter()
         .map(|mut k| {
             let status = k.0.wait().unwrap();
@@ -120,7 +120,7 @@ pub fn outputs(kids: Vec<Kid>) -> Vec<String> {
 /// Waits until the strategies `names` have exited (dead, or waiting on fresh rings for
 /// a restart) with no open order and nothing is in flight: every order ended with a
 /// venue report.
-pub fn wait_all_orders_ended(shm: &Path, names: &[&str], timeout: std::time::Duration) {
+pub(crate) fn wait_all_orders_ended(shm: &Path, names: &[&str], timeout: std::time::Duration) {
     super::wait_until("every order finished at the venue", timeout, || {
         let s = stats(shm);
         s.contains("orders in flight 0")

@@ -19,7 +19,7 @@ use peregrine_wire::v2::client::LoginParams;
 use peregrine_wire::v2::{Outbound, RequestRef};
 
 /// A process killed when dropped.
-pub struct Proc {
+pub(crate) struct Proc {
     /// The process.
     pub child: Child,
     /// The address it printed.
@@ -62,7 +62,7 @@ fn spawn(args: &[&str], config: &Path, log: &Path, prefix: &str) -> Proc {
 }
 
 /// An exchange with accounts 1 and 2, in `dir`; their keys in `dir/keys.toml`.
-pub fn start_exchange(dir: &Path) -> Proc {
+pub(crate) fn start_exchange(dir: &Path) -> Proc {
     let keys = dir.join("keys.toml");
     let accounts = dir.join("accounts.toml");
     if !keys.exists() {
@@ -97,7 +97,11 @@ pub fn start_exchange(dir: &Path) -> Proc {
 /// Writes the gateway's config for session CLIENT1 (account 1, FIX password
 /// `fix-pw`) in front of `exchange` (an address, or a cluster's nodes `"a,b,c"`),
 /// its store in `dir/fix-store`.
-pub fn gateway_config(dir: &Path, exchange: impl std::fmt::Display, listen: &str) -> PathBuf {
+pub(crate) fn gateway_config(
+    dir: &Path,
+    exchange: impl std::fmt::Display,
+    listen: &str,
+) -> PathBuf {
     let config = dir.join("gateway-fix.toml");
     std::fs::write(
         &config,
@@ -116,12 +120,12 @@ pub fn gateway_config(dir: &Path, exchange: impl std::fmt::Display, listen: &str
 
 /// Starts a gateway (see [`gateway_config`]); its log is `dir/gateway.log` (a
 /// restarted gateway may log elsewhere: [`start_gateway_at`]).
-pub fn start_gateway(dir: &Path, exchange: SocketAddr) -> Proc {
+pub(crate) fn start_gateway(dir: &Path, exchange: SocketAddr) -> Proc {
     start_gateway_at(dir, exchange, "127.0.0.1:0", "gateway.log")
 }
 
 /// [`start_gateway`] listening on `listen`, its log in `dir/log`.
-pub fn start_gateway_at(
+pub(crate) fn start_gateway_at(
     dir: &Path,
     exchange: impl std::fmt::Display,
     listen: &str,
@@ -137,13 +141,13 @@ pub fn start_gateway_at(
 }
 
 /// A native v2 session of account 2 (keys in `dir/keys.toml`), logged in live.
-pub struct Counterparty {
+pub(crate) struct Counterparty {
     conn: Connection,
 }
 
 impl Counterparty {
     /// Logs in.
-    pub fn login(dir: &Path, exchange: SocketAddr) -> Counterparty {
+    pub(crate) fn login(dir: &Path, exchange: SocketAddr) -> Counterparty {
         let key = KeyFile::key_of(&dir.join("keys.toml"), AccountId(2)).unwrap();
         let (mut conn, _) = Connection::connect(
             exchange,
@@ -158,7 +162,7 @@ impl Counterparty {
 
     /// Sends a limit order of `qty` lots at `price` units and returns the exchange's
     /// answer to it (Accepted or Rejected).
-    pub fn order(
+    pub(crate) fn order(
         &mut self,
         id: u64,
         side: Side,
@@ -184,7 +188,7 @@ impl Counterparty {
 }
 
 /// Whether the gateway's log (`dir/log`) contains `text`.
-pub fn log_has(dir: &Path, log: &str, text: &str) -> bool {
+pub(crate) fn log_has(dir: &Path, log: &str, text: &str) -> bool {
     std::fs::read_to_string(dir.join(log))
         .unwrap_or_default()
         .contains(text)

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Per-test API keys: (account, key, secret).
-pub const KEYS: [(u32, &str, &str); 3] = [
+pub(crate) const KEYS: [(u32, &str, &str); 3] = [
     (1, "test-key-one", "test-secret-one"),
     (2, "test-key-two", "test-secret-two"),
     (3, "test-key-three", "test-secret-three"),
@@ -18,7 +18,7 @@ pub const KEYS: [(u32, &str, &str); 3] = [
 
 /// Options of a stack.
 #[derive(Debug, Clone, Default)]
-pub struct Opts {
+pub(crate) struct Opts {
     /// Extra TOML for the gateway config (sections appended).
     pub gateway_extra: String,
     /// History URL (default: SQLite in the test's directory).
@@ -28,13 +28,13 @@ pub struct Opts {
 }
 
 /// A child process killed on drop.
-pub struct Proc {
+pub(crate) struct Proc {
     pub child: Child,
     pub log: PathBuf,
 }
 
 impl Proc {
-    pub fn kill9(&mut self) {
+    pub(crate) fn kill9(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -47,7 +47,7 @@ impl Drop for Proc {
 }
 
 /// Exchange + gateway.
-pub struct Stack {
+pub(crate) struct Stack {
     pub dir: tempfile::TempDir,
     pub exchange: Proc,
     pub exchange_addr: SocketAddr,
@@ -58,7 +58,7 @@ pub struct Stack {
     pub keys: PathBuf,
 }
 
-pub fn free_udp() -> u16 {
+pub(crate) fn free_udp() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -74,7 +74,7 @@ fn free_tcp() -> u16 {
         .port()
 }
 
-pub fn first_line(child: &mut Child, prefix: &str) -> String {
+pub(crate) fn first_line(child: &mut Child, prefix: &str) -> String {
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
@@ -91,7 +91,7 @@ pub fn first_line(child: &mut Child, prefix: &str) -> String {
         .to_owned()
 }
 
-pub fn spawn(args: &[&str], dir: &Path, name: &str) -> (Child, PathBuf) {
+pub(crate) fn spawn(args: &[&str], dir: &Path, name: &str) -> (Child, PathBuf) {
     let log = dir.join(format!("{name}.log"));
     let child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
         .args(args)
@@ -106,7 +106,7 @@ pub fn spawn(args: &[&str], dir: &Path, name: &str) -> (Child, PathBuf) {
 impl Stack {
     /// Starts an exchange (balances off, one instrument PGN-USD with tick 5) and a
     /// gateway for accounts 1..=3.
-    pub fn start(opts: Opts) -> Stack {
+    pub(crate) fn start(opts: Opts) -> Stack {
         let dir = tempfile::tempdir().unwrap();
         let exchange_toml = dir.path().join("exchange.toml");
         // Protocol v2: the accounts' keys (the gateway's) and their stored hashes
@@ -177,7 +177,7 @@ impl Stack {
 
     /// (Re)starts the gateway and waits until its sessions are up and its books
     /// synced.
-    pub fn start_gateway(&mut self) {
+    pub(crate) fn start_gateway(&mut self) {
         let (mut gw, log) = spawn(
             &[
                 "gateway",
@@ -195,19 +195,19 @@ impl Stack {
     }
 
     /// Kills the gateway with SIGKILL.
-    pub fn kill_gateway(&mut self) {
+    pub(crate) fn kill_gateway(&mut self) {
         if let Some(mut g) = self.gateway.take() {
             g.kill9();
         }
     }
 
-    pub fn status(&self) -> serde_json::Value {
+    pub(crate) fn status(&self) -> serde_json::Value {
         let r = get(self.http, "/peregrine/status");
         assert_eq!(r.status, 200, "{}", r.body);
         r.json()
     }
 
-    pub fn wait_ready(&self) {
+    pub(crate) fn wait_ready(&self) {
         let ok = wait_for(Duration::from_secs(30), || {
             let s = match try_request(self.http, "GET", "/peregrine/status", &[], "") {
                 Ok(r) if r.status == 200 => r.json(),
@@ -227,7 +227,7 @@ impl Stack {
         assert!(ok, "gateway not ready:\n{}", self.gateway_log());
     }
 
-    pub fn gateway_log(&self) -> String {
+    pub(crate) fn gateway_log(&self) -> String {
         self.gateway
             .as_ref()
             .map(|g| std::fs::read_to_string(&g.log).unwrap_or_default())
@@ -236,7 +236,7 @@ impl Stack {
 }
 
 /// Polls `f` every 10 ms until true or `max` passes.
-pub fn wait_for(max: Duration, mut f: impl FnMut() -> bool) -> bool {
+pub(crate) fn wait_for(max: Duration, mut f: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + max;
     loop {
         if f() {
@@ -251,30 +251,30 @@ pub fn wait_for(max: Duration, mut f: impl FnMut() -> bool) -> bool {
 
 /// An HTTP answer.
 #[derive(Debug)]
-pub struct Resp {
+pub(crate) struct Resp {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
 }
 
 impl Resp {
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
     /// The Binance error code.
-    pub fn code(&self) -> i64 {
+    pub(crate) fn code(&self) -> i64 {
         self.json()["code"].as_i64().unwrap_or(0)
     }
 }
 
 /// One request on a fresh connection (`Connection: close`).
-pub fn try_request(
+pub(crate) fn try_request(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -300,7 +300,7 @@ pub fn try_request(
     parse_response(&raw)
 }
 
-pub fn parse_response(raw: &[u8]) -> std::io::Result<Resp> {
+pub(crate) fn parse_response(raw: &[u8]) -> std::io::Result<Resp> {
     let text = String::from_utf8_lossy(raw).to_string();
     let (head, body) = text
         .split_once("\r\n\r\n")
@@ -344,11 +344,11 @@ fn dechunk(mut s: &str) -> String {
     out
 }
 
-pub fn get(addr: SocketAddr, path: &str) -> Resp {
+pub(crate) fn get(addr: SocketAddr, path: &str) -> Resp {
     try_request(addr, "GET", path, &[], "").unwrap()
 }
 
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -357,11 +357,11 @@ pub fn now_ms() -> u64 {
 
 /// A signed request for key `k` (index into [`KEYS`]): `params` plus timestamp and
 /// signature in the query string.
-pub fn signed(addr: SocketAddr, method: &str, path: &str, k: usize, params: &str) -> Resp {
+pub(crate) fn signed(addr: SocketAddr, method: &str, path: &str, k: usize, params: &str) -> Resp {
     signed_with(addr, method, path, KEYS[k].1, KEYS[k].2, params, now_ms())
 }
 
-pub fn signed_with(
+pub(crate) fn signed_with(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -387,9 +387,9 @@ pub fn signed_with(
 }
 
 /// A WebSocket client on `path` (read timeout 10 s).
-pub type Ws = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
+pub(crate) type Ws = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 
-pub fn ws(addr: SocketAddr, path: &str) -> Ws {
+pub(crate) fn ws(addr: SocketAddr, path: &str) -> Ws {
     let (ws, _) = tungstenite::connect(format!("ws://{addr}{path}")).unwrap();
     if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -398,7 +398,7 @@ pub fn ws(addr: SocketAddr, path: &str) -> Ws {
 }
 
 /// The next text message (skipping pings), or `None` when the server closed.
-pub fn ws_next(ws: &mut Ws) -> Option<serde_json::Value> {
+pub(crate) fn ws_next(ws: &mut Ws) -> Option<serde_json::Value> {
     loop {
         match ws.read() {
             Ok(tungstenite::Message::Text(t)) => {
@@ -412,12 +412,12 @@ pub fn ws_next(ws: &mut Ws) -> Option<serde_json::Value> {
 
 /// A native protocol v2 session of `account` (its key from the stack's key file),
 /// logged in live (no replay).
-pub struct Native {
+pub(crate) struct Native {
     c: peregrine_client::order_entry::Connection,
 }
 
 impl Native {
-    pub fn login(stack: &Stack, account: u32) -> Native {
+    pub(crate) fn login(stack: &Stack, account: u32) -> Native {
         let key = peregrine_client::keys::KeyFile::key_of(
             &stack.keys,
             peregrine_types::AccountId(account),
@@ -438,12 +438,12 @@ impl Native {
         Native { c }
     }
 
-    pub fn send<M: peregrine_wire::WireMessage>(&mut self, m: &M) {
+    pub(crate) fn send<M: peregrine_wire::WireMessage>(&mut self, m: &M) {
         self.c.send(m).unwrap();
     }
 
     /// The next report of the account's stream (heartbeats and the like skipped).
-    pub fn recv_report(&mut self) -> peregrine_wire::v2::Outbound {
+    pub(crate) fn recv_report(&mut self) -> peregrine_wire::v2::Outbound {
         loop {
             let (_, m) = self.c.read_next().unwrap();
             if m.is_report_type() {
@@ -454,7 +454,7 @@ impl Native {
 }
 
 /// The `[[api_keys]]` entries of [`KEYS`], as a gateway config takes them.
-pub fn api_keys_toml() -> String {
+pub(crate) fn api_keys_toml() -> String {
     KEYS.iter()
         .map(|(a, k, s)| {
             format!("[[api_keys]]\naccount = {a}\napi_key = \"{k}\"\nsecret_key = \"{s}\"\n")

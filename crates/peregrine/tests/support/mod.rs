@@ -2,12 +2,12 @@
 //! blocking wire client with timeouts. The process is killed when the handle drops.
 #![allow(dead_code)] // each test binary uses a different subset
 
-pub mod cluster;
-pub mod engine;
-pub mod fix;
+pub(crate) mod cluster;
+pub(crate) mod engine;
+pub(crate) mod fix;
 
 #[allow(unused_imports, reason = "each test binary uses a different subset")]
-pub use peregrine_testkit::{eventually, wait_until, with_timeout};
+pub(crate) use peregrine_testkit::{eventually, wait_until, with_timeout};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -26,10 +26,10 @@ use peregrine_wire::v2::{Cancel, NewOrder, Outbound};
 use peregrine_wire::WireMessage;
 
 /// Read timeout of test clients.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A running exchange process.
-pub struct Exchange {
+pub(crate) struct Exchange {
     child: Child,
     stdout: Option<BufReader<std::process::ChildStdout>>,
     /// Order-entry address.
@@ -42,24 +42,24 @@ pub struct Exchange {
 }
 
 /// Extra TOML lines appended to the test config.
-pub fn start(extra: &str) -> Exchange {
+pub(crate) fn start(extra: &str) -> Exchange {
     start_with_env(extra, &[])
 }
 
 /// [`start`] with extra environment variables for the exchange process.
-pub fn start_with_env(extra: &str, env: &[(&str, &str)]) -> Exchange {
+pub(crate) fn start_with_env(extra: &str, env: &[(&str, &str)]) -> Exchange {
     try_start_with_env(extra, env).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// [`start_with_env`], or the exchange's log when it exits before listening.
 #[allow(dead_code)]
-pub fn try_start_with_env(extra: &str, env: &[(&str, &str)]) -> Result<Exchange, String> {
+pub(crate) fn try_start_with_env(extra: &str, env: &[(&str, &str)]) -> Result<Exchange, String> {
     try_start_with_args(extra, env, &[])
 }
 
 /// [`try_start_with_env`] with extra `peregrine exchange` arguments (e.g.
 /// `--accept-loss`).
-pub fn try_start_with_args(
+pub(crate) fn try_start_with_args(
     extra: &str,
     env: &[(&str, &str)],
     args: &[&str],
@@ -109,17 +109,17 @@ pub fn try_start_with_args(
 }
 
 /// The `[[accounts]]` entries every test exchange has: accounts 1 to 4.
-pub fn accounts_toml() -> String {
+pub(crate) fn accounts_toml() -> String {
     (1..=4).map(|i| account_toml(i, false)).collect()
 }
 
 /// Account `id`'s key in the tests (deterministic: `[id; 32]`).
-pub fn key(id: u32) -> AccountKey {
+pub(crate) fn key(id: u32) -> AccountKey {
     AccountKey([id as u8; 32])
 }
 
 /// The exchange's `[[accounts]]` entry of account `id` (its stored key hash).
-pub fn account_toml(id: u32, admin: bool) -> String {
+pub(crate) fn account_toml(id: u32, admin: bool) -> String {
     format!(
         "[[accounts]]\nid = {id}\nstored_key = \"{}\"\nadmin = {admin}\n",
         key(id).stored().to_hex()
@@ -127,7 +127,7 @@ pub fn account_toml(id: u32, admin: bool) -> String {
 }
 
 /// Writes a key file (`peregrine keygen`'s format) holding the keys of `ids`.
-pub fn write_key_file(path: &std::path::Path, ids: &[u32]) {
+pub(crate) fn write_key_file(path: &std::path::Path, ids: &[u32]) {
     let text: String = ids
         .iter()
         .map(|&i| format!("[[keys]]\naccount = {i}\nkey = \"{}\"\n", key(i).to_hex()))
@@ -137,21 +137,21 @@ pub fn write_key_file(path: &std::path::Path, ids: &[u32]) {
 
 impl Exchange {
     /// The exchange's log so far.
-    pub fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
     /// Its process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Whether the process is still running.
-    pub fn alive(&mut self) -> bool {
+    pub(crate) fn alive(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
     }
 
     /// Stops it with SIGTERM; its exit status and the rest of its stdout.
-    pub fn terminate(mut self) -> (std::process::ExitStatus, String) {
+    pub(crate) fn terminate(mut self) -> (std::process::ExitStatus, String) {
         let pid = rustix::process::Pid::from_child(&self.child);
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
         let mut out = String::new();
@@ -170,7 +170,7 @@ impl Drop for Exchange {
 }
 
 /// A blocking test client.
-pub struct Client {
+pub(crate) struct Client {
     /// The socket.
     pub stream: TcpStream,
     rx: Box<RecvBuffer<65536>>,
@@ -182,7 +182,7 @@ pub struct Client {
 
 impl Client {
     /// Connects (no login).
-    pub fn connect(addr: SocketAddr) -> Client {
+    pub(crate) fn connect(addr: SocketAddr) -> Client {
         let stream = TcpStream::connect_timeout(&addr, IO_TIMEOUT).unwrap();
         stream.set_nodelay(true).unwrap();
         stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
@@ -196,7 +196,7 @@ impl Client {
 
     /// Connects and logs in as account `id` with its test key ([`key`]), live (no
     /// replay); panics unless accepted. Returns once the recovery phase is over.
-    pub fn login(addr: SocketAddr, id: u32) -> Client {
+    pub(crate) fn login(addr: SocketAddr, id: u32) -> Client {
         match Client::try_login(addr, id, &key(id)) {
             Ok(c) => c,
             Err(reason) => panic!("login of account {id} refused: reason {reason}"),
@@ -205,7 +205,7 @@ impl Client {
 
     /// Connects and logs in as account `id` proving `key`: the client, or the login
     /// reason code of the refusal.
-    pub fn try_login(addr: SocketAddr, id: u32, key: &AccountKey) -> Result<Client, u16> {
+    pub(crate) fn try_login(addr: SocketAddr, id: u32, key: &AccountKey) -> Result<Client, u16> {
         let mut c = Client::connect(addr);
         let mut session = ClientSession::new(LoginParams::trading(AccountId(id), 0));
         loop {
@@ -223,19 +223,19 @@ impl Client {
     }
 
     /// Sends one message.
-    pub fn send<M: WireMessage>(&mut self, m: &M) {
+    pub(crate) fn send<M: WireMessage>(&mut self, m: &M) {
         let mut buf = [0u8; 512];
         let n = m.encode(&mut buf).unwrap();
         self.stream.write_all(&buf[..n]).unwrap();
     }
 
     /// Sends raw bytes (ignoring errors: the peer may have closed).
-    pub fn send_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) {
         let _ = self.stream.write_all(bytes);
     }
 
     /// The next message, or `None` when the exchange closed the connection.
-    pub fn recv(&mut self) -> Option<Outbound> {
+    pub(crate) fn recv(&mut self) -> Option<Outbound> {
         loop {
             if let Some(m) = self.rx.next(Outbound::decode).unwrap() {
                 return Some(m);
@@ -250,7 +250,7 @@ impl Client {
     }
 
     /// The next message that is not a heartbeat.
-    pub fn recv_report(&mut self) -> Outbound {
+    pub(crate) fn recv_report(&mut self) -> Outbound {
         loop {
             match self.recv() {
                 Some(Outbound::ServerHeartbeat(_)) => continue,
@@ -261,7 +261,7 @@ impl Client {
     }
 
     /// Whether the exchange closes the connection (reading until EOF).
-    pub fn closed_by_peer(&mut self) -> bool {
+    pub(crate) fn closed_by_peer(&mut self) -> bool {
         loop {
             match self.recv() {
                 None => return true,
@@ -272,7 +272,13 @@ impl Client {
 }
 
 /// A GTC (or IOC) limit order on instrument 1.
-pub fn order(client_id: u64, side: Side, price: i64, qty: i64, tif: TimeInForce) -> NewOrder {
+pub(crate) fn order(
+    client_id: u64,
+    side: Side,
+    price: i64,
+    qty: i64,
+    tif: TimeInForce,
+) -> NewOrder {
     NewOrder {
         client_order_id: ClientOrderId(client_id),
         price: Price::from_raw(price),
@@ -287,7 +293,7 @@ pub fn order(client_id: u64, side: Side, price: i64, qty: i64, tif: TimeInForce)
 }
 
 /// A cancel on instrument 1.
-pub fn cancel(client_id: u64, order_id: OrderId) -> Cancel {
+pub(crate) fn cancel(client_id: u64, order_id: OrderId) -> Cancel {
     Cancel {
         client_order_id: ClientOrderId(client_id),
         order_id,
@@ -296,7 +302,7 @@ pub fn cancel(client_id: u64, order_id: OrderId) -> Cancel {
 }
 
 /// A port that was free a moment ago.
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -305,20 +311,20 @@ pub fn free_port() -> u16 {
 }
 
 /// A child process killed when dropped, with its stdout.
-pub struct KillOnDrop {
+pub(crate) struct KillOnDrop {
     child: Child,
     stdout: BufReader<std::process::ChildStdout>,
 }
 
 impl KillOnDrop {
     /// Takes a child spawned with piped stdout.
-    pub fn new(mut child: Child) -> Self {
+    pub(crate) fn new(mut child: Child) -> Self {
         let stdout = BufReader::new(child.stdout.take().unwrap());
         KillOnDrop { child, stdout }
     }
 
     /// Reads stdout lines up to and including the first containing `needle`.
-    pub fn read_until(&mut self, needle: &str) -> String {
+    pub(crate) fn read_until(&mut self, needle: &str) -> String {
         let mut text = String::new();
         loop {
             let mut line = String::new();
@@ -332,7 +338,7 @@ impl KillOnDrop {
     }
 
     /// Waits for exit and returns the rest of stdout.
-    pub fn wait_output(mut self) -> String {
+    pub(crate) fn wait_output(mut self) -> String {
         let mut out = String::new();
         self.stdout.read_to_string(&mut out).unwrap();
         let _ = self.child.wait();

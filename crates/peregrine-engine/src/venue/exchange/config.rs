@@ -54,19 +54,19 @@ pub struct ExchangeConfig {
 }
 
 mod defaults {
-    pub fn heartbeat_ms() -> u32 {
+    pub(super) fn heartbeat_ms() -> u32 {
         1_000
     }
-    pub fn connect_timeout_ms() -> u64 {
+    pub(super) fn connect_timeout_ms() -> u64 {
         2_000
     }
-    pub fn reconnect_ms() -> u64 {
+    pub(super) fn reconnect_ms() -> u64 {
         1_000
     }
-    pub fn max_orders() -> usize {
+    pub(super) fn max_orders() -> usize {
         65_536
     }
-    pub fn out_buffer() -> usize {
+    pub(super) fn out_buffer() -> usize {
         65_536
     }
 }

@@ -53,7 +53,7 @@ pub(super) struct OrderTable {
 
 impl OrderTable {
     /// An empty table with room for `capacity` open orders.
-    pub fn new(capacity: usize) -> OrderTable {
+    pub(super) fn new(capacity: usize) -> OrderTable {
         OrderTable {
             by_engine: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
             by_order: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
@@ -64,17 +64,23 @@ impl OrderTable {
     }
 
     /// Open orders.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.by_engine.len()
     }
 
     /// No room for another order.
-    pub fn is_full(&self) -> bool {
+    pub(super) fn is_full(&self) -> bool {
         self.by_engine.len() >= self.capacity
     }
 
     /// Starts tracking a new order sent as client order id `cl`.
-    pub fn insert_new(&mut self, engine_id: u64, cl: u64, instrument: InstrumentId, qty: Qty) {
+    pub(super) fn insert_new(
+        &mut self,
+        engine_id: u64,
+        cl: u64,
+        instrument: InstrumentId,
+        qty: Qty,
+    ) {
         self.by_engine.insert(
             engine_id,
             Tracked {
@@ -93,7 +99,7 @@ impl OrderTable {
 
     /// Tracks an order a previous run of the engine left open (from its journal): in
     /// doubt until the reconciliation after the next login settles it.
-    pub fn insert_restored(
+    pub(super) fn insert_restored(
         &mut self,
         engine_id: u64,
         order_id: u64,
@@ -119,27 +125,27 @@ impl OrderTable {
     }
 
     /// Records a cancel or replace request `cl` about `engine_id`.
-    pub fn insert_request(&mut self, cl: u64, engine_id: u64, kind: ReqKind) {
+    pub(super) fn insert_request(&mut self, cl: u64, engine_id: u64, kind: ReqKind) {
         self.by_cl.insert(cl, (engine_id, kind));
     }
 
     /// The order, if open.
-    pub fn get_mut(&mut self, engine_id: u64) -> Option<&mut Tracked> {
+    pub(super) fn get_mut(&mut self, engine_id: u64) -> Option<&mut Tracked> {
         self.by_engine.get_mut(&engine_id)
     }
 
     /// The request `cl` was answered: what it was about, once.
-    pub fn take_request(&mut self, cl: u64) -> Option<(u64, ReqKind)> {
+    pub(super) fn take_request(&mut self, cl: u64) -> Option<(u64, ReqKind)> {
         self.by_cl.remove(&cl)
     }
 
     /// The engine id of exchange order `order_id`.
-    pub fn by_order(&self, order_id: u64) -> Option<u64> {
+    pub(super) fn by_order(&self, order_id: u64) -> Option<u64> {
         self.by_order.get(&order_id).copied()
     }
 
     /// The exchange accepted `engine_id` as `order_id`.
-    pub fn acked(&mut self, engine_id: u64, order_id: u64) -> Option<Tracked> {
+    pub(super) fn acked(&mut self, engine_id: u64, order_id: u64) -> Option<Tracked> {
         let t = self.by_engine.get_mut(&engine_id)?;
         t.order_id = order_id;
         self.by_order.insert(order_id, engine_id);
@@ -148,7 +154,7 @@ impl OrderTable {
 
     /// The order is finished: forget it (requests still on their way stay until
     /// answered).
-    pub fn remove(&mut self, engine_id: u64) -> Option<Tracked> {
+    pub(super) fn remove(&mut self, engine_id: u64) -> Option<Tracked> {
         let t = self.by_engine.remove(&engine_id)?;
         if t.order_id != 0 {
             self.by_order.remove(&t.order_id);
@@ -160,7 +166,11 @@ impl OrderTable {
     /// through `lost`; acknowledged ones become in doubt, and any replace on its way
     /// is reported through `replace_lost` (its outcome is unknown; the
     /// reconciliation cancels the order anyway). Every request id is forgotten.
-    pub fn on_disconnect(&mut self, lost: &mut dyn FnMut(u64), replace_lost: &mut dyn FnMut(u64)) {
+    pub(super) fn on_disconnect(
+        &mut self,
+        lost: &mut dyn FnMut(u64),
+        replace_lost: &mut dyn FnMut(u64),
+    ) {
         self.by_cl.clear();
         self.by_engine.retain(|&engine_id, t| {
             if t.order_id == 0 {
@@ -183,7 +193,7 @@ impl OrderTable {
     /// The reconciliation is over: every order still in doubt was not resting at the
     /// exchange any more. Forgets them, handing each (engine id, open quantity) to
     /// `gone`.
-    pub fn drop_in_doubt(&mut self, gone: &mut dyn FnMut(u64, i64)) {
+    pub(super) fn drop_in_doubt(&mut self, gone: &mut dyn FnMut(u64, i64)) {
         let by_order = &mut self.by_order;
         self.by_engine.retain(|&engine_id, t| {
             if t.in_doubt {

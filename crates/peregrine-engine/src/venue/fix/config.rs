@@ -44,10 +44,10 @@ pub struct FixInstrument {
 }
 
 mod defaults {
-    pub fn heartbeat_secs() -> u32 {
+    pub(super) fn heartbeat_secs() -> u32 {
         30
     }
-    pub fn reconnect_ms() -> u64 {
+    pub(super) fn reconnect_ms() -> u64 {
         1_000
     }
 }

@@ -16,5 +16,5 @@
 mod pending;
 mod throttle;
 
-pub use pending::{Admit, PendingConfig, PendingPool};
-pub use throttle::{LoginThrottle, ThrottleConfig};
+pub(crate) use pending::{Admit, PendingConfig, PendingPool};
+pub(crate) use throttle::{LoginThrottle, ThrottleConfig};

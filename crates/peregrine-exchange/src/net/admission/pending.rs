@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 /// Limits of the pending pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PendingConfig {
+pub(crate) struct PendingConfig {
     /// Connections waiting to log in, over every address.
     pub capacity: usize,
     /// Connections waiting to log in from one address.
@@ -18,7 +18,7 @@ pub struct PendingConfig {
 
 /// What admitting a connection did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admit<K> {
+pub(crate) enum Admit<K> {
     /// Admitted; nothing else changed.
     Admitted,
     /// Admitted; this older pending connection was evicted to make room (close it).
@@ -34,7 +34,7 @@ struct Entry<K> {
 
 /// Pending connections in arrival order. `K` names a connection (a session key).
 #[derive(Debug)]
-pub struct PendingPool<K> {
+pub(crate) struct PendingPool<K> {
     config: PendingConfig,
     entries: VecDeque<Entry<K>>,
     per_addr: FxHashMap<IpAddr, usize>,
@@ -42,7 +42,7 @@ pub struct PendingPool<K> {
 
 impl<K: Copy + PartialEq> PendingPool<K> {
     /// An empty pool.
-    pub fn new(config: PendingConfig) -> Self {
+    pub(crate) fn new(config: PendingConfig) -> Self {
         PendingPool {
             config,
             entries: VecDeque::with_capacity(config.capacity),
@@ -53,7 +53,7 @@ impl<K: Copy + PartialEq> PendingPool<K> {
     /// Admits a new connection from `addr` at `now_ms`. When the address already has
     /// its share, its oldest pending connection is evicted; else when the pool is
     /// full, the oldest pending connection of all.
-    pub fn admit(&mut self, key: K, addr: IpAddr, now_ms: u64) -> Admit<K> {
+    pub(crate) fn admit(&mut self, key: K, addr: IpAddr, now_ms: u64) -> Admit<K> {
         let mut out = Admit::Admitted;
         let mine = self.per_addr.get(&addr).copied().unwrap_or(0);
         let victim = if mine >= self.config.per_address.max(1) {
@@ -89,7 +89,7 @@ impl<K: Copy + PartialEq> PendingPool<K> {
     }
 
     /// Removes a connection (it logged in, or closed). False if it was not pending.
-    pub fn remove(&mut self, key: K) -> bool {
+    pub(crate) fn remove(&mut self, key: K) -> bool {
         match self.entries.iter().position(|e| e.key == key) {
             Some(i) => self.take(i).is_some(),
             None => false,
@@ -98,7 +98,7 @@ impl<K: Copy + PartialEq> PendingPool<K> {
 
     /// Removes and returns the next connection whose login time ran out at `now_ms`.
     /// Call until `None`.
-    pub fn pop_expired(&mut self, now_ms: u64) -> Option<K> {
+    pub(crate) fn pop_expired(&mut self, now_ms: u64) -> Option<K> {
         // Deadlines grow with arrival order (one timeout for all), so only the front
         // can be due.
         if self.entries.front()?.deadline <= now_ms {
@@ -110,19 +110,19 @@ impl<K: Copy + PartialEq> PendingPool<K> {
 
     /// Connections pending.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// True if none is pending.
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// Connections pending from `addr`.
     #[cfg(test)]
-    pub fn pending_from(&self, addr: IpAddr) -> usize {
+    pub(crate) fn pending_from(&self, addr: IpAddr) -> usize {
         self.per_addr.get(&addr).copied().unwrap_or(0)
     }
 }

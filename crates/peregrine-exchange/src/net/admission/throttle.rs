@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 /// Backoff settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThrottleConfig {
+pub(crate) struct ThrottleConfig {
     /// Failures allowed before any delay.
     pub free_failures: u32,
     /// Delay after the first failure beyond the free ones, milliseconds; it doubles
@@ -45,7 +45,7 @@ struct Backoff {
 
 /// Failure counts and delays. See the module documentation.
 #[derive(Debug)]
-pub struct LoginThrottle {
+pub(crate) struct LoginThrottle {
     config: ThrottleConfig,
     addrs: FxHashMap<IpAddr, Backoff>,
     accounts: FxHashMap<AccountId, Backoff>,
@@ -55,7 +55,7 @@ pub struct LoginThrottle {
 
 impl LoginThrottle {
     /// An empty throttle.
-    pub fn new(config: ThrottleConfig) -> Self {
+    pub(crate) fn new(config: ThrottleConfig) -> Self {
         LoginThrottle {
             config,
             addrs: FxHashMap::default(),
@@ -66,7 +66,7 @@ impl LoginThrottle {
 
     /// `Err(retry_after_ms)` if a login for `account` from `addr` must wait at
     /// `now_ms` (answer it without checking the proof); `Ok` if it may be tried.
-    pub fn check(&self, account: AccountId, addr: IpAddr, now_ms: u64) -> Result<(), u64> {
+    pub(crate) fn check(&self, account: AccountId, addr: IpAddr, now_ms: u64) -> Result<(), u64> {
         let wait = |b: Option<&Backoff>| b.map_or(0, |b| b.until.saturating_sub(now_ms));
         let mut after = wait(self.addrs.get(&addr));
         if !self.is_trusted(account, addr, now_ms) {
@@ -87,7 +87,7 @@ impl LoginThrottle {
 
     /// Records a failed login (an unknown account counts against the address only
     /// when `account` is `None`, so unknown ids do not fill the account table).
-    pub fn failure(&mut self, account: Option<AccountId>, addr: IpAddr, now_ms: u64) {
+    pub(crate) fn failure(&mut self, account: Option<AccountId>, addr: IpAddr, now_ms: u64) {
         let c = self.config;
         bump(&mut self.addrs, addr, now_ms, c);
         if let Some(a) = account {
@@ -99,7 +99,7 @@ impl LoginThrottle {
 
     /// Records a successful login: the address's failures are forgiven and it is
     /// trusted for the account.
-    pub fn success(&mut self, account: AccountId, addr: IpAddr, now_ms: u64) {
+    pub(crate) fn success(&mut self, account: AccountId, addr: IpAddr, now_ms: u64) {
         self.addrs.remove(&addr);
         if self.trusted.len() >= self.config.max_tracked {
             evict_oldest(&mut self.trusted, |&t| t);
@@ -109,7 +109,7 @@ impl LoginThrottle {
 
     /// Addresses and accounts currently tracked (for metrics and tests).
     #[cfg(test)]
-    pub fn tracked(&self) -> (usize, usize) {
+    pub(crate) fn tracked(&self) -> (usize, usize) {
         (self.addrs.len(), self.accounts.len())
     }
 }

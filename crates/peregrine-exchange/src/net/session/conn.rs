@@ -12,7 +12,7 @@ use super::protocol::{EngineStatus, Session};
 
 /// Outcome of a read.
 #[derive(Debug)]
-pub enum ReadOutcome {
+pub(crate) enum ReadOutcome {
     /// Bytes were read (maybe 0 on `WouldBlock`).
     Ok(usize),
     /// The peer closed or the socket failed.
@@ -21,7 +21,7 @@ pub enum ReadOutcome {
 
 /// One connection.
 #[derive(Debug)]
-pub struct Conn {
+pub(crate) struct Conn {
     stream: TcpStream,
     /// Its key.
     pub key: SessionKey,
@@ -34,7 +34,7 @@ pub struct Conn {
 impl Conn {
     /// Wraps an accepted stream (made non-blocking, `TCP_NODELAY`); the session
     /// queues its `Challenge` with `nonce`.
-    pub fn new(
+    pub(crate) fn new(
         stream: TcpStream,
         peer: SocketAddr,
         key: SessionKey,
@@ -53,7 +53,7 @@ impl Conn {
     }
 
     /// Reads what the socket has into the receive buffer (one `read` call).
-    pub fn read(&mut self) -> ReadOutcome {
+    pub(crate) fn read(&mut self) -> ReadOutcome {
         let spare = self.proto.rx_spare();
         if spare.is_empty() {
             return ReadOutcome::Ok(0);
@@ -71,12 +71,12 @@ impl Conn {
     }
 
     /// The socket, for the poller.
-    pub fn fd(&self) -> BorrowedFd<'_> {
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.stream.as_fd()
     }
 
     /// Writes as much queued output as the socket takes.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         while self.proto.unsent() > 0 {
             match self.stream.write(self.proto.pending_output()) {
                 Ok(0) => {
@@ -95,7 +95,7 @@ impl Conn {
     }
 
     /// Closes the socket.
-    pub fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }
 }

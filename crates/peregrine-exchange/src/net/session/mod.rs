@@ -2,5 +2,5 @@
 //! version-2 rules of challenge and login, the recovery phase, stream delivery,
 //! heartbeats, sequence numbers and framing) and its socket ([`conn`]).
 
-pub mod conn;
-pub mod protocol;
+pub(crate) mod conn;
+pub(crate) mod protocol;

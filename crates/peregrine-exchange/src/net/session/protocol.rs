@@ -34,14 +34,14 @@ use peregrine_exchange_core::reports::{Position, ReportStore};
 use crate::net::credentials::Grant;
 
 /// Bytes of the per-session receive buffer.
-pub const RECV_BUFFER: usize = 8192;
+pub(crate) const RECV_BUFFER: usize = 8192;
 /// Most answers held back (during a recovery phase, or behind a lagging stream)
 /// before the session is closed.
-pub const MAX_HELD: usize = 1024;
+pub(crate) const MAX_HELD: usize = 1024;
 
 /// What the engine tells a session about itself.
 #[derive(Debug, Clone, Copy)]
-pub struct EngineStatus {
+pub(crate) struct EngineStatus {
     /// The engine sequence number now.
     pub seq: u64,
     /// The engine time now.
@@ -50,7 +50,7 @@ pub struct EngineStatus {
 
 /// Where the session's stream delivery is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Delivery {
+pub(crate) enum Delivery {
     /// Not logged in.
     None,
     /// Replaying reports up to (excluding) `to`, then `ReplayEnd`.
@@ -69,7 +69,7 @@ pub enum Delivery {
 
 /// What one inbound message means for the session table.
 #[derive(Debug, Clone, Copy)]
-pub enum Step {
+pub(crate) enum Step {
     /// Handled inside the session, or nothing to do.
     Nothing,
     /// A `Login` to check ([`crate::credentials::Credentials::verify`], throttling).
@@ -84,7 +84,7 @@ pub enum Step {
 
 /// Logged in or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     /// Connected; the challenge was sent; only `Login` is allowed.
     AwaitLogin,
     /// Logged in.
@@ -93,7 +93,7 @@ pub enum State {
 
 /// One session. See the module documentation.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     rx: Box<RecvBuffer<RECV_BUFFER>>,
     out: Vec<u8>,
     out_sent: usize,
@@ -121,7 +121,7 @@ pub struct Session {
 
 impl Session {
     /// A new connection: queues the `Challenge` with `nonce`.
-    pub fn new(limit: usize, nonce: [u8; 32], engine: EngineStatus, now: Instant) -> Self {
+    pub(crate) fn new(limit: usize, nonce: [u8; 32], engine: EngineStatus, now: Instant) -> Self {
         let mut s = Session {
             rx: Box::new(RecvBuffer::new()),
             out: Vec::with_capacity(limit),
@@ -152,12 +152,12 @@ impl Session {
     }
 
     /// The nonce the login must prove.
-    pub fn nonce(&self) -> &[u8; 32] {
+    pub(crate) fn nonce(&self) -> &[u8; 32] {
         &self.nonce
     }
 
     /// The grant, once logged in.
-    pub fn grant(&self) -> Option<Grant> {
+    pub(crate) fn grant(&self) -> Option<Grant> {
         match self.state {
             State::Active(g) => Some(g),
             State::AwaitLogin => None,
@@ -165,28 +165,28 @@ impl Session {
     }
 
     /// Where stream delivery is.
-    pub fn delivery(&self) -> Delivery {
+    pub(crate) fn delivery(&self) -> Delivery {
         self.delivery
     }
 
     /// The free part of the receive buffer (empty when full).
-    pub fn rx_spare(&mut self) -> &mut [u8] {
+    pub(crate) fn rx_spare(&mut self) -> &mut [u8] {
         self.rx.spare()
     }
 
     /// True if whole or partial frames wait in the receive buffer.
-    pub fn has_input(&self) -> bool {
+    pub(crate) fn has_input(&self) -> bool {
         self.rx.buffered() > 0
     }
 
     /// The exchange itself did not run for `stalled` (a long pause of its own loop):
     /// that time does not count as the peer's silence.
-    pub fn forgive(&mut self, stalled: std::time::Duration, now: Instant) {
+    pub(crate) fn forgive(&mut self, stalled: std::time::Duration, now: Instant) {
         self.last_rx = (self.last_rx + stalled).min(now);
     }
 
     /// `n` bytes were read into [`Session::rx_spare`] at `now`.
-    pub fn received(&mut self, n: usize, now: Instant) {
+    pub(crate) fn received(&mut self, n: usize, now: Instant) {
         self.rx.commit(n);
         if n > 0 {
             self.last_rx = now;
@@ -196,7 +196,7 @@ impl Session {
     /// The next inbound message and what it means, or `None` when no whole frame is
     /// buffered. A protocol violation sets [`Session::close`] and returns
     /// [`Step::Stop`].
-    pub fn next_step(&mut self) -> Option<Step> {
+    pub(crate) fn next_step(&mut self) -> Option<Step> {
         if self.close.is_some() || self.close_after_flush {
             return None;
         }
@@ -231,7 +231,7 @@ impl Session {
     }
 
     /// Refuses the login with `code` (and a retry delay) and closes after the answer.
-    pub fn refuse(
+    pub(crate) fn refuse(
         &mut self,
         code: LoginCode,
         retry_after_ms: u32,
@@ -257,7 +257,7 @@ impl Session {
     /// (`OpenOrdersRequest` with request id 0), after which [`Session::snapshot_done`]
     /// ends the phase.
     #[allow(clippy::too_many_arguments)] // one call site, the table's login
-    pub fn accept(
+    pub(crate) fn accept(
         &mut self,
         grant: Grant,
         heartbeat_ms: u32,
@@ -349,7 +349,7 @@ impl Session {
     /// The open-orders snapshot of a lost position ended with `OpenOrdersEnd`
     /// reflecting reports up to `as_of` (for every account: engine sequence number
     /// `as_of`): live delivery continues right after it.
-    pub fn snapshot_done(
+    pub(crate) fn snapshot_done(
         &mut self,
         as_of: u64,
         store: &ReportStore,
@@ -421,7 +421,7 @@ impl Session {
     /// refusal): queued now when live, caught up with the stream in `store` and
     /// with room for it; else held until the recovery phase ends and the cursor has
     /// passed every report the stream holds now.
-    pub fn answer(&mut self, msg: Outbound, store: &ReportStore, now: Instant) {
+    pub(crate) fn answer(&mut self, msg: Outbound, store: &ReportStore, now: Instant) {
         let snapshot_line = self.delivery == Delivery::Snapshot
             && match msg {
                 Outbound::OpenOrder(o) => o.request_id == 0,
@@ -445,7 +445,7 @@ impl Session {
 
     /// Copies reports of the session's scope from `store` into the outbound buffer
     /// while there is room. Returns whether anything was queued.
-    pub fn pump(&mut self, store: &ReportStore, engine: EngineStatus, now: Instant) -> bool {
+    pub(crate) fn pump(&mut self, store: &ReportStore, engine: EngineStatus, now: Instant) -> bool {
         let Some(g) = self.grant() else {
             return false;
         };
@@ -493,7 +493,7 @@ impl Session {
     }
 
     /// The stream position reached (what a heartbeat announces).
-    pub fn next_report_seq(&self, engine: EngineStatus) -> u64 {
+    pub(crate) fn next_report_seq(&self, engine: EngineStatus) -> u64 {
         match self.grant().and_then(|g| g.target) {
             Some(_) => self.cursor,
             None => engine.seq + 1,
@@ -501,7 +501,7 @@ impl Session {
     }
 
     /// Queues a heartbeat if nothing was sent for `interval` (live sessions only).
-    pub fn heartbeat_if_due(
+    pub(crate) fn heartbeat_if_due(
         &mut self,
         interval: std::time::Duration,
         engine: EngineStatus,
@@ -521,7 +521,7 @@ impl Session {
 
     /// Stamps the next session sequence number and queues the message; a message
     /// that does not fit closes the session (slow reader of answers).
-    pub fn enqueue(&mut self, mut msg: Outbound, now: Instant) {
+    pub(crate) fn enqueue(&mut self, mut msg: Outbound, now: Instant) {
         if self.close.is_some() {
             return;
         }
@@ -549,17 +549,17 @@ impl Session {
     }
 
     /// Bytes queued and not yet written.
-    pub fn unsent(&self) -> usize {
+    pub(crate) fn unsent(&self) -> usize {
         self.out.len() - self.out_sent
     }
 
     /// The queued bytes to write next.
-    pub fn pending_output(&self) -> &[u8] {
+    pub(crate) fn pending_output(&self) -> &[u8] {
         &self.out[self.out_sent..]
     }
 
     /// `n` bytes of [`Session::pending_output`] were written.
-    pub fn wrote(&mut self, n: usize) {
+    pub(crate) fn wrote(&mut self, n: usize) {
         self.out_sent = (self.out_sent + n).min(self.out.len());
         if self.out_sent == self.out.len() {
             self.out.clear();

@@ -79,7 +79,7 @@ pub(super) struct Out {
 }
 
 impl Out {
-    pub fn get(&self, tag: u32) -> Option<&str> {
+    pub(super) fn get(&self, tag: u32) -> Option<&str> {
         self.fields.get(&tag).map(String::as_str)
     }
 }
@@ -93,7 +93,7 @@ pub(super) struct Peer {
 }
 
 impl Peer {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Peer {
             enc: Encoder::default(),
             seq: 1,
@@ -104,13 +104,13 @@ impl Peer {
 
     /// A message with the next sequence number; `header` fields go after 52,
     /// `body` fields after the header.
-    pub fn msg(&mut self, t: &str, now: u64, body: &[(u32, &str)]) -> Vec<u8> {
+    pub(super) fn msg(&mut self, t: &str, now: u64, body: &[(u32, &str)]) -> Vec<u8> {
         let seq = self.seq;
         self.seq += 1;
         self.raw(t, seq, now, &[], body)
     }
 
-    pub fn raw(
+    pub(super) fn raw(
         &mut self,
         t: &str,
         seq: u64,
@@ -129,7 +129,7 @@ impl Peer {
         w.seal().to_vec()
     }
 
-    pub fn logon(&mut self, now: u64, extra: &[(u32, &str)]) -> Vec<u8> {
+    pub(super) fn logon(&mut self, now: u64, extra: &[(u32, &str)]) -> Vec<u8> {
         let mut body = vec![(98, "0"), (108, "30")];
         body.extend_from_slice(extra);
         self.msg("A", now, &body)
