@@ -24,7 +24,8 @@
 //!   ([`market::book`]), bars ([`market::kline`]), parameters and signatures
 //!   ([`dialect::params`], [`dialect::auth`]) are plain code with unit and property tests.
 //! * **Layered modules**, each naming only those below it (checked by
-//!   `scripts/check-module-cycles.py`): [`link`] and [`config`]; [`market`] (books,
+//!   `scripts/check-module-cycles.py`): [`link`], [`config`] and [`telemetry`]
+//!   (the order stages' histograms); [`market`] (books,
 //!   bars, trades, the stream [`market::hub`]); [`venue`] and [`dialect`] (Binance's
 //!   errors, parameters, keys, limits, listen keys); [`account`]; [`history`];
 //!   [`app`] (the shared state); [`rest`]; [`ws`]; [`status`] and [`ui`]; [`server`].
@@ -44,6 +45,7 @@ pub mod market;
 pub mod rest;
 pub mod server;
 pub mod status;
+pub mod telemetry;
 pub mod ui;
 pub mod venue;
 pub mod ws;

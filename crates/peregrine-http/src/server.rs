@@ -76,6 +76,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/ws-api/v3", get(api::ws_api))
         .route("/openapi.json", get(openapi))
         .route("/peregrine/status", get(crate::status::status))
+        .route("/metrics", get(crate::status::metrics))
         .route("/ops/api/summary", get(ops::summary))
         .route("/ops/api/limits", get(ops::limits).post(ops::set_limits))
         .route("/ops/api/kill", post(ops::kill))
@@ -135,6 +136,8 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
             let held = Arc::clone(&guard);
             let svc = hyper::service::service_fn(
                 move |mut req: hyper::Request<hyper::body::Incoming>| {
+                    req.extensions_mut()
+                        .insert(crate::telemetry::Arrived(std::time::Instant::now()));
                     req.extensions_mut().insert(ClientAddr(addr));
                     req.extensions_mut().insert(Arc::clone(&guard));
                     router.clone().oneshot(req.map(Body::new))

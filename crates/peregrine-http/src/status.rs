@@ -1,14 +1,18 @@
 //! `GET /peregrine/status`: the gateway's own health, for operators and tests:
-//! exchange sessions, feed state per symbol, history writer counters and lag.
+//! exchange sessions, feed state per symbol, history writer counters and lag, and
+//! the new-order stage histograms ([`crate::telemetry`]). `GET /metrics`: the same,
+//! for Prometheus.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
+use peregrine_metrics::{labels, Families, Kind};
 use serde::Serialize;
 
 use crate::app::App;
+use crate::telemetry::StageSnapshot;
 
 /// One account's session.
 #[derive(Debug, Serialize)]
@@ -68,6 +72,8 @@ pub struct Status {
     pub feed: Vec<FeedStatus>,
     /// Writer.
     pub history: WriterStatus,
+    /// Where new orders' time went inside the gateway, since start.
+    pub order_stages: Vec<StageSnapshot>,
 }
 
 /// The handler.
@@ -116,5 +122,98 @@ pub async fn status(State(app): State<Arc<App>>) -> Response {
             records_sent: w.records.sent.load(r),
             records_written: *w.records.written.borrow(),
         },
+        order_stages: app.accounts.stages.snapshot(),
     })
+}
+
+/// Latency buckets of the order stages: `le` = 2^e and 1.5 × 2^e ns for these `e`
+/// (1 µs … 1.6 s).
+const STAGE_EXPS: std::ops::RangeInclusive<u32> = 10..=30;
+
+/// `GET /metrics`: the Prometheus text document (`peregrine_build_info`,
+/// `process_*`, and the gateway's own under `peregrine_http_`).
+pub async fn metrics(State(app): State<Arc<App>>) -> Response {
+    let body = peregrine_metrics::document("http", |reg| {
+        reg.register_collector(Box::new(families(&app)));
+    });
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            peregrine_metrics::CONTENT_TYPE,
+        )],
+        body,
+    )
+        .into_response()
+}
+
+fn families(app: &App) -> Families {
+    let mut f = Families::new();
+    f.family(
+        "session_up",
+        Kind::Gauge,
+        "1 while the account's order-entry session to the exchange is logged in.",
+    );
+    for k in &app.config.api_keys {
+        let up = app.accounts.is_up(peregrine_types::AccountId(k.account));
+        f.gauge(
+            labels(&[("account", &k.account.to_string())]),
+            i64::from(up),
+        );
+    }
+    f.family(
+        "feed_synced",
+        Kind::Gauge,
+        "1 once the symbol's book has been received from the feed.",
+    );
+    for (i, s) in app.market.symbols.all().iter().enumerate() {
+        let synced = app.market.state(i).synced;
+        f.gauge(labels(&[("symbol", &s.spec.symbol)]), i64::from(synced));
+    }
+    let w = &app.writer;
+    let r = Ordering::Relaxed;
+    for (name, help, v) in [
+        (
+            "history_trades",
+            "Trades the history writer inserted.",
+            w.trades.load(r),
+        ),
+        (
+            "history_order_events",
+            "Order events the history writer inserted.",
+            w.order_events.load(r),
+        ),
+        (
+            "history_commits",
+            "History transactions committed.",
+            w.commits.load(r),
+        ),
+        (
+            "history_errors",
+            "History transactions that failed.",
+            w.errors.load(r),
+        ),
+        (
+            "history_gaps",
+            "Feed ranges the history lost.",
+            w.gaps.load(r),
+        ),
+        (
+            "history_records_sent",
+            "Order records handed to the history writer.",
+            w.records.sent.load(r),
+        ),
+    ] {
+        f.single_counter(name, help, v);
+    }
+    f.family(
+        "order_stage_seconds",
+        Kind::Histogram,
+        "Time of a POST /api/v3/order inside the gateway, by stage: checks (signature, \
+         parameters, limits), exchange (session, exchange round trip, reports applied), \
+         wake (answer to handler running), answer (response built), total.",
+    );
+    for (stage, l) in app.accounts.stages.all() {
+        f.histogram(labels(&[("stage", stage)]), l.prometheus(STAGE_EXPS));
+    }
+    f
 }

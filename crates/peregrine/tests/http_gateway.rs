@@ -70,6 +70,43 @@ fn order_round_trip_through_the_cli_process() {
             t.as_array()
                 .is_some_and(|a| a.len() == 1 && a[0]["qty"] == "2")
         }));
+        // A new order the checks refuse never reaches a stage histogram.
+        let bad = order(&stack, 0, "SELL", 3, "101.057");
+        assert_eq!(bad.status, 400, "{}", bad.body);
+        // Both placed orders went through every stage, in /peregrine/status ...
+        let st = stack.status();
+        let stages = st["order_stages"].as_array().expect("order_stages");
+        let names: Vec<&str> = stages.iter().filter_map(|s| s["stage"].as_str()).collect();
+        assert_eq!(
+            names,
+            ["route", "checks", "exchange", "wake", "answer", "total"]
+        );
+        for s in stages {
+            let n: u64 = s["buckets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b[1].as_u64().unwrap())
+                .sum();
+            assert_eq!(n, 2, "stage {}: {s}", s["stage"]);
+        }
+        // ... and in /metrics, for Prometheus.
+        let m = get(stack.http, "/metrics");
+        assert_eq!(m.status, 200);
+        assert!(
+            m.header("content-type")
+                .is_some_and(|c| c.starts_with("application/openmetrics-text")),
+            "{:?}",
+            m.header("content-type")
+        );
+        for line in [
+            "peregrine_http_order_stage_seconds_count{stage=\"total\"} 2",
+            "peregrine_http_order_stage_seconds_count{stage=\"exchange\"} 2",
+            "peregrine_http_session_up{account=\"1\"} 1",
+            "peregrine_build_info{version=",
+        ] {
+            assert!(m.body.contains(line), "no {line} in\n{}", m.body);
+        }
     });
 }
 

@@ -14,7 +14,7 @@ pub mod state;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use peregrine_types::AccountId;
 use tokio::sync::mpsc::UnboundedSender;
@@ -24,12 +24,11 @@ use crate::link::{Report, ReportSink, Request};
 use crate::market::feed::now_ms;
 use crate::market::hub::Hub;
 use crate::market::symbols::Symbols;
+use crate::telemetry::{OrderStages, OrderStamps};
 use crate::venue::Asset;
 use order::Order;
 use record::{HistoryRecord, OrderRecord};
-use state::{
-    AccountState, BalanceAnswer, CancelAnswer, Change, Draft, Failure, NewAnswer, RespType,
-};
+use state::{AccountState, Answered, Change, Draft, Failure, RespType};
 
 /// Why a request could not be made at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +58,8 @@ pub struct Accounts {
     history: Option<UnboundedSender<HistoryRecord>>,
     assets: Vec<Asset>,
     timeout: Duration,
+    /// Where new orders' time goes (`/metrics`, `/peregrine/status`).
+    pub stages: OrderStages,
 }
 
 impl std::fmt::Debug for Accounts {
@@ -111,6 +112,7 @@ impl Accounts {
             history,
             assets,
             timeout,
+            stages: OrderStages::default(),
         }
     }
 
@@ -154,15 +156,16 @@ impl Accounts {
         })
     }
 
+    /// Waits for the answer to request `id`; its value and when it was given.
     async fn wait<T>(
         &self,
         account: AccountId,
         id: u64,
-        rx: tokio::sync::oneshot::Receiver<Result<T, Failure>>,
-    ) -> Result<T, Refusal> {
+        rx: tokio::sync::oneshot::Receiver<Answered<Result<T, Failure>>>,
+    ) -> Result<(T, Instant), Refusal> {
         match tokio::time::timeout(self.timeout, rx).await {
-            Ok(Ok(Ok(v))) => Ok(v),
-            Ok(Ok(Err(f))) => Err(Refusal::Failed(f)),
+            Ok(Ok(Answered { value: Ok(v), at })) => Ok((v, at)),
+            Ok(Ok(Answered { value: Err(f), .. })) => Err(Refusal::Failed(f)),
             Ok(Err(_)) => Err(Refusal::Failed(Failure::Unknown)),
             Err(_) => {
                 self.lock(account).forget(id, Failure::Unknown);
@@ -172,25 +175,37 @@ impl Accounts {
     }
 
     /// Places an order: registers it, sends it, waits for the answer `resp` asks
-    /// for. `draft.wire.coid` is filled in here.
+    /// for. `draft.wire.coid` is filled in here. `arrived` and `entered`: when the
+    /// request reached the service and its handler; the answer comes with the
+    /// order's stamps so far (the caller records them once its response is built).
     pub async fn place(
         &self,
         account: AccountId,
         mut draft: Draft,
         resp: RespType,
-    ) -> Result<Order, Refusal> {
+        (arrived, entered): (Instant, Instant),
+    ) -> Result<(Order, OrderStamps), Refusal> {
         let (id, rx) = {
             let mut st = self.lock(account);
             let id = st.next_id();
             draft.wire.coid = id;
-            let rx: tokio::sync::oneshot::Receiver<NewAnswer> = st.expect_new(draft.clone(), resp);
+            let rx = st.expect_new(draft.clone(), resp);
             (id, rx)
         };
         if let Err(e) = self.send(account, Request::New(draft.wire)) {
             self.lock(account).forget(id, Failure::NotSent);
             return Err(e);
         }
-        self.wait(account, id, rx).await
+        let queued = Instant::now();
+        let (order, answered) = self.wait(account, id, rx).await?;
+        let stamps = OrderStamps {
+            arrived,
+            entered,
+            queued,
+            answered,
+            resumed: Instant::now(),
+        };
+        Ok((order, stamps))
     }
 
     /// Cancels an order.
@@ -204,8 +219,7 @@ impl Accounts {
         let (id, rx) = {
             let mut st = self.lock(account);
             let id = st.next_id();
-            let rx: tokio::sync::oneshot::Receiver<CancelAnswer> =
-                st.expect_cancel(id, new_client_id);
+            let rx = st.expect_cancel(id, new_client_id);
             (id, rx)
         };
         let req = Request::Cancel {
@@ -217,7 +231,7 @@ impl Accounts {
             self.lock(account).forget(id, Failure::NotSent);
             return Err(e);
         }
-        self.wait(account, id, rx).await
+        self.wait(account, id, rx).await.map(|(v, _)| v)
     }
 
     /// One asset's balance: (available, reserved).
@@ -225,7 +239,7 @@ impl Accounts {
         let (id, rx) = {
             let mut st = self.lock(account);
             let id = st.next_id();
-            let rx: tokio::sync::oneshot::Receiver<BalanceAnswer> = st.expect_balance(id);
+            let rx = st.expect_balance(id);
             (id, rx)
         };
         if let Err(e) = self.send(
@@ -238,7 +252,7 @@ impl Accounts {
             self.lock(account).forget(id, Failure::NotSent);
             return Err(e);
         }
-        self.wait(account, id, rx).await
+        self.wait(account, id, rx).await.map(|(v, _)| v)
     }
 
     /// A read barrier: one round trip on the account's session. Reports the

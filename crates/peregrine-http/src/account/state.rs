@@ -42,6 +42,36 @@ pub type CancelAnswer = Result<Order, Failure>;
 /// The answer to a balance request: (available, reserved).
 pub type BalanceAnswer = Result<(i64, i64), Failure>;
 
+/// An answer and the moment it was given: on the session task, right after the
+/// read that brought it (the `exchange` stage of [`crate::telemetry`] ends there).
+#[derive(Debug)]
+pub struct Answered<T> {
+    /// The answer.
+    pub value: T,
+    /// When it was given.
+    pub at: std::time::Instant,
+}
+
+/// The sending half a waiter is answered through; stamps the answer.
+#[derive(Debug)]
+pub struct Reply<T>(oneshot::Sender<Answered<T>>);
+
+impl<T> Reply<T> {
+    /// A reply channel.
+    fn channel() -> (Reply<T>, oneshot::Receiver<Answered<T>>) {
+        let (tx, rx) = oneshot::channel();
+        (Reply(tx), rx)
+    }
+
+    /// Answers now (a waiter that gave up is not an error).
+    fn send(self, value: T) {
+        let _ = self.0.send(Answered {
+            value,
+            at: std::time::Instant::now(),
+        });
+    }
+}
+
 /// What the API knows about a new order before the exchange answers.
 #[derive(Debug, Clone)]
 pub struct Draft {
@@ -62,15 +92,15 @@ enum Waiter {
     New {
         draft: Draft,
         resp: RespType,
-        tx: Option<oneshot::Sender<NewAnswer>>,
+        tx: Option<Reply<NewAnswer>>,
         order_id: Option<u64>,
     },
     Cancel {
         new_client_id: String,
-        tx: oneshot::Sender<CancelAnswer>,
+        tx: Reply<CancelAnswer>,
     },
     Balance {
-        tx: oneshot::Sender<BalanceAnswer>,
+        tx: Reply<BalanceAnswer>,
     },
 }
 
@@ -137,8 +167,12 @@ impl AccountState {
     }
 
     /// Registers a new-order request; the answer comes on the returned channel.
-    pub fn expect_new(&mut self, draft: Draft, resp: RespType) -> oneshot::Receiver<NewAnswer> {
-        let (tx, rx) = oneshot::channel();
+    pub fn expect_new(
+        &mut self,
+        draft: Draft,
+        resp: RespType,
+    ) -> oneshot::Receiver<Answered<NewAnswer>> {
+        let (tx, rx) = Reply::channel();
         self.waiters.insert(
             draft.wire.coid,
             Waiter::New {
@@ -156,16 +190,16 @@ impl AccountState {
         &mut self,
         id: u64,
         new_client_id: String,
-    ) -> oneshot::Receiver<CancelAnswer> {
-        let (tx, rx) = oneshot::channel();
+    ) -> oneshot::Receiver<Answered<CancelAnswer>> {
+        let (tx, rx) = Reply::channel();
         self.waiters
             .insert(id, Waiter::Cancel { new_client_id, tx });
         rx
     }
 
     /// Registers a balance request with id `id`.
-    pub fn expect_balance(&mut self, id: u64) -> oneshot::Receiver<BalanceAnswer> {
-        let (tx, rx) = oneshot::channel();
+    pub fn expect_balance(&mut self, id: u64) -> oneshot::Receiver<Answered<BalanceAnswer>> {
+        let (tx, rx) = Reply::channel();
         self.waiters.insert(id, Waiter::Balance { tx });
         rx
     }
@@ -257,7 +291,7 @@ impl AccountState {
             }) = self.waiters.remove(&id)
             {
                 if let Some(o) = self.orders.get(&oid) {
-                    let _ = tx.send(Ok(o.clone()));
+                    tx.send(Ok(o.clone()));
                 }
             }
         }
@@ -346,7 +380,7 @@ impl AccountState {
                 let Some(o) = self.orders.get_mut(&order_id) else {
                     self.unknown_reports += 1;
                     if let Some(Waiter::Cancel { tx, .. }) = self.waiters.remove(&request_id) {
-                        let _ = tx.send(Err(Failure::Refused(0)));
+                        tx.send(Err(Failure::Refused(0)));
                     }
                     return;
                 };
@@ -356,7 +390,7 @@ impl AccountState {
                 if let Some(Waiter::Cancel { tx, new_client_id }) = self.waiters.remove(&request_id)
                 {
                     cancel_client_id = Some(new_client_id);
-                    let _ = tx.send(Ok(order.clone()));
+                    tx.send(Ok(order.clone()));
                 }
                 out.push(Change {
                     order,
@@ -406,7 +440,7 @@ impl AccountState {
                 ..
             } => {
                 if let Some(Waiter::Balance { tx }) = self.waiters.remove(&request_id) {
-                    let _ = tx.send(Ok((available, reserved)));
+                    tx.send(Ok((available, reserved)));
                 }
             }
             Report::BalanceRejected { request_id, reason } => {
@@ -548,7 +582,7 @@ impl AccountState {
         self.orders.insert(order_id, order.clone());
         if resp == RespType::Ack {
             if let Some(Waiter::New { tx: Some(tx), .. }) = self.waiters.remove(&coid) {
-                let _ = tx.send(Ok(order));
+                tx.send(Ok(order));
             }
         }
     }
@@ -559,7 +593,7 @@ impl AccountState {
             return;
         };
         if let Some(Waiter::New { tx: Some(tx), .. }) = self.waiters.remove(&o.coid) {
-            let _ = tx.send(Ok(o.clone()));
+            tx.send(Ok(o.clone()));
         }
         let key = (o.symbol, o.client_order_id.clone());
         if self.open_ids.get(&key) == Some(&order_id) {
@@ -589,14 +623,14 @@ fn order_type(kind: Kind) -> OrderType {
 fn fail(w: Waiter, why: Failure) {
     match w {
         Waiter::New { tx: Some(tx), .. } => {
-            let _ = tx.send(Err(why));
+            tx.send(Err(why));
         }
         Waiter::New { tx: None, .. } => {}
         Waiter::Cancel { tx, .. } => {
-            let _ = tx.send(Err(why));
+            tx.send(Err(why));
         }
         Waiter::Balance { tx } => {
-            let _ = tx.send(Err(why));
+            tx.send(Err(why));
         }
     }
 }

@@ -77,7 +77,10 @@ pub fn run(s: &BenchSettings) -> Result<Vec<Table>, BenchError> {
         tables.push(rest::floor(s.duration.min(3.0))?);
         for &rate in &s.rates {
             tables.push(native::run(st.exchange, &st.keys, rate, s.duration)?);
+            let before = rest::stages(st.http)?;
             tables.push(rest::run(st.http, rate, s.duration, s.connections)?);
+            let after = rest::stages(st.http)?;
+            tables.push(rest::stages_table(rate, s.duration, &before, &after));
         }
     }
     if want("fanout") {

@@ -11,6 +11,7 @@ use super::report::{hist, Row, Table};
 use super::{pace, BenchError};
 use crate::dialect::auth::sign_hex;
 use crate::market::feed::now_ms;
+use crate::telemetry::{difference, quantile, StageSnapshot};
 
 /// API key and secret of the bench's account 1 (the stack configures it).
 pub const KEY: (&str, &str) = ("bench-key-one", "bench-secret-one");
@@ -28,6 +29,60 @@ pub fn get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
     Ok(out
         .split_once("\r\n\r\n")
         .map_or(String::new(), |(_, b)| b.to_owned()))
+}
+
+/// The gateway's new-order stage histograms (from `/peregrine/status`).
+pub fn stages(addr: SocketAddr) -> Result<Vec<StageSnapshot>, BenchError> {
+    let body = get(addr, "/peregrine/status")?;
+    let mut v: serde_json::Value =
+        serde_json::from_str(&body).map_err(|e| BenchError::Other(format!("status: {e}")))?;
+    serde_json::from_value(v["order_stages"].take())
+        .map_err(|e| BenchError::Other(format!("status order_stages: {e}")))
+}
+
+/// What the orders of one rate spent in each stage: the difference of two
+/// [`stages`] snapshots, quantiles interpolated inside the buckets.
+pub fn stages_table(
+    rate: u64,
+    secs: f64,
+    before: &[StageSnapshot],
+    after: &[StageSnapshot],
+) -> Table {
+    let rows = after
+        .iter()
+        .map(|a| {
+            let was = before
+                .iter()
+                .find(|b| b.stage == a.stage)
+                .map_or(&[][..], |b| &b.buckets[..]);
+            let d = difference(&a.buckets, was);
+            let q = |x| quantile(&d, x).unwrap_or(0);
+            let n: u64 = d.iter().map(|b| b.1).sum();
+            Row {
+                name: format!("inside: {}", a.stage),
+                n,
+                p50: q(0.5),
+                p90: q(0.9),
+                p99: q(0.99),
+                p999: q(0.999),
+                max: d.last().map_or(0, |b| b.0),
+                per_sec: n as f64 / secs.max(1e-9),
+            }
+        })
+        .collect();
+    Table {
+        title: format!(
+            "Inside the gateway at {rate}/s: POST /api/v3/order by stage (its /peregrine/status, \
+             buckets at most 12.5% wide, interpolated; max = the top bucket's bound)"
+        ),
+        rows,
+        notes: vec![
+            "checks: signature, parameters, limits; exchange: session task, exchange round trip, \
+             reports applied; wake: answer -> handler running; answer: response built; total: \
+             handler entered -> response built (not hyper's read/parse/write, nor the hops)"
+                .into(),
+        ],
+    }
 }
 
 struct Conn {

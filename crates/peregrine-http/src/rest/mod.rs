@@ -45,6 +45,8 @@ pub struct Req {
     pub body: String,
     /// `X-MBX-APIKEY`.
     pub api_key: Option<String>,
+    /// When hyper handed the request to the service (now, if the server did not say).
+    pub arrived: std::time::Instant,
 }
 
 impl FromRequest<Arc<App>> for Req {
@@ -52,6 +54,10 @@ impl FromRequest<Arc<App>> for Req {
 
     async fn from_request(req: Request, app: &Arc<App>) -> Result<Self, Self::Rejection> {
         let (parts, body) = req.into_parts();
+        let arrived = parts
+            .extensions
+            .get::<crate::telemetry::Arrived>()
+            .map_or_else(std::time::Instant::now, |a| a.0);
         let ip = parts
             .extensions
             .get::<ClientAddr>()
@@ -87,6 +93,7 @@ impl FromRequest<Arc<App>> for Req {
             query,
             body,
             api_key,
+            arrived,
         })
     }
 }

@@ -255,6 +255,7 @@ fn new_order_response(sym: &Symbol, o: &Order, resp: RespType) -> NewOrderRespon
     responses((status = 200, body = NewOrderResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 413, body = ErrorBody), (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn new_order(State(app): State<Arc<App>>, req: Req) -> Response {
+    let entered = std::time::Instant::now();
     let mut counts = None;
     let r: ApiResult<NewOrderResponse> = async {
         let (key, mut p) = app.authenticate(&req)?;
@@ -262,12 +263,16 @@ pub async fn new_order(State(app): State<Arc<App>>, req: Req) -> Response {
         p.finish()?;
         counts = Some(app.limits.charge_order(key.account.0, now_ms())?);
         let sym = &app.market.symbols.all()[c.idx];
-        let order = app
+        let (order, stamps) = app
             .accounts
-            .place(key.account, c.draft, c.resp)
+            .place(key.account, c.draft, c.resp, (req.arrived, entered))
             .await
             .map_err(refusal)?;
-        Ok(new_order_response(sym, &order, c.resp))
+        let body = new_order_response(sym, &order, c.resp);
+        app.accounts
+            .stages
+            .record(&stamps, std::time::Instant::now());
+        Ok(body)
     }
     .await;
     with_counts(reply(r), counts)
