@@ -1,7 +1,14 @@
 //! WebSocket fan-out: the bench plays the exchange's feed and measures, at every
 //! subscriber, feed packet sent → depth frame received.
+//!
+//! The floor, in the same run and with the same subscribers: a bare fan-out, one
+//! thread that answers the WebSocket handshakes itself and then writes each event's
+//! frame (the same size as the gateway's) to every socket in turn, blocking. No
+//! feed, no tasks, no channels: what 1,000 loopback writes and the subscribers'
+//! reads cost on this machine.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,8 +20,9 @@ use peregrine_wire::md::L2Update;
 
 use super::report::{hist, Row, Table};
 use super::{pace, BenchError};
+use crate::market::feed::now_ms;
 
-/// Runs the fan-out measurement.
+/// Runs the fan-out measurement through the gateway (`http`, fed on `feed`).
 pub fn run(
     http: SocketAddr,
     feed: SocketAddr,
@@ -22,6 +30,140 @@ pub fn run(
     rate: u64,
     secs: f64,
 ) -> Result<Table, BenchError> {
+    let udp = UdpSocket::bind("127.0.0.1:0")?;
+    let session = 4242u64;
+    let mut buf = [0u8; 256];
+    let mut seq = 0u64;
+    let publish = move |tag: usize| -> std::io::Result<()> {
+        seq += 1;
+        let mut b = PacketBuilder::new(&mut buf, session, seq)
+            .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+        let _ = b.push(L2Update {
+            price: Price::from_raw(10_000 + (tag % 50) as i64),
+            qty: Qty::from_raw(tag as i64),
+            engine_time: Timestamp(0),
+            instrument: InstrumentId(1),
+            order_count: 1,
+            side: Side::Buy,
+        });
+        udp.send_to(b.finish(), feed)?;
+        Ok(())
+    };
+    let (row, notes) = measure(http, None, publish, subscribers, rate, secs)?;
+    Ok(Table {
+        title: format!(
+            "WebSocket depth fan-out: feed packet → @depth@0ms frame at each of {subscribers} subscribers, {rate} events/s, {secs} s"
+        ),
+        rows: vec![row.named("gateway: UDP packet sent → frame received")],
+        notes,
+    })
+}
+
+/// The floor of [`run`]: the same subscribers, schedule and frame size, fed by one
+/// thread that writes every frame to every socket itself.
+pub fn floor(subscribers: usize, rate: u64, secs: f64) -> Result<Table, BenchError> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let accepting = std::thread::spawn(move || accept_bare(&listener, subscribers));
+    let socks: Arc<Mutex<Vec<TcpStream>>> = Arc::new(Mutex::new(Vec::new()));
+    let held = Arc::clone(&socks);
+    let publish = move |tag: usize| -> std::io::Result<()> {
+        // The gateway's depth frame for this event, near enough in size.
+        let text = format!(
+            "{{\"e\":\"depthUpdate\",\"E\":{},\"s\":\"PGN-USD\",\"U\":{tag},\"u\":{tag},\"b\":[[\"100.{:02}\",\"{tag}\"]],\"a\":[]}}",
+            now_ms(),
+            tag % 50
+        );
+        let mut frame = Vec::with_capacity(text.len() + 4);
+        frame.push(0x81); // FIN, text
+        if text.len() < 126 {
+            frame.push(text.len() as u8);
+        } else {
+            frame.push(126);
+            frame.extend_from_slice(&(text.len() as u16).to_be_bytes());
+        }
+        frame.extend_from_slice(text.as_bytes());
+        for s in held.lock().unwrap_or_else(|p| p.into_inner()).iter_mut() {
+            s.write_all(&frame)?;
+        }
+        Ok(())
+    };
+    let on_connected = {
+        let socks = Arc::clone(&socks);
+        move || -> std::io::Result<()> {
+            let got = accepting
+                .join()
+                .map_err(|_| std::io::Error::other("accept thread panicked"))??;
+            *socks.lock().unwrap_or_else(|p| p.into_inner()) = got;
+            Ok(())
+        }
+    };
+    let (row, notes) = measure(
+        addr,
+        Some(Box::new(on_connected)),
+        publish,
+        subscribers,
+        rate,
+        secs,
+    )?;
+    Ok(Table {
+        title: format!(
+            "Floor: bare fan-out (one thread writes each frame to every socket) to {subscribers} WebSocket subscribers, {rate} events/s, {secs} s"
+        ),
+        rows: vec![row.named("floor: frame written → frame received")],
+        notes,
+    })
+}
+
+/// Accepts `n` WebSocket clients, answering each handshake (blocking sockets).
+fn accept_bare(listener: &TcpListener, n: usize) -> std::io::Result<Vec<TcpStream>> {
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let (mut s, _) = listener.accept()?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut head = Vec::new();
+        let mut b = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let k = s.read(&mut b)?;
+            if k == 0 || head.len() > 16 * 1024 {
+                return Err(std::io::Error::other("bad handshake"));
+            }
+            head.extend_from_slice(&b[..k]);
+        }
+        let text = String::from_utf8_lossy(&head);
+        let key = text
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("sec-websocket-key")
+                    .then(|| v.trim().to_owned())
+            })
+            .ok_or_else(|| std::io::Error::other("no Sec-WebSocket-Key"))?;
+        let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
+        write!(
+            s,
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+        )?;
+        s.set_nodelay(true)?;
+        out.push(s);
+    }
+    Ok(out)
+}
+
+/// Something to run once every subscriber is connected.
+type OnConnected = Box<dyn FnOnce() -> std::io::Result<()>>;
+
+/// Connects `subscribers` to `addr`, then calls `publish(tag)` on the schedule and
+/// measures, at every subscriber, the stored send time → frame received.
+fn measure(
+    addr: SocketAddr,
+    on_connected: Option<OnConnected>,
+    mut publish: impl FnMut(usize) -> std::io::Result<()>,
+    subscribers: usize,
+    rate: u64,
+    secs: f64,
+) -> Result<(Row, Vec<String>), BenchError> {
+    let http = addr;
     let events = ((rate as f64) * secs) as usize + 64;
     let sent: Arc<Vec<Mutex<Option<Instant>>>> =
         Arc::new((0..events).map(|_| Mutex::new(None)).collect());
@@ -85,36 +227,22 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(20));
     }
     let connected_n = connected.load(Ordering::Acquire);
-    let udp = UdpSocket::bind("127.0.0.1:0")?;
-    let session = 4242u64;
-    let mut buf = [0u8; 256];
-    // The send time is stored before the packet leaves: a subscriber can receive the
+    if let Some(f) = on_connected {
+        f()?;
+    }
+    // The send time is stored before the event leaves: a subscriber can receive the
     // frame before the sending thread runs again (it may lose its core to the
-    // gateway's feed thread it just woke), and a frame whose time was not stored yet
-    // would go uncounted.
-    let send = |seq: u64, tag: usize, timed: bool, buf: &mut [u8]| -> std::io::Result<()> {
-        let mut b = PacketBuilder::new(buf, session, seq)
-            .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
-        let _ = b.push(L2Update {
-            price: Price::from_raw(10_000 + (tag % 50) as i64),
-            qty: Qty::from_raw(tag as i64),
-            engine_time: Timestamp(0),
-            instrument: InstrumentId(1),
-            order_count: 1,
-            side: Side::Buy,
-        });
-        let bytes = b.finish().to_vec();
+    // thread it just woke), and a frame whose time was not stored yet would go
+    // uncounted.
+    let mut send = |tag: usize, timed: bool| -> std::io::Result<()> {
         if let Some(slot) = sent.get(tag).filter(|_| timed) {
             *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
         }
-        udp.send_to(&bytes, feed)?;
-        Ok(())
+        publish(tag)
     };
-    // Warm-up events (tags 1..=20 are ignored below 21 only for timing clarity).
-    let mut seq = 1u64;
+    // Warm-up events (tags 1..=20, not timed).
     for tag in 1..=20usize {
-        send(seq, tag, false, &mut buf)?;
-        seq += 1;
+        send(tag, false)?;
         std::thread::sleep(Duration::from_millis(5));
     }
     let gap = Duration::from_nanos(1_000_000_000 / rate.max(1));
@@ -124,8 +252,7 @@ pub fn run(
     let mut tag = 21usize;
     while tag < events {
         pace::wait(&[], Some(next));
-        send(seq, tag, true, &mut buf)?;
-        seq += 1;
+        send(tag, true)?;
         tag += 1;
         next += gap;
     }
@@ -158,22 +285,17 @@ pub fn run(
         }
     }
     rt.shutdown_timeout(Duration::from_secs(1));
-    Ok(Table {
-        title: format!(
-            "WebSocket depth fan-out: feed packet → @depth@0ms frame at each of {subscribers} subscribers, {rate} events/s, {secs} s"
+    let notes = vec![
+        format!(
+            "{connected_n} connected ({failed} failed to connect), {published} events, {delivered} deliveries of {} expected",
+            published * connected_n as u64
         ),
-        rows: vec![Row::from_hist("gateway: UDP packet sent → frame received", &all, elapsed)],
-        notes: vec![
-            format!(
-                "{connected_n} connected ({failed} failed to connect), {published} events, {delivered} deliveries of {} expected",
-                published * connected_n as u64
-            ),
-            format!(
-                "{short} subscriber(s) missed frames (fewest received: {})",
-                if fewest == u64::MAX { 0 } else { fewest }
-            ),
-        ],
-    })
+        format!(
+            "{short} subscriber(s) missed frames (fewest received: {})",
+            if fewest == u64::MAX { 0 } else { fewest }
+        ),
+    ];
+    Ok((Row::from_hist("", &all, elapsed), notes))
 }
 
 /// The subscribers' WebSocket settings: a small read buffer, for the reason in

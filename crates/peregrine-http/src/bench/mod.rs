@@ -84,6 +84,7 @@ pub fn run(s: &BenchSettings) -> Result<Vec<Table>, BenchError> {
         }
     }
     if want("fanout") {
+        tables.push(fanout::floor(s.subscribers, s.fanout_rate, s.duration)?);
         let st = stack::Stack::start(&s.exe, false, s.gateway_threads)?;
         tables.push(fanout::run(
             st.http,

@@ -25,6 +25,12 @@ pub struct Row {
 }
 
 impl Row {
+    /// The same row under another name.
+    pub fn named(mut self, name: impl Into<String>) -> Row {
+        self.name = name.into();
+        self
+    }
+
     /// From a histogram over `secs` seconds.
     pub fn from_hist(name: impl Into<String>, h: &Histogram<u64>, secs: f64) -> Row {
         Row {
