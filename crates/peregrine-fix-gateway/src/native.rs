@@ -130,16 +130,21 @@ impl NativeConn {
                 return Ok(true);
             };
             let spare = self.rx.spare();
-            match stream.read(spare) {
+            let room = spare.len();
+            // A read that did not fill the buffer most likely drained the socket: no
+            // second `read` just to hear `WouldBlock` (if more came meanwhile, the
+            // level-triggered set reports the socket again).
+            let drained = match stream.read(spare) {
                 Ok(0) => return Err("exchange closed the connection".into()),
                 Ok(n) => {
                     self.rx.commit(n);
                     self.last_rx = now;
                     busy = true;
+                    n < room
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(_) => return Err("read error".into()),
-            }
+            };
             loop {
                 match self.rx.next(Outbound::decode) {
                     Ok(Some(msg)) => {
@@ -151,6 +156,9 @@ impl NativeConn {
                     Ok(None) => break,
                     Err(_) => return Err("undecodable frame from the exchange".into()),
                 }
+            }
+            if drained {
+                break;
             }
         }
         Ok(busy)

@@ -145,14 +145,19 @@ fn run(listener: TcpListener, upstream: SocketAddr, wait: WaitStrategy, stop: &A
                 pair = connect(client, upstream, &poller);
             }
         }
-        // Both directions whichever socket was ready: cheaper to try a direction with
-        // nothing to move (one `read` saying `WouldBlock`) than to track which one.
+        // Only the direction whose source was reported (or whose destination can
+        // take a backlog): no `read` that would only say `WouldBlock`.
+        let client = tokens.contains(&CLIENT);
+        let upstream = tokens.contains(&UPSTREAM);
         let Some(p) = pair.as_mut() else { continue };
-        if !tokens.iter().any(|&t| t == CLIENT || t == UPSTREAM) {
-            continue;
+        let mut up = Ok(());
+        let mut down = Ok(());
+        if client || (upstream && p.up.backlog()) {
+            up = p.up.pump(&mut p.client, &mut p.upstream);
         }
-        let up = p.up.pump(&mut p.client, &mut p.upstream);
-        let down = p.down.pump(&mut p.upstream, &mut p.client);
+        if upstream || (client && p.down.backlog()) {
+            down = p.down.pump(&mut p.upstream, &mut p.client);
+        }
         if up.is_err() || down.is_err() {
             poller.remove(&p.client);
             poller.remove(&p.upstream);
