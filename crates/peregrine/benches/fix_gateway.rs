@@ -4,22 +4,24 @@
 //! (send times fixed in advance; latency counted from the scheduled send, so a stall
 //! is not hidden).
 //!
-//!     cargo bench -p peregrine --bench fix_gateway [-- RATE... [--secs S] [--json PATH]]
+//!     cargo bench -p peregrine --bench fix_gateway [-- RATE... [--secs S] [--json PATH]
+//!         [--wait busy-spin|spin-yield|park]]
 //!
 //! Starts an exchange and a gateway (release builds of this binary), then for each
 //! rate (default 10000 and 50000 orders/s) three runs, one after the other:
 //!
 //! * `native`: the native protocol straight to the exchange (account 2);
 //! * `native via relay`: the same through [`support::relay`], a thread that only
-//!   copies bytes, waiting as the gateway does (epoll, spin then park): the physical
+//!   copies bytes, waiting as the gateway does (epoll, and the gateway's `wait`,
+//!   `--wait`, default `park`: spin, yield, then block): the physical
 //!   floor of one more process hop on this machine (account 3);
 //! * `fix gateway`: FIX through the gateway (account 1).
 //!
 //! IOC buys below the market (accepted, then cancelled as unfilled: the book stays
 //! empty). Latency = first report (`Accepted` / ExecutionReport 150=0) − scheduled
 //! send. The three clients are one loop (`open_loop`) over one [`OrderPath`] each:
-//! send what is due, write, read what is there, then block in epoll until input or
-//! the next send (timer slack 1 ns), so the client takes no core while it waits and
+//! send what is due, write, read what is there, then block in ppoll until input or
+//! the next send (ppoll, timer slack 1 ns), so the client takes no core while it waits and
 //! the bench measures the gateway, not three processes polling on two cores.
 //! Prints p50/p90/p99/p99.9/max and the rate answered, what the relay hop adds and
 //! what the gateway adds (in µs and as a multiple of the relay hop), the load average,
@@ -43,7 +45,6 @@ use peregrine_fix::codec::value::{parse_u64, write_u64};
 use peregrine_fix::codec::{Message, Precision};
 use peregrine_fix::session::{Event, Received, Role, Session, SessionConfig};
 use peregrine_fix::store::MemoryStore;
-use peregrine_queue::poller::Poller;
 use peregrine_queue::WaitStrategy;
 use peregrine_types::wall_ns;
 use peregrine_types::{
@@ -54,6 +55,7 @@ use peregrine_wire::orders::NewOrder;
 use peregrine_wire::v2::client::LoginParams;
 use peregrine_wire::v2::Outbound;
 use peregrine_wire::WireMessage;
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
 use support::{first_line, keygen, percentiles, start_exchange, Kid};
 
@@ -276,8 +278,6 @@ impl OrderPath for Fix {
 
 /// Open loop at `rate` for `secs`: the latency of every order answered.
 fn open_loop(path: &mut dyn OrderPath, rate: u64, secs: u64) -> Vec<u64> {
-    let mut poller = Poller::new(4).unwrap();
-    poller.add(path.fd(), 0).unwrap();
     let total = rate * secs;
     let gap = 1_000_000_000 / rate;
     let mut sent_at = vec![0u64; total as usize];
@@ -298,14 +298,22 @@ fn open_loop(path: &mut dyn OrderPath, rate: u64, secs: u64) -> Vec<u64> {
         for id in got.drain(..) {
             lat.push(t.saturating_sub(sent_at[id as usize - 1]));
         }
-        // Block until a report arrives or the next order is due.
+        // Block until a report arrives or the next order is due. ppoll(2): its
+        // timeout has nanosecond resolution (epoll_wait's, as rustix calls it without
+        // its `linux_5_11` feature, has milliseconds: sends would be up to 1 ms late).
         let wait = if next < total {
             (start + next * gap).saturating_sub(wall_ns())
         } else {
             10_000_000
         };
         if wait > 0 {
-            poller.wait(Some(Duration::from_nanos(wait))).unwrap();
+            let timeout = Timespec {
+                tv_sec: (wait / 1_000_000_000) as _,
+                tv_nsec: (wait % 1_000_000_000) as _,
+            };
+            let fd = path.fd();
+            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+            let _ = poll(&mut fds, Some(&timeout));
         }
     }
     lat
@@ -328,12 +336,19 @@ fn main() {
         .collect();
     let mut secs = 3;
     let mut json_path = None;
+    let mut wait = WaitStrategy::SpinThenPark;
     let mut rates = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--secs" => secs = it.next().and_then(|s| s.parse().ok()).unwrap_or(3),
             "--json" => json_path = it.next().cloned(),
+            "--wait" => {
+                wait = it
+                    .next()
+                    .and_then(|w| w.parse().ok())
+                    .expect("--wait busy-spin|spin-yield|park")
+            }
             r => rates.extend(r.parse::<u64>().ok()),
         }
     }
@@ -359,7 +374,7 @@ fn main() {
     std::fs::write(
         &gcfg,
         format!(
-            "listen = \"127.0.0.1:0\"\nexchange = \"{xaddr}\"\nstore_dir = \"{}\"\nkeys_file = \"{}\"\n\
+            "listen = \"127.0.0.1:0\"\nexchange = \"{xaddr}\"\nstore_dir = \"{}\"\nkeys_file = \"{}\"\nwait = \"{wait}\"\n\
              [[instruments]]\nsymbol = \"PGN-USD\"\nid = 1\nprice_decimals = 2\nqty_decimals = 0\n\
              [[sessions]]\ncomp_id = \"CLIENT1\"\npassword = \"fix-pw\"\naccount = 1\n",
             dir.path().join("store").display(),
@@ -381,8 +396,8 @@ fn main() {
 
     let load_before = support::load();
     println!(
-        "order -> first report, open loop, {secs} s per run, clients blocking in epoll; \
-         gateway pid {}; load average before: {load_before}",
+        "order -> first report, open loop, {secs} s per run, clients blocking in ppoll, \
+         gateway and relay wait = {wait}; gateway pid {}; load average before: {load_before}",
         _g.0.id()
     );
     println!(
@@ -393,7 +408,7 @@ fn main() {
     let mut summaries = Vec::new();
     for &rate in &rates {
         let native = open_loop(&mut Native::connect(xaddr, &keys, 2), rate, secs);
-        let relay = support::relay::start(xaddr, WaitStrategy::SpinThenPark);
+        let relay = support::relay::start(xaddr, wait);
         let relayed = open_loop(&mut Native::connect(relay.addr, &keys, 3), rate, secs);
         drop(relay);
         let fix = open_loop(&mut Fix::connect(gaddr), rate, secs);
@@ -421,14 +436,16 @@ fn main() {
     let load_after = support::load();
     println!("load average after: {load_after}");
     let json = format!(
-        "{{\"secs\":{secs},\"load_before\":\"{load_before}\",\"load_after\":\"{load_after}\",\"runs\":[{}],\"added\":[{}]}}",
+        "{{\"secs\":{secs},\"wait\":\"{wait}\",\"load_before\":\"{load_before}\",\"load_after\":\"{load_after}\",\"runs\":[{}],\"added\":[{}]}}",
         rows.iter().map(row_json).collect::<Vec<_>>().join(","),
         summaries.join(",")
     );
     println!("JSON {json}");
     if let Some(p) = json_path {
-        std::fs::write(&p, json + "\n").unwrap();
-        println!("wrote {p}");
+        match std::fs::write(&p, json + "\n") {
+            Ok(()) => println!("wrote {p}"),
+            Err(e) => eprintln!("cannot write {p}: {e} (a relative path is from crates/peregrine)"),
+        }
     }
 }
 
