@@ -32,7 +32,7 @@ use peregrine_wire::v2::client::{ClientSession, LoginParams, Phase, Step};
 use peregrine_wire::v2::Outbound;
 
 use crate::bridge::{push_native, Bridge};
-use crate::poller::{Poller, Watch};
+use crate::poller::{Poller, Token, Watch};
 
 const RX: usize = 16 * 1024;
 const HEARTBEAT_MS: u32 = 1000;
@@ -90,9 +90,12 @@ impl NativeConn {
         }
     }
 
-    /// Connects when due, reads and hands reports to the bridge, takes the bridge's
-    /// requests, heartbeats, writes. Returns whether anything happened.
-    pub fn pump(&mut self, bridge: &mut Bridge, now: u64) -> bool {
+    /// Connects when due; reads (when the loop saw the socket readable) and hands
+    /// reports to the bridge; takes the bridge's requests, heartbeats, writes; checks
+    /// the exchange's silence. Returns whether anything happened. The loop calls it
+    /// when the socket is ready and on its timer passes (`readable` false: no `read`
+    /// that would only say `WouldBlock`).
+    pub fn pump(&mut self, bridge: &mut Bridge, now: u64, readable: bool) -> bool {
         if self.stream.is_none() {
             if now < self.next_connect {
                 return false;
@@ -101,41 +104,64 @@ impl NativeConn {
             return true;
         }
         let mut busy = false;
+        if readable {
+            match self.read(bridge, now) {
+                Ok(b) => busy = b,
+                Err(why) => return self.lost(bridge, now, &why),
+            }
+            if self.stream.is_none() {
+                return true;
+            }
+        }
+        busy |= self.flush(bridge, now);
+        if self.stream.is_some() && now.saturating_sub(self.last_rx) > 3 * self.heartbeat_ns {
+            return self.lost(bridge, now, "exchange silent for three heartbeat intervals");
+        }
+        busy
+    }
+
+    /// Reads (up to [`READS_PER_PUMP`] times: level-triggered epoll reports a socket
+    /// with input left over again) and hands every whole message to the session and
+    /// the bridge. `Err` names why the connection must go.
+    fn read(&mut self, bridge: &mut Bridge, now: u64) -> Result<bool, String> {
+        let mut busy = false;
         for _ in 0..READS_PER_PUMP {
             let Some(stream) = self.stream.as_mut() else {
-                return true;
+                return Ok(true);
             };
             let spare = self.rx.spare();
-            match stream.read(spare) {
-                Ok(0) => return self.lost(bridge, now, "exchange closed the connection"),
+            let room = spare.len();
+            // A read that did not fill the buffer most likely drained the socket: no
+            // second `read` just to hear `WouldBlock` (if more came meanwhile, the
+            // level-triggered set reports the socket again).
+            let drained = match stream.read(spare) {
+                Ok(0) => return Err("exchange closed the connection".into()),
                 Ok(n) => {
                     self.rx.commit(n);
                     self.last_rx = now;
                     busy = true;
+                    n < room
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(_) => return self.lost(bridge, now, "read error"),
-            }
+                Err(_) => return Err("read error".into()),
+            };
             loop {
                 match self.rx.next(Outbound::decode) {
                     Ok(Some(msg)) => {
-                        if let Err(why) = self.on_message(bridge, &msg, now) {
-                            return self.lost(bridge, now, &why);
-                        }
+                        self.on_message(bridge, &msg, now)?;
                         if self.stream.is_none() {
-                            return true;
+                            return Ok(true);
                         }
                     }
                     Ok(None) => break,
-                    Err(_) => return self.lost(bridge, now, "undecodable frame from the exchange"),
+                    Err(_) => return Err("undecodable frame from the exchange".into()),
                 }
             }
+            if drained {
+                break;
+            }
         }
-        busy |= self.flush(bridge, now);
-        if now.saturating_sub(self.last_rx) > 3 * self.heartbeat_ns {
-            return self.lost(bridge, now, "exchange silent for three heartbeat intervals");
-        }
-        busy
+        Ok(busy)
     }
 
     /// Takes the bridge's requests and writes what can be written.
@@ -206,12 +232,23 @@ impl NativeConn {
         due
     }
 
-    /// Before the loop blocks: keeps the exchange connection in `poller`, waking for
-    /// room to write while requests are backed up.
-    pub fn watch(&mut self, poller: &Poller) {
-        if let Some(stream) = &self.stream {
-            self.watch.sync(poller, stream, self.out.len() > self.sent);
+    /// After the loop served this session: a new exchange connection joins the epoll
+    /// set under `token`, and the set reports room to write while requests are backed
+    /// up. A connection that cannot join is dropped (it would never be read) and
+    /// retried like any lost one. A dropped connection needs nothing here: closing it
+    /// takes it out of the set, and the next one comes with a fresh [`Watch`].
+    pub fn watch(&mut self, poller: &Poller, token: Token, bridge: &mut Bridge, now: u64) {
+        let Some(stream) = &self.stream else {
+            return;
+        };
+        if !self.watch.is_registered() {
+            if let Err(e) = self.watch.register(poller, stream, token) {
+                self.lost(bridge, now, &format!("cannot watch the socket: {e}"));
+                return;
+            }
         }
+        self.watch
+            .want_write(poller, stream, self.out.len() > self.sent);
     }
 
     fn on_message(&mut self, bridge: &mut Bridge, msg: &Outbound, now: u64) -> Result<(), String> {
@@ -448,7 +485,7 @@ mod tests {
                 std::time::Instant::now() < hang_guard,
                 "never reached the leader"
             );
-            c.pump(&mut bridge, now);
+            c.pump(&mut bridge, now, true);
             assert!(c.due_in(now) == 0 || c.stream.is_some(), "no wait needed");
             std::thread::yield_now();
         }
@@ -466,7 +503,7 @@ mod tests {
         let now = 1_000;
         let mut tried = Vec::new();
         while c.due_in(now) == 0 {
-            c.pump(&mut bridge, now);
+            c.pump(&mut bridge, now, true);
             tried.extend(c.addr.filter(|x| tried.last() != Some(x)));
             assert!(tried.len() <= 2, "{tried:?}");
         }
@@ -478,7 +515,7 @@ mod tests {
         );
         // After the wait, the next round starts again at the first node.
         let later = now + c.due_in(now);
-        c.pump(&mut bridge, later);
+        c.pump(&mut bridge, later, true);
         assert_eq!(c.addr, Some(a));
     }
 

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each bench uses its own subset
 
+pub mod relay;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
