@@ -70,7 +70,7 @@ pub(crate) struct NativeConn {
 }
 
 impl NativeConn {
-    pub fn new(addrs: Vec<SocketAddr>, account: u32, key: AccountKey) -> Self {
+    pub(crate) fn new(addrs: Vec<SocketAddr>, account: u32, key: AccountKey) -> Self {
         NativeConn {
             walk: LeaderWalk::new(addrs),
             addr: None,
@@ -95,7 +95,7 @@ impl NativeConn {
     /// the exchange's silence. Returns whether anything happened. The loop calls it
     /// when the socket is ready and on its timer passes (`readable` false: no `read`
     /// that would only say `WouldBlock`).
-    pub fn pump(&mut self, bridge: &mut Bridge, now: u64, readable: bool) -> bool {
+    pub(crate) fn pump(&mut self, bridge: &mut Bridge, now: u64, readable: bool) -> bool {
         if self.stream.is_none() {
             if now < self.next_connect {
                 return false;
@@ -165,7 +165,7 @@ impl NativeConn {
     }
 
     /// Takes the bridge's requests and writes what can be written.
-    pub fn flush(&mut self, bridge: &mut Bridge, now: u64) -> bool {
+    pub(crate) fn flush(&mut self, bridge: &mut Bridge, now: u64) -> bool {
         if self.stream.is_none() {
             return false;
         }
@@ -220,7 +220,7 @@ impl NativeConn {
     /// Nanoseconds from `now` until [`NativeConn::pump`] or [`NativeConn::flush`]
     /// has a timer to act on: the reconnect, the heartbeat (when nothing waits to be
     /// written: a backlog waits for room to write instead), the silence limit.
-    pub fn due_in(&self, now: u64) -> u64 {
+    pub(crate) fn due_in(&self, now: u64) -> u64 {
         if self.stream.is_none() {
             return self.next_connect.saturating_sub(now);
         }
@@ -237,7 +237,7 @@ impl NativeConn {
     /// up. A connection that cannot join is dropped (it would never be read) and
     /// retried like any lost one. A dropped connection needs nothing here: closing it
     /// takes it out of the set, and the next one comes with a fresh [`Watch`].
-    pub fn watch(&mut self, poller: &Poller, token: Token, bridge: &mut Bridge, now: u64) {
+    pub(crate) fn watch(&mut self, poller: &Poller, token: Token, bridge: &mut Bridge, now: u64) {
         let Some(stream) = &self.stream else {
             return;
         };

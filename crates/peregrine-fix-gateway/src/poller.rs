@@ -38,7 +38,7 @@ const INDEX_MASK: u64 = (1 << KIND_SHIFT) - 1;
 
 impl Token {
     /// The epoll data word: the kind in the top byte, the index below.
-    pub fn encode(self) -> u64 {
+    pub(crate) fn encode(self) -> u64 {
         let (kind, index) = match self {
             Token::Listener => (0u64, 0usize),
             Token::Pending(i) => (1, i),
@@ -49,7 +49,7 @@ impl Token {
     }
 
     /// The token of an epoll data word ([`Token::encode`]'s inverse).
-    pub fn decode(word: u64) -> Option<Token> {
+    pub(crate) fn decode(word: u64) -> Option<Token> {
         let index = (word & INDEX_MASK) as usize;
         match word >> KIND_SHIFT {
             0 => Some(Token::Listener),
@@ -72,7 +72,7 @@ pub(crate) struct Watch {
 impl Watch {
     /// Puts `fd` in the set under `token` (or moves it there: a pending connection
     /// becoming a session's). Reading only; [`Watch::want_write`] adds writing.
-    pub fn register(
+    pub(crate) fn register(
         &mut self,
         poller: &Poller,
         fd: impl AsFd,
@@ -88,14 +88,14 @@ impl Watch {
     }
 
     /// Whether the socket is in the set.
-    pub fn is_registered(&self) -> bool {
+    pub(crate) fn is_registered(&self) -> bool {
         self.token.is_some()
     }
 
     /// Asks for write readiness exactly while `backlog` (output the socket would not
     /// take). One `epoll_ctl` when it changes, none otherwise. A failure keeps the
     /// old interest: the loop retries the write on its next timer pass anyway.
-    pub fn want_write(&mut self, poller: &Poller, fd: impl AsFd, backlog: bool) {
+    pub(crate) fn want_write(&mut self, poller: &Poller, fd: impl AsFd, backlog: bool) {
         if let Some(token) = self.token {
             if self.out != backlog && poller.modify(fd, token.encode(), backlog).is_ok() {
                 self.out = backlog;
@@ -104,7 +104,7 @@ impl Watch {
     }
 
     /// Takes `fd` out of the set (before it is closed).
-    pub fn remove(&mut self, poller: &Poller, fd: impl AsFd) {
+    pub(crate) fn remove(&mut self, poller: &Poller, fd: impl AsFd) {
         if self.token.take().is_some() {
             poller.remove(fd);
         }

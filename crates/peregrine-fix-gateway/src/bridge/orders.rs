@@ -72,7 +72,7 @@ pub(crate) struct OrderTable {
 
 impl OrderTable {
     /// Ids start from the wall clock (ns) so a restarted gateway does not reuse them.
-    pub fn new(start: u64) -> Self {
+    pub(super) fn new(start: u64) -> Self {
         OrderTable {
             orders: Vec::new(),
             by_native: FxHashMap::default(),
@@ -87,7 +87,7 @@ impl OrderTable {
     }
 
     /// A fresh native client order id.
-    pub fn native_id(&mut self) -> u64 {
+    pub(super) fn native_id(&mut self) -> u64 {
         self.next_native += 1;
         self.dirty_counters = true;
         self.next_native
@@ -95,41 +95,41 @@ impl OrderTable {
 
     /// A fresh ExecID (for reports the gateway makes itself; a report made from an
     /// exchange report takes that report's sequence number).
-    pub fn exec_id(&mut self) -> u64 {
+    pub(super) fn exec_id(&mut self) -> u64 {
         self.next_exec += 1;
         self.dirty_counters = true;
         self.next_exec
     }
 
     /// How many orders (done ones included).
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.orders.len()
     }
 
     /// Order `i`.
-    pub fn order(&self, i: usize) -> &Order {
+    pub(super) fn order(&self, i: usize) -> &Order {
         &self.orders[i]
     }
 
     /// Order `i`, to change (noted for the store).
-    pub fn order_mut(&mut self, i: usize) -> &mut Order {
+    pub(super) fn order_mut(&mut self, i: usize) -> &mut Order {
         self.dirty_orders.push(i);
         &mut self.orders[i]
     }
 
     /// The request in flight under native id `native`.
-    pub fn pending(&self, native: u64) -> Option<&Pending> {
+    pub(super) fn pending(&self, native: u64) -> Option<&Pending> {
         self.pending.get(&native)
     }
 
     /// Records a request in flight.
-    pub fn set_pending(&mut self, native: u64, p: Pending) {
+    pub(super) fn set_pending(&mut self, native: u64, p: Pending) {
         self.dirty_native.push(native);
         self.pending.insert(native, p);
     }
 
     /// Removes (answers) a request in flight.
-    pub fn take_pending(&mut self, native: u64) -> Option<Pending> {
+    pub(super) fn take_pending(&mut self, native: u64) -> Option<Pending> {
         let p = self.pending.remove(&native);
         if p.is_some() {
             self.dirty_native.push(native);
@@ -138,7 +138,7 @@ impl OrderTable {
     }
 
     /// Every request in flight, removed, oldest native id first.
-    pub fn drain_pending(&mut self) -> Vec<(u64, Pending)> {
+    pub(super) fn drain_pending(&mut self) -> Vec<(u64, Pending)> {
         let mut all: Vec<(u64, Pending)> = self.pending.drain().collect();
         all.sort_by_key(|&(n, _)| n);
         self.dirty_native.extend(all.iter().map(|&(n, _)| n));
@@ -146,12 +146,12 @@ impl OrderTable {
     }
 
     /// Whether anything changed since the last [`OrderTable::take_dirty`].
-    pub fn is_dirty(&self) -> bool {
+    pub(super) fn is_dirty(&self) -> bool {
         self.dirty_counters || !self.dirty_orders.is_empty() || !self.dirty_native.is_empty()
     }
 
     /// The changed orders and native ids (each once), forgetting them.
-    pub fn take_dirty(&mut self) -> (Vec<usize>, Vec<u64>) {
+    pub(super) fn take_dirty(&mut self) -> (Vec<usize>, Vec<u64>) {
         let mut o = std::mem::take(&mut self.dirty_orders);
         o.sort_unstable();
         o.dedup();
@@ -163,7 +163,7 @@ impl OrderTable {
     }
 
     /// The order native id `native` names, and its request in flight (for the store).
-    pub fn native_entry(&self, native: u64) -> (Option<usize>, Option<&Pending>) {
+    pub(super) fn native_entry(&self, native: u64) -> (Option<usize>, Option<&Pending>) {
         (
             self.by_native.get(&native).copied(),
             self.pending.get(&native),
@@ -171,7 +171,7 @@ impl OrderTable {
     }
 
     /// Puts back order `i` as stored (restart).
-    pub fn restore_order(&mut self, i: usize, order: Order) {
+    pub(super) fn restore_order(&mut self, i: usize, order: Order) {
         if i > self.orders.len() {
             return;
         }
@@ -187,7 +187,7 @@ impl OrderTable {
     }
 
     /// Puts back native id `native`'s mapping and request in flight as stored.
-    pub fn restore_native(&mut self, native: u64, order: Option<usize>, p: Option<Pending>) {
+    pub(super) fn restore_native(&mut self, native: u64, order: Option<usize>, p: Option<Pending>) {
         match order.filter(|&i| i < self.orders.len()) {
             Some(i) => self.by_native.insert(native, i),
             None => self.by_native.remove(&native),
@@ -200,17 +200,17 @@ impl OrderTable {
 
     /// The latest order whose ClOrdID is (or was last) `cl`, done ones included
     /// (for status requests).
-    pub fn by_cl_ord_id(&self, cl: &[u8]) -> Option<usize> {
+    pub(super) fn by_cl_ord_id(&self, cl: &[u8]) -> Option<usize> {
         self.by_cl.get(cl).copied()
     }
 
     /// The order a native client order id belongs to.
-    pub fn by_native(&self, native: u64) -> Option<usize> {
+    pub(super) fn by_native(&self, native: u64) -> Option<usize> {
         self.by_native.get(&native).copied()
     }
 
     /// Adds an order sent with native id `native`.
-    pub fn insert(&mut self, order: Order, native: u64) -> usize {
+    pub(super) fn insert(&mut self, order: Order, native: u64) -> usize {
         let i = self.orders.len();
         self.by_cl.insert(order.cl_ord_id.clone(), i);
         self.orders.push(order);
@@ -222,7 +222,7 @@ impl OrderTable {
 
     /// A replace took effect: the order's ClOrdID is now `cl`, and the replace's
     /// native id names it too.
-    pub fn renamed(&mut self, order: usize, cl: Vec<u8>, native: u64) {
+    pub(super) fn renamed(&mut self, order: usize, cl: Vec<u8>, native: u64) {
         let old = std::mem::replace(&mut self.orders[order].cl_ord_id, cl.clone());
         if self.by_cl.get(&old) == Some(&order) {
             self.by_cl.remove(&old);
@@ -235,13 +235,13 @@ impl OrderTable {
 
     /// Maps a replace's native id to its order before the answer arrives (fills after
     /// a replace carry the replace's id).
-    pub fn alias(&mut self, native: u64, order: usize) {
+    pub(super) fn alias(&mut self, native: u64, order: usize) {
         self.by_native.insert(native, order);
         self.dirty_native.push(native);
     }
 
     /// Whether order `i` can still trade or is still waiting for its answer.
-    pub fn live(&self, i: usize) -> bool {
+    pub(super) fn live(&self, i: usize) -> bool {
         self.orders[i].state.is_none_or(|s| s.is_open())
     }
 }

@@ -67,7 +67,7 @@ pub(super) struct Gateway {
 
 impl Gateway {
     /// Puts the listener in a new epoll set; the sessions' sockets join as they come.
-    pub fn new(
+    pub(super) fn new(
         listener: TcpListener,
         slots: Vec<Slot>,
         comp_id: String,
@@ -96,7 +96,7 @@ impl Gateway {
 
     /// Runs until `stop` is set, idling by `wait` (spin and yield: zero-timeout waits;
     /// park: a wait until input or the next timer).
-    pub fn run(&mut self, wait: WaitStrategy, stop: &AtomicBool) -> std::io::Result<()> {
+    pub(super) fn run(&mut self, wait: WaitStrategy, stop: &AtomicBool) -> std::io::Result<()> {
         let mut idler = wait.idler();
         let mut timeout = Duration::ZERO;
         // Relaxed: a stop request needs no ordering with other memory.
@@ -114,7 +114,7 @@ impl Gateway {
 
     /// One iteration: wait up to `timeout` for readiness, serve what is ready, run
     /// the timers when due. Returns whether anything happened.
-    pub fn turn(&mut self, timeout: Duration) -> std::io::Result<bool> {
+    pub(super) fn turn(&mut self, timeout: Duration) -> std::io::Result<bool> {
         self.ready.clear();
         let events = self.poller.wait(Some(timeout))?;
         self.ready
@@ -210,13 +210,13 @@ impl Gateway {
 
     /// Takes the listener out of the set (a test's negative control).
     #[cfg(test)]
-    pub fn listener_watch_remove(&mut self) {
+    pub(super) fn listener_watch_remove(&mut self) {
         self.listener_watch.remove(&self.poller, &self.listener);
     }
 
     /// Logs every client out (best effort: the output is written, briefly retried)
     /// and closes its connection.
-    pub fn log_out_all(&mut self) {
+    pub(super) fn log_out_all(&mut self) {
         for slot in &mut self.slots {
             if let Some(link) = slot.fix.take() {
                 let _ = slot.bridge.session.logout("gateway stopping", wall_ns());

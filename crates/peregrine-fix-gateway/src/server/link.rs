@@ -25,7 +25,7 @@ pub(super) struct Link {
 }
 
 impl Link {
-    pub fn new(stream: TcpStream, limits: FrameLimits, now: u64) -> Link {
+    pub(super) fn new(stream: TcpStream, limits: FrameLimits, now: u64) -> Link {
         Link {
             stream,
             // Two whole messages: a frame never outgrows it, so a readable socket can
@@ -39,7 +39,7 @@ impl Link {
     }
 
     /// Reads what is there: `Err` when the peer closed or the socket failed.
-    pub fn read(&mut self) -> Result<bool, ()> {
+    pub(super) fn read(&mut self) -> Result<bool, ()> {
         if self.len == self.rx.len() {
             return Ok(false);
         }
@@ -55,13 +55,13 @@ impl Link {
     }
 
     /// Drops the first `used` bytes of the buffer (consumed frames).
-    pub fn consume(&mut self, used: usize) {
+    pub(super) fn consume(&mut self, used: usize) {
         self.rx.copy_within(used..self.len, 0);
         self.len -= used;
     }
 
     /// Leaves the epoll set and closes.
-    pub fn close(mut self, poller: &Poller) {
+    pub(super) fn close(mut self, poller: &Poller) {
         self.watch.remove(poller, &self.stream);
         let _ = self.stream.shutdown(Shutdown::Both);
     }

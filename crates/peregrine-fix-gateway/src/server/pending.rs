@@ -33,7 +33,7 @@ pub(super) enum Accepted {
 }
 
 impl Pending {
-    pub fn new(max: usize, limits: FrameLimits, timeout: u64) -> Pending {
+    pub(super) fn new(max: usize, limits: FrameLimits, timeout: u64) -> Pending {
         Pending {
             links: (0..max).map(|_| None).collect(),
             limits,
@@ -43,7 +43,7 @@ impl Pending {
 
     /// Accepts every waiting connection (the listener was reported readable) and
     /// puts it in the epoll set; beyond the pool's size they are closed at once.
-    pub fn accept(&mut self, listener: &TcpListener, poller: &Poller, now: u64) -> Accepted {
+    pub(super) fn accept(&mut self, listener: &TcpListener, poller: &Poller, now: u64) -> Accepted {
         let mut any = false;
         loop {
             let (stream, peer) = match listener.accept() {
@@ -81,7 +81,7 @@ impl Pending {
     /// it to that session's slot (returned: the loop serves the slot at once, the
     /// Logon being in its buffer); anything else that settles its fate closes it.
     /// Returns `None` when nothing was attached.
-    pub fn serve(
+    pub(super) fn serve(
         &mut self,
         i: usize,
         poller: &Poller,
@@ -135,7 +135,7 @@ impl Pending {
     }
 
     /// Closes the connections that did not log on in time. Returns whether any.
-    pub fn expire(&mut self, poller: &Poller, now: u64) -> bool {
+    pub(super) fn expire(&mut self, poller: &Poller, now: u64) -> bool {
         let mut any = false;
         for place in &mut self.links {
             if place
@@ -153,7 +153,7 @@ impl Pending {
 
     /// How many connections wait.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.links.iter().flatten().count()
     }
 }

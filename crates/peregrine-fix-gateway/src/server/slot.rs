@@ -32,7 +32,7 @@ pub(super) struct Slot {
 }
 
 impl Slot {
-    pub fn new(comp_id: String, bridge: Bridge, native: NativeConn) -> Slot {
+    pub(super) fn new(comp_id: String, bridge: Bridge, native: NativeConn) -> Slot {
         Slot {
             comp_id,
             bridge,
@@ -46,7 +46,7 @@ impl Slot {
 
     /// The session's turn (see the module docs); `k` is its index (its tokens).
     /// Returns whether anything happened. Clears the iteration's readiness.
-    pub fn serve(&mut self, k: usize, poller: &Poller, now: u64, timers: bool) -> bool {
+    pub(super) fn serve(&mut self, k: usize, poller: &Poller, now: u64, timers: bool) -> bool {
         let mut busy = false;
         if self.native_ready || timers {
             busy |= self.native.pump(&mut self.bridge, now, self.native_ready);

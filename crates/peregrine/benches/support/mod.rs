@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each bench uses its own subset
 
-pub mod relay;
+pub(crate) mod relay;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

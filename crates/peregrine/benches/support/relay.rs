@@ -22,7 +22,7 @@ const UPSTREAM: u64 = 2;
 const MAX_PARK: Duration = Duration::from_millis(100);
 
 /// A running relay; stopped (and joined) when dropped.
-pub struct Relay {
+pub(crate) struct Relay {
     /// Where clients connect.
     pub addr: SocketAddr,
     stop: Arc<AtomicBool>,
@@ -39,7 +39,7 @@ impl Drop for Relay {
 }
 
 /// Starts a relay to `upstream` on its own thread.
-pub fn start(upstream: SocketAddr, wait: WaitStrategy) -> Relay {
+pub(crate) fn start(upstream: SocketAddr, wait: WaitStrategy) -> Relay {
     let listener = TcpListener::bind("127.0.0.1:0").expect("relay listener");
     listener.set_nonblocking(true).expect("non-blocking");
     let addr = listener.local_addr().expect("relay address");
