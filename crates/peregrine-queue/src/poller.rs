@@ -39,7 +39,7 @@ pub const FINE_LIMIT: Duration = Duration::from_millis(100);
 
 /// Whether a wait of `d` needs the fine timer.
 fn needs_timer(d: Duration) -> bool {
-    d.subsec_nanos() % 1_000_000 != 0 && d < FINE_LIMIT
+    !d.subsec_nanos().is_multiple_of(1_000_000) && d < FINE_LIMIT
 }
 
 /// One ready descriptor (a hang-up or an error is reported as readable: the next
