@@ -57,10 +57,11 @@ use crate::net::session::conn::{Conn, ReadOutcome};
 use crate::net::session::protocol::{Delivery, EngineStatus, Step};
 use peregrine_queue::poller::{ready, Poller, Ready};
 
-/// Poller token of the order-entry listener.
-const LISTENER: u64 = u64::MAX;
+/// Poller token of the order-entry listener (`u64::MAX` is the poller's own timer,
+/// `peregrine_queue::poller::TIMER_TOKEN`).
+const LISTENER: u64 = u64::MAX - 1;
 /// Poller token of the group commit's eventfd (a batch became durable).
-const DURABLE: u64 = u64::MAX - 1;
+const DURABLE: u64 = u64::MAX - 2;
 
 /// What one [`SessionTable::poll`] found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
