@@ -62,7 +62,7 @@ pub(crate) struct OrderTable {
     pending: FxHashMap<u64, Pending>,
     pub(super) next_native: u64,
     pub(super) next_exec: u64,
-    /// Orders changed since the last [`OrderTable::take_dirty`].
+    /// Orders changed since the last [`OrderTable::clear_dirty`].
     dirty_orders: Vec<usize>,
     /// Native ids whose mapping or pending request changed since then.
     dirty_native: Vec<u64>,
@@ -145,21 +145,36 @@ impl OrderTable {
         all
     }
 
-    /// Whether anything changed since the last [`OrderTable::take_dirty`].
+    /// Whether anything changed since the last [`OrderTable::clear_dirty`].
     pub(super) fn is_dirty(&self) -> bool {
         self.dirty_counters || !self.dirty_orders.is_empty() || !self.dirty_native.is_empty()
     }
 
-    /// The changed orders and native ids (each once), forgetting them.
-    pub(super) fn take_dirty(&mut self) -> (Vec<usize>, Vec<u64>) {
-        let mut o = std::mem::take(&mut self.dirty_orders);
-        o.sort_unstable();
-        o.dedup();
-        let mut n = std::mem::take(&mut self.dirty_native);
-        n.sort_unstable();
-        n.dedup();
+    /// Sorts the changed orders and native ids and drops repeats, in place: the
+    /// lists keep their capacity, so a checkpoint allocates nothing once they have
+    /// grown to a batch's size (they were taken and rebuilt on every checkpoint).
+    pub(super) fn settle_dirty(&mut self) {
+        self.dirty_orders.sort_unstable();
+        self.dirty_orders.dedup();
+        self.dirty_native.sort_unstable();
+        self.dirty_native.dedup();
+    }
+
+    /// The changed orders, as [`OrderTable::settle_dirty`] left them.
+    pub(super) fn dirty_orders(&self) -> &[usize] {
+        &self.dirty_orders
+    }
+
+    /// The changed native ids, as [`OrderTable::settle_dirty`] left them.
+    pub(super) fn dirty_natives(&self) -> &[u64] {
+        &self.dirty_native
+    }
+
+    /// Forgets what changed (after it was stored).
+    pub(super) fn clear_dirty(&mut self) {
+        self.dirty_orders.clear();
+        self.dirty_native.clear();
         self.dirty_counters = false;
-        (o, n)
     }
 
     /// The order native id `native` names, and its request in flight (for the store).

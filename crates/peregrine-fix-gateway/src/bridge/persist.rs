@@ -65,16 +65,19 @@ struct StateRecord {
 
 /// Encodes what changed in `table` (each changed order and native id whole).
 pub(super) fn encode_changes(table: &mut OrderTable, out: &mut Vec<u8>) {
-    let (orders, natives) = table.take_dirty();
+    table.settle_dirty();
+    let t: &OrderTable = table;
+    let (orders, natives) = (t.dirty_orders(), t.dirty_natives());
     write_record(
         out,
-        (table.next_native, table.next_exec),
-        orders.iter().map(|&i| (i, table.order(i))),
+        (t.next_native, t.next_exec),
+        orders.iter().map(|&i| (i, t.order(i))),
         natives.iter().map(|&n| {
-            let (order, pending) = table.native_entry(n);
+            let (order, pending) = t.native_entry(n);
             (n, order, pending)
         }),
     );
+    table.clear_dirty();
 }
 
 /// The one writer of the record layout, for live tables and decoded records alike.
@@ -125,7 +128,7 @@ pub(super) fn restore(
             "fix-gateway: {damaged} stored state record(s) not understood (first: {e}); skipped"
         );
     }
-    table.take_dirty();
+    table.clear_dirty();
     Ok(next_report)
 }
 
