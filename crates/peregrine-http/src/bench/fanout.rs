@@ -22,6 +22,9 @@ use super::report::{hist, Row, Table};
 use super::{pace, BenchError};
 use crate::market::feed::now_ms;
 
+/// How long the subscribers have to connect.
+const CONNECT_WAIT: Duration = Duration::from_secs(60);
+
 /// Runs the fan-out measurement through the gateway (`http`, fed on `feed`).
 pub fn run(
     http: SocketAddr,
@@ -115,11 +118,24 @@ pub fn floor(subscribers: usize, rate: u64, secs: f64) -> Result<Table, BenchErr
     })
 }
 
-/// Accepts `n` WebSocket clients, answering each handshake (blocking sockets).
+/// Accepts up to `n` WebSocket clients, answering each handshake (blocking
+/// sockets), for at most [`CONNECT_WAIT`]: the subscribers that failed to connect
+/// are missing from the result, as they are from the measurement, instead of
+/// holding the bench up for ever.
 fn accept_bare(listener: &TcpListener, n: usize) -> std::io::Result<Vec<TcpStream>> {
     let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let (mut s, _) = listener.accept()?;
+    let deadline = Instant::now() + CONNECT_WAIT;
+    listener.set_nonblocking(true)?;
+    while out.len() < n && Instant::now() < deadline {
+        let mut s = match listener.accept() {
+            Ok((s, _)) => s,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        s.set_nonblocking(false)?;
         s.set_read_timeout(Some(Duration::from_secs(10)))?;
         let mut head = Vec::new();
         let mut b = [0u8; 1024];
@@ -222,7 +238,7 @@ fn measure(
         });
     }
     drop(done_tx);
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + CONNECT_WAIT;
     while connected.load(Ordering::Acquire) < subscribers && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
