@@ -78,6 +78,17 @@ pub struct Status {
 
 /// The handler.
 pub async fn status(State(app): State<Arc<App>>) -> Response {
+    crate::rest::ok(&Status {
+        uptime_s: app.started.elapsed().as_secs(),
+        sessions: sessions(&app),
+        feed: feed(&app),
+        history: writer(&app),
+        order_stages: app.accounts.stages.snapshot(),
+    })
+}
+
+/// Every account's session, by account.
+fn sessions(app: &App) -> Vec<SessionStatus> {
     let mut sessions: Vec<SessionStatus> = app
         .config
         .api_keys
@@ -88,8 +99,12 @@ pub async fn status(State(app): State<Arc<App>>) -> Response {
         })
         .collect();
     sessions.sort_by_key(|s| s.account);
-    let feed = app
-        .market
+    sessions
+}
+
+/// Every symbol's feed state.
+fn feed(app: &App) -> Vec<FeedStatus> {
+    app.market
         .symbols
         .all()
         .iter()
@@ -103,27 +118,25 @@ pub async fn status(State(app): State<Arc<App>>) -> Response {
                 last_trade_id: st.last.map_or(0, |t| t.id),
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The history writer's counters.
+fn writer(app: &App) -> WriterStatus {
     let w = &app.writer;
     let r = Ordering::Relaxed;
-    crate::rest::ok(&Status {
-        uptime_s: app.started.elapsed().as_secs(),
-        sessions,
-        feed,
-        history: WriterStatus {
-            trades: w.trades.load(r),
-            order_events: w.order_events.load(r),
-            commits: w.commits.load(r),
-            replays: w.replays.load(r),
-            gaps: w.gaps.load(r),
-            errors: w.errors.load(r),
-            last_event_ns: w.last_event_ns.load(r),
-            last_commit_ns: w.last_commit_ns.load(r),
-            records_sent: w.records.sent.load(r),
-            records_written: *w.records.written.borrow(),
-        },
-        order_stages: app.accounts.stages.snapshot(),
-    })
+    WriterStatus {
+        trades: w.trades.load(r),
+        order_events: w.order_events.load(r),
+        commits: w.commits.load(r),
+        replays: w.replays.load(r),
+        gaps: w.gaps.load(r),
+        errors: w.errors.load(r),
+        last_event_ns: w.last_event_ns.load(r),
+        last_commit_ns: w.last_commit_ns.load(r),
+        records_sent: w.records.sent.load(r),
+        records_written: *w.records.written.borrow(),
+    }
 }
 
 /// Latency buckets of the order stages: `le` = 2^e and 1.5 × 2^e ns for these `e`
@@ -146,6 +159,7 @@ pub async fn metrics(State(app): State<Arc<App>>) -> Response {
         .into_response()
 }
 
+/// The gateway's families: what `/peregrine/status` shows, read the same way.
 fn families(app: &App) -> Families {
     let mut f = Families::new();
     f.family(
@@ -153,54 +167,45 @@ fn families(app: &App) -> Families {
         Kind::Gauge,
         "1 while the account's order-entry session to the exchange is logged in.",
     );
-    for k in &app.config.api_keys {
-        let up = app.accounts.is_up(peregrine_types::AccountId(k.account));
-        f.gauge(
-            labels(&[("account", &k.account.to_string())]),
-            i64::from(up),
-        );
+    for s in sessions(app) {
+        let account = s.account.to_string();
+        f.gauge(labels(&[("account", &account)]), i64::from(s.up));
     }
     f.family(
         "feed_synced",
         Kind::Gauge,
         "1 once the symbol's book has been received from the feed.",
     );
-    for (i, s) in app.market.symbols.all().iter().enumerate() {
-        let synced = app.market.state(i).synced;
-        f.gauge(labels(&[("symbol", &s.spec.symbol)]), i64::from(synced));
+    for s in feed(app) {
+        f.gauge(labels(&[("symbol", &s.symbol)]), i64::from(s.synced));
     }
-    let w = &app.writer;
-    let r = Ordering::Relaxed;
+    let w = writer(app);
     for (name, help, v) in [
         (
             "history_trades",
             "Trades the history writer inserted.",
-            w.trades.load(r),
+            w.trades,
         ),
         (
             "history_order_events",
             "Order events the history writer inserted.",
-            w.order_events.load(r),
+            w.order_events,
         ),
         (
             "history_commits",
             "History transactions committed.",
-            w.commits.load(r),
+            w.commits,
         ),
         (
             "history_errors",
             "History transactions that failed.",
-            w.errors.load(r),
+            w.errors,
         ),
-        (
-            "history_gaps",
-            "Feed ranges the history lost.",
-            w.gaps.load(r),
-        ),
+        ("history_gaps", "Feed ranges the history lost.", w.gaps),
         (
             "history_records_sent",
             "Order records handed to the history writer.",
-            w.records.sent.load(r),
+            w.records_sent,
         ),
     ] {
         f.single_counter(name, help, v);
@@ -208,9 +213,10 @@ fn families(app: &App) -> Families {
     f.family(
         "order_stage_seconds",
         Kind::Histogram,
-        "Time of a POST /api/v3/order inside the gateway, by stage: checks (signature, \
-         parameters, limits), exchange (session, exchange round trip, reports applied), \
-         wake (answer to handler running), answer (response built), total.",
+        "Time of a POST /api/v3/order inside the gateway, by stage: route (routing, body, \
+         extractors), checks (signature, parameters, limits), exchange (session, exchange \
+         round trip, reports applied), wake (answer to handler running), answer (response \
+         built), total.",
     );
     for (stage, l) in app.accounts.stages.all() {
         f.histogram(labels(&[("stage", stage)]), l.prometheus(STAGE_EXPS));

@@ -107,16 +107,17 @@ impl Latency {
     pub fn prometheus(&self, exps: std::ops::RangeInclusive<u32>) -> HistogramValue {
         let fine = self.buckets();
         let total: u64 = fine.iter().map(|b| b.1).sum();
+        // Both lists ascend: one walk moves each fine bucket into its `le`.
+        let mut rest = fine.iter().peekable();
         let mut out = Vec::new();
-        let mut below = 0;
-        for e in exps {
-            for le in [1u64 << e, 3u64 << (e - 1)] {
-                let cumulative: u64 = fine.iter().filter(|b| b.0 <= le).map(|b| b.1).sum();
-                out.push((le as f64 / 1e9, cumulative - below));
-                below = cumulative;
+        for le in exps.flat_map(|e| [1u64 << e, 3u64 << (e - 1)]) {
+            let mut n = 0;
+            while let Some((_, c)) = rest.next_if(|b| b.0 <= le) {
+                n += c;
             }
+            out.push((le as f64 / 1e9, n));
         }
-        out.push((f64::INFINITY, total - below));
+        out.push((f64::INFINITY, rest.map(|b| b.1).sum()));
         HistogramValue {
             sum: self.sum_ns.load(Ordering::Relaxed) as f64 / 1e9,
             count: total,
@@ -179,6 +180,17 @@ impl OrderStages {
             })
             .collect()
     }
+
+    /// Records an order answered at `built` (its response built).
+    pub fn record(&self, s: &OrderStamps, built: Instant) {
+        let d = |a: Instant, b: Instant| b.saturating_duration_since(a);
+        self.route.record(d(s.arrived, s.entered));
+        self.checks.record(d(s.entered, s.queued));
+        self.exchange.record(d(s.queued, s.answered));
+        self.wake.record(d(s.answered, s.resumed));
+        self.answer.record(d(s.resumed, built));
+        self.total.record(d(s.arrived, built));
+    }
 }
 
 /// The instants of one order's way through the gateway.
@@ -194,19 +206,6 @@ pub struct OrderStamps {
     pub answered: Instant,
     /// Handler resumed.
     pub resumed: Instant,
-}
-
-impl OrderStages {
-    /// Records an order answered at `built` (its response built).
-    pub fn record(&self, s: &OrderStamps, built: Instant) {
-        let d = |a: Instant, b: Instant| b.saturating_duration_since(a);
-        self.route.record(d(s.arrived, s.entered));
-        self.checks.record(d(s.entered, s.queued));
-        self.exchange.record(d(s.queued, s.answered));
-        self.wake.record(d(s.answered, s.resumed));
-        self.answer.record(d(s.resumed, built));
-        self.total.record(d(s.arrived, built));
-    }
 }
 
 /// The value at quantile `q` of a bucket list (such as the difference of two
