@@ -22,7 +22,7 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use futures_util::stream::{BoxStream, SelectAll};
+use futures_util::stream::{BoxStream, SelectAll, SplitSink};
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -333,6 +333,35 @@ impl Conn {
         self.in_window <= self.app.config.ws.max_incoming_per_second
     }
 
+    /// Writes `msg` and every event already waiting behind it (up to [`BATCH`]) with
+    /// one flush: one write when they fit the socket. The reason to end the
+    /// connection, if there is one.
+    async fn write_ready(
+        &mut self,
+        tx: &mut SplitSink<WebSocket, Message>,
+        mut msg: Msg,
+    ) -> Option<&'static str> {
+        for written in 1..=BATCH {
+            let text = if self.combined && self.user.is_none() {
+                msg.combined.clone()
+            } else {
+                msg.raw.clone()
+            };
+            if !in_time(tx.feed(Message::Text(text))).await {
+                return Some("write failed or too slow");
+            }
+            if written == BATCH {
+                break; // the rest waits for the next wake
+            }
+            match self.subs.next().now_or_never() {
+                Some(Some(Item::Msg(m))) => msg = m,
+                Some(Some(Item::Lagged)) => return Some("slow reader: fell too far behind"),
+                _ => break,
+            }
+        }
+        (!in_time(tx.flush()).await).then_some("write failed or too slow")
+    }
+
     async fn run(mut self, socket: WebSocket) {
         let (mut tx, mut rx) = socket.split();
         let mut ping = tokio::time::interval(PING_EVERY);
@@ -342,34 +371,13 @@ impl Conn {
         let why: &str = loop {
             tokio::select! {
                 item = self.subs.next(), if !self.subs.is_empty() => {
-                    let mut msg = match item {
+                    let msg = match item {
                         Some(Item::Msg(m)) => m,
                         Some(Item::Lagged) => break "slow reader: fell too far behind",
                         None => continue,
                     };
-                    // Every event already waiting goes out in one flush (one write
-                    // when they fit the socket), up to BATCH.
-                    let mut queued = 0;
-                    let lagged = loop {
-                        let text = if self.combined && self.user.is_none() { msg.combined.clone() } else { msg.raw.clone() };
-                        if !in_time(tx.feed(Message::Text(text))).await {
-                            break Some("write failed or too slow");
-                        }
-                        queued += 1;
-                        if queued == BATCH {
-                            break None;
-                        }
-                        match self.subs.next().now_or_never() {
-                            Some(Some(Item::Msg(m))) => msg = m,
-                            Some(Some(Item::Lagged)) => break Some("slow reader: fell too far behind"),
-                            _ => break None,
-                        }
-                    };
-                    if let Some(why) = lagged {
+                    if let Some(why) = self.write_ready(&mut tx, msg).await {
                         break why;
-                    }
-                    if !in_time(tx.flush()).await {
-                        break "write failed or too slow";
                     }
                 }
                 incoming = rx.next() => {
