@@ -354,20 +354,41 @@ fn dead_policy_leave_keeps_orders_working() {
     assert_eq!(r.events(1)[0].reason, reason::STRATEGY_DOWN);
 }
 
-/// A venue that acknowledges orders and never answers a cancel (hung).
-#[derive(Debug, Default)]
-struct Hung {
-    acks: Vec<u64>,
+/// A scripted venue: every new order gets `answer` (an ack, or a reject with a
+/// reason code); a cancel is taken and never confirmed (a hung venue); a replace
+/// names an unknown order.
+#[derive(Debug)]
+struct Scripted {
+    answer: Option<u16>,
+    submitted: Vec<u64>,
 }
 
-impl Venue for Hung {
+impl Scripted {
+    /// Acknowledges every order and never answers a cancel.
+    fn hung() -> Scripted {
+        Scripted {
+            answer: None,
+            submitted: Vec::new(),
+        }
+    }
+
+    /// Rejects every new order as out of band.
+    fn refusing() -> Scripted {
+        Scripted {
+            answer: Some(peregrine_book::RejectReason::PriceOutOfBand.code()),
+            submitted: Vec::new(),
+        }
+    }
+}
+
+impl Venue for Scripted {
     fn submit(&mut self, order: VenueOrder, _now_ns: u64) -> Result<(), VenueError> {
-        self.acks.push(order.engine_id);
+        self.submitted.push(order.engine_id);
         Ok(())
     }
 
     fn cancel(&mut self, _engine_id: u64, _now_ns: u64) -> Result<(), VenueError> {
-        Ok(()) // accepted, never confirmed
+        Ok(()) // taken, never confirmed
     }
 
     fn replace(
@@ -381,49 +402,14 @@ impl Venue for Hung {
     }
 
     fn poll(&mut self, _now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {
-        let n = self.acks.len();
-        for engine_id in self.acks.drain(..) {
-            out(Report::Ack {
-                engine_id,
-                venue_id: engine_id,
-            });
-        }
-        n
-    }
-}
-
-/// A venue that rejects every new order as out of band.
-#[derive(Debug, Default)]
-struct Refuses {
-    refused: Vec<u64>,
-}
-
-impl Venue for Refuses {
-    fn submit(&mut self, order: VenueOrder, _now_ns: u64) -> Result<(), VenueError> {
-        self.refused.push(order.engine_id);
-        Ok(())
-    }
-
-    fn cancel(&mut self, engine_id: u64, _now_ns: u64) -> Result<(), VenueError> {
-        Err(VenueError::UnknownOrder(engine_id))
-    }
-
-    fn replace(
-        &mut self,
-        engine_id: u64,
-        _price: Price,
-        _qty: Qty,
-        _now_ns: u64,
-    ) -> Result<(), VenueError> {
-        Err(VenueError::UnknownOrder(engine_id))
-    }
-
-    fn poll(&mut self, _now_ns: u64, out: &mut dyn FnMut(Report)) -> usize {
-        let n = self.refused.len();
-        for engine_id in self.refused.drain(..) {
-            out(Report::Rejected {
-                engine_id,
-                reason: peregrine_book::RejectReason::PriceOutOfBand.code(),
+        let n = self.submitted.len();
+        for engine_id in self.submitted.drain(..) {
+            out(match self.answer {
+                None => Report::Ack {
+                    engine_id,
+                    venue_id: engine_id,
+                },
+                Some(reason) => Report::Rejected { engine_id, reason },
             });
         }
         n
@@ -432,7 +418,7 @@ impl Venue for Refuses {
 
 #[test]
 fn the_summary_counts_venue_rejects_by_venue_and_reason() {
-    let mut r = rig_on(EngineConfig::default(), Refuses::default());
+    let mut r = rig_on(EngineConfig::default(), Scripted::refusing());
     r.send(1, 1);
     r.send(2, 1);
     assert!(r
@@ -451,7 +437,7 @@ fn the_summary_counts_venue_rejects_by_venue_and_reason() {
 
 #[test]
 fn kill_against_a_hung_venue_times_out_with_a_clear_error() {
-    let mut r = rig_on(EngineConfig::default(), Hung::default());
+    let mut r = rig_on(EngineConfig::default(), Scripted::hung());
     r.send(1, 1);
     assert_eq!(r.events(1)[0].kind(), Some(EventKind::Ack));
     let shared = Arc::clone(&r.orch.shared);
