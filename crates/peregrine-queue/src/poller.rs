@@ -247,6 +247,12 @@ mod tests {
     use std::io::Write;
     use std::net::{TcpListener, TcpStream};
 
+    /// The tokens one wait of up to `timeout` reports.
+    fn tokens(p: &mut Poller, timeout: Duration) -> Vec<u64> {
+        let ready_now = p.wait(Some(timeout)).unwrap();
+        ready_now.iter().map(|e| ready(e).token).collect()
+    }
+
     #[test]
     fn reports_only_ready_descriptors_and_blocks_when_idle() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -254,13 +260,7 @@ mod tests {
         p.add(&listener, 99).unwrap();
         assert!(p.wait(Some(Duration::ZERO)).unwrap().is_empty());
         let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let tokens: Vec<u64> = p
-            .wait(Some(Duration::from_secs(5)))
-            .unwrap()
-            .iter()
-            .map(|e| ready(e).token)
-            .collect();
-        assert_eq!(tokens, [99]);
+        assert_eq!(tokens(&mut p, Duration::from_secs(5)), [99]);
         let (server, _) = listener.accept().unwrap();
         p.add(&server, 7).unwrap();
         assert!(
@@ -310,13 +310,7 @@ mod tests {
         assert!(p.timer.is_some(), "the timer was made");
         // A fine wait ended by input leaves the timer armed ...
         let _client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let tokens: Vec<u64> = p
-            .wait(Some(Duration::from_micros(50_300)))
-            .unwrap()
-            .iter()
-            .map(|e| ready(e).token)
-            .collect();
-        assert_eq!(tokens, [5]);
+        assert_eq!(tokens(&mut p, Duration::from_micros(50_300)), [5]);
         assert!(p.armed);
         let (_server, _) = listener.accept().unwrap();
         // ... and a later plain wait disarms it: after the old deadline has passed,
