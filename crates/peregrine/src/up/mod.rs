@@ -221,7 +221,7 @@ impl Session {
         let http = self.start_gateway(addr)?;
         self.header(addr, ports.md);
         println!(
-            "  gateway     pid {:<8} trade by hand: {http}/  operations: {http}/ops",
+            "  gateway     pid {:<8} trade by hand: {http}/  operations: {http}/ops  metrics: {http}/metrics",
             self.pid("gateway")
         );
         let started = Instant::now();
