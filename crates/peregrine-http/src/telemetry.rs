@@ -1,5 +1,5 @@
 //! Where a REST order's time goes inside the gateway: one latency histogram per
-//! stage, recorded by the request's own task and read by `/metrics` (Prometheus)
+//! stage, recorded (for each order the exchange accepts) by the request's own task and read by `/metrics` (Prometheus)
 //! and `/peregrine/status` (JSON, which `peregrine gateway bench` reads).
 //!
 //! ```text
