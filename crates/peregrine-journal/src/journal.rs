@@ -38,8 +38,10 @@ pub struct Journal {
     poisoned: bool,
     stats: JournalStats,
     /// The committed high-water mark, rewritten by every commit that covers new
-    /// records.
+    /// records (or, for a caller that defers it, by [`Journal::write_mark`]).
     mark: MarkFile,
+    /// The last sequence number a commit (or [`Journal::write`]) wrote to the file.
+    committed_through: u64,
 }
 
 impl Journal {
@@ -88,6 +90,7 @@ impl Journal {
             config,
             poisoned: false,
             stats: JournalStats::default(),
+            committed_through: rec.report.last_seq.unwrap_or(0),
             mark: rec.mark,
         };
         Ok((journal, rec.report))
@@ -191,15 +194,29 @@ impl Journal {
         self.advance_mark(true)
     }
 
+    /// Moves the high-water mark to `min(through, the last record a commit wrote)`
+    /// if that is ahead of it: one `pwrite`, no sync. For a caller that keeps the
+    /// mark's write off its order path ([`Journal::write`] then this, later and less
+    /// often): the mark may lag what was written, which start-up accepts (records
+    /// past the mark are kept), and never runs ahead of `through`, so a caller whose
+    /// records become durable on another thread passes how far they are durable.
+    pub fn write_mark(&mut self, through: u64) -> Result<(), JournalError> {
+        self.advance_mark_to(self.committed_through.min(through), false)
+    }
+
     /// Moves the high-water mark to the last appended record, if it moved.
     fn advance_mark(&mut self, sync: bool) -> Result<(), JournalError> {
-        if self.poisoned {
-            return Err(JournalError::Poisoned);
-        }
         let Some(last) = self.last_seq() else {
             return Ok(());
         };
-        if self.mark.last().committed_seq == last {
+        self.advance_mark_to(last, sync)
+    }
+
+    fn advance_mark_to(&mut self, last: u64, sync: bool) -> Result<(), JournalError> {
+        if self.poisoned {
+            return Err(JournalError::Poisoned);
+        }
+        if last == 0 || self.mark.last().committed_seq >= last {
             return Ok(());
         }
         let segment_first = self.segments.last().map_or(0, |s| s.first_seq);
@@ -227,7 +244,9 @@ impl Journal {
         if let Some(at) = self.last_in_buf {
             record::mark_commit(&mut self.buf[at..self.filled]);
         }
-        self.write_buffer()
+        self.write_buffer()?;
+        self.committed_through = self.last_seq().unwrap_or(0);
+        Ok(())
     }
 
     fn write_buffer(&mut self) -> Result<(), JournalError> {

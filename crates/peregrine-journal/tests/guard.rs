@@ -390,3 +390,53 @@ fn a_permission_error_is_reported_as_a_permission_error() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
 }
+
+#[test]
+fn a_deferred_mark_covers_only_what_a_commit_wrote_and_never_regresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(1 << 20, FsyncPolicy::None);
+    let (mut j, _) = Journal::open(dir.path(), cfg).unwrap();
+    let mark = || hwm::read(dir.path()).unwrap().unwrap().committed_seq;
+    for r in records(1, 5, 8) {
+        j.append(r.seq, r.ts, r.kind, &r.payload).unwrap();
+    }
+    j.write().unwrap();
+    assert_eq!(mark(), 0, "`write` leaves the mark alone");
+    // Appended after the write, not yet written by a commit: not covered.
+    for r in records(6, 2, 8) {
+        j.append(r.seq, r.ts, r.kind, &r.payload).unwrap();
+    }
+    j.write_mark(3).unwrap();
+    assert_eq!(mark(), 3, "never past `through`");
+    j.write_mark(u64::MAX).unwrap();
+    assert_eq!(mark(), 5, "never past what a commit wrote");
+    j.write_mark(2).unwrap();
+    assert_eq!(mark(), 5, "never backwards");
+    j.write().unwrap();
+    j.write_mark(u64::MAX).unwrap();
+    assert_eq!(mark(), 7);
+}
+
+#[test]
+fn records_written_past_a_lagging_mark_survive_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(1 << 20, FsyncPolicy::None);
+    let (mut j, _) = Journal::open(dir.path(), cfg.clone()).unwrap();
+    let recs = records(1, 9, 16);
+    for r in &recs[..4] {
+        j.append(r.seq, r.ts, r.kind, &r.payload).unwrap();
+    }
+    j.write().unwrap();
+    j.write_mark(u64::MAX).unwrap();
+    for r in &recs[4..] {
+        j.append(r.seq, r.ts, r.kind, &r.payload).unwrap();
+        j.write().unwrap(); // in the page cache, as after an acknowledged batch
+    }
+    // A killed process: no close, no drop (which would commit and mark).
+    std::mem::forget(j);
+    assert_eq!(hwm::read(dir.path()).unwrap().unwrap().committed_seq, 4);
+    let (report, got) = read_all(dir.path(), cfg);
+    assert_eq!(report.committed_seq, 4, "the mark as it was");
+    assert_eq!((report.last_seq, report.truncated), (Some(9), None));
+    assert_eq!(got, recs, "every record past the mark is kept");
+}

@@ -99,15 +99,37 @@ impl<L: CommandLog> Core<L> {
         }
     }
 
-    /// Housekeeping when idle: feed heartbeats, and the debounced metrics and depth
-    /// publishes (so the last batch before a quiet spell is published too).
+    /// Housekeeping when idle: [`Core::housekeeping`], and every feed message
+    /// whose batch is durable leaves now rather than when its packet is due.
     pub fn idle(&mut self, out: &mut impl PacketSink) {
+        self.chores(out, true);
+    }
+
+    /// Periodic work kept off the order path (the loops call it about once a
+    /// millisecond while busy, and [`Core::idle`] after each park): the journal's
+    /// deferred high-water mark ([`CommandLog::housekeeping`]), commitment windows,
+    /// feed heartbeats, and the debounced metrics and depth publishes (so the last
+    /// batch before a quiet spell is published too). Feed packets are left to
+    /// [`Core::publish`]'s own schedule: a forced send here would put a UDP send in
+    /// front of whichever order arrives next.
+    pub fn housekeeping(&mut self, out: &mut impl PacketSink) {
+        self.chores(out, false);
+    }
+
+    fn chores(&mut self, out: &mut impl PacketSink, flush_feed: bool) {
+        if let Err(e) = self.log.housekeeping() {
+            // The log is poisoned too: the next commit returns the error and stops
+            // the loop.
+            log::warn!("journal housekeeping failed: {e}");
+        }
         if let Some(c) = self.commits.as_mut() {
             c.close_if_past(self.clock.now().0);
             c.flush();
             self.drain_commitments();
         }
-        self.flush_feed(out, true);
+        if flush_feed {
+            self.flush_feed(out, true);
+        }
         if let Some(feed) = self.feed.as_mut() {
             feed.heartbeat_if_due(self.clock.now().0, out);
         }

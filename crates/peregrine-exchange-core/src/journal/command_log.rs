@@ -41,6 +41,13 @@ pub trait CommandLog {
     /// Ends a batch: everything appended so far reaches the log, and becomes durable
     /// (per the journal's policy) now or, for an asynchronous log, later.
     fn commit(&mut self) -> std::io::Result<()>;
+    /// Work kept off the order path, called by the loop when it is idle and every
+    /// few dozen iterations: a journal that defers rewriting its high-water mark
+    /// does it here. An error here has also poisoned the log: the next `commit`
+    /// returns it.
+    fn housekeeping(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
     /// The highest sequence number that is durable; `u64::MAX` (the default) when
     /// everything committed is. Results of a batch are released only once this has
     /// reached its last sequence number.

@@ -9,7 +9,8 @@
 //! → read the ready sessions → run their requests → end the batch (journal write;
 //! with group commit the sync runs on its own thread) → mark the batch's reports →
 //! release what is durable → timers → one `write` per session with writable output →
-//! the feed's durable messages.
+//! the feed's durable messages → housekeeping after a park and about once a
+//! millisecond ([`Housekeeping`](crate::net::Housekeeping)).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -21,7 +22,7 @@ use peregrine_queue::WaitStrategy;
 use crate::feed::FeedIo;
 use crate::metrics::ack::AckTimer;
 use crate::net::table::SessionTable;
-use crate::net::HOUSEKEEPING_EVERY;
+use crate::net::Housekeeping;
 
 /// The longest a parked loop sleeps without input (timers, heartbeats and the
 /// debounced metrics are checked at least this often).
@@ -41,11 +42,10 @@ pub(crate) fn run<L: CommandLog>(
 ) -> std::io::Result<AckTimer> {
     let mut requests: Vec<Request> = Vec::with_capacity(4096);
     let mut idler = wait.idler();
-    let mut iteration: u64 = 0;
+    let mut chores = Housekeeping::default();
     let mut timeout = Duration::ZERO;
     // Relaxed: a stop request needs no ordering with other memory.
     while !stop.load(Ordering::Relaxed) {
-        iteration = iteration.wrapping_add(1);
         let parked = !timeout.is_zero();
         requests.clear();
         // A snapshot request waits for the feed to catch up with the book: take no
@@ -77,11 +77,14 @@ pub(crate) fn run<L: CommandLog>(
             core.flush_feed_now(&mut feed.udp);
             feed.poll_recovery(&core);
         }
-        // Work off the order path (recovery service, feed heartbeat, telemetry):
-        // every 64th iteration, and after each park.
-        if parked || iteration.is_multiple_of(HOUSEKEEPING_EVERY) {
+        // Work off the order path (recovery service, the journal's mark, feed
+        // heartbeat, telemetry): after each park, and about once a millisecond.
+        if parked {
             feed.poll_recovery(&core);
             core.idle(&mut feed.udp);
+        } else if chores.due(core.now().0) {
+            feed.poll_recovery(&core);
+            core.housekeeping(&mut feed.udp);
         }
         timeout = Duration::ZERO;
         if busy {

@@ -11,6 +11,49 @@ pub(crate) mod session;
 pub(crate) mod split;
 pub(crate) mod table;
 
-/// Iterations between housekeeping polls (accept, recovery service, feed
-/// heartbeat, telemetry).
+/// Iterations between housekeeping polls of the split topology's matching thread
+/// (ring depths, recovery service, feed heartbeat, telemetry).
 pub(crate) const HOUSEKEEPING_EVERY: u64 = 64;
+
+/// How often the compact loop does its housekeeping while busy (recovery service,
+/// the journal's deferred mark, feed heartbeat, telemetry), besides after each
+/// park.
+pub(crate) const HOUSEKEEPING_NS: u64 = 1_000_000;
+
+/// The compact loop's housekeeping cadence, by the clock. Counting iterations (it
+/// was every 64th) put the chores, ~10 µs with a UDP send, in front of about one
+/// order in ten in a one-session ping-pong, where an idle iteration takes ~2 µs:
+/// p90 19.5 µs against p50 11.5 (11-24). By the clock it is ~1 in 80 there.
+#[derive(Debug, Default)]
+pub(crate) struct Housekeeping {
+    next_ns: u64,
+}
+
+impl Housekeeping {
+    /// Whether the chores are due at `now_ns` (and if so, when they are next).
+    #[inline]
+    pub(crate) fn due(&mut self, now_ns: u64) -> bool {
+        if now_ns < self.next_ns {
+            return false;
+        }
+        self.next_ns = now_ns.saturating_add(HOUSEKEEPING_NS);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn housekeeping_is_due_by_the_clock_not_by_iterations() {
+        let mut h = Housekeeping::default();
+        assert!(h.due(5), "due at once");
+        assert!(!h.due(5) && !h.due(5 + HOUSEKEEPING_NS - 1));
+        assert!(h.due(5 + HOUSEKEEPING_NS));
+        assert!(!h.due(5 + HOUSEKEEPING_NS + 1));
+        // After a long gap: once, then a full interval again.
+        assert!(h.due(100 * HOUSEKEEPING_NS));
+        assert!(!h.due(100 * HOUSEKEEPING_NS + HOUSEKEEPING_NS / 2));
+    }
+}
