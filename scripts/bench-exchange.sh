@@ -37,7 +37,8 @@ ROWS=${ROWS:-"open100k-4 open100k-64 pingpong durable100k max-none max-batch"}
 cargo build --release -p peregrine >&2
 mkdir -p target/release
 gcc -O2 -Wall -o target/release/peregrine-floor scripts/floor.c
-B=$PWD/target/release/peregrine
+# PEREGRINE_BIN=<another build>/peregrine benches that build instead (an A/B run).
+B=${PEREGRINE_BIN:-$PWD/target/release/peregrine}
 F=$PWD/target/release/peregrine-floor
 TMP=$(mktemp -d -p "${TMPDIR:-/tmp}" bench-exchange.XXXXXX)
 JSON_OUT=${JSON_OUT:-$PWD/target/bench-exchange-$(date -u +%Y%m%dT%H%M%SZ).json}
