@@ -347,19 +347,34 @@ fn huge_bodies_slow_clients_and_connection_floods() {
             assert!(n == 0 || text.starts_with("HTTP/1.1 408"), "{text}");
         }
         // More connections from one address than allowed: the extra ones are closed.
-        let held: Vec<TcpStream> = (0..40).map(|_| TcpStream::connect(h).unwrap()).collect();
-        std::thread::sleep(Duration::from_millis(200));
-        let mut extra = TcpStream::connect(h).unwrap();
-        extra
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        let _ = extra.write_all(b"GET /api/v3/ping HTTP/1.1\r\nHost: x\r\n\r\n");
-        let mut buf = [0u8; 64];
+        // The held connections send nothing, so the gateway cuts them off after the
+        // 500 ms header timeout and the limit frees up: an answer that came later
+        // than that proves nothing (a loaded machine), so that round is run again.
+        let mut decided = false;
+        for _ in 0..5 {
+            let started = Instant::now();
+            let held: Vec<TcpStream> = (0..40).map(|_| TcpStream::connect(h).unwrap()).collect();
+            std::thread::sleep(Duration::from_millis(100));
+            let mut extra = TcpStream::connect(h).unwrap();
+            extra
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let _ = extra.write_all(b"GET /api/v3/ping HTTP/1.1\r\nHost: x\r\n\r\n");
+            let mut buf = [0u8; 64];
+            let served = matches!(extra.read(&mut buf), Ok(n) if n > 0);
+            let in_time = started.elapsed() < Duration::from_millis(450);
+            drop(held);
+            if !served {
+                decided = true;
+                break;
+            }
+            assert!(!in_time, "over the per-address limit yet served");
+            std::thread::sleep(Duration::from_millis(600));
+        }
         assert!(
-            matches!(extra.read(&mut buf), Ok(0) | Err(_)),
-            "over the per-address limit yet served"
+            decided,
+            "five rounds too slow to check the per-address limit"
         );
-        drop(held);
         assert!(wait_for(Duration::from_secs(5), || try_request(
             h,
             "GET",
