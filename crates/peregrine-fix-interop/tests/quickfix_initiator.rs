@@ -233,9 +233,13 @@ fn quickfix_initiator_against_our_acceptor() {
         qf.admin_in().iter().filter(|m| m.msg_type == "0").count() >= hb_before + 2
     });
 
-    // 3. QuickFIX's TestRequest: we go quiet for a while; it asks; we answer.
+    // 3. QuickFIX's TestRequest: we go quiet until it asks, then answer. (A fixed
+    // 2.6 s pause raced QuickFIX's own disconnect deadline on a loaded machine.)
+    let asked_before = qf.admin_out().iter().filter(|m| m.msg_type == "1").count();
     acc.lock().unwrap().paused = true;
-    std::thread::sleep(Duration::from_millis(2600));
+    wait_until("QuickFIX's TestRequest", WAIT, || {
+        qf.admin_out().iter().filter(|m| m.msg_type == "1").count() > asked_before
+    });
     acc.lock().unwrap().paused = false;
     wait_until("QuickFIX's TestRequest answered", WAIT, || {
         let asked: Vec<String> = qf
