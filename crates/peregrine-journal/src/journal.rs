@@ -219,7 +219,14 @@ impl Journal {
         if last == 0 || self.mark.last().committed_seq >= last {
             return Ok(());
         }
-        let segment_first = self.segments.last().map_or(0, |s| s.first_seq);
+        // The segment that holds `last`: a mark that lags (`write_mark`) may name a
+        // record in a segment sealed since.
+        let segment_first = self
+            .segments
+            .iter()
+            .rev()
+            .find(|s| s.first_seq <= last)
+            .map_or(0, |s| s.first_seq);
         let mark = Mark {
             committed_seq: last,
             segment_first,

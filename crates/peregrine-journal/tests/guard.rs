@@ -440,3 +440,33 @@ fn records_written_past_a_lagging_mark_survive_a_crash() {
     assert_eq!((report.last_seq, report.truncated), (Some(9), None));
     assert_eq!(got, recs, "every record past the mark is kept");
 }
+
+#[test]
+fn a_lagging_mark_names_the_segment_that_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(JournalConfig::MIN_SEGMENT_BYTES, FsyncPolicy::None);
+    let (mut j, _) = Journal::open(dir.path(), cfg.clone()).unwrap();
+    // Big records, one write each: a few to a segment, so the journal rotates.
+    for r in records(1, 6, 2000) {
+        j.append(r.seq, r.ts, r.kind, &r.payload).unwrap();
+        j.write().unwrap();
+    }
+    let held = j.segments().to_vec();
+    assert!(held.len() >= 3, "the test crossed rotations");
+    // The caller's records are durable only up to the first segment's last one.
+    let through = held[1].first_seq - 1;
+    j.write_mark(through).unwrap();
+    std::mem::forget(j);
+    let m = hwm::read(dir.path()).unwrap().unwrap();
+    assert_eq!((m.committed_seq, m.segment_first), (through, 1));
+    // So the guard still sees a journal whose segments are all gone.
+    for s in segments(dir.path()) {
+        std::fs::remove_file(s).unwrap();
+    }
+    let (missing, _, found, damage) = lost(&refused(dir.path(), &cfg));
+    assert_eq!((missing, found), (through, None));
+    assert!(
+        matches!(damage, Damage::SegmentMissing { first_seq: 1, .. }),
+        "{damage:?}"
+    );
+}
