@@ -321,11 +321,26 @@ mod tests {
             assert!(Instant::now() < deadline, "durable stuck");
             std::thread::sleep(Duration::from_millis(1));
         }
-        // Appended but never committed: housekeeping must not cover these.
+        // Written but not yet synced: the sync thread is held off the file, so
+        // 21..=25 reach the page cache and stay undurable; then 26..=27 are only
+        // appended. Housekeeping must cover neither.
+        let shared = Arc::clone(&g.shared);
+        let stall = shared.file.lock().unwrap();
         for i in 21..=25 {
+            g.append(i, &cmd(i)).unwrap();
+        }
+        g.commit().unwrap();
+        for i in 26..=27 {
             g.append(i, &cmd(i)).unwrap();
         }
         g.housekeeping().unwrap();
         assert_eq!(mark(), 20, "the mark follows the sync, not the appends");
+        drop(stall);
+        while g.durable_through() < 25 {
+            assert!(Instant::now() < deadline, "durable stuck");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        g.housekeeping().unwrap();
+        assert_eq!(mark(), 25, "and catches up once the sync has run");
     }
 }
