@@ -41,9 +41,9 @@ pub trait CommandLog {
     /// Ends a batch: everything appended so far reaches the log, and becomes durable
     /// (per the journal's policy) now or, for an asynchronous log, later.
     fn commit(&mut self) -> std::io::Result<()>;
-    /// Work kept off the order path, called by the loop when it is idle and every
-    /// few dozen iterations: a journal that defers rewriting its high-water mark
-    /// does it here. An error here has also poisoned the log: the next `commit`
+    /// Work kept off the order path, called by the loop's housekeeping (after a
+    /// park, and about once a millisecond while busy): a journal that defers
+    /// rewriting its high-water mark does it here. An error here has also poisoned the log: the next `commit`
     /// returns it.
     fn housekeeping(&mut self) -> std::io::Result<()> {
         Ok(())

@@ -11,17 +11,13 @@ pub(crate) mod session;
 pub(crate) mod split;
 pub(crate) mod table;
 
-/// Iterations between housekeeping polls of the split topology's matching thread
-/// (ring depths, recovery service, feed heartbeat, telemetry).
-pub(crate) const HOUSEKEEPING_EVERY: u64 = 64;
-
-/// How often the compact loop does its housekeeping while busy (recovery service,
-/// the journal's deferred mark, feed heartbeat, telemetry), besides after each
-/// park.
+/// How often the loops do their housekeeping (recovery service, the journal's
+/// deferred mark, feed heartbeat, telemetry; the split topology's ring depths),
+/// besides the compact loop's after each park.
 pub(crate) const HOUSEKEEPING_NS: u64 = 1_000_000;
 
-/// The compact loop's housekeeping cadence, by the clock. Counting iterations (it
-/// was every 64th) put the chores and their UDP send (3–6.5 µs alone) in front of
+/// The housekeeping cadence of both topologies' matching loops, by the clock.
+/// Counting iterations (it was every 64th) put the chores and their UDP send (3–6.5 µs alone) in front of
 /// about one order in ten in a one-session ping-pong, where an idle iteration takes
 /// ~2 µs: p90 19.5 µs against p50 11.5 (11-24). By the clock it is ~1 order in 80
 /// there (~77k orders/s).

@@ -22,7 +22,7 @@ use peregrine_wire::v2::Outbound;
 use crate::feed::FeedIo;
 use crate::net::report::Report;
 use crate::net::table::SessionTable;
-use crate::net::HOUSEKEEPING_EVERY;
+use crate::net::Housekeeping;
 
 /// Collects a batch's reports until the batch is committed.
 #[derive(Debug)]
@@ -104,17 +104,16 @@ pub(crate) fn matching<L: CommandLog>(
     // Ends of committed batches in `batch` whose sync is pending: (last seq, end).
     let mut held: VecDeque<(u64, usize)> = VecDeque::with_capacity(1024);
     let mut idler = wait.idler();
-    let mut iteration: u64 = 0;
+    let mut chores = Housekeeping::default();
     // Relaxed: a stop request needs no ordering with other memory.
     while !stop.load(Ordering::Relaxed) {
-        iteration = iteration.wrapping_add(1);
-        if iteration.is_multiple_of(HOUSEKEEPING_EVERY) {
-            // Samples each ring's backlog (two atomic loads every 64 iterations) for
-            // the metrics that `idle` may publish.
+        if chores.due(core.now().0) {
+            // Samples each ring's backlog (two atomic loads) for the metrics that
+            // housekeeping may publish.
             let queued_reports = to_ingest.capacity() - to_ingest.free_slots();
             core.metrics_mut()
                 .set_ring_depths(from_ingest.len() as u64, queued_reports as u64);
-            core.idle(&mut feed.udp);
+            core.housekeeping(&mut feed.udp);
             feed.poll_recovery(&core);
         }
         let mut n = 0;

@@ -154,13 +154,13 @@ impl AccountState {
         }
     }
 
-    /// The next request id.
     /// Adopt orders on these instruments (instrument id → symbol index) when their
     /// reports arrive without a request of this process waiting for them.
     pub fn adopt_instruments(&mut self, symbols: HashMap<u32, usize>) {
         self.symbols = symbols;
     }
 
+    /// The next request id.
     pub fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
