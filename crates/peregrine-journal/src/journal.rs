@@ -1,12 +1,13 @@
 //! The writer: buffered appends, group commit, segment rotation.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::config::{FsyncPolicy, JournalConfig};
 use crate::error::JournalError;
 use crate::hwm::{Mark, MarkFile};
+use crate::prealloc::Preparer;
 use crate::record::{self, Timestamps, HEADER_LEN, MAX_PAYLOAD};
 use crate::recovery::{self, LossPolicy, RecoveryReport};
 use crate::replay::Replay;
@@ -17,15 +18,29 @@ use crate::stats::JournalStats;
 ///
 /// Appends are encoded into a preallocated userspace buffer (no allocation,
 /// no syscall) and reach the file on `commit`, when the buffer fills, or on
-/// rotation. See [`FsyncPolicy`] for what is durable when.
+/// rotation. See [`FsyncPolicy`] for what is durable when, and
+/// [`JournalConfig::preallocate`] for the segment files written ahead.
 #[derive(Debug)]
 pub struct Journal {
     dir: PathBuf,
     config: JournalConfig,
     segments: Vec<SegmentFile>,
     active: Option<File>,
-    /// Bytes of the active segment, written plus buffered.
+    /// Bytes of the active segment, written plus buffered (the file offset of the
+    /// next write is `seg_len - filled`).
     seg_len: u64,
+    /// The active segment's size cap: its preallocated size, or `segment_bytes`.
+    limit: u64,
+    /// The active file was prepared ahead (zeros past `seg_len`, trimmed when sealed).
+    preallocated: bool,
+    /// The helper thread preparing spare segments (`config.preallocate`), started at
+    /// the first append.
+    prep: Option<Preparer>,
+    /// Check at each append whether to start the helper or move to its spare: the
+    /// active segment is a plain file (or none) and preallocation is on.
+    want_spare: bool,
+    /// Size of the next spare to ask for.
+    next_spare: u64,
     buf: Box<[u8]>,
     filled: usize,
     /// Bytes written to the active file since its last sync.
@@ -72,11 +87,23 @@ impl Journal {
         std::fs::create_dir_all(&dir).map_err(|e| JournalError::io("create dir", &dir, e))?;
         let rec = recovery::recover(&dir, policy)?;
         let active = match rec.segments.last() {
-            Some(last) => Some(open_append(&last.path)?),
+            Some(last) => Some(open_write(&last.path)?),
             None => None,
+        };
+        // Zeros past the last record: a prepared segment that was not sealed (a crash).
+        let preallocated = active.is_some() && rec.last_file_len > rec.last_len;
+        let limit = if preallocated {
+            rec.last_file_len
+        } else {
+            config.segment_bytes
         };
         let next_seq = rec.report.last_seq.map(|s| s + 1);
         let journal = Self {
+            limit,
+            preallocated,
+            prep: None,
+            want_spare: config.preallocate && !preallocated,
+            next_spare: config.segment_bytes.min(FIRST_SPARE),
             next_seq: next_seq.or(rec.segments.last().map(|s| s.first_seq)),
             first_seq: rec.report.first_seq,
             buf: prefaulted(config.buffer_bytes),
@@ -109,7 +136,9 @@ impl Journal {
     ) -> Result<(), JournalError> {
         self.check_append(seq, payload.len())?;
         let need = HEADER_LEN + payload.len();
-        if self.active.is_none() || self.seg_len + need as u64 > self.config.segment_bytes {
+        if self.want_spare && self.spare_due()? {
+            self.rotate(seq)?;
+        } else if self.active.is_none() || self.seg_len + need as u64 > self.limit {
             self.rotate(seq)?;
         }
         if self.filled + need > self.buf.len() {
@@ -181,15 +210,24 @@ impl Journal {
         Ok(Some((seg.first_seq, clone)))
     }
 
+    /// True while the active segment is a file prepared ahead
+    /// ([`JournalConfig::preallocate`]), i.e. appends overwrite zeros the file system
+    /// already holds instead of growing the file.
+    pub fn active_prepared(&self) -> bool {
+        self.preallocated
+    }
+
     /// The first sequence number of the active segment, if any.
     pub fn active_segment(&self) -> Option<u64> {
         self.active.as_ref()?;
         self.segments.last().map(|s| s.first_seq)
     }
 
-    /// Commits and syncs regardless of policy, then closes.
+    /// Commits and syncs regardless of policy, trims a prepared segment's unused
+    /// zeros, then closes.
     pub fn close(mut self) -> Result<(), JournalError> {
         self.write_marked()?;
+        self.seal_active()?;
         self.sync_active()?;
         self.advance_mark(true)
     }
@@ -260,10 +298,11 @@ impl Journal {
         if self.filled == 0 {
             return Ok(());
         }
-        let Some(file) = self.active.as_mut() else {
+        let Some(file) = self.active.as_ref() else {
             return Ok(());
         };
-        if let Err(e) = file.write_all(&self.buf[..self.filled]) {
+        let at = self.seg_len - self.filled as u64;
+        if let Err(e) = file.write_all_at(&self.buf[..self.filled], at) {
             return Err(self.poison("write segment", e));
         }
         self.stats.bytes_written += self.filled as u64;
@@ -305,22 +344,58 @@ impl Journal {
             .map_or_else(|| self.dir.clone(), |s| s.path.clone())
     }
 
+    /// Whether to rotate now into a prepared spare; starts the helper thread on the
+    /// first call. Only while the active segment is a plain file (or none).
+    #[cold]
+    fn spare_due(&mut self) -> Result<bool, JournalError> {
+        let Some(prep) = self.prep.as_ref() else {
+            match Preparer::start(&self.dir, self.next_spare) {
+                Ok(p) => self.prep = Some(p),
+                // No helper thread: plain appends, as with `preallocate = false`.
+                Err(_) => self.want_spare = false,
+            }
+            return Ok(false);
+        };
+        // A segment must hold a record before it is sealed (recovery refuses an empty
+        // one that is not the last); an absent one is created by the normal path.
+        let has_records = self.seg_len > SEGMENT_HEADER_LEN as u64;
+        Ok(self.active.is_some() && has_records && prep.ready())
+    }
+
     /// Seals the active segment (written and synced under every policy, so a
-    /// power loss never tears a non-last segment) and starts `journal-<seq>`.
+    /// power loss never tears a non-last segment) and starts `journal-<seq>`: the
+    /// prepared spare if one is ready, else a plain file.
     #[cold]
     fn rotate(&mut self, seq: u64) -> Result<(), JournalError> {
         self.write_buffer()?;
+        self.seal_active()?;
         self.sync_active()?;
         if !self.config.mark_fsync && self.mark.last().committed_seq != 0 {
             // A deferred mark reaches the disk at least once per segment.
             self.mark.sync()?;
         }
         let path = self.dir.join(segment::file_name(seq));
-        let file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| JournalError::io("create segment", &path, e))?;
+        let taken = match self.prep.as_ref() {
+            Some(prep) => {
+                let next = (self.next_spare * 2).min(self.config.segment_bytes);
+                let taken = prep
+                    .take_into(&path, next)
+                    .map_err(|e| JournalError::io("take prepared segment", &path, e))?;
+                if taken.is_some() {
+                    self.next_spare = next;
+                }
+                taken
+            }
+            None => None,
+        };
+        let file = match taken {
+            Some(_) => open_write(&path)?,
+            None => OpenOptions::new()
+                .create_new(true)
+                .write(true)
+                .open(&path)
+                .map_err(|e| JournalError::io("create segment", &path, e))?,
+        };
         if self.config.fsync != FsyncPolicy::None {
             if let Err(e) = segment::sync_dir(&self.dir) {
                 self.poisoned = true; // the new file exists; a retry would collide
@@ -332,10 +407,42 @@ impl Journal {
             first_seq: seq,
             path,
         });
-        let header = segment::header_bytes();
-        self.buf[..SEGMENT_HEADER_LEN].copy_from_slice(&header);
-        self.filled = SEGMENT_HEADER_LEN;
         self.seg_len = SEGMENT_HEADER_LEN as u64;
+        if let Some(bytes) = taken {
+            // The spare already holds the header, synced.
+            self.filled = 0;
+            self.limit = bytes;
+            self.preallocated = true;
+            self.want_spare = false;
+        } else {
+            let header = segment::header_bytes();
+            self.buf[..SEGMENT_HEADER_LEN].copy_from_slice(&header);
+            self.filled = SEGMENT_HEADER_LEN;
+            self.limit = self.config.segment_bytes;
+            self.preallocated = false;
+            self.want_spare = self.config.preallocate;
+        }
+        Ok(())
+    }
+
+    /// Cuts a prepared active segment back to what was written (after
+    /// `write_buffer`) and syncs that size, so a sealed segment ends at its last
+    /// record. Recovery would also accept the zeros (an all-zero remainder is unused
+    /// space); trimming keeps the files tidy and their lengths meaningful.
+    fn seal_active(&mut self) -> Result<(), JournalError> {
+        if !self.preallocated {
+            return Ok(());
+        }
+        let Some(file) = self.active.as_ref() else {
+            return Ok(());
+        };
+        let end = self.seg_len - self.filled as u64;
+        if let Err(e) = file.set_len(end).and_then(|()| file.sync_all()) {
+            return Err(self.poison("trim prepared segment", e));
+        }
+        self.unsynced = false;
+        self.preallocated = false;
+        self.limit = self.config.segment_bytes.max(end);
         Ok(())
     }
 
@@ -393,18 +500,23 @@ impl Journal {
 }
 
 impl Drop for Journal {
-    /// Best effort: commit under the configured policy. Errors are ignored
-    /// here; call [`Journal::close`] to see them.
+    /// Best effort: commit under the configured policy and trim a prepared
+    /// segment's unused zeros. Errors are ignored here; call [`Journal::close`] to
+    /// see them.
     fn drop(&mut self) {
         if !self.poisoned {
             let _ = self.commit();
+            let _ = self.seal_active();
         }
     }
 }
 
-fn open_append(path: &Path) -> Result<File, JournalError> {
+/// Size of the first prepared segment (or `segment_bytes`, if smaller).
+const FIRST_SPARE: u64 = 4 << 20;
+
+fn open_write(path: &Path) -> Result<File, JournalError> {
     OpenOptions::new()
-        .append(true)
+        .write(true)
         .open(path)
         .map_err(|e| JournalError::io("open segment", path, e))
 }

@@ -43,6 +43,7 @@ mod config;
 mod error;
 pub mod hwm;
 mod journal;
+pub mod prealloc;
 pub mod record;
 mod recovery;
 mod replay;

@@ -96,8 +96,11 @@ pub struct RecoveryReport {
 #[derive(Debug)]
 pub(crate) struct Recovered {
     pub segments: Vec<SegmentFile>,
-    /// Length of the last segment after truncation.
+    /// Length of the last segment's records (its header included) after truncation.
     pub last_len: u64,
+    /// Length of the last segment's file: more than `last_len` when it was prepared
+    /// ahead and holds unused zeros past its records.
+    pub last_file_len: u64,
     pub report: RecoveryReport,
     pub mark: MarkFile,
 }
@@ -125,7 +128,7 @@ pub(crate) fn recover(dir: &Path, policy: LossPolicy) -> Result<Recovered, Journ
         segments: segments.len(),
         ..RecoveryReport::default()
     };
-    let (last_len, tail) = scan_all(&segments, &mut report)?;
+    let (last_len, last_file_len, tail) = scan_all(&segments, &mut report)?;
     report.accepted_loss = check_mark(dir, &segments, mark, &report, tail.as_ref(), policy)?;
     if let Some(t) = &tail {
         report.truncated = Some(truncate_tail(t, &report)?);
@@ -141,26 +144,31 @@ pub(crate) fn recover(dir: &Path, policy: LossPolicy) -> Result<Recovered, Journ
         )?,
     };
     report.committed_seq = mark.last().committed_seq;
-    let last_len = match tail {
-        Some(_) => last_len.max(segment::SEGMENT_HEADER_LEN as u64),
-        None => last_len,
+    let (last_len, last_file_len) = match tail {
+        Some(_) => {
+            let len = last_len.max(segment::SEGMENT_HEADER_LEN as u64);
+            (len, len)
+        }
+        None => (last_len, last_file_len),
     };
     Ok(Recovered {
         segments,
         last_len,
+        last_file_len,
         report,
         mark,
     })
 }
 
 /// Verifies every segment, merging counts into `report`; returns the last segment's
-/// valid length and its invalid tail, if any. Modifies nothing.
+/// valid length, its file length and its invalid tail, if any. Modifies nothing.
 fn scan_all(
     segments: &[SegmentFile],
     report: &mut RecoveryReport,
-) -> Result<(u64, Option<PendingTail>), JournalError> {
+) -> Result<(u64, u64, Option<PendingTail>), JournalError> {
     let mut buf = Vec::new();
     let mut last_len = 0;
+    let mut last_file_len = 0;
     let mut tail = None;
     for (i, seg) in segments.iter().enumerate() {
         check_continuity(seg, report.last_seq)?;
@@ -174,6 +182,7 @@ fn scan_all(
         }
         merge(report, &s);
         last_len = s.valid_end;
+        last_file_len = buf.len() as u64;
         if let Some(defect) = s.tail {
             tail = Some(PendingTail {
                 segment: seg.clone(),
@@ -183,7 +192,7 @@ fn scan_all(
             });
         }
     }
-    Ok((last_len, tail))
+    Ok((last_len, last_file_len, tail))
 }
 
 /// Compares the segments with the mark. `Ok(Some(..))`: a loss accepted under

@@ -9,6 +9,15 @@
 //! before a power loss) are all tail. Anything else is *middle* corruption
 //! and an error.
 //! A CRC-valid record whose seq is not the expected one is always an error.
+//!
+//! Before either rule: when every byte from `o` to the end of the segment is zero,
+//! the segment simply ends at `o` (no defect, nothing to drop), in any segment. That
+//! is the unused room of a segment prepared ahead
+//! ([`JournalConfig::preallocate`](crate::JournalConfig::preallocate)), which the
+//! writer trims when it seals a segment; a crash before the trim leaves it. No record
+//! is all zeros (`seq` is never 0), so zeros never hide a record, and a record lost
+//! in such a stretch is still found: by the high-water mark (committed records) or
+//! by the next segment's first sequence number (a gap).
 
 use std::path::Path;
 
@@ -66,6 +75,7 @@ pub fn scan(
                 expected += 1;
             }
             Ok(r) => return Err(seq_gap(path, off, expected, r.seq)),
+            Err(_) if bytes[off..].iter().all(|&b| b == 0) => break,
             Err(defect) => {
                 classify(bytes, path, off, defect, is_last)?;
                 out.tail = Some(TailDefect::Record(defect));
@@ -187,12 +197,19 @@ mod tests {
     }
 
     #[test]
-    fn zero_fill_after_records_is_tail() {
+    fn zeros_after_records_end_the_segment_without_a_defect_in_any_segment() {
         let mut b = segment(1, 2);
+        let end = b.len() as u64;
         b.extend_from_slice(&[0u8; 1000]);
+        for is_last in [true, false] {
+            let s = scan(&b, Path::new(P), 1, is_last).unwrap();
+            assert_eq!((s.tail, s.last_seq, s.valid_end), (None, Some(2), end));
+        }
+        // A non-zero byte anywhere after them makes it a defect again.
+        *b.last_mut().unwrap() = 1;
         let s = scan(&b, Path::new(P), 1, true).unwrap();
         assert_eq!(s.tail, Some(TailDefect::Record(RecordDefect::BadHeader)));
-        assert_eq!(s.last_seq, Some(2));
+        assert!(scan(&b, Path::new(P), 1, false).is_err());
     }
 
     #[test]

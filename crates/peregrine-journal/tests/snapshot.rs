@@ -104,6 +104,7 @@ fn pruning_is_off_by_default_and_removes_covered_segments_when_on() {
         fsync: FsyncPolicy::None,
         buffer_bytes: 8 << 10,
         mark_fsync: true,
+        preallocate: false,
     };
     let recs: Vec<_> = (1..=300).map(|s| common::record(s, 100)).collect();
     common::write_all(&jdir, cfg.clone(), &recs);

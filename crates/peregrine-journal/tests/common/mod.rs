@@ -20,6 +20,7 @@ pub(crate) fn config(segment_bytes: u64, fsync: FsyncPolicy) -> JournalConfig {
         fsync,
         buffer_bytes: 8 << 10,
         mark_fsync: true,
+        preallocate: false,
     }
 }
 

@@ -1,0 +1,288 @@
+//! Segment files prepared ahead of need: written full of zeros and synced by a
+//! helper thread, so the writer's appends land in blocks the file system has already
+//! allocated and sized.
+//!
+//! Why: an `fdatasync` after an append that grows the file must also commit the new
+//! size and block allocation to the file system's journal; after an overwrite inside
+//! a file whose blocks were written before, it only flushes the data. Measured on
+//! this project's 2-vCPU VM (ext4 on virtio, 4 KiB writes, C loop, 2026-11-24): append
+//! + `fdatasync` p50 140–217 µs, p99 248–323 µs; overwrite in a pre-written file +
+//! `fdatasync` p50 84–92 µs, p99 139–157 µs. `fallocate` is not enough (unwritten
+//! extents still need converting: 150 µs p50), so the spare is really written.
+//!
+//! The spare is one file in the journal directory, `journal-spare-<pid>-<n>.tmp`,
+//! which no segment listing matches. The writer takes it with
+//! [`Preparer::take_into`] (a hard link under the segment's name, which fails rather
+//! than replace an existing file, then an unlink of the spare name); the thread then
+//! prepares the next one. A new helper first unlinks every spare name it finds (left
+//! by a crash), never truncating through one, so a crash between the link and the
+//! unlink cannot cost a segment its records.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+
+use crate::segment;
+
+const SPARE_PREFIX: &str = "journal-spare-";
+const SPARE_SUFFIX: &str = ".tmp";
+
+/// Tells the helpers of one process apart (a test that simulates a crash with
+/// `mem::forget` leaves one running beside the next).
+static INSTANCE: AtomicU64 = AtomicU64::new(0);
+
+/// True for the name of a spare segment (any process's).
+pub fn is_spare_name(name: &str) -> bool {
+    name.starts_with(SPARE_PREFIX) && name.ends_with(SPARE_SUFFIX)
+}
+
+/// Zeros written per `write` call while preparing.
+const CHUNK: usize = 1 << 20;
+
+/// The writer's handle on the helper thread. Dropping it stops the thread (within one
+/// 1 MiB write) and removes an unused spare.
+#[derive(Debug)]
+pub(crate) struct Preparer {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    spare: PathBuf,
+    state: Mutex<State>,
+    wake: Condvar,
+    /// A spare is ready (mirrors `State::ready`, for a lock-free check).
+    ready: AtomicBool,
+    stop: AtomicBool,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Size in bytes of the next spare to prepare, once the current one is taken.
+    want: Option<u64>,
+    /// Size of the spare on disk, if one is ready.
+    ready: Option<u64>,
+    /// Why preparing failed; the writer then goes on with plain appends.
+    failed: Option<String>,
+}
+
+impl Preparer {
+    /// Starts the helper thread, which prepares a first spare of `bytes` bytes.
+    pub(crate) fn start(dir: &Path, bytes: u64) -> std::io::Result<Self> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            if entry.file_name().to_str().is_some_and(is_spare_name) {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        let n = INSTANCE.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{SPARE_PREFIX}{}-{n}{SPARE_SUFFIX}", std::process::id());
+        let shared = Arc::new(Shared {
+            spare: dir.join(name),
+            state: Mutex::new(State {
+                want: Some(bytes),
+                ..State::default()
+            }),
+            wake: Condvar::new(),
+            ready: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        });
+        let worker = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("journal-prealloc".into())
+            .spawn(move || worker.run())?;
+        Ok(Self {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// True if a spare is ready to take (one atomic load).
+    #[inline]
+    pub(crate) fn ready(&self) -> bool {
+        self.shared.ready.load(Ordering::Acquire)
+    }
+
+    /// Gives the ready spare the name `to` and asks for the next one, of `next_bytes`.
+    /// `Ok(None)`: no spare is ready. Fails, leaving the spare in place, if `to`
+    /// already exists.
+    pub(crate) fn take_into(&self, to: &Path, next_bytes: u64) -> std::io::Result<Option<u64>> {
+        let mut state = self.shared.lock();
+        let Some(bytes) = state.ready else {
+            return Ok(None);
+        };
+        std::fs::hard_link(&self.shared.spare, to)?;
+        std::fs::remove_file(&self.shared.spare)?;
+        state.ready = None;
+        self.shared.ready.store(false, Ordering::Release);
+        state.want = Some(next_bytes);
+        self.shared.wake.notify_one();
+        Ok(Some(bytes))
+    }
+
+    /// Why the thread stopped preparing, if it failed.
+    #[cfg(test)]
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.shared.lock().failed.clone()
+    }
+}
+
+impl Drop for Preparer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        {
+            let _state = self.shared.lock();
+            self.shared.wake.notify_one();
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        // An unused spare is only zeros: not worth its disk space between runs.
+        let _ = std::fs::remove_file(&self.shared.spare);
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    fn run(&self) {
+        let zeros = vec![0u8; CHUNK];
+        loop {
+            let bytes = {
+                let mut state = self.lock();
+                loop {
+                    if self.stopping() {
+                        return;
+                    }
+                    if state.ready.is_none() {
+                        if let Some(bytes) = state.want.take() {
+                            break bytes;
+                        }
+                    }
+                    state = self
+                        .wake
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+            };
+            match self.prepare(bytes, &zeros) {
+                Ok(true) => {
+                    self.lock().ready = Some(bytes);
+                    self.ready.store(true, Ordering::Release);
+                }
+                Ok(false) => return,
+                Err(e) => {
+                    self.lock().failed = Some(format!("{}: {e}", self.spare.display()));
+                    let _ = std::fs::remove_file(&self.spare);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Writes a segment header and zeros up to `bytes`, then syncs data and size.
+    /// `Ok(false)`: asked to stop midway.
+    fn prepare(&self, bytes: u64, zeros: &[u8]) -> std::io::Result<bool> {
+        match std::fs::remove_file(&self.spare) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        let mut file: File = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&self.spare)?;
+        let header = segment::header_bytes();
+        file.write_all(&header)?;
+        let mut left = bytes.saturating_sub(header.len() as u64);
+        while left > 0 {
+            if self.stopping() {
+                return Ok(false);
+            }
+            let n = left.min(zeros.len() as u64) as usize;
+            file.write_all(&zeros[..n])?;
+            left -= n as u64;
+        }
+        file.sync_all()?;
+        Ok(!self.stopping())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spares(dir: &Path) -> usize {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                is_spare_name(name.to_str().unwrap())
+            })
+            .count()
+    }
+
+    fn wait_ready(p: &Preparer) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !p.ready() {
+            assert!(p.failure().is_none(), "{:?}", p.failure());
+            assert!(std::time::Instant::now() < deadline, "spare never ready");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn prepares_a_zeroed_spare_with_a_header_then_the_next_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Preparer::start(dir.path(), 3 << 20).unwrap();
+        wait_ready(&p);
+        let first = dir.path().join(segment::file_name(1));
+        assert_eq!(p.take_into(&first, 5000).unwrap(), Some(3 << 20));
+        let bytes = std::fs::read(&first).unwrap();
+        assert_eq!(bytes.len(), 3 << 20);
+        assert_eq!(bytes[..16], segment::header_bytes());
+        assert!(bytes[16..].iter().all(|&b| b == 0));
+        wait_ready(&p);
+        let second = dir.path().join(segment::file_name(2));
+        assert_eq!(p.take_into(&second, 5000).unwrap(), Some(5000));
+        assert_eq!(std::fs::metadata(&second).unwrap().len(), 5000);
+        assert!(segment::list(dir.path()).unwrap().len() == 2);
+    }
+
+    #[test]
+    fn never_replaces_an_existing_file_and_removes_its_spare_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let taken = dir.path().join(segment::file_name(7));
+        std::fs::write(&taken, b"data").unwrap();
+        let p = Preparer::start(dir.path(), 8192).unwrap();
+        wait_ready(&p);
+        assert!(p.take_into(&taken, 8192).is_err());
+        assert_eq!(std::fs::read(&taken).unwrap(), b"data");
+        assert!(p.ready(), "the spare stays ready after a failed take");
+        drop(p);
+        assert_eq!(spares(dir.path()), 0);
+    }
+
+    #[test]
+    fn a_stale_spare_name_linked_to_a_segment_is_unlinked_not_truncated() {
+        // A crash between `take_into`'s link and unlink leaves both names on one file.
+        let dir = tempfile::tempdir().unwrap();
+        let seg = dir.path().join(segment::file_name(1));
+        std::fs::write(&seg, b"records").unwrap();
+        std::fs::hard_link(&seg, dir.path().join("journal-spare-1-0.tmp")).unwrap();
+        let p = Preparer::start(dir.path(), 8192).unwrap();
+        wait_ready(&p);
+        assert_eq!(std::fs::read(&seg).unwrap(), b"records");
+        assert!(!dir.path().join("journal-spare-1-0.tmp").exists());
+        assert_eq!(spares(dir.path()), 1);
+    }
+}
