@@ -10,7 +10,8 @@
 # spinning over non-blocking sockets, speaking the v2 login without checking the
 # proof; a 48-byte NewOrder gets a 92-byte Accepted), then the exchange as shipped (`wait = "park"`, compact topology). It prints both
 # percentile rows and the exchange's as multiples of the floor's; the durable row's
-# floor is one fdatasync (measured by floor.c on the journal's disk, same run) plus
+# floor is one fdatasync after a 4 KiB overwrite in a pre-written file (floor.c, on the
+# journal's disk, same run; the append + fdatasync figure is printed beside it) plus
 # the echo. Protocol v2 logs in with keys: the script makes fresh ones for the run
 # (`peregrine keygen`, one account per session, so each session gets only its own
 # reports, as from the floor) and gives the exchange their stored hashes and loadgen
@@ -115,8 +116,10 @@ config none "$TMP/unused" > "$TMP/base.toml"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "# $(date -u +%FT%TZ)  $(nproc) cores  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)  load $LOAD_BEFORE  mode $MODE (${DUR}s x $REPS)"
 mkdir -p "$TMP/fsync-probe"
-"$F" fsync "$TMP/fsync-probe" "${FSYNCS:-1000}" > "$TMP/fsync.txt"
-echo "# floor: $(cat "$TMP/fsync.txt") (4 KiB append + fdatasync on the journal's disk)"
+"$F" fsync "$TMP/fsync-probe" "${FSYNCS:-1000}" > "$TMP/fsync-append.txt"
+"$F" fsync-inplace "$TMP/fsync-probe" "${FSYNCS:-1000}" > "$TMP/fsync.txt"
+echo "# floor: $(cat "$TMP/fsync.txt") (4 KiB overwrite in a pre-written file + fdatasync on the journal's disk: the durable row's floor)"
+echo "#   for reference: $(cat "$TMP/fsync-append.txt") (4 KiB append + fdatasync)"
 for rep in $(seq 1 "$REPS"); do
   for row in $ROWS; do
     read -r fsync args <<<"$(row_args "$row")"
@@ -133,11 +136,14 @@ tmp, out, rows, reps = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.ar
 load_before, load_after, mode, dur = sys.argv[5:9]
 fs = open(os.path.join(tmp, "fsync.txt")).read().split()
 fsync = {"p50_us": float(fs[2]), "p99_us": float(fs[4]), "max_us": float(fs[6])}
+fa = open(os.path.join(tmp, "fsync-append.txt")).read().split()
+fsync_append = {"p50_us": float(fa[2]), "p99_us": float(fa[4]), "max_us": float(fa[6])}
 def load(p):
     return json.load(open(p))
 cols = ["p50_us", "p90_us", "p99_us", "p999_us", "max_us"]
 result = {"mode": mode, "duration_s": float(dur), "reps": reps, "load_before": load_before,
-          "load_after": load_after, "fdatasync_floor": fsync, "rows": []}
+          "load_after": load_after, "fdatasync_floor": fsync,
+          "fdatasync_append": fsync_append, "rows": []}
 print(f"{'row':<12} {'rep':>3} {'who':<9} {'sent':>8} {'lost':>5} {'tput/s':>9} " +
       " ".join(f"{c[:-3]:>8}" for c in cols))
 for rep in range(1, reps + 1):
