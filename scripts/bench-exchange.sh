@@ -39,6 +39,7 @@ cargo build --release -p peregrine >&2
 mkdir -p target/release
 gcc -O2 -Wall -o target/release/peregrine-floor scripts/floor.c
 # PEREGRINE_BIN=<another build>/peregrine benches that build instead (an A/B run).
+# PREALLOCATE=false runs the exchange with plain journal appends (journal.preallocate).
 B=${PEREGRINE_BIN:-$PWD/target/release/peregrine}
 F=$PWD/target/release/peregrine-floor
 TMP=$(mktemp -d -p "${TMPDIR:-/tmp}" bench-exchange.XXXXXX)
@@ -63,6 +64,7 @@ target = "127.0.0.1:$(free_port)"
 [journal]
 dir = "$2"
 fsync = "$1"
+preallocate = ${PREALLOCATE:-true}
 EOF
 }
 

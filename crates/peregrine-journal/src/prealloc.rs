@@ -39,8 +39,16 @@ pub fn is_spare_name(name: &str) -> bool {
     name.starts_with(SPARE_PREFIX) && name.ends_with(SPARE_SUFFIX)
 }
 
-/// Zeros written per `write` call while preparing.
+/// Zeros written, then synced, per step while preparing.
 const CHUNK: usize = 1 << 20;
+
+/// Pause after each synced chunk. A spare is written while the journal commits
+/// beside it on the same disk: one big write and sync would sit in the device queue
+/// ahead of many commits' `fdatasync` (measured here: the open-loop durable row's p99
+/// went from 6–12 ms to 13–17 ms with unpaced 4–32 MiB spares). Paced, a commit
+/// waits behind at most one 1 MiB chunk, and the helper's rate stays below ~300 MiB/s
+/// of zeros, far ahead of any journal's rate of records.
+const PAUSE: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The writer's handle on the helper thread. Dropping it stops the thread (within one
 /// 1 MiB write) and removes an unused spare.
@@ -210,7 +218,9 @@ impl Shared {
             }
             let n = left.min(zeros.len() as u64) as usize;
             file.write_all(&zeros[..n])?;
+            file.sync_data()?;
             left -= n as u64;
+            std::thread::sleep(PAUSE);
         }
         file.sync_all()?;
         Ok(!self.stopping())
