@@ -71,7 +71,11 @@ fn main() -> Result<(), JournalError> {
             let q = |p: f64| us[((us.len() as f64 * p) as usize).min(us.len() - 1)];
             println!(
                 "round {r}  {:<14} p50 {:>7.1}  p90 {:>7.1}  p99 {:>7.1}  max {:>8.1}",
-                if preallocate { "prepared" } else { "plain appends" },
+                if preallocate {
+                    "prepared"
+                } else {
+                    "plain appends"
+                },
                 q(0.5),
                 q(0.9),
                 q(0.99),

@@ -136,9 +136,8 @@ impl Journal {
     ) -> Result<(), JournalError> {
         self.check_append(seq, payload.len())?;
         let need = HEADER_LEN + payload.len();
-        if self.want_spare && self.spare_due()? {
-            self.rotate(seq)?;
-        } else if self.active.is_none() || self.seg_len + need as u64 > self.limit {
+        let switch = self.want_spare && self.spare_due()?;
+        if switch || self.active.is_none() || self.seg_len + need as u64 > self.limit {
             self.rotate(seq)?;
         }
         if self.filled + need > self.buf.len() {

@@ -5,10 +5,11 @@
 //! Why: an `fdatasync` after an append that grows the file must also commit the new
 //! size and block allocation to the file system's journal; after an overwrite inside
 //! a file whose blocks were written before, it only flushes the data. Measured on
-//! this project's 2-vCPU VM (ext4 on virtio, 4 KiB writes, C loop, 2026-11-24): append
-//! + `fdatasync` p50 140–217 µs, p99 248–323 µs; overwrite in a pre-written file +
-//! `fdatasync` p50 84–92 µs, p99 139–157 µs. `fallocate` is not enough (unwritten
-//! extents still need converting: 150 µs p50), so the spare is really written.
+//! this project's 2-vCPU VM (ext4 on virtio, 4 KiB writes, C loop, 2026-11-24): an
+//! append then `fdatasync`, p50 140–217 µs and p99 248–323 µs; an overwrite in a
+//! pre-written file then `fdatasync`, p50 84–92 µs and p99 139–157 µs. `fallocate`
+//! is not enough (unwritten extents still need converting: 150 µs p50), so the spare
+//! is really written.
 //!
 //! The spare is one file in the journal directory, `journal-spare-<pid>-<n>.tmp`,
 //! which no segment listing matches. The writer takes it with

@@ -4,10 +4,10 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{read_all, record, segments, Owned};
+use common::{read_all, record, Owned};
 use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, JournalError};
 
 fn config(segment_bytes: u64) -> JournalConfig {
@@ -44,6 +44,22 @@ fn records_end(path: &Path, first_seq: u64) -> u64 {
     peregrine_journal::scan::scan(&bytes, path, first_seq, true)
         .unwrap()
         .valid_end
+}
+
+/// Writes until the active segment is a prepared one, then "crashes" (`mem::forget`:
+/// no trim, no close). Returns the records, the active segment and where its records
+/// end (zeros follow).
+fn crashed_in_a_prepared_segment(dir: &Path, cfg: &JournalConfig) -> (Vec<Owned>, PathBuf, u64) {
+    let (mut j, _) = Journal::open(dir, cfg.clone()).unwrap();
+    let mut next = 1;
+    let recs = until_prepared(&mut j, &mut next);
+    std::mem::forget(j);
+    let active = peregrine_journal::segment::list(dir)
+        .unwrap()
+        .pop()
+        .unwrap();
+    let end = records_end(&active.path, active.first_seq);
+    (recs, active.path, end)
 }
 
 fn spares(dir: &Path) -> usize {
@@ -112,17 +128,7 @@ fn a_crash_in_a_prepared_segment_keeps_every_record_and_writing_goes_on_in_place
 fn a_torn_record_among_the_zeros_is_dropped_and_reported() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(1 << 20);
-    let (mut j, _) = Journal::open(dir.path(), cfg.clone()).unwrap();
-    let mut next = 1;
-    let recs = until_prepared(&mut j, &mut next);
-    std::mem::forget(j);
-    let active = segments(dir.path()).pop().unwrap();
-    let first = peregrine_journal::segment::list(dir.path())
-        .unwrap()
-        .pop()
-        .unwrap()
-        .first_seq;
-    let end = records_end(&active, first);
+    let (recs, active, end) = crashed_in_a_prepared_segment(dir.path(), &cfg);
     // Half a record header that never got its commit: a torn write.
     let mut bytes = std::fs::read(&active).unwrap();
     bytes[end as usize..end as usize + 20].fill(0x5A);
@@ -139,17 +145,8 @@ fn a_torn_record_among_the_zeros_is_dropped_and_reported() {
 fn committed_records_lost_to_zeros_in_a_prepared_segment_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(1 << 20);
-    let (mut j, _) = Journal::open(dir.path(), cfg.clone()).unwrap();
-    let mut next = 1;
-    let recs = until_prepared(&mut j, &mut next);
-    std::mem::forget(j);
-    let active = segments(dir.path()).pop().unwrap();
-    let first = peregrine_journal::segment::list(dir.path())
-        .unwrap()
-        .pop()
-        .unwrap()
-        .first_seq;
-    let end = records_end(&active, first) as usize;
+    let (recs, active, end) = crashed_in_a_prepared_segment(dir.path(), &cfg);
+    let end = end as usize;
     // The last committed record's pages never reached the disk (power loss): zeros.
     let last_len = 36 + recs.last().unwrap().payload.len();
     let mut bytes = std::fs::read(&active).unwrap();
