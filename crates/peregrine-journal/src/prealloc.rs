@@ -13,7 +13,7 @@
 //!
 //! The spare is one file in the journal directory, `journal-spare-<pid>-<n>.tmp`,
 //! which no segment listing matches. The writer takes it with
-//! [`Preparer::take_into`] (a hard link under the segment's name, which fails rather
+//! `Preparer::take_into` (a hard link under the segment's name, which fails rather
 //! than replace an existing file, then an unlink of the spare name); the thread then
 //! prepares the next one. A new helper first unlinks every spare name it finds (left
 //! by a crash), never truncating through one, so a crash between the link and the
