@@ -504,8 +504,9 @@ impl Drop for Journal {
     /// see them.
     fn drop(&mut self) {
         if !self.poisoned {
-            let _ = self.commit();
-            let _ = self.seal_active();
+            // No trim after a failed commit: a poisoned journal leaves its files as
+            // they are for the next open to verify.
+            let _ = self.commit().and_then(|()| self.seal_active());
         }
     }
 }
