@@ -5,6 +5,7 @@ use std::io::Read;
 
 use crate::error::JournalError;
 use crate::record::{self, Record};
+use crate::scan;
 use crate::segment::{SegmentFile, SEGMENT_HEADER_LEN};
 
 /// A lending iterator over records `from..=last`, made by
@@ -62,8 +63,16 @@ impl Replay {
             while self.pos >= self.buf.len() {
                 self.load_next_segment()?;
             }
-            let rec =
-                record::decode(&self.buf[self.pos..]).map_err(|defect| self.corrupt(defect))?;
+            let rec = match record::decode(&self.buf[self.pos..]) {
+                Ok(rec) => rec,
+                // Unused room of a prepared segment: the segment ends here, as in
+                // recovery's scan.
+                Err(_) if scan::is_unused_room(&self.buf[self.pos..]) => {
+                    self.pos = self.buf.len();
+                    continue;
+                }
+                Err(defect) => return Err(self.corrupt(defect)),
+            };
             let (seq, len) = (rec.seq, rec.encoded_len());
             if self.seeking && seq < self.next_seq {
                 self.pos += len;

@@ -75,7 +75,7 @@ pub fn scan(
                 expected += 1;
             }
             Ok(r) => return Err(seq_gap(path, off, expected, r.seq)),
-            Err(_) if bytes[off..].iter().all(|&b| b == 0) => break,
+            Err(_) if is_unused_room(&bytes[off..]) => break,
             Err(defect) => {
                 classify(bytes, path, off, defect, is_last)?;
                 out.tail = Some(TailDefect::Record(defect));
@@ -84,6 +84,13 @@ pub fn scan(
         }
     }
     Ok(out)
+}
+
+/// True when the rest of a segment after its last record is all zeros: the unused
+/// room of a segment prepared ahead, which ends the segment (the rule above; replay
+/// applies it too).
+pub(crate) fn is_unused_room(rest: &[u8]) -> bool {
+    rest.iter().all(|&b| b == 0)
 }
 
 fn torn_header() -> SegmentScan {

@@ -173,6 +173,27 @@ fn zeros_after_the_last_record_are_room_to_write_in_not_a_torn_tail() {
 }
 
 #[test]
+fn zeros_after_the_records_of_a_sealed_segment_end_it_for_replay_too() {
+    // A sealed prepared segment whose trim was lost: recovery accepts the zeros, so
+    // replay must read past them into the next segment.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(JournalConfig::MIN_SEGMENT_BYTES, FsyncPolicy::None);
+    let recs = records(1, 200, 100);
+    write_all(dir.path(), cfg.clone(), &recs);
+    let first = segments(dir.path()).remove(0);
+    let len = std::fs::metadata(&first).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&first)
+        .unwrap()
+        .set_len(len + 4096)
+        .unwrap();
+    let (report, got) = read_all(dir.path(), cfg);
+    assert!(report.segments > 1);
+    assert_eq!((report.truncated, got), (None, recs));
+}
+
+#[test]
 fn corrupt_middle_record_is_a_typed_error() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(1 << 20, FsyncPolicy::None);
