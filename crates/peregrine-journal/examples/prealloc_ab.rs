@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, JournalError, Timestamps};
 
+type Error = Box<dyn std::error::Error>;
+
 const COMMITS: usize = 2_000;
 const PER_COMMIT: u64 = 40;
 
@@ -52,12 +54,8 @@ fn round(dir: &std::path::Path, preallocate: bool) -> Result<Vec<f64>, JournalEr
     Ok(us)
 }
 
-fn main() -> Result<(), JournalError> {
-    let tmp = tempfile::tempdir().map_err(|e| JournalError::Io {
-        op: "tempdir",
-        path: PathBuf::from("."),
-        source: e,
-    })?;
+fn main() -> Result<(), Error> {
+    let tmp = tempfile::tempdir()?;
     let mut args = std::env::args().skip(1);
     let root = args
         .next()

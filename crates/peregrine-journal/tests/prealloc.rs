@@ -46,13 +46,19 @@ fn records_end(path: &Path, first_seq: u64) -> u64 {
         .valid_end
 }
 
-/// Writes until the active segment is a prepared one, then "crashes" (`mem::forget`:
-/// no trim, no close). Returns the records, the active segment and where its records
-/// end (zeros follow).
-fn crashed_in_a_prepared_segment(dir: &Path, cfg: &JournalConfig) -> (Vec<Owned>, PathBuf, u64) {
+/// A fresh journal in `dir`, written until its active segment is a prepared one;
+/// with the records written and the next sequence number.
+fn open_prepared(dir: &Path, cfg: &JournalConfig) -> (Journal, Vec<Owned>, u64) {
     let (mut j, _) = Journal::open(dir, cfg.clone()).unwrap();
     let mut next = 1;
     let recs = until_prepared(&mut j, &mut next);
+    (j, recs, next)
+}
+
+/// [`open_prepared`], then a "crash" (`mem::forget`: no trim, no close). Returns the
+/// records, the active segment and where its records end (zeros follow).
+fn crashed_in_a_prepared_segment(dir: &Path, cfg: &JournalConfig) -> (Vec<Owned>, PathBuf, u64) {
+    let (j, recs, _) = open_prepared(dir, cfg);
     std::mem::forget(j);
     let active = peregrine_journal::segment::list(dir)
         .unwrap()
@@ -80,9 +86,7 @@ fn len(path: &Path) -> u64 {
 fn a_crash_in_a_prepared_segment_keeps_every_record_and_writing_goes_on_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(1 << 20);
-    let (mut j, _) = Journal::open(dir.path(), cfg.clone()).unwrap();
-    let mut next = 1;
-    let mut recs = until_prepared(&mut j, &mut next);
+    let (mut j, mut recs, mut next) = open_prepared(dir.path(), &cfg);
     let active = j.segments().last().unwrap().clone();
     assert_eq!(
         len(&active.path),
@@ -163,9 +167,7 @@ fn committed_records_lost_to_zeros_in_a_prepared_segment_are_refused() {
 fn rotation_through_prepared_segments_seals_each_at_its_last_record() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(64 << 10);
-    let (mut j, _) = Journal::open(dir.path(), cfg.clone()).unwrap();
-    let mut next = 1;
-    let mut recs = until_prepared(&mut j, &mut next);
+    let (mut j, mut recs, mut next) = open_prepared(dir.path(), &cfg);
     let mut prepared_segments = 1;
     let mut last_active = j.active_segment();
     // 4,000 records of 136 bytes: about 8 segments of 64 KiB.
