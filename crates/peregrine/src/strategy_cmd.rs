@@ -25,7 +25,7 @@ pub(crate) struct StrategyArgs {
 #[derive(Debug, Subcommand)]
 enum StrategyKind {
     /// Quote both sides around the observed mid, skewed against inventory.
-    Maker(SizedArgs),
+    Maker(MakerArgs),
     /// Take at the touch with IOC orders at random intervals.
     Taker(SizedArgs),
     /// Trade a moving average of the mid with IOC orders (subscribe it to the book).
@@ -44,6 +44,16 @@ struct PingerArgs {
     /// Orders to send.
     #[arg(long, default_value_t = 1_000_000)]
     count: u64,
+}
+
+#[derive(Debug, Args)]
+struct MakerArgs {
+    #[command(flatten)]
+    sized: SizedArgs,
+    /// How far the quoted mid leans towards --mid, per mille (0: the book alone sets
+    /// it; 1000: --mid alone). A market the maker alone quotes stays near --mid.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i64).range(0..=1000))]
+    anchor_per_mille: i64,
 }
 
 #[derive(Debug, Args)]
@@ -104,7 +114,10 @@ struct Common {
 /// Runs the subcommand.
 pub(crate) fn run(args: StrategyArgs) -> anyhow::Result<()> {
     match args.kind {
-        StrategyKind::Maker(SizedArgs { common: c, qty }) => {
+        StrategyKind::Maker(MakerArgs {
+            sized: SizedArgs { common: c, qty },
+            anchor_per_mille,
+        }) => {
             ensure!(qty > 0, "--qty must be positive");
             let mut s = Maker::new(MakerConfig {
                 qty,
@@ -113,6 +126,7 @@ pub(crate) fn run(args: StrategyArgs) -> anyhow::Result<()> {
                 mid: c.mid,
                 seed: c.seed,
                 interval_ns: c.interval_us * 1_000,
+                anchor_per_mille,
                 ..MakerConfig::default()
             });
             go(&mut s, &c, "maker")

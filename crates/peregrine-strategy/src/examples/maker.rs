@@ -3,7 +3,14 @@
 //!
 //! * Mid: the book's mid (`on_book`); with one side only, that side's price ± the
 //!   half spread; with an empty book (a fresh venue where the maker is the first to
-//!   quote), the configured starting mid.
+//!   quote), the configured starting mid. A best level that may be the maker's own
+//!   quote (one order, at most its size, at a price it quoted on that side lately)
+//!   does not count: the feed can show a quote's old price after the replace is
+//!   acknowledged, and a maker that read its own skewed quote as the market would
+//!   walk the price away.
+//! * Anchor: with `anchor_per_mille` above 0 the mid leans that far towards the
+//!   configured `mid` (a fair value from elsewhere), so a market with little other
+//!   liquidity stays near it while resting orders of others still move it.
 //! * Skew: long `n` lots, both quotes move down `n × skew_per_lot` ticks (and up when
 //!   short), so its fills pull the position back to flat.
 //! * A quote more than `requote_ticks` from its target is moved there with a replace
@@ -38,6 +45,9 @@ pub struct MakerConfig {
     pub requote_ticks: i64,
     /// Timer period, ns.
     pub interval_ns: u64,
+    /// How far the quoted mid leans towards `mid`, per mille: 0 follows the book
+    /// alone, 1000 ignores it.
+    pub anchor_per_mille: i64,
     /// Random seed (unused by the quoting logic; kept for the CLI's `--seed`).
     pub seed: u64,
 }
@@ -54,6 +64,7 @@ impl Default for MakerConfig {
             skew_per_lot: 1,
             requote_ticks: 0,
             interval_ns: 1_000_000,
+            anchor_per_mille: 0,
             seed: 1,
         }
     }
@@ -67,6 +78,9 @@ struct Quote {
     replacing: bool,
 }
 
+/// Prices per side the maker remembers as possibly its own on the feed.
+const RECENT: usize = 8;
+
 /// The market maker.
 #[derive(Debug)]
 pub struct Maker {
@@ -74,6 +88,9 @@ pub struct Maker {
     mid: i64,
     position: i64,
     quotes: [Option<Quote>; 2],
+    /// Prices quoted lately, per side (order prices and replace targets, newest
+    /// last): the feed may still show any of them.
+    recent: [[i64; RECENT]; 2],
     /// Replaces sent.
     pub replaces: u64,
 }
@@ -85,6 +102,7 @@ impl Maker {
             mid: cfg.mid,
             position: 0,
             quotes: [None, None],
+            recent: [[0; RECENT]; 2],
             replaces: 0,
             cfg,
         }
@@ -117,28 +135,45 @@ impl Maker {
         after.abs() <= self.cfg.max_inventory
     }
 
-    /// The mid this book implies, if any. A best level that is only this maker's own
-    /// quote (its price, at most its size) says nothing about the market: were it
-    /// counted, a book the maker alone quotes (a venue without other flow) would feed
-    /// its own skew back into its mid and walk the price away.
+    /// Remembers `price` as quoted on `side`.
+    fn quoted(&mut self, side: Side, price: i64) {
+        let recent = &mut self.recent[side.index()];
+        if recent[RECENT - 1] != price {
+            recent.rotate_left(1);
+            recent[RECENT - 1] = price;
+        }
+    }
+
+    /// Whether `level`, the best on `side`, may be only this maker's own quote: one
+    /// order (or a venue that does not count orders), at most its size, at a price it
+    /// quoted there lately.
+    fn maybe_own(&self, side: Side, level: &crate::md::Level) -> bool {
+        level.orders <= 1
+            && level.qty.lots() <= self.cfg.qty
+            && self.recent[side.index()].contains(&level.price.units())
+    }
+
+    /// The mid this book implies, if any. A best level that may be only this maker's
+    /// own quote says nothing about the market: were it counted, a book the maker
+    /// alone quotes (a venue without other flow) would feed its own skew back into its
+    /// mid and walk the price away. Then the lean towards the anchor.
     fn observe(&mut self, book: &BookView) {
         let h = self.cfg.half_spread;
-        let others = |side: Side, l: Option<crate::md::Level>| {
-            l.filter(|l| {
-                let own = self.quotes[side.index()].is_some_and(|q| q.price == l.price.units());
-                !(own && l.qty.lots() <= self.cfg.qty)
-            })
-        };
+        let others =
+            |side: Side, l: Option<crate::md::Level>| l.filter(|l| !self.maybe_own(side, l));
         let (bid, ask) = (
             others(Side::Buy, book.best_bid()),
             others(Side::Sell, book.best_ask()),
         );
-        self.mid = match (bid, ask) {
+        let seen = match (bid, ask) {
             (Some(b), Some(a)) => (b.price.units() + a.price.units()).div_euclid(2),
             (Some(b), None) => b.price.units() + h,
             (None, Some(a)) => a.price.units() - h,
             (None, None) => self.mid,
         };
+        let w = self.cfg.anchor_per_mille.clamp(0, 1_000);
+        // Truncates towards zero: no pull either way inside 1000 / w units.
+        self.mid = seen + (self.cfg.mid - seen) * w / 1_000;
     }
 
     fn requote(&mut self, api: &mut Api, side: Side) {
@@ -158,6 +193,7 @@ impl Maker {
                         .is_ok() =>
             {
                 self.replaces += 1;
+                self.quoted(side, target);
                 self.quotes[side.index()] = Some(Quote {
                     replacing: true,
                     ..q
@@ -169,6 +205,7 @@ impl Maker {
                 if let Ok(id) =
                     api.send_order(self.cfg.venue, self.cfg.instrument, side, price, qty)
                 {
+                    self.quoted(side, target);
                     self.quotes[side.index()] = Some(Quote {
                         client_id: id,
                         price: target,
@@ -301,17 +338,10 @@ mod tests {
         let mut m = Maker::new(MakerConfig::default());
         m.observe(&BookView::new(0, InstrumentId(1), &[lvl(99)], &[lvl(103)]));
         assert_eq!(m.mid(), 101);
-        let quote = |price| {
-            Some(Quote {
-                client_id: 1,
-                price,
-                acked: true,
-                replacing: false,
-            })
-        };
         // Short 3: its skewed quotes 102/106 are the whole book; the mid stays.
         m.position = -3;
-        m.quotes = [quote(102), quote(106)];
+        m.quoted(Side::Buy, 102);
+        m.quoted(Side::Sell, 106);
         m.observe(&BookView::new(0, InstrumentId(1), &[lvl(102)], &[lvl(106)]));
         assert_eq!(m.mid(), 101, "its own skew does not feed back");
         // Someone else's ask below its own: that side counts.
@@ -325,5 +355,117 @@ mod tests {
         };
         m.observe(&BookView::new(0, InstrumentId(1), &[big], &[lvl(106)]));
         assert_eq!(m.mid(), 102 + m.cfg.half_spread);
+        // Two orders at its price: one is someone else's.
+        let two = Level {
+            orders: 2,
+            ..lvl(106)
+        };
+        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(102)], &[two]));
+        assert_eq!(m.mid(), 106 - m.cfg.half_spread);
+    }
+
+    #[test]
+    fn a_quote_the_feed_shows_late_is_still_its_own() {
+        let mut m = Maker::new(MakerConfig::default());
+        // It quoted 98/102, then moved its bid to 97 and the venue acknowledged the
+        // replace; the feed still shows the bid at 98.
+        m.quoted(Side::Buy, 98);
+        m.quoted(Side::Sell, 102);
+        m.quoted(Side::Buy, 97);
+        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(98)], &[lvl(102)]));
+        assert_eq!(m.mid(), 10_000, "neither side is anyone else's");
+        // A price it quoted RECENT moves ago is forgotten.
+        for p in 0..RECENT as i64 {
+            m.quoted(Side::Buy, 90 - p);
+        }
+        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(98)], &[]));
+        assert_eq!(m.mid(), 98 + m.cfg.half_spread);
+    }
+
+    #[test]
+    fn the_anchor_pulls_the_mid_towards_the_reference() {
+        let cfg = MakerConfig {
+            anchor_per_mille: 100,
+            ..MakerConfig::default()
+        };
+        let mut m = Maker::new(cfg);
+        // Someone else's quotes around 10_500: 10% of the way back to 10_000.
+        m.observe(&BookView::new(
+            0,
+            InstrumentId(1),
+            &[lvl(10_499)],
+            &[lvl(10_501)],
+        ));
+        assert_eq!(m.mid(), 10_450);
+        // An empty book: the mid converges on the reference.
+        for _ in 0..200 {
+            m.observe(&BookView::default());
+        }
+        assert!((m.mid() - 10_000).abs() < 10, "{}", m.mid());
+        // Without an anchor the book alone sets it.
+        let mut free = Maker::new(MakerConfig::default());
+        free.observe(&BookView::new(
+            0,
+            InstrumentId(1),
+            &[lvl(10_499)],
+            &[lvl(10_501)],
+        ));
+        assert_eq!(free.mid(), 10_500);
+    }
+
+    /// A venue where the maker alone rests orders and takers fill its quotes (its
+    /// inventory walks within the limit); the feed shows the book 0 to 2 moves late.
+    /// Returns how far its mid got from the start. `forgetful` keeps only its
+    /// current quote as "own" (the rule before the recent prices).
+    fn drift_with_a_late_feed(m: &mut Maker, forgetful: bool) -> i64 {
+        let mut rng = peregrine_types::Rng::new(7);
+        let mut shown = std::collections::VecDeque::new();
+        let start = m.mid();
+        let mut worst = 0;
+        for _ in 0..20_000 {
+            // A fill moves the position one lot, towards flat near the limit.
+            let up = match m.position {
+                p if p >= 8 => false,
+                p if p <= -8 => true,
+                _ => rng.chance(1, 2),
+            };
+            m.position += if up { 1 } else { -1 };
+            let (bid, ask) = (m.target(Side::Buy), m.target(Side::Sell));
+            if forgetful {
+                m.recent = [[bid; RECENT], [ask; RECENT]];
+            } else {
+                m.quoted(Side::Buy, bid);
+                m.quoted(Side::Sell, ask);
+            }
+            shown.push_back((bid, ask));
+            while shown.len() > 1 + rng.below(3) as usize {
+                shown.pop_front();
+            }
+            let (b, a) = shown[0];
+            m.observe(&BookView::new(0, InstrumentId(1), &[lvl(b)], &[lvl(a)]));
+            worst = worst.max((m.mid() - start).abs());
+        }
+        worst
+    }
+
+    #[test]
+    fn a_late_feed_does_not_walk_the_mid() {
+        let mut m = Maker::new(MakerConfig::default());
+        assert_eq!(drift_with_a_late_feed(&mut m, false), 0);
+        // Negative control: knowing only its current quote, the same flow walks it.
+        let mut forgetful = Maker::new(MakerConfig::default());
+        let walked = drift_with_a_late_feed(&mut forgetful, true);
+        assert!(walked > 100, "the control must walk: {walked}");
+        // The anchor holds even the forgetful maker (a walk of up to 8 units per
+        // update against a pull of 1%: within about 800).
+        let anchored = MakerConfig {
+            anchor_per_mille: 10,
+            ..MakerConfig::default()
+        };
+        let held = drift_with_a_late_feed(&mut Maker::new(anchored), true);
+        assert!(
+            held <= 800 && held * 4 < walked,
+            "{held} (unanchored: {walked})"
+        );
     }
 }

@@ -455,6 +455,9 @@ impl Session {
         if let Some(v) = s.book_venue(self.venues) {
             args.extend(["--book-venue".into(), v.to_string()]);
         }
+        if s.anchor_per_mille > 0 {
+            args.extend(["--anchor-per-mille".into(), s.anchor_per_mille.to_string()]);
+        }
         args
     }
 

@@ -115,13 +115,19 @@ pub(super) struct StrategySpec {
     pub interval_us: u64,
     /// Random seed.
     pub seed: u64,
+    /// Maker only: how far its mid leans towards the reference, per mille (see
+    /// `peregrine strategy maker --anchor-per-mille`).
+    pub anchor_per_mille: i64,
 }
 
 /// The strategies, in engine-config order. At the exchange the maker quotes around
 /// the mid it sees and the taker takes its quotes at the touch (IOC); `fix-taker`
 /// takes them too, through the FIX gateway, reading the book of `px` (the same
 /// exchange book: the FIX venue has no feed of its own); on the simulated market `sim-maker` quotes
-/// against the flow and `reverter` trades a moving average of the mid.
+/// against the flow and `reverter` trades a moving average of the mid. The exchange's
+/// maker leans its mid 1‰ towards the instrument's reference price at each book
+/// update: orders placed by hand move the market, which drifts back once they are
+/// gone (within ±10.00 of the reference the pull rounds to nothing).
 pub(super) const STRATEGIES: [StrategySpec; 5] = [
     StrategySpec {
         name: "maker",
@@ -130,6 +136,7 @@ pub(super) const STRATEGIES: [StrategySpec; 5] = [
         qty: 1,
         interval_us: 1_000,
         seed: 1,
+        anchor_per_mille: 1,
     },
     StrategySpec {
         name: "taker",
@@ -138,6 +145,7 @@ pub(super) const STRATEGIES: [StrategySpec; 5] = [
         qty: 1,
         interval_us: 1_000,
         seed: 2,
+        anchor_per_mille: 0,
     },
     StrategySpec {
         name: "fix-taker",
@@ -146,6 +154,7 @@ pub(super) const STRATEGIES: [StrategySpec; 5] = [
         qty: 1,
         interval_us: 1_000,
         seed: 5,
+        anchor_per_mille: 0,
     },
     StrategySpec {
         name: "sim-maker",
@@ -154,6 +163,7 @@ pub(super) const STRATEGIES: [StrategySpec; 5] = [
         qty: 2,
         interval_us: 2_000,
         seed: 3,
+        anchor_per_mille: 0,
     },
     StrategySpec {
         name: "reverter",
@@ -162,6 +172,7 @@ pub(super) const STRATEGIES: [StrategySpec; 5] = [
         qty: 1,
         interval_us: 5_000,
         seed: 4,
+        anchor_per_mille: 0,
     },
 ];
 
