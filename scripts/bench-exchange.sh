@@ -40,6 +40,8 @@ mkdir -p target/release
 gcc -O2 -Wall -o target/release/peregrine-floor scripts/floor.c
 # PEREGRINE_BIN=<another build>/peregrine benches that build instead (an A/B run).
 # PREALLOCATE=false runs the exchange with plain journal appends (journal.preallocate).
+# SYNC_NICE=N sets journal.sync_nice (default -10, as the shipped exchange.toml; none
+# leaves it out).
 B=${PEREGRINE_BIN:-$PWD/target/release/peregrine}
 F=$PWD/target/release/peregrine-floor
 TMP=$(mktemp -d -p "${TMPDIR:-/tmp}" bench-exchange.XXXXXX)
@@ -65,6 +67,7 @@ target = "127.0.0.1:$(free_port)"
 dir = "$2"
 fsync = "$1"
 preallocate = ${PREALLOCATE:-true}
+$([ "${SYNC_NICE:--10}" = none ] || echo "sync_nice = ${SYNC_NICE:--10}")
 EOF
 }
 

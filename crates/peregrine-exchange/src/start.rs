@@ -101,7 +101,7 @@ pub fn run_opts(
         return serve(config, core, feed, reports, None, &stop, on_ready);
     }
     let core = core
-        .try_map_log(GroupCommit::spawn)
+        .try_map_log(|log| GroupCommit::spawn(log, section.sync_nice))
         .doing(|| "spawning the journal sync thread".into())?;
     let wake = core
         .log()

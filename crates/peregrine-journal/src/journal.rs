@@ -305,6 +305,9 @@ impl Journal {
             return Err(self.poison("write segment", e));
         }
         self.stats.bytes_written += self.filled as u64;
+        if let Some(prep) = &self.prep {
+            prep.note_written(self.stats.bytes_written);
+        }
         self.filled = 0;
         self.last_in_buf = None;
         self.unsynced = true;

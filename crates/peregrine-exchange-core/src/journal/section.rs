@@ -39,6 +39,16 @@ pub struct JournalSection {
     /// helper's writes at each rotation.
     #[serde(default = "default_preallocate")]
     pub preallocate: bool,
+    /// Nice value (-20..=19) of the `journal-sync` thread, which runs the group
+    /// commit's `fdatasync` under `fsync = "batch"`. Default: none (it keeps the
+    /// process's). When every core is busy (the matching thread, clients on the same
+    /// host), a sync thread of normal priority can wait milliseconds for a core after
+    /// each wake, and every result waits with it (docs/exchange.md, "The sync
+    /// thread's priority"); the shipped `exchange.toml` sets -10. Going below the
+    /// process's nice needs `CAP_SYS_NICE` or a `RLIMIT_NICE` that allows it
+    /// (systemd `LimitNICE=`); refused, the exchange logs a warning and goes on.
+    #[serde(default)]
+    pub sync_nice: Option<i32>,
 }
 
 fn default_preallocate() -> bool {
@@ -59,6 +69,7 @@ impl JournalSection {
             snapshot_every: 0,
             prune: false,
             preallocate: default_preallocate(),
+            sync_nice: None,
         }
     }
 
@@ -85,6 +96,9 @@ impl JournalSection {
         if let Err(problems) = self.journal_config().validate() {
             errs.extend(problems.into_iter().map(|p| format!("journal: {p}")));
         }
+        if self.sync_nice.is_some_and(|n| !(-20..=19).contains(&n)) {
+            errs.push("journal.sync_nice: must be -20..=19".into());
+        }
         if self.prune && self.snapshot_every == 0 {
             errs.push("journal.prune: needs snapshot_every > 0 (pruning follows snapshots)".into());
         }
@@ -103,6 +117,7 @@ mod tests {
         assert_eq!(s.segment_bytes, 64 << 20);
         assert_eq!(s.snapshot_every, 0);
         assert!(s.preallocate);
+        assert_eq!(s.sync_nice, None);
         assert!(toml::from_str::<JournalSection>("dir = \"d\"\nfsnyc = \"none\"").is_err());
         assert!(toml::from_str::<JournalSection>("fsync = \"none\"").is_err());
         let s: JournalSection = toml::from_str("dir = \"d\"\nfsync = \"every_command\"").unwrap();
@@ -118,9 +133,10 @@ mod tests {
             snapshot_every: 0,
             prune: true,
             preallocate: true,
+            sync_nice: Some(-21),
         };
         let mut errs = Vec::new();
         s.check(&mut errs);
-        assert_eq!(errs.len(), 3, "{errs:?}");
+        assert_eq!(errs.len(), 4, "{errs:?}");
     }
 }

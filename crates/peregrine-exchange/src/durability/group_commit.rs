@@ -68,9 +68,10 @@ pub(crate) struct GroupCommit {
 }
 
 impl GroupCommit {
-    /// Starts the sync thread for `log` (recovered, positioned at its end). Its
-    /// first sync covers what recovery found in the page cache.
-    pub(crate) fn spawn(log: JournalLog) -> std::io::Result<Self> {
+    /// Starts the sync thread for `log` (recovered, positioned at its end), at nice
+    /// value `nice` if given (`journal.sync_nice`). Its first sync covers what
+    /// recovery found in the page cache.
+    pub(crate) fn spawn(log: JournalLog, nice: Option<i32>) -> std::io::Result<Self> {
         let last = log.journal().last_seq().unwrap_or(0);
         let handle = log.journal().sync_handle().map_err(std::io::Error::other)?;
         let segment = handle.as_ref().map(|(first, _)| *first);
@@ -88,7 +89,12 @@ impl GroupCommit {
         let s = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("journal-sync".into())
-            .spawn(move || sync_loop(&s))?;
+            .spawn(move || {
+                if let Some(nice) = nice {
+                    set_nice(nice);
+                }
+                sync_loop(&s);
+            })?;
         Ok(GroupCommit {
             log,
             shared,
@@ -207,6 +213,19 @@ impl Drop for GroupCommit {
     }
 }
 
+/// Sets this thread's nice value (Linux: per thread); a refusal is logged, not fatal:
+/// durability does not depend on it, only how soon a sync runs on a busy machine.
+fn set_nice(nice: i32) {
+    let me = rustix::thread::gettid();
+    match rustix::process::setpriority_process(Some(me), nice) {
+        Ok(()) => log::info!("journal-sync thread at nice {nice}"),
+        Err(e) => log::warn!(
+            "journal.sync_nice = {nice} refused ({e}): the sync thread keeps the process's \
+             priority; allow it with CAP_SYS_NICE or RLIMIT_NICE (systemd LimitNICE=)"
+        ),
+    }
+}
+
 fn sync_loop(s: &Shared) {
     loop {
         // Acquire: pairs with the Release store in `commit`.
@@ -273,7 +292,7 @@ mod tests {
             ..JournalSection::new(dir.path())
         };
         let (journal, _) = open_journal(&section, peregrine_journal::LossPolicy::Refuse).unwrap();
-        let mut g = GroupCommit::spawn(JournalLog::new(journal)).unwrap();
+        let mut g = GroupCommit::spawn(JournalLog::new(journal), None).unwrap();
         assert_eq!(g.durable_through(), 0);
         for i in 1..=500 {
             g.append(i, &cmd(i)).unwrap();
@@ -305,7 +324,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let section = JournalSection::new(dir.path());
         let (journal, _) = open_journal(&section, peregrine_journal::LossPolicy::Refuse).unwrap();
-        let mut g = GroupCommit::spawn(JournalLog::new(journal)).unwrap();
+        let mut g = GroupCommit::spawn(JournalLog::new(journal), None).unwrap();
         let mark = || {
             peregrine_journal::hwm::read(dir.path())
                 .unwrap()
@@ -342,5 +361,38 @@ mod tests {
         }
         g.housekeeping().unwrap();
         assert_eq!(mark(), 25, "and catches up once the sync has run");
+    }
+
+    /// Nice values of this process's `journal-sync` threads (Linux `/proc`).
+    fn sync_thread_nices() -> Vec<i64> {
+        let mut nices = Vec::new();
+        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+                continue; // the thread ended meanwhile
+            };
+            // "tid (comm) state ...": fields after the comm, nice is the 19th field.
+            let Some((head, rest)) = stat.rsplit_once(") ") else {
+                continue;
+            };
+            if head.ends_with("(journal-sync") {
+                nices.push(rest.split(' ').nth(16).unwrap().parse().unwrap());
+            }
+        }
+        nices
+    }
+
+    #[test]
+    fn the_sync_thread_runs_at_the_configured_nice() {
+        let dir = tempfile::tempdir().unwrap();
+        let section = JournalSection::new(dir.path());
+        let (journal, _) = open_journal(&section, peregrine_journal::LossPolicy::Refuse).unwrap();
+        // A higher nice than the process's: allowed without privileges.
+        let g = GroupCommit::spawn(JournalLog::new(journal), Some(7)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !sync_thread_nices().contains(&7) {
+            assert!(Instant::now() < deadline, "{:?}", sync_thread_nices());
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(g);
     }
 }
