@@ -354,7 +354,13 @@ impl Journal {
             match Preparer::start(&self.dir, self.next_spare) {
                 Ok(p) => self.prep = Some(p),
                 // No helper thread: plain appends, as with `preallocate = false`.
-                Err(_) => self.want_spare = false,
+                Err(e) => {
+                    log::warn!(
+                        "journal: no segment-preparing helper ({e}); appends go on into \
+                         plain segments"
+                    );
+                    self.want_spare = false;
+                }
             }
             return Ok(false);
         };

@@ -216,7 +216,12 @@ impl Shared {
                 }
                 Ok(false) => return,
                 Err(e) => {
-                    self.lock().failed = Some(format!("{}: {e}", self.spare.display()));
+                    let why = format!("{}: {e}", self.spare.display());
+                    log::warn!(
+                        "journal: preparing a spare segment failed ({why}); appends go on \
+                         into plain segments"
+                    );
+                    self.lock().failed = Some(why);
                     let _ = std::fs::remove_file(&self.spare);
                     return;
                 }
