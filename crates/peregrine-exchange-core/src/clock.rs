@@ -134,7 +134,10 @@ mod tests {
         assert!(c.now() >= future);
         let later = Timestamp(future.0 + 1_000_000_000);
         c.not_before(later);
-        assert!(c.now() >= later, "a floor above the last one moves it again");
+        assert!(
+            c.now() >= later,
+            "a floor above the last one moves it again"
+        );
     }
 
     #[test]
