@@ -359,6 +359,7 @@ impl Journal {
                         "journal: no segment-preparing helper ({e}); appends go on into \
                          plain segments"
                     );
+                    self.stats.prepare_failed = true;
                     self.want_spare = false;
                 }
             }
@@ -366,6 +367,12 @@ impl Journal {
         };
         // A segment must hold a record before it is sealed (recovery refuses an empty
         // one that is not the last); an absent one is created by the normal path.
+        if prep.failed() {
+            // Its error was logged by the helper; stop asking.
+            self.stats.prepare_failed = true;
+            self.want_spare = false;
+            return Ok(false);
+        }
         let has_records = self.seg_len > SEGMENT_HEADER_LEN as u64;
         Ok(self.active.is_some() && has_records && prep.ready())
     }
@@ -417,12 +424,14 @@ impl Journal {
         });
         self.seg_len = SEGMENT_HEADER_LEN as u64;
         if let Some(bytes) = taken {
+            self.stats.segments_prepared += 1;
             // The spare already holds the header, synced.
             self.filled = 0;
             self.limit = bytes;
             self.preallocated = true;
             self.want_spare = false;
         } else {
+            self.stats.segments_plain += 1;
             let header = segment::header_bytes();
             self.buf[..SEGMENT_HEADER_LEN].copy_from_slice(&header);
             self.filled = SEGMENT_HEADER_LEN;

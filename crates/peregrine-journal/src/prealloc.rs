@@ -78,6 +78,8 @@ struct Shared {
     wake: Condvar,
     /// A spare is ready (mirrors `State::ready`, for a lock-free check).
     ready: AtomicBool,
+    /// Preparing failed (mirrors `State::failed`, for a lock-free check).
+    failed: AtomicBool,
     stop: AtomicBool,
     /// Bytes the journal has written in all, stored by the writer after each write:
     /// the helper paces itself by its rate.
@@ -113,6 +115,7 @@ impl Preparer {
             }),
             wake: Condvar::new(),
             ready: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             written: AtomicU64::new(0),
         });
@@ -155,6 +158,12 @@ impl Preparer {
         state.want = Some(next_bytes);
         self.shared.wake.notify_one();
         Ok(Some(bytes))
+    }
+
+    /// True once the thread has stopped preparing after an error (one atomic load).
+    #[inline]
+    pub(crate) fn failed(&self) -> bool {
+        self.shared.failed.load(Ordering::Acquire)
     }
 
     /// Why the thread stopped preparing, if it failed.
@@ -222,6 +231,7 @@ impl Shared {
                          into plain segments"
                     );
                     self.lock().failed = Some(why);
+                    self.failed.store(true, Ordering::Release);
                     let _ = std::fs::remove_file(&self.spare);
                     return;
                 }

@@ -27,6 +27,15 @@ pub struct JournalStats {
     pub mark_syncs: u64,
     /// Sum of the durations of those syncs, nanoseconds.
     pub mark_sync_ns_sum: u64,
+    /// Segments started in a spare the helper prepared ahead
+    /// ([`crate::JournalConfig::preallocate`]).
+    pub segments_prepared: u64,
+    /// Segments started as plain files that grow with each append (preallocation
+    /// off, no spare ready yet, or the helper failed).
+    pub segments_plain: u64,
+    /// The helper that prepares segments failed (its error is logged); appends go
+    /// on into plain segments.
+    pub prepare_failed: bool,
 }
 
 impl Default for JournalStats {
@@ -39,6 +48,9 @@ impl Default for JournalStats {
             sync_ns_buckets: [0; SYNC_BUCKETS],
             mark_syncs: 0,
             mark_sync_ns_sum: 0,
+            segments_prepared: 0,
+            segments_plain: 0,
+            prepare_failed: false,
         }
     }
 }

@@ -183,6 +183,12 @@ fn rotation_through_prepared_segments_seals_each_at_its_last_record() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+    let stats = *j.stats();
+    assert_eq!(
+        stats.segments_prepared, prepared_segments as u64,
+        "{stats:?}"
+    );
+    assert!(!stats.prepare_failed);
     j.close().unwrap();
     assert!(prepared_segments >= 3, "only {prepared_segments} prepared");
     for seg in peregrine_journal::segment::list(dir.path()).unwrap() {
@@ -208,4 +214,6 @@ fn preallocate_off_never_creates_a_spare() {
     }
     assert!(!j.active_prepared());
     assert_eq!(spares(dir.path()), 0);
+    let stats = j.stats();
+    assert_eq!((stats.segments_prepared, stats.segments_plain), (0, 1));
 }

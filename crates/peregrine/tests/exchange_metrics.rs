@@ -214,6 +214,10 @@ fn check_activity(s: &HashMap<String, String>) {
     let n = |k: &str| s[k].parse::<u64>().unwrap();
     assert!(n("peregrine_exchange_journal_fsyncs_total") >= 1);
     assert!(n("peregrine_exchange_journal_written_bytes_total") >= 6 * 36);
+    // The first segment is a plain file; the helper preparing the next ones is fine.
+    assert!(n("peregrine_exchange_journal_segments_plain_total") >= 1);
+    assert!(s.contains_key("peregrine_exchange_journal_segments_prepared_total"));
+    assert_eq!(n("peregrine_exchange_journal_prepare_failed"), 0);
     let batches = n("peregrine_exchange_batches_total");
     assert!((1..=6).contains(&batches), "{batches} batches");
 }

@@ -194,6 +194,22 @@ fn render_core(e: &mut Families, s: &CoreStats, hub: &MetricsHub) {
             Labels::new(),
             histogram(&LogHistogram::of_syncs(j), FSYNC_EXPS),
         );
+        e.single_counter(
+            "journal_segments_prepared",
+            "Journal segments started in a spare prepared ahead (zeros written and synced).",
+            j.segments_prepared,
+        );
+        e.single_counter(
+            "journal_segments_plain",
+            "Journal segments started as plain files that grow with each append.",
+            j.segments_plain,
+        );
+        gauge(
+            e,
+            "journal_prepare_failed",
+            "1 if the helper preparing segments failed (logged); appends then go into plain segments.",
+            u64::from(j.prepare_failed),
+        );
     }
     e.single_counter(
         "metrics_publishes",
