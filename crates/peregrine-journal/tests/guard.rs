@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{config, read_all, record, segments, set_mark, write_all, Owned};
+use common::{config, read_all, record, segments, set_len, set_mark, write_all, Owned};
 use peregrine_journal::hwm::{self, Mark, MarkDefect};
 use peregrine_journal::{
     AcceptedLoss, Damage, FsyncPolicy, Journal, JournalConfig, JournalError, LossPolicy,
@@ -137,12 +137,7 @@ fn a_truncated_last_record_is_refused_with_the_count() {
     write_all(dir.path(), cfg.clone(), &recs);
     let seg = segments(dir.path()).pop().unwrap();
     let len = std::fs::metadata(&seg).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&seg)
-        .unwrap()
-        .set_len(len - 10)
-        .unwrap();
+    set_len(&seg, len - 10);
     let err = refused(dir.path(), &cfg);
     let (missing, committed, found, damage) = lost(&err);
     assert_eq!((missing, committed, found), (1, 20, Some(19)));
@@ -170,12 +165,7 @@ fn a_cut_between_records_is_refused_with_the_count() {
     write_all(dir.path(), cfg.clone(), &recs);
     let seg = segments(dir.path()).pop().unwrap();
     let len = std::fs::metadata(&seg).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&seg)
-        .unwrap()
-        .set_len(len - 3 * 76)
-        .unwrap();
+    set_len(&seg, len - 3 * 76);
     let (missing, _, found, damage) = lost(&refused(dir.path(), &cfg));
     assert_eq!((missing, found), (3, Some(17)));
     assert_eq!(damage, Damage::EndsEarly { segment: Some(seg) });

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{config, read_all, record, segments, set_mark, write_all, Owned};
+use common::{config, read_all, record, segments, set_len, set_mark, write_all, Owned};
 use peregrine_journal::{
     FsyncPolicy, Journal, JournalConfig, JournalError, RecordDefect, TailDefect, Timestamps,
     MAX_PAYLOAD,
@@ -124,8 +124,7 @@ fn torn_tail_is_truncated_reported_and_appending_continues() {
     set_mark(dir.path(), 19); // seq 20 reached the file but was never acknowledged
     let seg = segments(dir.path()).pop().unwrap();
     let len = std::fs::metadata(&seg).unwrap().len();
-    let file = std::fs::OpenOptions::new().write(true).open(&seg).unwrap();
-    file.set_len(len - 10).unwrap();
+    set_len(&seg, len - 10);
     let (mut j, report) = Journal::open(dir.path(), cfg.clone()).unwrap();
     let t = report.truncated.expect("tail reported");
     assert_eq!(t.segment, seg);
@@ -151,12 +150,7 @@ fn zeros_after_the_last_record_are_room_to_write_in_not_a_torn_tail() {
     write_all(dir.path(), cfg.clone(), &recs[..5]);
     let seg = segments(dir.path()).pop().unwrap();
     let len = std::fs::metadata(&seg).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&seg)
-        .unwrap()
-        .set_len(len + 4096)
-        .unwrap();
+    set_len(&seg, len + 4096);
     let (mut j, report) = Journal::open(dir.path(), cfg.clone()).unwrap();
     assert_eq!((report.truncated, report.last_seq), (None, Some(5)));
     let r = &recs[5];
@@ -182,12 +176,7 @@ fn zeros_after_the_records_of_a_sealed_segment_end_it_for_replay_too() {
     write_all(dir.path(), cfg.clone(), &recs);
     let first = segments(dir.path()).remove(0);
     let len = std::fs::metadata(&first).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&first)
-        .unwrap()
-        .set_len(len + 4096)
-        .unwrap();
+    set_len(&first, len + 4096);
     let (report, got) = read_all(dir.path(), cfg);
     assert!(report.segments > 1);
     assert_eq!((report.truncated, got), (None, recs));
@@ -256,12 +245,7 @@ fn torn_end_of_a_non_last_segment_is_an_error() {
     write_all(dir.path(), cfg.clone(), &records(1, 200, 100));
     let first = segments(dir.path()).remove(0);
     let len = std::fs::metadata(&first).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&first)
-        .unwrap()
-        .set_len(len - 1)
-        .unwrap();
+    set_len(&first, len - 1);
     let err = Journal::open(dir.path(), cfg).unwrap_err();
     assert!(matches!(err, JournalError::CorruptRecord { segment, .. } if segment == first));
 }

@@ -2,9 +2,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{config, read_all, segments, set_mark, write_all, Owned};
+use common::{config, read_all, segments, set_len, set_mark, write_all, Owned};
 use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, JournalError, Timestamps};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
@@ -64,15 +64,6 @@ fn boundaries(path: &Path, recs: &[Owned]) -> Vec<u64> {
         out.push(at);
     }
     out
-}
-
-fn set_len(path: &PathBuf, len: u64) {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_len(len)
-        .unwrap();
 }
 
 proptest! {

@@ -93,3 +93,14 @@ pub(crate) fn set_mark(dir: &Path, committed_seq: u64) {
     )
     .unwrap();
 }
+
+/// Cuts or extends (with zeros) the file at `path` to `len` bytes, as a crash or
+/// damage would leave it.
+pub(crate) fn set_len(path: &Path, len: u64) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+}
