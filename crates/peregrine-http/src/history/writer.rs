@@ -807,14 +807,21 @@ mod tests {
         (stats, tx, task)
     }
 
-    #[test]
-    fn a_lingering_writer_commits_when_a_reader_waits_and_when_the_linger_ends() {
+    /// Runs `test` on a fresh in-memory store, on a current-thread runtime.
+    fn with_memory_store<F: std::future::Future<Output = ()>>(test: impl FnOnce(AnyPool) -> F) {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
         rt.block_on(async {
             let pool = super::super::open("sqlite::memory:").await.unwrap();
+            test(pool).await;
+        });
+    }
+
+    #[test]
+    fn a_lingering_writer_commits_when_a_reader_waits_and_when_the_linger_ends() {
+        with_memory_store(|pool| async move {
             let cursor = |next_report_seq| HistoryRecord::Cursor {
                 account: 1,
                 next_report_seq,
@@ -861,12 +868,7 @@ mod tests {
 
     #[test]
     fn the_report_stream_position_is_stored_and_only_moves_forward_in_a_batch() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let pool = super::super::open("sqlite::memory:").await.unwrap();
+        with_memory_store(|pool| async move {
             assert_eq!(
                 super::super::read::report_cursor(&pool, 1).await.unwrap(),
                 0
@@ -955,12 +957,7 @@ mod tests {
 
     #[test]
     fn rows_already_stored_are_skipped_and_counted_once_beside_new_ones() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let pool = super::super::open("sqlite::memory:").await.unwrap();
+        with_memory_store(|pool| async move {
             let stats = Arc::new(WriterStats::default());
             let mut w = Writer::new(pool.clone(), Vec::new(), 64, Arc::clone(&stats))
                 .await
