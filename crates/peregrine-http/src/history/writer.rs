@@ -675,8 +675,10 @@ async fn write_orders(
         return Ok(0);
     }
     let keys: Vec<String> = orders.iter().map(event_key).collect();
-    let mut fresh = std::collections::HashSet::new();
-    for (chunk, kchunk) in orders.chunks(CHUNK).zip(keys.chunks(CHUNK)) {
+    // Per order: its event was not stored before.
+    let mut fresh = vec![false; orders.len()];
+    for (n, (chunk, kchunk)) in orders.chunks(CHUNK).zip(keys.chunks(CHUNK)).enumerate() {
+        let fresh = &mut fresh[n * CHUNK..n * CHUNK + chunk.len()];
         let sql = format!(
             "INSERT INTO order_events (event_key, account, order_id, exec_type, status, executed, trade_id, time_ns) \
              VALUES {} ON CONFLICT (event_key) DO NOTHING",
@@ -699,12 +701,15 @@ async fn write_orders(
             q
         };
         match insert_fresh(tx, chunk.len(), bind(&sql)).await? {
-            Fresh::All => fresh.extend(kchunk.iter().cloned()),
+            Fresh::All => fresh.fill(true),
             Fresh::Some => {
                 let sql = format!("{sql} RETURNING event_key");
+                let mut new = std::collections::HashSet::new();
                 for row in bind(&sql).fetch_all(&mut **tx).await? {
-                    let k: String = row.try_get(0)?;
-                    fresh.insert(k);
+                    new.insert(row.try_get::<String, _>(0)?);
+                }
+                for (f, k) in fresh.iter_mut().zip(kchunk) {
+                    *f = new.contains(k);
                 }
             }
         }
@@ -712,10 +717,7 @@ async fn write_orders(
     // The latest new state of each order, and the new fills.
     let mut latest: HashMap<(u32, u64), &OrderRecord> = HashMap::new();
     let mut fills = Vec::new();
-    for (r, k) in orders.iter().zip(&keys) {
-        if !fresh.contains(k) {
-            continue;
-        }
+    for (r, _) in orders.iter().zip(&fresh).filter(|(_, f)| **f) {
         latest.insert((r.account, r.change.order.order_id), r);
         if let Some(f) = r.change.fill {
             fills.push((r, f));
@@ -777,7 +779,7 @@ async fn write_orders(
         }
         q.execute(&mut **tx).await?;
     }
-    Ok(fresh.len() as u64)
+    Ok(fresh.iter().filter(|f| **f).count() as u64)
 }
 
 #[cfg(test)]
