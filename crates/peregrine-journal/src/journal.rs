@@ -365,14 +365,14 @@ impl Journal {
             }
             return Ok(false);
         };
-        // A segment must hold a record before it is sealed (recovery refuses an empty
-        // one that is not the last); an absent one is created by the normal path.
         if prep.failed() {
             // Its error was logged by the helper; stop asking.
             self.stats.prepare_failed = true;
             self.want_spare = false;
             return Ok(false);
         }
+        // A segment must hold a record before it is sealed (recovery refuses an empty
+        // one that is not the last); an absent one is created by the normal path.
         let has_records = self.seg_len > SEGMENT_HEADER_LEN as u64;
         Ok(self.active.is_some() && has_records && prep.ready())
     }
