@@ -81,6 +81,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
                 time_ms: now / 1_000_000,
                 update_ms: now / 1_000_000,
                 entry_fills: Vec::new(),
+                orig_quote: 0,
             };
             let _ = orders_tx.send(HistoryRecord::Order(OrderRecord {
                 account: 1,

@@ -15,6 +15,7 @@ use peregrine_types::Side;
 use super::batch::FeedBatch;
 use super::events::{self, BookTickerEvent, DepthEvent, PartialDepth, TradeEvent};
 use super::kline::Interval;
+use super::ticker;
 use super::{LastTrade, Market, SymbolState};
 use crate::link::feed::FeedSink;
 use crate::link::{FeedEvent, FeedPos};
@@ -57,11 +58,21 @@ impl MarketFeed {
     }
 
     fn publish_trade(&self, idx: usize, t: &LastTrade, aggressor: Side, now: u64) {
+        let sym = &self.market.symbols.all()[idx];
+        let agg = &self.hub.symbols[idx].agg_trade;
+        if agg.wanted() {
+            // Each trade is its own aggregate (as `GET aggTrades` answers).
+            let ev = serde_json::json!({
+                "e": "aggTrade", "E": now, "s": sym.spec.symbol, "a": t.id,
+                "p": sym.price(t.price), "q": sym.qty(t.qty), "f": t.id, "l": t.id,
+                "T": t.time_ms, "m": aggressor == Side::Sell, "M": true,
+            });
+            agg.publish(ev.to_string());
+        }
         let topic = &self.hub.symbols[idx].trade;
         if !topic.wanted() {
             return;
         }
-        let sym = &self.market.symbols.all()[idx];
         let ev = TradeEvent {
             e: "trade",
             event_time: now,
@@ -163,6 +174,48 @@ impl MarketFeed {
         }
     }
 
+    /// `@ticker`, `@miniTicker` and the all-market arrays: every second, to whoever
+    /// listens (so a new subscriber has its first ticker within a second, trades or
+    /// not).
+    fn publish_tickers(&self, now: u64) {
+        let arr = self.hub.all_tickers.wanted();
+        let mini_arr = self.hub.all_mini_tickers.wanted();
+        let (mut full, mut mini) = (Vec::new(), Vec::new());
+        for (idx, sym) in self.market.symbols.all().iter().enumerate() {
+            let topics = &self.hub.symbols[idx];
+            let mut st = self.market.state(idx);
+            st.day.advance(now as i64);
+            if !(arr || mini_arr || topics.ticker.wanted() || topics.mini_ticker.wanted()) {
+                continue;
+            }
+            let stats = st.day.stats(now as i64);
+            if arr || topics.ticker.wanted() {
+                let ev = ticker::event(sym, &stats, st.book.best(), st.last, false, now);
+                if topics.ticker.wanted() {
+                    topics.ticker.publish(ev.to_string());
+                }
+                full.push(ev);
+            }
+            if mini_arr || topics.mini_ticker.wanted() {
+                let ev = ticker::event(sym, &stats, st.book.best(), st.last, true, now);
+                if topics.mini_ticker.wanted() {
+                    topics.mini_ticker.publish(ev.to_string());
+                }
+                mini.push(ev);
+            }
+        }
+        if arr && !full.is_empty() {
+            self.hub
+                .all_tickers
+                .publish(serde_json::Value::from(full).to_string());
+        }
+        if mini_arr && !mini.is_empty() {
+            self.hub
+                .all_mini_tickers
+                .publish(serde_json::Value::from(mini).to_string());
+        }
+    }
+
     fn forward(&mut self, events: &[(FeedPos, FeedEvent)]) {
         let Some(tx) = &self.history else { return };
         let batch = FeedBatch::from_events(events);
@@ -259,6 +312,9 @@ impl FeedSink for MarketFeed {
                 self.flush_partials(idx, &mut st, 0);
                 self.publish_klines(idx, &mut st, now);
             }
+        }
+        if slow {
+            self.publish_tickers(now);
         }
     }
 }

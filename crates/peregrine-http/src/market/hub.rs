@@ -67,6 +67,10 @@ impl Topic {
 
 /// Depth-diff speeds, in [`crate::market::book::Book::diffs`] order.
 pub const DIFF_SPEEDS: [(&str, u64); 3] = [("@0ms", 0), ("@100ms", 100), ("", 1000)];
+/// The all-market ticker arrays.
+pub const ALL_TICKERS: &str = "!ticker@arr";
+/// The all-market mini-ticker arrays.
+pub const ALL_MINI_TICKERS: &str = "!miniTicker@arr";
 /// Partial-depth levels.
 pub const PARTIAL_LEVELS: [usize; 3] = [5, 10, 20];
 /// Partial-depth speeds (index 0: 1000 ms, 1: 100 ms).
@@ -77,6 +81,12 @@ pub const PARTIAL_SPEEDS: [(&str, u64); 2] = [("", 1000), ("@100ms", 100)];
 pub struct SymbolTopics {
     /// `@trade`.
     pub trade: Topic,
+    /// `@aggTrade` (each trade is its own aggregate).
+    pub agg_trade: Topic,
+    /// `@ticker` (24 h rolling statistics, every second while they change).
+    pub ticker: Topic,
+    /// `@miniTicker`.
+    pub mini_ticker: Topic,
     /// `@bookTicker`.
     pub book_ticker: Topic,
     /// `@depth@0ms`, `@depth@100ms`, `@depth`.
@@ -92,6 +102,10 @@ pub struct SymbolTopics {
 pub struct Hub {
     /// Per symbol, in [`Symbols::all`] order.
     pub symbols: Vec<SymbolTopics>,
+    /// `!ticker@arr`: the tickers that changed in the last second, as an array.
+    pub all_tickers: Topic,
+    /// `!miniTicker@arr`.
+    pub all_mini_tickers: Topic,
     by_name: HashMap<String, (usize, Which)>,
     users: HashMap<u32, Topic>,
 }
@@ -99,6 +113,9 @@ pub struct Hub {
 #[derive(Debug, Clone, Copy)]
 enum Which {
     Trade,
+    AggTrade,
+    Ticker,
+    MiniTicker,
     BookTicker,
     Depth(usize),
     Partial(usize, usize),
@@ -119,6 +136,9 @@ impl Hub {
                 Topic::new(name, capacity)
             };
             let trade = mk("trade".into(), Which::Trade, &mut by_name);
+            let agg_trade = mk("aggTrade".into(), Which::AggTrade, &mut by_name);
+            let ticker = mk("ticker".into(), Which::Ticker, &mut by_name);
+            let mini_ticker = mk("miniTicker".into(), Which::MiniTicker, &mut by_name);
             let book_ticker = mk("bookTicker".into(), Which::BookTicker, &mut by_name);
             let depth = [0, 1, 2].map(|k| {
                 mk(
@@ -149,6 +169,9 @@ impl Hub {
                 .collect();
             list.push(SymbolTopics {
                 trade,
+                agg_trade,
+                ticker,
+                mini_ticker,
                 book_ticker,
                 depth,
                 partial,
@@ -161,6 +184,8 @@ impl Hub {
             .collect();
         Hub {
             symbols: list,
+            all_tickers: Topic::new(ALL_TICKERS.into(), capacity),
+            all_mini_tickers: Topic::new(ALL_MINI_TICKERS.into(), capacity),
             by_name,
             users,
         }
@@ -168,10 +193,18 @@ impl Hub {
 
     /// The stream called `name` (as a client writes it, lower-case symbol).
     pub fn topic(&self, name: &str) -> Option<&Topic> {
+        match name {
+            ALL_TICKERS => return Some(&self.all_tickers),
+            ALL_MINI_TICKERS => return Some(&self.all_mini_tickers),
+            _ => {}
+        }
         let &(i, w) = self.by_name.get(name)?;
         let s = &self.symbols[i];
         Some(match w {
             Which::Trade => &s.trade,
+            Which::AggTrade => &s.agg_trade,
+            Which::Ticker => &s.ticker,
+            Which::MiniTicker => &s.mini_ticker,
             Which::BookTicker => &s.book_ticker,
             Which::Depth(k) => &s.depth[k],
             Which::Partial(l, sp) => &s.partial[l][sp],
@@ -186,7 +219,7 @@ impl Hub {
 
     /// Number of stream names.
     pub fn len(&self) -> usize {
-        self.by_name.len()
+        self.by_name.len() + 2
     }
 
     /// No streams?
@@ -207,6 +240,11 @@ mod tests {
         let hub = Hub::new(&Symbols::new(&[spec]), &[1], 16);
         for name in [
             "pgn-usd@trade",
+            "pgn-usd@aggTrade",
+            "pgn-usd@ticker",
+            "pgn-usd@miniTicker",
+            "!ticker@arr",
+            "!miniTicker@arr",
             "pgn-usd@bookTicker",
             "pgn-usd@depth",
             "pgn-usd@depth@100ms",
@@ -223,6 +261,6 @@ mod tests {
         assert!(hub.topic("PGN-USD@trade").is_none());
         assert!(hub.topic("pgn-usd@depth7").is_none());
         assert!(hub.user(1).is_some() && hub.user(2).is_none());
-        assert_eq!(hub.len(), 2 + 3 + 6 + 16);
+        assert_eq!(hub.len(), 5 + 3 + 6 + 16 + 2);
     }
 }
