@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use peregrine_types::Side;
 
 use super::batch::FeedBatch;
-use super::events::{self, BookTickerEvent, DepthEvent, PartialDepth, TradeEvent};
+use super::events::{self, DepthEvent, TradeEvent};
 use super::kline::Interval;
 use super::ticker;
 use super::{LastTrade, Market, SymbolState};
@@ -117,13 +117,7 @@ impl MarketFeed {
             }
             st.partial_sent[l][speed] = id;
             let sym = &self.market.symbols.all()[idx];
-            let (bids, asks) = st.book.top(levels);
-            let ev = PartialDepth {
-                last_update_id: id,
-                bids: events::levels(sym, bids),
-                asks: events::levels(sym, asks),
-            };
-            topic.publish(serde_json::to_string(&ev).unwrap_or_default());
+            topic.publish(events::partial(sym, &st.book, levels));
         }
     }
 
@@ -134,25 +128,12 @@ impl MarketFeed {
         }
         st.top_sent = top;
         let topic = &self.hub.symbols[idx].book_ticker;
-        if !topic.wanted() {
-            return;
+        if topic.wanted() {
+            topic.publish(events::book_ticker(
+                &self.market.symbols.all()[idx],
+                &st.book,
+            ));
         }
-        let sym = &self.market.symbols.all()[idx];
-        let (b, bq) = top.0.map_or((String::new(), String::new()), |(p, q)| {
-            (sym.price(p), sym.qty(q))
-        });
-        let (a, aq) = top.1.map_or((String::new(), String::new()), |(p, q)| {
-            (sym.price(p), sym.qty(q))
-        });
-        let ev = BookTickerEvent {
-            u: st.book.update_id(),
-            s: &sym.spec.symbol,
-            b,
-            bid_qty: bq,
-            a,
-            ask_qty: aq,
-        };
-        topic.publish(serde_json::to_string(&ev).unwrap_or_default());
     }
 
     fn publish_klines(&self, idx: usize, st: &mut SymbolState, now: u64) {

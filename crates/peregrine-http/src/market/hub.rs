@@ -26,6 +26,17 @@ pub struct StreamMsg {
     pub combined: Utf8Bytes,
 }
 
+impl StreamMsg {
+    /// Event `data` (JSON) of stream `name`, in both forms.
+    pub fn new(name: &str, data: String) -> StreamMsg {
+        let combined = format!("{{\"stream\":\"{name}\",\"data\":{data}}}");
+        StreamMsg {
+            raw: data.into(),
+            combined: combined.into(),
+        }
+    }
+}
+
 /// A shared message.
 pub type Msg = Arc<StreamMsg>;
 
@@ -52,11 +63,7 @@ impl Topic {
 
     /// Publishes `data` (JSON) to every subscriber.
     pub fn publish(&self, data: String) {
-        let combined = format!("{{\"stream\":\"{}\",\"data\":{}}}", self.name, data);
-        let _ = self.tx.send(Arc::new(StreamMsg {
-            raw: data.into(),
-            combined: combined.into(),
-        }));
+        let _ = self.tx.send(Arc::new(StreamMsg::new(&self.name, data)));
     }
 
     /// A new subscription.
@@ -95,6 +102,15 @@ pub struct SymbolTopics {
     pub partial: [[Topic; 2]; 3],
     /// `@kline_<interval>` in [`Interval::ALL`] order.
     pub kline: Vec<Topic>,
+}
+
+/// What a new subscriber of a state stream gets first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Initial {
+    /// The best bid and ask (`@bookTicker`).
+    Top,
+    /// The top levels (`@depth<N>`).
+    Levels(usize),
 }
 
 /// Every stream.
@@ -210,6 +226,17 @@ impl Hub {
             Which::Partial(l, sp) => &s.partial[l][sp],
             Which::Kline(k) => &s.kline[k],
         })
+    }
+
+    /// For a stream whose events are states (`@bookTicker`, `@depth<N>`), the
+    /// symbol index and what a new subscriber is sent at once: a quiet market would
+    /// otherwise leave it waiting for the next change.
+    pub fn initial_state(&self, name: &str) -> Option<(usize, Initial)> {
+        match self.by_name.get(name)? {
+            (i, Which::BookTicker) => Some((*i, Initial::Top)),
+            (i, Which::Partial(l, _)) => Some((*i, Initial::Levels(PARTIAL_LEVELS[*l]))),
+            _ => None,
+        }
     }
 
     /// The user-data stream of `account`.

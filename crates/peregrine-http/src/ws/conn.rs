@@ -30,8 +30,9 @@ use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::app::App;
 use crate::dialect::slots::ConnGuard;
+use crate::market::events;
 use crate::market::feed::now_ms;
-use crate::market::hub::Msg;
+use crate::market::hub::{Initial, Msg, StreamMsg};
 
 /// Server ping interval.
 pub const PING_EVERY: Duration = Duration::from_secs(20);
@@ -241,6 +242,20 @@ impl Conn {
         self.subs
             .push(subscription(topic.subscribe(), Arc::clone(&cancel)));
         self.names.insert(name.to_owned(), cancel);
+        // A state stream starts with the current state (taken after subscribing, so
+        // no change falls between the two).
+        if let Some((idx, initial)) = self.app.hub.initial_state(name) {
+            let sym = &self.app.market.symbols.all()[idx];
+            let st = self.app.market.state(idx);
+            let data = match initial {
+                Initial::Top => events::book_ticker(sym, &st.book),
+                Initial::Levels(n) => events::partial(sym, &st.book, n),
+            };
+            drop(st);
+            let msg = Arc::new(StreamMsg::new(name, data));
+            self.subs
+                .push(futures_util::stream::once(async move { Item::Msg(msg) }).boxed());
+        }
         true
     }
 
