@@ -639,3 +639,7 @@ fn fail(w: Waiter, why: Failure) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;
