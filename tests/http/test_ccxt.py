@@ -81,6 +81,8 @@ def test_edit_order_is_a_cancel_replace(accounts):
 def test_a_trade_reaches_every_view(accounts):
     maker, taker = accounts[1], accounts[2]
     sell = maker.create_limit_sell_order(SYM, 5, 100.00)
+    # A buy by cost is priced from the gateway's book, which follows the feed.
+    assert eventually(lambda: [100.0, 5.0] in taker.fetch_order_book(SYM)["asks"])
     # Market buy by cost (quoteOrderQty): 300.00 buys 3 at 100.00.
     buy = taker.create_market_buy_order_with_cost(SYM, 300)
     assert buy["status"] == "closed" and buy["filled"] == 3.0 and buy["cost"] == 300.0
