@@ -83,6 +83,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/ops/api/summary", get(ops::summary))
         .route("/ops/api/limits", get(ops::limits).post(ops::set_limits))
         .route("/ops/api/kill", post(ops::kill))
+        .route("/ops/api/release", post(ops::release))
         .merge(crate::ui::routes())
         .fallback(rest::not_found)
         .method_not_allowed_fallback(method_not_allowed)
