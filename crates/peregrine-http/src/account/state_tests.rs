@@ -179,7 +179,7 @@ fn the_last_fill_finishes_the_order_and_frees_its_client_id() {
 #[test]
 fn cancels_answer_their_request_and_name_the_cancel_id() {
     let mut st = account();
-    let _ = st.expect_new(draft(1, "a", Side::Buy, 100, 4, Tif::Gtc), RespType::Ack);
+    let _rx = st.expect_new(draft(1, "a", Side::Buy, 100, 4, Tif::Gtc), RespType::Ack);
     apply(&mut st, accepted(10, 1, Side::Buy, 100, 4));
     let mut rx = st.expect_cancel(50, "c-1".into());
     let ch = apply(&mut st, cancelled(10, 1, 50, 4, CancelCause::Requested));
@@ -237,7 +237,7 @@ fn exchange_cancels_end_expired_or_expired_in_match() {
 #[test]
 fn a_replace_changes_price_and_quantity_and_remaps_the_session_id() {
     let mut st = account();
-    let _ = st.expect_new(draft(1, "a", Side::Buy, 100, 10, Tif::Gtc), RespType::Ack);
+    let _rx = st.expect_new(draft(1, "a", Side::Buy, 100, 10, Tif::Gtc), RespType::Ack);
     apply(&mut st, accepted(10, 1, Side::Buy, 100, 10));
     apply(&mut st, fill(10, 1, 1, 100, 4, 6, true));
     let ch = apply(

@@ -110,7 +110,7 @@ impl Rolling {
         let bar = Bar::from_trade(open, t.id, t.price, t.qty, buyer_taker);
         match self.bars.back_mut() {
             Some(b) if b.open_time == open => b.merge(&bar),
-            Some(b) if b.open_time > open => return,
+            Some(b) if b.open_time > open => {}
             _ => self.bars.push_back(bar),
         }
     }
