@@ -19,7 +19,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Map, Value};
 
 use super::conn::{close, subscription, too_big, Item, WRITE_TIMEOUT};
-use super::methods;
+use super::methods::{self, error};
 use crate::app::App;
 use crate::dialect::auth;
 use crate::dialect::error::ApiError;
@@ -42,11 +42,6 @@ pub async fn ws_api(
             let _slot = slot;
             run(app, ip, socket).await;
         })
-}
-
-/// A WebSocket API error answer.
-pub fn error(id: &Value, e: &ApiError) -> Value {
-    json!({"id": id, "status": e.status.as_u16(), "error": {"code": e.code, "msg": e.msg}})
 }
 
 struct Session {

@@ -18,7 +18,6 @@ use axum::extract::State;
 use axum::response::Response;
 use serde_json::{json, Map, Value};
 
-use super::api::error;
 use crate::app::App;
 use crate::dialect::error::ApiError;
 use crate::dialect::limits;
@@ -193,6 +192,11 @@ const METHODS: &[Method] = &[
         run: handler!(account::account),
     },
 ];
+
+/// A WebSocket API error answer.
+pub fn error(id: &Value, e: &ApiError) -> Value {
+    json!({"id": id, "status": e.status.as_u16(), "error": {"code": e.code, "msg": e.msg}})
+}
 
 /// Is `name` one of these methods?
 pub fn known(name: &str) -> bool {
