@@ -28,6 +28,12 @@ command -v valgrind >/dev/null || need="$need valgrind"
 command -v prometheus >/dev/null || need="$need prometheus"
 # `ip` (iproute2) for the cluster's network-namespace partition test.
 command -v ip >/dev/null || need="$need iproute2"
+# Python with venv (the HTTP clients' suite, the FIX/Python scripts), curl (the smoke
+# scripts), npm (peregrine-http's build fetches Lightweight Charts with `npm pack`).
+command -v python3 >/dev/null || need="$need python3"
+python3 -c 'import venv, ensurepip' 2>/dev/null || need="$need python3-venv"
+command -v curl >/dev/null || need="$need curl"
+command -v npm >/dev/null || need="$need npm"
 [ -z "$need" ] || apt_install $need
 # QuickFIX's own FIX 4.4 dictionary validates what we send (~40 s to fetch once).
 scripts/quickfix-spec.sh || echo "warning: QuickFIX's FIX44.xml not fetched; the FIX interop tests run without it"
