@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test, on a fresh Debian machine with the pinned Rust toolchain (README's second
 # command; .ci/run calls it). Installs what the tests talk to, then runs:
-#   1. cargo test --workspace --release   (unit, property, differential, real processes)
+#   1. cargo test --workspace --profile ci (unit, property, differential, real processes;
+#                                           the ci profile is release without LTO: Cargo.toml)
 #   2. scripts/safety-checks.sh all       (loom, valgrind, checked profile, fuzz; docs/testing.md)
 #   3. scripts/prometheus-smoke.sh        (a real Prometheus and promtool against the exchange)
 #   4. tests/http/run.sh                  (python-binance, ccxt + ccxt.pro, freqtrade, schemathesis, Playwright + chromium)
@@ -41,12 +42,15 @@ scripts/quickfix-spec.sh || echo "warning: QuickFIX's FIX44.xml not fetched; the
 # shellcheck source=../tests/http/setup.sh
 source tests/http/setup.sh
 start=$(date +%s)
-cargo test --workspace --release
+export TEST_PROFILE="${TEST_PROFILE:-ci}"
+cargo test --workspace --profile "$TEST_PROFILE"
 echo "cargo test: $(( $(date +%s) - start )) s"
+# The binary that build made, for the suites below that start it themselves.
+export PEREGRINE_BIN="$PWD/target/$TEST_PROFILE/peregrine"
 # 10 s per target keeps CI well inside its 90 minutes with 17 targets (each prints its
 # inputs and inputs/s; docs/testing.md has what 10M inputs per target would take).
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}" scripts/safety-checks.sh all
 start=$(date +%s)
-PEREGRINE_BIN=target/release/peregrine scripts/prometheus-smoke.sh
+scripts/prometheus-smoke.sh
 echo "prometheus smoke: $(( $(date +%s) - start )) s"
 bash tests/http/run.sh
