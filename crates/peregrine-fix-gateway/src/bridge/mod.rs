@@ -84,6 +84,15 @@ impl Bridge {
         })
     }
 
+    /// The FIX session logged on; `reset`: its sequence numbers started again (a
+    /// new FIX session: the ClOrdIDs the gateway refused in the last one are
+    /// forgotten; orders that reached the exchange stay).
+    pub fn logged_on(&mut self, reset: bool) {
+        if reset {
+            self.refused.clear();
+        }
+    }
+
     /// Whether ClOrdID `cl` was seen on this session: an order in the table, or one
     /// of the latest the gateway refused.
     fn seen_cl_ord_id(&self, cl: &[u8]) -> bool {

@@ -804,6 +804,15 @@ fn poss_resend_of_a_seen_order_is_ignored() {
     let new = h.msg_with("D", &[(97, "Y")], &fields("n1", "PGN-USD"));
     h.feed(&new);
     assert_eq!(h.native().len(), 1, "never seen: processed");
+    // A sequence reset starts a new FIX session: what the gateway refused in the
+    // last one is forgotten (orders the exchange took are not).
+    h.bridge.logged_on(true);
+    let again = h.msg_with("D", &[(97, "Y")], &fields("r1", "NOPE"));
+    h.feed(&again);
+    assert_eq!(h.out().len(), 1, "refused again, not ignored");
+    let again = h.msg_with("D", &[(97, "Y")], &fields("t1", "PGN-USD"));
+    h.feed(&again);
+    assert!(h.native().is_empty() && h.out().is_empty());
 }
 
 /// ExecIDs are unique across the venue: two accounts' reports with the same number

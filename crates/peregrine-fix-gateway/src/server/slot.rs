@@ -182,6 +182,7 @@ fn on_event(
             reset,
             heartbeat_secs,
         }) => {
+            bridge.logged_on(reset);
             eprintln!(
                 "fix-gateway: {comp_id} logged on (HeartBtInt {heartbeat_secs}{})",
                 if reset { ", sequence reset" } else { "" }

@@ -205,6 +205,15 @@ impl<S: MessageStore> Session<S> {
             return Ok(None);
         }
         if h.msg_seq_num < expected {
+            if t == mt::RESEND_REQUEST {
+                // Served whatever its number (below: not counted): refusing a
+                // resend only stops the peer from catching up (QuickFIX does the
+                // same; its 8_OnlyAdminMessages relies on it).
+                return match validate(&msg, &self.config.validation) {
+                    Ok(()) => self.on_resend_request(&msg, now),
+                    Err(v) => self.reject(h.msg_seq_num, t, v.into(), v.tag(), msg.route(), now),
+                };
+            }
             return self.too_low(&msg, expected, now);
         }
         if let Some(step) = self.check_poss_dup(&msg, now) {

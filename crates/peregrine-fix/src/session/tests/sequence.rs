@@ -370,3 +370,19 @@ fn our_sequence_reset_moves_our_numbers_and_tells_the_peer() {
         vec![("4", 3, Some("50")), ("8", 50, None)]
     );
 }
+
+/// A ResendRequest below the expected number is served, and not counted: refusing
+/// it would only stop the peer catching up (QuickFIX 8_OnlyAdminMessages).
+#[test]
+fn a_resend_request_below_the_expected_number_is_served() {
+    let (mut s, mut p) = logged_on();
+    send_order_ack(&mut s, T0, "a");
+    feed(&mut s, &p.msg("0", T0, &[]), T0);
+    drain(&mut s);
+    p.seq = 2; // expected 3
+    let events = feed(&mut s, &p.msg("2", T0, &[(7, "1"), (16, "0")]), T0);
+    assert_eq!(events, vec![Ev::Resend(1, 0)]);
+    assert_eq!(types(&drain(&mut s)), vec!["4", "8"]);
+    assert_eq!(s.store().next_target_seq(), 3);
+    assert!(s.is_logged_on());
+}
