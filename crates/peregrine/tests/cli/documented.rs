@@ -85,7 +85,12 @@ fn sample(word: &str) -> String {
 /// The arguments after `peregrine` in one command (a word list between separators),
 /// or None when the command does not run `peregrine`.
 fn peregrine_args(cmd: &[String]) -> Option<Vec<String>> {
-    let at = if cmd.first().map(String::as_str) == Some("cargo") {
+    // Environment assignments (`VAR=value`) before the command word.
+    let first = cmd
+        .iter()
+        .position(|w| !(w.contains('=') && !w.starts_with('-')))?;
+    let cmd = &cmd[first..];
+    let at = if cmd[0] == "cargo" {
         // `cargo run --release -p peregrine -- ARGS`: only the `peregrine` package's binary.
         let p = cmd.iter().position(|w| w == "-p")?;
         if cmd.get(p + 1).map(String::as_str) != Some("peregrine")
@@ -94,9 +99,10 @@ fn peregrine_args(cmd: &[String]) -> Option<Vec<String>> {
             return None;
         }
         cmd.iter().position(|w| w == "--")?
+    } else if cmd[0] == "peregrine" || cmd[0].ends_with("/peregrine") {
+        0
     } else {
-        cmd.iter()
-            .position(|w| w == "peregrine" || w.ends_with("/peregrine"))?
+        return None;
     };
     let mut args = Vec::new();
     let mut skip_next = false;
@@ -254,6 +260,8 @@ fn the_extractor_reads_shell_as_a_user_would() {
     assert_eq!(peregrine_args(&cargo).unwrap(), ["up", "--duration", "20"]);
     let bench = words("cargo run --release -p peregrine-bench -- book");
     assert_eq!(peregrine_args(&bench), None);
+    let env = words("QUICKFIX_DEFS=/x cargo test -p peregrine --test fix_gateway");
+    assert_eq!(peregrine_args(&env), None);
     let opt = words("peregrine verify trade --dir d [--config exchange.toml] --tick N");
     assert_eq!(
         peregrine_args(&opt).unwrap(),
