@@ -69,7 +69,9 @@ fn main() -> std::process::ExitCode {
         println!("{:?}", cli.command);
         return std::process::ExitCode::SUCCESS;
     }
-    match run(cli.command) {
+    let result = run(cli.command);
+    cli::logger::flush();
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", error_text(&e));

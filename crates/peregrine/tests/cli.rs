@@ -147,3 +147,5 @@ fn admin_cluster_status_and_a_misdirected_transfer() {
 
 #[path = "cli/documented.rs"]
 mod documented;
+#[path = "cli/logging.rs"]
+mod logging;
