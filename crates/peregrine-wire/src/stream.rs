@@ -2,7 +2,8 @@
 //!
 //! ```
 //! use peregrine_wire::stream::RecvBuffer;
-//! use peregrine_wire::{session::ClientHeartbeat, Inbound, WireMessage};
+//! use peregrine_wire::v2::{ClientHeartbeat, Inbound};
+//! use peregrine_wire::WireMessage;
 //!
 //! let mut rx = RecvBuffer::<1024>::new();
 //! let mut wire = [0u8; 16];
@@ -106,7 +107,7 @@ impl<const N: usize> core::fmt::Debug for RecvBuffer<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Message;
+    use crate::v2::Message;
 
     #[test]
     fn frames_split_across_reads_are_reassembled() {
