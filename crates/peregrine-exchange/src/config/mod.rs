@@ -18,6 +18,7 @@ use peregrine_exchange_core::journal::JournalSection;
 use peregrine_exchange_core::VenueSpec;
 use peregrine_queue::WaitStrategy;
 use peregrine_types::{AccountId, InstrumentSpec};
+use peregrine_wire::md::packet::PacketFormat;
 use serde::{Deserialize, Serialize};
 
 pub use sections::{
@@ -382,6 +383,10 @@ impl Config {
             md.replay_retain == 0 || md.replay_retain.is_power_of_two(),
             "market_data.replay_retain: must be 0 or a power of two",
         );
+        need(
+            PacketFormat::from_version(md.packet_version).is_some(),
+            "market_data.packet_version: must be 1 or 2",
+        );
         if self.recovery_enabled {
             need(
                 self.recovery_listen != self.listen || self.listen.port() == 0,
@@ -638,11 +643,12 @@ mod tests {
         c.market_data.mtu = 10;
         c.market_data.heartbeat_ms = 0;
         c.market_data.replay_retain = 1000;
+        c.market_data.packet_version = 3;
         c.pin_cores = Some(vec![0, 1]);
         c.recovery_listen = c.listen;
         c.access.pending = 0;
         let errs = c.validate().unwrap_err();
-        assert_eq!(errs.len(), 16, "{errs:#?}");
+        assert_eq!(errs.len(), 17, "{errs:#?}");
         assert!(errs.iter().any(|e| e.contains("defined twice")));
         assert!(errs.iter().any(|e| e.contains("ring_capacity")));
         let empty = Config {
