@@ -448,11 +448,8 @@ impl SessionTable {
                     Refusal::NotPermitted => (LoginCode::NotPermitted, true),
                 };
                 if !known {
-                    let account = self
-                        .credentials
-                        .knows(login.account)
-                        .then_some(login.account);
-                    self.throttle.failure(account, addr, now_ms);
+                    // Known or not, the same: the throttle must not tell them apart.
+                    self.throttle.failure(login.account, addr, now_ms);
                 }
                 s.proto.refuse(code, 0, engine, now);
                 log::info!(
