@@ -20,7 +20,6 @@
 //! sync thread stops, durability never advances, and the next commit returns the
 //! error, which stops the exchange.
 
-use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,7 +32,7 @@ use peregrine_exchange_core::codec::command::MassCancelRequest;
 use peregrine_exchange_core::journal::JournalLog;
 use peregrine_exchange_core::CommandLog;
 use peregrine_journal::stats::{log2_bucket, SYNC_BUCKETS};
-use peregrine_journal::JournalStats;
+use peregrine_journal::{FileHandle, JournalStats};
 use rustix::event::{eventfd, EventfdFlags};
 
 /// What the two threads share.
@@ -47,7 +46,7 @@ struct Shared {
     failed: AtomicBool,
     stop: AtomicBool,
     /// The active segment's handle (replaced after a rotation).
-    file: Mutex<Option<File>>,
+    file: Mutex<Option<FileHandle>>,
     /// Signalled after each sync (watched by the polling loop).
     wake: OwnedFd,
     syncs: AtomicU64,
@@ -242,7 +241,7 @@ fn sync_loop(s: &Shared) {
         let started = Instant::now();
         let result = {
             let file = s.file.lock().unwrap_or_else(PoisonError::into_inner);
-            file.as_ref().map_or(Ok(()), File::sync_data)
+            file.as_ref().map_or(Ok(()), FileHandle::sync_data)
         };
         if let Err(e) = result {
             log::warn!(
