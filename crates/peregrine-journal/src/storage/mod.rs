@@ -43,7 +43,7 @@ pub trait FileIo: Send + Sync + fmt::Debug {
     /// One read into `buf` from `offset`; 0 at the end of the file.
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
     /// The file's length.
-    fn len(&self) -> io::Result<u64>;
+    fn size(&self) -> io::Result<u64>;
     /// Truncates or extends (with zeros) the file to `len` bytes.
     fn set_len(&self, len: u64) -> io::Result<()>;
     /// `fdatasync`: the data written so far (and the size) survive a crash.
@@ -116,7 +116,7 @@ impl FileHandle {
     /// Reads the whole file into `buf` (cleared first); returns its length.
     pub fn read_to_end(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
         buf.clear();
-        let len = usize::try_from(self.0.len()?)
+        let len = usize::try_from(self.0.size()?)
             .map_err(|_| io::Error::new(io::ErrorKind::FileTooLarge, "file too large"))?;
         buf.resize(len, 0);
         let mut at = 0;
@@ -135,12 +135,12 @@ impl FileHandle {
 
     /// The file's length.
     pub fn len(&self) -> io::Result<u64> {
-        self.0.len()
+        self.0.size()
     }
 
     /// Whether the file is empty.
     pub fn is_empty(&self) -> io::Result<bool> {
-        Ok(self.0.len()? == 0)
+        Ok(self.0.size()? == 0)
     }
 
     /// See [`FileIo::set_len`].
@@ -271,7 +271,7 @@ mod tests {
             buf[..n].copy_from_slice(&v[from..from + n]);
             Ok(n)
         }
-        fn len(&self) -> io::Result<u64> {
+        fn size(&self) -> io::Result<u64> {
             Ok(self.0.lock().unwrap().len() as u64)
         }
         fn set_len(&self, len: u64) -> io::Result<()> {

@@ -71,7 +71,7 @@ impl FileIo for File {
         FileExt::read_at(self, buf, offset)
     }
 
-    fn len(&self) -> io::Result<u64> {
+    fn size(&self) -> io::Result<u64> {
         Ok(self.metadata()?.len())
     }
 
