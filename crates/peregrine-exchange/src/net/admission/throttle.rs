@@ -257,7 +257,11 @@ mod tests {
             }
             first_refused
         };
-        assert_eq!(attempts(1), Some(3), "2 free failures, a delay after the 3rd");
+        assert_eq!(
+            attempts(1),
+            Some(3),
+            "2 free failures, a delay after the 3rd"
+        );
         assert_eq!(attempts(1), attempts(999_999));
     }
 

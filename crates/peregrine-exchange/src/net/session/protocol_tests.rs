@@ -55,7 +55,7 @@ fn drain(server: &mut Session, client: &mut ClientSession) -> Vec<CStep> {
     let mut steps = Vec::new();
     let mut bytes = server.pending_output().to_vec();
     let n = bytes.len();
-    server.wrote(n);
+    server.wrote(n, Instant::now());
     while !bytes.is_empty() {
         let (m, used) = Outbound::decode(&bytes).expect("the server sends valid frames");
         steps.push(client.on_message(&m, &KEY).expect("the client accepts it"));
