@@ -793,3 +793,125 @@ fn a_resume_older_than_retention_gets_the_reason_and_the_open_orders() {
         assert_eq!(live[0].report().map(|r| r.1), Some(next));
     });
 }
+
+/// A `MassCancel` refused for an unknown instrument is answered with the request's
+/// own id (it used to say 0, which no client could match to its request).
+#[test]
+fn a_refused_mass_cancel_answers_with_the_requests_id() {
+    with_timeout(60, || {
+        let ex = start("[market_data]\nenabled = false");
+        let mut a = trading(ex.addr, A, 0);
+        let (answer, _) = a.ask(
+            &MassCancel {
+                client_order_id: ClientOrderId(4242),
+                instrument: Some(InstrumentId(99)),
+                side: None,
+            },
+            RequestRef::MassCancel(ClientOrderId(4242)),
+        );
+        match answer {
+            Outbound::CancelRejected(r) => {
+                assert_eq!(r.client_order_id, ClientOrderId(4242));
+                assert_eq!(r.request_kind, RequestKind::MassCancel);
+                assert_eq!(r.reason.0, 8, "unknown_instrument");
+            }
+            other => panic!("{other:?}"),
+        }
+    });
+}
+
+/// The exchange's clock, for expiry times: epoch nanoseconds now.
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+/// A GTD order past its expiry is never shown live (docs/protocol.md 4.7): an order
+/// status asked after the expiry (no other command reached the book since) says
+/// `Unknown`, after the order's `Cancelled` (expired); the open-orders list has it
+/// no more; and an expiry nobody asks about is reported on time, unsolicited (the
+/// exchange used to expire an order only when the next command reached its book,
+/// and answered `New` meanwhile).
+#[test]
+fn an_expired_gtd_order_is_never_shown_live() {
+    with_timeout(60, || {
+        let ex = start("[market_data]\nenabled = false");
+        let mut a = trading(ex.addr, A, 0);
+        let gtd = |id: u64, in_ms: u64| {
+            let mut o = order(id, Side::Buy, 9_900, 1, TimeInForce::Gtd);
+            o.expire_at = peregrine_types::Timestamp(now_ns() + in_ms * 1_000_000);
+            o
+        };
+        let (accepted, _) = a.ask(&gtd(1, 300), RequestRef::NewOrder(ClientOrderId(1)));
+        let id = order_id(&accepted);
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        a.next_query += 1;
+        let q = a.next_query;
+        let (status, before) = a.ask(
+            &OrderStatusRequest {
+                request_id: q,
+                order_id: OrderId(id),
+                client_order_id: ClientOrderId(0),
+                instrument: InstrumentId(1),
+            },
+            RequestRef::Query(q),
+        );
+        let Outbound::OrderStatus(status) = status else {
+            panic!("{status:?}")
+        };
+        assert_eq!(status.state, OrderState::Unknown, "never shown live");
+        let expired = before.iter().any(|m| {
+            matches!(m, Outbound::Cancelled(c) if c.order_id.0 == id && c.reason.0 == 6)
+        });
+        assert!(expired, "its Cancelled (expired) comes first: {before:?}");
+        let (open, _) = a.open_orders(Some(A));
+        assert!(open.is_empty(), "{open:?}");
+        // Nobody asks: it is expired on time all the same, unsolicited.
+        let (accepted, _) = a.ask(&gtd(2, 200), RequestRef::NewOrder(ClientOrderId(2)));
+        let id = order_id(&accepted);
+        let got = a.reports(1);
+        match got[0] {
+            Outbound::Cancelled(c) => {
+                assert_eq!((c.order_id.0, c.reason.0, c.request_id.0), (id, 6, 0));
+                let late = now_ns().saturating_sub(c.engine_time.0);
+                assert!(late < 5_000_000_000, "expired on time ({late} ns ago)");
+            }
+            ref other => panic!("{other:?}"),
+        }
+    });
+}
+
+/// A session whose stream position falls behind the report retention is told so
+/// (`Disconnect`, reason 3 `behind_retention`) before the close, even one that reads
+/// everything (retention 8, twelve pipelined orders released in one batch: the
+/// example of issue 34); its next login gets what is retained, or the open orders.
+#[test]
+fn a_session_behind_retention_is_told_why() {
+    with_timeout(60, || {
+        let ex = start("[market_data]\nenabled = false\n[reports]\nretain_per_account = 8\n");
+        let mut a = support::Client::login(ex.addr, A);
+        let mut burst = Vec::new();
+        for i in 0..12 {
+            let mut buf = [0u8; 64];
+            let n = order(100 + i, Side::Sell, 10_100 + i as i64, 1, TimeInForce::Gtc)
+                .encode(&mut buf)
+                .unwrap();
+            burst.extend_from_slice(&buf[..n]);
+        }
+        a.send_raw(&burst);
+        let mut last = None;
+        while let Some(m) = a.recv() {
+            last = Some(m);
+        }
+        match last {
+            Some(Outbound::Disconnect(d)) => assert_eq!(d.reason.0, 3, "behind_retention"),
+            other => panic!("no Disconnect before the close: {other:?}"),
+        }
+        // The next login from the stream's start: not retained, the open orders.
+        let s = trading(ex.addr, A, 1);
+        assert_eq!(s.recovered.reason, NOT_RETAINED);
+        assert_eq!(s.recovered.snapshot_orders, 12);
+    });
+}
