@@ -862,9 +862,9 @@ fn an_expired_gtd_order_is_never_shown_live() {
             panic!("{status:?}")
         };
         assert_eq!(status.state, OrderState::Unknown, "never shown live");
-        let expired = before.iter().any(|m| {
-            matches!(m, Outbound::Cancelled(c) if c.order_id.0 == id && c.reason.0 == 6)
-        });
+        let expired = before
+            .iter()
+            .any(|m| matches!(m, Outbound::Cancelled(c) if c.order_id.0 == id && c.reason.0 == 6));
         assert!(expired, "its Cancelled (expired) comes first: {before:?}");
         let (open, _) = a.open_orders(Some(A));
         assert!(open.is_empty(), "{open:?}");
