@@ -915,3 +915,134 @@ fn a_session_behind_retention_is_told_why() {
         assert_eq!(s.recovered.snapshot_orders, 12);
     });
 }
+
+/// One run of issue 34's slow reader: account A rests a sell of `2 n`, sets a 4 KiB
+/// receive buffer and stops reading; account B sends `n` IOC buys against it
+/// (pipelined, reading its own answers on another thread), while A keeps sending
+/// heartbeats and, before it reads a byte, a `MassCancel`. Then A reads: the time
+/// from its first read to its `MassCancelDone`, and the fills it got.
+///
+/// The exchange may either drain A (it stays connected: every fill in stream order,
+/// then the `Cancelled` of the rest and the `MassCancelDone`) or cut it off
+/// (`slow_reader`) for a replay at its next login; with `slow_reader_ms` longer than
+/// the run it must drain, so a session whose requests wait behind its own output (the
+/// stall of the issue: 30,284 of 60,000 fills in 30 s, the MassCancel unanswered) fails.
+fn slow_reader_drain(n: u64) -> (std::time::Duration, u64) {
+    use std::io::Write;
+    let ex = start("slow_reader_ms = 600000\n[market_data]\nenabled = false\n");
+    let small = support::Client::connect_with_recv_buffer(ex.addr, 4096);
+    let mut a = support::Client::try_login_on(small, A, &key(A)).unwrap();
+    a.send(&order(
+        1,
+        Side::Sell,
+        10_000,
+        (2 * n) as i64,
+        TimeInForce::Gtc,
+    ));
+    let Outbound::Accepted(rest) = a.recv_report() else {
+        panic!("the resting sell")
+    };
+    let b = support::Client::login(ex.addr, B);
+    let mut b_writer = b.stream.try_clone().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut b = b;
+        let mut fills = 0;
+        while fills < n {
+            match b.recv().expect("B's connection stays") {
+                Outbound::Fill(_) => fills += 1,
+                Outbound::Rejected(r) => panic!("{r:?}"),
+                _ => {}
+            }
+        }
+    });
+    let writer = std::thread::spawn(move || {
+        let mut burst = Vec::with_capacity(64 * 1024);
+        for i in 0..n {
+            let mut buf = [0u8; 64];
+            let len = order(1_000 + i, Side::Buy, 10_000, 1, TimeInForce::Ioc)
+                .encode(&mut buf)
+                .unwrap();
+            burst.extend_from_slice(&buf[..len]);
+            if burst.len() > 60 * 1024 {
+                b_writer.write_all(&burst).unwrap();
+                burst.clear();
+            }
+        }
+        b_writer.write_all(&burst).unwrap();
+    });
+    while !reader.is_finished() {
+        a.send(&peregrine_wire::v2::ClientHeartbeat {});
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    writer.join().unwrap();
+    reader.join().unwrap();
+    a.send(&MassCancel {
+        client_order_id: ClientOrderId(7),
+        instrument: Some(InstrumentId(1)),
+        side: None,
+    });
+    let started = std::time::Instant::now();
+    let (mut fills, mut last_seq, mut cancelled) = (0u64, None::<u64>, false);
+    loop {
+        let m = a.recv().expect("drained, not cut off");
+        if let Some((_, seq)) = m.report() {
+            if let Some(prev) = last_seq {
+                assert_eq!(seq, prev + 1, "contiguous stream");
+            }
+            last_seq = Some(seq);
+        }
+        match m {
+            Outbound::Fill(f) => {
+                assert!(!cancelled, "a fill after the cancel");
+                assert_eq!(f.order_id, rest.order_id);
+                fills += 1;
+            }
+            Outbound::Cancelled(c) => {
+                assert_eq!(
+                    (c.order_id, c.request_id),
+                    (rest.order_id, ClientOrderId(7))
+                );
+                cancelled = true;
+            }
+            Outbound::MassCancelDone(d) => {
+                assert_eq!((d.request_id, d.cancelled), (ClientOrderId(7), 1));
+                break;
+            }
+            Outbound::ServerHeartbeat(_) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    let drained = started.elapsed();
+    assert_eq!(fills, n, "every fill, then the cancel's answer");
+    assert!(cancelled);
+    (drained, fills)
+}
+
+/// A reader that stopped while its fills piled up is drained once it reads again,
+/// and its own MassCancel, sent before it read, is answered after them (CI size:
+/// 5,000 fills; `slow_reader_drain_rate` below is the issue's 60,000).
+#[test]
+fn a_slow_reader_is_drained_and_its_own_requests_answered() {
+    with_timeout(120, || {
+        let (t, fills) = slow_reader_drain(5_000);
+        eprintln!("drained {fills} fills in {t:?}");
+    });
+}
+
+/// The drain rate after a backlog of 60,000 fills (docs/performance.md, "Slow reader
+/// drain"): `cargo test --release -p peregrine --test exchange_v2_sessions --
+/// --ignored slow_reader_drain_rate --nocapture`.
+#[test]
+#[ignore = "a measurement: 60,000 fills, run by hand in release"]
+fn slow_reader_drain_rate() {
+    with_timeout(600, || {
+        for run in 0..3 {
+            let (t, fills) = slow_reader_drain(60_000);
+            println!(
+                "{{\"run\":{run},\"fills\":{fills},\"drain_ms\":{},\"fills_per_s\":{:.0}}}",
+                t.as_millis(),
+                fills as f64 / t.as_secs_f64()
+            );
+        }
+    });
+}
