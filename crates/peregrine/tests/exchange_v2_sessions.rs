@@ -1044,7 +1044,12 @@ fn a_slow_reader_is_drained_and_its_own_requests_answered() {
 #[ignore = "a measurement: 60,000 fills, run by hand in release"]
 fn slow_reader_drain_rate() {
     with_timeout(600, || {
-        let runs = [(60_000, false), (60_000, false), (60_000, false), (5_000, true)];
+        let runs = [
+            (60_000, false),
+            (60_000, false),
+            (60_000, false),
+            (5_000, true),
+        ];
         for (run, (n, after)) in runs.into_iter().enumerate() {
             let (t, fills) = slow_reader_drain(n, after);
             println!(

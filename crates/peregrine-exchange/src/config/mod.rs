@@ -67,7 +67,8 @@ pub struct Config {
     pub max_sessions: usize,
     /// Logged-in sessions of one account at once (trading and drop copies); a login
     /// beyond it is refused (`account_session_limit`), so one account cannot take
-    /// every slot. Default 16.
+    /// every slot. Default 16 (above `max_sessions`, `max_sessions` is the limit: a
+    /// config that lowers `max_sessions` alone stays valid).
     pub max_sessions_per_account: usize,
     /// Bytes of outbound messages a session may have queued beyond its report stream
     /// (answers, the stream's next reports; the stream itself waits in the report
@@ -370,8 +371,8 @@ impl Config {
             "max_sessions: must be 1..=65536",
         );
         need(
-            (1..=self.max_sessions.max(1)).contains(&self.max_sessions_per_account),
-            "max_sessions_per_account: must be 1..=max_sessions",
+            (1..=65_536).contains(&self.max_sessions_per_account),
+            "max_sessions_per_account: must be 1..=65536",
         );
         need(
             self.session_out_buffer >= 4 * peregrine_wire::MAX_MESSAGE_SIZE,
@@ -640,6 +641,16 @@ mod tests {
     }
 
     #[test]
+    fn lowering_max_sessions_alone_stays_valid() {
+        // The per-account cap (default 16) above max_sessions: max_sessions limits.
+        let c = with_account(Config::parse("max_sessions = 2").unwrap());
+        assert_eq!(c.validate(), Ok(()));
+        let mut c = with_account(Config::default());
+        c.max_sessions_per_account = 0;
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
     fn unknown_fields_are_refused() {
         assert!(Config::parse("listen_addr = \"1.2.3.4:5\"").is_err());
         assert!(Config::parse("[market_data]\nport = 3").is_err());
@@ -656,6 +667,7 @@ mod tests {
         c.accounts[0].stored_key = "x".repeat(17);
         c.arena_capacity = 0;
         c.max_sessions = 0;
+        c.max_sessions_per_account = 0;
         c.session_out_buffer = 10;
         c.slow_reader_ms = 0;
         c.heartbeat_ms = 0;
