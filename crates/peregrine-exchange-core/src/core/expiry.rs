@@ -39,7 +39,7 @@ impl<L: CommandLog> Core<L> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
 
@@ -58,7 +58,7 @@ mod tests {
     use crate::Clock;
 
     #[derive(Default)]
-    struct Recorder(Vec<Outbound>);
+    pub(crate) struct Recorder(pub(crate) Vec<Outbound>);
 
     impl Outbox for Recorder {
         fn report(&mut self, _: AccountId, msg: Outbound, _: SessionKey) {
@@ -69,10 +69,10 @@ mod tests {
         }
     }
 
-    const A: AccountId = AccountId(1);
-    const KEY: SessionKey = SessionKey(7);
+    pub(crate) const A: AccountId = AccountId(1);
+    pub(crate) const KEY: SessionKey = SessionKey(7);
 
-    fn gtd(client: u64, expire_at: u64) -> Inbound {
+    pub(crate) fn gtd(client: u64, expire_at: u64) -> Inbound {
         Inbound::NewOrder(NewOrder {
             client_order_id: ClientOrderId(client),
             price: Price::from_raw(9_990),
@@ -86,7 +86,7 @@ mod tests {
         })
     }
 
-    fn core(now: &Arc<AtomicU64>) -> Core<MemoryLog> {
+    pub(crate) fn core(now: &Arc<AtomicU64>) -> Core<MemoryLog> {
         let engine = MatchingEngine::new(&[InstrumentSpec::example(1)], 64).unwrap();
         Core::new(
             engine,
@@ -170,53 +170,5 @@ mod tests {
         let before = core.log().records.len();
         assert!(!core.expire_due(Timestamp(9_000), &mut out).unwrap());
         assert_eq!(core.log().records.len(), before);
-    }
-
-    /// Batch mode: with no tick open, a due expiry runs a tick of its own at the
-    /// last grid point (the tick's timestamp), once; an open tick expires first when
-    /// it runs, before its requests.
-    #[test]
-    fn batch_mode_expires_at_a_tick_boundary() {
-        use crate::dispatch::Sequencer;
-        let now = Arc::new(AtomicU64::new(1_000));
-        let mut core = core(&now);
-        let mut seq = Sequencer::new(1_000, 8);
-        let mut out = Recorder::default();
-        core.handle(KEY, A, &gtd(1, 4_500), &mut out).unwrap();
-        out.0.clear();
-        assert!(!seq
-            .expire_if_due(Timestamp(4_900), &mut core, &mut out)
-            .unwrap());
-        assert!(seq
-            .expire_if_due(Timestamp(5_300), &mut core, &mut out)
-            .unwrap());
-        match &out.0[..] {
-            [Outbound::Cancelled(c)] => assert_eq!(c.engine_time, Timestamp(5_000)),
-            other => panic!("{other:?}"),
-        }
-        assert!(!seq
-            .expire_if_due(Timestamp(5_900), &mut core, &mut out)
-            .unwrap());
-        // An open tick: its run expires before the request executes.
-        core.handle(KEY, A, &gtd(2, 6_200), &mut out).unwrap();
-        out.0.clear();
-        let r = crate::seams::Request::trading(KEY, A, gtd(3, 90_000));
-        seq.push(r, Timestamp(6_500), &mut core, &mut out).unwrap();
-        assert!(!seq
-            .expire_if_due(Timestamp(6_600), &mut core, &mut out)
-            .unwrap());
-        assert!(seq
-            .run_if_due(Timestamp(7_000), &mut core, &mut out)
-            .unwrap());
-        match &out.0[..] {
-            [Outbound::Cancelled(c), Outbound::Accepted(a)] => {
-                assert_eq!(c.client_order_id, ClientOrderId(2));
-                assert_eq!(
-                    (c.engine_time, a.engine_time),
-                    (Timestamp(7_000), Timestamp(7_000))
-                );
-            }
-            other => panic!("{other:?}"),
-        }
     }
 }

@@ -18,7 +18,7 @@
 mod admin;
 mod batch;
 mod execute;
-mod expiry;
+pub(crate) mod expiry;
 mod query;
 mod replay;
 

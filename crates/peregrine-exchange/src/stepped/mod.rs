@@ -14,6 +14,11 @@
 mod log;
 mod shell;
 
+/// The session layer's behaviour (liveness, slow readers, the per-account cap, a
+/// stall) driven through the stepped venue.
+#[cfg(test)]
+mod session_tests;
+
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
