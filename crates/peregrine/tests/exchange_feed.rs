@@ -311,3 +311,47 @@ fn recovery_snapshot_matches_the_book() {
         assert!(unknown.is_err());
     });
 }
+
+/// SIGTERM ends the feed session with its end-of-session packet (docs/protocol.md 5.1;
+/// it used to be sent in 0 of 5 tries) and tells a logged-in session why it closes
+/// (`Disconnect` reason 5, `shutdown`), in both topologies.
+#[test]
+fn sigterm_sends_the_end_of_session_packet_and_a_shutdown_disconnect() {
+    use peregrine_wire::v2::Outbound;
+    for topology in ["compact", "split"] {
+        with_timeout(60, move || {
+            let sub = UdpSocket::bind("127.0.0.1:0").unwrap();
+            sub.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let port = sub.local_addr().unwrap().port();
+            let ex = start(&format!(
+                "topology = \"{topology}\"\n[market_data]\ntarget = \"127.0.0.1:{port}\"\nheartbeat_ms = 100"
+            ));
+            let mut a = Client::login(ex.addr, 1);
+            a.send(&order(1, Side::Sell, 10_005, 4, TimeInForce::Gtc));
+            a.recv_report();
+            let (status, _) = ex.terminate();
+            assert!(status.success(), "{topology}: {status:?}");
+            let mut buf = [0u8; 2048];
+            let mut session = None;
+            loop {
+                let n = sub
+                    .recv(&mut buf)
+                    .unwrap_or_else(|e| panic!("{topology}: no end-of-session packet: {e}"));
+                let reader = PacketReader::new(&buf[..n]).unwrap();
+                let id = reader.header().session_id;
+                assert_eq!(*session.get_or_insert(id), id, "one feed session");
+                if reader.kind() == PacketKind::EndOfSession {
+                    break;
+                }
+            }
+            let mut last = None;
+            while let Some(m) = a.recv() {
+                last = Some(m);
+            }
+            match last {
+                Some(Outbound::Disconnect(d)) => assert_eq!(d.reason.0, 5, "{topology}: shutdown"),
+                other => panic!("{topology}: no Disconnect before the close: {other:?}"),
+            }
+        });
+    }
+}

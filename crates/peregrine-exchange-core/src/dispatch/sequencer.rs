@@ -108,6 +108,8 @@ impl Sequencer {
             return Ok(());
         }
         let ts = Timestamp(self.open.saturating_mul(self.tick_ns));
+        // GTD orders due by the tick expire before its requests see the books.
+        core.expire_due(ts, out)?;
         for i in 0..self.buf.len() {
             let r = self.buf[i];
             core.handle_at(r.key, r.account, &r.msg, ts, out)?;
@@ -117,6 +119,31 @@ impl Sequencer {
         self.last = self.open;
         self.ticks += 1;
         Ok(())
+    }
+
+    /// With no tick open: when a GTD order is due by the last grid point passed at
+    /// `now`, runs a tick of its own there that only expires (so expiry is on time
+    /// without requests; an open tick expires first when it runs). Returns whether a
+    /// tick ran.
+    pub fn expire_if_due<L: CommandLog>(
+        &mut self,
+        now: Timestamp,
+        core: &mut Core<L>,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<bool> {
+        let k = now.0 / self.tick_ns;
+        if !self.buf.is_empty() || k <= self.last {
+            return Ok(false);
+        }
+        let ts = Timestamp(k.saturating_mul(self.tick_ns));
+        if core.next_expiry().is_none_or(|at| at > ts) {
+            return Ok(false);
+        }
+        core.expire_due(ts, out)?;
+        core.end_tick();
+        self.last = k;
+        self.ticks += 1;
+        Ok(true)
     }
 
     /// Requests waiting in the open tick.
@@ -132,5 +159,65 @@ impl Sequencer {
     /// Builds a [`Request`] (for callers that hold the parts).
     pub fn request(key: SessionKey, account: AccountId, msg: Inbound) -> Request {
         Request::trading(key, account, msg)
+    }
+}
+
+/// GTD expiry in batch mode (the core's side: `core::expiry`).
+#[cfg(test)]
+mod expiry_tests {
+    use std::sync::atomic::AtomicU64;
+    use std::sync::Arc;
+
+    use peregrine_types::{ClientOrderId, Timestamp};
+    use peregrine_wire::v2::Outbound;
+
+    use super::Sequencer;
+    use crate::core::expiry::tests::{core, gtd, Recorder, A, KEY};
+
+    /// Batch mode: with no tick open, a due expiry runs a tick of its own at the
+    /// last grid point (the tick's timestamp), once; an open tick expires first when
+    /// it runs, before its requests.
+    #[test]
+    fn batch_mode_expires_at_a_tick_boundary() {
+        let now = Arc::new(AtomicU64::new(1_000));
+        let mut core = core(&now);
+        let mut seq = Sequencer::new(1_000, 8);
+        let mut out = Recorder::default();
+        core.handle(KEY, A, &gtd(1, 4_500), &mut out).unwrap();
+        out.0.clear();
+        assert!(!seq
+            .expire_if_due(Timestamp(4_900), &mut core, &mut out)
+            .unwrap());
+        assert!(seq
+            .expire_if_due(Timestamp(5_300), &mut core, &mut out)
+            .unwrap());
+        match &out.0[..] {
+            [Outbound::Cancelled(c)] => assert_eq!(c.engine_time, Timestamp(5_000)),
+            other => panic!("{other:?}"),
+        }
+        assert!(!seq
+            .expire_if_due(Timestamp(5_900), &mut core, &mut out)
+            .unwrap());
+        // An open tick: its run expires before the request executes.
+        core.handle(KEY, A, &gtd(2, 6_200), &mut out).unwrap();
+        out.0.clear();
+        let r = crate::seams::Request::trading(KEY, A, gtd(3, 90_000));
+        seq.push(r, Timestamp(6_500), &mut core, &mut out).unwrap();
+        assert!(!seq
+            .expire_if_due(Timestamp(6_600), &mut core, &mut out)
+            .unwrap());
+        assert!(seq
+            .run_if_due(Timestamp(7_000), &mut core, &mut out)
+            .unwrap());
+        match &out.0[..] {
+            [Outbound::Cancelled(c), Outbound::Accepted(a)] => {
+                assert_eq!(c.client_order_id, ClientOrderId(2));
+                assert_eq!(
+                    (c.engine_time, a.engine_time),
+                    (Timestamp(7_000), Timestamp(7_000))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -21,6 +21,7 @@ use peregrine_wire::v2::Outbound;
 
 use crate::feed::FeedIo;
 use crate::net::report::Report;
+use crate::net::sockets::Sockets;
 use crate::net::table::SessionTable;
 use crate::net::Housekeeping;
 
@@ -46,6 +47,7 @@ impl Outbox for Batch {
 /// The ingestion loop.
 pub(crate) fn ingest(
     mut table: SessionTable,
+    mut sockets: Sockets,
     mut to_core: Producer<Request>,
     mut from_core: Consumer<Report>,
     wait: WaitStrategy,
@@ -61,7 +63,7 @@ pub(crate) fn ingest(
             requests.clear();
             next = 0;
             // The report ring has no descriptor to wait on: poll without blocking.
-            match table.poll(Some(Duration::ZERO), true, &mut requests) {
+            match sockets.poll(&mut table, Some(Duration::ZERO), true, &mut requests) {
                 Ok(p) => busy |= p.events > 0,
                 Err(e) => log::warn!("ingestion: poll failed: {e}"),
             }
@@ -80,15 +82,33 @@ pub(crate) fn ingest(
             }
             busy = true;
         }
-        table.timers();
-        busy |= table.flush();
+        table.timers(&mut sockets);
+        busy |= table.flush(&mut sockets);
         if busy {
             idler.reset();
         } else {
             idler.idle();
         }
     }
+    // A graceful stop: what the matching thread released, then a `Disconnect`
+    // (shutdown) to every session.
+    while let Some(r) = from_core.try_pop() {
+        match r {
+            Report::Stream {
+                account,
+                requester,
+                msg,
+            } => table.deliver_report(account, msg, requester),
+            Report::Answer { to, msg } => table.deliver_answer(to, msg),
+        }
+    }
+    table.flush(&mut sockets);
+    table.shutdown(&mut sockets);
 }
+
+/// How long a stopping matching thread waits for the journal's sync before it ends
+/// the feed.
+const STOP_SYNC_WAIT: Duration = Duration::from_secs(2);
 
 /// The matching loop.
 pub(crate) fn matching<L: CommandLog>(
@@ -107,7 +127,10 @@ pub(crate) fn matching<L: CommandLog>(
     let mut chores = Housekeeping::default();
     // Relaxed: a stop request needs no ordering with other memory.
     while !stop.load(Ordering::Relaxed) {
+        let mut ran = false;
         if chores.due(core.now().0) {
+            // GTD expiries first: a book snapshot never shows an expired order.
+            ran |= dispatch.expire_due(&mut core, &mut batch)?;
             // Samples each ring's backlog (two atomic loads) for the metrics that
             // housekeeping may publish.
             let queued_reports = to_ingest.capacity() - to_ingest.free_slots();
@@ -117,7 +140,6 @@ pub(crate) fn matching<L: CommandLog>(
             feed.poll_recovery(&core);
         }
         let mut n = 0;
-        let mut ran = false;
         // A snapshot request waits for the feed to catch up with the book: take no
         // new requests until it has (at most one sync).
         let barrier = feed.snapshot_waiting();
@@ -170,6 +192,14 @@ pub(crate) fn matching<L: CommandLog>(
             idler.idle();
         }
     }
+    // A graceful stop: the feed's messages of what is durable (waiting up to
+    // STOP_SYNC_WAIT for the sync), then its end of session.
+    core.end_batch()?;
+    let deadline = std::time::Instant::now() + STOP_SYNC_WAIT;
+    while core.durable_seq() < core.committed_seq() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    core.end_feed(&mut feed.udp);
     Ok(())
 }
 

@@ -183,7 +183,21 @@ pub(crate) struct Client {
 impl Client {
     /// Connects (no login).
     pub(crate) fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect_timeout(&addr, IO_TIMEOUT).unwrap();
+        Client::on(TcpStream::connect_timeout(&addr, IO_TIMEOUT).unwrap())
+    }
+
+    /// Connects with a receive buffer of `bytes`, set before the connection (so the
+    /// window it advertises is the one it has), as a slow or small client would.
+    pub(crate) fn connect_with_recv_buffer(addr: SocketAddr, bytes: usize) -> Client {
+        use rustix::net::{sockopt, AddressFamily, SocketType};
+        let fd = rustix::net::socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
+        sockopt::set_socket_recv_buffer_size(&fd, bytes).unwrap();
+        rustix::net::connect(&fd, &addr).unwrap();
+        Client::on(TcpStream::from(fd))
+    }
+
+    /// A client on a connected stream (no login).
+    pub(crate) fn on(stream: TcpStream) -> Client {
         stream.set_nodelay(true).unwrap();
         stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
         stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
@@ -206,7 +220,11 @@ impl Client {
     /// Connects and logs in as account `id` proving `key`: the client, or the login
     /// reason code of the refusal.
     pub(crate) fn try_login(addr: SocketAddr, id: u32, key: &AccountKey) -> Result<Client, u16> {
-        let mut c = Client::connect(addr);
+        Client::try_login_on(Client::connect(addr), id, key)
+    }
+
+    /// Logs in on connection `c` as account `id` proving `key`, as [`Client::try_login`].
+    pub(crate) fn try_login_on(mut c: Client, id: u32, key: &AccountKey) -> Result<Client, u16> {
         let mut session = ClientSession::new(LoginParams::trading(AccountId(id), 0));
         loop {
             let m = c
