@@ -23,11 +23,12 @@
 
 mod admin;
 mod batch;
-mod log;
+pub(crate) mod log;
 mod pump;
 mod redirect;
 mod run;
 mod sm;
+mod stepped;
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -38,6 +39,7 @@ use rustix::event::{eventfd, EventfdFlags};
 
 pub use batch::{fuzz_decode as fuzz_decode_batch, BatchError};
 pub use run::run as run_cluster;
+pub use stepped::SteppedClusterNode;
 
 /// What the node thread, the serving loop and the redirector share.
 #[derive(Debug)]
