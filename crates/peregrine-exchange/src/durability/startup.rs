@@ -119,5 +119,15 @@ pub(crate) fn open(
             source,
         }
     })?;
+    if section.fsync == peregrine_journal::FsyncPolicy::None {
+        log::warn!(
+            "journal {}: fsync = \"none\": nothing is synced, so a power loss or a crash \
+             of the machine can lose acknowledged orders, and the high-water mark is \
+             written only about once a millisecond (housekeeping): damage to the newest \
+             records may be taken for a torn tail and truncated (docs/journal.md, \
+             \"The tail guard\"). A killed process loses nothing.",
+            section.dir.display()
+        );
+    }
     Ok(JournalLog::new(journal))
 }
