@@ -98,7 +98,8 @@ impl Journal {
         storage
             .create_dir_all(&dir)
             .map_err(|e| JournalError::io("create dir", &dir, e))?;
-        let rec = recovery::recover(storage, &dir, policy)?;
+        let resync = config.fsync != FsyncPolicy::None;
+        let rec = recovery::recover(storage, &dir, policy, resync)?;
         let active = match rec.segments.last() {
             Some(last) => Some(open_write(storage, &last.path)?),
             None => None,

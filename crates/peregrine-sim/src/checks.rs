@@ -102,7 +102,11 @@ impl Sim {
             }
             let live = c.link.as_ref().is_some_and(|l| l.live);
             if !live {
-                why.push(format!("client {} is not logged in", c.id));
+                why.push(format!(
+                    "client {} is not logged in ({:?})",
+                    c.id,
+                    c.phase()
+                ));
                 continue;
             }
             match c.role {
@@ -125,8 +129,9 @@ impl Sim {
                 Role::DropCopy => {
                     if engine > 0 && c.resume < engine {
                         why.push(format!(
-                            "the drop copy is at engine seq {} of {engine}",
-                            c.resume
+                            "the drop copy is at engine seq {} of {engine} ({:?})",
+                            c.resume,
+                            c.phase()
                         ));
                     }
                 }

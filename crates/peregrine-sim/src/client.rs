@@ -14,7 +14,9 @@ use peregrine_types::{
 use peregrine_wire::auth::AccountKey;
 use peregrine_wire::field::SessionKind;
 use peregrine_wire::v2::client::{ClientSession, LoginParams, Step};
-use peregrine_wire::v2::{Cancel, Inbound, MassCancel, NewOrder, Outbound, Replace};
+use peregrine_wire::v2::{
+    Cancel, ClientHeartbeat, Inbound, MassCancel, NewOrder, Outbound, Replace,
+};
 use peregrine_wire::MAX_MESSAGE_SIZE;
 
 use crate::oracle::Oracle;
@@ -26,6 +28,10 @@ pub const RETENTION: &str = "every report stream replayable for the configured r
 /// See [`PROTOCOL`].
 pub const EXACTLY_ONCE: &str =
     "every report exactly once and never changed (no acknowledged order lost)";
+
+/// A client with nothing to say sends a heartbeat this often (the exchange closes a
+/// session silent for three heartbeat intervals of 1 s).
+const HEARTBEAT_NS: u64 = 500_000_000;
 
 /// What a client is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +57,8 @@ pub struct Link {
     pub live: bool,
     /// The session reached `Live` at least once or was refused: a probe is done.
     pub done: bool,
+    /// Its position was lost at login (an open-orders snapshot replaced the replay).
+    lost: bool,
 }
 
 /// A request waiting for its answer.
@@ -110,6 +118,8 @@ pub struct Client {
     pub sent: u64,
     /// Requests whose answer came.
     pub answered: u64,
+    /// When it last sent anything (heartbeats keep an idle session alive).
+    last_sent: u64,
 }
 
 impl Client {
@@ -130,6 +140,7 @@ impl Client {
             received: 0,
             sent: 0,
             answered: 0,
+            last_sent: 0,
         }
     }
 
@@ -155,6 +166,7 @@ impl Client {
             rx: Vec::new(),
             live: false,
             done: false,
+            lost: false,
         });
     }
 
@@ -228,6 +240,7 @@ impl Client {
                     out.close = true;
                 }
                 Step::RecoveryStarted { replay, reason } => {
+                    link.lost = reason != 0;
                     if reason != 0 {
                         out.notes.push(format!(
                             "client {}: position {} lost (reason {reason}), open orders follow",
@@ -256,8 +269,14 @@ impl Client {
                 }
                 Step::RecoveryDone => {
                     link.live = true;
-                    if self.role != Role::DropCopy {
-                        self.resume = link.session.next_report_seq();
+                    match (self.role, &msg) {
+                        (Role::DropCopy, Outbound::ReplayEnd(e)) if link.lost => {
+                            // After a lost position (an open-orders snapshot) the stream
+                            // goes on from where the exchange was when it ended.
+                            self.resume = self.resume.max(e.engine_seq);
+                        }
+                        (Role::DropCopy, _) => {}
+                        _ => self.resume = link.session.next_report_seq(),
                     }
                     if self.role == Role::Probe {
                         link.done = true;
@@ -272,15 +291,31 @@ impl Client {
         Ok(out)
     }
 
-    /// The trader's next request, if it has something to send now.
-    pub fn act(&mut self, rng: &mut Rng, oracle: &mut Oracle, now: u64, epoch_ns: u64) -> Out {
+    /// The trader's next request, if it has something to send now; a heartbeat from
+    /// any idle client.
+    pub fn act(
+        &mut self,
+        rng: &mut Rng,
+        oracle: &mut Oracle,
+        now: u64,
+        epoch_ns: u64,
+        trade: bool,
+    ) -> Out {
         let mut out = Out::default();
         let Some(link) = self.link.as_ref().filter(|l| l.live) else {
             return out;
         };
-        if self.role != Role::Trader || self.outstanding.len() >= 8 {
+        if !trade || self.role != Role::Trader || self.outstanding.len() >= 8 {
+            if now.saturating_sub(self.last_sent) >= HEARTBEAT_NS {
+                let mut buf = [0u8; MAX_MESSAGE_SIZE];
+                if let Ok(n) = Inbound::ClientHeartbeat(ClientHeartbeat {}).encode(&mut buf) {
+                    out.send.extend_from_slice(&buf[..n]);
+                    self.last_sent = now;
+                }
+            }
             return out;
         }
+        self.last_sent = now;
         let conn = link.conn;
         let cid = self.next_cid;
         self.next_cid += 1;
@@ -373,6 +408,11 @@ impl Client {
             .iter()
             .nth(n)
             .unwrap_or_else(|| unreachable!("non-empty"))
+    }
+
+    /// Where its session is (for the liveness report).
+    pub fn phase(&self) -> Option<peregrine_wire::v2::client::Phase> {
+        self.link.as_ref().map(|l| l.session.phase())
     }
 
     /// A probe is finished (its replay checked, or refused).

@@ -187,7 +187,11 @@ impl Sim {
             nodes,
             clients,
             keys: keys.into_iter().collect(),
-            trace: Trace::default(),
+            trace: {
+                let mut t = Trace::default();
+                t.echo = std::env::var_os("PEREGRINE_SIM_ECHO").is_some();
+                t
+            },
             wires: BTreeMap::new(),
             next_conn: 1,
             violation: None,
@@ -613,9 +617,10 @@ impl Sim {
                 let n = self.pick_node(c);
                 self.connect(c, n);
             }
-        } else if !self.settling || self.clients[c].role != Role::Trader {
+        } else {
             let epoch = crate::world::EPOCH0 + self.now;
-            let out = self.clients[c].act(&mut self.rng, &mut self.oracle, self.now, epoch);
+            let trade = !self.settling;
+            let out = self.clients[c].act(&mut self.rng, &mut self.oracle, self.now, epoch, trade);
             self.client_out(c, out);
         }
         let next = match self.clients[c].role {
