@@ -65,6 +65,9 @@ pub(crate) fn tail_guard(sim: &mut Sim, n: usize) {
 impl Sim {
     pub(crate) fn check(&mut self) {
         if self.settling {
+            if self.nodes.len() > 1 {
+                self.step_rejoin();
+            }
             self.settle();
         }
         if !self.done {
@@ -82,6 +85,9 @@ impl Sim {
         let v = self.nodes[n].venue_ref().expect("serving");
         if v.sync_wanted() || self.nodes[n].sync_at.is_some() {
             why.push("a sync is pending".into());
+        }
+        if let Some(r) = self.cluster.rejoin {
+            why.push(format!("the disk-loss procedure is under way ({r:?})"));
         }
         if self.nodes.len() > 1 {
             if let Some(crate::run::Proc::Cluster(c)) = self.nodes[n].proc.as_ref() {

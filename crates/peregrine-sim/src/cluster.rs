@@ -60,7 +60,10 @@ impl Sim {
     }
 
     /// A Raft message arrives at node `n`.
-    pub(crate) fn raft_message(&mut self, n: usize, m: Message) {
+    pub(crate) fn raft_message(&mut self, n: usize, inc: u64, m: Message) {
+        if self.nodes[n].incarnation != inc {
+            return;
+        }
         if let Some(c) = self.nodes[n].cluster() {
             c.receive(m);
             self.advance(n);
@@ -73,18 +76,27 @@ impl Sim {
             return;
         };
         let released_before = c.serving_ref().map(|v| v.durable_seq());
+        let applied_before = c.applied();
         let result = c.advance();
-        let rounds = c.rounds();
-        let released = c.serving_ref().map(|v| v.durable_seq());
         self.drain_node_logs(n);
         let (msgs, events) = match result {
             Ok(x) => x,
             Err(e) => {
+                // A node that failed is gone (the process exits): nothing more of it.
                 self.note(format!("node {n} stopped: {e}"));
+                self.failed(n, &e.to_string());
                 self.kill(n, Crash::Process, "its node failed");
                 return;
             }
         };
+        let Some(c) = self.nodes[n].cluster() else {
+            return;
+        };
+        let rounds = c.rounds();
+        let released = c.serving_ref().map(|v| v.durable_seq());
+        if c.applied() > applied_before {
+            self.nodes[n].failures = 0;
+        }
         let before = self.cluster.rounds.insert(n, rounds);
         if before.is_some_and(|b| b != rounds) {
             self.note(format!("node {n} stepped down: its sessions close"));
@@ -150,11 +162,12 @@ impl Sim {
         if lossy && self.rng.below(1000) < f.reorder {
             at += self.rng.range(MS, 20 * MS);
         }
+        let inc = self.nodes[to].incarnation;
         if lossy && self.rng.below(1000) < f.dup {
             let again = at + self.rng.range(US, 10 * MS);
-            self.queue.push(again, Ev::Raft(to, Box::new(m.clone())));
+            self.queue.push(again, Ev::Raft(to, inc, Box::new(m.clone())));
         }
-        self.queue.push(at, Ev::Raft(to, Box::new(m)));
+        self.queue.push(at, Ev::Raft(to, inc, Box::new(m)));
     }
 
     /// Replicas at the same applied index have the same state.
@@ -249,16 +262,19 @@ impl Sim {
     }
 
     /// Moves the disk-loss procedure on, the way an operator following
-    /// docs/cluster.md would.
-    fn step_rejoin(&mut self) {
+    /// docs/cluster.md would (also once the faults stopped: the operator finishes).
+    pub(crate) fn step_rejoin(&mut self) {
         let Some(step) = self.cluster.rejoin else {
             return;
         };
         let Some(l) = self.leader() else {
             return;
         };
-        let voters = match self.nodes[l].proc.as_ref() {
-            Some(crate::run::Proc::Cluster(c)) => c.status().voters,
+        let (voters, learners) = match self.nodes[l].proc.as_ref() {
+            Some(crate::run::Proc::Cluster(c)) => {
+                let st = c.status();
+                (st.voters, st.learners)
+            }
             _ => return,
         };
         match step {
@@ -301,6 +317,11 @@ impl Sim {
             }
             Rejoin::Learner { node, since } => {
                 if self.now < since + 300 * MS {
+                    return;
+                }
+                if !learners.contains(&raft_id(node)) && !voters.contains(&raft_id(node)) {
+                    // The addition was lost with a leader: add it again.
+                    self.cluster.rejoin = Some(Rejoin::Joining { node, since: 0 });
                     return;
                 }
                 let change = MembershipChange::AddVoter {

@@ -89,6 +89,8 @@ pub(crate) struct Node {
     pub(crate) sync_at: Option<u64>,
     pub(crate) config: Config,
     pub(crate) failed_starts: u32,
+    /// Failures of the running process (its loop or its node) in a row.
+    pub(crate) failures: u32,
     pub(crate) down_since: Option<u64>,
 }
 
@@ -159,6 +161,7 @@ impl Sim {
                 sync_at: None,
                 config: venue::config(&cfg, n, &keys),
                 failed_starts: 0,
+                failures: 0,
                 down_since: Some(0),
             })
             .collect();
@@ -282,7 +285,7 @@ impl Sim {
             Ev::Fault => self.fault(),
             Ev::Check => self.check(),
             Ev::RaftTick => self.raft_tick(),
-            Ev::Raft(n, m) => self.raft_message(n, *m),
+            Ev::Raft(n, inc, m) => self.raft_message(n, inc, *m),
             Ev::Heal => self.heal_all(),
         }
     }
@@ -321,6 +324,7 @@ impl Sim {
             }
             Err(e) => {
                 self.note(format!("node {n} stopped: {e}"));
+                self.failed(n, &e.to_string());
                 self.kill(n, Crash::Process, "its loop failed");
             }
         }
@@ -397,6 +401,18 @@ impl Sim {
         };
         *last = (*last).max(d);
         *last
+    }
+
+    /// Node `n`'s process failed on its own (not a crash injected): many failures in
+    /// a row with no fault that explains them is a node that cannot run.
+    pub(crate) fn failed(&mut self, n: usize, why: &str) {
+        self.nodes[n].failures += 1;
+        if self.nodes[n].failures > 20 {
+            self.fail(
+                "liveness: a node that restarts",
+                format!("node {n} fails every time it runs: {why}"),
+            );
+        }
     }
 
     /// Node `n` dies (`how`), its connections with it.

@@ -37,8 +37,9 @@ pub enum Ev {
     Check,
     /// Cluster: Raft ticks every node.
     RaftTick,
-    /// Cluster: a Raft message reaches node `.0`.
-    Raft(usize, Box<peregrine_cluster::Message>),
+    /// Cluster: a Raft message reaches node `.0` (sent while it was incarnation
+    /// `.1`: a message for a process that died since is lost with its connection).
+    Raft(usize, u64, Box<peregrine_cluster::Message>),
     /// Cluster: a partition heals.
     Heal,
 }

@@ -111,7 +111,8 @@ impl SteppedClusterNode {
     /// The node thread's iteration after inbound messages and ticks: the pump (hand
     /// over, propose the serving loop's batches, notice a deposition), then `advance`.
     /// Returns the messages to send and the node's events; a deposed node has
-    /// reopened its log from disk as a follower when this returns.
+    /// reopened its log from disk as a follower when this returns. After an error the
+    /// node is done (the server's process exits): drop it.
     pub fn advance(&mut self) -> Result<(Vec<Message>, Vec<Event>), ExchangeError> {
         let r = self.r();
         r.pump.pump(&mut r.node, Instant::now());
