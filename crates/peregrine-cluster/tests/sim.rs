@@ -170,10 +170,12 @@ fn run_until(sim: &mut Sim, what: &str, mut done: impl FnMut(&Sim) -> bool) {
 /// has seen it catch up (a promote before that is refused).
 fn promote(sim: &mut Sim, on: u64, id: u64) {
     for _ in 0..1_000 {
-        let r = sim.node_mut(on).propose_change(&MembershipChange::AddVoter {
-            id,
-            addr: format!("sim:{id}"),
-        });
+        let r = sim
+            .node_mut(on)
+            .propose_change(&MembershipChange::AddVoter {
+                id,
+                addr: format!("sim:{id}"),
+            });
         match r {
             Ok(()) => return,
             Err(peregrine_cluster::ClusterError::NotCaughtUp { .. }) => sim.run(10),
@@ -298,12 +300,17 @@ fn a_wiped_node_rejoins_a_cluster_younger_than_its_first_snapshot() {
             addr: addr.clone(),
         })
         .unwrap();
-    let early = sim.node_mut(leader).propose_change(&MembershipChange::AddVoter {
-        id: victim,
-        addr: addr.clone(),
-    });
+    let early = sim
+        .node_mut(leader)
+        .propose_change(&MembershipChange::AddVoter {
+            id: victim,
+            addr: addr.clone(),
+        });
     assert!(
-        matches!(early, Err(peregrine_cluster::ClusterError::NotCaughtUp { .. })),
+        matches!(
+            early,
+            Err(peregrine_cluster::ClusterError::NotCaughtUp { .. })
+        ),
         "a promote before the node caught up is refused: {early:?}"
     );
     run_until(&mut sim, "wiped node caught up", |s| {
@@ -317,4 +324,30 @@ fn a_wiped_node_rejoins_a_cluster_younger_than_its_first_snapshot() {
     });
     sim.settle(20_000);
     sim.check_converged();
+}
+
+/// Found by `peregrine sim`: a node that is not a voter in its own configuration (a
+/// wiped node rejoining under its old id, before it is added; a learner; a removed
+/// node) granted votes, so a stale candidate (cut off since before the removal,
+/// still counting that node as a voter) could lead a term another leader led. Such a
+/// node now never votes.
+#[test]
+fn a_node_outside_the_voters_never_grants_a_vote() {
+    use raft::eraftpb::{Message, MessageType};
+    let mut sim = Sim::new(3, 5, Faults::none());
+    sim.add_node(9); // joins with an empty log, waiting to be added
+    for kind in [MessageType::MsgRequestVote, MessageType::MsgRequestPreVote] {
+        let mut m = Message::default();
+        m.set_msg_type(kind);
+        m.from = 1;
+        m.to = 9;
+        m.term = 7;
+        m.index = 100;
+        m.log_term = 6;
+        let node = sim.node_mut(9);
+        node.step(m);
+        node.advance().unwrap();
+        let granted = node.take_messages().iter().any(|r| r.to == 1 && !r.reject);
+        assert!(!granted, "{kind:?} granted by a node outside the voters");
+    }
 }

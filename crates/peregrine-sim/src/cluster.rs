@@ -33,10 +33,13 @@ pub(crate) struct ClusterState {
     /// Links cut by a partition (both directions).
     pub(crate) cut: BTreeSet<(usize, usize)>,
     pub(crate) rejoin: Option<Rejoin>,
-    /// Applied index → the state hash there, and the node that first reported it.
-    pub(crate) hashes: BTreeMap<u64, ([u8; 32], usize)>,
+    /// Applied index → the state hash and engine seq there, and the node that first
+    /// reported it.
+    pub(crate) hashes: BTreeMap<u64, ([u8; 32], u64, usize)>,
     /// Rounds (serving terms) seen per node.
     pub(crate) rounds: BTreeMap<usize, u64>,
+    /// Term → the node that led it (election safety: one leader per term).
+    pub(crate) leaders: BTreeMap<u64, usize>,
     pub(crate) transfers: u64,
     pub(crate) partitions: u64,
     pub(crate) wipes: u64,
@@ -116,6 +119,22 @@ impl Sim {
     }
 
     fn raft_event(&mut self, n: usize, ev: &Event) {
+        if let Event::RoleChanged {
+            role: peregrine_cluster::Role::Leader,
+            term,
+            ..
+        } = ev
+        {
+            match self.cluster.leaders.get(term) {
+                Some(&m) if m != n => self.fail(
+                    "at most one leader per term",
+                    format!("nodes {m} and {n} both lead term {term}"),
+                ),
+                _ => {
+                    self.cluster.leaders.insert(*term, n);
+                }
+            }
+        }
         match ev {
             Event::HashMismatch { index } => self.fail(
                 "the same state hash on every replica at the same applied index",
@@ -165,7 +184,8 @@ impl Sim {
         let inc = self.nodes[to].incarnation;
         if lossy && self.rng.below(1000) < f.dup {
             let again = at + self.rng.range(US, 10 * MS);
-            self.queue.push(again, Ev::Raft(to, inc, Box::new(m.clone())));
+            self.queue
+                .push(again, Ev::Raft(to, inc, Box::new(m.clone())));
         }
         self.queue.push(at, Ev::Raft(to, inc, Box::new(m)));
     }
@@ -175,21 +195,24 @@ impl Sim {
         let Some(c) = self.nodes[n].cluster() else {
             return;
         };
-        let (hash, _, applied) = c.state();
+        let (hash, engine, applied) = c.state();
         if applied == 0 {
             return;
         }
         match self.cluster.hashes.get(&applied) {
-            Some((h, m)) if *h != hash => {
-                let m = *m;
+            Some((h, e, m)) if *h != hash => {
+                let (e, m) = (*e, *m);
                 self.fail(
                     "the same state hash on every replica at the same applied index",
-                    format!("nodes {m} and {n} differ at applied index {applied}"),
+                    format!(
+                        "nodes {m} and {n} differ at applied index {applied} (engine seq {e} \
+                         and {engine})"
+                    ),
                 );
             }
             Some(_) => {}
             None => {
-                self.cluster.hashes.insert(applied, (hash, n));
+                self.cluster.hashes.insert(applied, (hash, engine, n));
             }
         }
     }

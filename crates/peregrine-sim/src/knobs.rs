@@ -132,6 +132,8 @@ pub struct SimConfig {
     /// The negative control: a build with the `sabotage` feature releases results
     /// before they are durable, and the simulator must say so.
     pub sabotage: bool,
+    /// Print every event as it happens (on stderr).
+    pub verbose: bool,
 }
 
 impl SimConfig {
@@ -158,6 +160,7 @@ impl SimConfig {
             raft_log_retain: [5, 1_000][r.below(2) as usize],
             faults: Faults::standard(),
             sabotage: false,
+            verbose: false,
         }
     }
 }

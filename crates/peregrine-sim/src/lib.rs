@@ -25,6 +25,7 @@ pub mod disk;
 mod faults;
 pub mod knobs;
 pub mod oracle;
+pub mod regressions;
 mod run;
 pub mod trace;
 pub mod venue;

@@ -192,7 +192,7 @@ impl Sim {
             keys: keys.into_iter().collect(),
             trace: {
                 let mut t = Trace::default();
-                t.echo = std::env::var_os("PEREGRINE_SIM_ECHO").is_some();
+                t.echo = cfg.verbose || std::env::var_os("PEREGRINE_SIM_ECHO").is_some();
                 t
             },
             wires: BTreeMap::new(),

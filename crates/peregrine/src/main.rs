@@ -51,6 +51,9 @@ enum Command {
     /// Check commitments against the journal, or prove a trade's inclusion.
     #[command(subcommand)]
     Verify(cli::verify::VerifyCommand),
+    /// The deterministic simulator of the venue: the production exchange over a
+    /// simulated disk, network and clock, with faults and an oracle, seed by seed.
+    Sim(cli::sim::SimArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,8 +64,11 @@ enum JournalCommand {
 
 fn main() -> anyhow::Result<()> {
     up::die_with_parent();
-    cli::logger::init();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Sim(_)) {
+        // The simulator captures the production code's logs into its own trace.
+        cli::logger::init();
+    }
     match cli.command {
         Command::Bench(args) => cli::bench::run(args),
         Command::Exchange(args) => cli::exchange::run(args),
@@ -85,5 +91,6 @@ fn main() -> anyhow::Result<()> {
         Command::Up(args) => up::run(args),
         Command::Gateway(args) => cli::gateway::run(args),
         Command::Verify(cmd) => cli::verify::run(cmd),
+        Command::Sim(args) => cli::sim::run(args),
     }
 }

@@ -210,7 +210,24 @@ impl<M: StateMachine> Node<M> {
 
     /// Feeds a message from a peer. Messages raft-rs refuses (from a removed peer, or
     /// local message types) are counted and dropped.
+    ///
+    /// A node that is not a voter in its own configuration never grants a vote: a
+    /// node that joins with an empty log (after a disk loss, under its old id), a
+    /// learner, or a removed node would otherwise vote for a stale candidate that
+    /// still counts it as a voter (one cut off since before the removal), which then
+    /// leads a term another leader already leads (found by `peregrine sim`: two
+    /// leaders of one term, replicas apart, an acknowledged order lost). raft-rs lets
+    /// any node vote.
     pub fn step(&mut self, m: Message) {
+        let vote = matches!(
+            m.get_msg_type(),
+            raft::eraftpb::MessageType::MsgRequestVote
+                | raft::eraftpb::MessageType::MsgRequestPreVote
+        );
+        if vote && !self.raw.store().conf_state().voters.contains(&self.opts.id) {
+            self.counters.step_errors += 1;
+            return;
+        }
         if self.raw.step(m).is_err() {
             self.counters.step_errors += 1;
         }
