@@ -57,6 +57,8 @@ pub struct Journal {
     mark: MarkWriter,
     /// The last sequence number a commit (or [`Journal::write`]) wrote to the file.
     committed_through: u64,
+    /// The directory's lock, held for the journal's life.
+    _lock: crate::storage::HeldLock,
 }
 
 impl Journal {
@@ -98,6 +100,16 @@ impl Journal {
         storage
             .create_dir_all(&dir)
             .map_err(|e| JournalError::io("create dir", &dir, e))?;
+        // One writer per journal: a second process on the same directory refuses.
+        let lock = storage.lock_dir(&dir).map_err(|source| match source {
+            crate::storage::LockError::Io { path, source } => {
+                JournalError::io("lock journal directory", path, source)
+            }
+            held => JournalError::Locked {
+                dir: dir.clone(),
+                source: held,
+            },
+        })?;
         let resync = config.fsync != FsyncPolicy::None;
         let rec = recovery::recover(storage, &dir, policy, resync)?;
         let active = match rec.segments.last() {
@@ -134,6 +146,7 @@ impl Journal {
             stats: JournalStats::default(),
             committed_through: rec.report.last_seq.unwrap_or(0),
             mark: MarkWriter::new(rec.mark),
+            _lock: lock,
         };
         Ok((journal, rec.report))
     }

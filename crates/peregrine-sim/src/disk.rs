@@ -24,7 +24,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use peregrine_journal::storage::{Backend, FileHandle, FileIo, Open};
+use peregrine_journal::storage::{Backend, FileHandle, FileIo, HeldLock, LockError, Open};
 use peregrine_types::Rng;
 
 /// Bytes per page (the unit of write-back) and per sector (the unit of tearing).
@@ -84,6 +84,10 @@ struct State {
     unsynced: Vec<MetaOp>,
     /// Bytes the disk holds at most (`ENOSPC` beyond).
     capacity: Option<u64>,
+    /// Locks held: the epoch (process) that holds each and how many handles of it
+    /// share it (as `peregrine_types::lock` shares a process's own lock). A crash
+    /// frees them: a lock of an older epoch is dead.
+    locks: BTreeMap<PathBuf, (u64, usize)>,
     /// Counters.
     stats: DiskStats,
 }
@@ -135,6 +139,7 @@ impl SimDisk {
                 durable_entries: BTreeMap::new(),
                 unsynced: Vec::new(),
                 capacity: None,
+                locks: BTreeMap::new(),
                 stats: DiskStats::default(),
             })),
         }
@@ -265,7 +270,50 @@ fn not_found(path: &Path) -> io::Error {
     )
 }
 
+/// A lock of a [`SimDisk`]: freed when dropped by its process, or by a crash.
+#[derive(Debug)]
+struct SimLock {
+    state: Arc<Mutex<State>>,
+    path: PathBuf,
+    epoch: u64,
+}
+
+impl Drop for SimLock {
+    fn drop(&mut self) {
+        let mut st = lock(&self.state);
+        let last = match st.locks.get_mut(&self.path) {
+            Some((epoch, count)) if *epoch == self.epoch => {
+                *count -= 1;
+                *count == 0
+            }
+            _ => false,
+        };
+        if last {
+            st.locks.remove(&self.path);
+        }
+    }
+}
+
 impl Backend for SimDisk {
+    /// The simulated venue is one process per disk: its own handles share the lock,
+    /// and a restart after a crash (a new epoch) takes over the dead one's.
+    fn lock(&self, path: &Path) -> Result<HeldLock, LockError> {
+        let mut st = lock(&self.state);
+        let epoch = st.epoch;
+        match st.locks.get_mut(path) {
+            Some((held, count)) if *held == epoch => *count += 1,
+            _ => {
+                st.locks.insert(path.to_path_buf(), (epoch, 1));
+            }
+        }
+        drop(st);
+        Ok(HeldLock::new(SimLock {
+            state: Arc::clone(&self.state),
+            path: path.to_path_buf(),
+            epoch,
+        }))
+    }
+
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         let mut st = lock(&self.state);
         for a in dir.ancestors() {
