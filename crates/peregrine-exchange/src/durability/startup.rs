@@ -129,7 +129,7 @@ pub(crate) fn open(
              of the machine can lose acknowledged orders, and the high-water mark is \
              written only about once a millisecond (housekeeping): damage to the newest \
              records may be taken for a torn tail and truncated (docs/journal.md, \
-             \"The tail guard\"). A killed process loses nothing.",
+             \"The guarded end\"). A killed process loses nothing.",
             section.dir.display()
         );
     }
