@@ -290,7 +290,10 @@ pub fn prove_trade(
     // `index` is in range, so the proof always builds.
     let proof = Proof::build(&leaves, index).ok_or(VerifyError::TickEmpty(tick))?;
     let root = entry.commitment.merkle_root;
-    let valid = verify_proof(&leaves[index], &proof, &root);
+    // The position is checked against the logged trade count (defect 6), and the
+    // recomputed window must have that many trades.
+    let count = usize::try_from(entry.commitment.trade_count).unwrap_or(usize::MAX);
+    let valid = leaves.len() == count && verify_proof(&leaves[index], &proof, &root, count);
     Ok(TradeProof {
         trade: trades[index],
         leaf: leaves[index],
