@@ -185,7 +185,10 @@ mod tests {
                 node_hash(&h, &s.sibling)
             }
         });
-        assert_eq!(hashes_only, root, "the phantom reaches the root by hashes alone");
+        assert_eq!(
+            hashes_only, root,
+            "the phantom reaches the root by hashes alone"
+        );
         assert!(!verify_proof(&l[2], &phantom, &root, 3));
         // Nor with the index kept and the side of a step flipped, nor with a step too
         // many or too few. (The count is the commitment's `trade_count`, never the

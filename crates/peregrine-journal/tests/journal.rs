@@ -332,7 +332,7 @@ fn child_opens_the_journal() {
         return;
     };
     let dir = std::path::Path::new(&dir);
-    match Journal::open(&dir.join("journal"), JournalConfig::default()) {
+    match Journal::open(dir.join("journal"), JournalConfig::default()) {
         Ok(_) => println!("JOURNAL OPENED"),
         Err(e) => println!("JOURNAL REFUSED {e}"),
     }
@@ -356,7 +356,7 @@ fn a_second_process_on_the_journal_or_its_snapshots_is_refused() {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let (journal, _) = Journal::open(&dir.path().join("journal"), JournalConfig::default()).unwrap();
+    let (journal, _) = Journal::open(dir.path().join("journal"), JournalConfig::default()).unwrap();
     let snaps =
         peregrine_journal::SnapshotStore::open(dir.path().join("snapshots"), Default::default())
             .unwrap();

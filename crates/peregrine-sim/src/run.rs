@@ -75,7 +75,7 @@ pub struct RunStats {
 /// A node's process.
 pub(crate) enum Proc {
     /// A single venue.
-    Single(SteppedVenue),
+    Single(Box<SteppedVenue>),
     /// A cluster node (serving while it leads).
     Cluster(Box<SteppedClusterNode>),
 }
@@ -278,8 +278,8 @@ impl Sim {
             Ev::Sync(n, inc) => self.sync(n, inc),
             Ev::Restart(n) => self.restart(n),
             Ev::Open(conn, n) => self.open(conn, n),
-            Ev::ToNode(conn, bytes) => self.to_node(conn, &bytes),
-            Ev::ToClient(conn, bytes) => self.to_client(conn, &bytes),
+            Ev::ToNode(conn, bytes) => self.deliver_to_node(conn, &bytes),
+            Ev::ToClient(conn, bytes) => self.deliver_to_client(conn, &bytes),
             Ev::Gone(conn) => self.gone(conn),
             Ev::Act(c) => self.act(c),
             Ev::Fault => self.fault(),
@@ -465,7 +465,8 @@ impl Sim {
             ..StepOptions::default()
         };
         let started = if self.cfg.nodes == 1 {
-            SteppedVenue::start(&self.nodes[n].config, &env, opts).map(Proc::Single)
+            SteppedVenue::start(&self.nodes[n].config, &env, opts)
+                .map(|v| Proc::Single(Box::new(v)))
         } else {
             SteppedClusterNode::open(&self.nodes[n].config, &env, opts)
                 .map(|c| Proc::Cluster(Box::new(c)))
@@ -509,7 +510,7 @@ impl Sim {
         self.wake(n, self.now);
     }
 
-    fn to_node(&mut self, conn: ConnId, bytes: &[u8]) {
+    fn deliver_to_node(&mut self, conn: ConnId, bytes: &[u8]) {
         let Some(w) = self.wires.get(&conn).copied() else {
             return;
         };
@@ -522,7 +523,7 @@ impl Sim {
         }
     }
 
-    fn to_client(&mut self, conn: ConnId, bytes: &[u8]) {
+    fn deliver_to_client(&mut self, conn: ConnId, bytes: &[u8]) {
         let Some(w) = self.wires.get(&conn).copied() else {
             return;
         };

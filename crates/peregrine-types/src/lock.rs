@@ -175,7 +175,11 @@ mod tests {
 
     fn child(dir: &Path) -> String {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "lock::tests::child_tries_the_lock", "--nocapture"])
+            .args([
+                "--exact",
+                "lock::tests::child_tries_the_lock",
+                "--nocapture",
+            ])
             .env("PEREGRINE_LOCK_CHILD", dir)
             .output()
             .unwrap();
@@ -189,7 +193,11 @@ mod tests {
         let first = FileLock::acquire_dir(&dir).unwrap();
         assert_eq!(first.path(), dir.join(DIR_LOCK));
         let me = std::process::id();
-        assert!(child(&dir).contains(&format!("HELD BY Some({me})")), "{}", child(&dir));
+        assert!(
+            child(&dir).contains(&format!("HELD BY Some({me})")),
+            "{}",
+            child(&dir)
+        );
         // The same process shares its own lock; the last one to go releases it.
         let second = FileLock::acquire_dir(&dir).unwrap();
         drop(first);

@@ -138,10 +138,7 @@ impl ReplicaLink {
     /// Moves waiting records into the ring while it has room.
     fn drain_overflow(&mut self) {
         while let Some(r) = self.overflow.pop_front() {
-            if let Err(back) = self.ring.try_push(r) {
-                let back = match back {
-                    peregrine_queue::spsc::PushError::Full(r) => r,
-                };
+            if let Err(peregrine_queue::spsc::PushError::Full(back)) = self.ring.try_push(r) {
                 self.overflow.push_front(back);
                 return;
             }

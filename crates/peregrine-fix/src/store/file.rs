@@ -339,7 +339,11 @@ mod tests {
         let path = dir.path().join("s.fixstore");
         let child = || {
             let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "store::file::tests::child_opens_the_store", "--nocapture"])
+                .args([
+                    "--exact",
+                    "store::file::tests::child_opens_the_store",
+                    "--nocapture",
+                ])
                 .env("PEREGRINE_FIX_STORE_CHILD", &path)
                 .output()
                 .unwrap();

@@ -100,9 +100,9 @@ pub async fn open(url: &str) -> Result<AnyPool, HistoryError> {
             }
             // One writer per file: `<file>.lock`, held for the life of the process
             // (the pool has no end the store sees).
-            let lock = peregrine_types::lock::FileLock::acquire(std::path::Path::new(
-                &format!("{path}.lock"),
-            ))?;
+            let lock = peregrine_types::lock::FileLock::acquire(std::path::Path::new(&format!(
+                "{path}.lock"
+            )))?;
             std::mem::forget(lock);
         }
         if !url.contains('?') {
@@ -181,7 +181,11 @@ mod tests {
         let path = dir.path().join("history.db");
         let child = || {
             let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "history::tests::child_opens_the_store", "--nocapture"])
+                .args([
+                    "--exact",
+                    "history::tests::child_opens_the_store",
+                    "--nocapture",
+                ])
                 .env("PEREGRINE_HISTORY_CHILD", &path)
                 .output()
                 .unwrap();
