@@ -18,9 +18,7 @@
 //! replayed through the reference book gives the same reports and the same books.
 #![deny(unsafe_code)]
 
-mod checks;
 pub mod client;
-mod cluster;
 pub mod disk;
 mod faults;
 pub mod knobs;

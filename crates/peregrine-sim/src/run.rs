@@ -1,6 +1,9 @@
 //! One run: the event loop over the nodes, the clients and the faults, until the
 //! first broken invariant or the end of the settle phase.
 
+mod checks;
+mod cluster;
+
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;
@@ -141,7 +144,7 @@ pub(crate) struct Sim {
     pub(crate) wires: BTreeMap<ConnId, Wire>,
     next_conn: ConnId,
     pub(crate) violation: Option<Violation>,
-    pub(crate) cluster: crate::cluster::ClusterState,
+    pub(crate) cluster: cluster::ClusterState,
     /// Faults stopped: everything must now recover.
     pub(crate) settling: bool,
     pub(crate) done: bool,
@@ -198,7 +201,7 @@ impl Sim {
             wires: BTreeMap::new(),
             next_conn: 1,
             violation: None,
-            cluster: crate::cluster::ClusterState::default(),
+            cluster: cluster::ClusterState::default(),
             settling: false,
             done: false,
             stats: RunStats::default(),
@@ -372,7 +375,7 @@ impl Sim {
             let inc = self.nodes[n].incarnation;
             self.queue.push(at, Ev::Sync(n, inc));
         }
-        crate::checks::books(self, n);
+        checks::books(self, n);
     }
 
     fn sync(&mut self, n: usize, inc: u64) {
@@ -429,7 +432,7 @@ impl Sim {
         node.down_since = Some(self.now);
         self.drain_logs(n);
         self.note(format!("node {n} crashed ({how:?}): {why}"));
-        crate::checks::tail_guard(self, n);
+        checks::tail_guard(self, n);
         let dead: Vec<ConnId> = self
             .wires
             .iter()

@@ -24,11 +24,10 @@
 mod admin;
 mod batch;
 pub(crate) mod log;
-mod pump;
+pub(crate) mod pump;
 mod redirect;
 mod run;
-mod sm;
-mod stepped;
+pub(crate) mod sm;
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,7 +38,6 @@ use rustix::event::{eventfd, EventfdFlags};
 
 pub use batch::{fuzz_decode as fuzz_decode_batch, BatchError};
 pub use run::run as run_cluster;
-pub use stepped::SteppedClusterNode;
 
 /// What the node thread, the serving loop and the redirector share.
 #[derive(Debug)]
@@ -48,7 +46,7 @@ pub(crate) struct Shared {
     /// the release watermark of the serving loop.
     released: AtomicU64,
     /// Set to stop the serving loop (deposed, failed, or the process stops).
-    stop_serving: Arc<AtomicBool>,
+    pub(crate) stop_serving: Arc<AtomicBool>,
     failed: AtomicBool,
     failure: Mutex<Option<String>>,
     /// Signalled when `released` advances (the compact loop watches it).
@@ -118,7 +116,7 @@ impl Shared {
         self.failed.load(Ordering::Acquire)
     }
 
-    fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         if !self.failed() {
             return None;
         }

@@ -11,6 +11,7 @@
 //! in-memory connections the caller fills and drains ([`ConnId`]), the feed's packets
 //! into a list the caller takes, the clocks read the caller's nanoseconds.
 
+mod cluster;
 mod log;
 mod shell;
 
@@ -35,7 +36,7 @@ use crate::net::sources::{Nonces, SessionClock};
 use crate::net::table::SessionTable;
 use crate::start::{core_for, fund, with_feed};
 
-pub use crate::cluster::SteppedClusterNode;
+pub use cluster::SteppedClusterNode;
 pub(crate) use log::VenueLog;
 use shell::MemShell;
 pub use shell::{ConnId, ConnState};

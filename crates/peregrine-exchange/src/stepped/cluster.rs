@@ -1,5 +1,5 @@
 //! A cluster node driven one step at a time (the simulator's): the same rounds as
-//! [`super::run`] — follow until the node leads with its log applied, serve with the
+//! [`crate::cluster::run_cluster`] — follow until the node leads with its log applied, serve with the
 //! exchange's loop until deposed, then reopen the log from disk and follow again —
 //! with the node thread's work (ticks, inbound messages, the pump, `advance`) and the
 //! serving loop's iterations called by the caller, the Raft messages handed to it,
@@ -15,13 +15,13 @@ use peregrine_cluster::{Event, MembershipChange, Message, Node, NodeOptions, Pum
 use peregrine_exchange_core::reports::Retention;
 use peregrine_exchange_core::Clock;
 
-use super::log::ReplicatedLog;
-use super::pump::{Handover, LeaderPump};
-use super::sm::ExchangeSm;
-use super::Shared;
+use super::{Environment, StepOptions, SteppedVenue, VenueLog};
+use crate::cluster::log::ReplicatedLog;
+use crate::cluster::pump::{Handover, LeaderPump};
+use crate::cluster::sm::ExchangeSm;
+use crate::cluster::Shared;
 use crate::config::Config;
 use crate::error::ExchangeError;
-use crate::stepped::{Environment, StepOptions, SteppedVenue, VenueLog};
 
 fn err(e: impl std::fmt::Display) -> ExchangeError {
     ExchangeError::Cluster(e.to_string())
