@@ -65,6 +65,12 @@ enum JournalCommand {
 fn main() -> std::process::ExitCode {
     up::die_with_parent();
     let cli = Cli::parse();
+    if std::env::var_os("PEREGRINE_PARSE_ONLY").is_some() {
+        // Checks a command line without running it (the documented-commands test:
+        // crates/peregrine/tests/cli/documented.rs).
+        println!("{:?}", cli.command);
+        return std::process::ExitCode::SUCCESS;
+    }
     if !matches!(cli.command, Command::Sim(_)) {
         // The simulator captures the production code's logs into its own trace.
         cli::logger::init();
