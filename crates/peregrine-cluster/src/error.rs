@@ -103,4 +103,11 @@ pub enum ClusterError {
     /// This node was removed from the cluster.
     #[error("this node was removed from the cluster")]
     Removed,
+    /// A promotion to voter of a node that does not hold the committed log yet (a
+    /// voter that cannot run would count against the majority).
+    #[error(
+        "node {id} has not caught up: it holds the log to index {matched} of {commit} \
+         (wait until it installed a snapshot and caught up, then promote it)"
+    )]
+    NotCaughtUp { id: u64, matched: u64, commit: u64 },
 }

@@ -30,5 +30,5 @@ pub use node::{hex, Event, MembershipChange, Node, NodeOptions, Role, Status};
 pub use runner::{spawn, Pump, RunnerHandle};
 pub use sm::StateMachine;
 
-/// raft-rs's message type, as carried by the transport.
-pub use raft::eraftpb::Message;
+/// raft-rs's message type, as carried by the transport, and its kinds.
+pub use raft::eraftpb::{Message, MessageType};

@@ -166,6 +166,25 @@ fn run_until(sim: &mut Sim, what: &str, mut done: impl FnMut(&Sim) -> bool) {
     panic!("never reached: {what}");
 }
 
+/// Promotes learner `id` on leader `on` as an operator does: again until the leader
+/// has seen it catch up (a promote before that is refused).
+fn promote(sim: &mut Sim, on: u64, id: u64) {
+    for _ in 0..1_000 {
+        let r = sim
+            .node_mut(on)
+            .propose_change(&MembershipChange::AddVoter {
+                id,
+                addr: format!("sim:{id}"),
+            });
+        match r {
+            Ok(()) => return,
+            Err(peregrine_cluster::ClusterError::NotCaughtUp { .. }) => sim.run(10),
+            Err(e) => panic!("promote {id}: {e}"),
+        }
+    }
+    panic!("{id} never caught up");
+}
+
 /// Add a learner, promote it, hand it the leadership, remove the old leader; a wiped
 /// node re-joins as a new member and catches up from a snapshot.
 #[test]
@@ -196,20 +215,23 @@ fn membership_changes_and_leadership_transfer() {
         "4 knows it is a learner"
     );
     assert_eq!(sim.node(old).status().learners, vec![4]);
-    sim.node_mut(old)
-        .propose_change(&MembershipChange::AddVoter {
-            id: 4,
-            addr: "sim:4".into(),
-        })
-        .unwrap();
+    promote(&mut sim, old, 4);
     run_until(&mut sim, "4 is a voter everywhere", |s| {
         (1..=4).all(|i| s.node(i).voters() == vec![1, 2, 3, 4])
     });
     sim.node_mut(old).transfer_leader(4);
     run_until(&mut sim, "4 leads", |s| s.node(4).is_leader());
-    sim.node_mut(4)
-        .propose_change(&MembershipChange::Remove { id: old })
-        .unwrap();
+    // A new leader ignores a membership change until it applied its own log (raft-rs
+    // turns it into an empty entry): the operator sees nothing happen and retries.
+    for _ in 0..100 {
+        sim.node_mut(4)
+            .propose_change(&MembershipChange::Remove { id: old })
+            .unwrap();
+        sim.run(100);
+        if sim.node(4).voters().len() == 3 {
+            break;
+        }
+    }
     run_until(&mut sim, "old leader removed", |s| s.node(old).removed());
     let rest: Vec<u64> = (1..=4).filter(|i| *i != old).collect();
     run_until(&mut sim, "three voters left", |s| {
@@ -235,15 +257,97 @@ fn membership_changes_and_leadership_transfer() {
         s.node(victim).applied() + 2 >= s.node(4).applied() && s.node(victim).applied() > 50
     });
     assert!(sim.node(victim).status().snapshots_installed >= 1);
-    sim.node_mut(4)
-        .propose_change(&MembershipChange::AddVoter {
-            id: victim,
-            addr: format!("sim:{victim}"),
-        })
-        .unwrap();
+    promote(&mut sim, 4, victim);
     run_until(&mut sim, "victim voter again", |s| {
         s.node(4).voters().len() == 3
     });
     sim.settle(20_000);
     sim.check_converged();
+}
+
+/// Defect 4 (issue 27): the documented disk-loss procedure on a cluster younger than
+/// its first snapshot. The leader held its log from index 1, so the wiped node was
+/// sent entries from 1 without the bootstrap configuration and failed applying the
+/// first membership change ("raft: removed all voters") on every start, while the
+/// promote still succeeded. Now a membership change that adds a node snapshots there
+/// (the new node gets a snapshot that includes it), and a promote waits for the node
+/// to hold the committed log.
+#[test]
+fn a_wiped_node_rejoins_a_cluster_younger_than_its_first_snapshot() {
+    let mut sim = Sim::with_snapshots(
+        3,
+        33,
+        Faults {
+            propose: 200,
+            ..Faults::none()
+        },
+        0, // never a periodic snapshot
+    );
+    let leader = elect(&mut sim);
+    sim.run(100);
+    let victim = (1..=3).find(|i| *i != leader).unwrap();
+    sim.node_mut(leader)
+        .propose_change(&MembershipChange::Remove { id: victim })
+        .unwrap();
+    run_until(&mut sim, "victim removed", |s| {
+        s.node(leader).voters().len() == 2
+    });
+    sim.wipe_and_join(victim);
+    let addr = format!("sim:{victim}");
+    sim.node_mut(leader)
+        .propose_change(&MembershipChange::AddLearner {
+            id: victim,
+            addr: addr.clone(),
+        })
+        .unwrap();
+    let early = sim
+        .node_mut(leader)
+        .propose_change(&MembershipChange::AddVoter {
+            id: victim,
+            addr: addr.clone(),
+        });
+    assert!(
+        matches!(
+            early,
+            Err(peregrine_cluster::ClusterError::NotCaughtUp { .. })
+        ),
+        "a promote before the node caught up is refused: {early:?}"
+    );
+    run_until(&mut sim, "wiped node caught up", |s| {
+        s.node(victim).applied() + 2 >= s.node(leader).applied() && s.node(victim).applied() > 20
+    });
+    assert!(sim.node(victim).status().snapshots_installed >= 1);
+    promote(&mut sim, leader, victim);
+    let _ = addr;
+    run_until(&mut sim, "victim voter again", |s| {
+        s.node(leader).voters().len() == 3
+    });
+    sim.settle(20_000);
+    sim.check_converged();
+}
+
+/// Found by `peregrine sim`: a node that is not a voter in its own configuration (a
+/// wiped node rejoining under its old id, before it is added; a learner; a removed
+/// node) granted votes, so a stale candidate (cut off since before the removal,
+/// still counting that node as a voter) could lead a term another leader led. Such a
+/// node now never votes.
+#[test]
+fn a_node_outside_the_voters_never_grants_a_vote() {
+    use raft::eraftpb::{Message, MessageType};
+    let mut sim = Sim::new(3, 5, Faults::none());
+    sim.add_node(9); // joins with an empty log, waiting to be added
+    for kind in [MessageType::MsgRequestVote, MessageType::MsgRequestPreVote] {
+        let mut m = Message::default();
+        m.set_msg_type(kind);
+        m.from = 1;
+        m.to = 9;
+        m.term = 7;
+        m.index = 100;
+        m.log_term = 6;
+        let node = sim.node_mut(9);
+        node.step(m);
+        node.advance().unwrap();
+        let granted = node.take_messages().iter().any(|r| r.to == 1 && !r.reject);
+        assert!(!granted, "{kind:?} granted by a node outside the voters");
+    }
 }

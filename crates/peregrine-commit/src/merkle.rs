@@ -89,17 +89,41 @@ impl Proof {
     }
 }
 
-/// Checks that `leaf` and `proof` hash up to `root`.
-pub fn verify_proof(leaf: &[u8; 32], proof: &Proof, root: &[u8; 32]) -> bool {
+/// Checks that `leaf` is the leaf at `proof.index` of a window of `count` leaves (the
+/// commitment's `trade_count`, which the verifier takes from the published commitment,
+/// never from the prover) whose root is `root`.
+///
+/// The position is bound, not only the hashes: `index` must be below `count`, the
+/// proof must have exactly the steps a tree of `count` leaves has, each sibling on the
+/// side the index says, and where a level has an odd number of nodes the last one's
+/// sibling must be itself (the duplicated hash). Without this, in a 3-trade window the
+/// third trade also "proved" at a fourth position that does not exist, since odd
+/// levels repeat their last hash (the CVE-2012-2459 class; issue 27, defect 6).
+pub fn verify_proof(leaf: &[u8; 32], proof: &Proof, root: &[u8; 32], count: usize) -> bool {
+    if proof.index >= count {
+        return false;
+    }
     let mut h = *leaf;
-    for s in &proof.steps {
-        h = if s.sibling_is_left {
+    let mut i = proof.index;
+    let mut n = count;
+    let mut steps = proof.steps.iter();
+    while n > 1 {
+        let Some(s) = steps.next() else {
+            return false;
+        };
+        let left = i % 2 == 1;
+        if s.sibling_is_left != left || (!left && i + 1 == n && s.sibling != h) {
+            return false;
+        }
+        h = if left {
             node_hash(&s.sibling, &h)
         } else {
             node_hash(&h, &s.sibling)
         };
+        i /= 2;
+        n = n.div_ceil(2);
     }
-    &h == root
+    steps.next().is_none() && &h == root
 }
 
 #[cfg(test)]
@@ -125,6 +149,65 @@ mod tests {
         assert_eq!(merkle_root(&l, &mut s), node_hash(&ab, &cc));
     }
 
+    fn tree_height(n: usize) -> usize {
+        let (mut h, mut n) = (0, n);
+        while n > 1 {
+            n = n.div_ceil(2);
+            h += 1;
+        }
+        h
+    }
+
+    /// Issue 27, defect 6: in a 3-trade window the third trade "proved" at a fourth
+    /// position that does not exist (odd levels repeat their last hash).
+    #[test]
+    fn a_phantom_fourth_position_does_not_prove() {
+        let l = leaves(3);
+        let root = merkle_root(&l, &mut Vec::new());
+        let real = Proof::build(&l, 2).unwrap();
+        assert!(verify_proof(&l[2], &real, &root, 3));
+        // The phantom: leaf 2 at index 3, its duplicate as a left sibling; the hashes
+        // alone reach the root.
+        let phantom = Proof {
+            index: 3,
+            steps: vec![
+                ProofStep {
+                    sibling: l[2],
+                    sibling_is_left: true,
+                },
+                real.steps[1],
+            ],
+        };
+        let hashes_only = phantom.steps.iter().fold(l[2], |h, s| {
+            if s.sibling_is_left {
+                node_hash(&s.sibling, &h)
+            } else {
+                node_hash(&h, &s.sibling)
+            }
+        });
+        assert_eq!(
+            hashes_only, root,
+            "the phantom reaches the root by hashes alone"
+        );
+        assert!(!verify_proof(&l[2], &phantom, &root, 3));
+        // Nor with the index kept and the side of a step flipped, nor with a step too
+        // many or too few. (The count is the commitment's `trade_count`, never the
+        // prover's: with 4 the phantom's tree would be a real one, of the same root.)
+        let mut flipped = real.clone();
+        flipped.steps[0].sibling_is_left = true;
+        assert!(!verify_proof(&l[2], &flipped, &root, 3));
+        let mut short = real.clone();
+        short.steps.pop();
+        assert!(!verify_proof(&l[2], &short, &root, 3));
+        let mut long = real.clone();
+        long.steps.push(real.steps[1]);
+        assert!(!verify_proof(&l[2], &long, &root, 3));
+        // A last node of an odd level whose "sibling" is not its duplicate.
+        let mut other = real.clone();
+        other.steps[0].sibling = l[0];
+        assert!(!verify_proof(&l[2], &other, &root, 3));
+    }
+
     proptest! {
         #[test]
         fn prop_every_leaf_proves_and_tampering_fails(n in 1usize..70, pick in any::<usize>(), flip in any::<u8>()) {
@@ -132,14 +215,20 @@ mod tests {
             let root = merkle_root(&l, &mut Vec::new());
             let i = pick % n;
             let proof = Proof::build(&l, i).unwrap();
-            prop_assert!(verify_proof(&l[i], &proof, &root));
+            prop_assert!(verify_proof(&l[i], &proof, &root, n));
             let mut bad = l[i];
             bad[(flip % 32) as usize] ^= 1;
-            prop_assert!(!verify_proof(&bad, &proof, &root));
+            prop_assert!(!verify_proof(&bad, &proof, &root, n));
             if n > 1 {
                 let other = (i + 1) % n;
-                prop_assert!(l[other] == l[i] || !verify_proof(&l[other], &proof, &root));
+                prop_assert!(l[other] == l[i] || !verify_proof(&l[other], &proof, &root, n));
             }
+            // The same proof at any other position, or for another count, fails.
+            let moved = Proof { index: (i + 1 + pick % 7) % (n + 3), ..proof.clone() };
+            prop_assert!(moved.index == i || !verify_proof(&l[i], &moved, &root, n));
+            // A count with another tree height fails.
+            let m = n * 2 + 1;
+            prop_assert!(tree_height(m) == tree_height(n) || !verify_proof(&l[i], &proof, &root, m));
         }
     }
 }

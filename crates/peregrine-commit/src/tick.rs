@@ -106,7 +106,7 @@ mod tests {
         let leaves: Vec<_> = trades.iter().map(crate::merkle::leaf_hash).collect();
         for i in 0..trades.len() {
             let p = Proof::build(&leaves, i).unwrap();
-            assert!(verify_proof(&leaves[i], &p, &a.merkle_root));
+            assert!(verify_proof(&leaves[i], &p, &a.merkle_root, leaves.len()));
         }
     }
 

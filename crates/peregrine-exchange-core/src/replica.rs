@@ -1,6 +1,8 @@
 //! The snapshot replica, sans-IO: a second [`Core`] (no log, no feed, no sessions)
 //! seeded from an encoded snapshot of the live core, then fed every journaled record
-//! and replaying it exactly as recovery would. Every `every` commands it encodes its
+//! and replaying it exactly as recovery would. A replica core that collects reports
+//! ([`Core::collect_reports`], what the server's factory builds) regenerates the
+//! report streams too, and its snapshots save their retained reports. Every `every` commands it encodes its
 //! own state, so the matching thread never pays the O(resting orders) encode (33 ms
 //! for 1M orders here). A snapshot is handed out only once the live core's durable
 //! commit has reached its sequence number ([`Replica::take_due`]), so a snapshot never
@@ -86,7 +88,8 @@ impl Replica {
             self.mark = Some(point);
             let ts = rec.ts();
             let counters = core.report_counters();
-            self.pending = Some((seq, snapshot::encode(core.engine(), seq, ts, &counters)));
+            let blob = snapshot::encode_with(core.engine(), seq, ts, &counters, core.reports());
+            self.pending = Some((seq, blob));
         }
         self.pending.is_some()
     }

@@ -9,7 +9,7 @@ use peregrine_wire::v2::{Inbound, Outbound};
 
 use crate::balances::VenueEngine;
 use crate::codec::command::Record;
-use crate::reports::Counters;
+use crate::reports::{Counters, ReportStore};
 
 /// Identifies a session across topologies: slot index in the low 32 bits, the slot's
 /// generation in the high 32 (so a report for a closed session is never delivered to
@@ -88,8 +88,16 @@ impl Request {
 /// never encodes a snapshot on the order path.
 pub trait SnapshotSink: Send + std::fmt::Debug {
     /// Once, when attached (after recovery, before the first order): the live state
-    /// after command `seq`, with each account's next report sequence number.
-    fn seed(&mut self, engine: &VenueEngine, seq: u64, ts: Timestamp, reports: &Counters);
+    /// after command `seq`, with each account's next report sequence number and the
+    /// report streams' retained reports (when the core still collects them).
+    fn seed(
+        &mut self,
+        engine: &VenueEngine,
+        seq: u64,
+        ts: Timestamp,
+        reports: &Counters,
+        retained: Option<&ReportStore>,
+    );
     /// After journaled record `seq` ran on the live engine (with the report counters
     /// after it).
     fn after_command(

@@ -436,6 +436,7 @@ impl peregrine_exchange_core::SnapshotSink for InlineSnapshots {
         _: u64,
         _: Timestamp,
         _: &peregrine_exchange_core::reports::Counters,
+        _: Option<&peregrine_exchange_core::reports::ReportStore>,
     ) {
     }
     fn after_command(

@@ -22,7 +22,6 @@ use peregrine_wire::md::packet::PacketFormat;
 
 use crate::config::{Config, Topology};
 use crate::durability::group_commit::GroupCommit;
-use crate::durability::sabotage::{self, ReleaseBeforeDurable};
 use crate::durability::startup;
 use crate::error::{ExchangeError, IoContext};
 use crate::feed::recovery::{RecoveryLimits, RecoveryServer};
@@ -97,8 +96,13 @@ pub fn run_opts(
     // Group commit off the matching thread, unless every command syncs anyway, or
     // nothing does, or commitments are on (a commitment must never cover a command
     // that is not durable: they keep the synchronous commit).
-    if sabotage::requested() {
-        let core = core.try_map_log(|l| Ok::<_, ExchangeError>(ReleaseBeforeDurable::new(l)))?;
+    // The negative control of the crash tests: only in a build with the `sabotage`
+    // feature (never in what users run).
+    #[cfg(feature = "sabotage")]
+    if crate::durability::sabotage::requested() {
+        let core = core.try_map_log(|l| {
+            Ok::<_, ExchangeError>(crate::durability::sabotage::ReleaseBeforeDurable::new(l))
+        })?;
         return serve(config, core, feed, reports, None, &stop, on_ready);
     }
     let async_sync = section.fsync == FsyncPolicy::Batch && !config.commitments.enabled;

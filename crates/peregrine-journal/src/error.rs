@@ -91,6 +91,15 @@ impl std::fmt::Display for Damage {
 /// Errors from the journal writer, recovery and replay.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
+    /// Another process (or another journal of this one) has the directory open: two
+    /// writers on one journal would each believe its records were the journal.
+    #[error("journal {}: {source}", .dir.display())]
+    Locked {
+        /// The journal directory.
+        dir: PathBuf,
+        /// Who holds it.
+        source: crate::storage::LockError,
+    },
     /// An operating-system call failed.
     #[error("{op} {path}: {source}")]
     Io {

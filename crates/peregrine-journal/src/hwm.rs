@@ -22,6 +22,7 @@
 //! leaves the old or the new mark, and the CRC catches anything else.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::JournalError;
 use crate::storage::{FileHandle, Open, Storage};
@@ -186,6 +187,53 @@ impl MarkFile {
     }
 }
 
+/// A live journal's mark, shareable with a thread that syncs the journal's records
+/// (the server's group commit makes the mark that covers a batch durable right
+/// after the batch, before its results leave). Whoever advances it, it never moves
+/// backwards: every write happens under one lock, and only forwards.
+#[derive(Debug, Clone)]
+pub struct MarkWriter(Arc<Mutex<MarkFile>>);
+
+impl MarkWriter {
+    pub(crate) fn new(file: MarkFile) -> Self {
+        MarkWriter(Arc::new(Mutex::new(file)))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, MarkFile> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The last mark written.
+    pub fn last(&self) -> Mark {
+        self.lock().last()
+    }
+
+    /// Moves the mark to `mark` if that is ahead of it: one `pwrite`, then with
+    /// `sync` one `fdatasync`. Returns the sync's nanoseconds when it wrote and synced.
+    /// The caller must have made every record through `mark.committed_seq` durable
+    /// first (under a policy that syncs): the mark never runs ahead of the records.
+    pub fn advance(&self, mark: Mark, sync: bool) -> Result<Option<u64>, JournalError> {
+        let mut file = self.lock();
+        if mark.committed_seq <= file.last().committed_seq {
+            return Ok(None);
+        }
+        file.write(mark)?;
+        if !sync {
+            return Ok(None);
+        }
+        let started = std::time::Instant::now();
+        file.sync()?;
+        Ok(Some(
+            u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+        ))
+    }
+
+    /// `fdatasync`s the mark as it is.
+    pub(crate) fn sync(&self) -> Result<(), JournalError> {
+        self.lock().sync()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +268,23 @@ mod tests {
         }
         assert_eq!(decode(&b[..31]), Err(MarkDefect::Length(31)));
         assert_eq!(decode(&[]), Err(MarkDefect::Length(0)));
+    }
+
+    #[test]
+    fn a_mark_writer_only_moves_forwards() {
+        let dir = tempfile::tempdir().unwrap();
+        let w =
+            MarkWriter::new(MarkFile::create(&Storage::os(), dir.path(), Mark::default()).unwrap());
+        let at = |seq| Mark {
+            committed_seq: seq,
+            segment_first: 1,
+        };
+        assert!(w.advance(at(5), true).unwrap().is_some());
+        assert_eq!(w.advance(at(3), true).unwrap(), None, "never backwards");
+        let other = w.clone();
+        other.advance(at(9), false).unwrap();
+        assert_eq!(read(dir.path()).unwrap(), Some(at(9)));
+        assert_eq!(w.last(), at(9));
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{FsyncPolicy, JournalConfig};
 use crate::error::JournalError;
-use crate::hwm::{Mark, MarkFile};
+use crate::hwm::{Mark, MarkWriter};
 use crate::prealloc::Preparer;
 use crate::record::{self, Timestamps, HEADER_LEN, MAX_PAYLOAD};
 use crate::recovery::{self, LossPolicy, RecoveryReport};
@@ -54,9 +54,11 @@ pub struct Journal {
     stats: JournalStats,
     /// The committed high-water mark, rewritten by every commit that covers new
     /// records (or, for a caller that defers it, by [`Journal::write_mark`]).
-    mark: MarkFile,
+    mark: MarkWriter,
     /// The last sequence number a commit (or [`Journal::write`]) wrote to the file.
     committed_through: u64,
+    /// The directory's lock, held for the journal's life.
+    _lock: crate::storage::HeldLock,
 }
 
 impl Journal {
@@ -98,7 +100,18 @@ impl Journal {
         storage
             .create_dir_all(&dir)
             .map_err(|e| JournalError::io("create dir", &dir, e))?;
-        let rec = recovery::recover(storage, &dir, policy)?;
+        // One writer per journal: a second process on the same directory refuses.
+        let lock = storage.lock_dir(&dir).map_err(|source| match source {
+            crate::storage::LockError::Io { path, source } => {
+                JournalError::io("lock journal directory", path, source)
+            }
+            held => JournalError::Locked {
+                dir: dir.clone(),
+                source: held,
+            },
+        })?;
+        let resync = config.fsync != FsyncPolicy::None;
+        let rec = recovery::recover(storage, &dir, policy, resync)?;
         let active = match rec.segments.last() {
             Some(last) => Some(open_write(storage, &last.path)?),
             None => None,
@@ -132,7 +145,8 @@ impl Journal {
             poisoned: false,
             stats: JournalStats::default(),
             committed_through: rec.report.last_seq.unwrap_or(0),
-            mark: rec.mark,
+            mark: MarkWriter::new(rec.mark),
+            _lock: lock,
         };
         Ok((journal, rec.report))
     }
@@ -270,31 +284,45 @@ impl Journal {
         if last == 0 || self.mark.last().committed_seq >= last {
             return Ok(());
         }
-        // The segment that holds `last`: a mark that lags (`write_mark`) may name a
-        // record in a segment sealed since.
-        let segment_first = self
-            .segments
-            .iter()
-            .rev()
-            .find(|s| s.first_seq <= last)
-            .map_or(0, |s| s.first_seq);
         let mark = Mark {
             committed_seq: last,
-            segment_first,
+            segment_first: self.segment_of(last),
         };
-        let written = self.mark.write(mark).and_then(|()| {
-            if sync {
-                let started = std::time::Instant::now();
-                self.mark.sync()?;
-                let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                self.stats.record_mark_sync(ns);
+        match self.mark.advance(mark, sync) {
+            Ok(ns) => {
+                if let Some(ns) = ns {
+                    self.stats.record_mark_sync(ns);
+                }
+                Ok(())
             }
-            Ok(())
-        });
-        if written.is_err() {
-            self.poisoned = true;
+            Err(e) => {
+                self.poisoned = true;
+                Err(e)
+            }
         }
-        written
+    }
+
+    /// The first sequence number of the segment that holds `seq` (a mark that lags
+    /// may name a record in a segment sealed since); 0 if none does.
+    fn segment_of(&self, seq: u64) -> u64 {
+        self.segments
+            .iter()
+            .rev()
+            .find(|s| s.first_seq <= seq)
+            .map_or(0, |s| s.first_seq)
+    }
+
+    /// A handle on the high-water mark for a thread that syncs this journal's
+    /// records ([`Journal::sync_handle`]): after its `fdatasync` covered records
+    /// through `seq` (of the segment whose handle it has), it moves the mark there
+    /// ([`MarkWriter::advance`]) before it lets their results go.
+    pub fn mark_writer(&self) -> MarkWriter {
+        self.mark.clone()
+    }
+
+    /// Whether commits also `fdatasync` the mark ([`JournalConfig::mark_fsync`]).
+    pub fn mark_fsync(&self) -> bool {
+        self.config.mark_fsync
     }
 
     /// Marks the last buffered record as a commit point and writes the buffer.

@@ -63,6 +63,7 @@ pub mod storage;
 
 pub use config::{FsyncPolicy, JournalConfig};
 pub use error::JournalError;
+pub use hwm::MarkWriter;
 pub use journal::Journal;
 pub use record::{Record, RecordDefect, Timestamps, MAX_PAYLOAD};
 pub use recovery::{AcceptedLoss, Damage, LossPolicy, RecoveryReport, TailTruncation};

@@ -89,6 +89,9 @@ pub struct RecoveryReport {
     pub truncated: Option<TailTruncation>,
     /// A loss the caller accepted with [`LossPolicy::Accept`]. Log it loudly.
     pub accepted_loss: Option<AcceptedLoss>,
+    /// Records past the committed high-water mark that were written again and synced
+    /// before anything counted them (see [`recover`]'s rewrite of the unmarked tail).
+    pub rewritten: u64,
 }
 
 /// The state recovery hands to the writer.
@@ -113,11 +116,13 @@ struct PendingTail {
 }
 
 /// Scans `dir`, verifies all segments against the high-water mark and truncates a
-/// torn tail.
+/// torn tail. With `resync`, the records past the mark are then written again and
+/// synced, and the mark moved over them ([`rewrite_unmarked`]).
 pub(crate) fn recover(
     storage: &Storage,
     dir: &Path,
     policy: LossPolicy,
+    resync: bool,
 ) -> Result<Recovered, JournalError> {
     let segments = segment::list_in(storage, dir)?;
     let mark = match hwm::read_in(storage, dir) {
@@ -131,7 +136,11 @@ pub(crate) fn recover(
         segments: segments.len(),
         ..RecoveryReport::default()
     };
-    let (last_len, last_file_len, tail) = scan_all(storage, &segments, &mut report)?;
+    let committed = match mark {
+        Ok(Some(m)) => m.committed_seq,
+        _ => u64::MAX,
+    };
+    let (last_len, last_file_len, tail) = scan_all(storage, &segments, &mut report, committed)?;
     report.accepted_loss = check_mark(dir, &segments, mark, &report, tail.as_ref(), policy)?;
     if let Some(t) = &tail {
         report.truncated = Some(truncate_tail(storage, t, &report)?);
@@ -147,6 +156,10 @@ pub(crate) fn recover(
             },
         )?,
     };
+    let mut mark = mark;
+    if resync {
+        report.rewritten = rewrite_unmarked(storage, &segments, &report, &mut mark)?;
+    }
     report.committed_seq = mark.last().committed_seq;
     let (last_len, last_file_len) = match tail {
         Some(_) => {
@@ -170,6 +183,7 @@ fn scan_all(
     storage: &Storage,
     segments: &[SegmentFile],
     report: &mut RecoveryReport,
+    committed: u64,
 ) -> Result<(u64, u64, Option<PendingTail>), JournalError> {
     let mut buf = Vec::new();
     let mut last_len = 0;
@@ -181,7 +195,7 @@ fn scan_all(
             .read_into(&seg.path, &mut buf)
             .map_err(|e| JournalError::io("read segment", &seg.path, e))?;
         let is_last = i + 1 == segments.len();
-        let s = scan::scan(&buf, &seg.path, seg.first_seq, is_last)?;
+        let s = scan::scan_guarded(&buf, &seg.path, seg.first_seq, is_last, committed)?;
         if s.records == 0 && !is_last {
             return Err(JournalError::EmptySegment {
                 segment: seg.path.clone(),
@@ -290,6 +304,74 @@ fn merge(report: &mut RecoveryReport, s: &SegmentScan) {
         report.first_seq.get_or_insert(first);
         report.last_seq = Some(last);
     }
+}
+
+/// Writes again, and syncs, every record past the committed mark, then moves the mark
+/// over them. Returns how many.
+///
+/// Why: those records were written by a process that may have stopped because an
+/// `fdatasync` failed. Linux then marks the pages that failed to reach the disk clean
+/// ("fsyncgate"): they read back from the page cache as if nothing happened, and no
+/// later sync writes them, so a power loss after this start would lose records this
+/// process counted durable (found by `peregrine sim`: a hole in a sealed segment, or a
+/// mark ahead of the records). Written again, they are dirty and synced for real. The
+/// records up to the mark were synced successfully before the mark moved: they are on
+/// the disk. The mark is written again and synced too, for the same reason.
+fn rewrite_unmarked(
+    storage: &Storage,
+    segments: &[SegmentFile],
+    report: &RecoveryReport,
+    mark: &mut MarkFile,
+) -> Result<u64, JournalError> {
+    let committed = mark.last().committed_seq;
+    let Some(last) = report.last_seq.filter(|&l| l > committed) else {
+        // The mark itself may have been read from a page its failed sync left clean:
+        // written again and synced, it is on the disk.
+        let m = mark.last();
+        if m.committed_seq > 0 {
+            mark.write(m)?;
+            mark.sync()?;
+        }
+        return Ok(0);
+    };
+    let mut buf = Vec::new();
+    let mut rewritten = 0;
+    for (i, seg) in segments.iter().enumerate() {
+        let next_first = segments.get(i + 1).map_or(u64::MAX, |n| n.first_seq);
+        if next_first <= committed + 1 {
+            continue; // every record of this segment is at or below the mark
+        }
+        let io = |op| move |e| JournalError::io(op, &seg.path, e);
+        storage
+            .read_into(&seg.path, &mut buf)
+            .map_err(io("read segment"))?;
+        let is_last = i + 1 == segments.len();
+        let scanned = scan::scan(&buf, &seg.path, seg.first_seq, is_last)?;
+        let from = scan::offset_of(&buf, committed + 1).unwrap_or(segment::SEGMENT_HEADER_LEN);
+        let end = scanned.valid_end as usize;
+        if from >= end {
+            continue;
+        }
+        let f = storage
+            .open(&seg.path, Open::Write)
+            .map_err(io("open segment"))?;
+        f.write_all_at(&buf[from..end], from as u64)
+            .map_err(io("rewrite unmarked records"))?;
+        f.sync_data().map_err(io("fdatasync segment"))?;
+        let first_here = seg.first_seq.max(committed + 1);
+        rewritten += scanned.last_seq.map_or(0, |l| l + 1 - first_here);
+    }
+    let segment_first = segments
+        .iter()
+        .rev()
+        .find(|s| s.first_seq <= last)
+        .map_or(0, |s| s.first_seq);
+    mark.write(Mark {
+        committed_seq: last,
+        segment_first,
+    })?;
+    mark.sync()?;
+    Ok(rewritten)
 }
 
 /// Cuts the last segment back to its last valid record (rewriting a torn

@@ -10,6 +10,15 @@
 //! and an error.
 //! A CRC-valid record whose seq is not the expected one is always an error.
 //!
+//! The committed high-water mark refines the rule ([`scan_guarded`]): a defect in the
+//! last segment at a record the mark does not cover is the tail whatever follows it.
+//! Every record up to the last acknowledged one was synced before its results left,
+//! and the mark was moved over it before they left too; so a defect past the mark is
+//! among records that were written but never acknowledged, and COMMIT records after it
+//! are of batches that were written but never synced (several can be in flight while
+//! one `fdatasync` runs, and a power loss keeps whichever of their pages the kernel
+//! had written back, in any order).
+//!
 //! Before either rule: when every byte from `o` to the end of the segment is zero,
 //! the segment simply ends at `o` (no defect, nothing to drop), in any segment. That
 //! is the unused room of a segment prepared ahead
@@ -48,6 +57,19 @@ pub fn scan(
     first_seq: u64,
     is_last: bool,
 ) -> Result<SegmentScan, JournalError> {
+    scan_guarded(bytes, path, first_seq, is_last, u64::MAX)
+}
+
+/// [`scan`] knowing that records up to `committed` (the high-water mark) were
+/// acknowledged and nothing after them was: a defect in the last segment past
+/// `committed` is the tail (see the module documentation). `u64::MAX`: no mark.
+pub fn scan_guarded(
+    bytes: &[u8],
+    path: &Path,
+    first_seq: u64,
+    is_last: bool,
+    committed: u64,
+) -> Result<SegmentScan, JournalError> {
     match segment::check_header(bytes) {
         HeaderState::Valid => {}
         HeaderState::Torn if is_last => return Ok(torn_header()),
@@ -77,13 +99,31 @@ pub fn scan(
             Ok(r) => return Err(seq_gap(path, off, expected, r.seq)),
             Err(_) if is_unused_room(&bytes[off..]) => break,
             Err(defect) => {
-                classify(bytes, path, off, defect, is_last)?;
+                let unacknowledged = expected > committed;
+                classify(bytes, path, off, defect, is_last && unacknowledged, is_last)?;
                 out.tail = Some(TailDefect::Record(defect));
                 break;
             }
         }
     }
     Ok(out)
+}
+
+/// The offset of the record `seq` in a segment's verified bytes (records from the
+/// header on), if it holds it.
+pub(crate) fn offset_of(bytes: &[u8], seq: u64) -> Option<usize> {
+    let mut off = SEGMENT_HEADER_LEN;
+    while off < bytes.len() {
+        let r = record::decode(&bytes[off..]).ok()?;
+        if r.seq == seq {
+            return Some(off);
+        }
+        if r.seq > seq {
+            return None;
+        }
+        off += r.encoded_len();
+    }
+    None
 }
 
 /// True when the rest of a segment after its last record is all zeros: the unused
@@ -103,14 +143,16 @@ fn torn_header() -> SegmentScan {
 }
 
 /// Ok(()) if the defect at `off` is a droppable tail, else the typed error.
+/// `unacknowledged`: the mark says nothing from here on was acknowledged.
 fn classify(
     bytes: &[u8],
     path: &Path,
     off: usize,
     defect: RecordDefect,
+    unacknowledged: bool,
     is_last: bool,
 ) -> Result<(), JournalError> {
-    if is_last && find_valid_after(bytes, off + 1, true).is_none() {
+    if unacknowledged || (is_last && find_valid_after(bytes, off + 1, true).is_none()) {
         return Ok(());
     }
     let next_valid = find_valid_after(bytes, off + 1, is_last);
@@ -245,6 +287,25 @@ mod tests {
         assert!(
             matches!(err, JournalError::CorruptRecord { next_valid_at, .. } if next_valid_at == next)
         );
+    }
+
+    #[test]
+    fn past_the_mark_a_hole_before_committed_records_is_tail() {
+        // Batches 3..=4 and 5..=6 were written (each ending in a COMMIT record) while
+        // a sync ran; a power loss kept 5..=6's page but not 3's. The mark covers 2.
+        let mut b = segment(1, 2);
+        let hole_at = b.len();
+        b.extend_from_slice(&segment(3, 4)[SEGMENT_HEADER_LEN..]);
+        b[hole_at..hole_at + REC].fill(0);
+        let unguarded = scan(&b, Path::new(P), 1, true);
+        assert!(matches!(unguarded, Err(JournalError::CorruptRecord { .. })));
+        let s = scan_guarded(&b, Path::new(P), 1, true, 2).unwrap();
+        assert_eq!((s.last_seq, s.valid_end), (Some(2), hole_at as u64));
+        assert!(s.tail.is_some());
+        // A hole at a record the mark covers stays an error.
+        assert!(scan_guarded(&b, Path::new(P), 1, true, 3).is_err());
+        // And only the last segment has a tail.
+        assert!(scan_guarded(&b, Path::new(P), 1, false, 2).is_err());
     }
 
     #[test]

@@ -323,3 +323,54 @@ fn stats_count_records_bytes_and_syncs() {
         assert!(s.syncs == 0 || s.sync_ns_sum > 0);
     }
 }
+
+/// Run by the test below in a child process: opens the journal and the snapshot store
+/// of the directory the variable names, and prints what happened to each.
+#[test]
+fn child_opens_the_journal() {
+    let Ok(dir) = std::env::var("PEREGRINE_JOURNAL_CHILD") else {
+        return;
+    };
+    let dir = std::path::Path::new(&dir);
+    match Journal::open(dir.join("journal"), JournalConfig::default()) {
+        Ok(_) => println!("JOURNAL OPENED"),
+        Err(e) => println!("JOURNAL REFUSED {e}"),
+    }
+    match peregrine_journal::SnapshotStore::open(dir.join("snapshots"), Default::default()) {
+        Ok(_) => println!("SNAPSHOTS OPENED"),
+        Err(e) => println!("SNAPSHOTS REFUSED {e}"),
+    }
+}
+
+/// Issue 27, defect 2: two exchanges on one journal directory each believed its
+/// records were the journal. A second process is refused, naming the holder's pid,
+/// for the journal and the snapshot directory, until the holder lets go.
+#[test]
+fn a_second_process_on_the_journal_or_its_snapshots_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = || {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child_opens_the_journal", "--nocapture"])
+            .env("PEREGRINE_JOURNAL_CHILD", dir.path())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (journal, _) = Journal::open(dir.path().join("journal"), JournalConfig::default()).unwrap();
+    let snaps =
+        peregrine_journal::SnapshotStore::open(dir.path().join("snapshots"), Default::default())
+            .unwrap();
+    let out = child();
+    let pid = format!("pid {}", std::process::id());
+    for what in ["JOURNAL REFUSED", "SNAPSHOTS REFUSED"] {
+        let line = out.lines().find(|l| l.starts_with(what));
+        assert!(line.is_some_and(|l| l.contains(&pid)), "{what}: {out}");
+    }
+    drop(journal);
+    drop(snaps);
+    let out = child();
+    assert!(
+        out.contains("JOURNAL OPENED") && out.contains("SNAPSHOTS OPENED"),
+        "{out}"
+    );
+}

@@ -15,6 +15,7 @@ pub mod decimal;
 pub mod error;
 pub mod ids;
 pub mod instrument;
+pub mod lock;
 pub mod order;
 pub mod price;
 pub mod qty;

@@ -51,6 +51,9 @@ enum Command {
     /// Check commitments against the journal, or prove a trade's inclusion.
     #[command(subcommand)]
     Verify(cli::verify::VerifyCommand),
+    /// The deterministic simulator of the venue: the production exchange over a
+    /// simulated disk, network and clock, with faults and an oracle, seed by seed.
+    Sim(cli::sim::SimArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,13 +64,16 @@ enum JournalCommand {
 
 fn main() -> std::process::ExitCode {
     up::die_with_parent();
-    cli::logger::init();
     let cli = Cli::parse();
     if std::env::var_os("PEREGRINE_PARSE_ONLY").is_some() {
         // Checks a command line without running it (the documented-commands test:
         // crates/peregrine/tests/cli/documented.rs).
         println!("{:?}", cli.command);
         return std::process::ExitCode::SUCCESS;
+    }
+    if !matches!(cli.command, Command::Sim(_)) {
+        // The simulator captures the production code's logs into its own trace.
+        cli::logger::init();
     }
     let result = run(cli.command);
     cli::logger::flush();
@@ -122,5 +128,6 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Up(args) => up::run(args),
         Command::Gateway(args) => cli::gateway::run(args),
         Command::Verify(cmd) => cli::verify::run(cmd),
+        Command::Sim(args) => cli::sim::run(args),
     }
 }

@@ -156,3 +156,27 @@ fn run(topology: &'static str) {
         assert!(text.contains("root "), "{text}");
     });
 }
+
+/// Issue 27, defect 7: offline checks said yes to mistakes. A missing directory is an
+/// error (and is not created), and a journal without a commitment log is not "OK".
+#[test]
+fn offline_checks_refuse_a_missing_directory_and_a_journal_without_commitments() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("typo");
+    let config = dir.path().join("exchange.toml");
+    std::fs::write(&config, "").unwrap();
+    let (ok, text) = peregrine(
+        &["journal", "replay", "--config"],
+        &[config.as_os_str(), "--dir".as_ref(), typo.as_os_str()],
+    );
+    assert!(!ok && text.contains("no journal directory"), "{text}");
+    let (ok, text) = peregrine(&["verify", "journal", "--dir"], &[typo.as_os_str()]);
+    assert!(!ok && text.contains("no journal directory"), "{text}");
+    assert!(!typo.exists(), "an offline check created the directory");
+    // A directory with no commitment log (a journal written without [commitments]).
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let (ok, text) = peregrine(&["verify", "journal", "--dir"], &[plain.as_os_str()]);
+    assert!(!ok && text.contains("no commitment log"), "{text}");
+    assert!(!text.contains("OK:"), "{text}");
+}

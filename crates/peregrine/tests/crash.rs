@@ -9,7 +9,8 @@
 //!
 //! Negative control: the same run with `PEREGRINE_SABOTAGE=release-before-durable`
 //! (results leave before the journal has them) must lose acknowledged orders, so
-//! the check above is known to catch that bug.
+//! the check above is known to catch that bug. Only a build with the `sabotage`
+//! feature has that code; the one users run ignores the variable (tested below).
 
 mod support;
 
@@ -201,7 +202,10 @@ fn acknowledged_orders_survive_kill_9_and_the_state_matches_a_replay() {
 }
 
 /// The negative control: releasing results before the journal has them loses
-/// acknowledged orders, and the check above sees it.
+/// acknowledged orders, and the check above sees it. The sabotage exists only in a
+/// build with the `sabotage` feature: `cargo test -p peregrine --features sabotage
+/// --test crash` (scripts/test-all.sh runs it).
+#[cfg(feature = "sabotage")]
 #[test]
 fn sabotage_releasing_before_durable_is_caught() {
     with_timeout(120, || {
@@ -211,5 +215,18 @@ fn sabotage_releasing_before_durable_is_caught() {
             lost > 0,
             "the sabotaged exchange lost nothing: the check is blind"
         );
+    });
+}
+
+/// Defect 5 (issue 27): the sabotage switch was in the production binary. Without the
+/// `sabotage` feature the variable changes nothing: the exchange says nothing of it,
+/// and a kill loses no acknowledged order.
+#[cfg(not(feature = "sabotage"))]
+#[test]
+fn the_production_binary_has_no_sabotage() {
+    with_timeout(120, || {
+        let losses = kill_rounds("batch", &[("PEREGRINE_SABOTAGE", "release-before-durable")]);
+        let lost: usize = losses.iter().map(Vec::len).sum();
+        assert_eq!(lost, 0, "the variable sabotaged the production binary");
     });
 }

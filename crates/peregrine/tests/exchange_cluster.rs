@@ -282,7 +282,10 @@ fn a_leader_without_its_majority_acknowledges_nothing() {
 
 /// Negative control: with results released before replication
 /// (`PEREGRINE_SABOTAGE=release-before-durable`), the same scenario must see the
-/// acknowledgement, so the test above is known to catch that bug.
+/// acknowledgement, so the test above is known to catch that bug. Only in a build
+/// with the `sabotage` feature (`cargo test -p peregrine --features sabotage --test
+/// exchange_cluster`), never in what users run.
+#[cfg(feature = "sabotage")]
 #[test]
 fn negative_control_release_before_replication_is_caught() {
     with_timeout(120, || {

@@ -210,7 +210,24 @@ impl<M: StateMachine> Node<M> {
 
     /// Feeds a message from a peer. Messages raft-rs refuses (from a removed peer, or
     /// local message types) are counted and dropped.
+    ///
+    /// A node that is not a voter in its own configuration never grants a vote: a
+    /// node that joins with an empty log (after a disk loss, under its old id), a
+    /// learner, or a removed node would otherwise vote for a stale candidate that
+    /// still counts it as a voter (one cut off since before the removal), which then
+    /// leads a term another leader already leads (found by `peregrine sim`: two
+    /// leaders of one term, replicas apart, an acknowledged order lost). raft-rs lets
+    /// any node vote.
     pub fn step(&mut self, m: Message) {
+        let vote = matches!(
+            m.get_msg_type(),
+            raft::eraftpb::MessageType::MsgRequestVote
+                | raft::eraftpb::MessageType::MsgRequestPreVote
+        );
+        if vote && !self.raw.store().conf_state().voters.contains(&self.opts.id) {
+            self.counters.step_errors += 1;
+            return;
+        }
         if self.raw.step(m).is_err() {
             self.counters.step_errors += 1;
         }
@@ -238,10 +255,15 @@ impl<M: StateMachine> Node<M> {
         }
     }
 
-    /// Proposes a membership change (leader only; one at a time).
+    /// Proposes a membership change (leader only; one at a time). Promoting a node
+    /// (`AddVoter` of a learner or a new node) is refused until it holds the committed
+    /// log ([`ClusterError::NotCaughtUp`]).
     pub fn propose_change(&mut self, change: &MembershipChange) -> Result<(), ClusterError> {
         if self.raw.raft.state != StateRole::Leader {
             return Err(self.not_leader());
+        }
+        if let MembershipChange::AddVoter { id, .. } = change {
+            self.check_caught_up(*id)?;
         }
         let (cc, ctx) = change.to_raft();
         match self.raw.propose_conf_change(ctx, cc) {
@@ -249,6 +271,27 @@ impl<M: StateMachine> Node<M> {
             Err(raft::Error::ProposalDropped) => Err(self.not_leader()),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// A node about to become a voter must hold (nearly all of) the committed log
+    /// (leader only).
+    fn check_caught_up(&self, id: u64) -> Result<(), ClusterError> {
+        if self.raw.store().conf_state().voters.contains(&id) {
+            return Ok(()); // already a voter: nothing changes
+        }
+        // etcd's rule for promoting a learner: it holds at least 90% of the leader's
+        // committed log (and something: a node that never acknowledged anything may be
+        // one that cannot run).
+        let commit = self.raw.raft.raft_log.committed;
+        let matched = self.raw.raft.prs().get(id).map_or(0, |p| p.matched);
+        if matched == 0 || matched.saturating_mul(10) < commit.saturating_mul(9) {
+            return Err(ClusterError::NotCaughtUp {
+                id,
+                matched,
+                commit,
+            });
+        }
+        Ok(())
     }
 
     /// Asks the leader to hand leadership to `to` (it catches `to` up, then tells it
@@ -364,16 +407,24 @@ impl<M: StateMachine> Node<M> {
             if e.index <= self.applied {
                 continue;
             }
-            match e.entry_type {
-                EntryType::EntryNormal => self.apply_normal(&e),
+            let added = match e.entry_type {
+                EntryType::EntryNormal => {
+                    self.apply_normal(&e);
+                    false
+                }
                 EntryType::EntryConfChange | EntryType::EntryConfChangeV2 => {
                     self.apply_change(&e)?
                 }
-            }
+            };
             self.applied = e.index;
             self.counters.entries_applied += 1;
             let every = self.opts.snapshot_every;
-            if every > 0 && e.index.is_multiple_of(every) {
+            // A member was added: snapshot here, so what a new node is sent first is a
+            // snapshot whose configuration includes it (the log it would otherwise get
+            // from index 1 lacks the bootstrap configuration, and an older snapshot
+            // lacks the node: raft-rs refuses it). Every node applies the same entry,
+            // so every node snapshots at the same index.
+            if added || (every > 0 && e.index.is_multiple_of(every)) {
                 self.take_snapshot(e.index, e.term)?;
             }
         }
@@ -401,14 +452,23 @@ impl<M: StateMachine> Node<M> {
         }
     }
 
-    fn apply_change(&mut self, e: &Entry) -> Result<(), ClusterError> {
+    /// Applies a conf-change entry; returns whether it added a member (a voter or a
+    /// learner).
+    fn apply_change(&mut self, e: &Entry) -> Result<bool, ClusterError> {
         let change = match membership::decode(e) {
             Ok(c) => c,
             Err(_) => {
                 self.counters.bad_entries += 1;
-                return Ok(());
+                return Ok(false);
             }
         };
+        let added = change.cc.changes.iter().any(|c| {
+            matches!(
+                c.change_type,
+                raft::eraftpb::ConfChangeType::AddNode
+                    | raft::eraftpb::ConfChangeType::AddLearnerNode
+            )
+        });
         let cs = self.raw.apply_conf_change(&change.cc)?;
         self.raw.mut_store().set_conf_state(cs);
         for single in change.cc.changes.iter() {
@@ -440,7 +500,7 @@ impl<M: StateMachine> Node<M> {
                 }
             }
         }
-        Ok(())
+        Ok(added)
     }
 
     /// Snapshot at a deterministic point (every node at the same indices): hash, encode,
@@ -472,7 +532,11 @@ impl<M: StateMachine> Node<M> {
         self.log.save_snapshot(seq, &snap, &hs)?;
         let store = self.raw.mut_store();
         store.set_snapshot(snap);
-        store.compact((index + 1).saturating_sub(self.opts.log_retain));
+        // Never keep the log from index 1 once a snapshot exists: a node joining with
+        // an empty log would be sent entries from 1 without the bootstrap
+        // configuration (snapshot 0, which raft-rs never sends) and fail applying the
+        // first membership change ("removed all voters").
+        store.compact((index + 1).saturating_sub(self.opts.log_retain).max(2));
         self.remember_hash(index, hash);
         self.counters.snapshots_taken += 1;
         self.events.push(Event::SnapshotTaken { index, hash });

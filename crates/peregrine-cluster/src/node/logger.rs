@@ -1,19 +1,20 @@
-//! raft-rs logs through `slog`; its warnings and errors go to stderr with the node id,
-//! everything below is dropped (the node reports role changes as events instead).
+//! raft-rs logs through `slog`; its warnings and errors go to the `log` facade (the
+//! binary's log backend, or a simulator's capture) with the node id, everything below
+//! is dropped (the node reports role changes as events instead).
 
 use slog::{Drain, Level, OwnedKVList, Record};
 
-struct Stderr {
+struct ToLog {
     id: u64,
 }
 
-impl Drain for Stderr {
+impl Drain for ToLog {
     type Ok = ();
     type Err = slog::Never;
 
     fn log(&self, record: &Record<'_>, _values: &OwnedKVList) -> Result<(), slog::Never> {
         if record.level().is_at_least(Level::Warning) {
-            eprintln!(
+            log::warn!(
                 "raft[{}] {}: {}",
                 self.id,
                 record.level().as_short_str(),
@@ -26,5 +27,5 @@ impl Drain for Stderr {
 
 /// The logger handed to raft-rs.
 pub(crate) fn logger(id: u64) -> slog::Logger {
-    slog::Logger::root(Stderr { id }.fuse(), slog::o!())
+    slog::Logger::root(ToLog { id }.fuse(), slog::o!())
 }

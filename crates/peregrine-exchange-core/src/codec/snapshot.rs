@@ -30,7 +30,22 @@
 //! per account 16: 0 account u32, 4..8 zero, 8 next_report_seq u64
 //! ```
 //!
-//! Versions 1 and 2 still decode (with no counters: every stream starts at 1).
+//! Versions 5 and 6 are versions 3 and 4 followed by the report streams' retained
+//! reports (what a client reconnecting may ask to be replayed: the retention survives
+//! restarts, snapshot installs and failovers):
+//!
+//! ```text
+//! store 32:    0 retain u64, 8 all_floor u64, 16 order_base u64, 24 streams u32,
+//!              28 order u32
+//! per stream 16 + items: 0 account u32, 4 items u32, 8 next_report_seq u64, then
+//!              each retained report, oldest first: 0 len u16, then its len bytes (the
+//!              protocol-v2 frame, report_seq next - items + i)
+//! per order entry 16: 0 account u32, 4..8 zero, 8 report_seq u64 (the emission order
+//!              across accounts, from global index order_base)
+//! ```
+//!
+//! Versions 1 and 2 still decode (with no counters: every stream starts at 1); 3 and 4
+//! with no retained reports.
 //!
 //! [`decode`] checks every length and enum byte before allocating and returns a
 //! [`SnapshotDecodeError`]; it never panics.
@@ -39,15 +54,22 @@ use peregrine_book::{LevelIndex, MatchingEngine, NoPreMatch, PreMatch, RestingOr
 use peregrine_ledger::{AssetId, Balance, HoldState, InstrumentAssets, Ledger, LedgerState};
 
 use crate::balances::Balances;
+use crate::reports::{ReportStore, Retention};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentStatus, OrderId, Price, Qty, Side, StpMode,
     TimeInForce, Timestamp,
 };
+use peregrine_wire::v2::Outbound;
 
 const VERSION: u8 = 1;
 const VERSION_LEDGER: u8 = 2;
 const VERSION_REPORTS: u8 = 3;
 const VERSION_LEDGER_REPORTS: u8 = 4;
+const VERSION_STORE: u8 = 5;
+const VERSION_LEDGER_STORE: u8 = 6;
+const STORE: usize = 32;
+const STREAM: usize = 16;
+const ORDER_ENTRY: usize = 16;
 const REPORTS: usize = 8;
 const REPORT_ENTRY: usize = 16;
 const HEADER: usize = 40;
@@ -106,6 +128,9 @@ pub struct EngineSnapshot {
     pub ledger: Option<LedgerState>,
     /// Each account's next report sequence number (versions 3 and 4), by account.
     pub report_next: Vec<(AccountId, u64)>,
+    /// The report streams' retained reports (versions 5 and 6), with the retention
+    /// they were saved under.
+    pub reports: Option<ReportStore>,
 }
 
 /// Why a snapshot blob does not decode.
@@ -117,6 +142,9 @@ pub enum SnapshotDecodeError {
     /// The blob ends early or has trailing bytes.
     #[error("snapshot length {0} does not match its counts")]
     BadLength(usize),
+    /// A retained report is not the report its place in the stream says.
+    #[error("snapshot report store: {0}")]
+    BadReport(&'static str),
     /// An enum byte has no meaning.
     #[error("snapshot field {field}: unknown value {value}")]
     BadEnum {
@@ -135,14 +163,27 @@ pub fn encode<L: LevelIndex, P: PreMatch + SnapshotLedger>(
     last_ts: Timestamp,
     report_next: &[(AccountId, u64)],
 ) -> Vec<u8> {
+    encode_with(engine, last_seq, last_ts, report_next, None)
+}
+
+/// [`encode`], with the report streams' retained reports when `reports` is given
+/// (versions 5 and 6).
+pub fn encode_with<L: LevelIndex, P: PreMatch + SnapshotLedger>(
+    engine: &MatchingEngine<L, P>,
+    last_seq: u64,
+    last_ts: Timestamp,
+    report_next: &[(AccountId, u64)],
+    reports: Option<&ReportStore>,
+) -> Vec<u8> {
     let orders: usize = engine.books().map(|b| b.len()).sum();
     let books = engine.books().count();
     let ledger = engine.pre_match_ref().snapshot_ledger().map(Ledger::export);
     let mut out = Vec::with_capacity(HEADER + books * BOOK + orders * ORDER);
-    let version = if ledger.is_some() {
-        VERSION_LEDGER_REPORTS
-    } else {
-        VERSION_REPORTS
+    let version = match (ledger.is_some(), reports.is_some()) {
+        (true, false) => VERSION_LEDGER_REPORTS,
+        (false, false) => VERSION_REPORTS,
+        (true, true) => VERSION_LEDGER_STORE,
+        (false, true) => VERSION_STORE,
     };
     out.extend_from_slice(&[version, 0, 0, 0, 0, 0, 0, 0]);
     out.extend_from_slice(&engine.next_order_id().0.to_le_bytes());
@@ -170,7 +211,94 @@ pub fn encode<L: LevelIndex, P: PreMatch + SnapshotLedger>(
         out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&next.to_le_bytes());
     }
+    if let Some(store) = reports {
+        put_store(&mut out, store);
+    }
     out
+}
+
+fn put_store(out: &mut Vec<u8>, store: &ReportStore) {
+    let p = store.parts();
+    out.extend_from_slice(&(store.retention().per_account as u64).to_le_bytes());
+    out.extend_from_slice(&p.all_floor.to_le_bytes());
+    out.extend_from_slice(&p.order_base.to_le_bytes());
+    out.extend_from_slice(&(p.streams.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(p.order.len() as u32).to_le_bytes());
+    let mut frame = [0u8; peregrine_wire::MAX_MESSAGE_SIZE];
+    for (account, next, items) in &p.streams {
+        out.extend_from_slice(&account.0.to_le_bytes());
+        out.extend_from_slice(&(items.len() as u32).to_le_bytes());
+        out.extend_from_slice(&next.to_le_bytes());
+        for msg in *items {
+            let n = msg.encode(&mut frame).unwrap_or(0);
+            out.extend_from_slice(&(n as u16).to_le_bytes());
+            out.extend_from_slice(&frame[..n]);
+        }
+    }
+    for (account, seq) in p.order {
+        out.extend_from_slice(&account.0.to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&seq.to_le_bytes());
+    }
+}
+
+/// The report store section; `None` when too short.
+fn store(r: &mut Reader<'_>) -> Option<Result<ReportStore, SnapshotDecodeError>> {
+    let retain = r.u64()?;
+    let all_floor = r.u64()?;
+    let order_base = r.u64()?;
+    let n_streams = r.u32()? as usize;
+    let n_order = r.u32()? as usize;
+    let left = r.b.len() - r.at;
+    if n_streams > left / STREAM || n_order > left / ORDER_ENTRY {
+        return None;
+    }
+    let mut streams = Vec::with_capacity(n_streams);
+    for _ in 0..n_streams {
+        let account = AccountId(r.u32()?);
+        let n = r.u32()? as usize;
+        let next = r.u64()?;
+        if n > (r.b.len() - r.at) / 2 {
+            return None;
+        }
+        let first = match next.checked_sub(n as u64) {
+            Some(f) if f >= 1 || n == 0 => f,
+            _ => {
+                return Some(Err(SnapshotDecodeError::BadReport(
+                    "more reports than numbers",
+                )))
+            }
+        };
+        let mut items = std::collections::VecDeque::with_capacity(n);
+        for i in 0..n as u64 {
+            let len = usize::from(u16::from_le_bytes(r.take::<2>()?));
+            let bytes = r.b.get(r.at..r.at.checked_add(len)?)?;
+            r.at += len;
+            let msg = match Outbound::decode(bytes) {
+                Ok((m, used)) if used == len => m,
+                _ => return Some(Err(SnapshotDecodeError::BadReport("undecodable report"))),
+            };
+            if msg.report() != Some((account, first + i)) {
+                return Some(Err(SnapshotDecodeError::BadReport(
+                    "a report out of its stream's place",
+                )));
+            }
+            items.push_back(msg);
+        }
+        streams.push((account, next, items));
+    }
+    let mut order = std::collections::VecDeque::with_capacity(n_order);
+    for _ in 0..n_order {
+        let account = AccountId(r.u32()?);
+        r.skip(4)?;
+        order.push_back((account, r.u64()?));
+    }
+    let retention = Retention {
+        per_account: usize::try_from(retain).unwrap_or(usize::MAX),
+    };
+    Some(Ok(ReportStore::from_parts(
+        retention, streams, order, order_base, all_floor,
+    )))
 }
 
 fn put_ledger(out: &mut Vec<u8>, l: &LedgerState) {
@@ -272,11 +400,15 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     let bad_len = SnapshotDecodeError::BadLength(b.len());
     let mut r = Reader { b, at: 0 };
     let version = r.u8().ok_or(bad_len)?;
-    if !(VERSION..=VERSION_LEDGER_REPORTS).contains(&version) {
+    if !(VERSION..=VERSION_LEDGER_STORE).contains(&version) {
         return Err(SnapshotDecodeError::BadVersion(version));
     }
-    let has_ledger = version == VERSION_LEDGER || version == VERSION_LEDGER_REPORTS;
+    let has_ledger = matches!(
+        version,
+        VERSION_LEDGER | VERSION_LEDGER_REPORTS | VERSION_LEDGER_STORE
+    );
     let has_reports = version >= VERSION_REPORTS;
+    let has_store = version >= VERSION_STORE;
     r.skip(7).ok_or(bad_len)?;
     let next_order_id = OrderId(r.u64().ok_or(bad_len)?);
     let last_seq = r.u64().ok_or(bad_len)?;
@@ -303,6 +435,14 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     } else {
         Vec::new()
     };
+    let reports = if has_store {
+        if b.len() - r.at < STORE {
+            return Err(bad_len);
+        }
+        Some(store(&mut r).ok_or(bad_len)??)
+    } else {
+        None
+    };
     if r.at != b.len() {
         return Err(bad_len);
     }
@@ -313,6 +453,7 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
         books,
         ledger,
         report_next,
+        reports,
     })
 }
 
@@ -508,6 +649,55 @@ mod tests {
             assert!(decode(&blob[..n]).is_err());
         }
         assert_eq!(decode(&blob).unwrap().report_next, [(AccountId(4), 2)]);
+    }
+
+    #[test]
+    fn the_retained_reports_round_trip_in_versions_5_and_6() {
+        use peregrine_wire::v2::reports::Rejected;
+        let spec = peregrine_types::InstrumentSpec::example(3);
+        let e: MatchingEngine = MatchingEngine::new(&[spec], 16).unwrap();
+        let mut store = ReportStore::new(Retention { per_account: 3 });
+        for (engine, account) in [(1u64, 1u32), (2, 2), (3, 1), (4, 1), (5, 1), (6, 2)] {
+            let mut msg: Outbound = Rejected {
+                session_seq: 0,
+                engine_seq: engine,
+                engine_time: Timestamp(engine),
+                client_order_id: ClientOrderId(engine),
+                instrument: InstrumentId(3),
+                reason: peregrine_wire::ReasonCode(1),
+                reserved: peregrine_wire::field::Pad,
+                report_seq: 0,
+                account: AccountId(account),
+            }
+            .into();
+            msg.set_report_seq(store.next_seq(AccountId(account)));
+            store.append(AccountId(account), msg);
+        }
+        let counters = store.counters();
+        let blob = encode_with(&e, 6, Timestamp(6), &counters, Some(&store));
+        assert_eq!(blob[0], VERSION_STORE);
+        let s = decode(&blob).unwrap();
+        assert_eq!(s.reports.as_ref(), Some(&store));
+        assert_eq!(s.report_next, counters);
+        for n in 0..blob.len() {
+            assert!(decode(&blob[..n]).is_err(), "truncated at {n}");
+        }
+        // A stream whose number does not match its reports is refused, not trusted:
+        // the first stream's `next` (account 1: reports 2..=4 retained, next 5).
+        let at = blob
+            .windows(16)
+            .position(|w| {
+                w[..4] == 1u32.to_le_bytes()
+                    && w[4..8] == 3u32.to_le_bytes()
+                    && w[8..] == 5u64.to_le_bytes()
+            })
+            .expect("account 1's stream header");
+        let mut bad = blob.clone();
+        bad[at + 8] = 6;
+        assert_eq!(
+            decode(&bad).unwrap_err(),
+            SnapshotDecodeError::BadReport("a report out of its stream's place")
+        );
     }
 
     #[test]

@@ -137,6 +137,12 @@ impl<L: CommandLog> Core<L> {
         self.retained.take()
     }
 
+    /// The report streams collected so far, while collecting (what a snapshot of this
+    /// core saves with the state).
+    pub fn reports(&self) -> Option<&ReportStore> {
+        self.retained.as_ref()
+    }
+
     /// Each account's next report sequence number, sorted by account.
     pub fn report_counters(&self) -> Vec<(AccountId, u64)> {
         self.report_next.sorted()
@@ -223,14 +229,16 @@ impl<L: CommandLog> Core<L> {
     }
 
     /// Takes snapshots through `snapshots` (the server's snapshot thread). Attach
-    /// after recovery: the sink is seeded here with the current state (one encode,
-    /// before the first order).
+    /// after recovery and before the report streams are taken: the sink is seeded here
+    /// with the current state and the streams' retained reports (one encode, before
+    /// the first order).
     pub fn with_snapshots(mut self, mut snapshots: Box<dyn SnapshotSink>) -> Self {
         snapshots.seed(
             &self.engine,
             self.engine_seq,
             self.clock.now(),
             &self.report_next,
+            self.retained.as_ref(),
         );
         self.snapshots = Some(snapshots);
         self

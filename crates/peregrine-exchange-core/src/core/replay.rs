@@ -18,7 +18,8 @@ use crate::route::reports::{self as reports, Ctx};
 impl<L: CommandLog> Core<L> {
     /// Restores the state of snapshot `snap` into this core's fresh engine: books,
     /// next order id, order ownership, report stream counters, sequence number and
-    /// clock floor.
+    /// clock floor; and, when the core collects reports ([`Core::collect_reports`]),
+    /// the report streams' retained reports.
     pub fn restore_snapshot(&mut self, snap: &EngineSnapshot) -> Result<(), String> {
         for b in &snap.books {
             let book = self
@@ -39,6 +40,20 @@ impl<L: CommandLog> Core<L> {
         self.engine.set_next_order_id(snap.next_order_id);
         self.restore_ledger(snap)?;
         self.report_next = crate::reports::Counters::from_sorted(&snap.report_next);
+        if let Some(collecting) = self.retained.take() {
+            // The report streams' retention: the snapshot's retained reports (kept
+            // within the retention in force now), or, from an older snapshot, only
+            // the numbering, the streams retained from the replay on.
+            let retention = collecting.retention();
+            self.retained = Some(match &snap.reports {
+                Some(saved) => saved.clone().with_retention(retention),
+                None => {
+                    let mut fresh = crate::reports::ReportStore::new(retention);
+                    fresh.resume(&snap.report_next, snap.last_seq.saturating_add(1));
+                    fresh
+                }
+            });
+        }
         self.engine_seq = snap.last_seq;
         // Relaxed: a display value for the session layer; orders nothing else.
         self.shared_seq.store(snap.last_seq, Ordering::Relaxed);

@@ -222,21 +222,22 @@ pub fn open_journal_in(
 
 /// Loads the newest valid snapshot of `snapshots` (if any) into the core, then
 /// replays the journal after it, and logs the count, rate and state hash. With
-/// `retention`, the replayed reports are kept ([`Core::collect_reports`]) so the
-/// sessions can replay them to clients: retention after a restart covers the journal
-/// replayed since the snapshot, within `retention`'s bound.
+/// `retention`, the report streams are kept ([`Core::collect_reports`]) so the
+/// sessions can replay them to clients: the snapshot's retained reports, then those
+/// the replay regenerates, within `retention`'s bound (a snapshot written before
+/// snapshots saved reports gives its numbering only).
 pub fn restore(
     core: &mut Core<JournalLog>,
     snapshots: Option<&SnapshotStore>,
     retention: Option<Retention>,
 ) -> Result<(Replayed, StateHash), ReplayError> {
+    if let Some(r) = retention {
+        core.collect_reports(ReportStore::new(r), 1);
+    }
     let from = match snapshots {
         Some(store) => load_snapshot(core, store)? + 1,
         None => 1,
     };
-    if let Some(r) = retention {
-        core.collect_reports(ReportStore::new(r), from);
-    }
     let mut orphans = 0u64;
     let done = match start(core.log_mut().journal_mut(), from)? {
         Some(replay) => drive(replay, |seq, rec| {

@@ -1,7 +1,8 @@
 //! The per-account report streams (protocol version 2): sequencing and retention.
 //!
-//! Every report of an account's stream gets the account's next report sequence number
-//! ([`ReportStore::append`]); the store keeps the most recent `retain` reports of each
+//! Every report of an account's stream gets the account's next report sequence number,
+//! once, from the core's [`Counters`] (the store only checks it,
+//! [`ReportStore::append`]); the store keeps the most recent `retain` reports of each
 //! account, so a session that logs in with an older `next_report_seq` is replayed what
 //! it missed ([`ReportStore::get`] by sequence number), and several sessions of one
 //! account each read the same stream at their own pace. Reports are a deterministic
@@ -17,7 +18,7 @@
 
 mod store;
 
-pub use store::{Position, ReportStore, Retention};
+pub use store::{Position, ReportStore, Retention, StoreParts};
 
 /// Each account's next report sequence number: what the core stamps reports with,
 /// and what snapshots save.

@@ -7,7 +7,7 @@ use peregrine_wire::v2::Outbound;
 use rustc_hash::FxHashMap;
 
 /// One account's stream.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Stream {
     /// The sequence number the next report gets.
     next: u64,
@@ -54,7 +54,7 @@ pub struct Retention {
 }
 
 /// Every account's report stream. See the module documentation.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportStore {
     streams: FxHashMap<AccountId, Stream>,
     retention: Retention,
@@ -95,18 +95,42 @@ impl ReportStore {
         self.all_floor = self.all_floor.max(engine_floor);
     }
 
-    /// Stamps `msg` with `account`'s next report sequence number, retains it, and
-    /// returns the number. The oldest retained report of the account is dropped when
-    /// it has `retention.per_account` already.
-    pub fn append(&mut self, account: AccountId, mut msg: Outbound) -> u64 {
+    /// Retains `msg`, a report of `account`'s stream already numbered (the core
+    /// numbers every report once, `Core`'s report counters; the store only checks
+    /// the number), and returns its number. The oldest retained report of the account
+    /// is dropped when it has `retention.per_account` already.
+    ///
+    /// A number that does not follow the stream's is a bug upstream: it is logged,
+    /// a repeat is dropped, and a jump restarts the stream's retention at it (so what
+    /// is retained stays contiguous and replays exactly).
+    pub fn append(&mut self, account: AccountId, msg: Outbound) -> u64 {
         let retain = self.retention.per_account;
         let s = self
             .streams
             .entry(account)
             .or_insert_with(|| Stream::with_room(retain));
         s.next = s.next.max(1);
-        let seq = s.next;
-        msg.set_report_seq(seq);
+        let seq = msg.report().map_or(0, |(_, seq)| seq);
+        if seq != s.next {
+            debug_assert_eq!(seq, s.next, "report of account {account} out of sequence");
+            log::error!(
+                "report stream of account {account}: report {seq} where {} was expected{}",
+                s.next,
+                if seq < s.next {
+                    " (dropped)"
+                } else {
+                    " (retention restarts there)"
+                }
+            );
+            if seq < s.next {
+                return seq;
+            }
+            let dropped = std::mem::take(&mut s.items);
+            if let Some(last) = dropped.back() {
+                self.all_floor = self.all_floor.max(last.engine_seq() + 1);
+            }
+            s.next = seq;
+        }
         s.next += 1;
         if self.retention.per_account == 0 {
             self.all_floor = self.all_floor.max(msg.engine_seq() + 1);
@@ -230,6 +254,98 @@ impl ReportStore {
     pub fn retained(&self) -> usize {
         self.streams.values().map(|s| s.items.len()).sum()
     }
+
+    /// The bounds it keeps.
+    pub fn retention(&self) -> Retention {
+        self.retention
+    }
+
+    /// Every stream sorted by account: `(account, next report seq, retained reports
+    /// oldest first)`; the emission order `(account, report seq)` from global index
+    /// `order_base`; the every-account floor. What a snapshot saves
+    /// (`codec::snapshot`).
+    pub fn parts(&self) -> StoreParts<'_> {
+        let mut streams: Vec<_> = self
+            .streams
+            .iter()
+            .map(|(a, s)| (*a, s.next.max(1), &s.items))
+            .collect();
+        streams.sort_unstable_by_key(|(a, _, _)| a.0);
+        StoreParts {
+            streams,
+            order: &self.order,
+            order_base: self.order_base,
+            all_floor: self.all_floor,
+        }
+    }
+
+    /// A store rebuilt from a snapshot's [`ReportStore::parts`], kept within
+    /// `retention` (the config in force now, which may be smaller than when it was
+    /// saved: the oldest reports beyond it are dropped).
+    pub fn from_parts(
+        retention: Retention,
+        streams: Vec<(AccountId, u64, VecDeque<Outbound>)>,
+        order: VecDeque<(AccountId, u64)>,
+        order_base: u64,
+        all_floor: u64,
+    ) -> Self {
+        let mut store = ReportStore {
+            streams: FxHashMap::default(),
+            retention,
+            order,
+            order_base,
+            all_floor: all_floor.max(1),
+        };
+        for (account, next, mut items) in streams {
+            while items.len() > retention.per_account {
+                if let Some(old) = items.pop_front() {
+                    store.all_floor = store.all_floor.max(old.engine_seq() + 1);
+                }
+            }
+            let mut s = Stream::with_room(retention.per_account);
+            s.next = next.max(1);
+            s.items.extend(items);
+            store.streams.insert(account, s);
+        }
+        store.trim_order();
+        store
+    }
+}
+
+impl ReportStore {
+    /// The same store kept within `retention` from now on (a smaller one drops each
+    /// account's oldest reports beyond it).
+    pub fn with_retention(self, retention: Retention) -> Self {
+        if retention == self.retention {
+            return self;
+        }
+        let p = self.parts();
+        let streams = p
+            .streams
+            .iter()
+            .map(|(a, n, items)| (*a, *n, (*items).clone()))
+            .collect();
+        ReportStore::from_parts(
+            retention,
+            streams,
+            p.order.clone(),
+            p.order_base,
+            p.all_floor,
+        )
+    }
+}
+
+/// The contents of a [`ReportStore`], for a snapshot (see [`ReportStore::parts`]).
+#[derive(Debug)]
+pub struct StoreParts<'a> {
+    /// `(account, next report seq, retained reports oldest first)`, by account.
+    pub streams: Vec<(AccountId, u64, &'a VecDeque<Outbound>)>,
+    /// Emission order from `order_base`.
+    pub order: &'a VecDeque<(AccountId, u64)>,
+    /// Global index of `order`'s first entry.
+    pub order_base: u64,
+    /// See [`ReportStore::all_floor`].
+    pub all_floor: u64,
 }
 
 #[cfg(test)]

@@ -20,6 +20,14 @@ fn report(engine_seq: u64, account: u32) -> Outbound {
     .into()
 }
 
+/// Appends a report of `account` for command `engine`, numbered as the core would
+/// (the account's next number).
+fn put(s: &mut ReportStore, account: AccountId, engine: u64) -> u64 {
+    let mut r = report(engine, account.0);
+    r.set_report_seq(s.next_seq(account));
+    s.append(account, r)
+}
+
 fn store(per_account: usize) -> ReportStore {
     ReportStore::new(Retention { per_account })
 }
@@ -30,9 +38,9 @@ fn each_account_counts_from_one_and_replays_by_sequence() {
     let a = AccountId(1);
     let b = AccountId(2);
     assert_eq!((s.next_seq(a), s.oldest_seq(a)), (1, 1));
-    assert_eq!(s.append(a, report(1, 1)), 1);
-    assert_eq!(s.append(b, report(1, 2)), 1);
-    assert_eq!(s.append(a, report(2, 1)), 2);
+    assert_eq!(put(&mut s, a, 1), 1);
+    assert_eq!(put(&mut s, b, 1), 1);
+    assert_eq!(put(&mut s, a, 2), 2);
     assert_eq!(s.next_seq(a), 3);
     let r = s.get(a, 2).unwrap();
     assert_eq!((r.report(), r.engine_seq()), (Some((a, 2)), 2));
@@ -47,7 +55,7 @@ fn retention_drops_the_oldest_and_says_so() {
     let mut s = store(3);
     let a = AccountId(7);
     for e in 1..=5 {
-        s.append(a, report(e, 7));
+        put(&mut s, a, e);
     }
     assert_eq!((s.oldest_seq(a), s.next_seq(a)), (3, 6));
     assert_eq!(s.position(a, 2), Position::NotRetained);
@@ -64,7 +72,7 @@ fn resume_continues_the_numbering_after_a_snapshot() {
     s.resume(&[(AccountId(1), 41), (AccountId(2), 7)], 1000);
     assert_eq!(s.next_seq(AccountId(1)), 41);
     assert_eq!(s.position(AccountId(1), 40), Position::NotRetained);
-    assert_eq!(s.append(AccountId(1), report(1000, 1)), 41);
+    assert_eq!(put(&mut s, AccountId(1), 1000), 41);
     assert_eq!(s.first_global_at(999), None);
     assert_eq!(s.first_global_at(1000), Some(0));
     assert_eq!(s.counters(), vec![(AccountId(1), 42), (AccountId(2), 7)]);
@@ -74,8 +82,8 @@ fn resume_continues_the_numbering_after_a_snapshot() {
 fn all_accounts_read_in_emission_order_from_an_engine_seq() {
     let mut s = store(100);
     for e in 1..=6u64 {
-        s.append(AccountId(1 + (e % 3) as u32), report(e, 1 + (e % 3) as u32));
-        s.append(AccountId(9), report(e, 9));
+        put(&mut s, AccountId(1 + (e % 3) as u32), e);
+        put(&mut s, AccountId(9), e);
     }
     let g = s.first_global_at(4).unwrap();
     let got: Vec<u64> = (g..s.next_global())
@@ -88,9 +96,9 @@ fn all_accounts_read_in_emission_order_from_an_engine_seq() {
 #[test]
 fn a_quiet_account_does_not_pin_the_emission_order() {
     let mut s = store(2);
-    s.append(AccountId(1), report(1, 1)); // never evicted
+    put(&mut s, AccountId(1), 1); // never evicted
     for e in 2..1000 {
-        s.append(AccountId(2), report(e, 2));
+        put(&mut s, AccountId(2), e);
     }
     assert!(s.order.len() <= 4, "order bounded: {}", s.order.len());
     assert_eq!(
@@ -110,11 +118,70 @@ fn a_quiet_account_does_not_pin_the_emission_order() {
 #[test]
 fn zero_retention_keeps_counters_only() {
     let mut s = store(0);
-    assert_eq!(s.append(AccountId(1), report(5, 1)), 1);
-    assert_eq!(s.append(AccountId(1), report(6, 1)), 2);
+    assert_eq!(put(&mut s, AccountId(1), 5), 1);
+    assert_eq!(put(&mut s, AccountId(1), 6), 2);
     assert_eq!(s.position(AccountId(1), 1), Position::NotRetained);
     assert_eq!(s.position(AccountId(1), 3), Position::Replay);
     assert_eq!(s.all_floor(), 7);
+}
+
+/// Release builds: a repeat is dropped, a jump restarts the retention at it; the
+/// number is never changed (debug builds assert instead, below).
+#[cfg(not(debug_assertions))]
+#[test]
+fn a_report_out_of_sequence_is_dropped_or_restarts_the_retention_but_never_renumbered() {
+    let mut s = store(10);
+    let a = AccountId(3);
+    put(&mut s, a, 1);
+    put(&mut s, a, 2);
+    let mut again = report(3, 3);
+    again.set_report_seq(1);
+    assert_eq!(s.append(a, again), 1, "a repeat keeps its number");
+    assert_eq!(s.next_seq(a), 3, "and is dropped");
+    let mut jump = report(4, 3);
+    jump.set_report_seq(9);
+    assert_eq!(s.append(a, jump), 9, "never renumbered");
+    assert_eq!((s.oldest_seq(a), s.next_seq(a)), (9, 10));
+    assert_eq!(s.get(a, 9).unwrap().report(), Some((a, 9)));
+}
+
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "out of sequence")]
+fn a_report_out_of_sequence_is_a_bug_debug_builds_assert() {
+    let mut s = store(10);
+    put(&mut s, AccountId(3), 1);
+    let mut again = report(2, 3);
+    again.set_report_seq(1);
+    s.append(AccountId(3), again);
+}
+
+#[test]
+fn a_store_rebuilt_from_its_parts_is_the_same_store_and_obeys_a_smaller_retention() {
+    let mut s = store(5);
+    for e in 1..=12u64 {
+        put(&mut s, AccountId(1 + (e % 2) as u32), e);
+    }
+    let p = s.parts();
+    let rebuild = |per_account| {
+        ReportStore::from_parts(
+            Retention { per_account },
+            p.streams
+                .iter()
+                .map(|(a, n, items)| (*a, *n, (*items).clone()))
+                .collect(),
+            p.order.clone(),
+            p.order_base,
+            p.all_floor,
+        )
+    };
+    assert_eq!(rebuild(5), s);
+    let small = rebuild(2);
+    for a in [AccountId(1), AccountId(2)] {
+        assert_eq!(small.next_seq(a), s.next_seq(a));
+        assert_eq!(small.oldest_seq(a), s.next_seq(a) - 2);
+    }
+    assert!(small.all_floor() >= s.all_floor());
 }
 
 proptest! {
@@ -133,7 +200,7 @@ proptest! {
         for (account, bump) in ops {
             engine += u64::from(bump); // several reports may share an engine seq
             let a = AccountId(account);
-            let seq = s.append(a, report(engine, account));
+            let seq = put(&mut s, a, engine);
             let expect = model.iter().filter(|m| m.0 == a).count() as u64 + 1;
             prop_assert_eq!(seq, expect);
             model.push((a, seq, engine));

@@ -137,6 +137,13 @@ pub enum VerifyError {
         /// Why.
         source: CommitLogError,
     },
+    /// The directory given is not there (an offline check never creates it).
+    #[error("no journal directory {0}")]
+    NoJournal(PathBuf),
+    /// The journal has no commitment log: it was written without `[commitments]`, so
+    /// there is nothing to verify (never "OK").
+    #[error("no commitment log {0}: this journal was written without [commitments] enabled")]
+    NoCommitLog(PathBuf),
     /// The tick is not in the commitment log.
     #[error("tick {0} is not in the commitment log")]
     TickNotLogged(u64),
@@ -201,7 +208,13 @@ pub fn recompute(
 
 /// Every commitment of the log next to the journal in `journal_dir`.
 pub fn read_log(journal_dir: &Path) -> Result<Vec<LoggedCommitment>, VerifyError> {
+    if !journal_dir.is_dir() {
+        return Err(VerifyError::NoJournal(journal_dir.to_path_buf()));
+    }
     let dir = commit_log::dir_of(journal_dir);
+    if !dir.is_dir() {
+        return Err(VerifyError::NoCommitLog(dir));
+    }
     commit_log::read_all(&dir).map_err(|source| VerifyError::CommitLog { dir, source })
 }
 
@@ -290,7 +303,10 @@ pub fn prove_trade(
     // `index` is in range, so the proof always builds.
     let proof = Proof::build(&leaves, index).ok_or(VerifyError::TickEmpty(tick))?;
     let root = entry.commitment.merkle_root;
-    let valid = verify_proof(&leaves[index], &proof, &root);
+    // The position is checked against the logged trade count (defect 6), and the
+    // recomputed window must have that many trades.
+    let count = usize::try_from(entry.commitment.trade_count).unwrap_or(usize::MAX);
+    let valid = leaves.len() == count && verify_proof(&leaves[index], &proof, &root, count);
     Ok(TradeProof {
         trade: trades[index],
         leaf: leaves[index],

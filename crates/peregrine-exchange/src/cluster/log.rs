@@ -26,8 +26,10 @@ pub(crate) struct ReplicatedLog {
     to_node: Sender<Vec<u8>>,
     waker: Waker,
     shared: Arc<Shared>,
-    /// The negative control of the cluster tests (`PEREGRINE_SABOTAGE`): results
-    /// leave before their batch is replicated.
+    /// The negative control of the cluster tests (`PEREGRINE_SABOTAGE`, in a build
+    /// with the `sabotage` feature only): results leave before their batch is
+    /// replicated.
+    #[cfg(feature = "sabotage")]
     sabotage: bool,
 }
 
@@ -38,7 +40,9 @@ impl ReplicatedLog {
         waker: Waker,
         shared: Arc<Shared>,
     ) -> Self {
+        #[cfg(feature = "sabotage")]
         let sabotage = crate::durability::sabotage::requested();
+        #[cfg(feature = "sabotage")]
         if sabotage {
             log::warn!(
                 "SABOTAGE: results leave before their batch is replicated; for the cluster \
@@ -51,6 +55,7 @@ impl ReplicatedLog {
             to_node,
             waker,
             shared,
+            #[cfg(feature = "sabotage")]
             sabotage,
         }
     }
@@ -97,6 +102,7 @@ impl CommandLog for ReplicatedLog {
 
     #[inline]
     fn durable_through(&self) -> u64 {
+        #[cfg(feature = "sabotage")]
         if self.sabotage {
             return u64::MAX;
         }

@@ -23,11 +23,11 @@
 
 mod admin;
 mod batch;
-mod log;
-mod pump;
+pub(crate) mod log;
+pub(crate) mod pump;
 mod redirect;
 mod run;
-mod sm;
+pub(crate) mod sm;
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -46,7 +46,7 @@ pub(crate) struct Shared {
     /// the release watermark of the serving loop.
     released: AtomicU64,
     /// Set to stop the serving loop (deposed, failed, or the process stops).
-    stop_serving: Arc<AtomicBool>,
+    pub(crate) stop_serving: Arc<AtomicBool>,
     failed: AtomicBool,
     failure: Mutex<Option<String>>,
     /// Signalled when `released` advances (the compact loop watches it).
@@ -116,7 +116,7 @@ impl Shared {
         self.failed.load(Ordering::Acquire)
     }
 
-    fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         if !self.failed() {
             return None;
         }

@@ -79,10 +79,11 @@ impl ExchangeSm {
 
     /// Hands the state over to serve as leader `stamp`: the replica itself (with the
     /// report streams it collected) goes to the serving thread, and a copy restored
-    /// from its snapshot stays here to go on replaying.
+    /// from its snapshot (report streams included) stays here to go on replaying, so
+    /// the snapshots this node takes while it serves save the streams too.
     pub(crate) fn take_for_serving(&mut self, stamp: Stamp) -> Result<Core<NoLog>, String> {
         let snap = snapshot::decode(&self.encode()).map_err(|e| e.to_string())?;
-        let copy = fresh(&self.venue, &self.clock, None, Some(&snap))?;
+        let copy = fresh(&self.venue, &self.clock, Some(self.retention), Some(&snap))?;
         let serving = std::mem::replace(&mut self.core, copy);
         self.own = Some(stamp);
         // Release: the serving thread reads the watermark with Acquire.
@@ -97,12 +98,15 @@ impl ExchangeSm {
         self.core.state_hash().0
     }
 
+    /// The state and the report streams' retained reports (a node that installs it,
+    /// or restarts from it, serves the same retention as a leader).
     fn encode(&self) -> Vec<u8> {
-        snapshot::encode(
+        snapshot::encode_with(
             self.core.engine(),
             self.core.engine_seq(),
             self.last_ts,
             &self.core.report_counters(),
+            self.core.reports(),
         )
     }
 
@@ -112,8 +116,8 @@ impl ExchangeSm {
     }
 }
 
-/// A blank core of `venue`, restored from `snap` if given, collecting reports from
-/// there on if `retention` is given.
+/// A blank core of `venue`, restored from `snap` if given (with its retained reports),
+/// collecting reports from there on if `retention` is given.
 fn fresh(
     venue: &VenueSpec,
     clock: &Clock,
@@ -123,12 +127,11 @@ fn fresh(
     let mut core = venue
         .core(NoLog, clock.clone(), venue.arena_capacity)
         .map_err(|e| e.to_string())?;
+    if let Some(r) = retention {
+        core.collect_reports(ReportStore::new(r), 1);
+    }
     if let Some(s) = snap {
         core.restore_snapshot(s)?;
-    }
-    if let Some(r) = retention {
-        let floor = core.engine_seq().saturating_add(1);
-        core.collect_reports(ReportStore::new(r), floor);
     }
     Ok(core)
 }
@@ -180,7 +183,7 @@ impl StateMachine for ExchangeSm {
     }
 
     fn restore(&mut self, state: &[u8]) -> Result<(), String> {
-        let retention = self.own.is_none().then_some(self.retention);
+        let retention = Some(self.retention);
         if state.is_empty() {
             self.core = fresh(&self.venue, &self.clock, retention, None)?;
             self.last_ts = Timestamp(0);

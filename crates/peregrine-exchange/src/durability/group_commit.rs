@@ -11,7 +11,11 @@
 //! never stops matching.
 //!
 //! One sync covers every batch written before it started: under load the syncs
-//! group many batches each. The sync thread parks when it has nothing to do; the
+//! group many batches each. After each sync the sync thread moves the journal's
+//! committed high-water mark to what it covered (and, with `mark_fsync`, syncs it)
+//! **before** it publishes those records durable: the mark always covers every
+//! result that left, so damage to acknowledged records is never taken for a torn,
+//! unacknowledged tail (docs/journal.md, "The tail guard"). The sync thread parks when it has nothing to do; the
 //! matching thread unparks it after a write, and the sync thread signals an
 //! eventfd after each sync, which the polling loop watches, so a parked loop wakes
 //! when results become releasable.
@@ -35,8 +39,9 @@ use peregrine_exchange_core::balances::AdminCommand;
 use peregrine_exchange_core::codec::command::MassCancelRequest;
 use peregrine_exchange_core::journal::JournalLog;
 use peregrine_exchange_core::CommandLog;
+use peregrine_journal::hwm::Mark;
 use peregrine_journal::stats::{log2_bucket, SYNC_BUCKETS};
-use peregrine_journal::{FileHandle, JournalStats};
+use peregrine_journal::{FileHandle, JournalStats, MarkWriter};
 use rustix::event::{eventfd, EventfdFlags};
 
 /// What the two threads share.
@@ -49,8 +54,13 @@ struct Shared {
     /// A sync failed: nothing more becomes durable.
     failed: AtomicBool,
     stop: AtomicBool,
-    /// The active segment's handle (replaced after a rotation).
-    file: Mutex<Option<FileHandle>>,
+    /// The active segment's first sequence number and handle (replaced after a
+    /// rotation).
+    file: Mutex<Option<(u64, FileHandle)>>,
+    /// The journal's high-water mark, moved after each sync.
+    mark: MarkWriter,
+    /// `fdatasync` the mark too (`JournalConfig::mark_fsync`).
+    mark_sync: bool,
     /// Signalled after each sync (watched by the polling loop; none when stepped).
     wake: Option<OwnedFd>,
     syncs: AtomicU64,
@@ -105,7 +115,9 @@ impl GroupCommit {
             durable: AtomicU64::new(0),
             failed: AtomicBool::new(false),
             stop: AtomicBool::new(false),
-            file: Mutex::new(handle.map(|(_, f)| f)),
+            file: Mutex::new(handle),
+            mark: log.journal().mark_writer(),
+            mark_sync: log.journal().mark_fsync(),
             wake,
             syncs: AtomicU64::new(0),
             sync_ns_sum: AtomicU64::new(0),
@@ -189,7 +201,7 @@ impl CommandLog for GroupCommit {
                 .file
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            *file = handle.map(|(_, f)| f);
+            *file = handle;
         }
         // Release: the sync thread's Acquire load of `requested` sees the written
         // bytes and the file handle set above.
@@ -200,16 +212,6 @@ impl CommandLog for GroupCommit {
             t.thread().unpark();
         }
         Ok(())
-    }
-
-    /// Moves the high-water mark up to what the sync thread has made durable (one
-    /// `pwrite`, off the order path; never ahead of the synced records).
-    fn housekeeping(&mut self) -> std::io::Result<()> {
-        let durable = self.durable_through();
-        self.log
-            .journal_mut()
-            .write_mark(durable)
-            .map_err(std::io::Error::other)
     }
 
     #[inline]
@@ -294,13 +296,31 @@ fn sync_once(s: &Shared) -> Synced {
         return Synced::Nothing;
     }
     let started = Instant::now();
-    let result = {
+    let (result, first) = {
         let file = s.file.lock().unwrap_or_else(PoisonError::into_inner);
-        file.as_ref().map_or(Ok(()), FileHandle::sync_data)
+        match file.as_ref() {
+            Some((first, f)) => (f.sync_data(), *first),
+            None => (Ok(()), 0),
+        }
     };
+    // The mark that covers the synced records, before any of their results leave.
+    // (A target in a segment sealed since was synced at the rotation; its segment's
+    // first seq is not known here: 0, which start-up only reads as "count every
+    // record missing" when no segment is left at all.)
+    let mark = Mark {
+        committed_seq: target,
+        segment_first: if target >= first { first } else { 0 },
+    };
+    let result = result
+        .map_err(|e| format!("fdatasync failed ({e})"))
+        .and_then(|()| {
+            s.mark
+                .advance(mark, s.mark_sync)
+                .map_err(|e| format!("the high-water mark could not be moved ({e})"))
+        });
     if let Err(e) = result {
         log::warn!(
-            "journal: fdatasync failed ({e}): nothing after seq {} is released; stopping",
+            "journal: {e}: nothing after seq {} is released; stopping",
             s.durable.load(Ordering::Relaxed)
         );
         // Release: pairs with the Acquire load in `GroupCommit::check`.
@@ -376,7 +396,7 @@ mod tests {
     }
 
     #[test]
-    fn housekeeping_moves_the_mark_up_to_what_is_durable_and_no_further() {
+    fn the_mark_covers_every_durable_batch_before_it_is_released_and_no_more() {
         let dir = tempfile::tempdir().unwrap();
         let section = JournalSection::new(dir.path());
         let (journal, _) = open_journal(&section, peregrine_journal::LossPolicy::Refuse).unwrap();
@@ -390,15 +410,16 @@ mod tests {
             g.append(i, &cmd(i)).unwrap();
         }
         g.commit().unwrap();
-        assert_eq!(mark(), 0, "a commit leaves the mark to housekeeping");
         let deadline = Instant::now() + Duration::from_secs(30);
         while g.durable_through() < 20 {
             assert!(Instant::now() < deadline, "durable stuck");
             std::thread::sleep(Duration::from_millis(1));
         }
+        // Released: the mark covers the batch already, with no housekeeping.
+        assert_eq!(mark(), 20, "durable means marked");
         // Written but not yet synced: the sync thread is held off the file, so
         // 21..=25 reach the page cache and stay undurable; then 26..=27 are only
-        // appended. Housekeeping must cover neither.
+        // appended. The mark must cover neither.
         let shared = Arc::clone(&g.shared);
         let stall = shared.file.lock().unwrap();
         for i in 21..=25 {
@@ -410,13 +431,13 @@ mod tests {
         }
         g.housekeeping().unwrap();
         assert_eq!(mark(), 20, "the mark follows the sync, not the appends");
+        assert_eq!(g.durable_through(), 20);
         drop(stall);
         while g.durable_through() < 25 {
             assert!(Instant::now() < deadline, "durable stuck");
             std::thread::sleep(Duration::from_millis(1));
         }
-        g.housekeeping().unwrap();
-        assert_eq!(mark(), 25, "and catches up once the sync has run");
+        assert_eq!(mark(), 25, "and moves with the sync, before the release");
     }
 
     /// Nice values of this process's `journal-sync` threads (Linux `/proc`).

@@ -7,6 +7,7 @@
 
 pub(crate) mod commitments;
 pub(crate) mod group_commit;
+#[cfg(feature = "sabotage")]
 pub(crate) mod sabotage;
 pub(crate) mod snapshots;
 pub(crate) mod startup;

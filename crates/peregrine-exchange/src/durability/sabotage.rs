@@ -1,9 +1,11 @@
-//! A deliberately broken command log, for the crash test's negative control only:
-//! with `PEREGRINE_SABOTAGE=release-before-durable` in the environment the exchange
-//! claims every batch durable at once while it writes the journal only every
-//! 200 ms, so a `kill -9` loses orders it already acknowledged. The crash test runs
-//! it to prove that it would catch that bug (the test of the real path must fail
-//! with it). Logged loudly at start; never set it otherwise.
+//! A deliberately broken command log, for the negative controls only, compiled only
+//! with the `sabotage` cargo feature (never in what users run: the release binary
+//! has no such code, and ignores the variable): with
+//! `PEREGRINE_SABOTAGE=release-before-durable` in the environment a sabotaged build
+//! claims every batch durable at once while it writes the journal only every 200 ms,
+//! so a `kill -9` loses orders it already acknowledged. The crash and cluster tests
+//! run such a build to prove that they would catch that bug, and the simulator runs
+//! the same log (`stepped`, every 16 commits instead of by the clock).
 
 use std::time::{Duration, Instant};
 
@@ -52,7 +54,6 @@ impl ReleaseBeforeDurable {
     }
 
     /// Wraps `log`, writing it every `every` commits.
-    #[cfg(feature = "sabotage")]
     pub(crate) fn every_commits(log: JournalLog, every: u32) -> Self {
         ReleaseBeforeDurable {
             every: every.max(1),

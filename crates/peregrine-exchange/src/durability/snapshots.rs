@@ -13,10 +13,15 @@
 //!   never pays the O(resting orders) encode (33 ms for 1M orders here). The replica
 //!   writes a snapshot only once the live core has published a durable commit at or
 //!   past its sequence number (`committed`, one release store per batch), so a
-//!   snapshot never runs ahead of the journal. If the ring is ever full (the replica
-//!   starved of CPU for a long while), the matching thread stops feeding it, and
-//!   after the batch's commit encodes the live state once and sends it as a fresh
-//!   seed; the replica restores it and skips ring records it already covers.
+//!   snapshot never runs ahead of the journal. The replica core collects the report
+//!   streams too (seeded with the live core's retained reports), so every snapshot
+//!   saves them: retention survives a restart from it. If the ring is ever full (the
+//!   replica starved of CPU for a long while), records wait in an overflow queue on
+//!   the matching thread (it allocates only then) and go on as the ring drains;
+//!   beyond [`MAX_OVERFLOW`] the replica gives up and no more snapshots are taken
+//!   until the next start (state and retention are unaffected: a restart replays
+//!   more journal). A replica is never re-seeded from the live engine, whose report
+//!   streams live in the session layer.
 //! * **Inline** ([`Snapshotter::spawn`], kept as the simple baseline and for tests).
 //!   Every `every` commands the matching thread encodes the state and, after the
 //!   batch's journal commit, hands the blob to a writer thread with `try_send` on a
@@ -42,7 +47,7 @@ use peregrine_exchange_core::balances::VenueEngine as MatchingEngine;
 use peregrine_exchange_core::codec::command::Record;
 use peregrine_exchange_core::codec::snapshot as snapshot_codec;
 use peregrine_exchange_core::replica::Replica;
-use peregrine_exchange_core::reports::Counters;
+use peregrine_exchange_core::reports::{Counters, ReportStore};
 use peregrine_exchange_core::{Core, NoLog, SnapshotSink};
 use peregrine_journal::SnapshotStore;
 use peregrine_queue::spsc::{ring, Consumer, Producer};
@@ -118,11 +123,27 @@ struct ReplicaLink {
     committed: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
-    /// Last sequence number appended (journaled), and its command time.
+    /// Last sequence number appended (journaled).
     last_seq: u64,
-    last_ts: Timestamp,
-    /// The ring refused a record: feed nothing until a fresh seed is sent.
-    desynced: bool,
+    /// Records the full ring could not take yet, oldest first.
+    overflow: VecDeque<(u64, Record)>,
+    /// Fell more than [`MAX_OVERFLOW`] records behind: no more snapshots this run.
+    gave_up: bool,
+}
+
+/// Records waiting for the replica beyond its ring, at most (about 100 bytes each).
+pub(crate) const MAX_OVERFLOW: usize = 1 << 22;
+
+impl ReplicaLink {
+    /// Moves waiting records into the ring while it has room.
+    fn drain_overflow(&mut self) {
+        while let Some(r) = self.overflow.pop_front() {
+            if let Err(peregrine_queue::spsc::PushError::Full(back)) = self.ring.try_push(r) {
+                self.overflow.push_front(back);
+                return;
+            }
+        }
+    }
 }
 
 impl Snapshotter {
@@ -215,8 +236,8 @@ impl Snapshotter {
                 stop,
                 thread: Some(thread),
                 last_seq: 0,
-                last_ts: Timestamp(0),
-                desynced: true,
+                overflow: VecDeque::new(),
+                gave_up: false,
             }),
         })
     }
@@ -229,9 +250,11 @@ impl Snapshotter {
         seq: u64,
         ts: Timestamp,
         reports: &Counters,
+        retained: Option<&ReportStore>,
     ) {
+        let blob = || snapshot_codec::encode_with(engine, seq, ts, &reports.sorted(), retained);
         if let Some(st) = self.stepped.as_mut() {
-            let blob = snapshot_codec::encode(engine, seq, ts, &reports.sorted());
+            let blob = blob();
             let seeded = (st.make)()
                 .ok_or_else(|| "could not build the replica's engine".to_string())
                 .and_then(|fresh| st.replica.seed(seq, blob, fresh));
@@ -244,12 +267,9 @@ impl Snapshotter {
         let Some(r) = self.replica.as_mut() else {
             return;
         };
-        let blob = snapshot_codec::encode(engine, seq, ts, &reports.sorted());
         r.seed_in_flight.store(true, Ordering::Release);
-        if r.seeds.send((seq, blob)).is_ok() {
-            r.desynced = false;
+        if r.seeds.send((seq, blob())).is_ok() {
             r.last_seq = seq;
-            r.last_ts = ts;
         }
     }
 
@@ -270,11 +290,23 @@ impl Snapshotter {
         }
         if let Some(r) = self.replica.as_mut() {
             r.last_seq = seq;
-            r.last_ts = ts;
-            if !r.desynced && r.ring.try_push((seq, rec)).is_err() {
-                r.desynced = true;
-                log::info!(
-                    "snapshot replica fell behind at seq {seq}: re-seeding after this batch"
+            if r.gave_up {
+                return;
+            }
+            if !r.overflow.is_empty() {
+                r.drain_overflow();
+            }
+            if r.overflow.is_empty() && r.ring.try_push((seq, rec)).is_ok() {
+                return;
+            }
+            r.overflow.push_back((seq, rec));
+            if r.overflow.len() > MAX_OVERFLOW {
+                r.gave_up = true;
+                r.overflow = VecDeque::new();
+                log::error!(
+                    "snapshot replica fell more than {MAX_OVERFLOW} records behind at seq \
+                     {seq}: no more snapshots until the next start (the journal keeps \
+                     everything; a restart replays more of it)"
                 );
             }
             return;
@@ -301,20 +333,10 @@ impl Snapshotter {
             // Release: the replica reads it to decide a snapshot may be written.
             r.committed
                 .store(durable.min(r.last_seq), Ordering::Release);
-            // Acquire: pairs with the replica's store once it took the last seed, so
-            // the one-slot channel is free and the encode is never wasted.
-            if r.desynced && !r.seed_in_flight.load(Ordering::Acquire) {
-                let seq = r.last_seq;
-                let blob = snapshot_codec::encode(engine, seq, r.last_ts, &reports.sorted());
-                r.seed_in_flight.store(true, Ordering::Release);
-                match r.seeds.try_send((seq, blob)) {
-                    Ok(()) => r.desynced = false,
-                    Err(_) => {
-                        r.seed_in_flight.store(false, Ordering::Release);
-                        log::info!("snapshot replica: re-seed at seq {seq} failed (thread gone)");
-                    }
-                }
+            if !r.overflow.is_empty() {
+                r.drain_overflow();
             }
+            let _ = (engine, reports);
             return;
         }
         let Some(i) = self.inline.as_mut() else {
@@ -344,8 +366,15 @@ impl Snapshotter {
 }
 
 impl SnapshotSink for Snapshotter {
-    fn seed(&mut self, engine: &MatchingEngine, seq: u64, ts: Timestamp, reports: &Counters) {
-        self.seed_replica(engine, seq, ts, reports);
+    fn seed(
+        &mut self,
+        engine: &MatchingEngine,
+        seq: u64,
+        ts: Timestamp,
+        reports: &Counters,
+        retained: Option<&ReportStore>,
+    ) {
+        self.seed_replica(engine, seq, ts, reports, retained);
     }
     #[inline]
     fn after_command(

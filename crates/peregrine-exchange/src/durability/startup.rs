@@ -79,16 +79,18 @@ pub(crate) fn recover(
             source,
         }
     })?;
-    let reports = core.take_reports();
     core.commitments_floor();
     if let Some(store) = store {
         // The snapshot thread keeps a replica fed by the journaled records, so the
         // matching thread never encodes a snapshot (crate::durability::snapshots).
         let venue = venue.clone();
         let clock = host.clock.clone();
+        // The replica regenerates the report streams too, so its snapshots save them.
         let make: ReplicaFactory = Box::new(move || {
             let capacity = venue.arena_capacity;
-            venue.core(NoLog, clock.clone(), capacity).ok()
+            let mut core = venue.core(NoLog, clock.clone(), capacity).ok()?;
+            core.collect_reports(ReportStore::new(retention), 1);
+            Some(core)
         });
         let snapshots = if host.stepped {
             Snapshotter::stepped_replica(store, section.snapshot_every, make)
@@ -96,8 +98,10 @@ pub(crate) fn recover(
             Snapshotter::spawn_replica(store, section.snapshot_every, make)
                 .doing(|| "spawning the snapshot thread".into())?
         };
+        // Seeded with the state and the report streams' retained reports.
         core = core.with_snapshots(Box::new(snapshots));
     }
+    let reports = core.take_reports();
     Ok((core, reports))
 }
 
@@ -119,5 +123,15 @@ pub(crate) fn open(
             source,
         }
     })?;
+    if section.fsync == peregrine_journal::FsyncPolicy::None {
+        log::warn!(
+            "journal {}: fsync = \"none\": nothing is synced, so a power loss or a crash \
+             of the machine can lose acknowledged orders, and the high-water mark is \
+             written only about once a millisecond (housekeeping): damage to the newest \
+             records may be taken for a torn tail and truncated (docs/journal.md, \
+             \"The guarded end\"). A killed process loses nothing.",
+            section.dir.display()
+        );
+    }
     Ok(JournalLog::new(journal))
 }

@@ -16,6 +16,8 @@ pub(crate) enum VenueLog {
     Group(GroupCommit),
     /// Otherwise: the journal's own commit (synced per its policy).
     Sync(JournalLog),
+    /// A cluster leader's: each batch is a Raft entry, durable once committed.
+    Replicated(crate::cluster::log::ReplicatedLog),
     /// The negative control: results leave before the journal has them.
     #[cfg(feature = "sabotage")]
     Sabotaged(crate::durability::sabotage::ReleaseBeforeDurable),
@@ -26,6 +28,7 @@ impl VenueLog {
         match self {
             VenueLog::Group(g) => g,
             VenueLog::Sync(l) => l,
+            VenueLog::Replicated(l) => l,
             #[cfg(feature = "sabotage")]
             VenueLog::Sabotaged(s) => s,
         }
@@ -35,6 +38,7 @@ impl VenueLog {
         match self {
             VenueLog::Group(g) => g,
             VenueLog::Sync(l) => l,
+            VenueLog::Replicated(l) => l,
             #[cfg(feature = "sabotage")]
             VenueLog::Sabotaged(s) => s,
         }

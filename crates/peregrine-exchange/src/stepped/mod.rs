@@ -11,6 +11,7 @@
 //! in-memory connections the caller fills and drains ([`ConnId`]), the feed's packets
 //! into a list the caller takes, the clocks read the caller's nanoseconds.
 
+mod cluster;
 mod log;
 mod shell;
 
@@ -40,7 +41,8 @@ use crate::net::sources::{Nonces, SessionClock};
 use crate::net::table::SessionTable;
 use crate::start::{core_for, fund, with_feed};
 
-use log::VenueLog;
+pub use cluster::SteppedClusterNode;
+pub(crate) use log::VenueLog;
 use shell::MemShell;
 pub use shell::{ConnId, ConnState};
 
@@ -127,6 +129,25 @@ impl SteppedVenue {
         let (mut core, reports) = startup::recover(&host, config, &section, &venue, core)?;
         fund(&mut core, venue.balances.as_ref())?;
         let core = core.try_map_log(|l| VenueLog::for_section(l, &section, config, opts))?;
+        Self::serve(config, env, core, reports, opts)
+    }
+
+    /// Serves `core` (recovered, or handed over by a cluster node that leads) with
+    /// the report streams `reports` (or the core's own collection).
+    pub(crate) fn serve(
+        config: &Config,
+        env: &Environment,
+        core: Core<VenueLog>,
+        reports: Option<peregrine_exchange_core::reports::ReportStore>,
+        opts: StepOptions,
+    ) -> Result<Self, ExchangeError> {
+        let mut rng = Rng::new(env.seed ^ 0x5E55_1045);
+        let mut core = core;
+        if core.feed().is_none() {
+            core = with_feed(config, core, rng.next_u64());
+        }
+        let reports = reports.or_else(|| core.take_reports());
+        let clock = Clock::manual(Arc::clone(&env.epoch_ns));
         let table = SessionTable::new(
             config,
             core.shared_seq(),
@@ -226,6 +247,11 @@ impl SteppedVenue {
     /// The engine sequence number of the last command.
     pub fn engine_seq(&self) -> u64 {
         self.compact.core.engine_seq()
+    }
+
+    /// `account`'s next report sequence number (its stream so far, durable or not).
+    pub fn next_report_seq(&self, account: peregrine_types::AccountId) -> u64 {
+        self.compact.core.next_report_seq(account)
     }
 
     /// The last sequence number whose results may leave.

@@ -30,6 +30,8 @@ pub enum Durability {
 pub struct FileStore {
     path: PathBuf,
     file: File,
+    /// `<path>.lock`, held for the store's life: one writer per store.
+    _lock: peregrine_types::lock::FileLock,
     durability: Durability,
     /// Records not yet written.
     pending: Vec<u8>,
@@ -46,6 +48,13 @@ pub struct FileStore {
     torn_bytes: u64,
 }
 
+/// The lock file of the store at `path`: `<path>.lock`.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
 impl FileStore {
     /// Opens the store at `path`, creating it (with `now_ns` as its creation time) if
     /// it does not exist. A torn last record is cut off; damage before it is an error.
@@ -54,6 +63,7 @@ impl FileStore {
             path: path.display().to_string(),
             source,
         };
+        let lock = peregrine_types::lock::FileLock::acquire(&lock_path(path))?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -70,6 +80,7 @@ impl FileStore {
         let mut store = FileStore {
             path: path.to_path_buf(),
             file,
+            _lock: lock,
             durability,
             pending: Vec::with_capacity(64 * 1024),
             file_len: scanned.valid_len,
@@ -306,6 +317,46 @@ mod tests {
         s.outbound_range(begin, end, &mut |seq, m| out.push((seq, m.to_vec())))
             .unwrap();
         out
+    }
+
+    /// In a child process: opens the store named by the variable, says what happened.
+    #[test]
+    fn child_opens_the_store() {
+        let Ok(path) = std::env::var("PEREGRINE_FIX_STORE_CHILD") else {
+            return;
+        };
+        match FileStore::open(Path::new(&path), Durability::OsBuffer, 7) {
+            Ok(_) => println!("OPENED"),
+            Err(e) => println!("REFUSED {e}"),
+        }
+    }
+
+    /// Two gateways on one store would interleave their sequence numbers: a second
+    /// process is refused while the first holds it (issue 27, defect 2).
+    #[test]
+    fn a_second_process_on_the_store_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.fixstore");
+        let child = || {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "store::file::tests::child_opens_the_store",
+                    "--nocapture",
+                ])
+                .env("PEREGRINE_FIX_STORE_CHILD", &path)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let held = store(dir.path());
+        let refused = child();
+        assert!(
+            refused.contains("REFUSED") && refused.contains(&format!("pid {}", std::process::id())),
+            "{refused}"
+        );
+        drop(held);
+        assert!(child().contains("OPENED"));
     }
 
     #[test]

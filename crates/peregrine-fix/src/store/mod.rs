@@ -21,6 +21,9 @@ use thiserror::Error;
 /// resends), so these are rare and loud.
 #[derive(Debug, Error)]
 pub enum StoreError {
+    /// Another process has the store open (a second gateway on the same files).
+    #[error("message store: {0}")]
+    Locked(#[from] peregrine_types::lock::LockError),
     /// The operating system refused a read, write or sync.
     #[error("message store I/O on {path}: {source}")]
     Io {

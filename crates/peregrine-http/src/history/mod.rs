@@ -31,6 +31,9 @@ pub enum HistoryError {
     /// Stored data that does not parse.
     #[error("history store: bad stored value: {0}")]
     Corrupt(String),
+    /// Another process has the SQLite file open (a second gateway on the same file).
+    #[error("history store: {0}")]
+    Locked(#[from] peregrine_types::lock::LockError),
 }
 
 /// The tables. Portable SQL: SQLite and PostgreSQL both run it.
@@ -95,6 +98,12 @@ pub async fn open(url: &str) -> Result<AnyPool, HistoryError> {
                     let _ = std::fs::create_dir_all(dir);
                 }
             }
+            // One writer per file: `<file>.lock`, held for the life of the process
+            // (the pool has no end the store sees).
+            let lock = peregrine_types::lock::FileLock::acquire(std::path::Path::new(&format!(
+                "{path}.lock"
+            )))?;
+            std::mem::forget(lock);
         }
         if !url.contains('?') {
             url.push_str("?mode=rwc");
@@ -142,4 +151,60 @@ pub(crate) fn i128_at(row: &AnyRow, i: usize) -> Result<i128, HistoryError> {
     let s: String = row.try_get(i)?;
     s.parse()
         .map_err(|_| HistoryError::Corrupt(format!("not an integer: {s:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In a child process: opens the store named by the variable, says what happened.
+    #[test]
+    fn child_opens_the_store() {
+        let Ok(path) = std::env::var("PEREGRINE_HISTORY_CHILD") else {
+            return;
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        match rt.block_on(open(&format!("sqlite://{path}"))) {
+            Ok(_) => println!("OPENED"),
+            Err(e) => println!("REFUSED {e}"),
+        }
+    }
+
+    /// Two gateways on one history file would each resume from cursors the other
+    /// moves: a second process is refused, naming the first (issue 27, defect 2).
+    #[test]
+    fn a_second_process_on_the_history_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.db");
+        let child = || {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "history::tests::child_opens_the_store",
+                    "--nocapture",
+                ])
+                .env("PEREGRINE_HISTORY_CHILD", &path)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        // The first (a child: this process would hold the lock to its end) opens it.
+        assert!(child().contains("OPENED"), "{}", child());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let url = format!("sqlite://{}", path.display());
+        rt.block_on(open(&url)).unwrap();
+        // The same process reopens it.
+        rt.block_on(open(&url)).unwrap();
+        let refused = child();
+        assert!(
+            refused.contains("REFUSED") && refused.contains(&format!("pid {}", std::process::id())),
+            "{refused}"
+        );
+    }
 }

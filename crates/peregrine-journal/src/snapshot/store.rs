@@ -51,6 +51,14 @@ pub enum SnapshotError {
     /// Pruning journal segments failed.
     #[error("pruning journal: {0}")]
     Prune(#[from] JournalError),
+    /// Another process (or store of this one) has the directory open.
+    #[error("snapshots {}: {source}", .dir.display())]
+    Locked {
+        /// The snapshot directory.
+        dir: PathBuf,
+        /// Who holds it.
+        source: crate::storage::LockError,
+    },
 }
 
 fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> SnapshotError + 'a {
@@ -108,6 +116,8 @@ pub struct SnapshotStore {
     storage: Storage,
     dir: PathBuf,
     config: SnapshotConfig,
+    /// The directory's lock, held for the store's life.
+    _lock: crate::storage::HeldLock,
 }
 
 impl SnapshotStore {
@@ -129,10 +139,17 @@ impl SnapshotStore {
         storage
             .create_dir_all(&dir)
             .map_err(io("create dir", &dir))?;
+        let lock = storage
+            .lock_dir(&dir)
+            .map_err(|source| SnapshotError::Locked {
+                dir: dir.clone(),
+                source,
+            })?;
         let store = Self {
             storage: storage.clone(),
             dir,
             config,
+            _lock: lock,
         };
         for tmp in store.list(TMP_SUFFIX)? {
             storage

@@ -54,8 +54,26 @@ pub trait FileIo: Send + Sync + fmt::Debug {
     fn try_clone(&self) -> io::Result<FileHandle>;
 }
 
+/// A lock taken through a [`Storage`], held until dropped (the box keeps the
+/// backend's lock alive: never read, only dropped).
+#[derive(Debug)]
+pub struct HeldLock(#[allow(dead_code)] Box<dyn fmt::Debug + Send + Sync>);
+
+impl HeldLock {
+    /// Wraps a backend's lock.
+    pub fn new(lock: impl fmt::Debug + Send + Sync + 'static) -> Self {
+        HeldLock(Box::new(lock))
+    }
+}
+
+pub use peregrine_types::lock::{LockError, DIR_LOCK};
+
 /// A file system: the operating system's, or a simulated one.
 pub trait Backend: Send + Sync + fmt::Debug {
+    /// Takes the advisory lock of `path` (`peregrine_types::lock`): refused while
+    /// another holder has it; released when the returned lock drops, or when the
+    /// process dies.
+    fn lock(&self, path: &Path) -> Result<HeldLock, LockError>;
     /// Creates `dir` and its parents.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     /// The names of the entries of `dir` (any order).
@@ -242,6 +260,11 @@ impl Storage {
     /// See [`Backend::threads`].
     pub fn threads(&self) -> bool {
         self.0.threads()
+    }
+
+    /// Locks directory `dir` for this process (its [`DIR_LOCK`] file).
+    pub fn lock_dir(&self, dir: &Path) -> Result<HeldLock, LockError> {
+        self.0.lock(&dir.join(DIR_LOCK))
     }
 }
 

@@ -5,13 +5,17 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::{Backend, FileHandle, FileIo, Open};
+use super::{Backend, FileHandle, FileIo, HeldLock, LockError, Open};
 
 /// `std::fs`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Os;
 
 impl Backend for Os {
+    fn lock(&self, path: &Path) -> Result<HeldLock, LockError> {
+        peregrine_types::lock::FileLock::acquire(path).map(HeldLock::new)
+    }
+
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)
     }

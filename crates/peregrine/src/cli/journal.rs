@@ -22,6 +22,9 @@ pub(crate) struct ReplayArgs {
 
 /// Prints `records N last_seq S state_hash H`, then a timing line.
 pub(crate) fn replay(args: ReplayArgs) -> anyhow::Result<()> {
+    if let Some(dir) = &args.dir {
+        anyhow::ensure!(dir.is_dir(), "no journal directory {}", dir.display());
+    }
     let config = Config::load(&args.config)?;
     let section = match (args.dir, &config.journal) {
         (Some(dir), Some(s)) => JournalSection { dir, ..s.clone() },
@@ -29,6 +32,12 @@ pub(crate) fn replay(args: ReplayArgs) -> anyhow::Result<()> {
         (None, Some(s)) => s.clone(),
         (None, None) => bail!("no --dir and no [journal] section in the config"),
     };
+    // An offline replay never creates the directory it is asked to read.
+    anyhow::ensure!(
+        section.dir.is_dir(),
+        "no journal directory {}",
+        section.dir.display()
+    );
     let venue = config
         .venue()
         .map_err(|errs| anyhow::anyhow!("invalid config:\n  - {}", errs.join("\n  - ")))?;

@@ -25,6 +25,14 @@ fn engine(seq: u64) -> EngineStatus {
     }
 }
 
+/// Appends the report of command `engine_seq`, numbered as the core numbers it (the
+/// account's next report sequence number; the store never renumbers).
+fn put(store: &mut ReportStore, engine_seq: u64) -> u64 {
+    let mut r = report(engine_seq);
+    r.set_report_seq(store.next_seq(A));
+    store.append(A, r)
+}
+
 fn report(engine_seq: u64) -> Outbound {
     Rejected {
         session_seq: 0,
@@ -113,7 +121,7 @@ fn login_replay_and_live_reports_are_what_the_client_expects() {
     let now = Instant::now();
     let mut store = ReportStore::new(Retention { per_account: 100 });
     for e in 1..=5 {
-        store.append(A, report(e));
+        put(&mut store, e);
     }
     let mut server = Session::new(4096, [1; 32], engine(5), now);
     let mut client = ClientSession::new(LoginParams::trading(A, 3));
@@ -134,7 +142,7 @@ fn login_replay_and_live_reports_are_what_the_client_expects() {
     );
     assert!(!lost);
     // A live report arrives during the replay: it follows ReplayEnd, never inside it.
-    store.append(A, report(6));
+    put(&mut store, 6);
     server.answer(Outbound::sample(15, &[1]), &store, now); // an OrderStatus, held
     assert!(server.pump(&store, engine(6), now));
     let steps = drain(&mut server, &mut client);
@@ -163,7 +171,7 @@ fn a_small_buffer_lags_instead_of_dropping() {
     let now = Instant::now();
     let mut store = ReportStore::new(Retention { per_account: 1000 });
     for e in 1..=200 {
-        store.append(A, report(e));
+        put(&mut store, e);
     }
     let mut server = Session::new(1024, [1; 32], engine(200), now);
     let mut client = ClientSession::new(LoginParams::trading(A, 1));
@@ -210,12 +218,12 @@ fn an_answer_never_overtakes_the_reports_released_before_it() {
     // 100 reports, far more than the 1,024-byte buffer holds, then the answer (as
     // the session table delivers one: pump first, then the answer).
     for e in 1..=100 {
-        store.append(A, report(e));
+        put(&mut store, e);
     }
     server.pump(&store, engine(100), now);
     assert!(server.next_report_seq(engine(100)) < 101, "the reader lags");
     server.answer(Outbound::sample(15, &[1]), &store, now); // an OrderStatus
-    store.append(A, report(101));
+    put(&mut store, 101);
     let mut order = Vec::new();
     for _ in 0..1000 {
         server.pump(&store, engine(101), now);
@@ -247,7 +255,7 @@ fn a_lost_position_gets_a_snapshot_then_live_from_its_end() {
     let now = Instant::now();
     let mut store = ReportStore::new(Retention { per_account: 2 });
     for e in 1..=5 {
-        store.append(A, report(e));
+        put(&mut store, e);
     }
     let mut server = Session::new(4096, [1; 32], engine(5), now);
     let mut client = ClientSession::new(LoginParams::trading(A, 1));
@@ -274,7 +282,7 @@ fn a_lost_position_gets_a_snapshot_then_live_from_its_end() {
     end.report_seq = 5;
     server.answer(end.into(), &store, now);
     server.snapshot_done(5, &store, engine(5), now);
-    store.append(A, report(6));
+    put(&mut store, 6);
     server.pump(&store, engine(6), now);
     let steps = drain(&mut server, &mut client);
     assert!(steps.contains(&CStep::SnapshotOrder));
@@ -289,7 +297,7 @@ fn falling_out_of_retention_closes_the_session() {
     let (mut server, _client) = logged_in(&store, 4096, 0, 0, now);
     server.pump(&store, engine(0), now);
     for e in 1..=10 {
-        store.append(A, report(e)); // the session never pumps meanwhile
+        put(&mut store, e); // the session never pumps meanwhile
     }
     server.pump(&store, engine(10), now);
     assert!(server.close.as_deref().unwrap_or("").contains("retention"));

@@ -1,0 +1,69 @@
+//! The regression seeds: every run that once broke an invariant, kept in the repository
+//! (`crates/peregrine-sim/regressions.txt`) and run by CI with the random seeds. Each
+//! line is `SEED NODES  what it found`; a run is `SimConfig::for_seed(SEED, NODES)`.
+//! A change to the simulator's generators can move what a seed exercises: a seed is
+//! kept for what it once found, and the random seeds keep looking.
+
+use crate::knobs::SimConfig;
+
+/// The file, compiled in.
+const FILE: &str = include_str!("../regressions.txt");
+
+/// One regression seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Regression {
+    /// The seed.
+    pub seed: u64,
+    /// Nodes: 1 or 3.
+    pub nodes: usize,
+    /// What it found, for the report.
+    pub note: String,
+}
+
+impl Regression {
+    /// The run.
+    pub fn config(&self) -> SimConfig {
+        SimConfig::for_seed(self.seed, self.nodes)
+    }
+}
+
+/// Every regression seed, in file order. Lines that do not parse are an error (the
+/// file is the repository's; a typo must not silently drop a seed).
+pub fn all() -> Result<Vec<Regression>, String> {
+    let mut out = Vec::new();
+    for (i, line) in FILE.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let parse = |w: Option<&str>| w.and_then(|w| w.parse::<u64>().ok());
+        let (Some(seed), Some(nodes)) = (parse(words.next()), parse(words.next())) else {
+            return Err(format!(
+                "regressions.txt line {}: want SEED NODES NOTE",
+                i + 1
+            ));
+        };
+        if nodes != 1 && nodes != 3 {
+            return Err(format!(
+                "regressions.txt line {}: nodes must be 1 or 3",
+                i + 1
+            ));
+        }
+        out.push(Regression {
+            seed,
+            nodes: nodes as usize,
+            note: words.collect::<Vec<_>>().join(" "),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_file_parses() {
+        let all = super::all().unwrap();
+        assert!(!all.is_empty());
+    }
+}
