@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use peregrine_queue::{IdlePolicy, WaitStrategy};
 use serde::{Deserialize, Serialize};
 
-use crate::risk::Limits;
-use crate::venue::exchange::ExchangeConfig;
-use crate::venue::sim::{FillModel, SimConfig};
+use peregrine_risk::Limits;
+use peregrine_venues::exchange::ExchangeConfig;
+use peregrine_venues::sim::{FillModel, SimConfig};
 
 /// How one engine thread waits and where it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,7 +165,7 @@ pub struct VenueConfig {
     pub exchange: Option<ExchangeConfig>,
     /// A FIX 4.4 venue (any FIX acceptor, `peregrine gateway fix` included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fix: Option<crate::venue::fix::FixVenueConfig>,
+    pub fix: Option<peregrine_venues::fix::FixVenueConfig>,
 }
 
 /// The adapter a [`VenueConfig`] names.
@@ -176,7 +176,7 @@ pub enum VenueKind<'a> {
     /// `exchange = { ... }`.
     Exchange(&'a ExchangeConfig),
     /// `fix = { ... }`.
-    Fix(&'a crate::venue::fix::FixVenueConfig),
+    Fix(&'a peregrine_venues::fix::FixVenueConfig),
 }
 
 impl VenueConfig {
@@ -203,7 +203,7 @@ impl VenueConfig {
     }
 
     /// A FIX venue.
-    pub fn fix(name: &str, fix: crate::venue::fix::FixVenueConfig) -> VenueConfig {
+    pub fn fix(name: &str, fix: peregrine_venues::fix::FixVenueConfig) -> VenueConfig {
         VenueConfig {
             name: name.to_owned(),
             thread: ThreadConfig::default(),

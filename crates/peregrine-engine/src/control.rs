@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
 
-use crate::risk::Limits;
+use peregrine_risk::Limits;
 
 /// Whose limits a `limits` command is about.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,7 +18,7 @@ use peregrine_types::{Price, Qty};
 use rustc_hash::FxHashMap;
 
 use crate::counters::{bump, QueueCounters};
-use crate::venue::{Report, Venue, VenueError, VenueOrder};
+use peregrine_venues::{Report, Venue, VenueError, VenueOrder};
 
 /// Orchestrator → gateway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -29,31 +29,23 @@
 //! * [`rings`]: a strategy's ring pair: created fresh per incarnation, unlinked when
 //!   the strategy is declared dead.
 //! * [`runtime`]: creating the rings, pinning and starting the threads, shutdown.
-//! * [`bench_submit`]: the two shared-memory submit candidates, measured.
 #![deny(unsafe_code)]
 
-pub mod bench_durable;
-pub mod bench_submit;
-pub mod bench_udp;
 pub mod config;
 pub mod control;
 pub mod counters;
 pub mod durable;
 pub mod gateway;
-pub mod ids;
 pub mod latency;
 pub mod market;
 pub mod metrics;
 pub mod orchestrator;
-pub mod position;
 pub mod rings;
-pub mod risk;
 pub mod runtime;
 pub mod summary;
 pub mod units;
-pub mod venue;
 
-pub use position::{Position, PositionBook};
-pub use risk::{
-    Breach, Fill, Limits, OrderRequest, OrderShape, RiskEngine, RiskReject, StrategyId,
+pub use peregrine_risk::{
+    Breach, Fill, Limits, OrderRequest, OrderShape, Position, PositionBook, RiskEngine, RiskReject,
+    StrategyId,
 };

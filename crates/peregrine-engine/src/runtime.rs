@@ -26,13 +26,13 @@ use crate::durable::{self, EngineJournal, Rec, Recovered};
 use crate::gateway::{Completion, Gateway, GatewayCmd, GatewayCounters};
 use crate::market::fanout::Outbox;
 use crate::market::thread::{MdCounters, MdThread, SlotMap};
-use crate::market::MarketFeed;
 use crate::orchestrator::{GatewayLink, Orchestrator};
 use crate::rings;
 use crate::rings::StrategyLink;
-use crate::venue::exchange::ExchangeVenue;
-use crate::venue::sim::SimVenue;
-use crate::venue::Venue;
+use peregrine_venues::exchange::ExchangeVenue;
+use peregrine_venues::feed::MarketFeed;
+use peregrine_venues::sim::SimVenue;
+use peregrine_venues::Venue;
 
 /// Why the engine could not start.
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +126,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                     feeds.push((i as u32, f));
                 }
                 if let Some(feed) = &x.feed {
-                    let f = crate::venue::exchange::md::ExchangeFeed::bind(
+                    let f = peregrine_venues::exchange::md::ExchangeFeed::bind(
                         &v.name,
                         feed,
                         &cfg.instruments,
@@ -147,7 +147,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                 // Connects and logs on at its gateway thread's first poll (and
                 // reconnects every `reconnect_ms`); with a `store`, sequence numbers
                 // and sent messages survive restarts and FIX resend fills gaps.
-                let mut venue = crate::venue::fix::FixVenue::new(&v.name, f.clone())
+                let mut venue = peregrine_venues::fix::FixVenue::new(&v.name, f.clone())
                     .map_err(|e| StartError::Venue(v.name.clone(), e))?;
                 restore_into(&mut venue, i as u32, recovered.as_ref(), &mut settled);
                 spawn_gateway(v, venue, parts)?
@@ -298,7 +298,7 @@ fn spawn_gateway<V: Venue + Send + 'static>(
     v: &VenueConfig,
     venue: V,
     p: GatewayParts,
-) -> Result<(JoinHandle<()>, crate::venue::ReasonNames), StartError> {
+) -> Result<(JoinHandle<()>, peregrine_venues::ReasonNames), StartError> {
     let gw = Gateway {
         index: p.index,
         venue,

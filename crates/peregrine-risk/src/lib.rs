@@ -1,18 +1,28 @@
-//! Pre-trade risk: per-strategy and global limits, positions, kill switch.
+//! Pre-trade risk and positions of the order engine: per-strategy and global limits,
+//! the kill switch, positions and PnL.
 //!
 //! [`RiskEngine::check_new`] runs every rule in a fixed order and, when all pass,
 //! reserves what the order uses (an open-order slot, open quantity on its side, a rate
 //! token, its client order id). The orchestrator then reports what the venue did
 //! ([`RiskEngine::on_fill`], [`RiskEngine::on_done`]) and the reservation follows the
-//! order until it is done. Time is passed in (nanoseconds), never read.
+//! order until it is done. Time is passed in (nanoseconds), never read: everything
+//! here is plain single-threaded state, deterministic and testable without threads.
+//!
+//! * [`position`]: net position, average cost, realized and unrealized PnL per strategy
+//!   and instrument, from fills, in exact integer fixed point.
+//! * [`Limits`]: the limits, parsed and changed at run time (`key=value`).
+#![deny(unsafe_code)]
 
+mod ids;
 mod limits;
+pub mod position;
 mod state;
 
 pub use limits::{LimitError, Limits, TokenBucket};
 pub use state::{RiskEngine, MAX_SANE};
 
-pub use crate::ids::StrategyId;
+pub use ids::StrategyId;
+pub use position::{Position, PositionBook};
 
 /// Why the engine refused an order. The value goes back to the strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,4 +1,5 @@
-//! Venue adapters: what a gateway thread drives.
+//! Venue adapters of the order engine, and their sessions: what a gateway thread
+//! drives.
 //!
 //! A gateway owns one adapter for one (venue, credential). It submits and cancels
 //! orders and polls for reports; the adapter never blocks the caller (a slow or broken
@@ -7,13 +8,16 @@
 //! [`exchange::ExchangeVenue`], the Peregrine exchange over its binary TCP protocol, and
 //! [`fix::FixVenue`], any FIX 4.4 venue.
 
+#![deny(unsafe_code)]
+
 pub mod exchange;
+pub mod feed;
 pub mod fix;
 pub mod sim;
 
 use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
 
-use crate::market::MarketFeed;
+use crate::feed::MarketFeed;
 
 /// The reason an adapter gives for an order or replace it lost with its connection
 /// (the orchestrator shows it as `venue_down`, engine reason 207).

@@ -14,8 +14,8 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
 
-use crate::config::{EngineConfig, StrategyConfig};
-use crate::durable::{replay, EngineJournal, Rec, SentOrder};
+use peregrine_engine::config::{EngineConfig, StrategyConfig};
+use peregrine_engine::durable::{replay, EngineJournal, Rec, SentOrder};
 
 /// What the bench measured.
 #[derive(Debug)]

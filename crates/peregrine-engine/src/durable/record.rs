@@ -12,7 +12,7 @@
 
 use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
 
-use crate::risk::Limits;
+use peregrine_risk::Limits;
 
 /// Record kinds (the journal record's `kind` byte).
 pub mod kind {

@@ -15,8 +15,8 @@ use rustc_hash::FxHashMap;
 
 use super::record::{Rec, RecError, GLOBAL};
 use crate::config::EngineConfig;
-use crate::risk::{Fill, RiskEngine, StrategyId};
-pub use crate::venue::RestoredOrder;
+use peregrine_risk::{Fill, RiskEngine, StrategyId};
+pub use peregrine_venues::RestoredOrder;
 
 /// Set in the client id of an order restored from the journal.
 pub const ORPHAN: u64 = 1 << 63;

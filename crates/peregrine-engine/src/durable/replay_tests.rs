@@ -6,7 +6,7 @@ use super::record::{Rec, SentOrder, GLOBAL};
 use super::replay::{replay, ORPHAN};
 use super::writer::EngineJournal;
 use crate::config::{EngineConfig, StrategyConfig};
-use crate::risk::{Fill, Limits, OrderRequest, RiskEngine, StrategyId};
+use peregrine_risk::{Fill, Limits, OrderRequest, RiskEngine, StrategyId};
 
 fn cfg(names: &[&str]) -> EngineConfig {
     EngineConfig {

@@ -16,9 +16,9 @@ use peregrine_types::InstrumentId;
 
 use super::book::L2Book;
 use super::fanout::{Outbox, OutboxCounts};
-use super::{MarketFeed, MdUpdate};
 use crate::counters::bump;
 use peregrine_queue::IdlePolicy;
+use peregrine_venues::feed::{MarketFeed, MdUpdate};
 
 /// Which book slot a (venue, instrument) has: venues × instruments, in config order.
 #[derive(Debug, Clone)]

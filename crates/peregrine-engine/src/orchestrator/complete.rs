@@ -6,8 +6,8 @@ use peregrine_types::{InstrumentId, Price, Qty};
 
 use super::{event, Orchestrator};
 use crate::gateway::{Completion, CompletionKind};
-use crate::risk::{Fill, StrategyId};
-use crate::venue::{Report, VenueError, REASON_DISCONNECTED};
+use peregrine_risk::{Fill, StrategyId};
+use peregrine_venues::{Report, VenueError, REASON_DISCONNECTED};
 
 impl Orchestrator {
     pub(super) fn on_completion(&mut self, c: Completion, t6: u64) {

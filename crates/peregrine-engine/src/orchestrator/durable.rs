@@ -6,7 +6,7 @@ use peregrine_queue::clock::now_ns;
 use super::{Live, Orchestrator};
 use crate::durable::{EngineJournal, Rec, Recovered};
 use crate::gateway::{Completion, CompletionKind};
-use crate::venue::Report;
+use peregrine_venues::Report;
 
 impl Orchestrator {
     /// Journals from now on into `journal`.

@@ -5,7 +5,7 @@ use crate::config::DeadPolicy;
 use crate::control::{ControlCmd, ControlReply, LimitScope};
 use crate::durable::record::GLOBAL;
 use crate::durable::Rec;
-use crate::risk::StrategyId;
+use peregrine_risk::StrategyId;
 
 use super::{KillJob, Liveness, Orchestrator, Slot};
 

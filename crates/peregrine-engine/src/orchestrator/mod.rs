@@ -37,8 +37,8 @@ use crate::counters::QueueRow;
 use crate::gateway::{Completion, GatewayCmd, GatewayCounters};
 use crate::latency::Latency;
 use crate::rings::StrategyLink;
-use crate::risk::{RiskEngine, StrategyId};
 use crate::summary::Tally;
+use peregrine_risk::{RiskEngine, StrategyId};
 
 /// Receipt slots per strategy (a power of two): acks waiting for their t8.
 const RECEIPTS: usize = 1024;
@@ -153,8 +153,8 @@ pub struct GatewayLink {
     pub inbox: Producer<GatewayCmd>,
     /// The gateway's counters (it writes inbox pops and completion pushes).
     pub counters: Arc<GatewayCounters>,
-    /// Names the venue's reject reasons ([`crate::venue::Venue::reason_name`]).
-    pub reason_name: crate::venue::ReasonNames,
+    /// Names the venue's reject reasons ([`peregrine_venues::Venue::reason_name`]).
+    pub reason_name: peregrine_venues::ReasonNames,
 }
 
 #[derive(Debug, Clone)]

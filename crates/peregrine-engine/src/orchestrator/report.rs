@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::counters::QueueRow;
-use crate::risk::{RiskReject, StrategyId};
+use peregrine_risk::{RiskReject, StrategyId};
 
 use super::{Orchestrator, Slot};
 

@@ -9,8 +9,8 @@ use super::{event, Live, Liveness, Orchestrator, RECEIPTS};
 use crate::counters::bump;
 use crate::durable::{Rec, SentOrder};
 use crate::gateway::GatewayCmd;
-use crate::risk::{OrderRequest, OrderShape, StrategyId};
-use crate::venue::VenueOrder;
+use peregrine_risk::{OrderRequest, OrderShape, StrategyId};
+use peregrine_venues::VenueOrder;
 
 impl Orchestrator {
     pub(super) fn on_request(&mut self, s: u16, req: Request, t2: u64) {

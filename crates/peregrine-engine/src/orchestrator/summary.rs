@@ -1,10 +1,10 @@
 //! The snapshot as an [`EngineSummary`], published as one JSON line next to the text.
 
 use crate::latency::{ROWS, WINDOW_ROWS};
-use crate::risk::{RiskReject, StrategyId};
 use crate::summary::{
     EngineSummary, LatencyRow, MdRow, PositionRow, RejectRow, StrategyRow, VenueRejectRow, VenueRow,
 };
+use peregrine_risk::{RiskReject, StrategyId};
 
 fn row(name: &str, h: &hdrhistogram::Histogram<u64>) -> LatencyRow {
     LatencyRow {

@@ -118,7 +118,7 @@ impl RiskEngine {
 mod tests {
     use peregrine_types::{InstrumentId, Price, Qty, Side};
 
-    use crate::risk::{Fill, Limits, OrderRequest, RiskEngine, RiskReject, StrategyId};
+    use crate::{Fill, Limits, OrderRequest, RiskEngine, RiskReject, StrategyId};
 
     const S: StrategyId = StrategyId(0);
     const I: InstrumentId = InstrumentId(1);

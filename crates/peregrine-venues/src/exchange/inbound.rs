@@ -11,7 +11,7 @@ use peregrine_wire::RequestKind;
 
 use super::orders::ReqKind;
 use super::{ExchangeError, ExchangeVenue, READS_PER_POLL};
-use crate::venue::{Report, VenueError, REASON_DISCONNECTED};
+use crate::{Report, VenueError, REASON_DISCONNECTED};
 
 impl ExchangeVenue {
     /// Reads what arrived and turns it into reports.

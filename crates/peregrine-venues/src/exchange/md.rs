@@ -30,7 +30,7 @@ use peregrine_client::md::{MdEvent, Subscriber, SubscriberConfig};
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 use serde::{Deserialize, Serialize};
 
-use crate::market::{MarketFeed, MdUpdate};
+use crate::feed::{MarketFeed, MdUpdate};
 
 /// `feed = { ... }` in an exchange venue: where its market data comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

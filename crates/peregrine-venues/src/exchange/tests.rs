@@ -23,7 +23,7 @@ use peregrine_wire::v2::{Inbound, Outbound};
 use peregrine_wire::{LiquidityRole, ReasonCode, RequestKind};
 
 use super::{ExchangeConfig, ExchangeError, ExchangeVenue};
-use crate::venue::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
+use crate::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -778,7 +778,7 @@ fn a_restarted_adapter_resumes_from_its_cursor_file_and_skips_counted_fills() {
         .with_cursor_file(cursor.clone())
         .unwrap();
     assert_eq!(v2.resume_point(), 3);
-    let restored = crate::venue::RestoredOrder {
+    let restored = crate::RestoredOrder {
         engine_id: 1,
         strategy: 0,
         client_key: 1,

@@ -8,7 +8,7 @@ use peregrine_fix::codec::Message;
 use peregrine_types::{Price, Qty};
 
 use super::FixVenue;
-use crate::venue::Report;
+use crate::Report;
 
 impl FixVenue {
     pub(super) fn on_app(&mut self, m: &Message<'_>) {

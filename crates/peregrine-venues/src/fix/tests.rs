@@ -19,7 +19,7 @@ use peregrine_fix::store::MemoryStore;
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
 use super::{FixInstrument, FixVenue, FixVenueConfig};
-use crate::venue::{Report, Venue, VenueOrder, REASON_DISCONNECTED};
+use crate::{Report, Venue, VenueOrder, REASON_DISCONNECTED};
 
 /// The scripted venue: one connection, one session.
 struct ScriptedVenue {
@@ -357,8 +357,8 @@ fn bad_settings_are_reported() {
 
 #[test]
 fn reject_reasons_are_named_in_each_venues_own_code_space() {
-    use crate::venue::sim::SimVenue;
-    use crate::venue::Venue;
+    use crate::sim::SimVenue;
+    use crate::Venue;
     // The same number means different things: FIX OrdRejReason 1 is an unknown
     // symbol, the exchange's code 1 an invalid quantity.
     assert_eq!(FixVenue::reason_name(1), "unknown_symbol");

@@ -35,8 +35,8 @@ use peregrine_types::{
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use crate::market::MdUpdate;
-use crate::venue::{Report, VenueOrder};
+use crate::feed::MdUpdate;
+use crate::{Report, VenueOrder};
 
 /// The engine's account in the simulated books.
 pub const ENGINE: AccountId = AccountId(1);

@@ -17,7 +17,7 @@ use peregrine_types::{Price, Qty, Rng};
 
 use self::market::{MarketConfig, SimMarket};
 use super::{Report, Venue, VenueError, VenueOrder};
-use crate::market::{MarketFeed, RingFeed};
+use crate::feed::{MarketFeed, RingFeed};
 
 /// Slots of the ring carrying the simulated market's data to the md thread.
 const MD_RING: usize = 1 << 16;
