@@ -31,51 +31,7 @@ use crossbeam_queue::ArrayQueue;
 
 use peregrine_risk::Limits;
 
-/// Whose limits a `limits` command is about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LimitScope {
-    /// Show the global limits and every strategy's.
-    All,
-    /// The global limits.
-    Global,
-    /// One strategy's.
-    Strategy(String),
-}
-
-/// A command for the orchestrator.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ControlCmd {
-    /// Kill switch on, cancel all, reply when confirmed.
-    Kill {
-        /// Request id, echoed in the reply.
-        id: u64,
-        /// `None`: every strategy.
-        strategy: Option<String>,
-        /// Give up after this long.
-        timeout_ms: u64,
-    },
-    /// Show or change risk limits; applied by the orchestrator between orders.
-    Limits {
-        /// Request id, echoed in the reply.
-        id: u64,
-        /// Whose.
-        scope: LimitScope,
-        /// `(key, value)` pairs, already checked by [`Limits::parse_changes`]; empty:
-        /// only show.
-        changes: Vec<(String, String)>,
-    },
-}
-
-/// The orchestrator's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ControlReply {
-    /// The request's id.
-    pub id: u64,
-    /// Success?
-    pub ok: bool,
-    /// Human text.
-    pub text: String,
-}
+pub use peregrine_orchestrator::{ControlCmd, ControlReply, LimitScope};
 
 /// What the control thread, the orchestrator and `main` share.
 #[derive(Debug)]

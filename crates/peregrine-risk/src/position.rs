@@ -92,6 +92,11 @@ pub struct PositionBook {
 }
 
 impl PositionBook {
+    /// Room for `n` more (strategy, instrument) positions without growing.
+    pub fn reserve(&mut self, n: usize) {
+        self.positions.reserve(n);
+    }
+
     /// Applies a fill of `strategy`'s order.
     pub fn apply(
         &mut self,

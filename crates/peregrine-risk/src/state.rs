@@ -133,6 +133,28 @@ impl RiskEngine {
         }
     }
 
+    /// Reserves room for `orders` open orders, and for the positions, references and
+    /// per-instrument reservations of `strategies` strategies (register them first)
+    /// at `venues` venues in `instruments`, so that nothing grows (allocates) while
+    /// orders come and go: each table is reserved for twice what it can hold, and a
+    /// hash table at most half full never needs to grow.
+    pub fn reserve_capacity(
+        &mut self,
+        orders: usize,
+        strategies: usize,
+        venues: usize,
+        instruments: &[u32],
+    ) {
+        let n = instruments.len().max(1);
+        self.open.reserve(orders.saturating_mul(2));
+        self.references.reserve(venues.max(1) * n * 2);
+        self.positions.reserve(strategies.max(1) * n * 2);
+        self.global.open_qty.reserve(n * 2);
+        for scope in self.strategies.iter_mut().flatten() {
+            scope.open_qty.reserve(n * 2);
+        }
+    }
+
     /// Changes a strategy's limits at run time.
     pub fn set_limits(&mut self, s: StrategyId, limits: Limits) -> Result<(), RiskReject> {
         self.scope_mut(s)?.limits = limits;

@@ -30,35 +30,48 @@
 //! expects. [`peregrine_wire::v2::client::ClientSession`] checks the session and
 //! report-stream continuity of everything that follows.
 //!
-//! **Disconnect and reconnect: replay, then reconcile.** When the session drops,
-//! requests are refused with [`VenueError::Disconnected`] (cancels of open orders are
-//! accepted and remembered), and what was in flight is settled like this:
-//!
-//! * orders the exchange had not acknowledged are reported `Rejected` with
-//!   [`super::REASON_DISCONNECTED`] (the engine shows `venue_down`);
-//! * a replace on its way is reported `ReplaceRejected` the same way;
-//! * acknowledged orders stay open, *in doubt*, until the next login.
+//! **Disconnect and reconnect: orders in doubt, replay, then reconcile.** When the
+//! session drops, new orders and replaces are refused with
+//! [`VenueError::Disconnected`] (cancels of open orders are accepted and remembered),
+//! and nothing in flight is guessed: every order open or on its way (sent but not
+//! yet acknowledged), and every replace on its way, is *in doubt*: held, with its
+//! request ids, until the venue says what became of it. No report goes to the engine
+//! for it meanwhile (the orchestrator keeps its risk and position effect).
 //!
 //! The adapter reconnects every `reconnect_ms` and logs in resuming the account's
 //! report stream where it stopped: the exchange first replays every report of the
-//! account the adapter has not processed (fills and cancels that happened while it
-//! was disconnected), and they reach the engine like live ones. The position is kept
-//! across engine restarts too: with an engine journal, the adapter keeps the next
-//! report sequence number in `<journal dir>/<venue>.report-seq` (written after each
-//! poll that processed reports, so it may lag the engine's journal by the reports of
-//! one poll; a replayed fill of a restored order whose open quantity it does not
-//! lower is one the journal already counted, and is skipped).
+//! account the adapter has not processed, including the answers to requests that
+//! reached it before the drop (an `Accepted` or `Rejected` names the order by its
+//! client order id, which for a new order is the engine's order id, so even an order
+//! restored from the engine's journal is recognised), and they reach the engine like
+//! live ones. At the replay's end (`ReplayEnd`) every report of a request the exchange
+//! received has arrived, so what is still unanswered never reached it: such a new
+//! order is reported `Rejected` (reason [`super::REASON_DISCONNECTED`], the engine
+//! shows `venue_down`), such a replace `ReplaceRejected` the same way: facts, no
+//! longer guesses. The position in the stream survives engine restarts too: the
+//! gateway hands [`Venue::report_cursor`] to the orchestrator, which journals it after
+//! the reports it covers, and a restarted engine resumes from the journaled position
+//! ([`ExchangeVenue::with_resume`]); a replayed fill of a restored order whose open
+//! quantity it does not lower is one the journal already counted, and is skipped.
 //!
-//! After the replay (`ReplayEnd`) the adapter reconciles: it sends a `MassCancel` of
-//! the account's orders in every instrument, then a `Cancel` of order id 0 as a
-//! barrier (the exchange handles a session's requests in order, so when the
-//! barrier's `CancelRejected` arrives every order the mass cancel removed has been
-//! reported). In-doubt orders it removed are reported `Cancelled` with the quantity
-//! the exchange cancelled. After a replay none is left in doubt at the barrier; only
-//! when the exchange no longer retains the adapter's position (it answers with an
-//! open-orders snapshot instead of a replay) can an order be gone without its
-//! reports: those are reported `Cancelled` with their last known open quantity, with
-//! a warning on stderr. New orders may go out right after the barrier is sent.
+//! After the replay the adapter reconciles: it sends a `MassCancel` of the account's
+//! orders in every instrument, then a `Cancel` of order id 0 as a barrier (the
+//! exchange handles a session's requests in order, so when the barrier's
+//! `CancelRejected` arrives every order the mass cancel removed has been reported).
+//! After a replay no order is left in doubt at the barrier: the invariant holds that
+//! the engine's fills are the exchange's. Only when the exchange no longer retains the
+//! adapter's position (it lost its state, or its retention; it answers with an
+//! open-orders snapshot instead of a replay) can an order end without a report left
+//! to say how: the snapshot shows it is not resting, so it is closed (reported
+//! cancelled with its last open quantity, an unacknowledged one rejected), counted in
+//! [`ExchangeStats::unresolved`] and warned about (fills it had may be missing:
+//! reconcile from the exchange's records). New orders may go out right after the
+//! barrier is sent.
+//!
+//! **I/O.** The adapter reaches the exchange through a [`Connect`] seam: TCP
+//! ([`Tcp`]) for real use, an in-memory model in the deterministic simulation
+//! (`peregrine-orchestrator`'s `tests/sim`). What it logs is kept for the gateway to
+//! hand to the engine's log thread ([`Venue::drain_log`]); it never touches a file.
 
 mod config;
 mod inbound;
@@ -72,7 +85,6 @@ pub use config::{ExchangeConfig, ExchangeError, ExchangeStats};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use peregrine_client::order_entry::{LeaderWalk, Next};
@@ -84,7 +96,8 @@ use peregrine_wire::v2::{Cancel, ClientHeartbeat, MassCancel, NewOrder, Outbound
 use peregrine_wire::WireMessage;
 
 use self::orders::{OrderTable, ReqKind};
-use super::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
+use super::{Report, Venue, VenueError, VenueOrder};
+use crate::log::LogLines;
 
 /// Bytes of the receive buffer (any number of whole frames; a frame is ≤ 512 bytes).
 const RX: usize = 16 * 1024;
@@ -92,9 +105,66 @@ const RX: usize = 16 * 1024;
 /// Reads per poll at most, so a flood of reports cannot starve the gateway's inbox.
 const READS_PER_POLL: usize = 8;
 
+/// A connection to the exchange: a TCP socket, or a simulated one.
+pub trait Link: std::fmt::Debug {
+    /// Reads what arrived (blocking up to the read timeout, or `WouldBlock` once
+    /// non-blocking; `Ok(0)` at EOF).
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize>;
+    /// Writes what fits (`WouldBlock` when nothing does, once non-blocking).
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize>;
+    /// Blocking reads give up after `d` (the login).
+    fn set_read_timeout(&mut self, d: Option<Duration>) -> std::io::Result<()>;
+    /// Non-blocking from now on (after the login).
+    fn set_nonblocking(&mut self, on: bool) -> std::io::Result<()>;
+}
+
+/// How the adapter opens a [`Link`].
+pub trait Connect: std::fmt::Debug {
+    /// The connection type.
+    type Link: Link;
+    /// Connects to `addr` within `timeout`.
+    fn connect(&mut self, addr: SocketAddr, timeout: Duration) -> std::io::Result<Self::Link>;
+}
+
+/// TCP with `TCP_NODELAY`, the real thing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tcp;
+
+impl Connect for Tcp {
+    type Link = TcpStream;
+
+    fn connect(&mut self, addr: SocketAddr, timeout: Duration) -> std::io::Result<TcpStream> {
+        let s = TcpStream::connect_timeout(&addr, timeout)?;
+        s.set_nodelay(true)?;
+        s.set_write_timeout(Some(timeout))?;
+        Ok(s)
+    }
+}
+
+impl Link for TcpStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Read::read(self, buf)
+    }
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Write::write(self, buf)
+    }
+    fn set_read_timeout(&mut self, d: Option<Duration>) -> std::io::Result<()> {
+        TcpStream::set_read_timeout(self, d)
+    }
+    fn set_nonblocking(&mut self, on: bool) -> std::io::Result<()> {
+        TcpStream::set_nonblocking(self, on)
+    }
+}
+
+/// Client order ids of the adapter's own requests (cancels, replaces, the mass
+/// cancel and its barrier) have this bit set; a new order's client order id is the
+/// engine's order id, which never has it.
+const REQUEST_BIT: u64 = 1 << 62;
+
 /// The Peregrine exchange as a [`Venue`].
 #[derive(Debug)]
-pub struct ExchangeVenue {
+pub struct ExchangeVenue<C: Connect = Tcp> {
+    connector: C,
     name: String,
     cfg: ExchangeConfig,
     /// Which of the configured addresses (a cluster's nodes) to try next
@@ -103,16 +173,12 @@ pub struct ExchangeVenue {
     walk: LeaderWalk,
     addr: SocketAddr,
     key: AccountKey,
-    stream: Option<TcpStream>,
+    stream: Option<C::Link>,
     /// The session's protocol state (from the challenge on).
     session: Option<ClientSession>,
     /// The next report sequence number of the account's stream to ask for at login
     /// (0: none known, start live).
     resume: u64,
-    /// Where `resume` is kept across restarts (with an engine journal), and the
-    /// value last written there.
-    cursor_file: Option<PathBuf>,
-    cursor_written: u64,
     /// Between login and the end of the replay.
     recovering: bool,
     rx: Box<RecvBuffer<RX>>,
@@ -128,12 +194,30 @@ pub struct ExchangeVenue {
     table: OrderTable,
     pending: VecDeque<Report>,
     stats: ExchangeStats,
+    /// The last recovery after a login was an open-orders snapshot, not a replay:
+    /// orders still in doubt at the barrier cannot be settled.
+    snapshot_recovery: bool,
+    log: LogLines,
+    /// Test-only: the old behaviour (reject what was unacknowledged at a drop).
+    #[cfg(feature = "test-sabotage")]
+    sabotage: bool,
 }
 
 impl ExchangeVenue {
-    /// An adapter named `name` (for logs); connects on [`ExchangeVenue::connect`] or
-    /// at the first poll.
+    /// An adapter named `name` (for logs) over TCP; connects on
+    /// [`ExchangeVenue::connect`] or at the first poll.
     pub fn new(name: &str, cfg: ExchangeConfig) -> Result<ExchangeVenue, ExchangeError> {
+        ExchangeVenue::with_connect(name, cfg, Tcp)
+    }
+}
+
+impl<C: Connect> ExchangeVenue<C> {
+    /// An adapter that connects through `connector`.
+    pub fn with_connect(
+        name: &str,
+        cfg: ExchangeConfig,
+        connector: C,
+    ) -> Result<ExchangeVenue<C>, ExchangeError> {
         let problems = cfg.problems("exchange");
         if !problems.is_empty() {
             return Err(ExchangeError::Config(problems.join("; ")));
@@ -145,6 +229,7 @@ impl ExchangeVenue {
         let addr = advance(&mut walk, first);
         let key = cfg.account_key()?;
         Ok(ExchangeVenue {
+            connector,
             name: name.to_owned(),
             walk,
             addr,
@@ -152,8 +237,6 @@ impl ExchangeVenue {
             stream: None,
             session: None,
             resume: 0,
-            cursor_file: None,
-            cursor_written: 0,
             recovering: false,
             rx: Box::new(RecvBuffer::new()),
             out: Vec::with_capacity(cfg.out_buffer),
@@ -162,38 +245,41 @@ impl ExchangeVenue {
             last_tx_ns: 0,
             last_rx_ns: 0,
             next_connect_ns: 0,
-            next_cl: first_client_order_id(),
+            next_cl: first_client_order_id() | REQUEST_BIT,
             mass_cl: 0,
             barrier_cl: 0,
             table: OrderTable::new(cfg.max_orders),
             // Filled only when a session drops (one report per order then in flight).
             pending: VecDeque::with_capacity(1_024),
             stats: ExchangeStats::default(),
+            snapshot_recovery: false,
+            log: LogLines::default(),
+            #[cfg(feature = "test-sabotage")]
+            sabotage: false,
             cfg,
         })
     }
 
-    /// Keeps the report-stream position in `path` (read now if it exists, written as
-    /// reports are processed), so a restarted engine resumes the stream where it
-    /// stopped (module docs).
-    pub fn with_cursor_file(mut self, path: PathBuf) -> Result<Self, ExchangeError> {
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let seq = text.trim().parse::<u64>().map_err(|_| {
-                    ExchangeError::Config(format!(
-                        "{}: not a report sequence number: {:?}",
-                        path.display(),
-                        text.trim()
-                    ))
-                })?;
-                self.resume = seq;
-                self.cursor_written = seq;
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(ExchangeError::Io(e)),
-        }
-        self.cursor_file = Some(path);
-        Ok(self)
+    /// Resumes the account's report stream at report `seq` at the next login (the
+    /// position a restarted engine journaled: module docs); 0 starts live.
+    pub fn with_resume(mut self, seq: u64) -> Self {
+        self.resume = seq;
+        self
+    }
+
+    /// Numbers the adapter's own requests from `n` (the simulation's runs must not
+    /// depend on the wall clock); the request bit stays set.
+    pub fn with_first_request_id(mut self, n: u64) -> Self {
+        self.next_cl = n | REQUEST_BIT;
+        self
+    }
+
+    /// Test-only: drop the in-doubt state (the old behaviour, which the simulation's
+    /// negative control must catch: an order unacknowledged when the session drops is
+    /// rejected at once, whatever the exchange did with it).
+    #[cfg(feature = "test-sabotage")]
+    pub fn sabotage_no_in_doubt(&mut self) {
+        self.sabotage = true;
     }
 
     /// The next report sequence number the adapter will ask for at login (0: live).
@@ -236,17 +322,15 @@ impl ExchangeVenue {
                 self.last_rx_ns = now_ns;
                 self.last_tx_ns = now_ns;
                 self.recovering = true;
-                eprintln!(
-                    "venue {}: logged in to {} as account {}, resuming the report stream at {}",
-                    self.name,
-                    self.addr,
-                    self.cfg.account,
-                    if self.resume == 0 {
-                        "the live end".to_string()
-                    } else {
-                        self.resume.to_string()
-                    }
-                );
+                let at = if self.resume == 0 {
+                    "the live end".to_string()
+                } else {
+                    self.resume.to_string()
+                };
+                self.log.push(format!(
+                    "venue {}: logged in to {} as account {}, resuming the report stream at {at}",
+                    self.name, self.addr, self.cfg.account
+                ));
                 Ok(())
             }
             Err(e) => {
@@ -283,13 +367,13 @@ impl ExchangeVenue {
         }
     }
 
-    fn login(&mut self) -> Result<TcpStream, ExchangeError> {
+    fn login(&mut self) -> Result<C::Link, ExchangeError> {
         let timeout = Duration::from_millis(self.cfg.connect_timeout_ms);
         let io = ExchangeError::Io;
-        let mut stream = TcpStream::connect_timeout(&self.addr, timeout)
+        let mut stream = self
+            .connector
+            .connect(self.addr, timeout)
             .map_err(|e| ExchangeError::Connect(self.addr, e))?;
-        stream.set_nodelay(true).map_err(io)?;
-        stream.set_write_timeout(Some(timeout)).map_err(io)?;
         let account = AccountId(self.cfg.account);
         let mut session = ClientSession::new(LoginParams {
             heartbeat_ms: self.cfg.heartbeat_ms,
@@ -323,7 +407,7 @@ impl ExchangeVenue {
                     let n = login
                         .encode(&mut buf)
                         .map_err(|_| ExchangeError::Unexpected("encode"))?;
-                    stream.write_all(&buf[..n]).map_err(io)?;
+                    write_all(&mut stream, &buf[..n]).map_err(io)?;
                 }
                 Step::LoggedIn(a) => {
                     self.heartbeat_ns = u64::from(a.heartbeat_interval_ms.max(1)) * 1_000_000;
@@ -459,61 +543,50 @@ impl ExchangeVenue {
         let was = self.addr;
         // The node that served first (`LeaderWalk::logged_in`), then the others.
         self.addr = advance(&mut self.walk, was);
-        let pending = &mut self.pending;
-        let mut lost = 0;
-        let mut replaces = Vec::new();
-        self.table.on_disconnect(
-            &mut |engine_id| {
-                lost += 1;
-                pending.push_back(Report::Rejected {
-                    engine_id,
-                    reason: REASON_DISCONNECTED,
-                });
-            },
-            &mut |engine_id| replaces.push(engine_id),
-        );
-        for engine_id in replaces {
-            self.pending.push_back(Report::ReplaceRejected {
-                engine_id,
-                reason: REASON_DISCONNECTED,
-            });
+        #[cfg(feature = "test-sabotage")]
+        if self.sabotage {
+            return self.disconnect_sabotaged(why, was);
         }
-        eprintln!(
-            "venue {}: exchange {} disconnected: {why}; {lost} unacknowledged orders \
-             rejected, {} open orders in doubt until the next login (retrying every {} ms)",
+        let (unacked, replaces) = self.table.on_disconnect();
+        self.log.push(format!(
+            "venue {}: exchange {} disconnected: {why}; {} open orders in doubt ({unacked} \
+             not yet acknowledged, {replaces} with a replace on its way) until the replay \
+             after the next login settles them (retrying every {} ms)",
             self.name,
             was,
             self.table.len(),
             self.cfg.reconnect_ms
-        );
+        ));
     }
 
-    /// Writes the report-stream position if it moved (module docs: it may lag the
-    /// engine's journal by one poll, never lead it).
-    fn save_cursor(&mut self) {
-        let Some(path) = &self.cursor_file else {
-            return;
-        };
-        if self.resume == self.cursor_written {
-            return;
+    /// Test-only: the old settlement at a drop, which guessed (module docs).
+    #[cfg(feature = "test-sabotage")]
+    fn disconnect_sabotaged(&mut self, why: ExchangeError, was: SocketAddr) {
+        let (lost, replaces) = self.table.forget_unacknowledged();
+        for engine_id in lost {
+            self.pending.push_back(Report::Rejected {
+                engine_id,
+                reason: super::REASON_DISCONNECTED,
+            });
         }
-        let tmp = path.with_extension("report-seq.tmp");
-        let result = std::fs::write(&tmp, format!("{}\n", self.resume))
-            .and_then(|()| std::fs::rename(&tmp, path));
-        match result {
-            Ok(()) => self.cursor_written = self.resume,
-            Err(e) => eprintln!(
-                "venue {}: writing {}: {e} (a restart would replay from {})",
-                self.name,
-                path.display(),
-                self.cursor_written
-            ),
+        for engine_id in replaces {
+            self.pending.push_back(Report::ReplaceRejected {
+                engine_id,
+                reason: super::REASON_DISCONNECTED,
+            });
         }
+        self.log.push(format!(
+            "venue {}: exchange {was} disconnected: {why} (sabotaged)",
+            self.name
+        ));
     }
 
     fn unknown(&mut self, what: &str, id: u64) {
         self.stats.unknown_reports += 1;
-        eprintln!("venue {}: {what} about unknown id {id} ignored", self.name);
+        self.log.push(format!(
+            "venue {}: {what} about unknown id {id} ignored",
+            self.name
+        ));
     }
 
     fn send_cancel(&mut self, engine_id: u64, now_ns: u64) -> Result<(), VenueError> {
@@ -578,9 +651,23 @@ fn advance(walk: &mut LeaderWalk, fallback: SocketAddr) -> SocketAddr {
     fallback
 }
 
-/// Client order ids continue from the wall clock in nanoseconds, so a restarted
-/// engine does not reuse the ids of an earlier run on the same account (the protocol
-/// asks for ids unique per account per trading day); 1 if the clock is before 1970.
+/// Writes all of `buf` (the login, blocking with the write timeout).
+fn write_all<L: Link>(l: &mut L, mut buf: &[u8]) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match l.write(buf) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Client order ids of requests continue from the wall clock in nanoseconds (with
+/// [`REQUEST_BIT`]), so a restarted engine does not reuse the ids of an earlier run on
+/// the same account (the protocol asks for ids unique per account per trading day);
+/// 1 if the clock is before 1970.
 fn first_client_order_id() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -588,15 +675,26 @@ fn first_client_order_id() -> u64 {
         .max(1)
 }
 
-impl Venue for ExchangeVenue {
-    /// Restored orders are in doubt until the reconciliation after the next login:
-    /// the mass cancel reports those still resting as cancelled; the rest were filled
-    /// or cancelled while the engine was down and are reported cancelled with a
-    /// warning (protocol v1 cannot replay their fills; see the module docs).
+impl<C: Connect> Venue for ExchangeVenue<C> {
+    /// Restored orders are in doubt until the replay after the next login settles
+    /// them (one never acknowledged is known by its client order id, its engine id),
+    /// and the reconciliation after it cancels what still rests (module docs).
     fn restore(&mut self, o: &super::RestoredOrder) -> Option<Report> {
         self.table
             .insert_restored(o.engine_id, o.venue_id, o.instrument, o.leaves);
         None
+    }
+
+    fn report_cursor(&self) -> Option<u64> {
+        (self.resume > 0).then_some(self.resume)
+    }
+
+    fn drain_log(&mut self, out: &mut dyn FnMut(String)) {
+        self.log.drain(out);
+    }
+
+    fn in_doubt(&self) -> usize {
+        self.table.in_doubt()
     }
 
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError> {
@@ -606,7 +704,13 @@ impl Venue for ExchangeVenue {
         if self.table.is_full() || !self.room(NewOrder::SIZE) {
             return Err(VenueError::Busy);
         }
-        let cl = self.cl();
+        // A new order's client order id is its engine id (unique across engine runs),
+        // so a replay after a drop or a restart recognises it (module docs).
+        let cl = if order.engine_id & REQUEST_BIT == 0 {
+            order.engine_id
+        } else {
+            self.cl()
+        };
         self.table
             .insert_new(order.engine_id, cl, order.instrument, order.qty);
         let msg = NewOrder {
@@ -671,10 +775,10 @@ impl Venue for ExchangeVenue {
         let mut n = 0;
         if self.stream.is_none() && now_ns >= self.next_connect_ns {
             if let Err(e) = self.connect(now_ns) {
-                eprintln!(
+                self.log.push(format!(
                     "venue {}: {e}; retrying in {} ms",
                     self.name, self.cfg.reconnect_ms
-                );
+                ));
             }
         }
         if self.stream.is_some() {
@@ -693,7 +797,6 @@ impl Venue for ExchangeVenue {
             if let Err(e) = result {
                 self.disconnect(e, now_ns);
             }
-            self.save_cursor();
         }
         while let Some(r) = self.pending.pop_front() {
             out(r);

@@ -13,6 +13,7 @@
 pub mod exchange;
 pub mod feed;
 pub mod fix;
+pub mod log;
 pub mod sim;
 
 use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
@@ -208,5 +209,21 @@ pub trait Venue {
     /// it (the simulated venue does; a real venue does not).
     fn last_scheduled_delay_ns(&self) -> Option<u64> {
         None
+    }
+    /// How far the venue's report stream has been processed: the next report sequence
+    /// number to ask for after a restart (`None`: the venue has no such stream). The
+    /// gateway hands each new value to the orchestrator, which journals it after the
+    /// reports it covers.
+    fn report_cursor(&self) -> Option<u64> {
+        None
+    }
+    /// Hands the log lines the adapter produced to `out` (the adapter never writes to
+    /// stderr itself: see [`log`]).
+    fn drain_log(&mut self, _out: &mut dyn FnMut(String)) {}
+    /// Orders whose state at the venue is unknown right now (the connection dropped
+    /// while they were on their way or open): held, with their risk, until the
+    /// venue's replay or an order-status query settles them.
+    fn in_doubt(&self) -> usize {
+        0
     }
 }

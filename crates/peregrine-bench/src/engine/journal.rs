@@ -93,7 +93,7 @@ pub fn run(dir: &Path, events: u64, fsync: bool) -> Result<JournalBench, String>
     drop(j);
     let t = Instant::now();
     let mut journal = EngineJournal::open(dir, fsync).map_err(|e| e.to_string())?;
-    let rec = replay(&mut journal, &cfg, 0).map_err(|e| e.to_string())?;
+    let rec = replay(&mut journal, &cfg.core(), 0).map_err(|e| e.to_string())?;
     let recovery_s = t.elapsed().as_secs_f64();
     Ok(JournalBench {
         events: orders * 3 + 1,

@@ -7,7 +7,11 @@
 //! * `journal` ([`journal`]): the engine journal's cost per order (write-ahead append
 //!   plus `write(2)`) and its recovery time.
 //! * `udp` ([`udp`]): UDP loopback one-way latency, the floor under feed-to-strategy.
+//! * `floor` ([`floor`]): the two-process shared-memory ring round trip with the
+//!   engine's own messages, the floor under the strategy ↔ engine round trip (its
+//!   echo process is `engine echo`).
 
+pub mod floor;
 pub mod journal;
 pub mod submit;
 pub mod udp;
@@ -57,6 +61,32 @@ enum EngineBench {
         #[arg(long, default_value = "/tmp")]
         dir: PathBuf,
     },
+    /// The two-process shared-memory ring round trip (the floor under the strategy ↔
+    /// engine round trip): this process and an echo process, each busy-spinning.
+    Floor {
+        /// Round trips measured (after a warm-up).
+        #[arg(long, default_value_t = 300_000)]
+        rounds: u64,
+        /// Core of this process (index into the usable cores).
+        #[arg(long, default_value_t = 1)]
+        core: usize,
+        /// Core of the echo process.
+        #[arg(long, default_value_t = 0)]
+        echo_core: usize,
+        /// Directory for the ring files.
+        #[arg(long, default_value = "/dev/shm")]
+        ring_dir: PathBuf,
+    },
+    /// The echo side of `floor` (started by it).
+    #[command(hide = true)]
+    Echo {
+        /// Where the rings are.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Core to pin to.
+        #[arg(long)]
+        core: Option<usize>,
+    },
     /// UDP loopback one-way latency (the floor under feed-to-strategy).
     Udp {
         /// Datagrams.
@@ -78,6 +108,29 @@ pub fn run(args: EngineArgs) -> anyhow::Result<()> {
             ring_dir,
         } => run_submit(rings, rounds, wait, &ring_dir),
         EngineBench::Journal { events, fsync, dir } => run_journal(events, fsync, &dir),
+        EngineBench::Floor {
+            rounds,
+            core,
+            echo_core,
+            ring_dir,
+        } => {
+            let cores = peregrine_queue::available_cores(); // once, before pinning
+            let dir = ring_dir.join(format!("peregrine-bench-floor-{}", std::process::id()));
+            let h = floor::run(&dir, rounds, cores.get(core).copied(), Some(echo_core));
+            let _ = std::fs::remove_dir_all(&dir);
+            let h = h?;
+            println!(
+                "two-process shm ring round trip (Request 64 B -> Event 128 B), busy-spin, \
+                 cores {core} and {echo_core}, {} round trips",
+                h.len()
+            );
+            println!("{}", percentiles(&h));
+            Ok(())
+        }
+        EngineBench::Echo { dir, core } => {
+            let cores = peregrine_queue::available_cores();
+            floor::echo(&dir, core.and_then(|c| cores.get(c).copied()))
+        }
         EngineBench::Udp { count, gap_us } => {
             let h = udp::run(count, gap_us).context("udp loopback")?;
             println!(

@@ -94,6 +94,8 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         counters: Arc::clone(&counters),
         stop: Arc::clone(&stop),
         wait: WaitStrategy::SpinThenYield.into(),
+        journal: None,
+        log: crate::log::EngineLog::stderr_direct(),
     };
     let gateway = Some(std::thread::spawn(move || gw.run()));
     let gws = vec![GatewayLink {

@@ -1,11 +1,18 @@
 //! Cancel/replace. The new terms of an open order are checked like a new order's
 //! (quantity, notional, collar, position counting open orders, rate limit; the kill
-//! switch blocks replaces too), except that the order's own open quantity is not
-//! counted twice and the open-order count does not change. A replace that grows the
-//! order reserves the growth at once, so orders checked while it is in flight see the
-//! worst case; the venue's answer settles it: [`RiskEngine::on_replaced`] (the open
-//! quantity becomes the venue's new open quantity) or
-//! [`RiskEngine::on_replace_failed`] (the growth is released).
+//! switch blocks replaces too), and the open-order count does not change.
+//!
+//! A replace sets the order's *open* quantity at the venue, whatever the order filled
+//! meanwhile: if the order fills while the replace is on its way, the replace then
+//! puts the new quantity back in the book. So while it is in flight the worst case is
+//! the order's current open quantity filling *and* the new quantity after it: the
+//! check counts both, and the replace reserves its whole new quantity on top of the
+//! order's at once, so orders checked meanwhile see that worst case too. The venue's
+//! answer settles it: [`RiskEngine::on_replaced`] (the open quantity becomes the
+//! venue's new open quantity, the reservation only that) or
+//! [`RiskEngine::on_replace_failed`] (the reservation is released). (Found by the
+//! orchestrator's simulation: counting the order's own quantity once, as a growth,
+//! let a fill racing a replace push a position past its limit.)
 
 use peregrine_types::{Price, Qty};
 
@@ -70,7 +77,9 @@ impl RiskEngine {
             price,
             qty,
         };
-        let own = Some(open.leaves + open.extra);
+        // The order's own open quantity counts too (see the module docs): `Some(0)`
+        // only marks a replace (the open-order count is not checked).
+        let own = Some(0);
         let reference = self.reference(o.venue, o.instrument);
         let position = self.positions.get(s, o.instrument).net;
         scope.check(&o, position, reference, own)?;
@@ -89,7 +98,7 @@ impl RiskEngine {
         self.global.bucket.try_take(&limits, now_ns);
         // One replace per order is in flight (the orchestrator's rule); should another
         // come, the reservation covers the larger of the two.
-        Ok((qty.lots() - open.leaves).max(open.extra).max(0))
+        Ok(qty.lots().max(open.extra))
     }
 
     /// The venue applied a replace: the order's open quantity is now `qty`.
@@ -175,20 +184,53 @@ mod tests {
     }
 
     #[test]
-    fn open_order_count_does_not_change_and_own_qty_is_not_counted_twice() {
+    fn open_order_count_does_not_change_and_a_replace_in_flight_counts_on_top() {
         let mut e = engine(Limits {
             max_open_orders: Some(1),
-            max_position: Some(10),
+            max_position: Some(20),
             ..Limits::default()
         });
         new(&mut e, 1, Side::Buy, 100, 8);
-        // At the open-order limit, a replace is still allowed; 10 (not 8 + 10) counts.
+        // At the open-order limit, a replace is still allowed. While it is in flight
+        // the order may fill its 8 and then rest 10 more: 18 count.
         assert_eq!(replace(&mut e, 1, 100, 10), Ok(()));
         assert_eq!(e.open_orders(Some(S)), 1);
-        assert_eq!(open_buy(&e), 10, "the growth is reserved at once");
+        assert_eq!(
+            open_buy(&e),
+            18,
+            "the new quantity is reserved on top at once"
+        );
         e.on_replace_failed(S, 1);
-        assert_eq!(open_buy(&e), 8, "a refused replace releases the growth");
-        assert_eq!(replace(&mut e, 1, 100, 11), Err(RiskReject::MaxPosition));
+        assert_eq!(open_buy(&e), 8, "a refused replace releases it");
+        assert_eq!(replace(&mut e, 1, 100, 13), Err(RiskReject::MaxPosition));
+        assert_eq!(replace(&mut e, 1, 100, 12), Ok(()));
+    }
+
+    /// The race the simulation found: the order fills while its replace is on its
+    /// way, then the replace restores the open quantity; the position stays within
+    /// the limit because the check counted both.
+    #[test]
+    fn a_fill_racing_a_replace_stays_within_the_position_limit() {
+        let mut e = engine(Limits {
+            max_position: Some(6),
+            ..Limits::default()
+        });
+        new(&mut e, 1, Side::Sell, 100, 3);
+        assert_eq!(replace(&mut e, 1, 99, 4), Err(RiskReject::MaxPosition));
+        replace(&mut e, 1, 99, 3).unwrap();
+        let fill = |q| Fill {
+            venue: 0,
+            instrument: I,
+            side: Side::Sell,
+            price: Price::from_raw(100),
+            qty: Qty::from_raw(q),
+        };
+        e.on_fill(S, 1, fill(2));
+        e.on_replaced(S, 1, Qty::from_raw(3));
+        e.on_fill(S, 1, fill(3));
+        let p = e.positions().get(S, I).net;
+        assert_eq!(p, -5);
+        assert!(p.abs() <= 6);
     }
 
     #[test]
@@ -210,9 +252,9 @@ mod tests {
                 qty: Qty::from_raw(3),
             },
         );
-        // Position 3 + order 1's new 8 = 11 > 10; 7 fits.
-        assert_eq!(replace(&mut e, 1, 100, 8), Err(RiskReject::MaxPosition));
-        assert_eq!(replace(&mut e, 1, 100, 7), Ok(()));
+        // Position 3 + order 1's 4 + its new 4 = 11 > 10; 3 fits.
+        assert_eq!(replace(&mut e, 1, 100, 4), Err(RiskReject::MaxPosition));
+        assert_eq!(replace(&mut e, 1, 100, 3), Ok(()));
     }
 
     #[test]
@@ -220,16 +262,17 @@ mod tests {
         let mut e = engine(Limits::default());
         new(&mut e, 1, Side::Buy, 100, 5);
         replace(&mut e, 1, 101, 9).unwrap();
-        assert_eq!(open_buy(&e), 9);
+        assert_eq!(open_buy(&e), 14, "5 may fill, then 9 rest");
         e.on_replaced(S, 1, Qty::from_raw(9));
         assert_eq!(open_buy(&e), 9);
-        // Shrinking reserves nothing extra and releases on the answer.
+        // Shrinking reserves its quantity on top too while in flight, and releases on
+        // the answer.
         replace(&mut e, 1, 101, 2).unwrap();
-        assert_eq!(open_buy(&e), 9);
+        assert_eq!(open_buy(&e), 11);
         e.on_replaced(S, 1, Qty::from_raw(2));
         assert_eq!(open_buy(&e), 2);
-        // A partial fill while a growing replace is in flight, then the replace lands:
-        // the venue's new open quantity is what is open.
+        // A partial fill while a replace is in flight, then the replace lands: the
+        // venue's new open quantity is what is open.
         replace(&mut e, 1, 101, 6).unwrap();
         let fill = Fill {
             venue: 0,
@@ -239,7 +282,7 @@ mod tests {
             qty: Qty::from_raw(1),
         };
         e.on_fill(S, 1, fill);
-        assert_eq!(open_buy(&e), 5);
+        assert_eq!(open_buy(&e), 7);
         e.on_replaced(S, 1, Qty::from_raw(6));
         assert_eq!(open_buy(&e), 6);
         e.on_done(S, 1);

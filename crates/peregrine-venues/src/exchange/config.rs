@@ -226,8 +226,10 @@ pub struct ExchangeStats {
     pub disconnects: u64,
     /// Reports about orders or requests the adapter did not know.
     pub unknown_reports: u64,
-    /// Orders still in doubt at a reconciliation barrier (fills may have been missed).
-    pub reconciled_gone: u64,
+    /// Orders left in doubt after a login's recovery because the exchange no longer
+    /// retained their reports (an open-orders snapshot instead of a replay): never
+    /// settled on a guess.
+    pub unresolved: u64,
     /// Reports received in a replay after a login (missed while disconnected).
     pub replayed: u64,
     /// Replayed fills skipped as already counted before an engine restart.

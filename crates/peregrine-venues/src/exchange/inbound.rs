@@ -1,7 +1,7 @@
 //! What the exchange sends: reading the socket, framing, and turning each report into
 //! the engine's [`Report`]s through the order table.
 
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 
 use peregrine_types::Qty;
 use peregrine_wire::v2::client::Step;
@@ -10,10 +10,10 @@ use peregrine_wire::v2::Outbound;
 use peregrine_wire::RequestKind;
 
 use super::orders::ReqKind;
-use super::{ExchangeError, ExchangeVenue, READS_PER_POLL};
+use super::{ExchangeError, ExchangeVenue, Link, READS_PER_POLL};
 use crate::{Report, VenueError, REASON_DISCONNECTED};
 
-impl ExchangeVenue {
+impl<C: super::Connect> ExchangeVenue<C> {
     /// Reads what arrived and turns it into reports.
     pub(super) fn read(
         &mut self,
@@ -77,24 +77,48 @@ impl ExchangeVenue {
                 }
             }
             Step::RecoveryStarted { replay, reason } => {
+                self.snapshot_recovery = reason != 0;
                 if reason != 0 {
-                    eprintln!(
-                        "venue {}: WARNING: the exchange no longer retains report {} of                          account {} (reason {reason}); it sends an open-orders snapshot,                          and orders in doubt that are not resting are reported cancelled",
+                    self.log.push(format!(
+                        "venue {}: WARNING: the exchange no longer retains report {} of \
+                         account {} (reason {reason}); it sends an open-orders snapshot \
+                         instead: orders in doubt that are not in it are closed, and \
+                         fills they had while the reports were lost are not known",
                         self.name, self.resume, self.cfg.account
-                    );
+                    ));
                 } else if replay > 0 {
-                    eprintln!(
-                        "venue {}: the exchange replays {replay} report(s) missed while                          disconnected",
+                    self.log.push(format!(
+                        "venue {}: the exchange replays {replay} report(s) missed while \
+                         disconnected",
                         self.name
-                    );
+                    ));
                 }
                 return Ok(0);
             }
             Step::RecoveryDone => {
                 self.resume = next;
                 self.recovering = false;
+                // Every answer the exchange owed is in: what is unanswered never
+                // reached it (module docs).
+                let mut n = 0;
+                let rejected = self
+                    .table
+                    .settle_after_replay(REASON_DISCONNECTED, &mut |r| {
+                        n += 1;
+                        out(r);
+                    });
+                if rejected > 0 && self.snapshot_recovery {
+                    self.stats.unresolved += rejected as u64;
+                    self.log.push(format!(
+                        "venue {}: WARNING: {rejected} orders sent before the drop are not in \
+                         the exchange's snapshot and it no longer retains their reports: \
+                         reported rejected, but the exchange may have filled them; \
+                         reconcile from the exchange's records",
+                        self.name
+                    ));
+                }
                 self.reconcile(now_ns);
-                return Ok(0);
+                return Ok(n);
             }
             Step::LoggedIn(_)
             | Step::SendLogin(_)
@@ -104,7 +128,8 @@ impl ExchangeVenue {
             }
             // An answer outside the stream (report_seq 0) is handled like a report.
             Step::Other if m.is_report_type() => {}
-            Step::Instrument | Step::SnapshotOrder | Step::Other => return Ok(0),
+            Step::SnapshotOrder => return Ok(self.on_snapshot_order(&m, out)),
+            Step::Instrument | Step::Other => return Ok(0),
         }
         let report = match m {
             Outbound::Accepted(a) => {
@@ -297,7 +322,11 @@ impl ExchangeVenue {
         n
     }
 
-    /// The barrier came back: orders still in doubt are gone.
+    /// The barrier came back: every order the mass cancel removed has been reported.
+    /// An order still in doubt is no longer resting, yet no report said what ended it:
+    /// only possible when the exchange no longer retains the reports (module docs). It
+    /// is closed (reported cancelled with its last open quantity), counted and warned
+    /// about: the one outcome the engine cannot learn from the venue.
     fn end_reconcile(&mut self, out: &mut dyn FnMut(Report)) -> usize {
         self.barrier_cl = 0;
         let mut n = 0;
@@ -310,15 +339,35 @@ impl ExchangeVenue {
             });
         });
         if n > 0 {
-            self.stats.reconciled_gone += n as u64;
-            eprintln!(
-                "venue {}: WARNING: {n} orders open before the disconnect were no longer \
-                 resting at the exchange; reported cancelled, but fills during the outage \
-                 may have been missed: reconcile from the exchange's records",
+            self.stats.unresolved += n as u64;
+            self.log.push(format!(
+                "venue {}: WARNING: {n} orders open before the disconnect are no longer \
+                 resting at the exchange, which no longer retains what ended them: closed \
+                 (reported cancelled), but fills they had may be missing; reconcile from the \
+                 exchange's records",
                 self.name
-            );
+            ));
         }
         n
+    }
+
+    /// An order of the open-orders snapshot that replaces a replay no longer retained:
+    /// an order in doubt that never got its `Accepted` is acknowledged by it.
+    fn on_snapshot_order(&mut self, m: &Outbound, out: &mut dyn FnMut(Report)) -> usize {
+        let Outbound::OpenOrder(o) = m else {
+            return 0;
+        };
+        let Some((engine_id, ReqKind::New)) = self.table.take_request(o.client_order_id.0) else {
+            return 0;
+        };
+        if self.table.acked(engine_id, o.order_id.0).is_none() {
+            return 0;
+        }
+        out(Report::Ack {
+            engine_id,
+            venue_id: o.order_id.0,
+        });
+        1
     }
 }
 

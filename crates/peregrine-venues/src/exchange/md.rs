@@ -31,6 +31,7 @@ use peregrine_types::{InstrumentId, Price, Qty, Side};
 use serde::{Deserialize, Serialize};
 
 use crate::feed::{MarketFeed, MdUpdate};
+use crate::log::LogLines;
 
 /// `feed = { ... }` in an exchange venue: where its market data comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +111,7 @@ pub struct ExchangeFeed {
     next_refresh_ns: u64,
     stats: FeedStats,
     errors: u64,
+    log: LogLines,
 }
 
 /// How often the wall-clock offset is read again.
@@ -154,6 +156,7 @@ impl ExchangeFeed {
             next_refresh_ns: 0,
             stats: FeedStats::default(),
             errors: 0,
+            log: LogLines::default(),
         })
     }
 
@@ -187,11 +190,11 @@ impl MarketFeed for ExchangeFeed {
     fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(MdUpdate)) -> usize {
         self.refresh_offset(now_ns);
         let (offset, name) = (self.offset, &self.name);
-        let (stats, instruments) = (&mut self.stats, &self.instruments);
+        let (stats, instruments, log) = (&mut self.stats, &self.instruments, &mut self.log);
         let mut n = 0;
         let mut on = |e: MdEvent<'_>| {
             n += 1;
-            translate(e, offset, instruments, stats, name, out);
+            translate(e, offset, instruments, stats, (name, log), out);
         };
         if !self.started {
             self.started = true;
@@ -202,14 +205,18 @@ impl MarketFeed for ExchangeFeed {
             Err(e) => {
                 self.errors += 1;
                 if self.errors.is_power_of_two() {
-                    eprintln!(
+                    self.log.push(format!(
                         "venue {}: market data: {e} ({} so far)",
                         self.name, self.errors
-                    );
+                    ));
                 }
             }
         }
         n
+    }
+
+    fn drain_log(&mut self, out: &mut dyn FnMut(String)) {
+        self.log.drain(out);
     }
 }
 
@@ -218,7 +225,7 @@ fn translate(
     offset: u64,
     instruments: &[InstrumentId],
     stats: &mut FeedStats,
-    name: &str,
+    (name, log): (&str, &mut LogLines),
     out: &mut dyn FnMut(MdUpdate),
 ) {
     match e {
@@ -249,9 +256,9 @@ fn translate(
             book,
         } => {
             stats.snapshots += 1;
-            eprintln!(
+            log.push(format!(
                 "venue {name}: market data: instrument {instrument} from a snapshot as of #{as_of_seq}"
-            );
+            ));
             out(MdUpdate::Clear { instrument });
             for side in [Side::Buy, Side::Sell] {
                 for (price, qty) in book.levels(side) {
@@ -269,7 +276,9 @@ fn translate(
         }
         MdEvent::NewSession { session_id } => {
             stats.sessions += 1;
-            eprintln!("venue {name}: market data: new feed session {session_id}, books reset");
+            log.push(format!(
+                "venue {name}: market data: new feed session {session_id}, books reset"
+            ));
             for &instrument in instruments {
                 out(MdUpdate::Clear { instrument });
             }
@@ -277,19 +286,23 @@ fn translate(
         }
         MdEvent::Gap { from, to } => {
             stats.gaps += 1;
-            eprintln!("venue {name}: market data: messages {from}..{to} lost, recovering");
+            log.push(format!(
+                "venue {name}: market data: messages {from}..{to} lost, recovering"
+            ));
         }
         MdEvent::RecoveredByReplay { .. } => stats.replays += 1,
         MdEvent::RecoveryFailed { error, retry_in } => {
             stats.failures += 1;
-            eprintln!(
+            log.push(format!(
                 "venue {name}: market data: recovery failed: {error}; retrying in {} ms",
                 retry_in.as_millis()
-            );
+            ));
         }
         MdEvent::Malformed { .. } => stats.malformed += 1,
         MdEvent::Redirected { to } => {
-            eprintln!("venue {name}: market data: recovery at the leader's service {to}");
+            log.push(format!(
+                "venue {name}: market data: recovery at the leader's service {to}"
+            ));
         }
         MdEvent::RecoveredBySnapshot { .. }
         | MdEvent::Commitment { .. }

@@ -6,6 +6,8 @@
 //! start-up. The adapter refuses orders beyond `capacity` with `Busy`.
 
 use peregrine_types::{InstrumentId, Price, Qty};
+
+use crate::Report;
 use rustc_hash::FxHashMap;
 
 /// What a request client order id was used for.
@@ -37,8 +39,9 @@ pub(super) struct Tracked {
     pub want_cancel: bool,
     /// A replace asked before the order was acknowledged (sent on `Accepted`).
     pub want_replace: Option<(Price, Qty)>,
-    /// The connection was lost while the order was open: its state at the exchange is
-    /// unknown until the reconciliation after the next login.
+    /// The connection was lost while the order was open or on its way (and any
+    /// cancel or replace of it on its way): its state at the exchange is unknown until
+    /// the replay after the next login (and the reconciliation after it) settles it.
     pub in_doubt: bool,
 }
 
@@ -98,7 +101,8 @@ impl OrderTable {
     }
 
     /// Tracks an order a previous run of the engine left open (from its journal): in
-    /// doubt until the reconciliation after the next login settles it.
+    /// doubt until the replay after the next login settles it. One never acknowledged
+    /// is known by its client order id, which is its engine id.
     pub(super) fn insert_restored(
         &mut self,
         engine_id: u64,
@@ -121,6 +125,8 @@ impl OrderTable {
         );
         if order_id != 0 {
             self.by_order.insert(order_id, engine_id);
+        } else {
+            self.by_cl.insert(engine_id, (engine_id, ReqKind::New));
         }
     }
 
@@ -162,23 +168,76 @@ impl OrderTable {
         Some(t)
     }
 
-    /// The connection is gone. Orders never acknowledged are forgotten and returned
-    /// through `lost`; acknowledged ones become in doubt, and any replace on its way
-    /// is reported through `replace_lost` (its outcome is unknown; the
-    /// reconciliation cancels the order anyway). Every request id is forgotten.
-    pub(super) fn on_disconnect(
+    /// The connection is gone: every order, acknowledged or not, and every cancel or
+    /// replace on its way, is in doubt; request ids are kept, so the replay's answers
+    /// are recognised. Returns (orders never acknowledged, replaces on their way).
+    pub(super) fn on_disconnect(&mut self) -> (usize, usize) {
+        let (mut unacked, mut replaces) = (0, 0);
+        for t in self.by_engine.values_mut() {
+            t.in_doubt = true;
+            unacked += usize::from(t.order_id == 0);
+            replaces += usize::from(t.replace_cl != 0 || t.want_replace.is_some());
+            t.want_replace = None; // a replace not sent yet is refused with the rest
+        }
+        (unacked, replaces)
+    }
+
+    /// The replay after a login is over: every report of a request the exchange
+    /// received has arrived, so a request of an order in doubt still unanswered never
+    /// reached it. Such a new order is reported `Rejected`, such a replace
+    /// `ReplaceRejected` (both with `reason`), and such a cancel forgotten (the
+    /// reconciliation's mass cancel follows). Returns how many new orders were
+    /// rejected so (after an open-orders snapshot instead of a replay the exchange
+    /// could have received and ended one without a report left: the caller warns).
+    pub(super) fn settle_after_replay(
         &mut self,
-        lost: &mut dyn FnMut(u64),
-        replace_lost: &mut dyn FnMut(u64),
-    ) {
+        reason: u16,
+        out: &mut dyn FnMut(Report),
+    ) -> usize {
+        let by_cl = &mut self.by_cl;
+        let mut rejected = 0;
+        self.by_engine.retain(|&engine_id, t| {
+            if !t.in_doubt {
+                return true;
+            }
+            if t.cancel_cl != 0 && by_cl.remove(&t.cancel_cl).is_some() {
+                t.cancel_cl = 0;
+                t.want_cancel = true;
+            }
+            if t.replace_cl != 0 && by_cl.remove(&t.replace_cl).is_some() {
+                t.replace_cl = 0;
+                out(Report::ReplaceRejected { engine_id, reason });
+            }
+            if t.order_id != 0 {
+                return true;
+            }
+            by_cl.retain(|_, (e, _)| *e != engine_id);
+            out(Report::Rejected { engine_id, reason });
+            rejected += 1;
+            false
+        });
+        rejected
+    }
+
+    /// Orders in doubt.
+    pub(super) fn in_doubt(&self) -> usize {
+        self.by_engine.values().filter(|t| t.in_doubt).count()
+    }
+
+    /// Test-only (the simulation's negative control): the old settlement at a drop,
+    /// which guessed. Orders never acknowledged are forgotten and returned, as are
+    /// the orders with a replace on its way; acknowledged orders become in doubt.
+    #[cfg(feature = "test-sabotage")]
+    pub(super) fn forget_unacknowledged(&mut self) -> (Vec<u64>, Vec<u64>) {
+        let (mut lost, mut replaces) = (Vec::new(), Vec::new());
         self.by_cl.clear();
         self.by_engine.retain(|&engine_id, t| {
             if t.order_id == 0 {
-                lost(engine_id);
+                lost.push(engine_id);
                 return false;
             }
             if t.replace_cl != 0 || t.want_replace.is_some() {
-                replace_lost(engine_id);
+                replaces.push(engine_id);
             }
             t.in_doubt = true;
             t.cancel_cl = 0;
@@ -188,15 +247,19 @@ impl OrderTable {
         });
         let by_engine = &self.by_engine;
         self.by_order.retain(|_, e| by_engine.contains_key(e));
+        (lost, replaces)
     }
 
-    /// The reconciliation is over: every order still in doubt was not resting at the
-    /// exchange any more. Forgets them, handing each (engine id, open quantity) to
-    /// `gone`.
+    /// The reconciliation is over (its barrier came back): what the mass cancel
+    /// removed has been reported, so an acknowledged order still in doubt is not
+    /// resting at the exchange any more. After a replay that cannot happen; after an
+    /// open-orders snapshot (the exchange no longer retains the reports) it is an order
+    /// that ended while the reports were lost. Forgets them, handing each (engine id,
+    /// open quantity) to `gone`.
     pub(super) fn drop_in_doubt(&mut self, gone: &mut dyn FnMut(u64, i64)) {
         let by_order = &mut self.by_order;
         self.by_engine.retain(|&engine_id, t| {
-            if t.in_doubt {
+            if t.in_doubt && t.order_id != 0 {
                 by_order.remove(&t.order_id);
                 gone(engine_id, t.leaves);
                 false

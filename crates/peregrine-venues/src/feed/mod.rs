@@ -55,6 +55,8 @@ pub enum MdUpdate {
 pub trait MarketFeed: Send + std::fmt::Debug {
     /// Hands every update available now to `out`; returns how many.
     fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(MdUpdate)) -> usize;
+    /// Hands the log lines the feed produced to `out` (see [`crate::log`]).
+    fn drain_log(&mut self, _out: &mut dyn FnMut(String)) {}
 }
 
 /// A feed fed through an in-process SPSC ring by a venue adapter on its gateway

@@ -15,18 +15,24 @@ impl FixVenue {
         match m.msg_type() {
             b"8" => match ExecutionReportView::decode(m) {
                 Ok(er) => self.on_execution_report(&er),
-                Err(e) => eprintln!("venue {}: bad ExecutionReport: {e}", self.name),
+                Err(e) => self
+                    .log
+                    .push(format!("venue {}: bad ExecutionReport: {e}", self.name)),
             },
             b"9" => match OrderCancelRejectView::decode(m) {
                 Ok(r) => self.on_cancel_reject(&r),
-                Err(e) => eprintln!("venue {}: bad OrderCancelReject: {e}", self.name),
+                Err(e) => self
+                    .log
+                    .push(format!("venue {}: bad OrderCancelReject: {e}", self.name)),
             },
-            b"j" => eprintln!("venue {}: BusinessMessageReject", self.name),
-            other => eprintln!(
+            b"j" => self
+                .log
+                .push(format!("venue {}: BusinessMessageReject", self.name)),
+            other => self.log.push(format!(
                 "venue {}: ignored MsgType {}",
                 self.name,
                 String::from_utf8_lossy(other)
-            ),
+            )),
         }
     }
 
@@ -52,6 +58,14 @@ impl FixVenue {
             return;
         };
         let leaves = self.units(Some(er.leaves_qty), o.instrument, false);
+        if o.in_doubt {
+            if let Some(t) = self.orders.get_mut(&engine_id) {
+                t.in_doubt = false;
+            }
+            if let Some(r) = self.settle_in_doubt(er, engine_id, &o) {
+                return self.pending.push_back(r);
+            }
+        }
         let report = match er.exec_type {
             ExecType::New => {
                 let venue_id = parse_u64(er.order_id).unwrap_or_else(|| fx_hash(er.order_id));
@@ -116,6 +130,39 @@ impl FixVenue {
             ExecType::OrderStatus => return,
         };
         self.pending.push_back(report);
+    }
+
+    /// The first word from the venue about an order in doubt: a status answer that it
+    /// does not know the order (it never arrived: rejected as lost with the
+    /// connection), or one that it does (acknowledged, whatever else it says; what it
+    /// traded comes as trade reports, resent before the answer).
+    fn settle_in_doubt(
+        &mut self,
+        er: &ExecutionReportView<'_>,
+        engine_id: u64,
+        o: &super::Tracked,
+    ) -> Option<Report> {
+        if er.exec_type != ExecType::OrderStatus {
+            return None; // an ordinary report (resent): handled as such
+        }
+        if er.ord_rej_reason == Some(app::OrdRejReason::UnknownOrder as u64) {
+            self.forget(engine_id);
+            return Some(Report::Rejected {
+                engine_id,
+                reason: crate::REASON_DISCONNECTED,
+            });
+        }
+        if o.acked {
+            return None;
+        }
+        if let Some(t) = self.orders.get_mut(&engine_id) {
+            t.acked = true;
+        }
+        let venue_id = parse_u64(er.order_id).unwrap_or_else(|| fx_hash(er.order_id));
+        Some(Report::Ack {
+            engine_id,
+            venue_id,
+        })
     }
 
     fn on_cancel_reject(&mut self, r: &OrderCancelRejectView<'_>) {

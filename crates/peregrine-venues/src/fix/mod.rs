@@ -10,12 +10,18 @@
 //! at the wall clock in ns. ExecutionReports and OrderCancelRejects become
 //! [`Report`]s; OrdRejReason / CxlRejReason travel as the report's reason code.
 //!
-//! **Disconnects.** Orders the venue had not acknowledged are reported `Rejected`
-//! with [`REASON_DISCONNECTED`], a replace in flight `ReplaceRejected` the same way;
-//! acknowledged orders stay open. With a `store` file the session keeps its
-//! sequence numbers, and the venue's resend after the next Logon delivers what
-//! happened meanwhile; without one, every Logon resets the sequence (ResetSeqNumFlag)
-//! and such reports are lost (configure a store for real use).
+//! **Disconnects.** Nothing is guessed about an order: one the venue had not
+//! acknowledged when the session dropped is *in doubt* (held, with its risk, no report
+//! to the engine). After the next Logon the adapter asks the venue about each such
+//! order (OrderStatusRequest, by ClOrdID): any ExecutionReport for it settles it as it
+//! says, and "unknown order" means it never arrived (reported `Rejected` with
+//! [`REASON_DISCONNECTED`]). A replace in flight at the drop is reported
+//! `ReplaceRejected` the same way (the order itself stays open; its later reports
+//! carry the truth). With a `store` file the session keeps its sequence numbers, and
+//! the venue's resend after the next Logon delivers what happened meanwhile (before
+//! the status answers, which it handles after the resend request); without one, every
+//! Logon resets the sequence (ResetSeqNumFlag) and such reports are lost (configure a
+//! store for real use). What the adapter logs is kept for the gateway's log thread.
 
 mod config;
 mod inbound;
@@ -31,8 +37,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use peregrine_fix::app::{
-    self, NewOrderSingle, OrdType, OrderCancelReplaceRequest, OrderCancelRequest, OrderTerms,
-    SelfMatchPrevention, TimeInForce,
+    self, NewOrderSingle, OrdType, OrderCancelReplaceRequest, OrderCancelRequest,
+    OrderStatusRequest, OrderTerms, SelfMatchPrevention, TimeInForce,
 };
 use peregrine_fix::codec::value::{write_decimal, write_u64};
 use peregrine_fix::codec::Precision;
@@ -42,6 +48,7 @@ use peregrine_types::{OrderType, Price, Qty, TimeInForce as PTif};
 use rustc_hash::FxHashMap;
 
 use super::{Report, Venue, VenueError, VenueOrder, REASON_DISCONNECTED};
+use crate::log::LogLines;
 
 /// What the adapter knows about one order.
 #[derive(Debug, Clone)]
@@ -58,6 +65,9 @@ struct Tracked {
     replacing: Option<u64>,
     /// The order as submitted (type, time in force, STP, expiry: a replace repeats them).
     terms: VenueOrder,
+    /// Sent but not acknowledged when the session dropped: its fate is asked for
+    /// after the next Logon.
+    in_doubt: bool,
 }
 
 /// A FIX 4.4 venue.
@@ -77,6 +87,7 @@ pub struct FixVenue {
     next_cl: u64,
     pending: VecDeque<Report>,
     text: [Vec<u8>; 3],
+    log: LogLines,
 }
 
 impl FixVenue {
@@ -118,6 +129,7 @@ impl FixVenue {
             next_cl: now,
             pending: VecDeque::new(),
             text: [Vec::new(), Vec::new(), Vec::new()],
+            log: LogLines::default(),
             cfg,
         })
     }
@@ -152,7 +164,10 @@ impl FixVenue {
         let stream = match TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("venue {}: connecting to {}: {e}", self.name, self.addr);
+                self.log.push(format!(
+                    "venue {}: connecting to {}: {e}",
+                    self.name, self.addr
+                ));
                 return;
             }
         };
@@ -161,38 +176,67 @@ impl FixVenue {
         }
         self.len = 0;
         if let Err(e) = self.session.connect(wall_ns()) {
-            eprintln!("venue {}: store: {e}", self.name);
+            self.log.push(format!("venue {}: store: {e}", self.name));
             return;
         }
         self.stream = Some(stream);
     }
 
     fn disconnect(&mut self, why: &str) {
-        eprintln!("venue {}: disconnected: {why}", self.name);
         if let Some(s) = self.stream.take() {
             let _ = s.shutdown(std::net::Shutdown::Both);
         }
         self.session.disconnected();
-        let mut lost = Vec::new();
+        let mut doubt = 0;
         for (&engine_id, o) in &mut self.orders {
             if !o.acked {
-                lost.push(Report::Rejected {
-                    engine_id,
-                    reason: REASON_DISCONNECTED,
-                });
+                o.in_doubt = true;
+                doubt += 1;
             } else if o.replacing.take().is_some() {
-                lost.push(Report::ReplaceRejected {
+                self.pending.push_back(Report::ReplaceRejected {
                     engine_id,
                     reason: REASON_DISCONNECTED,
                 });
             }
         }
-        for r in &lost {
-            if let Report::Rejected { engine_id, .. } = r {
-                self.forget(*engine_id);
+        self.log.push(format!(
+            "venue {}: disconnected: {why}; {doubt} unacknowledged orders in doubt until \
+             the venue answers for them after the next logon",
+            self.name
+        ));
+    }
+
+    /// After a Logon: asks the venue about every order in doubt.
+    fn query_in_doubt(&mut self) {
+        let mut ids: Vec<u64> = self
+            .orders
+            .iter()
+            .filter(|(_, o)| o.in_doubt)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        for engine_id in ids {
+            let Some(o) = self.orders.get(&engine_id).cloned() else {
+                continue;
+            };
+            let mut cl = Vec::new();
+            write_u64(&mut cl, o.cl);
+            let h = OrderStatusRequest {
+                cl_ord_id: &cl,
+                order_id: None,
+                symbol: self.cfg.instruments[o.instrument].symbol.as_bytes(),
+                side: o.side,
+                req_id: None,
+            };
+            if self
+                .session
+                .send_app(b"H", wall_ns(), |w| h.encode(w))
+                .is_err()
+            {
+                return; // asked again after the next logon
             }
         }
-        self.pending.extend(lost);
+        self.write();
     }
 
     fn forget(&mut self, engine_id: u64) {
@@ -233,10 +277,11 @@ impl FixVenue {
                         }
                         Some(Event::Disconnect(r)) => Err(r.text()),
                         Some(Event::LoggedOn { .. }) => {
-                            eprintln!(
+                            self.log.push(format!(
                                 "venue {}: logged on to {}",
                                 self.name, self.cfg.target_comp_id
-                            );
+                            ));
+                            self.query_in_doubt();
                             Ok(Some(()))
                         }
                         _ => Ok(Some(())),
@@ -286,6 +331,14 @@ impl Venue for FixVenue {
     /// A FIX venue rejects with OrdRejReason (103) values.
     fn reason_name(code: u16) -> &'static str {
         app::ord_rej_reason_name(code)
+    }
+
+    fn drain_log(&mut self, out: &mut dyn FnMut(String)) {
+        self.log.drain(out);
+    }
+
+    fn in_doubt(&self) -> usize {
+        self.orders.values().filter(|o| o.in_doubt).count()
     }
 
     fn submit(&mut self, order: VenueOrder, _now_ns: u64) -> Result<(), VenueError> {
@@ -342,6 +395,7 @@ impl Venue for FixVenue {
                 price: order.price.units(),
                 replacing: None,
                 terms: order,
+                in_doubt: false,
             },
         );
         self.by_cl.insert(cl, order.engine_id);

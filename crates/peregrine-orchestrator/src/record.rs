@@ -34,10 +34,22 @@ pub mod kind {
     pub const LIMITS: u8 = 8;
     /// [`super::Rec::Kill`].
     pub const KILL: u8 = 9;
+    /// [`super::Rec::Cursor`].
+    pub const CURSOR: u8 = 10;
 }
 
 /// A scope of limits or of the kill switch: every strategy, or one (roster index).
 pub const GLOBAL: u16 = u16::MAX;
+
+/// Set in the client id of an order restored from the journal: it belongs to an
+/// incarnation of its strategy that no longer runs (no event about it reaches a
+/// strategy, and a restarted strategy numbering from 1 cannot collide with it).
+pub const ORPHAN: u64 = 1 << 63;
+
+/// Whether client id `client_id` is an orphan's ([`ORPHAN`]).
+pub fn is_orphan(client_id: u64) -> bool {
+    client_id & ORPHAN != 0
+}
 
 /// One journaled state change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +117,14 @@ pub enum Rec {
         scope: u16,
         /// On?
         on: bool,
+    },
+    /// A venue's report stream is processed up to here: the next report sequence
+    /// number to ask for (written after the records of the reports it covers).
+    Cursor {
+        /// Venue (roster index).
+        venue: u16,
+        /// Next report sequence number.
+        seq: u64,
     },
 }
 
@@ -348,6 +368,11 @@ impl Rec {
                 w.u8(*on as u8);
                 kind::KILL
             }
+            Rec::Cursor { venue, seq } => {
+                w.u16(*venue);
+                w.u64(*seq);
+                kind::CURSOR
+            }
         }
     }
 
@@ -423,6 +448,10 @@ impl Rec {
                     _ => return Err(RecError::Field(kind)),
                 },
             },
+            kind::CURSOR => Rec::Cursor {
+                venue: r.u16()?,
+                seq: r.u64()?,
+            },
             other => return Err(RecError::Kind(other)),
         };
         r.end()?;
@@ -486,6 +515,7 @@ mod tests {
                 },
             },
             Rec::Kill { scope: 2, on: true },
+            Rec::Cursor { venue: 1, seq: 77 },
         ]
     }
 

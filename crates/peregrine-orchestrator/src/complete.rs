@@ -1,29 +1,38 @@
 //! Completions from gateways: update risk and positions, tell the strategy.
 
-use peregrine_strategy::msg::{reason, EventKind};
+use peregrine_risk::{Fill, StrategyId};
+use peregrine_strategy::msg::{reason, Event, EventKind};
 use peregrine_types::stamp;
 use peregrine_types::{InstrumentId, Price, Qty};
-
-use super::{event, Orchestrator};
-use crate::gateway::{Completion, CompletionKind};
-use peregrine_risk::{Fill, StrategyId};
 use peregrine_venues::{Report, VenueError, REASON_DISCONNECTED};
 
+use crate::io::{Completion, CompletionKind, Outputs};
+use crate::record::{is_orphan, Rec};
+use crate::state::{event, Live, Orchestrator};
+
 impl Orchestrator {
-    pub(super) fn on_completion(&mut self, c: Completion, t6: u64) {
-        if !self.orders.contains_key(&c.engine_id) {
-            return; // a late report about a finished order (e.g. cancel after fill)
+    pub(crate) fn on_completion(&mut self, c: Completion, t6: u64, out: &mut Outputs) {
+        if let CompletionKind::Cursor(seq) = c.kind {
+            return self.record(
+                Rec::Cursor {
+                    venue: c.venue as u16,
+                    seq,
+                },
+                out,
+            );
         }
-        self.log_report(&c);
-        let Some(o) = self.orders.get_mut(&c.engine_id) else {
-            return;
+        let Some(mut o) = self.orders.get(&c.engine_id).copied() else {
+            return; // a late report about a finished order (e.g. cancel after fill)
         };
+        self.record_report(&c, out);
+        if c.t3 != 0 {
+            o.ts[stamp::ORCH_DISPATCH] = c.t3;
+        }
         o.ts[stamp::GATEWAY_RECV] = c.t4;
         o.ts[stamp::GATEWAY_DONE] = c.t5;
         o.ts[stamp::ORCH_RECV_COMPLETION] = t6;
         let s = o.strategy;
         let sid = StrategyId(s);
-        let mut o = *o;
         let mut done = false;
         let mut ev = match c.kind {
             CompletionKind::Report(Report::Ack { .. }) => event(EventKind::Ack, &o),
@@ -32,9 +41,9 @@ impl Orchestrator {
                 let mut ev = event(EventKind::Reject, &o);
                 ev.reason = venue_reason(r);
                 if r == REASON_DISCONNECTED {
-                    self.count_engine_reject(ev.reason);
+                    self.rejects.count_engine(ev.reason);
                 } else {
-                    *self.venue_rejects.entry((o.venue, r)).or_insert(0) += 1;
+                    self.rejects.count_venue(o.venue, r);
                 }
                 ev
             }
@@ -43,7 +52,13 @@ impl Orchestrator {
             }) => {
                 o.leaves = leaves.lots();
                 done = leaves.is_zero();
-                self.fill(sid, &o, price, qty);
+                // The table holds the current order before risk may pull every order
+                // of the strategy (a breach), so the cancel marks stick.
+                self.orders.insert(c.engine_id, o);
+                self.fill(sid, &o, price, qty, out);
+                if let Some(now) = self.orders.get(&c.engine_id) {
+                    o = *now;
+                }
                 let mut ev = event(EventKind::Fill, &o);
                 ev.price = price.units();
                 ev.qty = qty.lots();
@@ -73,24 +88,17 @@ impl Orchestrator {
             }
             CompletionKind::ReplaceFailed(e) => self.replace_failed(&mut o, venue_error_code(e)),
             CompletionKind::Report(Report::CancelRejected { reason: r, .. }) => {
-                o.cancel_sent = false;
-                let mut ev = event(EventKind::CancelReject, &o);
-                ev.reason = venue_reason(r);
-                ev
+                self.cancel_refused(&mut o, venue_reason(r))
             }
-            CompletionKind::CancelFailed(e) => {
-                o.cancel_sent = false;
-                let mut ev = event(EventKind::CancelReject, &o);
-                ev.reason = venue_error_code(e);
-                ev
-            }
+            CompletionKind::CancelFailed(e) => self.cancel_refused(&mut o, venue_error_code(e)),
             CompletionKind::SubmitFailed(e) => {
                 done = true;
                 let mut ev = event(EventKind::Reject, &o);
                 ev.reason = venue_error_code(e);
-                self.count_engine_reject(ev.reason);
+                self.rejects.count_engine(ev.reason);
                 ev
             }
+            CompletionKind::Cursor(_) => return,
         };
         ev.scheduled_delay_ns = c.scheduled_ns;
         if done {
@@ -100,25 +108,33 @@ impl Orchestrator {
         } else {
             self.orders.insert(c.engine_id, o);
         }
-        if Self::is_orphan(o.client_id) {
+        if is_orphan(o.client_id) {
             return; // no incarnation of the strategy alive now knows this order
         }
-        self.emit(s, ev);
+        self.emit(s, ev, out);
     }
 
-    fn replace_failed(&mut self, o: &mut super::Live, code: u16) -> peregrine_strategy::msg::Event {
+    fn replace_failed(&mut self, o: &mut Live, code: u16) -> Event {
         o.replace_pending = false;
         self.risk
             .on_replace_failed(StrategyId(o.strategy), o.client_id);
         if (201..reason::VENUE).contains(&code) {
-            self.count_engine_reject(code);
+            self.rejects.count_engine(code);
         }
         let mut ev = event(EventKind::ReplaceReject, o);
         ev.reason = code;
         ev
     }
 
-    fn fill(&mut self, sid: StrategyId, o: &super::Live, price: Price, qty: Qty) {
+    fn cancel_refused(&mut self, o: &mut Live, code: u16) -> Event {
+        o.cancel_sent = false;
+        o.cancel_asked = false;
+        let mut ev = event(EventKind::CancelReject, o);
+        ev.reason = code;
+        ev
+    }
+
+    fn fill(&mut self, sid: StrategyId, o: &Live, price: Price, qty: Qty, out: &mut Outputs) {
         let fill = Fill {
             venue: o.venue,
             instrument: InstrumentId(o.instrument),
@@ -129,8 +145,42 @@ impl Orchestrator {
         if self.risk.on_fill(sid, o.client_id, fill).is_some() {
             // A loss or position breach switched the strategy's kill switch on: pull
             // its orders too.
-            self.cancel_scope(Some(sid.0));
+            self.cancel_scope(Some(sid.0), out);
         }
+    }
+
+    /// Journals what a venue report changes about order `c.engine_id`.
+    fn record_report(&self, c: &Completion, out: &mut Outputs) {
+        let engine_id = c.engine_id;
+        let rec = match c.kind {
+            CompletionKind::Report(Report::Ack { venue_id, .. }) => Rec::Ack {
+                engine_id,
+                venue_id,
+            },
+            CompletionKind::Report(Report::Fill {
+                price, qty, leaves, ..
+            }) => Rec::Fill {
+                engine_id,
+                price: price.units(),
+                qty: qty.lots(),
+                leaves: leaves.lots(),
+            },
+            CompletionKind::Report(Report::Cancelled { qty, leaves, .. }) => Rec::Cancelled {
+                engine_id,
+                qty: qty.lots(),
+                leaves: leaves.lots(),
+            },
+            CompletionKind::Report(Report::Rejected { .. }) | CompletionKind::SubmitFailed(_) => {
+                Rec::Rejected { engine_id }
+            }
+            CompletionKind::Report(Report::Replaced { price, qty, .. }) => Rec::Replaced {
+                engine_id,
+                price: price.units(),
+                qty: qty.lots(),
+            },
+            _ => return,
+        };
+        self.record(rec, out);
     }
 }
 
