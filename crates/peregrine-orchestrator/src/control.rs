@@ -8,51 +8,7 @@ use crate::io::{Output, Outputs};
 use crate::record::{Rec, GLOBAL};
 use crate::state::Orchestrator;
 
-/// Whose limits a `limits` command is about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LimitScope {
-    /// Show the global limits and every strategy's.
-    All,
-    /// The global limits.
-    Global,
-    /// One strategy's.
-    Strategy(String),
-}
-
-/// A command for the orchestrator.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ControlCmd {
-    /// Kill switch on, cancel all, reply when confirmed.
-    Kill {
-        /// Request id, echoed in the reply.
-        id: u64,
-        /// `None`: every strategy.
-        strategy: Option<String>,
-        /// Give up after this long.
-        timeout_ms: u64,
-    },
-    /// Show or change risk limits; applied by the orchestrator between orders.
-    Limits {
-        /// Request id, echoed in the reply.
-        id: u64,
-        /// Whose.
-        scope: LimitScope,
-        /// `(key, value)` pairs, already checked by [`Limits::parse_changes`]; empty:
-        /// only show.
-        changes: Vec<(String, String)>,
-    },
-}
-
-/// The orchestrator's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ControlReply {
-    /// The request's id.
-    pub id: u64,
-    /// Success?
-    pub ok: bool,
-    /// Human text.
-    pub text: String,
-}
+pub use crate::io::{ControlCmd, ControlReply, LimitScope};
 
 impl Orchestrator {
     pub(crate) fn command(&mut self, cmd: ControlCmd, now: u64, out: &mut Outputs) {

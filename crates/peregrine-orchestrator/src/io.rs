@@ -13,7 +13,6 @@ use peregrine_strategy::msg::{Event, Request};
 use peregrine_types::{Price, Qty};
 use peregrine_venues::{Report, VenueError, VenueOrder};
 
-use crate::control::{ControlCmd, ControlReply};
 use crate::record::Rec;
 
 /// Orchestrator → gateway.
@@ -78,6 +77,55 @@ pub struct Completion {
     pub t5: u64,
     /// The delay D the venue scheduled for the order (0 unknown).
     pub scheduled_ns: u64,
+}
+
+// Operator commands (their handling: `control`); plain data like every input and
+// output, so they live here.
+
+/// Whose limits a `limits` command is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitScope {
+    /// Show the global limits and every strategy's.
+    All,
+    /// The global limits.
+    Global,
+    /// One strategy's.
+    Strategy(String),
+}
+
+/// A command for the orchestrator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControlCmd {
+    /// Kill switch on, cancel all, reply when confirmed.
+    Kill {
+        /// Request id, echoed in the reply.
+        id: u64,
+        /// `None`: every strategy.
+        strategy: Option<String>,
+        /// Give up after this long.
+        timeout_ms: u64,
+    },
+    /// Show or change risk limits; applied by the orchestrator between orders.
+    Limits {
+        /// Request id, echoed in the reply.
+        id: u64,
+        /// Whose.
+        scope: LimitScope,
+        /// `(key, value)` pairs, already checked by [`peregrine_risk::Limits::parse_changes`]; empty:
+        /// only show.
+        changes: Vec<(String, String)>,
+    },
+}
+
+/// The orchestrator's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlReply {
+    /// The request's id.
+    pub id: u64,
+    /// Success?
+    pub ok: bool,
+    /// Human text.
+    pub text: String,
 }
 
 /// One input of [`crate::Orchestrator::handle`].

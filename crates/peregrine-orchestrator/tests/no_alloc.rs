@@ -75,10 +75,8 @@ impl Rig {
                 Output::Event { strategy, event } => {
                     let (open, _) = &mut self.open[strategy as usize];
                     match event.kind() {
-                        Some(EventKind::Ack) => {
-                            if open.len() < open.capacity() {
-                                open.push(event.client_id);
-                            }
+                        Some(EventKind::Ack) if open.len() < open.capacity() => {
+                            open.push(event.client_id);
                         }
                         Some(EventKind::Fill | EventKind::Cancelled) if event.leaves == 0 => {
                             open.retain(|c| *c != event.client_id);

@@ -522,7 +522,7 @@ impl Sim {
     fn check_drift(&mut self) -> Result<(), String> {
         self.checks += 1;
         let x = self.x.borrow();
-        let mut venue_net = vec![0i64; STRATEGIES];
+        let mut venue_net = [0i64; STRATEGIES];
         for (key, net) in &x.fills_by_key {
             let Some(s) = self.owner.get(key) else {
                 return Err(format!(
