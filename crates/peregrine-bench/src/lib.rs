@@ -5,6 +5,8 @@
 //! * [`engine`]: the order engine's submit hand-off, journal and UDP floor benches.
 //! * [`dispatch`]: the non-blocking dispatch bench of seed 000/001 (issue 5).
 //! * [`handoff`]: two-thread hand-off latency/throughput per queue candidate (issue 5).
+//! * [`http`]: the HTTP gateway (REST order round trip beside the native protocol and
+//!   a TCP floor, WebSocket fan-out, history writer lag); also `peregrine gateway bench`.
 #![deny(unsafe_code)]
 
 pub mod balances;
@@ -12,3 +14,4 @@ pub mod book;
 pub mod dispatch;
 pub mod engine;
 pub mod handoff;
+pub mod http;

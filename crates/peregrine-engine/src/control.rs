@@ -8,6 +8,8 @@
 //! * `kill [<strategy>|*] [<timeout ms>]`: kill switch on, cancel every open order (of that
 //!   strategy) at every venue; the reply comes when the venues confirmed every cancel
 //!   (`ok ...`) or the timeout passed (`error: ...`).
+//! * `release [<strategy>|*]`: kill switch off (that strategy's, or every strategy's and
+//!   the global one), journaled as the kill is.
 //! * `limits [<strategy>|*] [key=value ...]`: with no strategy, print the global and
 //!   every strategy's risk limits; `*` is the global scope. With `key=value` words,
 //!   change those limits (all or nothing; `off` switches one off) and print the result.
@@ -99,6 +101,10 @@ fn handle(stream: UnixStream, shared: &Shared) -> std::io::Result<()> {
         (Some("kill"), who) => {
             let who = who.filter(|w| *w != "*").map(str::to_owned);
             kill(shared, who, words.next())
+        }
+        (Some("release"), who) => {
+            let strategy = who.filter(|w| *w != "*").map(str::to_owned);
+            ask(shared, |id| ControlCmd::Release { id, strategy }, 1_000)
         }
         (Some("limits"), who) => limits(shared, who, words),
         (Some("shutdown"), None) => {

@@ -26,11 +26,44 @@ impl Orchestrator {
                     text,
                 })),
             },
+            ControlCmd::Release { id, strategy } => {
+                let (ok, text) = self.release(strategy, out);
+                out.push(Output::Reply(ControlReply { id, ok, text }));
+            }
             ControlCmd::Limits { id, scope, changes } => {
                 let (ok, text) = self.limits(scope, &changes, out);
                 out.push(Output::Reply(ControlReply { id, ok, text }));
             }
         }
+    }
+
+    /// Kill switch off: one strategy's, or (`None`) the global one and every
+    /// strategy's; journaled like the kill.
+    fn release(&mut self, strategy: Option<String>, out: &mut Outputs) -> (bool, String) {
+        let scopes: Vec<Option<u16>> = match strategy.as_deref().map(|n| self.strategy_index(n)) {
+            None => std::iter::once(None)
+                .chain((0..self.slots.len()).map(|i| Some(i as u16)))
+                .collect(),
+            Some(Ok(s)) => vec![Some(s)],
+            Some(Err(text)) => return (false, text),
+        };
+        for scope in scopes {
+            self.risk.unkill(scope.map(StrategyId));
+            self.record(
+                Rec::Kill {
+                    scope: scope.unwrap_or(GLOBAL),
+                    on: false,
+                },
+                out,
+            );
+        }
+        (
+            true,
+            format!(
+                "released {}",
+                strategy.as_deref().unwrap_or("every strategy")
+            ),
+        )
     }
 
     /// The index of strategy `name`, or an error reply's text.

@@ -105,6 +105,14 @@ pub enum ControlCmd {
         /// Give up after this long.
         timeout_ms: u64,
     },
+    /// Kill switch off (the strategy's, or every strategy's and the global one):
+    /// orders are accepted again; journaled as the kill is.
+    Release {
+        /// Request id, echoed in the reply.
+        id: u64,
+        /// `None`: every strategy and the global switch.
+        strategy: Option<String>,
+    },
     /// Show or change risk limits; applied by the orchestrator between orders.
     Limits {
         /// Request id, echoed in the reply.

@@ -262,3 +262,52 @@ fn fills_move_positions_and_reach_the_strategy() {
     assert_eq!(p.net, 3);
     assert_eq!(c.core.in_flight(), 0);
 }
+
+/// The operator's kill switch blocks new orders; `release` turns it off again
+/// (journaled as the kill is, so a restart keeps it off) and orders go out.
+#[test]
+fn release_turns_the_kill_switch_off() {
+    use peregrine_orchestrator::ControlCmd;
+    let mut c = Core::new(|_| {});
+    c.heartbeat(1, 0);
+    c.at(
+        0,
+        Input::Control(ControlCmd::Kill {
+            id: 1,
+            strategy: None,
+            timeout_ms: 1_000,
+        }),
+    );
+    let out = c.order(0, 1, 2);
+    assert!(
+        !out.iter().any(|o| matches!(o, Output::Gateway { .. })),
+        "{out:?}"
+    );
+    assert!(
+        matches!(events(&out)[..], [(0, Some(EventKind::Reject), _)]),
+        "refused while killed: {out:?}"
+    );
+    let out = c.at(
+        1,
+        Input::Control(ControlCmd::Release {
+            id: 2,
+            strategy: None,
+        }),
+    );
+    assert!(
+        out.iter()
+            .any(|o| matches!(o, Output::Reply(r) if r.id == 2 && r.ok)),
+        "{out:?}"
+    );
+    let offs = out
+        .iter()
+        .filter(|o| matches!(o, Output::Record(Rec::Kill { on: false, .. })))
+        .count();
+    assert_eq!(
+        offs, 3,
+        "the global switch and both strategies', journaled: {out:?}"
+    );
+    c.heartbeat(1, 0);
+    let out = c.order(0, 2, 2);
+    sent_id(&out);
+}
