@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-300000}
 BIN=target/release/peregrine
-cargo build --release -p peregrine >/dev/null 2>&1
+cargo build --release -p peregrine -p peregrine-bench >/dev/null 2>&1
 echo "# $(date -u +%FT%TZ)  nproc=$(nproc)  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "# load: $(uptime | sed 's/.*load average/load average/')"
 rt() {
@@ -39,8 +39,8 @@ $BIN engine --dir /dev/shm/peregrine-mdlat stats | grep -E "^(latency|md )"
 $BIN engine --dir /dev/shm/peregrine-mdlat shutdown >/dev/null
 wait "$engine" || true
 echo "## floor, same run: UDP loopback one-way (receiver polling)"
-$BIN engine bench-udp --count 20000 --gap-us 50
+$BIN bench engine udp --count 20000 --gap-us 50
 
 echo "## engine journal: per-order cost and recovery of 1M events"
-$BIN engine bench-journal --events 1000000
+$BIN bench engine journal --events 1000000
 echo "# load after: $(uptime | sed 's/.*load average/load average/')"

@@ -6,7 +6,7 @@
 # the exchange's book (spin-yield) gets on_book, and `peregrine loadgen` (three other
 # accounts, protocol v2) moves the book. The engine's `md exch send -> engine` / `-> on_book`
 # rows come from the strategy's market-data receipts. The floor, in the same run:
-# `peregrine engine bench-udp` (one loopback datagram every 50 us, receiver polling).
+# `peregrine bench engine udp` (one loopback datagram every 50 us, receiver polling).
 # Loaded machine: the load (`uptime`) is printed before and after.
 # Usage: scripts/engine-md-exchange.sh [loadgen seconds, default 20] [orders/s, default 2000]
 set -euo pipefail
@@ -16,7 +16,7 @@ source scripts/lib/procs.sh
 SECS=${1:-20}
 RATE=${2:-2000}
 BIN=target/release/peregrine
-cargo build --release -p peregrine >/dev/null 2>&1
+cargo build --release -p peregrine -p peregrine-bench >/dev/null 2>&1
 TMP=$(mktemp -d /tmp/peregrine-mdx.XXXXXX)
 SHM=/dev/shm/peregrine-mdx-$$
 pids=()
@@ -99,5 +99,5 @@ PY
 grep -E "market data" "$TMP/engine.log" | head -5 || true
 "$BIN" engine --dir "$SHM" shutdown >/dev/null || true
 echo "## floor, same run: UDP loopback one-way (receiver polling)"
-"$BIN" engine bench-udp --count 20000 --gap-us 50
+"$BIN" bench engine udp --count 20000 --gap-us 50
 echo "# load after: $(uptime | sed 's/.*load average/load average/')"

@@ -27,6 +27,8 @@ enum Bench {
     Dispatch(peregrine_bench::dispatch::DispatchArgs),
     /// Two-thread hand-off latency and throughput for every queue candidate.
     Handoff(peregrine_bench::handoff::HandoffArgs),
+    /// The order engine's benches: submit hand-off, journal, UDP floor.
+    Engine(peregrine_bench::engine::EngineArgs),
     /// The HTTP gateway: REST orders, WebSocket fan-out, history writer.
     Http(peregrine_bench::http::HttpArgs),
 }
@@ -37,6 +39,7 @@ fn main() -> anyhow::Result<()> {
         Bench::Balances(args) => peregrine_bench::balances::run(args),
         Bench::Dispatch(args) => peregrine_bench::dispatch::run(args),
         Bench::Handoff(args) => peregrine_bench::handoff::run(args),
+        Bench::Engine(args) => peregrine_bench::engine::run(args),
         Bench::Http(args) => peregrine_bench::http::main(args),
     }
 }

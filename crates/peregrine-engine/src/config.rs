@@ -9,9 +9,26 @@ use std::path::{Path, PathBuf};
 use peregrine_queue::{IdlePolicy, WaitStrategy};
 use serde::{Deserialize, Serialize};
 
-use crate::risk::Limits;
-use crate::venue::exchange::ExchangeConfig;
-use crate::venue::sim::{FillModel, SimConfig};
+use peregrine_orchestrator::{CoreConfig, StrategySpec, VenueSpec};
+use peregrine_risk::Limits;
+use peregrine_venues::exchange::ExchangeConfig;
+use peregrine_venues::sim::{FillModel, SimConfig};
+
+/// The longest idle sleep the orchestrator may be given (µs).
+const MAX_ORCH_SLEEP_US: u64 = 10_000;
+/// A gap in the orchestrator's own loop longer than this is a stall of the engine
+/// (not scheduled, or blocked), not strategies' silence (`CoreConfig::stall_ns`).
+const STALL_NS: u64 = 100_000_000;
+
+/// Engine order ids start from the wall clock in nanoseconds, so that ids (which the
+/// exchange adapter uses as client order ids of new orders) are not reused by a
+/// restarted engine; a journal raises the start above every id it holds.
+fn first_engine_id() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+        .clamp(1, (1 << 62) - (1 << 40))
+}
 
 /// How one engine thread waits and where it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,15 +66,7 @@ impl Default for ThreadConfig {
     }
 }
 
-/// What to do with a dead strategy's open orders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DeadPolicy {
-    /// Cancel every open order at every venue (default).
-    Cancel,
-    /// Leave them working (new orders are still blocked).
-    Leave,
-}
+pub use peregrine_orchestrator::DeadPolicy;
 
 /// Strategy liveness.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,7 +174,7 @@ pub struct VenueConfig {
     pub exchange: Option<ExchangeConfig>,
     /// A FIX 4.4 venue (any FIX acceptor, `peregrine gateway fix` included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fix: Option<crate::venue::fix::FixVenueConfig>,
+    pub fix: Option<peregrine_venues::fix::FixVenueConfig>,
 }
 
 /// The adapter a [`VenueConfig`] names.
@@ -176,7 +185,7 @@ pub enum VenueKind<'a> {
     /// `exchange = { ... }`.
     Exchange(&'a ExchangeConfig),
     /// `fix = { ... }`.
-    Fix(&'a crate::venue::fix::FixVenueConfig),
+    Fix(&'a peregrine_venues::fix::FixVenueConfig),
 }
 
 impl VenueConfig {
@@ -203,7 +212,7 @@ impl VenueConfig {
     }
 
     /// A FIX venue.
-    pub fn fix(name: &str, fix: crate::venue::fix::FixVenueConfig) -> VenueConfig {
+    pub fn fix(name: &str, fix: peregrine_venues::fix::FixVenueConfig) -> VenueConfig {
         VenueConfig {
             name: name.to_owned(),
             thread: ThreadConfig::default(),
@@ -240,6 +249,10 @@ pub struct EngineConfig {
     pub instruments: Vec<u32>,
     /// The orchestrator thread; default spin-yield, unpinned.
     pub orchestrator: ThreadConfig,
+    /// Orders in flight at most; the orchestrator's order table is reserved for them
+    /// at start (nothing grows on the order path); a new order beyond is refused as
+    /// busy (205). Default 16,384.
+    pub max_in_flight: usize,
     /// Liveness detection.
     pub liveness: LivenessConfig,
     /// Limits over all strategies together; default all off.
@@ -270,6 +283,7 @@ impl Default for EngineConfig {
             stats_interval_ms: 500,
             instruments: vec![1],
             orchestrator: ThreadConfig::default(),
+            max_in_flight: 16_384,
             liveness: LivenessConfig::default(),
             global_limits: Limits::default(),
             strategies: Vec::new(),
@@ -321,6 +335,52 @@ impl EngineConfig {
         EngineConfig::from_toml(&text, path)
     }
 
+    /// The orchestrator core's configuration; `reasons` names each venue's reject
+    /// reasons (in venue order; missing ones: the exchange's names).
+    pub fn core_config(&self, reasons: &[peregrine_venues::ReasonNames]) -> CoreConfig {
+        let default: peregrine_venues::ReasonNames =
+            <peregrine_venues::sim::SimVenue as peregrine_venues::Venue>::reason_name;
+        CoreConfig {
+            name: self.name.clone(),
+            strategies: self
+                .strategies
+                .iter()
+                .map(|s| StrategySpec {
+                    name: s.name.clone(),
+                    limits: s.limits,
+                })
+                .collect(),
+            venues: self
+                .venues
+                .iter()
+                .enumerate()
+                .map(|(i, v)| VenueSpec {
+                    name: v.name.clone(),
+                    reason_name: reasons.get(i).copied().unwrap_or(default),
+                })
+                .collect(),
+            instruments: self.instruments.clone(),
+            instrument_info: self
+                .instruments
+                .iter()
+                .map(|i| crate::units::InstrumentInfo::find(&self.instrument_info, *i))
+                .collect(),
+            global_limits: self.global_limits,
+            heartbeat_timeout_ns: self.liveness.heartbeat_timeout_ms * 1_000_000,
+            on_dead: self.liveness.on_dead,
+            max_in_flight: self.max_in_flight,
+            stall_ns: STALL_NS,
+            journal: self.journal.is_some(),
+            first_engine_id: first_engine_id(),
+        }
+    }
+
+    /// [`EngineConfig::core_config`] with every venue's reasons named as the
+    /// exchange's.
+    pub fn core(&self) -> CoreConfig {
+        self.core_config(&[])
+    }
+
     /// The shared-memory directory.
     pub fn dir(&self) -> PathBuf {
         self.shm_dir
@@ -351,6 +411,24 @@ impl EngineConfig {
         }
         if self.liveness.heartbeat_timeout_ms == 0 {
             p.push("liveness.heartbeat_timeout_ms must be > 0".into());
+        }
+        if self.max_in_flight == 0 || self.max_in_flight > 1 << 20 {
+            p.push(format!(
+                "max_in_flight {} must be in 1..=1048576",
+                self.max_in_flight
+            ));
+        }
+        // The orchestrator's loop clock tells its own stalls from strategies' silence:
+        // it must never choose to sleep for long (`CoreConfig::stall_ns`).
+        if self
+            .orchestrator
+            .idle_sleep_us
+            .is_some_and(|us| us > MAX_ORCH_SLEEP_US)
+        {
+            p.push(format!(
+                "orchestrator.idle_sleep_us must be at most {MAX_ORCH_SLEEP_US} (the \
+                 orchestrator's loop is its clock for strategies' liveness)"
+            ));
         }
         if self.instruments.is_empty() {
             p.push("instruments: at least one".into());
@@ -505,6 +583,7 @@ mod tests {
                 idle_sleep_us: None
             }
         );
+        assert_eq!(d.max_in_flight, 16_384);
         assert_eq!(d.liveness.heartbeat_timeout_ms, 1_000);
         assert_eq!(d.liveness.on_dead, DeadPolicy::Cancel);
         assert_eq!(d.global_limits, Limits::default());

@@ -8,6 +8,8 @@
 //! * `kill [<strategy>|*] [<timeout ms>]`: kill switch on, cancel every open order (of that
 //!   strategy) at every venue; the reply comes when the venues confirmed every cancel
 //!   (`ok ...`) or the timeout passed (`error: ...`).
+//! * `release [<strategy>|*]`: kill switch off (that strategy's, or every strategy's and
+//!   the global one), journaled as the kill is.
 //! * `limits [<strategy>|*] [key=value ...]`: with no strategy, print the global and
 //!   every strategy's risk limits; `*` is the global scope. With `key=value` words,
 //!   change those limits (all or nothing; `off` switches one off) and print the result.
@@ -29,61 +31,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
 
-use crate::risk::Limits;
+use peregrine_risk::Limits;
 
-/// Whose limits a `limits` command is about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LimitScope {
-    /// Show the global limits and every strategy's.
-    All,
-    /// The global limits.
-    Global,
-    /// One strategy's.
-    Strategy(String),
-}
-
-/// A command for the orchestrator.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ControlCmd {
-    /// Kill switch on, cancel all, reply when confirmed.
-    Kill {
-        /// Request id, echoed in the reply.
-        id: u64,
-        /// `None`: every strategy.
-        strategy: Option<String>,
-        /// Give up after this long.
-        timeout_ms: u64,
-    },
-    /// Kill switch off (the strategy's, or every strategy's and the global one):
-    /// orders are accepted again.
-    Release {
-        /// Request id, echoed in the reply.
-        id: u64,
-        /// `None`: every strategy and the global switch.
-        strategy: Option<String>,
-    },
-    /// Show or change risk limits; applied by the orchestrator between orders.
-    Limits {
-        /// Request id, echoed in the reply.
-        id: u64,
-        /// Whose.
-        scope: LimitScope,
-        /// `(key, value)` pairs, already checked by [`Limits::parse_changes`]; empty:
-        /// only show.
-        changes: Vec<(String, String)>,
-    },
-}
-
-/// The orchestrator's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ControlReply {
-    /// The request's id.
-    pub id: u64,
-    /// Success?
-    pub ok: bool,
-    /// Human text.
-    pub text: String,
-}
+pub use peregrine_orchestrator::{ControlCmd, ControlReply, LimitScope};
 
 /// What the control thread, the orchestrator and `main` share.
 #[derive(Debug)]

@@ -38,35 +38,7 @@ pub fn bump(c: &AtomicU64) {
     c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
 
-/// One row of the queue table in `peregrine engine stats`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct QueueRow {
-    /// `submit <strategy>`, `inbox <venue>`, `completion`, `return <strategy>`.
-    pub name: String,
-    /// Successful pushes.
-    pub pushes: u64,
-    /// Successful pops.
-    pub pops: u64,
-    /// Pushes refused because the queue was full.
-    pub full: u64,
-    /// Messages in the queue now.
-    pub depth: u64,
-    /// Messages left unread in a strategy's rings when they were retired (the strategy
-    /// died; see `rings`); 0 for the in-process queues. Always
-    /// `pushes == pops + depth + discarded` at rest.
-    pub discarded: u64,
-}
-
-impl QueueRow {
-    /// Adds another row's counts (not its name) to this one.
-    pub fn add(&mut self, o: &QueueRow) {
-        self.pushes += o.pushes;
-        self.pops += o.pops;
-        self.full += o.full;
-        self.depth += o.depth;
-        self.discarded += o.discarded;
-    }
-}
+pub use peregrine_orchestrator::summary::QueueRow;
 
 /// A consistent-enough copy of a [`QueueCounters`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

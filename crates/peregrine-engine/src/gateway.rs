@@ -1,11 +1,19 @@
 //! A gateway thread: drives one venue adapter for one (venue, credential).
 //!
-//! It pops commands from its inbox (an in-process SPSC ring, the orchestrator the only
-//! producer), stamps t4 and hands them to the venue; it polls the venue for reports,
-//! stamps t5, and pushes each as a [`Completion`] into the shared completion queue
-//! (crossbeam's `ArrayQueue`: the seed measured it the fastest M→1 hand-off). A full
-//! completion queue never drops a report: it waits in a local backlog and is retried
-//! first. The adapter never blocks, so a slow venue only delays its own reports.
+//! It pops commands from its inbox (an in-process SPSC ring, the orchestrator thread
+//! the only producer) and hands each to the venue, stamping t4, once the engine
+//! journal holds everything the command depends on (a new order's `Sent` record: the
+//! write-ahead rule; commands wait in arrival order, so a cancel never overtakes its
+//! order). It polls the venue for reports, stamps t5, and pushes each as a
+//! [`Completion`] into the shared completion queue (crossbeam's `ArrayQueue`: the seed
+//! measured it the fastest M→1 hand-off). A full completion queue never drops a
+//! report: it waits in a local backlog and is retried first. After a poll that
+//! advanced the venue's report stream it queues the new position
+//! ([`CompletionKind::Cursor`]), which the orchestrator journals after the reports it
+//! covers. What the adapter logs goes to the engine's log thread.
+//!
+//! Nothing here makes a file-system call: a slow disk cannot stop this thread from
+//! reading and writing its venue's socket (`docs/engine.md`, "The stall").
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,58 +22,24 @@ use std::sync::Arc;
 use crossbeam_queue::ArrayQueue;
 use peregrine_queue::clock::now_ns;
 use peregrine_queue::{Consumer, IdlePolicy};
-use peregrine_types::{Price, Qty};
 use rustc_hash::FxHashMap;
 
 use crate::counters::{bump, QueueCounters};
-use crate::venue::{Report, Venue, VenueError, VenueOrder};
+use crate::durable::JournalState;
+use crate::log::EngineLog;
+pub use peregrine_orchestrator::{Completion, CompletionKind, GatewayCmd};
+use peregrine_venues::{Report, Venue, VenueError};
 
-/// Orchestrator → gateway.
+/// Orchestrator → gateway: a command, when it was handed over (t3), and the journal
+/// position it waits for (0: none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GatewayCmd {
-    /// Send a new order.
-    New(VenueOrder),
-    /// Cancel an order by engine id.
-    Cancel(u64),
-    /// Change an order's limit price and open quantity.
-    Replace {
-        /// The engine's order id.
-        engine_id: u64,
-        /// New limit price.
-        price: Price,
-        /// New open quantity.
-        qty: Qty,
-    },
-}
-
-/// What a completion says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompletionKind {
-    /// A venue report.
-    Report(Report),
-    /// The venue refused the cancel synchronously (unknown order, busy, disconnected).
-    CancelFailed(VenueError),
-    /// The venue refused the submit synchronously (busy, disconnected).
-    SubmitFailed(VenueError),
-    /// The venue refused the replace synchronously (unknown order, busy, disconnected).
-    ReplaceFailed(VenueError),
-}
-
-/// Gateway → orchestrator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Completion {
-    /// Venue index.
-    pub venue: u32,
-    /// The engine's order id.
-    pub engine_id: u64,
-    /// What happened.
-    pub kind: CompletionKind,
-    /// t4: when the gateway popped the order.
-    pub t4: u64,
-    /// t5: when the gateway got this report.
-    pub t5: u64,
-    /// The delay D the venue scheduled for the order (0 unknown).
-    pub scheduled_ns: u64,
+pub struct Dispatch {
+    /// The command.
+    pub cmd: GatewayCmd,
+    /// t3: when the orchestrator pushed it.
+    pub t3: u64,
+    /// The command goes to the venue once the journal has committed this many records.
+    pub wal: u64,
 }
 
 /// The counters a gateway writes: its inbox pops, its completion pushes and Fulls.
@@ -77,6 +51,9 @@ pub struct GatewayCounters {
     pub completion: QueueCounters,
 }
 
+/// Orders a gateway tracks for their timestamps at most (reserved up front).
+const TRACKED: usize = 65_536;
+
 /// One gateway's state; [`Gateway::run`] is the thread body.
 #[derive(Debug)]
 pub struct Gateway<V: Venue> {
@@ -85,7 +62,7 @@ pub struct Gateway<V: Venue> {
     /// The adapter.
     pub venue: V,
     /// Commands from the orchestrator.
-    pub inbox: Consumer<GatewayCmd>,
+    pub inbox: Consumer<Dispatch>,
     /// Shared completion queue.
     pub completions: Arc<ArrayQueue<Completion>>,
     /// Counters.
@@ -94,27 +71,47 @@ pub struct Gateway<V: Venue> {
     pub stop: Arc<AtomicBool>,
     /// Idle behaviour.
     pub wait: IdlePolicy,
+    /// What the journal thread publishes (with a journal).
+    pub journal: Option<Arc<JournalState>>,
+    /// Where log lines go.
+    pub log: EngineLog,
+}
+
+/// The gateway loop's own state.
+struct Turn {
+    /// engine id → (t3, t4, scheduled D) of orders in flight.
+    orders: FxHashMap<u64, (u64, u64, u64)>,
+    backlog: VecDeque<Completion>,
+    /// Commands waiting for the journal, in arrival order.
+    held: VecDeque<Dispatch>,
+    cursor: u64,
 }
 
 impl<V: Venue> Gateway<V> {
     /// Runs until `stop`.
     pub fn run(mut self) {
-        let mut orders: FxHashMap<u64, (u64, u64)> = FxHashMap::default();
-        let mut backlog: VecDeque<Completion> = VecDeque::new();
+        let mut t = Turn {
+            orders: FxHashMap::with_capacity_and_hasher(TRACKED, Default::default()),
+            backlog: VecDeque::with_capacity(1_024),
+            held: VecDeque::with_capacity(1_024),
+            cursor: self.venue.report_cursor().unwrap_or(0),
+        };
         let mut waiter = self.wait.idler();
         // Relaxed: a stop flag; nothing is published through it.
         while !self.stop.load(Ordering::Relaxed) {
-            let mut busy = self.flush(&mut backlog);
-            while let Some(cmd) = self.inbox.try_pop() {
+            let mut busy = self.flush(&mut t.backlog);
+            while let Some(d) = self.inbox.try_pop() {
                 bump(&self.counters.inbox.pops);
-                self.command(cmd, &mut orders, &mut backlog);
+                t.held.push_back(d);
                 busy = true;
             }
+            busy |= self.release(&mut t);
             let now = now_ns();
             let index = self.index;
+            let (orders, backlog) = (&mut t.orders, &mut t.backlog);
             let n = self.venue.poll(now, &mut |report| {
                 let id = report.engine_id();
-                let (t4, d) = orders.get(&id).copied().unwrap_or((0, 0));
+                let (t3, t4, d) = orders.get(&id).copied().unwrap_or((0, 0, 0));
                 if terminal(&report) {
                     orders.remove(&id);
                 }
@@ -122,13 +119,28 @@ impl<V: Venue> Gateway<V> {
                     venue: index,
                     engine_id: id,
                     kind: CompletionKind::Report(report),
+                    t3,
                     t4,
                     t5: now,
                     scheduled_ns: d,
                 });
             });
             busy |= n > 0;
-            self.flush(&mut backlog);
+            if let Some(c) = self.venue.report_cursor().filter(|c| *c != t.cursor) {
+                t.cursor = c;
+                t.backlog.push_back(Completion {
+                    venue: index,
+                    engine_id: 0,
+                    kind: CompletionKind::Cursor(c),
+                    t3: 0,
+                    t4: 0,
+                    t5: now,
+                    scheduled_ns: 0,
+                });
+            }
+            let log = &self.log;
+            self.venue.drain_log(&mut |line| log.line(line));
+            self.flush(&mut t.backlog);
             if busy {
                 waiter.reset();
             } else {
@@ -137,19 +149,52 @@ impl<V: Venue> Gateway<V> {
         }
     }
 
-    fn command(
-        &mut self,
-        cmd: GatewayCmd,
-        orders: &mut FxHashMap<u64, (u64, u64)>,
-        backlog: &mut VecDeque<Completion>,
-    ) {
+    /// Hands over every held command whose journal records are committed, in order.
+    /// Once the journal has failed, held new orders are refused (busy: they never
+    /// reached the venue, and the engine cannot make them durable) and the rest go.
+    fn release(&mut self, t: &mut Turn) -> bool {
+        let (committed, failed) = match &self.journal {
+            None => (u64::MAX, false),
+            // Acquire: pairs with the journal thread's Release store after its write.
+            // Relaxed (failed): a flag; nothing else is read through it.
+            Some(j) => (
+                j.committed.load(Ordering::Acquire),
+                j.failed.load(Ordering::Relaxed),
+            ),
+        };
+        let mut any = false;
+        while let Some(d) = t.held.front().copied() {
+            if d.wal > committed && !failed {
+                break;
+            }
+            t.held.pop_front();
+            any = true;
+            match d.cmd {
+                GatewayCmd::New(o) if d.wal > committed => {
+                    t.backlog.push_back(Completion {
+                        venue: self.index,
+                        engine_id: o.engine_id,
+                        kind: CompletionKind::SubmitFailed(VenueError::Busy),
+                        t3: d.t3,
+                        t4: 0,
+                        t5: now_ns(),
+                        scheduled_ns: 0,
+                    });
+                }
+                _ => self.command(d, t),
+            }
+        }
+        any
+    }
+
+    fn command(&mut self, d: Dispatch, t: &mut Turn) {
         let t4 = now_ns();
-        let (id, result): (u64, Result<(), CompletionKind>) = match cmd {
+        let (id, result): (u64, Result<(), CompletionKind>) = match d.cmd {
             GatewayCmd::New(order) => {
                 let r = self.venue.submit(order, t4);
                 if r.is_ok() {
-                    let d = self.venue.last_scheduled_delay_ns().unwrap_or(0);
-                    orders.insert(order.engine_id, (t4, d));
+                    let sched = self.venue.last_scheduled_delay_ns().unwrap_or(0);
+                    t.orders.insert(order.engine_id, (d.t3, t4, sched));
                 }
                 (order.engine_id, r.map_err(CompletionKind::SubmitFailed))
             }
@@ -165,8 +210,9 @@ impl<V: Venue> Gateway<V> {
                 qty,
             } => {
                 // The replace's answer is timed from here.
-                if let Some(e) = orders.get_mut(&engine_id) {
-                    e.0 = t4;
+                if let Some(e) = t.orders.get_mut(&engine_id) {
+                    e.0 = d.t3;
+                    e.1 = t4;
                 }
                 (
                     engine_id,
@@ -177,14 +223,15 @@ impl<V: Venue> Gateway<V> {
             }
         };
         if let Err(kind) = result {
-            let (t4o, d) = orders.get(&id).copied().unwrap_or((t4, 0));
-            backlog.push_back(Completion {
+            let (t3, t4o, sched) = t.orders.get(&id).copied().unwrap_or((d.t3, t4, 0));
+            t.backlog.push_back(Completion {
                 venue: self.index,
                 engine_id: id,
                 kind,
+                t3,
                 t4: t4o,
                 t5: now_ns(),
-                scheduled_ns: d,
+                scheduled_ns: sched,
             });
         }
     }

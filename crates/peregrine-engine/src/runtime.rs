@@ -3,10 +3,12 @@
 //! [`start`] creates the shared-memory directory and, per configured strategy, its
 //! submit and return rings (removing stale files a crashed run left; see [`rings`]),
 //! binds the control
-//! socket, and spawns one gateway thread per venue and the orchestrator thread, each
-//! with its configured wait strategy and core. [`Engine::wait`] blocks the calling
-//! thread until a `shutdown` command or the duration, then stops every thread, removes
-//! the files and returns the final report.
+//! socket, and spawns one gateway thread per venue, the market-data thread, the
+//! journal thread (with a journal), the log thread and the orchestrator thread, each
+//! with its configured wait strategy and core. No thread on the order path makes a
+//! file-system call: the journal thread writes the journal, the log thread stderr.
+//! [`Engine::wait`] blocks the calling thread until a `shutdown` command or the
+//! duration, then stops every thread, removes the files and returns the final report.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,22 +19,23 @@ use std::time::{Duration, Instant};
 use crossbeam_queue::ArrayQueue;
 use peregrine_queue::pin::{available_cores, pin_current, spinner_warning, CoreId};
 use peregrine_queue::shm::ShmError;
-use peregrine_queue::spsc;
+use peregrine_queue::{spsc, WaitStrategy};
 use peregrine_strategy::paths;
 
 use crate::config::{EngineConfig, ThreadConfig, VenueConfig, VenueKind};
 use crate::control::{self, Shared};
-use crate::durable::{self, EngineJournal, Rec, Recovered};
-use crate::gateway::{Completion, Gateway, GatewayCmd, GatewayCounters};
+use crate::durable::{self, EngineJournal, JournalState, Rec, Recovered};
+use crate::gateway::{Completion, Dispatch, Gateway, GatewayCounters};
+use crate::log::EngineLog;
 use crate::market::fanout::Outbox;
 use crate::market::thread::{MdCounters, MdThread, SlotMap};
-use crate::market::MarketFeed;
 use crate::orchestrator::{GatewayLink, Orchestrator};
 use crate::rings;
 use crate::rings::StrategyLink;
-use crate::venue::exchange::ExchangeVenue;
-use crate::venue::sim::SimVenue;
-use crate::venue::Venue;
+use peregrine_venues::exchange::ExchangeVenue;
+use peregrine_venues::feed::MarketFeed;
+use peregrine_venues::sim::SimVenue;
+use peregrine_venues::Venue;
 
 /// Why the engine could not start.
 #[derive(Debug, thiserror::Error)]
@@ -59,10 +62,15 @@ pub enum StartError {
 pub struct Engine {
     dir: PathBuf,
     files: Vec<PathBuf>,
+    strategies: Vec<String>,
     shared: Arc<Shared>,
     stop: Arc<AtomicBool>,
     orchestrator: JoinHandle<Orchestrator>,
     others: Vec<JoinHandle<()>>,
+    /// The journal thread and its own stop flag (set once the orchestrator is done).
+    journal: Option<(JoinHandle<EngineJournal>, Arc<AtomicBool>)>,
+    /// The log thread and its stop flag (set last).
+    log: (JoinHandle<()>, Arc<AtomicBool>),
     /// Pinning outcomes and warnings, one line each.
     pub notes: Vec<String>,
 }
@@ -82,10 +90,30 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     let (mut links, mut files) = create_rings(cfg, &dir)?;
     files.push(board_path);
     let outboxes = outboxes(cfg, &map, &mut links);
-    let (journal, recovered) = recover(cfg, &mut notes)?;
+    files.push(write_pid_file(&dir)?);
+    let core_cfg = cfg.core();
+    let (journal, recovered) = recover(cfg, &core_cfg, &mut notes)?;
     let mut settled = Vec::new();
     let mut feeds: Vec<(u32, Box<dyn MarketFeed>)> = Vec::new();
     let stop = Arc::new(AtomicBool::new(false));
+    let log_stop = Arc::new(AtomicBool::new(false));
+    let (log, log_thread) = EngineLog::start(Arc::clone(&log_stop))
+        .map_err(|e| StartError::Io(PathBuf::from("log"), e))?;
+    // The journal thread: the only thread that writes the journal's files (its
+    // `fsync` and idle policy: it parks when idle, costing the cores nothing).
+    let journal_stop = Arc::new(AtomicBool::new(false));
+    let journal = match journal {
+        None => None,
+        Some(j) => Some(
+            durable::thread::start(
+                j,
+                WaitStrategy::SpinThenPark.into(),
+                Arc::clone(&journal_stop),
+            )
+            .map_err(|e| StartError::Io(PathBuf::from("journal"), e))?,
+        ),
+    };
+    let journal_state = journal.as_ref().map(|(link, _)| link.state());
     let shared = Arc::new(Shared::new(Arc::clone(&stop)));
     let completions = Arc::new(ArrayQueue::new(cfg.ring_capacity));
     let mut others = Vec::new();
@@ -100,6 +128,8 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             counters: Arc::clone(&counters),
             stop: Arc::clone(&stop),
             core: core_for(&v.thread, &cores),
+            journal: journal_state.clone(),
+            log: log.clone(),
         };
         let (handle, reason_name) = match v.kind() {
             Some(VenueKind::Sim(sim)) => {
@@ -113,12 +143,10 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             Some(VenueKind::Exchange(x)) => {
                 let mut venue = ExchangeVenue::new(&v.name, x.clone())
                     .map_err(|e| StartError::Venue(v.name.clone(), e.to_string()))?;
-                // With a journal, the report-stream position survives restarts.
-                if let Some(j) = &cfg.journal {
-                    let path = std::path::Path::new(&j.dir).join(format!("{}.report-seq", v.name));
-                    venue = venue
-                        .with_cursor_file(path)
-                        .map_err(|e| StartError::Venue(v.name.clone(), e.to_string()))?;
+                // With a journal, the report-stream position survives restarts: it
+                // is journaled after the reports it covers.
+                if let Some(seq) = resume_point(cfg, &v.name, i, recovered.as_ref()) {
+                    venue = venue.with_resume(seq);
                 }
                 // Connect before strategies can send (blocking up to the connect
                 // timeout); a failure is not fatal: the gateway keeps retrying.
@@ -126,7 +154,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                     feeds.push((i as u32, f));
                 }
                 if let Some(feed) = &x.feed {
-                    let f = crate::venue::exchange::md::ExchangeFeed::bind(
+                    let f = peregrine_venues::exchange::md::ExchangeFeed::bind(
                         &v.name,
                         feed,
                         &cfg.instruments,
@@ -147,7 +175,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
                 // Connects and logs on at its gateway thread's first poll (and
                 // reconnects every `reconnect_ms`); with a `store`, sequence numbers
                 // and sent messages survive restarts and FIX resend fills gaps.
-                let mut venue = crate::venue::fix::FixVenue::new(&v.name, f.clone())
+                let mut venue = peregrine_venues::fix::FixVenue::new(&v.name, f.clone())
                     .map_err(|e| StartError::Venue(v.name.clone(), e))?;
                 restore_into(&mut venue, i as u32, recovered.as_ref(), &mut settled);
                 spawn_gateway(v, venue, parts)?
@@ -173,17 +201,23 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
         Arc::clone(&md_counters),
         Arc::clone(&stop),
         cfg.market_data.thread.idle_policy(),
-    );
+    )
+    .with_log(log.clone());
     let md_core = core_for(&cfg.market_data.thread, &cores);
     others.push(spawn("md", move || {
         eprintln!("{}", pin_current("md", md_core).describe());
         md.run();
     })?);
     let mut orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared))
-        .with_market_data(attach, md_counters);
-    if let Some(j) = journal {
-        orch = orch.with_journal(j);
-    }
+        .with_market_data(attach, md_counters)
+        .with_log(log.clone());
+    let journal = match journal {
+        Some((link, h)) => {
+            orch = orch.with_journal(link);
+            Some((h, journal_stop))
+        }
+        None => None,
+    };
     if let Some(r) = recovered {
         orch = orch.restore(r, settled);
     }
@@ -207,17 +241,50 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     Ok(Engine {
         dir,
         files: [files, vec![socket]].concat(),
+        strategies: cfg.strategies.iter().map(|s| s.name.clone()).collect(),
         shared,
         stop,
         orchestrator,
         others,
+        journal,
+        log: (log_thread, log_stop),
         notes,
     })
+}
+
+/// Writes `<dir>/engine.pid`: this process's id and start time, so a strategy's
+/// runner notices the engine's death (within one heartbeat) and its restart.
+fn write_pid_file(dir: &Path) -> Result<PathBuf, StartError> {
+    let path = paths::engine_pid(dir);
+    let pid = std::process::id();
+    let start = paths::process_start(pid).unwrap_or(0);
+    std::fs::write(&path, format!("{pid} {start}\n"))
+        .map_err(|e| StartError::Io(path.clone(), e))?;
+    Ok(path)
+}
+
+/// Where venue `name` (index `i`) resumes its report stream: the position the
+/// journal holds, or (a journal from before positions were journaled) the
+/// `<journal dir>/<venue>.report-seq` file an earlier version kept, read once here.
+fn resume_point(
+    cfg: &EngineConfig,
+    name: &str,
+    i: usize,
+    recovered: Option<&Recovered>,
+) -> Option<u64> {
+    if let Some(seq) = recovered.and_then(|r| r.cursors.get(i).copied().flatten()) {
+        return Some(seq);
+    }
+    let j = cfg.journal.as_ref()?;
+    let text =
+        std::fs::read_to_string(Path::new(&j.dir).join(format!("{name}.report-seq"))).ok()?;
+    text.trim().parse().ok()
 }
 
 /// Opens the journal (if configured), replays it, and records this run's roster.
 fn recover(
     cfg: &EngineConfig,
+    core: &peregrine_orchestrator::CoreConfig,
     notes: &mut Vec<String>,
 ) -> Result<(Option<EngineJournal>, Option<Recovered>), StartError> {
     let Some(section) = &cfg.journal else {
@@ -227,7 +294,7 @@ fn recover(
     let jerr = |e: String| StartError::Journal(section.dir.clone(), e);
     let mut journal =
         EngineJournal::open(&section.dir, section.fsync).map_err(|e| jerr(e.to_string()))?;
-    let recovered = durable::replay(&mut journal, cfg, peregrine_queue::clock::now_ns())
+    let recovered = durable::replay(&mut journal, core, peregrine_queue::clock::now_ns())
         .map_err(|e| jerr(e.to_string()))?;
     let mut j = EngineJournal::new(journal);
     let roster = Rec::Roster {
@@ -246,14 +313,6 @@ fn recover(
             started.elapsed().as_secs_f64() * 1e3,
             recovered.orders.len()
         ));
-        if cfg.venues.iter().any(|v| v.exchange.is_some()) && !recovered.orders.is_empty() {
-            notes.push(
-                "WARNING: exchange venues reconcile restored orders by mass cancel (protocol \
-                 v1 has no session replay): fills that happened while the engine was down \
-                 can be missed; check the exchange's records"
-                    .into(),
-            );
-        }
     }
     notes.extend(recovered.warnings.iter().map(|w| format!("WARNING: {w}")));
     Ok((Some(j), Some(recovered)))
@@ -275,6 +334,7 @@ fn restore_into<V: Venue>(
                 venue,
                 engine_id: o.engine_id,
                 kind: crate::gateway::CompletionKind::Report(report),
+                t3: 0,
                 t4: now,
                 t5: now,
                 scheduled_ns: 0,
@@ -286,11 +346,13 @@ fn restore_into<V: Venue>(
 /// What every gateway thread gets besides its adapter.
 struct GatewayParts {
     index: u32,
-    inbox: peregrine_queue::Consumer<GatewayCmd>,
+    inbox: peregrine_queue::Consumer<Dispatch>,
     completions: Arc<ArrayQueue<Completion>>,
     counters: Arc<GatewayCounters>,
     stop: Arc<AtomicBool>,
     core: Option<CoreId>,
+    journal: Option<Arc<JournalState>>,
+    log: EngineLog,
 }
 
 /// Starts the gateway thread of `venue`; returns it with the venue's reason names.
@@ -298,7 +360,7 @@ fn spawn_gateway<V: Venue + Send + 'static>(
     v: &VenueConfig,
     venue: V,
     p: GatewayParts,
-) -> Result<(JoinHandle<()>, crate::venue::ReasonNames), StartError> {
+) -> Result<(JoinHandle<()>, peregrine_venues::ReasonNames), StartError> {
     let gw = Gateway {
         index: p.index,
         venue,
@@ -307,6 +369,8 @@ fn spawn_gateway<V: Venue + Send + 'static>(
         counters: p.counters,
         stop: p.stop,
         wait: v.thread.idle_policy(),
+        journal: p.journal,
+        log: p.log,
     };
     let name = format!("gw-{}", v.name);
     let (core, label) = (p.core, name.clone());
@@ -388,7 +452,9 @@ impl Engine {
     }
 
     /// Blocks until `shutdown` (control socket), [`Engine::stop`] or `duration`, then
-    /// joins the threads, removes the files and returns the final report.
+    /// joins the threads (the journal thread once the orchestrator's last records are
+    /// handed over, the log thread last), removes the files and returns the final
+    /// report.
     pub fn wait(self, duration: Option<Duration>) -> String {
         let started = Instant::now();
         // Relaxed: a stop flag.
@@ -399,15 +465,30 @@ impl Engine {
             std::thread::sleep(Duration::from_millis(20));
         }
         let report = match self.orchestrator.join() {
-            Ok(orch) => orch.render(peregrine_queue::clock::now_ns()),
+            Ok(mut orch) => {
+                orch.finish_journal();
+                orch.render(peregrine_queue::clock::now_ns())
+            }
             Err(_) => "orchestrator thread panicked\n".to_owned(),
         };
         for h in self.others {
             let _ = h.join();
         }
+        if let Some((h, stop)) = self.journal {
+            // Relaxed: a stop flag; every record was handed over before it is set.
+            stop.store(true, Ordering::Relaxed);
+            let _ = h.join();
+        }
         for f in &self.files {
             let _ = std::fs::remove_file(f);
         }
+        for s in &self.strategies {
+            let _ = std::fs::remove_file(paths::dead_note(&self.dir, s));
+        }
+        let (log, log_stop) = self.log;
+        // Relaxed: a stop flag; the log thread drains its queue before it ends.
+        log_stop.store(true, Ordering::Relaxed);
+        let _ = log.join();
         let _ = std::fs::remove_dir(&self.dir); // only if empty
         drop(self.shared);
         report

@@ -17,10 +17,18 @@
 //!   process (it stalled past the heartbeat timeout, or the engine restarted) and
 //!   whatever it writes is never read: the runner stops and reports
 //!   [`RunSummary::detached`];
+//! * at every heartbeat it also checks that the engine process that made the rings
+//!   (its pid and start time, from `engine.pid` in the directory) still runs; if it
+//!   died, the run stops within that heartbeat interval and reports
+//!   [`RunSummary::engine_gone`] (nothing would ever answer again);
 //! * when [`run`] returns it keeps its claims on both rings (the handles are leaked
 //!   until the process exits), so a new process cannot attach to rings that may still
 //!   hold this one's unread messages: it waits until the engine has noticed this
 //!   process is gone and re-created them.
+//!
+//! Why a run was detached is told in [`RunSummary::detached_why`]: the engine writes
+//! the reason it declared a strategy dead next to its rings (`<name>.dead`), and a
+//! changed `engine.pid` means the engine itself restarted.
 //!
 //! Market data: the runner also attaches the strategy's market-data ring
 //! (`<name>.md`) and the engine's book board (both optional: an engine without
@@ -122,6 +130,10 @@ pub struct RunSummary {
     /// The run stopped because the engine replaced this strategy's ring files (it
     /// declared the process dead, or restarted): nothing sent any more was read.
     pub detached: bool,
+    /// Why, when the engine said (its `<name>.dead` note, or its restart).
+    pub detached_why: Option<String>,
+    /// The run stopped because the engine process (this pid) is gone.
+    pub engine_gone: Option<u32>,
     /// `on_book` calls.
     pub books: u64,
     /// Book events that named a version already delivered (collapsed here).
@@ -144,6 +156,8 @@ impl RunSummary {
             round_trip: h(),
             rt_minus_venue: h(),
             detached: false,
+            detached_why: None,
+            engine_gone: None,
             books: 0,
             stale_books: 0,
             trades: 0,
@@ -169,8 +183,18 @@ impl RunSummary {
             );
         }
         if self.detached {
-            s += "DETACHED: the engine replaced this strategy's rings (it declared the \
-                  process dead, or restarted); restart the strategy\n";
+            s += &format!(
+                "DETACHED: the engine replaced this strategy's rings ({}); restart the strategy\n",
+                self.detached_why
+                    .as_deref()
+                    .unwrap_or("it declared the process dead, or restarted")
+            );
+        }
+        if let Some(pid) = self.engine_gone {
+            s += &format!(
+                "ENGINE GONE: the engine process (pid {pid}) exited; this strategy stopped \
+                 (restart it once an engine runs again)\n"
+            );
         }
         for (name, h) in [
             ("round trip", &self.round_trip),
@@ -207,6 +231,7 @@ pub fn run<S: Strategy>(
     stop: &AtomicBool,
 ) -> Result<RunSummary, RunnerError> {
     let (mut api, mut rx, mut mdrx, files) = attach_files(cfg)?;
+    let engine = EngineProc::read(&cfg.dir);
     let mut delivered: Vec<u64> = Vec::new();
     let pid = std::process::id();
     let _ = api.send_raw(Request::heartbeat(pid, now_ns()));
@@ -271,6 +296,11 @@ pub fn run<S: Strategy>(
             if now >= next_heartbeat {
                 if files.replaced(cfg) {
                     summary.detached = true;
+                    summary.detached_why = detached_why(cfg, engine);
+                    break;
+                }
+                if let Some(e) = engine.filter(|e| !e.alive()) {
+                    summary.engine_gone = Some(e.pid);
                     break;
                 }
                 let _ = api.send_raw(Request::heartbeat(pid, now));
@@ -340,6 +370,47 @@ fn market_data<S: Strategy>(
         }
         None => {}
     }
+}
+
+/// The engine process that made the rings: its pid and its start time (in clock
+/// ticks since boot, field 22 of `/proc/<pid>/stat`), so a reused pid is not taken
+/// for it. The engine writes both into `engine.pid` in its directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EngineProc {
+    pid: u32,
+    start: u64,
+}
+
+impl EngineProc {
+    /// The engine named in `dir`'s `engine.pid` (`None`: no such file, an engine that
+    /// does not write one).
+    fn read(dir: &std::path::Path) -> Option<EngineProc> {
+        let text = std::fs::read_to_string(paths::engine_pid(dir)).ok()?;
+        let mut words = text.split_whitespace();
+        let pid = words.next()?.parse().ok()?;
+        let start = words.next()?.parse().ok()?;
+        Some(EngineProc { pid, start })
+    }
+
+    /// Whether it still runs (one read of `/proc/<pid>/stat`, in memory).
+    fn alive(&self) -> bool {
+        paths::process_start(self.pid) == Some(self.start)
+    }
+}
+
+/// Why the rings were replaced, as far as the engine said.
+fn detached_why(cfg: &RunnerConfig, was: Option<EngineProc>) -> Option<String> {
+    let now = EngineProc::read(&cfg.dir);
+    if let (Some(a), Some(b)) = (was, now) {
+        if a != b {
+            return Some(format!(
+                "the engine restarted: pid {} is now pid {}",
+                a.pid, b.pid
+            ));
+        }
+    }
+    let note = std::fs::read_to_string(paths::dead_note(&cfg.dir, &cfg.name)).ok()?;
+    Some(format!("the engine declared it dead: {}", note.trim()))
 }
 
 /// The identity (device, inode) of the ring files a runner mapped (the market-data

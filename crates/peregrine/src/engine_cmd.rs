@@ -50,44 +50,6 @@ enum EngineAction {
     },
     /// Stop the running engine.
     Shutdown,
-    /// Measure the engine journal: cost per order (write-ahead append + write) and
-    /// recovery time for a journal of N events.
-    BenchJournal {
-        /// Journal records to write (3 per order).
-        #[arg(long, default_value_t = 1_000_000)]
-        events: u64,
-        /// fdatasync every commit.
-        #[arg(long)]
-        fsync: bool,
-        /// Directory for the journal (a fresh subdirectory is used and removed).
-        #[arg(long, default_value = "/tmp")]
-        dir: PathBuf,
-    },
-    /// Measure UDP loopback one-way latency (the floor under feed-to-strategy).
-    BenchUdp {
-        /// Datagrams.
-        #[arg(long, default_value_t = 20_000)]
-        count: u64,
-        /// Gap between sends, µs.
-        #[arg(long, default_value_t = 50)]
-        gap_us: u64,
-    },
-    /// Measure the two shared-memory submit candidates (per-strategy SPSC + scan vs
-    /// one MPSC ring): round trip and one-producer throughput.
-    BenchSubmit {
-        /// Connected strategies (rings).
-        #[arg(long, default_value_t = 4)]
-        rings: usize,
-        /// Round trips (and pushes in the throughput phase).
-        #[arg(long, default_value_t = 200_000)]
-        rounds: u64,
-        /// busy-spin (needs 2 free cores), spin-yield or park.
-        #[arg(long, default_value = "busy-spin")]
-        wait: peregrine_queue::WaitStrategy,
-        /// Directory for the ring files.
-        #[arg(long, default_value = "/dev/shm")]
-        ring_dir: PathBuf,
-    },
 }
 
 /// Runs the subcommand.
@@ -122,75 +84,7 @@ pub(crate) fn run(args: EngineArgs) -> anyhow::Result<()> {
             talk(&args, line, 5_000)
         }
         Some(EngineAction::Shutdown) => talk(&args, "shutdown".into(), 5_000),
-        Some(EngineAction::BenchSubmit {
-            rings,
-            rounds,
-            wait,
-            ref ring_dir,
-        }) => bench_submit(rings, rounds, wait, ring_dir),
-        Some(EngineAction::BenchJournal {
-            events,
-            fsync,
-            ref dir,
-        }) => bench_journal(events, fsync, dir),
-        Some(EngineAction::BenchUdp { count, gap_us }) => {
-            let h = peregrine_engine::bench_udp::run(count, gap_us)?;
-            println!(
-                "udp loopback one-way, {} datagrams, {gap_us} µs apart",
-                h.len()
-            );
-            println!("{}", percentiles(&h));
-            Ok(())
-        }
     }
-}
-
-fn percentiles(h: &hdrhistogram::Histogram<u64>) -> String {
-    use peregrine_engine::units::fmt_ns;
-    format!(
-        "p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n{{\"n\":{},\"p50\":{},\"p90\":{},\"p99\":{},\"p999\":{},\"max\":{}}}",
-        fmt_ns(h.value_at_quantile(0.5)),
-        fmt_ns(h.value_at_quantile(0.9)),
-        fmt_ns(h.value_at_quantile(0.99)),
-        fmt_ns(h.value_at_quantile(0.999)),
-        fmt_ns(h.max()),
-        h.len(),
-        h.value_at_quantile(0.5),
-        h.value_at_quantile(0.9),
-        h.value_at_quantile(0.99),
-        h.value_at_quantile(0.999),
-        h.max()
-    )
-}
-
-fn bench_journal(events: u64, fsync: bool, dir: &std::path::Path) -> anyhow::Result<()> {
-    let dir = dir.join(format!("peregrine-bench-journal-{}", std::process::id()));
-    let result = peregrine_engine::bench_durable::run(&dir, events, fsync);
-    let _ = std::fs::remove_dir_all(&dir);
-    let b = result.map_err(anyhow::Error::msg)?;
-    println!(
-        "engine journal, {} events ({} orders), fsync {}",
-        b.events,
-        b.per_order.len(),
-        if fsync {
-            "every commit"
-        } else {
-            "none (page cache)"
-        }
-    );
-    println!(
-        "per order (Sent append + write): {}",
-        percentiles(&b.per_order)
-    );
-    println!(
-        "append phase {:.2} s ({:.0} events/s); recovery (open + replay {} records) {:.3} s ({:.0} records/s)",
-        b.append_s,
-        b.events as f64 / b.append_s,
-        b.replayed,
-        b.recovery_s,
-        b.replayed as f64 / b.recovery_s
-    );
-    Ok(())
 }
 
 fn serve(args: &EngineArgs) -> anyhow::Result<()> {
@@ -233,35 +127,6 @@ fn talk(args: &EngineArgs, command: String, timeout_ms: u64) -> anyhow::Result<(
     print!("{reply}");
     if reply.starts_with("error") {
         bail!("the engine refused: {}", reply.trim());
-    }
-    Ok(())
-}
-
-fn bench_submit(
-    rings: usize,
-    rounds: u64,
-    wait: peregrine_queue::WaitStrategy,
-    ring_dir: &std::path::Path,
-) -> anyhow::Result<()> {
-    let cores = peregrine_queue::available_cores(); // once, before pinning
-    let dir = ring_dir.join(format!("peregrine-bench-submit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let result = peregrine_engine::bench_submit::run(&dir, rings, rounds, wait, &cores);
-    let _ = std::fs::remove_dir_all(&dir);
-    println!(
-        "submit hand-off, {rings} strategies connected, 1 active, {rounds} rounds, wait {}, {} cores",
-        wait.name(),
-        cores.len()
-    );
-    println!(
-        "{:<26}{:>10}{:>10}{:>10}{:>14}",
-        "candidate", "rt p50", "rt p99", "rt p99.9", "pushes/s"
-    );
-    for r in result? {
-        println!(
-            "{:<26}{:>8}ns{:>8}ns{:>8}ns{:>14.0}",
-            r.name, r.rt[0], r.rt[1], r.rt[2], r.throughput
-        );
     }
     Ok(())
 }

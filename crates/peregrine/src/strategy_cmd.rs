@@ -192,8 +192,19 @@ fn go<S: Strategy>(s: &mut S, c: &Common, default_name: &str) -> anyhow::Result<
     }
     let summary = run_strategy(s, &cfg, &stop)?;
     println!("strategy {name}\n{}", summary.render());
+    if let Some(pid) = summary.engine_gone {
+        anyhow::bail!(
+            "strategy {name}: the engine (pid {pid}) is gone; stopped within one heartbeat"
+        );
+    }
     if summary.detached {
-        anyhow::bail!("strategy {name}: detached by the engine");
+        anyhow::bail!(
+            "strategy {name}: detached by the engine: {}",
+            summary
+                .detached_why
+                .as_deref()
+                .unwrap_or("it replaced this strategy's rings (declared it dead, or restarted)")
+        );
     }
     Ok(())
 }

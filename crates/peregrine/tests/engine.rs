@@ -247,6 +247,35 @@ fn killed_strategy_gets_its_orders_cancelled() {
     });
 }
 
+/// Issue 28: a strategy stops within one heartbeat of its engine's death (at every
+/// heartbeat it checks that the engine process named in `engine.pid`, pid and start
+/// time, still runs) instead of writing into rings nobody reads until its
+/// `--duration` ends. Without the check the maker would run its 300 s.
+#[test]
+fn strategy_stops_when_the_engine_dies() {
+    with_timeout(120, || {
+        let mut rig = engine("rest");
+        let mut maker = strategy("maker", &rig.shm, "300");
+        wait_until("maker quotes resting", Duration::from_secs(30), || {
+            row(&stats(&rig.shm), "maker").1 > 0
+        });
+        rig.engine.0.kill().unwrap(); // SIGKILL: the engine cleans up nothing
+        rig.engine.0.wait().unwrap();
+        let mut status = None;
+        wait_until("the maker to stop", Duration::from_secs(30), || {
+            status = maker.0.try_wait().unwrap();
+            status.is_some()
+        });
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut maker.0.stderr.take().unwrap(), &mut err).unwrap();
+        assert!(
+            !status.unwrap().success(),
+            "a strategy whose engine died fails: {err}"
+        );
+        assert!(err.contains("is gone"), "it says why: {err}");
+    });
+}
+
 #[test]
 fn limits_change_at_run_time_and_bad_changes_are_refused() {
     with_timeout(120, || {

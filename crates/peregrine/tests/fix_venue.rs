@@ -6,10 +6,10 @@ mod support;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use peregrine_engine::venue::fix::{FixInstrument, FixVenue, FixVenueConfig};
-use peregrine_engine::venue::{Report, Venue, VenueOrder};
 use peregrine_fix_interop::qf::{free_port, settings, wait_until, Recorder, WireLog, QUICKFIX};
 use peregrine_types::{InstrumentId, Price, Qty, Side, TimeInForce};
+use peregrine_venues::fix::{FixInstrument, FixVenue, FixVenueConfig};
+use peregrine_venues::{Report, Venue, VenueOrder};
 use quickfix::{
     Acceptor, Application, ConnectionHandler, LogFactory, MemoryMessageStoreFactory,
     SessionSettings,

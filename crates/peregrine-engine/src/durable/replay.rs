@@ -1,40 +1,10 @@
-//! Recovery: replaying the journal into the state the engine had.
-//!
-//! The journal is replayed through the same [`RiskEngine`] methods the live engine
-//! calls (reserve, fill, done, replaced, reduced, limits, kill switch), so positions,
-//! realized PnL, reference prices, open-order reservations, limits and kill switches
-//! come back exactly. Orders still open at the end are returned as
-//! [`RestoredOrder`]s: they belong to a previous incarnation of their strategy (its
-//! process has to attach anew and numbers its orders from 1 again), so they are
-//! re-keyed as *orphans* (client id with [`ORPHAN`] set), which no strategy can name
-//! and no event reaches; the engine asks each venue to reconcile them.
+//! Recovery: the journal's records read back and applied to a fresh state
+//! ([`peregrine_orchestrator::Replayer`], the pure part), which the orchestrator core
+//! takes over. See `peregrine_orchestrator::replay` for what comes back and how open
+//! orders become orphans the venues reconcile.
 
 use peregrine_journal::Journal;
-use peregrine_types::{InstrumentId, Price, Qty, Side};
-use rustc_hash::FxHashMap;
-
-use super::record::{Rec, RecError, GLOBAL};
-use crate::config::EngineConfig;
-use crate::risk::{Fill, RiskEngine, StrategyId};
-pub use crate::venue::RestoredOrder;
-
-/// Set in the client id of an order restored from the journal.
-pub const ORPHAN: u64 = 1 << 63;
-
-/// What a replay rebuilt.
-#[derive(Debug)]
-pub struct Recovered {
-    /// Risk state: positions, PnL, references, reservations, limits, kill switches.
-    pub risk: RiskEngine,
-    /// Orders still open.
-    pub orders: Vec<RestoredOrder>,
-    /// Next engine order id.
-    pub next_engine_id: u64,
-    /// Records replayed.
-    pub records: u64,
-    /// Things that could not be mapped onto the current config.
-    pub warnings: Vec<String>,
-}
+use peregrine_orchestrator::{CoreConfig, Rec, RecError, Recovered, Replayer};
 
 /// Why the journal could not be replayed.
 #[derive(Debug, thiserror::Error)]
@@ -52,50 +22,13 @@ pub enum ReplayError {
     },
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Open {
-    strategy: Option<u16>,
-    key: u64,
-    venue: Option<u32>,
-    instrument: InstrumentId,
-    side: Side,
-    price: i64,
-    qty: i64,
-    leaves: i64,
-    venue_id: u64,
-}
-
-/// The replay's state.
-struct State<'a> {
-    cfg: &'a EngineConfig,
-    risk: RiskEngine,
-    open: FxHashMap<u64, Open>,
-    strategies: Vec<Option<u16>>,
-    venues: Vec<Option<u32>>,
-    next_engine_id: u64,
-    warnings: Vec<String>,
-}
-
 /// Replays every record of `journal` on top of `cfg`'s strategies and limits.
 pub fn replay(
     journal: &mut Journal,
-    cfg: &EngineConfig,
+    cfg: &CoreConfig,
     now_ns: u64,
 ) -> Result<Recovered, ReplayError> {
-    let mut risk = RiskEngine::new(cfg.global_limits);
-    for (i, s) in cfg.strategies.iter().enumerate() {
-        risk.register(StrategyId(i as u16), s.limits, now_ns);
-    }
-    let mut st = State {
-        cfg,
-        risk,
-        open: FxHashMap::default(),
-        strategies: Vec::new(),
-        venues: Vec::new(),
-        next_engine_id: 1,
-        warnings: Vec::new(),
-    };
-    let mut records = 0;
+    let mut st = Replayer::new(cfg, now_ns);
     if let Some(first) = journal.first_seq() {
         let mut r = journal.replay_from(first)?;
         while let Some(rec) = r.next()? {
@@ -103,203 +36,7 @@ pub fn replay(
             let decoded = Rec::decode(rec.kind, rec.payload)
                 .map_err(|source| ReplayError::Record { seq, source })?;
             st.apply(decoded);
-            records += 1;
         }
     }
-    st.orphan_all();
-    let mut orders: Vec<RestoredOrder> = st
-        .open
-        .iter()
-        .filter_map(|(id, o)| {
-            Some(RestoredOrder {
-                engine_id: *id,
-                strategy: o.strategy?,
-                client_key: o.key,
-                venue: o.venue?,
-                instrument: o.instrument,
-                side: o.side,
-                price: Price::from_raw(o.price),
-                qty: Qty::from_raw(o.qty),
-                leaves: Qty::from_raw(o.leaves),
-                venue_id: o.venue_id,
-            })
-        })
-        .collect();
-    orders.sort_by_key(|o| o.engine_id);
-    Ok(Recovered {
-        risk: st.risk,
-        orders,
-        next_engine_id: st.next_engine_id,
-        records,
-        warnings: st.warnings,
-    })
-}
-
-impl State<'_> {
-    fn apply(&mut self, rec: Rec) {
-        match rec {
-            Rec::Roster { strategies, venues } => {
-                // A new engine run begins: what was open belongs to the old one.
-                self.orphan_all();
-                let cfg = self.cfg;
-                self.strategies = strategies
-                    .iter()
-                    .map(|n| {
-                        cfg.strategies
-                            .iter()
-                            .position(|s| &s.name == n)
-                            .map(|i| i as u16)
-                    })
-                    .collect();
-                self.venues = venues.iter().map(|n| cfg.venue_index(n)).collect();
-                for (n, m) in strategies.iter().zip(&self.strategies) {
-                    if m.is_none() {
-                        self.warnings.push(format!(
-                            "strategy {n:?} is in the journal but not in the config: its \
-                             positions and orders are not restored"
-                        ));
-                    }
-                }
-            }
-            Rec::Sent(o) => {
-                self.next_engine_id = self.next_engine_id.max(o.engine_id + 1);
-                let strategy = self.strategies.get(o.strategy as usize).copied().flatten();
-                let venue = self.venues.get(o.venue as usize).copied().flatten();
-                if let Some(s) = strategy {
-                    let sid = StrategyId(s);
-                    let v = venue.unwrap_or(u32::MAX);
-                    self.risk
-                        .restore_open(sid, o.client_id, v, o.instrument, o.side, o.qty.lots());
-                }
-                self.open.insert(
-                    o.engine_id,
-                    Open {
-                        strategy,
-                        key: o.client_id,
-                        venue,
-                        instrument: o.instrument,
-                        side: o.side,
-                        price: o.price.units(),
-                        qty: o.qty.lots(),
-                        leaves: o.qty.lots(),
-                        venue_id: 0,
-                    },
-                );
-            }
-            Rec::Ack {
-                engine_id,
-                venue_id,
-            } => {
-                if let Some(o) = self.open.get_mut(&engine_id) {
-                    o.venue_id = venue_id;
-                }
-            }
-            Rec::Fill {
-                engine_id,
-                price,
-                qty,
-                leaves,
-            } => {
-                let Some(o) = self.open.get(&engine_id).copied() else {
-                    return;
-                };
-                if let Some(s) = o.strategy {
-                    let fill = Fill {
-                        venue: o.venue.unwrap_or(u32::MAX),
-                        instrument: o.instrument,
-                        side: o.side,
-                        price: Price::from_raw(price),
-                        qty: Qty::from_raw(qty),
-                    };
-                    self.risk.on_fill(StrategyId(s), o.key, fill);
-                }
-                self.set_leaves(engine_id, leaves);
-            }
-            Rec::Cancelled {
-                engine_id,
-                qty,
-                leaves,
-            } => {
-                let Some(o) = self.open.get(&engine_id).copied() else {
-                    return;
-                };
-                if let Some(s) = o.strategy {
-                    if leaves == 0 {
-                        self.risk.on_done(StrategyId(s), o.key);
-                    } else {
-                        self.risk.on_reduced(StrategyId(s), o.key, qty);
-                    }
-                }
-                self.set_leaves(engine_id, leaves);
-            }
-            Rec::Rejected { engine_id } => {
-                if let Some(o) = self.open.remove(&engine_id) {
-                    if let Some(s) = o.strategy {
-                        self.risk.on_done(StrategyId(s), o.key);
-                    }
-                }
-            }
-            Rec::Replaced {
-                engine_id,
-                price,
-                qty,
-            } => {
-                let Some(o) = self.open.get_mut(&engine_id) else {
-                    return;
-                };
-                o.price = price;
-                o.qty = qty;
-                o.leaves = qty;
-                if let Some(s) = o.strategy {
-                    self.risk
-                        .on_replaced(StrategyId(s), o.key, Qty::from_raw(qty));
-                }
-            }
-            Rec::Limits { scope, limits } => match self.scope(scope) {
-                Some(None) => self.risk.set_global_limits(limits),
-                Some(Some(s)) => {
-                    let _ = self.risk.set_limits(StrategyId(s), limits);
-                }
-                None => {}
-            },
-            Rec::Kill { scope, on } => match (self.scope(scope), on) {
-                (Some(s), true) => self.risk.kill(s.map(StrategyId)),
-                (Some(s), false) => self.risk.unkill(s.map(StrategyId)),
-                (None, _) => {}
-            },
-        }
-    }
-
-    /// `Some(None)`: global; `Some(Some(s))`: strategy `s`; `None`: unmapped.
-    fn scope(&self, scope: u16) -> Option<Option<u16>> {
-        if scope == GLOBAL {
-            return Some(None);
-        }
-        self.strategies
-            .get(scope as usize)
-            .copied()
-            .flatten()
-            .map(Some)
-    }
-
-    fn set_leaves(&mut self, engine_id: u64, leaves: i64) {
-        if leaves <= 0 {
-            self.open.remove(&engine_id);
-        } else if let Some(o) = self.open.get_mut(&engine_id) {
-            o.leaves = leaves;
-        }
-    }
-
-    /// Re-keys every open order as an orphan (idempotent).
-    fn orphan_all(&mut self) {
-        for o in self.open.values_mut() {
-            if o.key & ORPHAN != 0 {
-                continue;
-            }
-            if let Some(s) = o.strategy {
-                self.risk.rekey(StrategyId(s), o.key, o.key | ORPHAN);
-            }
-            o.key |= ORPHAN;
-        }
-    }
+    Ok(st.finish())
 }

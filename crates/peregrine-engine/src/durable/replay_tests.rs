@@ -3,10 +3,11 @@
 use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
 
 use super::record::{Rec, SentOrder, GLOBAL};
-use super::replay::{replay, ORPHAN};
+use super::replay::replay;
 use super::writer::EngineJournal;
+use super::ORPHAN;
 use crate::config::{EngineConfig, StrategyConfig};
-use crate::risk::{Fill, Limits, OrderRequest, RiskEngine, StrategyId};
+use peregrine_risk::{Fill, Limits, OrderRequest, RiskEngine, StrategyId};
 
 fn cfg(names: &[&str]) -> EngineConfig {
     EngineConfig {
@@ -102,7 +103,7 @@ fn positions_pnl_and_open_orders_come_back_exactly() {
     // Config lists the strategies in another order: they are matched by name.
     let c = cfg(&["b", "a"]);
     let mut j = EngineJournal::open(dir.path(), false).unwrap();
-    let rec = replay(&mut j, &c, 0).unwrap();
+    let rec = replay(&mut j, &c.core(), 0).unwrap();
     assert_eq!(rec.records, 13);
     assert_eq!(rec.next_engine_id, 5);
     // The same fills applied live.
@@ -184,7 +185,7 @@ fn a_second_restart_keeps_orphans_apart_and_unknown_strategies_are_reported() {
         ],
     );
     let mut j = EngineJournal::open(dir.path(), false).unwrap();
-    let rec = replay(&mut j, &cfg(&["a"]), 0).unwrap();
+    let rec = replay(&mut j, &cfg(&["a"]).core(), 0).unwrap();
     assert!(rec.orders.is_empty(), "{:?}", rec.orders);
     assert_eq!(rec.risk.open_orders(Some(StrategyId(0))), 0);
     assert_eq!(
@@ -209,6 +210,6 @@ fn a_corrupt_record_stops_recovery_with_its_sequence_number() {
     assert!(j.commit());
     drop(j);
     let mut j = EngineJournal::open(dir.path(), false).unwrap();
-    let e = replay(&mut j, &cfg(&["a"]), 0).unwrap_err();
+    let e = replay(&mut j, &cfg(&["a"]).core(), 0).unwrap_err();
     assert!(e.to_string().contains("record 2"), "{e}");
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use peregrine_journal::{FsyncPolicy, Journal, JournalConfig, JournalError, Timestamps};
 
-use super::record::Rec;
+use peregrine_orchestrator::Rec;
 
 /// The writer.
 #[derive(Debug)]

@@ -1,5 +1,6 @@
-//! Market data: what venues report about their books, the engine's L2 book per
-//! (venue, instrument), and the market-data thread that publishes them to strategies.
+//! Market data: the market-data thread that keeps the engine's L2 book per (venue,
+//! instrument) from every venue's feed (`peregrine_venues::feed`) and publishes them to
+//! strategies.
 //!
 //! ```text
 //!  SimVenue (gateway thread) ──SPSC of MdUpdate──┐
@@ -9,9 +10,6 @@
 //!                                                │          conflating when a strategy is slow
 //! ```
 //!
-//! * [`MdUpdate`] / [`MarketFeed`]: the venue-independent updates a feed produces
-//!   (level changes, trades, book resets, and `End` closing an atomic group: books are
-//!   published only at an `End`, so a strategy never sees half of one venue event).
 //! * [`book::L2Book`]: price levels of one book, bounded, no allocation per update.
 //! * [`fanout`]: one strategy's outbox: subscriptions, conflation, skip counts.
 //! * [`thread::MdThread`]: the thread.
@@ -21,85 +19,3 @@ pub mod fanout;
 #[cfg(test)]
 mod tests;
 pub mod thread;
-
-use peregrine_queue::Consumer;
-use peregrine_types::{InstrumentId, Price, Qty, Side};
-
-/// One change a venue reports. Times are `CLOCK_MONOTONIC` ns (a feed converts the
-/// venue's own clock).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MdUpdate {
-    /// A price level's new aggregate (qty 0: the level is gone).
-    Level {
-        /// Instrument.
-        instrument: InstrumentId,
-        /// Book side.
-        side: Side,
-        /// Level price.
-        price: Price,
-        /// New total quantity.
-        qty: Qty,
-        /// Orders at the level (0: unknown).
-        orders: u32,
-        /// The venue's timestamp.
-        ts: u64,
-    },
-    /// A trade.
-    Trade {
-        /// Instrument.
-        instrument: InstrumentId,
-        /// The venue's trade id.
-        trade_id: u64,
-        /// Price.
-        price: Price,
-        /// Quantity.
-        qty: Qty,
-        /// The aggressor's side.
-        aggressor: Side,
-        /// The venue's timestamp.
-        ts: u64,
-    },
-    /// Forget the book (a snapshot or a fresh session follows).
-    Clear {
-        /// Instrument.
-        instrument: InstrumentId,
-    },
-    /// The end of one venue event (a packet, a command): publish what changed.
-    End,
-}
-
-/// A source of market data for one venue, polled by the market-data thread. Never
-/// blocks.
-pub trait MarketFeed: Send + std::fmt::Debug {
-    /// Hands every update available now to `out`; returns how many.
-    fn poll(&mut self, now_ns: u64, out: &mut dyn FnMut(MdUpdate)) -> usize;
-}
-
-/// A feed fed through an in-process SPSC ring by a venue adapter on its gateway
-/// thread (the simulated venue).
-#[derive(Debug)]
-pub struct RingFeed {
-    rx: Consumer<MdUpdate>,
-}
-
-impl RingFeed {
-    /// Wraps the consumer end.
-    pub fn new(rx: Consumer<MdUpdate>) -> RingFeed {
-        RingFeed { rx }
-    }
-}
-
-/// Updates drained per poll at most, so one busy venue cannot starve the others.
-const RING_BATCH: usize = 4_096;
-
-impl MarketFeed for RingFeed {
-    fn poll(&mut self, _now_ns: u64, out: &mut dyn FnMut(MdUpdate)) -> usize {
-        let mut n = 0;
-        while n < RING_BATCH {
-            let Some(u) = self.rx.try_pop() else { break };
-            out(u);
-            n += 1;
-        }
-        n
-    }
-}

@@ -13,7 +13,7 @@ use peregrine_types::{InstrumentId, Price, Qty, Side};
 
 use super::fanout::Outbox;
 use super::thread::{MdCounters, MdThread, SlotMap};
-use super::{MarketFeed, MdUpdate};
+use peregrine_venues::feed::{MarketFeed, MdUpdate};
 
 /// A feed that hands out what a test queued.
 #[derive(Debug, Default)]

@@ -16,9 +16,10 @@ use peregrine_types::InstrumentId;
 
 use super::book::L2Book;
 use super::fanout::{Outbox, OutboxCounts};
-use super::{MarketFeed, MdUpdate};
 use crate::counters::bump;
+use crate::log::EngineLog;
 use peregrine_queue::IdlePolicy;
+use peregrine_venues::feed::{MarketFeed, MdUpdate};
 
 /// Which book slot a (venue, instrument) has: venues × instruments, in config order.
 #[derive(Debug, Clone)]
@@ -116,6 +117,7 @@ pub struct MdThread {
     counters: Arc<MdCounters>,
     stop: Arc<AtomicBool>,
     wait: IdlePolicy,
+    log: EngineLog,
 }
 
 impl MdThread {
@@ -149,7 +151,14 @@ impl MdThread {
             counters,
             stop,
             wait,
+            log: EngineLog::stderr_direct(),
         }
+    }
+
+    /// Hands what the feeds log to `log` (the engine's log thread).
+    pub fn with_log(mut self, log: EngineLog) -> MdThread {
+        self.log = log;
+        self
     }
 
     /// Runs until `stop`.
@@ -178,6 +187,8 @@ impl MdThread {
             let venue = *venue;
             let now = now_ns();
             n += feed.poll(now, &mut |u| self.apply(venue, u, now));
+            let log = &self.log;
+            feed.drain_log(&mut |line| log.line(line));
         }
         self.feeds = feeds;
         self.publish(now_ns()); // a feed that forgot its End still gets published

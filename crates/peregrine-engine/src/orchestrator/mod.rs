@@ -1,22 +1,25 @@
-//! The orchestrator: the one thread every order passes through.
+//! The orchestrator thread: the thin shell around the orchestrator core
+//! (`peregrine_orchestrator::Orchestrator`, a state machine over plain data).
 //!
-//! Each loop it drains the strategies' submit rings (one shared-memory SPSC ring per
-//! strategy, scanned round-robin: a mux, so strategies never share an atomic), checks
-//! each new order against [`RiskEngine`] and routes it to its venue's gateway inbox;
-//! then drains the completion queue, updates risk and positions, and pushes an event
-//! into the owning strategy's return ring. On the first and every 32nd idle turn, and
-//! every 256th turn under load, it does housekeeping: control commands, kill-switch progress, liveness, the
-//! stats snapshot (see `house.rs`).
+//! Each loop turn it pops at most one request from every strategy's submit ring
+//! (scanned round-robin: a mux, so strategies never share an atomic) and the
+//! completions the gateways queued, stamps each with the clock (t2, t6), hands it to
+//! the core, and carries out what the core decided (`exec.rs`): journal records go to
+//! the journal writer thread (no file system call here: a blocked disk cannot stall
+//! this thread), gateway commands into the gateways' inboxes tagged with the journal
+//! position they wait for, events into the strategies' return rings (stamped t7).
+//! At most once a millisecond, and whenever it idles, it sends the core a tick
+//! (kill-switch progress, liveness, re-arming), and here it does what has no place in
+//! the core: control commands in, replies out, the stats snapshot, the latency
+//! window, the check of strategies' processes (`house.rs`).
 //!
-//! It never blocks: a full gateway inbox rejects the order (reason `GATEWAY_BUSY`), a
-//! full return ring drops the event and counts it (the strategy is not reading).
+//! It never blocks: a full gateway inbox refuses the command (the core answers
+//! `GATEWAY_BUSY`), a full return ring drops the event and counts it (the strategy is
+//! not reading).
 
-mod complete;
-mod durable;
+mod exec;
 mod house;
 mod report;
-mod submit;
-mod summary;
 #[cfg(test)]
 mod tests;
 
@@ -24,38 +27,25 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
+use peregrine_orchestrator as core;
+use peregrine_orchestrator::{Completion, Input, Outputs};
 use peregrine_queue::clock::now_ns;
 use peregrine_queue::{IdlePolicy, Producer};
-use peregrine_strategy::msg::{Event, EventKind};
-use peregrine_types::stamp;
-use peregrine_types::Side;
-use rustc_hash::FxHashMap;
+use peregrine_strategy::msg::RequestKind;
 
-use crate::config::{DeadPolicy, EngineConfig};
+use crate::config::EngineConfig;
 use crate::control::Shared;
 use crate::counters::QueueRow;
-use crate::gateway::{Completion, GatewayCmd, GatewayCounters};
+use crate::durable::JournalLink;
+use crate::gateway::{Dispatch, GatewayCounters};
 use crate::latency::Latency;
+use crate::log::EngineLog;
 use crate::rings::StrategyLink;
-use crate::risk::{RiskEngine, StrategyId};
-use crate::summary::Tally;
+
+pub use peregrine_orchestrator::Liveness;
 
 /// Receipt slots per strategy (a power of two): acks waiting for their t8.
 const RECEIPTS: usize = 1024;
-
-/// Where a strategy is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Liveness {
-    /// Not heard from yet.
-    Waiting,
-    /// Heard from within the timeout.
-    Alive,
-    /// Silent too long or its process is gone: kill switch on, its ring files
-    /// unlinked, what it still wrote answered with `STRATEGY_DOWN`. Once none of its
-    /// orders is open any more the engine creates fresh rings and the slot goes back
-    /// to `Waiting` for a restarted process (see `house.rs`).
-    Dead,
-}
 
 /// An ack or reject waiting for the strategy's receipt (t8).
 #[derive(Debug, Clone, Copy, Default)]
@@ -65,27 +55,17 @@ struct Pending {
     scheduled_ns: u64,
 }
 
+/// The shell's side of one strategy: its rings and what is counted about them.
 #[derive(Debug)]
 struct Slot {
     link: StrategyLink,
     /// Counters of the current ring pair, plain fields: only this thread writes them.
     rings: RingTally,
-    malformed: u64,
-    last_seen_ns: u64,
-    pid: Option<u32>,
-    state: Liveness,
     receipts: Box<[Pending]>,
-    /// Incarnation: 1 for the rings made at start, +1 each time they are re-created.
-    generation: u32,
-    /// The death switched the strategy's kill switch on (so re-arming switches it off;
-    /// a kill switch an operator or a loss breach set stays on).
-    killed_by_death: bool,
-    /// Requests read from the ring after the strategy was declared dead.
-    after_dead: u64,
-    /// Re-creating the rings failed (logged once, retried).
-    rearm_failed: bool,
     /// Submit and return counts of this strategy's earlier (retired) ring pairs.
     earlier: [QueueRow; 2],
+    /// A failure to re-create its rings was logged (once per death).
+    rearm_warned: bool,
 }
 
 /// The orchestrator's own counts for one strategy's rings, since they were created.
@@ -102,7 +82,7 @@ struct RingTally {
 }
 
 impl Slot {
-    fn new(link: StrategyLink, generation: u32) -> Slot {
+    fn new(link: StrategyLink) -> Slot {
         let rings = RingTally {
             // Only this thread pops the submit ring and pushes the return ring, so
             // head and tail here are exactly where our counts start.
@@ -113,35 +93,11 @@ impl Slot {
         Slot {
             link,
             rings,
-            malformed: 0,
-            last_seen_ns: 0,
-            pid: None,
-            state: Liveness::Waiting,
             receipts: vec![Pending::default(); RECEIPTS].into_boxed_slice(),
-            generation,
-            killed_by_death: false,
-            after_dead: 0,
-            rearm_failed: false,
             earlier: Default::default(),
+            rearm_warned: false,
         }
     }
-}
-
-/// A live order.
-#[derive(Debug, Clone, Copy)]
-struct Live {
-    strategy: u16,
-    client_id: u64,
-    venue: u32,
-    instrument: u32,
-    side: Side,
-    price: i64,
-    qty: i64,
-    leaves: i64,
-    ts: [u64; 8],
-    cancel_sent: bool,
-    /// A replace is on its way to the venue (one at a time per order).
-    replace_pending: bool,
 }
 
 /// The orchestrator's end of one gateway.
@@ -150,49 +106,32 @@ pub struct GatewayLink {
     /// Venue name.
     pub name: String,
     /// Inbox, producer end.
-    pub inbox: Producer<GatewayCmd>,
+    pub inbox: Producer<Dispatch>,
     /// The gateway's counters (it writes inbox pops and completion pushes).
     pub counters: Arc<GatewayCounters>,
-    /// Names the venue's reject reasons ([`crate::venue::Venue::reason_name`]).
-    pub reason_name: crate::venue::ReasonNames,
+    /// Names the venue's reject reasons ([`peregrine_venues::Venue::reason_name`]).
+    pub reason_name: peregrine_venues::ReasonNames,
 }
 
-#[derive(Debug, Clone)]
-struct KillJob {
-    id: u64,
-    scope: Option<u16>,
-    deadline_ns: u64,
-    cancels: u64,
-}
-
-/// The orchestrator thread's state.
+/// The orchestrator thread's state: the core and everything around it.
 #[derive(Debug)]
 pub struct Orchestrator {
-    engine: String,
+    core: core::Orchestrator,
+    out: Outputs,
     slots: Vec<Slot>,
     scan_from: usize,
     gateways: Vec<GatewayLink>,
     completions: Arc<ArrayQueue<Completion>>,
     completion_pops: u64,
-    orders: FxHashMap<u64, Live>,
-    by_client: FxHashMap<(u16, u64), u64>,
-    next_engine_id: u64,
-    risk: RiskEngine,
     latency: Latency,
-    instruments: Vec<u32>,
-    engine_rejects: FxHashMap<u16, u64>,
-    /// New-order rejects by (venue, the venue's reason).
-    venue_rejects: FxHashMap<(u32, u16), u64>,
-    instrument_info: Vec<crate::units::InstrumentInfo>,
-    kills: Vec<KillJob>,
-    heartbeat_timeout_ns: u64,
-    on_dead: DeadPolicy,
-    stats_interval_ns: u64,
-    next_house_ns: u64,
+    /// Commands the gateways' inboxes refused during one batch of outputs.
+    undelivered: Vec<(u32, core::GatewayCmd)>,
+    /// Strategies whose rings must be re-created (asked by the core).
+    rearm: Vec<u16>,
     next_stats_ns: u64,
     next_window_ns: u64,
     next_pid_check_ns: u64,
-    started_ns: u64,
+    stats_interval_ns: u64,
     shared: Arc<Shared>,
     wait: IdlePolicy,
     /// Where the ring files are (to re-create a dead strategy's rings).
@@ -203,9 +142,9 @@ pub struct Orchestrator {
     md_attach: Option<Arc<ArrayQueue<crate::market::thread::Attach>>>,
     /// The market-data thread's counters (for the snapshot).
     md_counters: Option<Arc<crate::market::thread::MdCounters>>,
-    /// The journal, when recovery is configured.
-    journal: Option<crate::durable::EngineJournal>,
-    tally: Tally,
+    /// The journal writer thread, when recovery is configured.
+    journal: Option<JournalLink>,
+    log: EngineLog,
 }
 
 impl Orchestrator {
@@ -218,41 +157,23 @@ impl Orchestrator {
         completions: Arc<ArrayQueue<Completion>>,
         shared: Arc<Shared>,
     ) -> Orchestrator {
-        let now = now_ns();
-        let mut risk = RiskEngine::new(cfg.global_limits);
-        for (i, s) in cfg.strategies.iter().enumerate() {
-            risk.register(StrategyId(i as u16), s.limits, now);
-        }
-        let slots = strategies.into_iter().map(|l| Slot::new(l, 1)).collect();
+        let reasons: Vec<_> = gateways.iter().map(|g| g.reason_name).collect();
+        let core = core::Orchestrator::new(cfg.core_config(&reasons), now_ns());
         Orchestrator {
-            engine: cfg.name.clone(),
-            slots,
+            core,
+            out: Outputs::default(),
+            slots: strategies.into_iter().map(Slot::new).collect(),
             scan_from: 0,
             gateways,
             completions,
             completion_pops: 0,
-            orders: FxHashMap::default(),
-            by_client: FxHashMap::default(),
-            next_engine_id: 1,
-            risk,
             latency: Latency::new().with_feed_slots(cfg.exchange_feed_slots()),
-            instruments: cfg.instruments.clone(),
-            engine_rejects: FxHashMap::default(),
-            venue_rejects: FxHashMap::default(),
-            instrument_info: cfg
-                .instruments
-                .iter()
-                .map(|i| crate::units::InstrumentInfo::find(&cfg.instrument_info, *i))
-                .collect(),
-            kills: Vec::new(),
-            heartbeat_timeout_ns: cfg.liveness.heartbeat_timeout_ms * 1_000_000,
-            on_dead: cfg.liveness.on_dead,
-            stats_interval_ns: cfg.stats_interval_ms * 1_000_000,
-            next_house_ns: 0,
+            undelivered: Vec::with_capacity(64),
+            rearm: Vec::new(),
             next_stats_ns: 0,
             next_window_ns: 0,
             next_pid_check_ns: 0,
-            started_ns: now,
+            stats_interval_ns: cfg.stats_interval_ms * 1_000_000,
             shared,
             wait: cfg.orchestrator.idle_policy(),
             dir: cfg.dir(),
@@ -261,7 +182,7 @@ impl Orchestrator {
             md_attach: None,
             md_counters: None,
             journal: None,
-            tally: Tally::new(cfg.venues.len()),
+            log: EngineLog::stderr_direct(),
         }
     }
 
@@ -274,6 +195,39 @@ impl Orchestrator {
     ) -> Orchestrator {
         self.md_attach = Some(attach);
         self.md_counters = Some(counters);
+        self
+    }
+
+    /// Journals from now on through the journal writer thread behind `journal`.
+    pub fn with_journal(mut self, journal: JournalLink) -> Orchestrator {
+        self.core.set_journaling(true);
+        self.journal = Some(journal);
+        self
+    }
+
+    /// Hands the journal thread every record still in memory (at shutdown, after
+    /// [`Orchestrator::run`] returned).
+    pub fn finish_journal(&mut self) {
+        if let Some(j) = self.journal.as_mut() {
+            j.finish();
+        }
+    }
+
+    /// Logs through `log` (the engine's log thread) instead of straight to stderr.
+    pub fn with_log(mut self, log: EngineLog) -> Orchestrator {
+        self.log = log;
+        self
+    }
+
+    /// Takes over a replayed state (positions, PnL, limits, kill switches, open
+    /// orders); `settled` are reports the venue adapters gave at once for restored
+    /// orders.
+    pub fn restore(mut self, rec: core::Recovered, settled: Vec<Completion>) -> Orchestrator {
+        let now = now_ns();
+        let mut out = std::mem::take(&mut self.out);
+        self.core.restore(rec, settled, now, &mut out);
+        self.out = out;
+        self.execute(now);
         self
     }
 
@@ -310,7 +264,14 @@ impl Orchestrator {
             if let Some(req) = self.slots[s].link.rx.try_pop() {
                 let t2 = now_ns();
                 self.slots[s].rings.submit_pops += 1;
-                self.on_request(s as u16, req, t2);
+                self.measure(s, &req);
+                self.handle(
+                    Input::Request {
+                        strategy: s as u16,
+                        req,
+                    },
+                    t2,
+                );
                 self.scan_from = (s + 1) % n;
                 busy = true;
                 break;
@@ -319,42 +280,52 @@ impl Orchestrator {
         if let Some(c) = self.completions.pop() {
             let t6 = now_ns();
             self.completion_pops += 1;
-            self.on_completion(c, t6);
+            self.handle(Input::Completion(c), t6);
             busy = true;
-        }
-        if busy {
-            self.commit_journal();
         }
         busy
     }
 
-    /// Pushes an event to strategy `s`, stamping t7; counts a full ring.
-    fn emit(&mut self, s: u16, mut ev: Event) {
-        let slot = &mut self.slots[s as usize];
-        ev.ts[stamp::ORCH_RETURN] = now_ns();
-        self.tally.on_event(&ev);
-        match slot.link.tx.try_push(ev) {
-            Ok(()) => slot.rings.ret_pushes += 1,
-            Err(_) => slot.rings.ret_full += 1,
-        }
-        if matches!(
-            ev.kind(),
-            Some(
-                EventKind::Ack | EventKind::Reject | EventKind::Replaced | EventKind::ReplaceReject
-            )
-        ) {
-            let p = &mut slot.receipts[ev.client_id as usize & (RECEIPTS - 1)];
-            *p = Pending {
-                client_id: ev.client_id,
-                ts: ev.ts,
-                scheduled_ns: ev.scheduled_delay_ns,
-            };
+    /// Hands one input to the core and carries out what it decided.
+    fn handle(&mut self, input: Input, now: u64) {
+        self.core.handle(input, now, &mut self.out);
+        self.execute(now);
+    }
+
+    /// A receipt (t8) or a market-data receipt completes a latency sample; the core
+    /// sees the request too (it proves the strategy alive).
+    fn measure(&mut self, s: usize, req: &peregrine_strategy::msg::Request) {
+        if req.kind == RequestKind::Receipt as u8 {
+            let client_id = req.client_id;
+            let p = &mut self.slots[s].receipts[client_id as usize & (RECEIPTS - 1)];
+            if p.client_id == client_id && p.ts[peregrine_types::stamp::STRATEGY_RECV] == 0 {
+                p.ts[peregrine_types::stamp::STRATEGY_RECV] = req.aux;
+                let (stamps, d) = (p.ts, p.scheduled_ns);
+                self.latency.record(&stamps, d);
+            }
+        } else if req.kind == RequestKind::MdReceipt as u8 {
+            if let Ok(peregrine_strategy::msg::Command::MdReceipt {
+                slot,
+                exchange_ts,
+                recv_ts,
+                publish_ts,
+                seen_ts,
+            }) = req.decode()
+            {
+                self.latency
+                    .record_md(slot as usize, exchange_ts, recv_ts, publish_ts, seen_ts);
+            }
         }
     }
 
+    /// The core, for tests and reports.
+    pub fn core(&self) -> &core::Orchestrator {
+        &self.core
+    }
+
     /// The risk engine (positions, rejects), for tests and reports.
-    pub fn risk(&self) -> &RiskEngine {
-        &self.risk
+    pub fn risk(&self) -> &peregrine_risk::RiskEngine {
+        self.core.risk()
     }
 
     /// The latency histograms.
@@ -364,43 +335,26 @@ impl Orchestrator {
 
     /// Orders in flight.
     pub fn in_flight(&self) -> usize {
-        self.orders.len()
+        self.core.in_flight()
     }
 
     /// A strategy's liveness.
     pub fn liveness(&self, s: u16) -> Liveness {
-        self.slots[s as usize].state
+        self.core.liveness(s)
     }
 
     /// Malformed requests from strategy `s`.
     pub fn malformed(&self, s: u16) -> u64 {
-        self.slots[s as usize].malformed
+        self.core.malformed(s)
     }
 
     /// Strategy `s`'s incarnation: 1 at start, +1 each time its rings are re-created.
     pub fn generation(&self, s: u16) -> u32 {
-        self.slots[s as usize].generation
+        self.core.generation(s)
     }
 
-    /// Requests strategy `s` wrote after it was declared dead (each new order among them
-    /// rejected with `STRATEGY_DOWN`).
+    /// Requests strategy `s` wrote after it was declared dead.
     pub fn after_dead(&self, s: u16) -> u64 {
-        self.slots[s as usize].after_dead
-    }
-}
-
-/// An event about order `o`.
-fn event(kind: EventKind, o: &Live) -> Event {
-    Event {
-        kind: kind as u8,
-        side: o.side as u8,
-        instrument: o.instrument,
-        client_id: o.client_id,
-        venue: o.venue,
-        price: o.price,
-        qty: o.qty,
-        leaves: o.leaves,
-        ts: o.ts,
-        ..Event::default()
+        self.core.after_dead(s)
     }
 }

@@ -1,129 +1,93 @@
-//! The stats snapshot the orchestrator publishes for `peregrine engine stats`.
+//! The stats snapshot the orchestrator thread publishes for `peregrine engine stats`
+//! and `summary`: the core's sections plus the latency table and the queue counters.
 
 use std::fmt::Write;
 
 use crate::counters::QueueRow;
-use crate::risk::{RiskReject, StrategyId};
+use crate::latency::{ROWS, WINDOW_ROWS};
+use crate::summary::{EngineSummary, LatencyRow, MdRow};
 
 use super::{Orchestrator, Slot};
 
+fn row(name: &str, h: &hdrhistogram::Histogram<u64>) -> LatencyRow {
+    LatencyRow {
+        name: name.to_owned(),
+        n: h.len(),
+        p50: h.value_at_quantile(0.5),
+        p99: h.value_at_quantile(0.99),
+        p999: h.value_at_quantile(0.999),
+        max: h.max(),
+    }
+}
+
 impl Orchestrator {
-    /// Renders the snapshot and stores it for the control thread (skipped if the
-    /// control thread holds the lock right now).
+    /// Renders the snapshot and the summary and stores them for the control thread
+    /// (each skipped if the control or metrics thread holds its lock right now).
     pub fn publish(&self, now: u64) {
         let text = self.render(now);
         if let Ok(mut g) = self.shared.snapshot.try_lock() {
             *g = (text, now);
         }
-        self.publish_summary(now);
+        let Ok(json) = serde_json::to_string(&self.summary(now)) else {
+            return; // cannot happen for these types; the previous summary stays
+        };
+        if let Ok(mut g) = self.shared.summary.try_lock() {
+            *g = json;
+        }
     }
 
     /// The full report.
     pub fn render(&self, now: u64) -> String {
         let mut s = String::new();
-        let up = now.saturating_sub(self.started_ns) as f64 / 1e9;
+        let up = now.saturating_sub(self.core.started_ns()) as f64 / 1e9;
         let _ = writeln!(
             s,
             "engine {}  up {up:.1} s  orders in flight {}  latency samples {}\n",
-            self.engine,
-            self.orders.len(),
+            self.core.config().name,
+            self.core.in_flight(),
             self.latency.samples()
         );
         s += &self.latency.render();
         s += "\n";
-        self.render_strategies(&mut s);
-        self.render_positions(&mut s);
-        self.render_rejects(&mut s);
+        self.core.render_strategies(&mut s);
+        self.core.render_positions(&mut s);
+        self.core.render_rejects(&mut s);
         self.render_queues(&mut s);
         s
     }
 
-    fn render_strategies(&self, s: &mut String) {
-        let _ = writeln!(
-            s,
-            "{:<12}{:>8}{:>9}{:>7}{:>8}{:>11}{:>5}{:>11}{:>10}",
-            "strategy",
-            "state",
-            "pid",
-            "open",
-            "killed",
-            "malformed",
-            "gen",
-            "after_dead",
-            "in_flight"
-        );
-        for (i, slot) in self.slots.iter().enumerate() {
-            let sid = StrategyId(i as u16);
-            let in_flight = self
-                .orders
-                .values()
-                .filter(|o| o.strategy == i as u16)
-                .count();
-            let _ = writeln!(
-                s,
-                "{:<12}{:>8}{:>9}{:>7}{:>8}{:>11}{:>5}{:>11}{:>10}",
-                slot.link.name,
-                format!("{:?}", slot.state).to_lowercase(),
-                slot.pid.map_or("-".into(), |p| p.to_string()),
-                self.risk.open_orders(Some(sid)),
-                self.risk.is_killed(sid),
-                slot.malformed,
-                slot.generation,
-                slot.after_dead,
-                in_flight
-            );
-        }
-        s.push('\n');
-    }
-
-    fn render_positions(&self, s: &mut String) {
-        let _ = writeln!(
-            s,
-            "{:<12}{:>9}{:>8}{:>7}{:>10}{:>15}{:>15}{:>15}",
-            "position", "instr", "net", "fills", "avg", "realized", "unrealized", "total"
-        );
-        for ((sid, instrument), p) in self.risk.positions().all() {
-            let name = self
-                .slots
-                .get(sid.0 as usize)
-                .map_or("?", |x| x.link.name.as_str());
-            let info = crate::units::InstrumentInfo::find(&self.instrument_info, instrument.0);
-            let mark = self.risk.mark(sid, instrument);
-            let avg = p.avg_price().map_or("-".into(), |a| info.price(a));
-            let _ = writeln!(
-                s,
-                "{name:<12}{:>9}{:>8}{:>7}{avg:>10}{:>15}{:>15}{:>15}",
-                info.symbol,
-                info.qty(i128::from(p.net)),
-                p.fills,
-                info.money(p.realized()),
-                info.money(p.unrealized(mark)),
-                info.money(p.total(mark))
-            );
-        }
-        s.push('\n');
-    }
-
-    fn render_rejects(&self, s: &mut String) {
-        s.push_str("rejects:");
-        let mut any = false;
-        for r in RiskReject::ALL {
-            let n = self.risk.reject_count(r);
-            if n > 0 {
-                let _ = write!(s, " {}({})={n}", r.as_str(), r.code());
-                any = true;
-            }
-        }
-        let mut engine: Vec<_> = self.engine_rejects.iter().collect();
-        engine.sort();
-        for (code, n) in engine {
-            let _ = write!(s, " {}({code})={n}", engine_reason(*code));
-            any = true;
-        }
-        if !any {
-            s.push_str(" none");
-        }
-        s.push_str("\n\n");
+    /// Builds the summary at `now`.
+    pub fn summary(&self, now: u64) -> EngineSummary {
+        let mut sum = self.core.summary(now);
+        sum.latency = ROWS
+            .iter()
+            .zip(self.latency.rows())
+            .map(|(name, h)| row(name, h))
+            .collect();
+        sum.window = WINDOW_ROWS
+            .iter()
+            .zip(self.latency.window())
+            .map(|(name, h)| row(name, h))
+            .collect();
+        sum.market_data = self
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(i, slot)| {
+                let c = self
+                    .md_counters
+                    .as_ref()
+                    .map(|m| m.strategy(i))
+                    .unwrap_or_default();
+                MdRow {
+                    strategy: slot.link.name.clone(),
+                    pushed: c.pushed,
+                    skipped: c.skipped,
+                }
+            })
+            .collect();
+        sum.queues = self.queue_rows();
+        sum
     }
 
     fn render_queues(&self, s: &mut String) {
@@ -202,20 +166,5 @@ impl Orchestrator {
         };
         row.add(&slot.earlier[1]);
         row
-    }
-}
-
-pub(super) fn engine_reason(code: u16) -> &'static str {
-    use peregrine_strategy::msg::reason::*;
-    match code {
-        MALFORMED => "malformed",
-        UNKNOWN_VENUE => "unknown_venue",
-        UNKNOWN_INSTRUMENT => "unknown_instrument",
-        UNKNOWN_ORDER => "unknown_order",
-        GATEWAY_BUSY => "gateway_busy",
-        STRATEGY_DOWN => "strategy_down",
-        VENUE_DOWN => "venue_down",
-        REPLACE_PENDING => "replace_pending",
-        _ => "other",
     }
 }

@@ -18,9 +18,9 @@ use crate::config::{EngineConfig, StrategyConfig};
 use crate::control::{ControlCmd, LimitScope, Shared};
 use crate::gateway::{Gateway, GatewayCounters};
 use crate::rings::StrategyLink;
-use crate::risk::{Limits, RiskReject};
-use crate::venue::sim::{FillModel, SimVenue};
-use crate::venue::{Report, Venue, VenueError, VenueOrder};
+use peregrine_risk::{Limits, RiskReject};
+use peregrine_venues::sim::{FillModel, SimVenue};
+use peregrine_venues::{Report, Venue, VenueError, VenueOrder};
 
 struct Rig {
     orch: Orchestrator,
@@ -94,6 +94,8 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         counters: Arc::clone(&counters),
         stop: Arc::clone(&stop),
         wait: WaitStrategy::SpinThenYield.into(),
+        journal: None,
+        log: crate::log::EngineLog::stderr_direct(),
     };
     let gateway = Some(std::thread::spawn(move || gw.run()));
     let gws = vec![GatewayLink {
@@ -213,7 +215,7 @@ fn order_ack_fill_with_non_decreasing_stamps() {
         .orch
         .risk()
         .positions()
-        .get(crate::risk::StrategyId(0), InstrumentId(1));
+        .get(peregrine_risk::StrategyId(0), InstrumentId(1));
     assert_eq!(pos.net, 5);
     assert_eq!(r.orch.in_flight(), 0);
 }

@@ -8,8 +8,10 @@
 //! `[magic, version, depth, slots, stride]`, then `slots` directory words
 //! `venue << 32 | instrument`, then (from a 64-byte boundary) `slots` slots of
 //! `stride` words, each `[seq, book words (BookView::to_words)...]`. The creator stores
-//! the magic last (Release); an attacher checks it first (Acquire) and every other
-//! header field after, returning a typed [`BoardError`] on any mismatch.
+//! the magic last (Release); an attacher reads it first (a volatile read followed by
+//! an Acquire fence: the reader's mapping is read-only, so it never makes an atomic
+//! operation, see [`seqlock`]) and every other header field after, returning a typed
+//! [`BoardError`] on any mismatch.
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -18,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use memmap2::{MmapOptions, MmapRaw};
 use peregrine_types::InstrumentId;
 
-use super::seqlock;
+use super::seqlock::{self, VolatileWords};
 use super::view::{BookView, BOOK_WORDS, DEPTH};
 
 /// `"PRGNBORD"`.
@@ -57,13 +59,36 @@ struct Mapping {
 }
 
 impl Mapping {
+    /// The words as atomics: the writer's view, of its read-write mapping only.
     fn words(&self) -> &[AtomicU64] {
         let len = self.map.len() / 8;
-        // SAFETY: the mapping is page aligned, `len` words long and lives as long as
-        // `self`; every access goes through `AtomicU64`, which is sound for memory that
-        // another process mutates concurrently (loads only, for a read-only mapping:
-        // 8-byte atomic loads need no write access).
+        // SAFETY: the writer's mapping is read-write, page aligned, `len` words long
+        // and lives as long as `self`; every access goes through `AtomicU64`, which is
+        // sound for memory other processes read concurrently. Never called on a
+        // read-only mapping (the reader uses `read_word` and `VolatileWords`).
         unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU64, len) }
+    }
+
+    /// Word `i`, read as the reader reads: a volatile load, no atomic, no reference
+    /// (`i` past the end reads 0).
+    fn read_word(&self, i: usize) -> u64 {
+        if i >= self.map.len() / 8 {
+            return 0;
+        }
+        // SAFETY: in bounds (checked above), 8-byte aligned (the mapping is page
+        // aligned) and mapped for as long as `self`; a volatile read never writes, so
+        // it is fine on the reader's read-only mapping.
+        unsafe { (self.map.as_ptr() as *const u64).add(i).read_volatile() }
+    }
+
+    /// The reader's view of slot `i`.
+    fn read_slot(&self, i: usize) -> VolatileWords {
+        let start = Self::data_start(self.slots) + i * STRIDE;
+        debug_assert!((start + 1 + BOOK_WORDS) * 8 <= self.map.len());
+        // SAFETY: the slot's `1 + BOOK_WORDS` words lie within the mapping (the layout
+        // was checked at attach: `len_words(slots)` words), 8-byte aligned, mapped for
+        // as long as `self`, which outlives the view (used within `BoardReader::read`).
+        unsafe { VolatileWords::new((self.map.as_ptr() as *const u64).add(start), BOOK_WORDS) }
     }
 
     fn data_start(slots: usize) -> usize {
@@ -81,8 +106,9 @@ impl Mapping {
     }
 
     fn key(&self, i: usize) -> (u32, InstrumentId) {
-        // Relaxed: the directory is written before the magic's Release store.
-        let k = self.words()[HEADER + i].load(Ordering::Relaxed);
+        // Ordered by the Acquire fence after the magic's read at attach: the
+        // directory is written before the magic's Release store.
+        let k = self.read_word(HEADER + i);
         ((k >> 32) as u32, InstrumentId(k as u32))
     }
 }
@@ -168,13 +194,14 @@ impl BoardReader {
             .map_raw_read_only(&file)
             .map_err(io)?;
         let probe = Mapping { map, slots: 0 };
-        let w = probe.words();
-        // Acquire: pairs with the Release store of the magic in `create`.
-        if w[0].load(Ordering::Acquire) != MAGIC {
+        let magic = probe.read_word(0);
+        // Acquire fence after the magic's read: pairs with the Release store of the
+        // magic in `create` (the header and directory written before it are seen).
+        std::sync::atomic::fence(Ordering::Acquire);
+        if magic != MAGIC {
             return Err(bad());
         }
-        // Relaxed: written before the magic.
-        let field = |i: usize| w[i].load(Ordering::Relaxed);
+        let field = |i: usize| probe.read_word(i);
         let slots = field(3) as usize;
         if field(1) != VERSION
             || field(2) != DEPTH as u64
@@ -209,8 +236,7 @@ impl BoardReader {
             return None;
         }
         let mut out = [0u64; BOOK_WORDS];
-        let (seq, words) = self.m.slot(slot);
-        seqlock::read(seq, words, &mut out, READ_ATTEMPTS)?;
+        seqlock::read(&self.m.read_slot(slot), &mut out, READ_ATTEMPTS)?;
         let (venue, instrument) = self.m.key(slot);
         Some(BookView::from_words(venue, instrument, &out))
     }

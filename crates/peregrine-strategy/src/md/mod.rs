@@ -10,9 +10,16 @@
 //!   dropped; [`MdEvent::skipped`] counts both.
 //! * [`view`]: [`BookView`] and [`Level`], what `Strategy::on_book` receives.
 
-#[allow(unsafe_code, reason = "the board maps shared memory as atomics")]
+#[allow(
+    unsafe_code,
+    reason = "the board maps shared memory: atomics for the writer, volatile reads for readers"
+)]
 pub mod board;
 pub mod event;
+#[allow(
+    unsafe_code,
+    reason = "the reader's volatile reads of a read-only shared mapping"
+)]
 pub mod seqlock;
 pub mod view;
 

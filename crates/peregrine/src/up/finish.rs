@@ -14,7 +14,7 @@ impl Session {
     /// Engages the global kill switch, watches the strategies run into it, and
     /// reports what the engine confirmed.
     pub(super) fn kill_demo(&mut self) -> anyhow::Result<KillDemo> {
-        let before = self.summary()?;
+        let before = self.summary_patiently()?;
         let reply = control::request(
             &self.socket(),
             &format!("kill * {KILL_TIMEOUT_MS}"),
@@ -23,11 +23,12 @@ impl Session {
         .context("sending the kill switch command")?;
         let watch_from = Instant::now();
         while watch_from.elapsed() < KILL_WATCH {
-            self.check_children()?;
+            // A child that dies now is restarted as during the run.
+            self.sup.tend(&mut self.procs, self.t0)?;
             std::thread::sleep(Duration::from_millis(20));
         }
         // A snapshot taken after the watch period (the engine publishes every 200 ms).
-        let after = self.summary()?;
+        let after = self.summary_patiently()?;
         Ok(KillDemo {
             reply,
             open_before: (

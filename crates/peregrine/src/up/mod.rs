@@ -147,6 +147,8 @@ pub(crate) fn run(args: UpArgs) -> anyhow::Result<()> {
         templates,
         ports,
         strategy_names: Vec::new(),
+        sup: supervise::Supervisor::default(),
+        t0: Instant::now(),
         http_port: args.http_port,
     };
     let result = session.go(ports, args.duration);
@@ -216,6 +218,11 @@ struct Session {
     templates: plan::Templates,
     ports: Ports,
     strategy_names: Vec<String>,
+    /// Restarts children that die once everything is started (and strategies that
+    /// die while the rest still starts).
+    sup: supervise::Supervisor,
+    /// When `up` started (restarts are reported relative to it).
+    t0: Instant,
     http_port: Option<u16>,
 }
 
@@ -231,6 +238,7 @@ impl Session {
             self.pid("gateway")
         );
         let started = Instant::now();
+        self.t0 = started;
         if self.live_view {
             let venues = self.venues.names().into_iter().map(String::from).collect();
             self.tui = Some(tui::Tui::start(&self.shm, Arc::clone(&self.stop), venues));
@@ -239,7 +247,8 @@ impl Session {
         self.tui = None; // the terminal is ours again
         watched?;
         let elapsed = started.elapsed().as_secs_f64();
-        let last = self.summary()?;
+        // A child restarting right now (the engine, say) is waited for, not a failure.
+        let last = self.summary_patiently()?;
         println!();
         print!(
             "{}",
@@ -509,9 +518,14 @@ impl Session {
         }
     }
 
-    /// Fails if any child has exited.
+    /// While `up` starts: a strategy that dies (the engine declared it dead, say) is
+    /// restarted by the supervisor; any other child that exits fails the run (it
+    /// failed at its own start: its config or its port).
     fn check_children(&mut self) -> anyhow::Result<()> {
         if let Some((p, status)) = self.procs.first_exited() {
+            if STRATEGIES.iter().any(|s| s.name == p.name) {
+                return self.sup.tend(&mut self.procs, self.t0);
+            }
             bail!(
                 "the {} process exited unexpectedly ({}); last lines of {}:\n{}",
                 p.name,
@@ -525,6 +539,20 @@ impl Session {
 
     fn summary(&self) -> anyhow::Result<EngineSummary> {
         summary::fetch(&self.socket(), CONTROL_TIMEOUT).context("reading the engine's summary")
+    }
+
+    /// The engine's summary, waiting (and restarting children) up to
+    /// [`START_TIMEOUT`] while the engine is being restarted.
+    pub(super) fn summary_patiently(&mut self) -> anyhow::Result<EngineSummary> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            self.sup.tend(&mut self.procs, self.t0)?;
+            match self.summary() {
+                Ok(s) => return Ok(s),
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
     }
 
     fn header(&mut self, addr: SocketAddr, md_port: u16) {
@@ -586,9 +614,8 @@ impl Session {
     fn watch(&mut self, duration: Option<Duration>, started: Instant) -> anyhow::Result<()> {
         let mut prev: Option<(EngineSummary, Instant)> = None;
         let mut next_line = started + Duration::from_secs(1);
-        let mut sup = supervise::Supervisor::default();
         loop {
-            sup.tend(&mut self.procs, started)?;
+            self.sup.tend(&mut self.procs, started)?;
             let now = Instant::now();
             if self.stop.load(Ordering::Relaxed) || duration.is_some_and(|d| now - started >= d) {
                 return Ok(());

@@ -55,10 +55,17 @@ impl Supervisor {
                     );
                 }
                 let backoff = (FIRST_BACKOFF * 2u32.pow(recent.min(10) as u32)).min(MAX_BACKOFF);
+                // Why, in its own words (a strategy says why the engine detached it).
+                let last = p.log_excerpt(1);
                 eprintln!(
-                    "up: {} exited ({}); restarting in {} ms",
+                    "up: {} exited ({}{}); restarting in {} ms",
                     p.name,
                     describe(status),
+                    if last.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", last.trim())
+                    },
                     backoff.as_millis()
                 );
                 self.due.push((p.name.clone(), now, now + backoff));

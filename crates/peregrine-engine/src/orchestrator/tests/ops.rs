@@ -231,7 +231,7 @@ fn a_dead_strategy_gets_fresh_rings_once_its_orders_are_cancelled() {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert_eq!(r.orch.liveness(0), Liveness::Waiting);
-    assert!(!r.orch.risk().is_killed(crate::risk::StrategyId(0)));
+    assert!(!r.orch.risk().is_killed(peregrine_risk::StrategyId(0)));
     // The dead incarnation's handles write into the void.
     r.send(1, 1);
     for _ in 0..100 {
