@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::decimal::{self, DecimalError};
+use crate::rules::{FeeSchedule, Schedule, VolatilityRule};
 use crate::{InstrumentId, Price, Qty};
 
 /// Whether an instrument accepts new orders.
@@ -78,6 +79,15 @@ pub struct InstrumentSpec {
     /// Symbol of the quote asset (what prices are paid in), as `base`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
+    /// The dynamic price band that starts volatility auctions. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volatility: Option<VolatilityRule>,
+    /// The daily opening and closing auctions. Default: none (continuous all day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
+    /// Maker and taker fees with volume tiers. Default: none (no fees).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fees: Option<FeeSchedule>,
 }
 
 impl InstrumentSpec {
@@ -98,6 +108,9 @@ impl InstrumentSpec {
             status: InstrumentStatus::Active,
             base: None,
             quote: None,
+            volatility: None,
+            schedule: None,
+            fees: None,
         }
     }
 
@@ -122,7 +135,12 @@ impl InstrumentSpec {
         if self.reference_price.checked_add(self.band).is_none() {
             return Err(SpecError::Invalid("reference_price + band overflows"));
         }
-        Ok(())
+        crate::rules::validate(
+            self.volatility.as_ref(),
+            self.schedule.as_ref(),
+            self.fees.as_ref(),
+            self.price_decimals + self.qty_decimals,
+        )
     }
 
     /// Lowest price inside the band (at least one tick).
