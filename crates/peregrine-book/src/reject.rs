@@ -43,32 +43,34 @@ pub enum RejectReason {
     InvalidExpiry = 16,
     /// The account's available balance cannot cover the order (pre-match ledger).
     InsufficientBalance = 17,
+    // Codes 18..=31 are the wire's own (a read-only session, ...); the venue's order
+    // types start at 32.
     /// A trigger that cannot be used: a trailing take-profit, a post-only or FOK
     /// conditional order, a trailing offset that is not positive, a fixed trigger
     /// with an offset or a trailing one with a price.
-    InvalidTrigger = 18,
+    InvalidTrigger = 32,
     /// The stop would trigger at once: the last trade price is already at or beyond it.
-    StopWouldTrigger = 19,
+    StopWouldTrigger = 33,
     /// An iceberg display quantity off the lot grid, below the minimum, not below
     /// the order quantity, or on an order that cannot rest.
-    InvalidDisplayQty = 20,
+    InvalidDisplayQty = 34,
     /// An order list whose legs do not fit its kind (count, sides, types, a leg that
     /// would trade or trigger on entry where that is not allowed).
-    InvalidList = 21,
+    InvalidList = 35,
     /// Market-maker protection tripped for the account: new orders and replaces are
     /// refused until a reset.
-    MmpFrozen = 22,
+    MmpFrozen = 36,
     /// Not allowed in a call auction: IOC, FOK and market orders.
-    AuctionPhase = 23,
+    AuctionPhase = 37,
     /// No live order list with that id.
-    UnknownList = 24,
+    UnknownList = 38,
     /// Market-maker protection limits out of range.
-    InvalidMmp = 25,
+    InvalidMmp = 39,
     /// A market command that does not fit the phase (uncross outside an auction, ...).
-    InvalidPhase = 26,
+    InvalidPhase = 40,
     /// A replace of a parked order (a stop waiting for its trigger, a pending list
     /// leg): cancel it and enter a new one.
-    NotInBook = 27,
+    NotInBook = 41,
 }
 
 impl RejectReason {

@@ -100,9 +100,10 @@ macro_rules! reason_table {
 }
 
 reason_table! {
-    /// Why a request was refused: `Rejected` (a `NewOrder`) and `CancelRejected` (a
-    /// `Cancel`, `Replace` or `MassCancel`). Codes 1..=17 are the matching engine's
-    /// (`peregrine_book::RejectReason`, same values).
+    /// Why a request was refused: `Rejected` (a `NewOrder`), `CancelRejected` (a
+    /// `Cancel`, `Replace`, `MassCancel`, `CancelList`, `MmpRequest` or
+    /// `MarketControl`) and `ListStatus` (a `NewOrderList`). Codes 1..=17 and 32..
+    /// are the matching engine's (`peregrine_book::RejectReason`, same values).
     RejectCode, carried by "`Rejected.reason`, `CancelRejected.reason`" {
         /// Quantity zero or negative.
         InvalidQty = 1, "invalid_qty",
@@ -142,6 +143,35 @@ reason_table! {
         InsufficientBalance = 17, "insufficient_balance",
         /// The session is a drop copy: read-only, it may not enter or change orders.
         ReadOnlySession = 18, "read_only_session",
+        /// A trigger that cannot be used: a trailing take-profit, a post-only
+        /// conditional order, a trailing offset that is not positive, a fixed trigger
+        /// with an offset or a trailing one with a price.
+        InvalidTrigger = 32, "invalid_trigger",
+        /// The stop would trigger at once: the last trade price already reached it.
+        StopWouldTrigger = 33, "stop_would_trigger",
+        /// An iceberg display quantity off the lot grid, below the minimum, not below
+        /// the order quantity, or on an order that cannot rest.
+        InvalidDisplayQty = 34, "invalid_display_qty",
+        /// An order list whose legs do not fit its kind, or a leg that would trade or
+        /// trigger on entry where that is not allowed.
+        InvalidList = 35, "invalid_list",
+        /// Market-maker protection tripped: new orders and replaces are refused until a
+        /// reset.
+        MmpFrozen = 36, "mmp_frozen",
+        /// Not allowed in a call auction: IOC, FOK and market orders.
+        AuctionPhase = 37, "auction_phase",
+        /// No live order list of the session's account has that id.
+        UnknownList = 38, "unknown_list",
+        /// Market-maker protection limits out of range, or a reset or clear without a
+        /// protection.
+        InvalidMmp = 39, "invalid_mmp",
+        /// A market command that does not fit the phase (an uncross outside an auction,
+        /// a resume of continuous trading, ...), or a `MarketControl` from a session
+        /// that is not an admin's.
+        InvalidPhase = 40, "invalid_phase",
+        /// A `Replace` of a parked order (a stop waiting for its trigger, a pending list
+        /// leg): cancel it and enter a new one.
+        NotInBook = 41, "not_in_book",
     }
 }
 
@@ -160,6 +190,18 @@ reason_table! {
         SelfTrade = 5, "self_trade",
         /// A GTD order reached its expiry.
         Expired = 6, "expired",
+        /// Another leg of its order list traded, triggered or left, or the list was
+        /// cancelled (`CancelList`).
+        ListCancelled = 7, "list_cancelled",
+        /// Market-maker protection tripped for its account.
+        Mmp = 8, "mmp",
+        /// A triggered or released order could not rest: the book was full.
+        BookFull = 9, "book_full",
+        /// A released post-only order would have taken liquidity.
+        PostOnlyWouldTake = 10, "post_only_would_take",
+        /// The exchange's balance check refused a released order (insufficient
+        /// balance).
+        Refused = 11, "refused",
     }
 }
 

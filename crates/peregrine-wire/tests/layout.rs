@@ -407,7 +407,16 @@ fn type_codes_are_unique_across_families() {
         }
     }
     let feed: Vec<_> = MdMessage::MESSAGES.iter().map(|d| d.name).collect();
-    assert_eq!(feed, ["Trade", "L2Update", "Commitment"]);
+    assert_eq!(
+        feed,
+        [
+            "Trade",
+            "L2Update",
+            "Commitment",
+            "MarketStatus",
+            "AuctionIndicative"
+        ]
+    );
 }
 
 #[test]

@@ -39,7 +39,8 @@ const PINNED: &[Pinned] = &[
             ("target", 52, 4),
             ("heartbeat_interval_ms", 56, 4),
             ("kind", 60, 1),
-            ("reserved", 61, 3),
+            ("flags", 61, 1),
+            ("reserved", 62, 2),
         ],
     ),
     (
@@ -172,25 +173,6 @@ const PINNED: &[Pinned] = &[
             ("reserved", 46, 2),
             ("report_seq", 48, 8),
             ("account", 56, 4),
-        ],
-    ),
-    (
-        "Fill",
-        0x92,
-        100,
-        out![
-            ("order_id", 32, 8),
-            ("client_order_id", 40, 8),
-            ("trade_id", 48, 8),
-            ("price", 56, 8),
-            ("qty", 64, 8),
-            ("leaves_qty", 72, 8),
-            ("instrument", 80, 4),
-            ("side", 84, 1),
-            ("role", 85, 1),
-            ("reserved", 86, 2),
-            ("report_seq", 88, 8),
-            ("account", 96, 4),
         ],
     ),
     (
@@ -366,7 +348,7 @@ const V1_TYPES: &[&str] = &[
 fn v2_descs() -> Vec<MessageDesc> {
     let mut v: Vec<MessageDesc> = v2::Message::MESSAGES
         .iter()
-        .filter(|d| !V1_TYPES.contains(&d.name))
+        .filter(|d| !V1_TYPES.contains(&d.name) && d.version == 2)
         .copied()
         .collect();
     for d in Recovery::MESSAGES {
@@ -405,9 +387,259 @@ fn every_v2_message_matches_its_pinned_layout() {
     }
 }
 
+/// (name, type, size, fields) of every version-3 message: the venue's order types
+/// (order entry and feed) and the fill with its fee.
+const PINNED_V3: &[Pinned] = &[
+    (
+        "Fill",
+        0x92,
+        112,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("trade_id", 48, 8),
+            ("price", 56, 8),
+            ("qty", 64, 8),
+            ("leaves_qty", 72, 8),
+            ("instrument", 80, 4),
+            ("side", 84, 1),
+            ("role", 85, 1),
+            ("reserved", 86, 2),
+            ("report_seq", 88, 8),
+            ("account", 96, 4),
+            ("reserved3", 100, 4),
+            ("fee", 104, 8),
+        ],
+    ),
+    (
+        "NewOrderExt",
+        0x16,
+        72,
+        &[
+            ("client_order_id", 8, 8),
+            ("price", 16, 8),
+            ("qty", 24, 8),
+            ("expire_at", 32, 8),
+            ("stop_price", 40, 8),
+            ("display_qty", 48, 8),
+            ("instrument", 56, 4),
+            ("trail", 60, 4),
+            ("side", 64, 1),
+            ("order_type", 65, 1),
+            ("tif", 66, 1),
+            ("stp", 67, 1),
+            ("trigger", 68, 1),
+            ("trail_unit", 69, 1),
+            ("reserved", 70, 2),
+        ],
+    ),
+    (
+        "NewOrderList",
+        0x17,
+        216,
+        &[
+            ("client_list_id", 8, 8),
+            ("instrument", 16, 4),
+            ("kind", 20, 1),
+            ("reserved", 21, 3),
+            ("leg0", 24, 64),
+            ("leg1", 88, 64),
+            ("leg2", 152, 64),
+        ],
+    ),
+    (
+        "CancelList",
+        0x18,
+        28,
+        &[
+            ("client_order_id", 8, 8),
+            ("list_id", 16, 8),
+            ("instrument", 24, 4),
+        ],
+    ),
+    (
+        "MmpRequest",
+        0x19,
+        56,
+        &[
+            ("request_id", 8, 8),
+            ("window_ns", 16, 8),
+            ("max_qty", 24, 8),
+            ("freeze_ns", 32, 8),
+            ("instrument", 40, 4),
+            ("max_fills", 44, 4),
+            ("action", 48, 1),
+            ("reserved", 49, 7),
+        ],
+    ),
+    (
+        "MarketControl",
+        0x1A,
+        32,
+        &[
+            ("request_id", 8, 8),
+            ("duration_ns", 16, 8),
+            ("instrument", 24, 4),
+            ("action", 28, 1),
+            ("auction_kind", 29, 1),
+            ("reserved", 30, 2),
+        ],
+    ),
+    (
+        "AcceptedExt",
+        0x9B,
+        124,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("price", 48, 8),
+            ("qty", 56, 8),
+            ("expire_at", 64, 8),
+            ("stop_price", 72, 8),
+            ("display_qty", 80, 8),
+            ("list_id", 88, 8),
+            ("report_seq", 96, 8),
+            ("instrument", 104, 4),
+            ("account", 108, 4),
+            ("trail", 112, 4),
+            ("side", 116, 1),
+            ("order_type", 117, 1),
+            ("tif", 118, 1),
+            ("stp", 119, 1),
+            ("trigger", 120, 1),
+            ("trail_unit", 121, 1),
+            ("stage", 122, 1),
+            ("reserved", 123, 1),
+        ],
+    ),
+    (
+        "Triggered",
+        0x9C,
+        88,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("trigger_price", 48, 8),
+            ("last_price", 56, 8),
+            ("report_seq", 64, 8),
+            ("instrument", 72, 4),
+            ("account", 76, 4),
+            ("side", 80, 1),
+            ("cause", 81, 1),
+            ("reserved", 82, 6),
+        ],
+    ),
+    (
+        "ListStatus",
+        0x9D,
+        104,
+        out![
+            ("list_id", 32, 8),
+            ("client_list_id", 40, 8),
+            ("request_id", 48, 8),
+            ("leg0", 56, 8),
+            ("leg1", 64, 8),
+            ("leg2", 72, 8),
+            ("report_seq", 80, 8),
+            ("instrument", 88, 4),
+            ("account", 92, 4),
+            ("reason", 96, 2),
+            ("kind", 98, 1),
+            ("status", 99, 1),
+            ("leg", 100, 1),
+            ("reserved", 101, 3),
+        ],
+    ),
+    (
+        "MmpStatus",
+        0x9E,
+        104,
+        out![
+            ("request_id", 32, 8),
+            ("window_ns", 40, 8),
+            ("max_qty", 48, 8),
+            ("freeze_ns", 56, 8),
+            ("window_qty", 64, 8),
+            ("report_seq", 72, 8),
+            ("instrument", 80, 4),
+            ("account", 84, 4),
+            ("max_fills", 88, 4),
+            ("window_fills", 92, 4),
+            ("action", 96, 1),
+            ("reserved", 97, 7),
+        ],
+    ),
+    (
+        "MarketControlDone",
+        0x9F,
+        56,
+        out![
+            ("request_id", 32, 8),
+            ("ends_at", 40, 8),
+            ("instrument", 48, 4),
+            ("phase", 52, 1),
+            ("reserved", 53, 3),
+        ],
+    ),
+    (
+        "MarketStatus",
+        0x43,
+        32,
+        &[
+            ("ends_at", 8, 8),
+            ("engine_time", 16, 8),
+            ("instrument", 24, 4),
+            ("phase", 28, 1),
+            ("reserved", 29, 3),
+        ],
+    ),
+    (
+        "AuctionIndicative",
+        0x44,
+        48,
+        &[
+            ("price", 8, 8),
+            ("volume", 16, 8),
+            ("surplus", 24, 8),
+            ("engine_time", 32, 8),
+            ("instrument", 40, 4),
+            ("surplus_side", 44, 1),
+            ("reserved", 45, 3),
+        ],
+    ),
+];
+
+fn v3_descs() -> Vec<MessageDesc> {
+    v2::Message::MESSAGES
+        .iter()
+        .chain(peregrine_wire::md::MdMessage::MESSAGES)
+        .filter(|d| d.version == 3)
+        .copied()
+        .collect()
+}
+
+#[test]
+fn every_v3_message_matches_its_pinned_layout() {
+    let descs = v3_descs();
+    assert_eq!(descs.len(), PINNED_V3.len(), "every message pinned once");
+    for d in &descs {
+        let (name, code, size, fields) = *PINNED_V3
+            .iter()
+            .find(|p| p.0 == d.name)
+            .unwrap_or_else(|| panic!("{} is not pinned", d.name));
+        assert_eq!((d.msg_type, d.size, d.version), (code, size, 3), "{name}");
+        let got: Vec<_> = d
+            .fields
+            .iter()
+            .map(|f| (f.name, f.offset, f.size))
+            .collect();
+        assert_eq!(got, fields.to_vec(), "{name}: field offsets");
+    }
+}
+
 #[test]
 fn v2_fields_are_contiguous_and_naturally_aligned() {
-    for d in v2_descs() {
+    for d in v2_descs().into_iter().chain(v3_descs()) {
         let mut at = peregrine_wire::HEADER_SIZE;
         for f in d.fields {
             assert_eq!(
@@ -416,7 +648,7 @@ fn v2_fields_are_contiguous_and_naturally_aligned() {
                 d.name, f.name
             );
             let bytes = f.wire_type == "reserved" || f.wire_type.starts_with('[');
-            let align = if bytes { 1 } else { f.size };
+            let align = if bytes { 1 } else { f.size.min(8) };
             assert_eq!(f.offset % align, 0, "{}.{} is aligned", d.name, f.name);
             at += f.size;
         }

@@ -238,7 +238,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         self.close_list(list, sink);
     }
 
-    /// Cancels a whole list: every leg still bound (`UserRequested`), in leg order,
+    /// Cancels a whole list: every leg still bound (`ListCancelled`), in leg order,
     /// then `Done`.
     pub(super) fn cancel_list<S: EventSink>(&mut self, c: &CancelList, sink: &mut S) {
         let found = if c.instrument != self.spec.id {
@@ -254,7 +254,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         };
         match found {
             Ok(slot) => {
-                self.cancel_legs(slot, CancelReason::UserRequested, sink);
+                self.cancel_legs(slot, CancelReason::ListCancelled, sink);
                 self.close_list(slot, sink);
             }
             Err(reason) => sink.push(Event::Rejected(Rejected {

@@ -233,7 +233,7 @@ impl ReferenceBook {
         };
         match r {
             Ok(()) => {
-                self.cancel_legs(c.list_id.0, CancelReason::UserRequested, sink);
+                self.cancel_legs(c.list_id.0, CancelReason::ListCancelled, sink);
                 self.close(c.list_id.0, sink);
             }
             Err(reason) => self.reject(

@@ -15,11 +15,13 @@ use crate::DecodeError;
 
 mod bytes;
 mod kinds;
+mod venue;
 
 pub use bytes::{
     Credential, LeaderAddress, Pad, Symbol, CREDENTIAL_LEN, LEADER_ADDRESS_LEN, SYMBOL_LEN,
 };
 pub use kinds::{OrderState, SessionKind};
+pub use venue::{ListLeg, ListState, MarketAction, MmpAction, OrderStage, TriggerCause};
 
 /// A type with a fixed-width little-endian wire form.
 pub trait WireField: Copy {
@@ -145,8 +147,8 @@ enum_field!(Side, "u8 Side", 2);
 enum_field!(OrderType, "u8 OrderType", 3);
 enum_field!(TimeInForce, "u8 TimeInForce", 4);
 enum_field!(StpMode, "u8 StpMode", 5);
-enum_field!(LiquidityRole, "u8 LiquidityRole", 2);
-enum_field!(RequestKind, "u8 RequestKind", 3);
+enum_field!(LiquidityRole, "u8 LiquidityRole", 3);
+enum_field!(RequestKind, "u8 RequestKind", 6);
 
 pub(crate) use enum_field;
 
@@ -264,6 +266,8 @@ pub enum LiquidityRole {
     Maker = 0,
     /// The order arrived and traded on entry.
     Taker = 1,
+    /// A call auction's uncross: no aggressor (protocol version 3).
+    Auction = 2,
 }
 
 impl LiquidityRole {
@@ -272,6 +276,7 @@ impl LiquidityRole {
         match v {
             0 => Some(Self::Maker),
             1 => Some(Self::Taker),
+            2 => Some(Self::Auction),
             _ => None,
         }
     }
@@ -287,6 +292,12 @@ pub enum RequestKind {
     Replace = 1,
     /// A `MassCancel`.
     MassCancel = 2,
+    /// A `CancelList` (protocol version 3).
+    CancelList = 3,
+    /// An `MmpRequest` (protocol version 3).
+    Mmp = 4,
+    /// A `MarketControl` (protocol version 3).
+    MarketControl = 5,
 }
 
 impl RequestKind {
@@ -296,6 +307,9 @@ impl RequestKind {
             0 => Some(Self::Cancel),
             1 => Some(Self::Replace),
             2 => Some(Self::MassCancel),
+            3 => Some(Self::CancelList),
+            4 => Some(Self::Mmp),
+            5 => Some(Self::MarketControl),
             _ => None,
         }
     }
@@ -344,7 +358,7 @@ mod tests {
             <Option<Side>>::get(&mut Reader::new(&[3]), "x"),
             Err(err(3))
         );
-        assert_eq!(RequestKind::get(&mut Reader::new(&[3]), "x"), Err(err(3)));
+        assert_eq!(RequestKind::get(&mut Reader::new(&[6]), "x"), Err(err(6)));
         assert_eq!(<Option<Side>>::get(&mut Reader::new(&[2]), "x"), Ok(None));
     }
 

@@ -13,7 +13,9 @@ pub mod packet;
 pub mod recovery;
 pub mod sequencer;
 
-use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp};
+use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp, TradingPhase};
+
+use crate::field::Pad;
 
 use crate::message::{wire_family, wire_message};
 
@@ -74,9 +76,49 @@ wire_message! {
     merkle_root: [u8; 32],
 }
 
+wire_message! {
+    /// Feed. An instrument's trading phase changed: continuous, halted, or a call
+    /// auction (orders collect without matching; `AuctionIndicative` follows while
+    /// the call lasts, and the uncross's `Trade`s end it). Protocol version 3.
+    MarketStatus = 0x43, version 3;
+    /// When the call auction uncrosses by itself (0: on command or by the schedule).
+    ends_at: Timestamp,
+    /// Engine time of the change, nanoseconds since the Unix epoch.
+    engine_time: Timestamp,
+    /// Instrument.
+    instrument: InstrumentId,
+    /// 0 continuous, 1 halted, 2 opening call, 3 closing call, 4 volatility call,
+    /// 5 manual call.
+    phase: TradingPhase,
+    /// Must be zero.
+    reserved: Pad<3>,
+}
+
+wire_message! {
+    /// Feed. During a call auction, the uncross the book would make now, whenever it
+    /// changes: the price maximising the traded quantity (then the smallest surplus,
+    /// then the closest to the last price), that quantity, and what would stay
+    /// unmatched. Protocol version 3.
+    AuctionIndicative = 0x44, version 3;
+    /// Indicative price (0: the book does not cross).
+    price: Price,
+    /// Quantity that would trade.
+    volume: Qty,
+    /// Quantity left unmatched at that price on the larger side.
+    surplus: Qty,
+    /// Engine time, nanoseconds since the Unix epoch.
+    engine_time: Timestamp,
+    /// Instrument.
+    instrument: InstrumentId,
+    /// The side with the surplus: 0 Buy, 1 Sell, 2 none.
+    surplus_side: Option<Side>,
+    /// Must be zero.
+    reserved: Pad<3>,
+}
+
 wire_family! {
     /// A message carried in a market-data packet.
-    MdMessage { Trade, L2Update, Commitment }
+    MdMessage { Trade, L2Update, Commitment, MarketStatus, AuctionIndicative }
 }
 
 #[cfg(test)]
@@ -95,5 +137,7 @@ mod tests {
         assert_eq!(Trade::SIZE, 45);
         assert_eq!(L2Update::SIZE, 41);
         assert_eq!(Commitment::SIZE, 104);
+        assert_eq!(MarketStatus::SIZE, 32);
+        assert_eq!(AuctionIndicative::SIZE, 48);
     }
 }

@@ -22,6 +22,7 @@ pub mod queries;
 pub mod reference;
 pub mod reports;
 pub mod session;
+pub mod venue;
 
 use peregrine_types::AccountId;
 
@@ -40,12 +41,17 @@ use session::{
     Challenge, LeaderRedirect, Login, LoginAccepted, LoginRejected, ReplayEnd, ReplayStart,
     ServerHeartbeat,
 };
+use venue::{
+    AcceptedExt, CancelList, ListStatus, MarketControl, MarketControlDone, MmpRequest, MmpStatus,
+    NewOrderExt, NewOrderList, Triggered,
+};
 
 wire_family! {
     /// A version-2 client → exchange message.
     Inbound {
         Login, Logout, ClientHeartbeat, NewOrder, Cancel, Replace, MassCancel,
         OrderStatusRequest, OpenOrdersRequest, Deposit, Withdraw, BalanceQuery,
+        NewOrderExt, NewOrderList, CancelList, MmpRequest, MarketControl,
     }
 }
 
@@ -58,6 +64,7 @@ wire_family! {
         Accepted, Rejected, Fill, Cancelled, Replaced, CancelRejected, MassCancelDone,
         OrderStatus, OpenOrder, OpenOrdersEnd, Balance, AdminRejected,
         LeaderRedirect,
+        AcceptedExt, Triggered, ListStatus, MmpStatus, MarketControlDone,
     }
 }
 
@@ -66,11 +73,13 @@ wire_family! {
     Message {
         Login, Logout, ClientHeartbeat, NewOrder, Cancel, Replace, MassCancel,
         OrderStatusRequest, OpenOrdersRequest, Deposit, Withdraw, BalanceQuery,
+        NewOrderExt, NewOrderList, CancelList, MmpRequest, MarketControl,
         Challenge, LoginAccepted, LoginRejected, ServerHeartbeat, ReplayStart, ReplayEnd,
         InstrumentDefinition,
         Accepted, Rejected, Fill, Cancelled, Replaced, CancelRejected, MassCancelDone,
         OrderStatus, OpenOrder, OpenOrdersEnd, Balance, AdminRejected,
         LeaderRedirect,
+        AcceptedExt, Triggered, ListStatus, MmpStatus, MarketControlDone,
     }
 }
 
@@ -105,6 +114,11 @@ macro_rules! with_common {
             Outbound::OpenOrdersEnd($m) => $body,
             Outbound::Balance($m) => $body,
             Outbound::AdminRejected($m) => $body,
+            Outbound::AcceptedExt($m) => $body,
+            Outbound::Triggered($m) => $body,
+            Outbound::ListStatus($m) => $body,
+            Outbound::MmpStatus($m) => $body,
+            Outbound::MarketControlDone($m) => $body,
         }
     };
 }
@@ -123,6 +137,10 @@ macro_rules! with_report {
             Outbound::MassCancelDone($m) => $body,
             Outbound::Balance($m) => $body,
             Outbound::AdminRejected($m) => $body,
+            Outbound::AcceptedExt($m) => $body,
+            Outbound::Triggered($m) => $body,
+            Outbound::ListStatus($m) => $body,
+            Outbound::MmpStatus($m) => $body,
             _ => $other,
         }
     };
@@ -189,6 +207,11 @@ impl From<Inbound> for Message {
             Inbound::Deposit(m) => m.into(),
             Inbound::Withdraw(m) => m.into(),
             Inbound::BalanceQuery(m) => m.into(),
+            Inbound::NewOrderExt(m) => m.into(),
+            Inbound::NewOrderList(m) => m.into(),
+            Inbound::CancelList(m) => m.into(),
+            Inbound::MmpRequest(m) => m.into(),
+            Inbound::MarketControl(m) => m.into(),
         }
     }
 }

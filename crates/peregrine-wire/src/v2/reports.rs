@@ -77,8 +77,8 @@ wire_message! {
 }
 
 wire_message! {
-    /// Exchange → client. The order traded.
-    Fill = 0x92, version 2;
+    /// Exchange → client. The order traded. Version 3 appends the fee.
+    Fill = 0x92, version 3;
     /// Per-session sequence number of this message.
     session_seq: u64,
     /// The matching engine's global sequence number of this event.
@@ -101,7 +101,7 @@ wire_message! {
     instrument: InstrumentId,
     /// The order's side: 0 Buy, 1 Sell.
     side: Side,
-    /// 0 Maker (was resting), 1 Taker (traded on arrival).
+    /// 0 Maker (was resting), 1 Taker (traded on arrival), 2 Auction (an uncross).
     role: LiquidityRole,
     /// Must be zero.
     reserved: Pad<2>,
@@ -109,6 +109,11 @@ wire_message! {
     report_seq: u64,
     /// The account the report is about.
     account: AccountId,
+    /// Must be zero (appended by version 3).
+    reserved3: Pad<4>,
+    /// This order's fee for the fill, in the instrument's quote units (price unit ×
+    /// quantity unit); negative: a rebate (appended by version 3).
+    fee: i64,
 }
 
 wire_message! {

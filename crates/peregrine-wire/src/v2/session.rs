@@ -61,9 +61,16 @@ wire_message! {
     heartbeat_interval_ms: u32,
     /// 0 Trading, 1 DropCopy (read-only).
     kind: SessionKind,
+    /// Session options, bit 0: cancel every open order of the account when this
+    /// session ends for any reason but a `Logout` (cancel-on-disconnect; protocol
+    /// version 3). Other bits must be zero.
+    flags: u8,
     /// Must be zero.
-    reserved: Pad<3>,
+    reserved: Pad<2>,
 }
+
+/// [`Login::flags`] bit: cancel the account's open orders when the session drops.
+pub const LOGIN_CANCEL_ON_DISCONNECT: u8 = 1;
 
 /// Bytes of [`Login::auth_message`].
 pub const AUTH_MESSAGE_LEN: usize = DOMAIN.len() + KEY_LEN + Login::SIZE;
@@ -232,6 +239,7 @@ mod tests {
             target: Some(AccountId(account)),
             heartbeat_interval_ms: 1000,
             kind: SessionKind::Trading,
+            flags: 0,
             reserved: Pad,
         }
     }

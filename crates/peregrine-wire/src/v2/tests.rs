@@ -105,13 +105,13 @@ fn a_v1_login_and_v1_reports_are_refused_by_version_2_decoders() {
             version: 1
         })
     );
-    // ... and a version-1 decoder refuses a version-2 report.
+    // ... and a version-1 decoder refuses a version-3 fill.
     let n = reports::Fill::sample(&[1]).encode(&mut buf).unwrap();
     assert_eq!(
         crate::Outbound::decode(&buf[..n]),
         Err(DecodeError::BadVersion {
             msg_type: 0x92,
-            version: 2
+            version: 3
         })
     );
 }
