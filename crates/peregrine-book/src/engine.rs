@@ -38,6 +38,12 @@ pub trait PreMatch {
     fn on_event(&mut self, event: &mut Event) {
         let _ = event;
     }
+    /// Called once per command, before its events, with the command's time (the fee
+    /// stage's day). The default does nothing.
+    #[inline]
+    fn begin(&mut self, now: Timestamp) {
+        let _ = now;
+    }
 }
 
 /// The sink a book writes to inside the engine: each event goes through the
@@ -186,6 +192,7 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
     /// Applies one command. A new order gets the next exchange id whatever the outcome
     /// (ids are unique, not gap-free). `Tick` advances every book's clock.
     pub fn execute<S: EventSink>(&mut self, cmd: &Command, sink: &mut S) {
+        self.pre.begin(cmd.ts);
         let mut staged = Staged {
             pre: &mut self.pre,
             sink,
@@ -273,6 +280,7 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
     /// legs that are active or parked at entry (an OTO's pending legs when they are
     /// released); any refusal rejects the whole list.
     pub fn execute_list<S: EventSink>(&mut self, ts: Timestamp, list: &OrderList, sink: &mut S) {
+        self.pre.begin(ts);
         let mut staged = Staged {
             pre: &mut self.pre,
             sink,
