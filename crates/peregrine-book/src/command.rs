@@ -197,6 +197,8 @@ pub struct MmpCommand {
     pub account: AccountId,
     /// What to do.
     pub op: MmpOp,
+    /// The requester's id, echoed in the venue's answer (the book ignores it).
+    pub request_id: u64,
 }
 
 /// An admin command on an instrument's trading phase.

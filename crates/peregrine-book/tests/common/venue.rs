@@ -384,6 +384,7 @@ impl VenueGenerator {
             instrument: INST,
             account,
             op,
+            request_id: 0,
         }))
     }
 

@@ -32,11 +32,18 @@
 //!
 //! Versions 1 and 2 still decode (with no counters: every stream starts at 1).
 //!
+//! Versions 5 and 6 (the venue's order types) are versions 3 and 4 followed by the
+//! venue section ([`super::venue`]): each book's phase, last price, parked orders,
+//! lists and protections, the fee stage's volumes, and the ledger's fee fields.
+//! Versions 1 to 4 still decode (a book without venue state keeps its defaults).
+//!
 //! [`decode`] checks every length and enum byte before allocating and returns a
 //! [`SnapshotDecodeError`]; it never panics.
 
-use peregrine_book::{LevelIndex, MatchingEngine, NoPreMatch, PreMatch, RestingOrder};
-use peregrine_ledger::{AssetId, Balance, HoldState, InstrumentAssets, Ledger, LedgerState};
+use peregrine_book::{Book, LevelIndex, MatchingEngine, NoPreMatch, PreMatch, RestingOrder};
+use peregrine_ledger::{AssetId, Balance, Fees, HoldState, InstrumentAssets, Ledger, LedgerState};
+
+use super::venue::{self as venue_codec, VenueSection};
 
 use crate::balances::Balances;
 use peregrine_types::{
@@ -48,6 +55,8 @@ const VERSION: u8 = 1;
 const VERSION_LEDGER: u8 = 2;
 const VERSION_REPORTS: u8 = 3;
 const VERSION_LEDGER_REPORTS: u8 = 4;
+const VERSION_VENUE: u8 = 5;
+const VERSION_VENUE_LEDGER: u8 = 6;
 const REPORTS: usize = 8;
 const REPORT_ENTRY: usize = 16;
 const HEADER: usize = 40;
@@ -56,10 +65,15 @@ const BALANCE: usize = 40;
 const HOLD: usize = 40;
 const SUPPLY: usize = 24;
 
-/// A pre-match stage whose state a snapshot carries (the ledger, when there is one).
+/// A pre-match stage whose state a snapshot carries (the ledger, when there is one;
+/// the fee stage, when fees are on).
 pub trait SnapshotLedger {
     /// The ledger to store, if any.
     fn snapshot_ledger(&self) -> Option<&Ledger>;
+    /// The fee stage to store, if any.
+    fn snapshot_fees(&self) -> Option<&Fees> {
+        None
+    }
 }
 
 impl SnapshotLedger for NoPreMatch {
@@ -71,6 +85,9 @@ impl SnapshotLedger for NoPreMatch {
 impl SnapshotLedger for Balances {
     fn snapshot_ledger(&self) -> Option<&Ledger> {
         self.ledger()
+    }
+    fn snapshot_fees(&self) -> Option<&Fees> {
+        self.fees()
     }
 }
 const BOOK: usize = 32;
@@ -106,6 +123,8 @@ pub struct EngineSnapshot {
     pub ledger: Option<LedgerState>,
     /// Each account's next report sequence number (versions 3 and 4), by account.
     pub report_next: Vec<(AccountId, u64)>,
+    /// The venue section (versions 5 and 6).
+    pub venue: Option<VenueSection>,
 }
 
 /// Why a snapshot blob does not decode.
@@ -117,7 +136,7 @@ pub enum SnapshotDecodeError {
     /// The blob ends early or has trailing bytes.
     #[error("snapshot length {0} does not match its counts")]
     BadLength(usize),
-    /// An enum byte has no meaning.
+    /// An enum byte has no meaning (or a padding byte is not zero).
     #[error("snapshot field {field}: unknown value {value}")]
     BadEnum {
         /// The field.
@@ -140,9 +159,9 @@ pub fn encode<L: LevelIndex, P: PreMatch + SnapshotLedger>(
     let ledger = engine.pre_match_ref().snapshot_ledger().map(Ledger::export);
     let mut out = Vec::with_capacity(HEADER + books * BOOK + orders * ORDER);
     let version = if ledger.is_some() {
-        VERSION_LEDGER_REPORTS
+        VERSION_VENUE_LEDGER
     } else {
-        VERSION_REPORTS
+        VERSION_VENUE
     };
     out.extend_from_slice(&[version, 0, 0, 0, 0, 0, 0, 0]);
     out.extend_from_slice(&engine.next_order_id().0.to_le_bytes());
@@ -170,6 +189,26 @@ pub fn encode<L: LevelIndex, P: PreMatch + SnapshotLedger>(
         out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&next.to_le_bytes());
     }
+    let venues: Vec<_> = engine.books().map(|b| Book::venue_state(b)).collect();
+    let icebergs: Vec<Vec<_>> = engine
+        .books()
+        .map(|b| {
+            let mut v = Vec::new();
+            b.visit_orders(&mut |o| {
+                if !o.display.is_zero() {
+                    v.push((o.id, o.display, o.shown));
+                }
+            });
+            v
+        })
+        .collect();
+    let parts: Vec<_> = venues
+        .iter()
+        .zip(&icebergs)
+        .map(|(state, icebergs)| venue_codec::BookPart { state, icebergs })
+        .collect();
+    let fees = engine.pre_match_ref().snapshot_fees().map(Fees::export);
+    venue_codec::put(&mut out, &parts, fees.as_ref(), ledger.as_ref());
     out
 }
 
@@ -235,6 +274,8 @@ fn ledger(r: &mut Reader<'_>) -> Option<Result<LedgerState, SnapshotDecodeError>
             price,
             leaves,
             assets: InstrumentAssets { base, quote },
+            fee_ppm: 0,
+            fee_left: 0,
         });
     }
     for _ in 0..ns {
@@ -272,11 +313,15 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     let bad_len = SnapshotDecodeError::BadLength(b.len());
     let mut r = Reader { b, at: 0 };
     let version = r.u8().ok_or(bad_len)?;
-    if !(VERSION..=VERSION_LEDGER_REPORTS).contains(&version) {
+    if !(VERSION..=VERSION_VENUE_LEDGER).contains(&version) {
         return Err(SnapshotDecodeError::BadVersion(version));
     }
-    let has_ledger = version == VERSION_LEDGER || version == VERSION_LEDGER_REPORTS;
+    let has_ledger = matches!(
+        version,
+        VERSION_LEDGER | VERSION_LEDGER_REPORTS | VERSION_VENUE_LEDGER
+    );
     let has_reports = version >= VERSION_REPORTS;
+    let has_venue = version >= VERSION_VENUE;
     r.skip(7).ok_or(bad_len)?;
     let next_order_id = OrderId(r.u64().ok_or(bad_len)?);
     let last_seq = r.u64().ok_or(bad_len)?;
@@ -290,7 +335,7 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     for _ in 0..n_books {
         books.push(book(&mut r).ok_or(bad_len)??);
     }
-    let ledger = if has_ledger {
+    let mut ledger = if has_ledger {
         if b.len() - r.at < LEDGER {
             return Err(bad_len);
         }
@@ -303,6 +348,28 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     } else {
         Vec::new()
     };
+    let venue = if has_venue {
+        let mut vr = venue_codec::Reader::new(b, r.at);
+        let v = venue_codec::get(&mut vr, ledger.as_mut()).map_err(|e| match e {
+            venue_codec::Bad::Length => bad_len,
+            venue_codec::Bad::Enum(field, value) => bad_enum(field, value),
+        })?;
+        if v.books.len() != books.len() {
+            return Err(bad_len);
+        }
+        for (book, icebergs) in books.iter_mut().zip(&v.icebergs) {
+            for (id, display, shown) in icebergs {
+                let o = book.orders.iter_mut().find(|o| o.id == *id);
+                let o = o.ok_or(bad_len)?;
+                o.display = *display;
+                o.shown = *shown;
+            }
+        }
+        r.at = vr.at;
+        Some(v)
+    } else {
+        None
+    };
     if r.at != b.len() {
         return Err(bad_len);
     }
@@ -313,6 +380,7 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
         books,
         ledger,
         report_next,
+        venue,
     })
 }
 
@@ -393,6 +461,9 @@ fn order(r: &mut Reader<'_>) -> Option<Result<RestingOrder, SnapshotDecodeError>
         expire_at: Timestamp(expire_at),
         stp,
         post_only: post == 1,
+        display: Qty::ZERO,
+        shown: Qty::from_raw(qty),
+        list: OrderId(0),
     }))
 }
 
@@ -448,7 +519,7 @@ mod tests {
         let e: MatchingEngine = MatchingEngine::new(&[spec], 16).unwrap();
         let counters = [(AccountId(2), 5), (AccountId(9), 1_000_000)];
         let blob = encode(&e, 7, Timestamp(9), &counters);
-        assert_eq!(blob[0], VERSION_REPORTS);
+        assert_eq!(blob[0], VERSION_VENUE);
         let s = decode(&blob).unwrap();
         assert_eq!(
             (s.last_seq, s.last_ts, s.next_order_id),
@@ -495,9 +566,8 @@ mod tests {
             action: Action::New(order),
         };
         e.execute(&cmd, &mut events);
-        e.pre_match().settle(&events);
         let blob = encode(&e, 1, Timestamp(5), &[(AccountId(4), 2)]);
-        assert_eq!(blob[0], VERSION_LEDGER_REPORTS);
+        assert_eq!(blob[0], VERSION_VENUE_LEDGER);
         let s = decode(&blob).unwrap();
         let want = e.pre_match_ref().ledger().map(Ledger::export);
         assert_eq!(s.ledger, want);
@@ -515,7 +585,8 @@ mod tests {
         let spec = peregrine_types::InstrumentSpec::example(3);
         let e: MatchingEngine = MatchingEngine::new(&[spec], 16).unwrap();
         let mut blob = encode(&e, 7, Timestamp(9), &[]);
-        blob.truncate(blob.len() - REPORTS);
+        // Without the venue section (8 + 80 for its one book) and the counters.
+        blob.truncate(blob.len() - REPORTS - 8 - 80);
         blob[0] = VERSION;
         let s = decode(&blob).unwrap();
         assert!(s.report_next.is_empty());

@@ -56,6 +56,8 @@ struct Owner {
 pub struct Core<L: CommandLog> {
     engine: VenueEngine,
     admin: Option<AdminPolicy>,
+    /// Accounts whose sessions may send market commands (halts, auctions).
+    admins: Vec<AccountId>,
     instruments: Vec<InstrumentId>,
     owners: FxHashMap<u64, Owner>,
     events: Vec<Event>,
@@ -100,6 +102,7 @@ impl<L: CommandLog> Core<L> {
         Core {
             engine: engine.with_stage(Balances::off()),
             admin: None,
+            admins: Vec::new(),
             instruments,
             owners: FxHashMap::with_capacity_and_hasher(owner_capacity, Default::default()),
             events: Vec::with_capacity(4096),
@@ -167,6 +170,7 @@ impl<L: CommandLog> Core<L> {
         Ok(Core {
             engine: self.engine,
             admin: self.admin,
+            admins: self.admins,
             instruments: self.instruments,
             owners: self.owners,
             events: self.events,
@@ -221,6 +225,23 @@ impl<L: CommandLog> Core<L> {
         self
     }
 
+    /// Lets the sessions of `admins` send market commands (halt, resume, auctions).
+    pub fn with_admins(mut self, admins: &[AccountId]) -> Self {
+        self.admins = admins.to_vec();
+        self
+    }
+
+    /// Turns fees on (`fees`: the instruments' schedules): charged into `account`'s
+    /// balances when balances are on, priced and reported only when they are off.
+    pub fn with_fees(mut self, mut fees: peregrine_ledger::Fees, account: AccountId) -> Self {
+        // Room for every (account, instrument) volume the config knows of, so the
+        // order path does not grow the map.
+        let accounts = self.admin.as_ref().map_or(1024, |p| p.accounts.len() + 1);
+        fees.reserve(accounts * self.instruments.len().max(1));
+        self.engine.pre_match().set_fees(fees, account);
+        self
+    }
+
     /// Takes snapshots through `snapshots` (the server's snapshot thread). Attach
     /// after recovery: the sink is seeded here with the current state (one encode,
     /// before the first order).
@@ -262,10 +283,10 @@ impl<L: CommandLog> Core<L> {
     /// engine's, combined with the ledger's state when balances are on.
     pub fn state_hash(&self) -> peregrine_book::StateHash {
         let engine = self.engine.state_hash();
-        match self.ledger() {
-            Some(l) => crate::balances::state_hash_with(engine, &l.export()),
-            None => engine,
-        }
+        let stage = self.engine.pre_match_ref();
+        let ledger = stage.ledger().map(peregrine_ledger::Ledger::export);
+        let fees = stage.fees().map(peregrine_ledger::Fees::export);
+        crate::balances::state_hash_with(engine, ledger.as_ref(), fees.as_ref())
     }
 
     /// The clock.
