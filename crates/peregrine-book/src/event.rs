@@ -237,10 +237,12 @@ pub enum MmpStatus {
     Set = 0,
     /// Limits reached: quotes cancelled, new orders refused.
     Triggered = 1,
-    /// Freeze lifted (by a reset or the freeze time).
+    /// Freeze lifted and window cleared by the account's reset.
     Reset = 2,
     /// Protection removed.
     Cleared = 3,
+    /// Freeze lifted by its freeze time running out.
+    Thawed = 4,
 }
 
 /// Market-maker protection changed for an account.

@@ -306,6 +306,11 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         self.lists.len()
     }
 
+    /// The live list `id` (its legs still bound).
+    pub fn list_state(&self, id: OrderId) -> Option<crate::ListState> {
+        self.lists.get(id.0).map(|s| self.lists.entry(s).state())
+    }
+
     /// Trades printed so far.
     pub fn trade_seq(&self) -> u64 {
         self.trade_seq

@@ -137,7 +137,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
                     sink.push(Event::Mmp(MmpUpdate {
                         instrument,
                         account,
-                        status: MmpStatus::Reset,
+                        status: MmpStatus::Thawed,
                         params,
                         window_qty: 0,
                         window_fills: 0,
@@ -314,7 +314,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
                 instrument: m.instrument,
                 command: CommandKind::Mmp,
                 id: peregrine_types::OrderId(0),
-                client_id: peregrine_types::ClientOrderId(0),
+                client_id: peregrine_types::ClientOrderId(m.request_id),
                 account: m.account,
                 reason,
             }));

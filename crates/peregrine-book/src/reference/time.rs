@@ -106,7 +106,7 @@ impl ReferenceBook {
                 sink.push(Event::Mmp(MmpUpdate {
                     instrument: self.spec.id,
                     account: a,
-                    status: MmpStatus::Reset,
+                    status: MmpStatus::Thawed,
                     params,
                     window_qty: 0,
                     window_fills: 0,
@@ -294,7 +294,7 @@ impl ReferenceBook {
                 instrument: m.instrument,
                 command: CommandKind::Mmp,
                 id: OrderId(0),
-                client_id: ClientOrderId(0),
+                client_id: ClientOrderId(m.request_id),
                 account: m.account,
                 reason,
             }));

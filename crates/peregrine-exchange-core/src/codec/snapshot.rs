@@ -189,7 +189,7 @@ pub fn encode<L: LevelIndex, P: PreMatch + SnapshotLedger>(
         out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&next.to_le_bytes());
     }
-    let venues: Vec<_> = engine.books().map(|b| Book::venue_state(b)).collect();
+    let venues: Vec<_> = engine.books().map(Book::venue_state).collect();
     let icebergs: Vec<Vec<_>> = engine
         .books()
         .map(|b| {

@@ -126,14 +126,13 @@ impl<L: CommandLog> Core<L> {
             s.appended = sw.now_ns();
         }
         self.events.clear();
-        let first_id = self.engine.next_order_id();
+        let ctx = self.context(cmd, self.engine.next_order_id());
         self.run_command(cmd);
         if let Some((sw, s)) = self.stages.as_mut() {
             s.matched = sw.now_ns();
         }
         self.metrics.on_command();
         self.after_record(seq, Record::Command(*cmd), cmd.ts);
-        let ctx = self.context(cmd, first_id);
         self.emit(&ctx, cmd.ts, from, out);
         if let Some((sw, s)) = self.stages.as_mut() {
             s.routed = sw.now_ns();
@@ -331,7 +330,9 @@ impl<L: CommandLog> Core<L> {
         }
     }
 
-    /// The report context of `cmd`, run with `first_id` the engine's next order id.
+    /// The report context of `cmd`, taken before it runs (`first_id`: the engine's
+    /// next order id).
+    #[inline]
     pub(super) fn context(&self, cmd: &Command, first_id: OrderId) -> Ctx {
         let orig = match &cmd.action {
             Action::Replace(r) => self
@@ -340,7 +341,15 @@ impl<L: CommandLog> Core<L> {
                 .map_or(ClientOrderId(0), |o| o.client_id),
             _ => ClientOrderId(0),
         };
-        Ctx::of_with_id(cmd, self.engine_seq, orig, first_id)
+        let ctx = Ctx::of_with_id(cmd, self.engine_seq, orig, first_id);
+        match &cmd.action {
+            Action::CancelList(c) => ctx.with_target(
+                self.engine
+                    .book(c.instrument)
+                    .and_then(|b| b.list_state(c.list_id)),
+            ),
+            _ => ctx,
+        }
     }
 
     /// Routes every event of the command just run: ownership, each report into its
@@ -472,6 +481,7 @@ pub(super) fn mass_cancel_ctx(rec: &MassCancelRequest, engine_seq: u64) -> Ctx {
         new: None,
         ext: None,
         kind: Some(CommandKind::MassCancel),
+        target: None,
     }
 }
 

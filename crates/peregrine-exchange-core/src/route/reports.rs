@@ -48,6 +48,9 @@ pub struct Ctx {
     /// Which command it is (the `request_kind` of its refusals, who answers a list's
     /// end).
     pub kind: Option<CommandKind>,
+    /// For a `CancelList`: the list and its legs when it ran (their `Cancelled` and
+    /// the list's `ListStatus` carry the request's id; other lists' do not).
+    pub target: Option<(OrderId, [OrderId; 3])>,
 }
 
 /// The extended fields of the orders a command enters: one extended order, or an
@@ -141,7 +144,18 @@ impl Ctx {
             new,
             ext,
             kind: (!matches!(cmd.action, Action::Tick)).then_some(kind),
+            target: None,
         }
+    }
+
+    /// Names the list a `CancelList` cancels (see [`Ctx::target`]).
+    pub fn with_target(mut self, list: Option<peregrine_book::ListState>) -> Ctx {
+        self.target = list.map(|l| (l.id, l.legs));
+        self
+    }
+
+    fn targets_leg(&self, id: OrderId) -> bool {
+        self.target.is_some_and(|(_, legs)| legs.contains(&id))
     }
 
     /// The context of an order list whose legs got ids from `first_id` on.
@@ -162,6 +176,7 @@ impl Ctx {
                 list: Some((rec.list.kind, first_id)),
             }),
             kind: Some(CommandKind::NewList),
+            target: None,
         }
     }
 }
@@ -340,9 +355,7 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
         Event::Cancelled(c) => {
             let request_id = match c.reason {
                 CancelReason::UserRequested | CancelReason::MassCancel => ctx.request_id,
-                CancelReason::ListCancelled if ctx.kind == Some(CommandKind::CancelList) => {
-                    ctx.request_id
-                }
+                CancelReason::ListCancelled if ctx.targets_leg(c.id) => ctx.request_id,
                 _ => ClientOrderId(0),
             };
             let msg = Cancelled {
@@ -409,8 +422,7 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
                 engine_seq: seq,
                 engine_time: t,
                 request_id: match m.status {
-                    MmpStatus::Triggered => 0,
-                    MmpStatus::Reset if ctx.kind != Some(CommandKind::Mmp) => 0,
+                    MmpStatus::Triggered | MmpStatus::Thawed => 0,
                     _ => ctx.request_id.0,
                 },
                 window_ns: m.params.window_ns,
@@ -424,7 +436,7 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
                 window_fills: m.window_fills,
                 action: match m.status {
                     MmpStatus::Set => field::MmpAction::Set,
-                    MmpStatus::Reset => field::MmpAction::Reset,
+                    MmpStatus::Reset | MmpStatus::Thawed => field::MmpAction::Reset,
                     MmpStatus::Cleared => field::MmpAction::Clear,
                     MmpStatus::Triggered => field::MmpAction::Triggered,
                 },
@@ -443,7 +455,7 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
 fn list_status(l: &peregrine_book::ListUpdate, ctx: &Ctx) -> ListStatusMsg {
     let request_id = match l.status {
         ListStatus::Accepted | ListStatus::Rejected => l.client_id,
-        ListStatus::Done if ctx.kind == Some(CommandKind::CancelList) => ctx.request_id,
+        ListStatus::Done if ctx.target.is_some_and(|(id, _)| id == l.list_id) => ctx.request_id,
         ListStatus::Done => ClientOrderId(0),
     };
     ListStatusMsg {

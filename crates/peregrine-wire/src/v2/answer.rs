@@ -11,7 +11,7 @@ use crate::v2::Outbound;
 /// A request, named the way its terminal answer names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RequestRef {
-    /// A `NewOrder`, by its client order id.
+    /// A `NewOrder` or a `NewOrderExt`, by its client order id.
     NewOrder(ClientOrderId),
     /// A `Cancel`, by its client order id.
     Cancel(ClientOrderId),
@@ -23,8 +23,6 @@ pub enum RequestRef {
     Query(u64),
     /// A `Deposit`, `Withdraw` or `BalanceQuery`, by its request id.
     Admin(u64),
-    /// A `NewOrderExt`, by its client order id (answered like a `NewOrder`).
-    NewOrderExt(ClientOrderId),
     /// A `NewOrderList`, by its client list id.
     NewList(ClientOrderId),
     /// A `CancelList`, by its client order id.
@@ -59,7 +57,9 @@ impl Outbound {
                 RequestKind::Mmp => R::Mmp(m.client_order_id.0),
                 RequestKind::MarketControl => R::Market(m.client_order_id.0),
             },
-            Outbound::AcceptedExt(m) if m.list_id.0 == 0 => R::NewOrderExt(m.client_order_id),
+            // A `NewOrderExt` is answered like a `NewOrder` (a list's legs are not
+            // requests of their own).
+            Outbound::AcceptedExt(m) if m.list_id.0 == 0 => R::NewOrder(m.client_order_id),
             Outbound::ListStatus(m) => match m.status {
                 ListState::Accepted | ListState::Rejected => R::NewList(m.client_list_id),
                 ListState::Done if m.request_id.0 != 0 => R::CancelList(m.request_id),
