@@ -293,6 +293,8 @@ fn translate(
         }
         MdEvent::RecoveredBySnapshot { .. }
         | MdEvent::Commitment { .. }
+        | MdEvent::Phase { .. }
+        | MdEvent::Indicative { .. }
         | MdEvent::EndOfSession => {}
     }
 }
