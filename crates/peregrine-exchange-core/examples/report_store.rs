@@ -32,7 +32,7 @@ fn fill(i: u64) -> Outbound {
         reserved: Pad,
         report_seq: 0,
         account: AccountId(1),
-        reserved3: Pad,
+        fee_asset: 0,
         fee: 0,
     }
     .into()

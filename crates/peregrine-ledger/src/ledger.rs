@@ -341,7 +341,8 @@ impl Ledger {
         self.holds.len()
     }
 
-    fn assets(&self, instrument: InstrumentId) -> Option<InstrumentAssets> {
+    /// The assets `instrument` trades (`None`: not an instrument of this ledger).
+    pub fn assets(&self, instrument: InstrumentId) -> Option<InstrumentAssets> {
         self.instruments
             .get(instrument.0 as usize)
             .copied()

@@ -2,7 +2,8 @@
 //!
 //! ```
 //! use peregrine_wire::stream::RecvBuffer;
-//! use peregrine_wire::{session::ClientHeartbeat, Inbound, WireMessage};
+//! use peregrine_wire::v2::{ClientHeartbeat, Inbound};
+//! use peregrine_wire::WireMessage;
 //!
 //! let mut rx = RecvBuffer::<1024>::new();
 //! let mut wire = [0u8; 16];
@@ -106,11 +107,11 @@ impl<const N: usize> core::fmt::Debug for RecvBuffer<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Message;
+    use crate::v2::Message;
 
     #[test]
     fn frames_split_across_reads_are_reassembled() {
-        let mut wire = [0u8; 2048];
+        let mut wire = [0u8; 4096];
         let mut len = 0;
         for i in 0..Message::MESSAGES.len() {
             len += Message::sample(i, &[i as u64 + 1])

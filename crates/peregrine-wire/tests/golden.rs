@@ -9,7 +9,8 @@ use peregrine_wire::field::{Pad, SessionKind};
 use peregrine_wire::md::packet::{stamp_send_time, PacketBuilder, PacketReader};
 use peregrine_wire::md::Trade;
 use peregrine_wire::orders::NewOrder;
-use peregrine_wire::{decode, v2, LiquidityRole, Message, WireMessage};
+use peregrine_wire::v2::{decode, Message};
+use peregrine_wire::{v2, LiquidityRole, WireMessage};
 
 fn hex(bytes: &[u8]) -> String {
     bytes
@@ -71,6 +72,7 @@ fn packet_golden_bytes() {
     assert_eq!(
         hex(packet),
         "01 00 00 00 00 00 00 00 05 00 00 00 00 00 00 00 01 00 \
+         00 00 02 00 00 00 \
          d0 07 00 00 00 00 00 00 \
          2d 00 40 01 00 00 00 00 \
          09 00 00 00 00 00 00 00 \
@@ -138,7 +140,7 @@ fn v3_fill_golden_bytes() {
         reserved: Pad,
         report_seq: 12,
         account: AccountId(7),
-        reserved3: Pad,
+        fee_asset: 2,
         fee: -3,
     };
     let mut buf = [0u8; 112];
@@ -157,7 +159,7 @@ fn v3_fill_golden_bytes() {
          01 00 00 00 00 00 00 00 \
          07 00 00 00 01 00 00 00 \
          0c 00 00 00 00 00 00 00 \
-         07 00 00 00 00 00 00 00 \
+         07 00 00 00 02 00 00 00 \
          fd ff ff ff ff ff ff ff"
     );
     assert_eq!(v2::decode(&buf), Ok((v2::Message::Fill(fill), 112)));

@@ -66,6 +66,16 @@ impl Balances {
         }
     }
 
+    /// The asset `instrument`'s fees are paid in (its quote asset's id), 0 without
+    /// balances: `Fill.fee_asset`.
+    #[inline]
+    pub fn fee_asset(&self, instrument: peregrine_types::InstrumentId) -> u32 {
+        self.ledger
+            .as_ref()
+            .and_then(|l| l.assets(instrument))
+            .map_or(0, |a| a.quote.0)
+    }
+
     /// The fee stage, mutably (restoring a snapshot).
     pub fn fees_mut(&mut self) -> Option<&mut Fees> {
         match &mut self.ledger {

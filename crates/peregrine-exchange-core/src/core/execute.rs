@@ -418,6 +418,9 @@ impl<L: CommandLog> Core<L> {
         mut msg: peregrine_wire::v2::Outbound,
     ) -> peregrine_wire::v2::Outbound {
         msg.set_report_seq(self.report_next.take(account));
+        if let peregrine_wire::v2::Outbound::Fill(f) = &mut msg {
+            f.fee_asset = self.engine.pre_match_ref().fee_asset(f.instrument);
+        }
         if let Some(store) = self.retained.as_mut() {
             store.append(account, msg);
         }

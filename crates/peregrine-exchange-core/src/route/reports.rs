@@ -321,7 +321,7 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
                 reserved: Pad,
                 report_seq: 0,
                 account,
-                reserved3: Pad,
+                fee_asset: 0,
                 fee,
             };
             let (maker_role, taker_role) = if f.auction {
@@ -589,7 +589,8 @@ pub fn order_list(
         display: l.display_qty,
     };
     let blank = ExtOrder::plain(crate::codec::command::blank_order(m.instrument, account));
-    let mut legs = [leg(&m.leg0), leg(&m.leg1), leg(&m.leg2)];
+    let wire = m.legs();
+    let mut legs = [leg(&wire[0]), leg(&wire[1]), leg(&wire[2])];
     for l in legs.iter_mut().skip(m.kind.legs()) {
         *l = blank;
     }

@@ -202,15 +202,12 @@ fn venue_request(kind: u8, i: u64, x: u64, account: AccountId) -> (Inbound, Opti
                 ),
             };
             (
-                Inbound::NewOrderList(NewOrderList {
-                    client_list_id: cid,
+                Inbound::NewOrderList(NewOrderList::new(
+                    cid,
                     instrument,
                     kind,
-                    reserved: Pad,
-                    leg0,
-                    leg1,
-                    leg2,
-                }),
+                    [leg0, leg1, leg2],
+                )),
                 Some(RequestRef::NewList(cid)),
             )
         }

@@ -846,7 +846,7 @@ fn admin_refusal(request_id: u64, account: AccountId, asset: u32, e: EngineStatu
         account,
         asset,
         reason: AdminCode::NotAdmin.reason(),
-        padding: Pad,
+        reserved: Pad,
         report_seq: 0,
     }
     .into()

@@ -1,5 +1,5 @@
 //! One-byte enums of protocol version 3 (conditional orders, order lists, market
-//! structure), and the wire form of the order-list leg.
+//! structure), and the order-list leg.
 
 use peregrine_types::{
     AuctionKind, ClientOrderId, ListKind, OrderType, Price, Qty, Side, StpMode, TimeInForce,
@@ -7,7 +7,7 @@ use peregrine_types::{
 };
 
 use crate::cursor::{Reader, Writer};
-use crate::field::{enum_field, invalid, Pad, WireField};
+use crate::field::{enum_field, invalid, WireField};
 use crate::DecodeError;
 
 enum_field!(TriggerKind, "u8 TriggerKind", 3);
@@ -167,25 +167,8 @@ enum_field!(ListState, "u8 ListState", 3);
 enum_field!(MmpAction, "u8 MmpAction", 4);
 enum_field!(MarketAction, "u8 MarketAction", 4);
 
-/// One leg of a `NewOrderList` (64 bytes): a `NewOrderExt` without the instrument,
-/// which the list gives.
-///
-/// | offset | size | type | field |
-/// |-------:|-----:|------|-------|
-/// | 0 | 8 | u64 ClientOrderId | `client_order_id` |
-/// | 8 | 8 | i64 Price | `price` (limit, or a market order's protection price) |
-/// | 16 | 8 | i64 Qty | `qty` |
-/// | 24 | 8 | u64 Timestamp | `expire_at` (0 unless Gtd) |
-/// | 32 | 8 | i64 Price | `stop_price` (0: none, or trailing) |
-/// | 40 | 8 | i64 Qty | `display_qty` (0: not an iceberg) |
-/// | 48 | 4 | u32 | `trail` (trailing offset, 0: none) |
-/// | 52 | 1 | u8 Side | `side` |
-/// | 53 | 1 | u8 OrderType | `order_type` |
-/// | 54 | 1 | u8 TimeInForce | `tif` |
-/// | 55 | 1 | u8 StpMode | `stp` |
-/// | 56 | 1 | u8 TriggerKind | `trigger` |
-/// | 57 | 1 | u8 TrailUnit | `trail_unit` |
-/// | 58 | 6 | reserved | must be zero |
+/// One leg of a `NewOrderList`: the fields of a `NewOrderExt` but the instrument,
+/// which the list gives (`NewOrderList::legs`, `NewOrderList::new`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ListLeg {
     /// Client's id for the leg's order.
@@ -233,62 +216,4 @@ impl ListLeg {
         trigger: TriggerKind::None,
         trail_unit: TrailUnit::None,
     };
-}
-
-impl WireField for ListLeg {
-    const WIDTH: usize = 64;
-    const WIRE_TYPE: &'static str = "ListLeg (64 bytes)";
-    fn put(self, w: &mut Writer<'_>) {
-        self.client_order_id.put(w);
-        self.price.put(w);
-        self.qty.put(w);
-        self.expire_at.put(w);
-        self.stop_price.put(w);
-        self.display_qty.put(w);
-        self.trail.put(w);
-        self.side.put(w);
-        self.order_type.put(w);
-        self.tif.put(w);
-        self.stp.put(w);
-        self.trigger.put(w);
-        self.trail_unit.put(w);
-        Pad::<6>.put(w);
-    }
-    fn get(r: &mut Reader<'_>, field: &'static str) -> Result<Self, DecodeError> {
-        let leg = ListLeg {
-            client_order_id: WireField::get(r, field)?,
-            price: WireField::get(r, field)?,
-            qty: WireField::get(r, field)?,
-            expire_at: WireField::get(r, field)?,
-            stop_price: WireField::get(r, field)?,
-            display_qty: WireField::get(r, field)?,
-            trail: WireField::get(r, field)?,
-            side: WireField::get(r, field)?,
-            order_type: WireField::get(r, field)?,
-            tif: WireField::get(r, field)?,
-            stp: WireField::get(r, field)?,
-            trigger: WireField::get(r, field)?,
-            trail_unit: WireField::get(r, field)?,
-        };
-        <Pad<6> as WireField>::get(r, field)?;
-        Ok(leg)
-    }
-    fn sample(seed: u64) -> Self {
-        let s = |k: u64| seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(k);
-        ListLeg {
-            client_order_id: WireField::sample(s(1)),
-            price: WireField::sample(s(2)),
-            qty: WireField::sample(s(3)),
-            expire_at: WireField::sample(s(4)),
-            stop_price: WireField::sample(s(5)),
-            display_qty: WireField::sample(s(6)),
-            trail: WireField::sample(s(7)),
-            side: WireField::sample(s(8)),
-            order_type: WireField::sample(s(9)),
-            tif: WireField::sample(s(10)),
-            stp: WireField::sample(s(11)),
-            trigger: WireField::sample(s(12)),
-            trail_unit: WireField::sample(s(13)),
-        }
-    }
 }
