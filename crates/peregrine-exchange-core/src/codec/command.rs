@@ -38,11 +38,13 @@
 //!                  24 duration_ns u64                                  = 32 bytes
 //! tag 13 List      16 instrument u32, 20 account u32, 24 kind u8 (0 OCO, 1 OTO,
 //!                  2 OTOCO), 25..32 zero, 32 client_id u64, then three legs of
-//!                  72 at 40, 112, 184: 0 id u64, 8 client_id u64, 16 side u8,
-//!                  17 order_type u8, 18 tif u8, 19 stp u8, 20 trigger kind u8,
-//!                  21 trail unit u8, 22..24 zero, 24 trail i32, 28..32 zero,
-//!                  32 price i64, 40 qty i64, 48 expire_at u64, 56 trigger price i64,
-//!                  64 display i64 (legs the kind does not use: all zero) = 256 bytes
+//!                  64 at 40, 104, 168: 0 client_id u64, 8 side u8,
+//!                  9 order_type u8, 10 tif u8, 11 stp u8, 12 trigger kind u8,
+//!                  13 trail unit u8, 14..16 zero, 16 trail i32, 20..24 zero,
+//!                  24 price i64, 32 qty i64, 40 expire_at u64, 48 trigger price i64,
+//!                  56 display i64 (legs the kind does not use: all zero; the
+//!                  legs' order ids are the engine's next ids, not journaled)
+//!                                                                      = 232 bytes
 //! ```
 //!
 //! Tags 9 to 13 are the venue's order types (`docs/orders.md`): an extended order, a
@@ -80,8 +82,10 @@ use crate::balances::{AdminCommand, AdminKind};
 
 /// The layout version written in byte 0.
 pub const VERSION: u8 = 1;
-/// The largest encoded record (an order list).
-pub const MAX_ENCODED: usize = 256;
+/// The largest encoded record (an order list). At most 255: a cluster batch stores
+/// each record's length in one byte.
+pub const MAX_ENCODED: usize = 232;
+const _: () = assert!(MAX_ENCODED <= u8::MAX as usize);
 /// Bytes before the body: version, tag, padding, timestamp.
 pub const HEADER: usize = 16;
 
@@ -100,7 +104,7 @@ const TAG_MMP: u8 = 11;
 const TAG_MARKET: u8 = 12;
 const TAG_LIST: u8 = 13;
 /// Bytes of one leg of a list record.
-const LEG: usize = 72;
+const LEG: usize = 64;
 
 /// One journal record's payload: a book command, an admin command, or a mass cancel
 /// request.
@@ -219,7 +223,7 @@ const fn len_of(tag: u8) -> Option<usize> {
         TAG_NEW_EXT => Some(96),
         TAG_MMP => Some(64),
         TAG_MARKET => Some(32),
-        TAG_LIST => Some(256),
+        TAG_LIST => Some(40 + 3 * LEG),
         _ => None,
     }
 }
@@ -373,7 +377,6 @@ pub fn encode_list(l: &ListRecord, buf: &mut [u8; MAX_ENCODED]) -> usize {
             continue;
         }
         let o = &leg.order;
-        w.u64(o.id.0);
         w.u64(o.client_id.0);
         w.u8(o.side as u8);
         w.u8(o.order_type as u8);
@@ -613,7 +616,6 @@ fn list(r: &mut Reader<'_>, ts: Timestamp) -> Result<ListRecord, CodecError> {
             r.zeros(LEG)?;
             continue;
         }
-        let id = OrderId(r.u64()?);
         let client_id = ClientOrderId(r.u64()?);
         let side = r.enum_u8("side", Side::from_u8)?;
         let order_type = r.enum_u8("order_type", OrderType::from_u8)?;
@@ -626,7 +628,8 @@ fn list(r: &mut Reader<'_>, ts: Timestamp) -> Result<ListRecord, CodecError> {
         r.zeros(4)?;
         let order = NewOrder {
             instrument,
-            id,
+            // The engine numbers a list's legs when it runs it (live and in replay).
+            id: OrderId(0),
             client_id,
             account,
             side,

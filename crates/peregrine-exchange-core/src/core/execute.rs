@@ -258,6 +258,11 @@ impl<L: CommandLog> Core<L> {
         Ok(())
     }
 
+    /// When the books' next timer (a thaw, an auction's end, the schedule) is due.
+    pub fn next_timer(&self) -> Option<Timestamp> {
+        self.engine.next_timer()
+    }
+
     /// Whether a timer of the books (a thaw, an auction's end, the schedule) is due:
     /// the loop then calls [`Core::run_timers`].
     pub fn timers_due(&self) -> bool {
@@ -270,34 +275,34 @@ impl<L: CommandLog> Core<L> {
     /// timers as a command (deterministic on replay); its reports go to the accounts'
     /// sessions. Does nothing when no timer is due. Returns whether it ran.
     pub fn run_timers(&mut self, out: &mut impl Outbox) -> std::io::Result<bool> {
-        if !self.timers_due() {
+        let now = self.clock.now();
+        self.run_timers_at(now, out)
+    }
+
+    /// [`Core::run_timers`] at a given time (batch mode: a tick's timestamp): runs
+    /// the timers due at `ts`, if any.
+    pub fn run_timers_at(&mut self, ts: Timestamp, out: &mut impl Outbox) -> std::io::Result<bool> {
+        if self.engine.next_timer().is_none_or(|t| t > ts) {
             return Ok(false);
         }
         let cmd = Command {
-            ts: self.clock.now(),
+            ts,
             action: Action::Tick,
         };
         self.execute(SessionKey::RECOVERED, &cmd, out)?;
         Ok(true)
     }
 
-    /// Cancel-on-disconnect: a session of `account` that asked for it ended.
-    /// Sequences, journals and runs a mass cancel of every open order of the account
-    /// on every instrument; its reports (`request_id` 0xFFFF_FFFF_FFFF_FFFF) go to the
-    /// account's stream.
+    /// Cancel-on-disconnect, at once: runs [`Request::cancel_on_disconnect`] (the
+    /// serving loops hand that request to their dispatch instead, so batch mode runs
+    /// it in a tick).
     pub fn cancel_on_disconnect(
         &mut self,
         account: AccountId,
         out: &mut impl Outbox,
     ) -> std::io::Result<()> {
-        let rec = MassCancelRequest {
-            ts: self.clock.now(),
-            instrument: None,
-            account,
-            side: None,
-            client_id: reports::CANCEL_ON_DISCONNECT,
-        };
-        self.execute_mass_cancel(SessionKey::RECOVERED, &rec, out)
+        let r = crate::seams::Request::cancel_on_disconnect(account);
+        self.handle(r.key, r.account, &r.msg, out)
     }
 
     /// Runs one book command into `self.events` (appending; the engine's pre-match

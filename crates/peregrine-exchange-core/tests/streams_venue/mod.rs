@@ -202,12 +202,7 @@ fn venue_request(kind: u8, i: u64, x: u64, account: AccountId) -> (Inbound, Opti
                 ),
             };
             (
-                Inbound::NewOrderList(NewOrderList::new(
-                    cid,
-                    instrument,
-                    kind,
-                    [leg0, leg1, leg2],
-                )),
+                Inbound::NewOrderList(NewOrderList::new(cid, instrument, kind, [leg0, leg1, leg2])),
                 Some(RequestRef::NewList(cid)),
             )
         }

@@ -140,6 +140,10 @@ impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
             .shell
             .poll(table, Some(timeout), !barrier, &mut self.requests)?;
         let mut busy = polled.events > 0;
+        if !barrier {
+            // Cancel-on-disconnect: the mass cancels of sessions that ended.
+            busy |= table.take_disconnects(&mut self.requests) > 0;
+        }
         self.dispatch.start(core);
         for r in &self.requests {
             busy |= self.dispatch.push(*r, core, table)?;
@@ -148,6 +152,10 @@ impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
             {
                 acks.handled(r, s);
             }
+        }
+        if !barrier {
+            // The books' timers (a thaw, an auction's end, the schedule).
+            busy |= self.dispatch.timers(core, table)?;
         }
         busy |= self.dispatch.run_if_due(core, table)?;
         // The journal write precedes every write of this batch's results, and the
@@ -184,10 +192,12 @@ impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
         Ok(busy)
     }
 
-    /// How long a parked loop may block: until input, a durability signal, or the
-    /// open batch tick, and at most [`MAX_PARK`].
+    /// How long a parked loop may block: until input, a durability signal, the
+    /// open batch tick or the books' next timer, and at most [`MAX_PARK`].
     pub(crate) fn park_for(&self) -> Duration {
-        match self.dispatch.due_in(self.core.now()) {
+        let now = self.core.now();
+        let timer = self.core.next_timer().map(|t| t.0.saturating_sub(now.0));
+        match self.dispatch.due_in(now).into_iter().chain(timer).min() {
             Some(ns) => Duration::from_nanos(ns.max(1_000)).min(MAX_PARK),
             None => MAX_PARK,
         }

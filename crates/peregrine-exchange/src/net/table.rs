@@ -118,6 +118,9 @@ pub(crate) struct SessionTable {
     stats: SessionStats,
     metrics: Option<(Arc<MetricsHub>, Debounce)>,
     started: Instant,
+    /// Accounts whose cancel-on-disconnect session ended without a `Logout`: their
+    /// mass cancels wait for the loop ([`SessionTable::take_disconnects`]).
+    disconnects: Vec<AccountId>,
 }
 
 impl SessionTable {
@@ -179,6 +182,7 @@ impl SessionTable {
             stats: SessionStats::default(),
             metrics: None,
             started: now,
+            disconnects: Vec::new(),
         }
     }
 
@@ -558,6 +562,15 @@ impl SessionTable {
         self.generations[slot] = self.generations[slot].wrapping_add(1);
         self.pending.remove(s.key);
         if let Some(g) = p.grant() {
+            // A `Logout` is the one clean end (it sets `close_after_flush` on a
+            // logged-in session); anything else cancels when the session asked.
+            if g.cancel_on_disconnect && !p.close_after_flush {
+                log::info!(
+                    "session {slot}: cancel-on-disconnect for account {}",
+                    g.account
+                );
+                self.disconnects.push(g.account);
+            }
             self.logged_in -= 1;
             let list = match g.target {
                 Some(a) => self.followers.get_mut(&a),
@@ -567,6 +580,16 @@ impl SessionTable {
                 list.retain(|k| *k != s.key);
             }
         }
+    }
+
+    /// Hands the loop the cancel-on-disconnect mass cancels of the sessions closed
+    /// since the last call ([`Request::cancel_on_disconnect`]); returns how many.
+    pub(crate) fn take_disconnects(&mut self, requests: &mut Vec<Request>) -> usize {
+        let n = self.disconnects.len();
+        for account in self.disconnects.drain(..) {
+            requests.push(Request::cancel_on_disconnect(account));
+        }
+        n
     }
 
     /// Heartbeats, liveness, login timeouts: at most every millisecond.

@@ -99,7 +99,10 @@ mod tests {
         assert!(!other.verify(&stored, &nonce));
         let mut other = l;
         other.flags = LOGIN_CANCEL_ON_DISCONNECT;
-        assert!(!other.verify(&stored, &nonce), "the session options are bound");
+        assert!(
+            !other.verify(&stored, &nonce),
+            "the session options are bound"
+        );
     }
 
     #[test]

@@ -46,6 +46,7 @@ fn grant() -> Grant {
         kind: SessionKind::Trading,
         target: Some(A),
         admin: false,
+        cancel_on_disconnect: false,
     }
 }
 
