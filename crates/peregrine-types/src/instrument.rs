@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::decimal::{self, DecimalError};
+use crate::decimal;
+pub use crate::error::SpecError;
 use crate::rules::{FeeSchedule, Schedule, VolatilityRule};
 use crate::{InstrumentId, Price, Qty};
 
@@ -14,32 +15,6 @@ pub enum InstrumentStatus {
     Active,
     /// No new orders or replaces; cancels are still accepted.
     Halted,
-}
-
-/// Why a price, quantity or spec is not acceptable for an instrument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum SpecError {
-    /// Price is not a multiple of the tick size.
-    #[error("price is not a multiple of the tick size")]
-    PriceOffTick,
-    /// Price is outside the band around the reference price.
-    #[error("price is outside the allowed band")]
-    PriceOutOfBand,
-    /// Quantity is not a multiple of the lot size.
-    #[error("quantity is not a multiple of the lot size")]
-    QtyOffLot,
-    /// Quantity below the instrument minimum.
-    #[error("quantity is below the minimum")]
-    QtyBelowMin,
-    /// Quantity above the instrument maximum.
-    #[error("quantity is above the maximum")]
-    QtyAboveMax,
-    /// Decimal text could not be converted.
-    #[error("bad decimal: {0}")]
-    Decimal(#[from] DecimalError),
-    /// The spec itself is inconsistent.
-    #[error("invalid instrument spec: {0}")]
-    Invalid(&'static str),
 }
 
 /// Everything the matching core needs to know about an instrument.

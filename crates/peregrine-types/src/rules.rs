@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::decimal;
-use crate::instrument::SpecError;
+use crate::error::SpecError;
 
 /// Nanoseconds in a day: schedules repeat every UTC day of the injected clock.
 pub const DAY_NS: u64 = 86_400_000_000_000;
