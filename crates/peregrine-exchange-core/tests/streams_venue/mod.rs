@@ -493,3 +493,44 @@ fn the_venue_stream_reaches_every_report() {
     ];
     assert!(counts.iter().all(|&n| n > 0), "{counts:?}");
 }
+
+/// Batch mode: a due book timer joins the open tick (opening one when none is) and
+/// runs at the tick's timestamp after its requests, so the auction's end belongs to
+/// a tick like any command; nothing runs before the tick's boundary.
+#[test]
+fn in_batch_mode_a_due_timer_runs_in_the_next_tick() {
+    use peregrine_exchange_core::dispatch::{Dispatch, Sequencer};
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = venue_core(dir.path());
+    c.fund_initial(&setup().initial).unwrap();
+    let mut out = Recorder::default();
+    let start = Inbound::MarketControl(MarketControl {
+        request_id: 7,
+        duration_ns: 1,
+        instrument: InstrumentId(1),
+        action: MarketAction::StartAuction,
+        auction_kind: AuctionKind::Manual,
+        reserved: Pad,
+    });
+    c.handle(SessionKey::new(9, 0), ADMIN, &start, &mut out)
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    assert!(c.timers_due());
+    // A tick of one hour: its boundary is far away.
+    let mut d = Dispatch::new(Some(Sequencer::new(3_600_000_000_000, 16)));
+    d.start(&c);
+    let seq = c.engine_seq();
+    assert!(!d.timers(&mut c, &mut out).unwrap(), "held for the tick");
+    assert!(d.due_in(c.now()).is_some(), "the timer opened a tick");
+    assert!(!d.run_if_due(&mut c, &mut out).unwrap());
+    assert_eq!(c.engine_seq(), seq, "nothing sequenced before the boundary");
+    let book = |c: &Core<_>| c.engine().book(InstrumentId(1)).unwrap().phase();
+    assert!(book(&c).is_auction());
+    // The boundary passes: the tick runs, at its boundary timestamp.
+    let Dispatch::Batch { seq: s, .. } = &mut d else {
+        unreachable!()
+    };
+    assert!(s.run_if_due(Timestamp(u64::MAX), &mut c, &mut out).unwrap());
+    assert_eq!(c.engine_seq(), seq + 1, "one journaled Tick");
+    assert!(book(&c).is_continuous());
+}
