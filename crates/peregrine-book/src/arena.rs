@@ -10,6 +10,15 @@ use peregrine_types::{AccountId, ClientOrderId, OrderId, Price, Qty, Side, StpMo
 /// "No node".
 pub const NIL: u32 = u32::MAX;
 
+/// [`OrderNode::flags`]: the order is post-only (matters for replaces).
+pub const POST_ONLY: u8 = 1;
+/// [`OrderNode::flags`]: an iceberg; its display size and hidden quantity are in the
+/// book's per-slot extension table.
+pub const ICEBERG: u8 = 2;
+/// [`OrderNode::flags`]: a leg of a live order list (the list is in the extension
+/// table).
+pub const IN_LIST: u8 = 4;
+
 /// One resting order, exactly one cache line.
 #[repr(C, align(64))]
 #[derive(Debug, Clone, Copy)]
@@ -36,8 +45,9 @@ pub struct OrderNode {
     pub side: Side,
     /// Self-trade prevention mode.
     pub stp: StpMode,
-    /// Whether the order is post-only (matters for replaces).
-    pub post_only: bool,
+    /// [`POST_ONLY`], [`ICEBERG`], [`IN_LIST`]: one byte tested on the paths that
+    /// must treat those orders differently, so plain orders pay one branch.
+    pub flags: u8,
     /// Whether the slot holds a live order.
     pub live: bool,
 }
@@ -46,7 +56,13 @@ const _: () = assert!(core::mem::size_of::<OrderNode>() == 64);
 const _: () = assert!(core::mem::align_of::<OrderNode>() == 64);
 
 impl OrderNode {
-    const EMPTY: OrderNode = OrderNode {
+    /// Whether the order is post-only.
+    #[inline]
+    pub fn post_only(&self) -> bool {
+        self.flags & POST_ONLY != 0
+    }
+
+    pub(crate) const EMPTY: OrderNode = OrderNode {
         id: OrderId(0),
         client_id: ClientOrderId(0),
         price: Price::from_raw(0),
@@ -58,7 +74,7 @@ impl OrderNode {
         level: NIL,
         side: Side::Buy,
         stp: StpMode::None,
-        post_only: false,
+        flags: 0,
         live: false,
     };
 }

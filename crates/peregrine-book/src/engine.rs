@@ -9,9 +9,11 @@
 
 use peregrine_types::{AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId};
 
+use peregrine_types::{ListKind, Timestamp};
+
 use crate::book::OrderBook;
-use crate::command::{Action, Command, CommandKind, NewOrder, Replace};
-use crate::event::{Event, EventSink, Rejected};
+use crate::command::{Action, Command, CommandKind, NewOrder, OrderList, Replace};
+use crate::event::{Event, EventSink, ListStatus, ListUpdate, Rejected};
 use crate::index::{Ladder, LevelIndex};
 use crate::reject::RejectReason;
 use crate::{Book, StateHash};
@@ -28,6 +30,41 @@ pub trait PreMatch {
         replace: &Replace,
         spec: &InstrumentSpec,
     ) -> Result<(), RejectReason>;
+    /// Sees every event a book produces, as it is produced and before the engine's
+    /// sink does (the ledger settles here, the fee stage prices fills), so a check
+    /// made later in the same command (an OTO leg released by a fill) sees its effect.
+    /// The default does nothing.
+    #[inline]
+    fn on_event(&mut self, event: &mut Event) {
+        let _ = event;
+    }
+    /// Called once per command, before its events, with the command's time (the fee
+    /// stage's day). The default does nothing.
+    #[inline]
+    fn begin(&mut self, now: Timestamp) {
+        let _ = now;
+    }
+}
+
+/// The sink a book writes to inside the engine: each event goes through the
+/// pre-match stage's [`PreMatch::on_event`] first, and the book's own admissions
+/// (released list legs) through its [`PreMatch::check_new`].
+struct Staged<'a, P, S> {
+    pre: &'a mut P,
+    sink: &'a mut S,
+}
+
+impl<P: PreMatch, S: EventSink> EventSink for Staged<'_, P, S> {
+    #[inline]
+    fn push(&mut self, mut event: Event) {
+        self.pre.on_event(&mut event);
+        self.sink.push(event);
+    }
+
+    #[inline]
+    fn admit(&mut self, order: &NewOrder, spec: &InstrumentSpec) -> Result<(), RejectReason> {
+        self.pre.check_new(order, spec)
+    }
 }
 
 /// The empty pre-match stage.
@@ -165,26 +202,25 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
     /// Applies one command. A new order gets the next exchange id whatever the outcome
     /// (ids are unique, not gap-free). `Tick` advances every book's clock.
     pub fn execute<S: EventSink>(&mut self, cmd: &Command, sink: &mut S) {
-        let instrument = match &cmd.action {
-            Action::New(o) => o.instrument,
-            Action::Cancel(c) => c.instrument,
-            Action::Replace(r) => r.instrument,
-            Action::MassCancel(m) => m.instrument,
-            Action::SetStatus(s) => s.instrument,
-            Action::Tick => {
-                for book in self.books.iter_mut().flatten() {
-                    book.advance_time(cmd.ts, sink);
-                }
-                return;
+        self.pre.begin(cmd.ts);
+        let mut staged = Staged {
+            pre: &mut self.pre,
+            sink,
+        };
+        let Some(instrument) = cmd.action.instrument() else {
+            for book in self.books.iter_mut().flatten() {
+                book.advance_time(cmd.ts, &mut staged);
+                book.finish_command(&mut staged);
             }
+            return;
         };
         let Some(book) = self
             .books
             .get_mut(instrument.0 as usize)
             .and_then(Option::as_mut)
         else {
-            sink.push(unknown_instrument(cmd, instrument, self.next_order_id));
-            if matches!(cmd.action, Action::New(_)) {
+            staged.push(unknown_instrument(cmd, instrument, self.next_order_id));
+            if matches!(cmd.action, Action::New(_) | Action::NewExt(_)) {
                 self.next_order_id += 1;
             }
             return;
@@ -196,39 +232,124 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
                     ..*o
                 };
                 self.next_order_id += 1;
-                book.advance_time(cmd.ts, sink);
-                if let Err(reason) = self.pre.check_new(&order, book.spec()) {
-                    sink.push(reject(
+                book.advance_time(cmd.ts, &mut staged);
+                match staged.pre.check_new(&order, book.spec()) {
+                    Err(reason) => staged.push(reject(
                         instrument,
                         CommandKind::New,
                         order.id,
                         o.client_id,
                         o.account,
                         reason,
-                    ));
-                    return;
+                    )),
+                    // The clock has advanced: go straight to the order (no second
+                    // `advance_time`, no copy of the command).
+                    Ok(()) => book.new_order(&order, &mut staged),
                 }
-                // The clock has advanced: go straight to the order (no second
-                // `advance_time`, no copy of the command).
-                book.new_order(&order, sink);
+                book.finish_command(&mut staged);
+            }
+            Action::NewExt(e) => {
+                let mut ext = *e;
+                ext.order.id = OrderId(self.next_order_id);
+                self.next_order_id += 1;
+                book.advance_time(cmd.ts, &mut staged);
+                match staged.pre.check_new(&ext.order, book.spec()) {
+                    Err(reason) => staged.push(reject(
+                        instrument,
+                        CommandKind::New,
+                        ext.order.id,
+                        e.order.client_id,
+                        e.order.account,
+                        reason,
+                    )),
+                    Ok(()) => book.new_ext(&ext, &mut staged),
+                }
+                book.finish_command(&mut staged);
             }
             Action::Replace(r) => {
-                book.advance_time(cmd.ts, sink);
-                if let Err(reason) = self.pre.check_replace(r, book.spec()) {
-                    sink.push(reject(
+                book.advance_time(cmd.ts, &mut staged);
+                match staged.pre.check_replace(r, book.spec()) {
+                    Err(reason) => staged.push(reject(
                         instrument,
                         CommandKind::Replace,
                         r.id,
                         r.client_id,
                         r.account,
                         reason,
-                    ));
-                    return;
+                    )),
+                    Ok(()) => book.replace(r, &mut staged),
                 }
-                book.replace(r, sink);
+                book.finish_command(&mut staged);
             }
-            _ => book.execute(cmd, sink),
+            _ => book.execute(cmd, &mut staged),
         }
+    }
+
+    /// Enters an order list at `ts`. Its legs get the next exchange ids in leg order
+    /// whatever the outcome; the list's id is leg 0's. The pre-match stage checks the
+    /// legs that are active or parked at entry (an OTO's pending legs when they are
+    /// released); any refusal rejects the whole list.
+    pub fn execute_list<S: EventSink>(&mut self, ts: Timestamp, list: &OrderList, sink: &mut S) {
+        self.pre.begin(ts);
+        let mut staged = Staged {
+            pre: &mut self.pre,
+            sink,
+        };
+        let n = list.kind.legs();
+        let mut list = *list;
+        for (i, leg) in list.legs.iter_mut().enumerate().take(n) {
+            leg.order.id = OrderId(self.next_order_id + i as u64);
+        }
+        self.next_order_id += n as u64;
+        let rejected = |reason, leg: usize| {
+            Event::List(ListUpdate {
+                instrument: list.instrument,
+                list_id: list.legs[0].order.id,
+                client_id: list.client_id,
+                account: list.account,
+                kind: list.kind,
+                status: ListStatus::Rejected,
+                legs: std::array::from_fn(|i| {
+                    if i < n {
+                        list.legs[i].order.id
+                    } else {
+                        OrderId(0)
+                    }
+                }),
+                reason: Some(reason),
+                leg: leg as u8,
+            })
+        };
+        let Some(book) = self
+            .books
+            .get_mut(list.instrument.0 as usize)
+            .and_then(Option::as_mut)
+        else {
+            staged.push(rejected(RejectReason::UnknownInstrument, 0));
+            return;
+        };
+        book.advance_time(ts, &mut staged);
+        for (i, leg) in list.legs.iter().enumerate().take(n) {
+            let pending = list.kind != ListKind::Oco && i > 0;
+            if pending || leg.order.instrument != list.instrument {
+                continue;
+            }
+            if let Err(reason) = staged.pre.check_new(&leg.order, book.spec()) {
+                staged.push(rejected(reason, i));
+                book.finish_command(&mut staged);
+                return;
+            }
+        }
+        book.enter_list(&list, &mut staged);
+    }
+
+    /// When any book next has timed work (see [`OrderBook::next_timer`]).
+    pub fn next_timer(&self) -> Option<Timestamp> {
+        self.books
+            .iter()
+            .flatten()
+            .filter_map(|b| b.next_timer())
+            .min()
     }
 
     /// Starts loading the memory `cmd` will touch in its book, as far as `stage`
@@ -294,6 +415,20 @@ fn reject(
 fn unknown_instrument(cmd: &Command, instrument: InstrumentId, next_id: u64) -> Event {
     let (command, id, client_id, account) = match &cmd.action {
         Action::New(o) => (CommandKind::New, OrderId(next_id), o.client_id, o.account),
+        Action::NewExt(e) => (
+            CommandKind::New,
+            OrderId(next_id),
+            e.order.client_id,
+            e.order.account,
+        ),
+        Action::CancelList(c) => (CommandKind::CancelList, c.list_id, c.client_id, c.account),
+        Action::Mmp(m) => (CommandKind::Mmp, OrderId(0), ClientOrderId(0), m.account),
+        Action::Market(_) => (
+            CommandKind::Market,
+            OrderId(0),
+            ClientOrderId(0),
+            AccountId(0),
+        ),
         Action::Cancel(c) => (CommandKind::Cancel, c.id, c.client_id, c.account),
         Action::Replace(r) => (CommandKind::Replace, r.id, r.client_id, r.account),
         Action::MassCancel(m) => (

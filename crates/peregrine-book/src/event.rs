@@ -5,9 +5,12 @@
 //! part of the contract (see `docs/architecture.md`): the reference book and the fast
 //! book must produce identical streams.
 
-use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Side};
+use peregrine_types::{
+    AccountId, ClientOrderId, InstrumentId, ListKind, OrderId, Price, Qty, Side, Timestamp,
+    TradingPhase,
+};
 
-use crate::command::CommandKind;
+use crate::command::{CommandKind, MmpParams, NewOrder};
 use crate::reject::{CancelReason, RejectReason};
 
 /// An order was accepted (it may trade and rest in the events that follow).
@@ -75,6 +78,14 @@ pub struct Fill {
     pub maker_leaves: Qty,
     /// Taker's open quantity after the trade.
     pub taker_leaves: Qty,
+    /// An auction uncross printed it: no aggressor; the sell order is reported as
+    /// the maker, the buy order as the taker (`taker_side` Buy).
+    pub auction: bool,
+    /// The maker's fee in quote units (negative: a rebate). The book leaves it 0; the
+    /// venue's fee stage sets it before the event is settled and reported.
+    pub maker_fee: i64,
+    /// The taker's fee in quote units, set like `maker_fee`.
+    pub taker_fee: i64,
 }
 
 /// Quantity left an order without trading (all of it when `leaves` is 0).
@@ -150,6 +161,133 @@ pub struct MassCancelled {
     pub count: u32,
 }
 
+/// Why a parked order became active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum TriggerCause {
+    /// The last trade price reached its trigger (stop, take-profit, trailing stop).
+    Price = 0,
+    /// Its list's working leg was completely filled (an OTO / OTOCO pending leg).
+    Released = 1,
+}
+
+/// A parked order became active: it now enters the book as an incoming order (a
+/// released conditional leg is parked again, waiting for its own trigger).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Triggered {
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// The order (the id it was accepted with).
+    pub id: OrderId,
+    /// Its client id.
+    pub client_id: ClientOrderId,
+    /// Owner.
+    pub account: AccountId,
+    /// Side.
+    pub side: Side,
+    /// The trigger price reached (0 for a release).
+    pub trigger_price: Price,
+    /// The last trade price when it became active.
+    pub last_price: Price,
+    /// Why.
+    pub cause: TriggerCause,
+}
+
+/// Where an order list stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ListStatus {
+    /// Accepted: its legs' `Accepted` events follow.
+    Accepted = 0,
+    /// Refused as a whole: nothing was entered (`reason`, `leg`).
+    Rejected = 1,
+    /// Resolved: no leg depends on another any more (an OCO leg traded, triggered or
+    /// left; an OTO's pending legs were released or cancelled).
+    Done = 2,
+}
+
+/// An order list changed state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListUpdate {
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// The list's id (its leg 0's order id).
+    pub list_id: OrderId,
+    /// The list's client id.
+    pub client_id: ClientOrderId,
+    /// Owner.
+    pub account: AccountId,
+    /// Kind.
+    pub kind: ListKind,
+    /// New state.
+    pub status: ListStatus,
+    /// The legs' order ids (unused legs 0).
+    pub legs: [OrderId; 3],
+    /// For a rejected list: why.
+    pub reason: Option<RejectReason>,
+    /// For a rejected list: which leg failed (0-based; 0 also for the list itself).
+    pub leg: u8,
+}
+
+/// What happened to an account's market-maker protection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum MmpStatus {
+    /// Limits set.
+    Set = 0,
+    /// Limits reached: quotes cancelled, new orders refused.
+    Triggered = 1,
+    /// Freeze lifted and window cleared by the account's reset.
+    Reset = 2,
+    /// Protection removed.
+    Cleared = 3,
+    /// Freeze lifted by its freeze time running out.
+    Thawed = 4,
+}
+
+/// Market-maker protection changed for an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmpUpdate {
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// Account.
+    pub account: AccountId,
+    /// What happened.
+    pub status: MmpStatus,
+    /// The limits in force (zeros when cleared).
+    pub params: MmpParams,
+    /// Quantity filled within the window when it tripped (0 otherwise).
+    pub window_qty: i64,
+    /// Fills within the window when it tripped (0 otherwise).
+    pub window_fills: u32,
+}
+
+/// An instrument's trading phase changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseChanged {
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// The new phase.
+    pub phase: TradingPhase,
+    /// When a call auction uncrosses by itself (0: on command or by the schedule).
+    pub ends_at: Timestamp,
+}
+
+/// The indicative uncross of a call auction, published whenever it changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Indicative {
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// The price the book would uncross at now (0: it does not cross).
+    pub price: Price,
+    /// The quantity that would trade.
+    pub volume: Qty,
+    /// The quantity left unmatched at that price on the larger side.
+    pub surplus: Qty,
+    /// The side with the surplus (`None`: balanced, or no cross).
+    pub surplus_side: Option<Side>,
+}
+
 /// Everything the core reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
@@ -167,8 +305,16 @@ pub enum Event {
     LevelChanged(LevelChanged),
     /// See [`MassCancelled`].
     MassCancelled(MassCancelled),
-    /// An instrument's status changed.
-    StatusChanged(crate::command::SetStatus),
+    /// A parked order became active. See [`Triggered`].
+    Triggered(Triggered),
+    /// An order list changed state. See [`ListUpdate`].
+    List(ListUpdate),
+    /// Market-maker protection changed. See [`MmpUpdate`].
+    Mmp(MmpUpdate),
+    /// An instrument's trading phase changed. See [`PhaseChanged`].
+    PhaseChanged(PhaseChanged),
+    /// A call auction's indicative uncross changed. See [`Indicative`].
+    Indicative(Indicative),
 }
 
 /// Where the core writes events. Implemented by the post-match stage (journal,
@@ -176,6 +322,21 @@ pub enum Event {
 pub trait EventSink {
     /// Receives one event.
     fn push(&mut self, event: Event);
+
+    /// The pre-match check of an order the book activates on its own, mid-command:
+    /// an OTO pending leg when its working leg fills. (Orders from commands are checked
+    /// by the engine's [`crate::PreMatch`] before they reach the book.) Events pushed
+    /// so far in the command have been seen by the sink, so funds a fill just
+    /// delivered count. The default admits everything.
+    #[inline]
+    fn admit(
+        &mut self,
+        order: &NewOrder,
+        spec: &peregrine_types::InstrumentSpec,
+    ) -> Result<(), RejectReason> {
+        let _ = (order, spec);
+        Ok(())
+    }
 }
 
 /// A `Vec` is a sink; reuse it with `clear()` and give it enough capacity up front so

@@ -33,19 +33,31 @@ pub mod event;
 pub mod ids;
 pub mod index;
 pub mod level;
+mod lists;
 mod memory;
+mod mmp;
+mod park;
 mod prefetch;
 pub mod reference;
 pub mod reject;
+pub mod venue;
 
-pub use book::{OrderBook, RestoreError, Stage, LOOKAHEAD};
-pub use command::{Action, Cancel, Command, CommandKind, MassCancel, NewOrder, Replace, SetStatus};
+pub use book::{OrderBook, RestoreError, Stage, DEFAULT_PARKED, LOOKAHEAD};
+pub use command::{
+    Action, Cancel, CancelList, Command, CommandKind, ExtOrder, MarketCommand, MarketOp,
+    MassCancel, MmpCommand, MmpOp, MmpParams, NewOrder, OrderList, Replace, SetStatus, Trigger,
+    MMP_MAX_FILLS,
+};
 pub use engine::{MatchingEngine, NoPreMatch, PreMatch};
-pub use event::{CountingSink, Event, EventSink};
+pub use event::{
+    CountingSink, Event, EventSink, Indicative, ListStatus, ListUpdate, MmpStatus, MmpUpdate,
+    PhaseChanged, TriggerCause, Triggered,
+};
 pub use ids::{HashIds, IdWindow, OrderIds};
 pub use index::{BTreeLevels, Ladder, LevelIndex};
 pub use reference::ReferenceBook;
 pub use reject::{CancelReason, RejectReason};
+pub use venue::{ListStage, ListState, MmpView, ParkedOrder, VenueState};
 
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentStatus, OrderId, Price, Qty, Side, StpMode, TimeInForce,
@@ -75,6 +87,19 @@ pub struct RestingOrder {
     pub stp: StpMode,
     /// Post-only flag.
     pub post_only: bool,
+    /// Iceberg display size (0: not an iceberg).
+    pub display: Qty,
+    /// The part of `qty` the book shows (all of it unless an iceberg).
+    pub shown: Qty,
+    /// The order list it is a leg of (its id; 0: none).
+    pub list: OrderId,
+}
+
+impl RestingOrder {
+    /// The quantity hidden behind an iceberg's shown part.
+    pub fn hidden(&self) -> Qty {
+        Qty::from_raw(self.qty.lots() - self.shown.lots())
+    }
 }
 
 /// A 32-byte Blake3 digest of a book's or engine's complete state.
@@ -102,17 +127,26 @@ pub trait Book {
     fn trade_seq(&self) -> u64;
     /// Latest command time seen.
     fn now(&self) -> Timestamp;
-    /// Trading status.
+    /// Trading status (`Halted` in a halt; `Active` otherwise, a call auction
+    /// included: see [`VenueState::phase`]).
     fn status(&self) -> InstrumentStatus;
+    /// Everything besides the resting orders: phase, last price, parked orders,
+    /// lists, market-maker protection, in a canonical order (allocates: for hashes,
+    /// snapshots and tests).
+    fn venue_state(&self) -> VenueState;
+    /// Enters an order list at time `ts` (its legs' ids already assigned).
+    fn execute_list<S: EventSink>(&mut self, ts: Timestamp, list: &OrderList, sink: &mut S);
 
     /// Blake3 over the canonical state: clock, trade sequence, status, then each
-    /// resting order in priority order with all its fields (little-endian).
+    /// resting order in priority order with all its fields (little-endian), then the
+    /// venue state ([`VenueState::hash_into`]).
     fn state_hash(&self) -> StateHash {
         let mut h = blake3::Hasher::new();
         h.update(&self.now().0.to_le_bytes());
         h.update(&self.trade_seq().to_le_bytes());
         h.update(&[self.status() as u8]);
         self.for_each_order(&mut |o| hash_order(&mut h, o));
+        self.venue_state().hash_into(&mut h);
         StateHash(*h.finalize().as_bytes())
     }
 }
@@ -130,4 +164,10 @@ fn hash_order(h: &mut blake3::Hasher, o: &RestingOrder) {
     buf[46] = o.stp as u8;
     buf[47] = u8::from(o.post_only);
     h.update(&buf);
+    // An iceberg or a list leg appends its extra fields (plain orders hash as before).
+    if !o.display.is_zero() || o.list.0 != 0 {
+        h.update(&o.display.lots().to_le_bytes());
+        h.update(&o.shown.lots().to_le_bytes());
+        h.update(&o.list.0.to_le_bytes());
+    }
 }

@@ -43,11 +43,39 @@ pub enum RejectReason {
     InvalidExpiry = 16,
     /// The account's available balance cannot cover the order (pre-match ledger).
     InsufficientBalance = 17,
+    // Codes 18..=31 are the wire's own (a read-only session, ...); the venue's order
+    // types start at 32.
+    /// A trigger that cannot be used: a trailing take-profit, a post-only or FOK
+    /// conditional order, a trailing offset that is not positive, a fixed trigger
+    /// with an offset or a trailing one with a price.
+    InvalidTrigger = 32,
+    /// The stop would trigger at once: the last trade price is already at or beyond it.
+    StopWouldTrigger = 33,
+    /// An iceberg display quantity off the lot grid, below the minimum, not below
+    /// the order quantity, or on an order that cannot rest.
+    InvalidDisplayQty = 34,
+    /// An order list whose legs do not fit its kind (count, sides, types, a leg that
+    /// would trade or trigger on entry where that is not allowed).
+    InvalidList = 35,
+    /// Market-maker protection tripped for the account: new orders and replaces are
+    /// refused until a reset.
+    MmpFrozen = 36,
+    /// Not allowed in a call auction: IOC, FOK and market orders.
+    AuctionPhase = 37,
+    /// No live order list with that id.
+    UnknownList = 38,
+    /// Market-maker protection limits out of range.
+    InvalidMmp = 39,
+    /// A market command that does not fit the phase (uncross outside an auction, ...).
+    InvalidPhase = 40,
+    /// A replace of a parked order (a stop waiting for its trigger, a pending list
+    /// leg): cancel it and enter a new one.
+    NotInBook = 41,
 }
 
 impl RejectReason {
     /// Every reason, for tables and exhaustive tests.
-    pub const ALL: [RejectReason; 17] = [
+    pub const ALL: [RejectReason; 27] = [
         Self::InvalidQty,
         Self::InvalidPrice,
         Self::PriceOffTick,
@@ -65,6 +93,16 @@ impl RejectReason {
         Self::InvalidTif,
         Self::InvalidExpiry,
         Self::InsufficientBalance,
+        Self::InvalidTrigger,
+        Self::StopWouldTrigger,
+        Self::InvalidDisplayQty,
+        Self::InvalidList,
+        Self::MmpFrozen,
+        Self::AuctionPhase,
+        Self::UnknownList,
+        Self::InvalidMmp,
+        Self::InvalidPhase,
+        Self::NotInBook,
     ];
 
     /// The wire code.
@@ -97,6 +135,16 @@ impl RejectReason {
             Self::InvalidTif => "invalid_tif",
             Self::InvalidExpiry => "invalid_expiry",
             Self::InsufficientBalance => "insufficient_balance",
+            Self::InvalidTrigger => "invalid_trigger",
+            Self::StopWouldTrigger => "stop_would_trigger",
+            Self::InvalidDisplayQty => "invalid_display_qty",
+            Self::InvalidList => "invalid_list",
+            Self::MmpFrozen => "mmp_frozen",
+            Self::AuctionPhase => "auction_phase",
+            Self::UnknownList => "unknown_list",
+            Self::InvalidMmp => "invalid_mmp",
+            Self::InvalidPhase => "invalid_phase",
+            Self::NotInBook => "not_in_book",
         }
     }
 }
@@ -112,6 +160,23 @@ impl From<SpecError> for RejectReason {
             SpecError::Decimal(_) | SpecError::Invalid(_) => Self::InvalidPrice,
         }
     }
+}
+
+impl CancelReason {
+    /// Every reason, for tables and exhaustive tests.
+    pub const ALL: [CancelReason; 11] = [
+        Self::UserRequested,
+        Self::MassCancel,
+        Self::Unfilled,
+        Self::FokUnfillable,
+        Self::SelfTrade,
+        Self::Expired,
+        Self::ListCancelled,
+        Self::Mmp,
+        Self::BookFull,
+        Self::PostOnlyWouldTake,
+        Self::Refused,
+    ];
 }
 
 /// Why an order (or part of it) left the book without trading.
@@ -130,6 +195,17 @@ pub enum CancelReason {
     SelfTrade = 5,
     /// GTD expiry reached.
     Expired = 6,
+    /// Another leg of its order list traded, triggered or left (or the list was
+    /// cancelled).
+    ListCancelled = 7,
+    /// Market-maker protection tripped for its account.
+    Mmp = 8,
+    /// A triggered or released order could not rest: the book was full.
+    BookFull = 9,
+    /// A released post-only order would have taken liquidity.
+    PostOnlyWouldTake = 10,
+    /// The pre-match stage refused a released order (e.g. insufficient balance).
+    Refused = 11,
 }
 
 impl CancelReason {
@@ -142,6 +218,11 @@ impl CancelReason {
             Self::FokUnfillable => "fok_unfillable",
             Self::SelfTrade => "self_trade",
             Self::Expired => "expired",
+            Self::ListCancelled => "list_cancelled",
+            Self::Mmp => "mmp",
+            Self::BookFull => "book_full",
+            Self::PostOnlyWouldTake => "post_only_would_take",
+            Self::Refused => "refused",
         }
     }
 }

@@ -224,6 +224,10 @@ fn retarget(c: &mut Command, inst: u32) {
     let id = peregrine_types::InstrumentId(inst);
     match &mut c.action {
         Action::New(o) => o.instrument = id,
+        Action::NewExt(e) => e.order.instrument = id,
+        Action::CancelList(x) => x.instrument = id,
+        Action::Mmp(x) => x.instrument = id,
+        Action::Market(x) => x.instrument = id,
         Action::Cancel(x) => x.instrument = id,
         Action::Replace(x) => x.instrument = id,
         Action::MassCancel(x) => x.instrument = id,

@@ -32,6 +32,8 @@ fn fill(i: u64) -> Outbound {
         reserved: Pad,
         report_seq: 0,
         account: AccountId(1),
+        fee_asset: 0,
+        fee: 0,
     }
     .into()
 }

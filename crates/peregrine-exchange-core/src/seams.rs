@@ -81,6 +81,22 @@ impl Request {
             decoded_ns: 0,
         }
     }
+
+    /// Cancel-on-disconnect: the mass cancel of every open order of `account` (every
+    /// instrument, both sides, resting and parked) that the session layer hands the
+    /// matching stage when a session that asked for it ends without a `Logout`. It
+    /// comes from no session ([`SessionKey::RECOVERED`]: its `MassCancelDone` reaches
+    /// the account's stream only), with client order id
+    /// [`crate::reports::CANCEL_ON_DISCONNECT`]; it is sequenced and journaled like
+    /// any mass cancel (in batch mode, in the next tick).
+    pub fn cancel_on_disconnect(account: AccountId) -> Self {
+        let msg = Inbound::MassCancel(peregrine_wire::orders::MassCancel {
+            client_order_id: crate::route::reports::CANCEL_ON_DISCONNECT,
+            instrument: None,
+            side: None,
+        });
+        Request::trading(SessionKey::RECOVERED, account, msg)
+    }
 }
 
 /// The matching stage's side of periodic snapshots. The server's implementation

@@ -5,7 +5,7 @@
 
 use peregrine_book::engine::EngineError;
 use peregrine_book::MatchingEngine;
-use peregrine_types::InstrumentSpec;
+use peregrine_types::{AccountId, InstrumentSpec};
 
 use crate::balances::BalanceSetup;
 use crate::clock::Clock;
@@ -21,6 +21,11 @@ pub struct VenueSpec {
     pub arena_capacity: usize,
     /// Balances, when on.
     pub balances: Option<BalanceSetup>,
+    /// The account fees are paid to and rebates paid from (`[fees] account`; needed
+    /// with balances when an instrument has fees).
+    pub fee_account: Option<AccountId>,
+    /// Accounts whose sessions may send market commands (halts, auctions).
+    pub admins: Vec<AccountId>,
 }
 
 impl VenueSpec {
@@ -33,9 +38,15 @@ impl VenueSpec {
         owners: usize,
     ) -> Result<Core<L>, EngineError> {
         let engine = MatchingEngine::new(&self.instruments, self.arena_capacity)?;
-        let core = Core::new(engine, owners, log, clock);
-        Ok(match &self.balances {
+        let core = Core::new(engine, owners, log, clock).with_admins(&self.admins);
+        let core = match &self.balances {
             Some(b) => core.with_balances(b),
+            None => core,
+        };
+        let fees = peregrine_ledger::Fees::from_specs(&self.instruments)
+            .map_err(|e| EngineError::BadSpec(self.instruments[0].id, e))?;
+        Ok(match fees {
+            Some(f) => core.with_fees(f, self.fee_account.unwrap_or(AccountId(0))),
             None => core,
         })
     }

@@ -53,6 +53,8 @@ fn venue() -> VenueSpec {
         instruments: vec![spec()],
         arena_capacity: 65_536,
         balances: None,
+        fee_account: None,
+        admins: Vec::new(),
     }
 }
 

@@ -329,3 +329,6 @@ fn a_snapshot_carries_the_counters_and_the_tail_continues_them() {
         assert!(rebuilt.oldest_seq(*account) > s);
     }
 }
+
+#[path = "streams_venue/mod.rs"]
+mod venue;

@@ -22,6 +22,16 @@ pub fn order_reject(code: u16) -> (OrdRejReason, &'static str) {
         R::BookFull => O::ExchangeOption,
         R::PostOnlyWouldTake | R::InvalidTif | R::InvalidExpiry => O::UnsupportedCharacteristic,
         R::InsufficientBalance => O::ExceedsLimit,
+        // The venue's order types (protocol version 3); FIX does not send them yet
+        // but may see their reasons (a frozen account, an auction phase).
+        R::InvalidTrigger
+        | R::StopWouldTrigger
+        | R::InvalidDisplayQty
+        | R::InvalidList
+        | R::InvalidMmp => O::UnsupportedCharacteristic,
+        R::MmpFrozen => O::ExceedsLimit,
+        R::AuctionPhase | R::InvalidPhase => O::ExchangeClosed,
+        R::UnknownList | R::NotInBook => O::UnknownOrder,
     };
     (fix, text(r))
 }
@@ -62,6 +72,16 @@ fn text(r: RejectReason) -> &'static str {
         R::InvalidTif => "time in force not allowed for this order type",
         R::InvalidExpiry => "ExpireTime not in the future, or given without GTD",
         R::InsufficientBalance => "insufficient balance",
+        R::InvalidTrigger => "invalid trigger",
+        R::StopWouldTrigger => "stop would trigger at once",
+        R::InvalidDisplayQty => "invalid display quantity",
+        R::InvalidList => "invalid order list",
+        R::MmpFrozen => "market-maker protection tripped",
+        R::AuctionPhase => "not allowed in a call auction",
+        R::UnknownList => "unknown order list",
+        R::InvalidMmp => "invalid market-maker protection limits",
+        R::InvalidPhase => "not allowed in this market phase",
+        R::NotInBook => "order not in the book (parked): cancel it instead",
     }
 }
 
@@ -75,6 +95,11 @@ pub fn cancelled(code: u16) -> (bool, &'static str) {
         CancelReason::FokUnfillable,
         CancelReason::SelfTrade,
         CancelReason::Expired,
+        CancelReason::ListCancelled,
+        CancelReason::Mmp,
+        CancelReason::BookFull,
+        CancelReason::PostOnlyWouldTake,
+        CancelReason::Refused,
     ];
     match reasons.into_iter().find(|r| *r as u16 == code) {
         Some(CancelReason::UserRequested) => (false, "cancelled on request"),
@@ -83,6 +108,11 @@ pub fn cancelled(code: u16) -> (bool, &'static str) {
         Some(CancelReason::FokUnfillable) => (false, "fill-or-kill could not fill"),
         Some(CancelReason::SelfTrade) => (false, "self-trade prevention"),
         Some(CancelReason::Expired) => (true, "GTD order expired"),
+        Some(CancelReason::ListCancelled) => (false, "another leg of its order list"),
+        Some(CancelReason::Mmp) => (false, "market-maker protection tripped"),
+        Some(CancelReason::BookFull) => (false, "book full"),
+        Some(CancelReason::PostOnlyWouldTake) => (false, "post-only order would take"),
+        Some(CancelReason::Refused) => (false, "released order refused"),
         None => (false, "cancelled by the exchange"),
     }
 }

@@ -5,6 +5,7 @@ use peregrine_types::{AccountId, InstrumentId, InstrumentSpec, OrderId, Side};
 use rustc_hash::FxHashMap;
 
 use crate::balances::{AssetId, Balance};
+use crate::fees::{FeeState, Fees};
 
 /// The assets an instrument trades.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,14 +42,36 @@ struct Hold {
     /// Open quantity the reservation covers.
     leaves: i64,
     assets: InstrumentAssets,
+    /// A buy's fee rate reserve (the instrument's largest charge, millionths).
+    fee_ppm: i64,
+    /// Quote reserved for a buy's fees: at least `fee_need(price, leaves)`.
+    fee_left: i128,
+}
+
+/// The fee reserve a buy of `leaves` at `price` needs at `ppm`: what its fills can
+/// charge at most (fees truncate, so the sum over fills never exceeds it).
+fn fee_need(price: i64, leaves: i64, ppm: i64) -> i128 {
+    price as i128 * leaves as i128 * i128::from(ppm) / 1_000_000
 }
 
 impl Hold {
     /// The asset and amount currently reserved.
     fn reserved(&self) -> (AssetId, i128) {
         match self.side {
-            Side::Buy => (self.assets.quote, self.price as i128 * self.leaves as i128),
+            Side::Buy => (
+                self.assets.quote,
+                self.price as i128 * self.leaves as i128 + self.fee_left,
+            ),
             Side::Sell => (self.assets.base, self.leaves as i128),
+        }
+    }
+
+    /// Shrinks the fee reserve to what the open quantity still needs.
+    fn trim_fees(&mut self) {
+        if self.side == Side::Buy {
+            self.fee_left = self
+                .fee_left
+                .min(fee_need(self.price, self.leaves, self.fee_ppm));
         }
     }
 }
@@ -68,6 +91,10 @@ pub struct HoldState {
     pub leaves: i64,
     /// The instrument's assets.
     pub assets: InstrumentAssets,
+    /// A buy's fee rate reserve (millionths; 0 for sells and without fees).
+    pub fee_ppm: i64,
+    /// Quote reserved for a buy's fees.
+    pub fee_left: i128,
 }
 
 /// A ledger's complete state in a canonical order (sorted by key): what a snapshot
@@ -80,6 +107,8 @@ pub struct LedgerState {
     pub holds: Vec<HoldState>,
     /// Net deposits per asset, sorted by asset.
     pub supply: Vec<(AssetId, i128)>,
+    /// Net fees the fee account collected per asset (charges minus rebates), sorted.
+    pub fees: Vec<(AssetId, i128)>,
 }
 
 /// Balances and reservations.
@@ -90,6 +119,12 @@ pub struct Ledger {
     holds: FxHashMap<OrderId, Hold>,
     /// Net deposits per asset, for the conservation check.
     supply: FxHashMap<AssetId, i128>,
+    /// The fee stage: prices fills before they settle.
+    fees: Option<Fees>,
+    /// Where fees go and rebates come from.
+    fee_account: AccountId,
+    /// Net fees collected per asset.
+    collected: FxHashMap<AssetId, i128>,
 }
 
 impl Ledger {
@@ -106,11 +141,42 @@ impl Ledger {
         l
     }
 
+    /// Charges `fees` on every fill from now on, paying them to (and rebates from)
+    /// `account`.
+    pub fn with_fees(mut self, fees: Fees, account: AccountId) -> Self {
+        self.fees = Some(fees);
+        self.fee_account = account;
+        self
+    }
+
+    /// The fee stage, if fees are on.
+    pub fn fees(&self) -> Option<&Fees> {
+        self.fees.as_ref()
+    }
+
+    /// The fee stage, mutably (restoring a snapshot).
+    pub fn fees_mut(&mut self) -> Option<&mut Fees> {
+        self.fees.as_mut()
+    }
+
+    /// The fee account.
+    pub fn fee_account(&self) -> AccountId {
+        self.fee_account
+    }
+
+    /// Net fees collected in `asset` (charges minus rebates).
+    pub fn fees_collected(&self, asset: AssetId) -> i128 {
+        self.collected.get(&asset).copied().unwrap_or(0)
+    }
+
     /// Reserves room for `orders` open reservations and `balances` (account, asset)
     /// pairs, so the order path does not grow the maps (rehash) under load.
     pub fn reserve(&mut self, orders: usize, balances: usize) {
         self.holds.reserve(orders);
         self.balances.reserve(balances);
+        if let Some(f) = self.fees.as_mut() {
+            f.reserve(balances);
+        }
     }
 
     /// Balance of an account in an asset.
@@ -182,10 +248,18 @@ impl Ledger {
             let (asset, amount) = h.reserved();
             *reserved.entry((h.account, asset)).or_default() -= amount;
         }
-        match reserved.iter().find(|(_, v)| **v != 0) {
-            Some((k, v)) => Err(format!("{k:?}: reserved differs from open orders by {v}")),
-            None => Ok(()),
+        if let Some((k, v)) = reserved.iter().find(|(_, v)| **v != 0) {
+            return Err(format!("{k:?}: reserved differs from open orders by {v}"));
         }
+        for h in self.holds.values() {
+            if h.fee_left < fee_need(h.price, h.leaves, h.fee_ppm) || h.fee_left < 0 {
+                return Err(format!(
+                    "{:?}: fee reserve {} too small",
+                    h.account, h.fee_left
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The complete state, sorted (allocates: for snapshots and hashes, not the
@@ -207,16 +281,26 @@ impl Ledger {
                 price: h.price,
                 leaves: h.leaves,
                 assets: h.assets,
+                fee_ppm: h.fee_ppm,
+                fee_left: h.fee_left,
             })
             .collect();
         holds.sort_unstable_by_key(|h| h.order);
         let mut supply: Vec<_> = self.supply.iter().map(|(&a, &v)| (a, v)).collect();
         supply.sort_unstable_by_key(|&(a, _)| a);
+        let mut fees: Vec<_> = self.collected.iter().map(|(&a, &v)| (a, v)).collect();
+        fees.sort_unstable_by_key(|&(a, _)| a);
         LedgerState {
             balances,
             holds,
             supply,
+            fees,
         }
+    }
+
+    /// The fee stage's state (volumes), when fees are on.
+    pub fn export_fees(&self) -> Option<FeeState> {
+        self.fees.as_ref().map(Fees::export)
     }
 
     /// Replaces balances, holds and supply with `state` (restoring a snapshot); the
@@ -237,11 +321,14 @@ impl Ledger {
                     price: h.price,
                     leaves: h.leaves,
                     assets: h.assets,
+                    fee_ppm: h.fee_ppm,
+                    fee_left: h.fee_left,
                 };
                 (h.order, hold)
             })
             .collect();
         self.supply = state.supply.iter().copied().collect();
+        self.collected = state.fees.iter().copied().collect();
     }
 
     /// The open quantity an order's reservation covers (None when it holds nothing).
@@ -254,7 +341,8 @@ impl Ledger {
         self.holds.len()
     }
 
-    fn assets(&self, instrument: InstrumentId) -> Option<InstrumentAssets> {
+    /// The assets `instrument` trades (`None`: not an instrument of this ledger).
+    pub fn assets(&self, instrument: InstrumentId) -> Option<InstrumentAssets> {
         self.instruments
             .get(instrument.0 as usize)
             .copied()
@@ -267,30 +355,51 @@ impl Ledger {
         b.available += amount;
     }
 
-    /// Applies the events of one command (the post-match stage).
+    /// Applies the events of one command (the post-match stage), in order. The
+    /// matching engine does it event by event through [`PreMatch::on_event`]; this is
+    /// for callers that hold the events (fills are charged their events' fees as they
+    /// are: price them first).
     pub fn settle(&mut self, events: &[Event]) {
         for e in events {
-            match e {
-                Event::Fill(f) => self.on_fill(f),
-                Event::Cancelled(c) => self.release(c.id, c.qty.lots()),
-                Event::Rejected(r) if r.command == peregrine_book::CommandKind::New => {
-                    if let Some(h) = self.holds.get(&r.id).copied() {
-                        self.release(r.id, h.leaves);
-                    }
-                }
-                Event::Replaced(r) => self.on_replaced(r.id, r.price.units(), r.qty.lots()),
-                _ => {}
-            }
+            self.settle_one(e);
         }
     }
 
-    /// Releases the reservation for `qty` of an order's open quantity.
+    /// Applies one event.
+    #[inline]
+    pub fn settle_one(&mut self, e: &Event) {
+        match e {
+            Event::Fill(f) => self.on_fill(f),
+            Event::Cancelled(c) => self.release(c.id, c.qty.lots()),
+            Event::Rejected(r) if r.command == peregrine_book::CommandKind::New => {
+                if let Some(h) = self.holds.get(&r.id).copied() {
+                    self.release(r.id, h.leaves);
+                }
+            }
+            Event::List(l) if l.status == peregrine_book::ListStatus::Rejected => {
+                for id in l.legs {
+                    if let Some(h) = self.holds.get(&id).copied() {
+                        self.release(id, h.leaves);
+                    }
+                }
+            }
+            Event::Replaced(r) => self.on_replaced(r.id, r.price.units(), r.qty.lots()),
+            _ => {}
+        }
+    }
+
+    /// Releases the reservation for `qty` of an order's open quantity (and the fee
+    /// reserve it no longer needs).
     fn release(&mut self, id: OrderId, qty: i64) {
         let Some(mut h) = self.holds.get(&id).copied() else {
             return;
         };
         let (asset, before) = h.reserved();
         h.leaves -= qty;
+        h.trim_fees();
+        if h.leaves <= 0 {
+            h.fee_left = 0;
+        }
         let (_, after) = h.reserved();
         self.move_reserved(h.account, asset, before - after);
         self.store(id, h);
@@ -304,9 +413,30 @@ impl Ledger {
         }
     }
 
+    /// Moves an order's fee between its account and the fee account: `fee` > 0 is
+    /// paid from `held` (a buy's fee reserve) or from the account's available
+    /// balance (`held` false: a sell pays from its proceeds), `fee` < 0 is a rebate.
+    fn charge(&mut self, account: AccountId, asset: AssetId, fee: i64, held: bool) {
+        if fee == 0 {
+            return;
+        }
+        let fee = i128::from(fee);
+        let b = self.balances.entry((account, asset)).or_default();
+        if held && fee > 0 {
+            b.reserved -= fee;
+        } else {
+            b.available -= fee;
+        }
+        self.balances
+            .entry((self.fee_account, asset))
+            .or_default()
+            .available += fee;
+        *self.collected.entry(asset).or_default() += fee;
+    }
+
     fn on_fill(&mut self, f: &peregrine_book::event::Fill) {
         let (q, p) = (f.qty.lots(), f.price.units());
-        for id in [f.maker_id, f.taker_id] {
+        for (id, fee) in [(f.maker_id, f.maker_fee), (f.taker_id, f.taker_fee)] {
             let Some(mut h) = self.holds.get(&id).copied() else {
                 continue;
             };
@@ -323,6 +453,11 @@ impl Ledger {
                         .entry((h.account, base))
                         .or_default()
                         .available += q as i128;
+                    // A fee comes out of the fee reserve, which covers every fill's.
+                    if fee > 0 {
+                        h.fee_left -= i128::from(fee);
+                    }
+                    self.charge(h.account, quote, fee, true);
                 }
                 Side::Sell => {
                     self.balances.entry((h.account, base)).or_default().reserved -= q as i128;
@@ -330,9 +465,15 @@ impl Ledger {
                         .entry((h.account, quote))
                         .or_default()
                         .available += cost;
+                    self.charge(h.account, quote, fee, false);
                 }
             }
             h.leaves -= q;
+            if h.leaves <= 0 && h.fee_left > 0 {
+                // Done: what the fee reserve did not need goes back.
+                self.move_reserved(h.account, quote, h.fee_left);
+                h.fee_left = 0;
+            }
             self.store(id, h);
         }
     }
@@ -344,16 +485,36 @@ impl Ledger {
         let (asset, before) = h.reserved();
         h.price = price;
         h.leaves = qty;
+        if h.side == Side::Buy {
+            h.fee_left = fee_need(price, qty, h.fee_ppm);
+        }
         let (_, after) = h.reserved();
         // check_replace made sure `after - before` is available.
         self.move_reserved(h.account, asset, before - after);
         self.store(id, h);
     }
 
-    fn need(side: Side, price: i64, qty: i64, assets: InstrumentAssets) -> (AssetId, i128) {
+    fn need(
+        side: Side,
+        price: i64,
+        qty: i64,
+        assets: InstrumentAssets,
+        fee_ppm: i64,
+    ) -> (AssetId, i128) {
         match side {
-            Side::Buy => (assets.quote, price as i128 * qty as i128),
+            Side::Buy => (
+                assets.quote,
+                price as i128 * qty as i128 + fee_need(price, qty, fee_ppm),
+            ),
             Side::Sell => (assets.base, qty as i128),
+        }
+    }
+
+    /// A buy's fee rate reserve on `instrument`.
+    fn fee_ppm(&self, instrument: InstrumentId, side: Side) -> i64 {
+        match (&self.fees, side) {
+            (Some(f), Side::Buy) => f.max_charge_ppm(instrument),
+            _ => 0,
         }
     }
 }
@@ -366,7 +527,8 @@ impl PreMatch for Ledger {
         let assets = self
             .assets(o.instrument)
             .ok_or(RejectReason::UnknownInstrument)?;
-        let (asset, amount) = Self::need(o.side, o.price.units(), o.qty.lots(), assets);
+        let fee_ppm = self.fee_ppm(o.instrument, o.side);
+        let (asset, amount) = Self::need(o.side, o.price.units(), o.qty.lots(), assets, fee_ppm);
         let b = self.balances.entry((o.account, asset)).or_default();
         if b.available < amount {
             return Err(RejectReason::InsufficientBalance);
@@ -381,6 +543,8 @@ impl PreMatch for Ledger {
                 price: o.price.units(),
                 leaves: o.qty.lots(),
                 assets,
+                fee_ppm,
+                fee_left: fee_need(o.price.units(), o.qty.lots(), fee_ppm),
             },
         );
         Ok(())
@@ -394,10 +558,25 @@ impl PreMatch for Ledger {
             return Ok(()); // the book rejects these
         }
         let (asset, before) = h.reserved();
-        let (_, after) = Self::need(h.side, r.price.units(), r.qty.lots(), h.assets);
+        let (_, after) = Self::need(h.side, r.price.units(), r.qty.lots(), h.assets, h.fee_ppm);
         if after - before > self.balance(h.account, asset).available {
             return Err(RejectReason::InsufficientBalance);
         }
         Ok(())
+    }
+
+    #[inline]
+    fn on_event(&mut self, event: &mut Event) {
+        if let (Event::Fill(f), Some(fees)) = (&mut *event, self.fees.as_mut()) {
+            fees.price(f);
+        }
+        self.settle_one(event);
+    }
+
+    #[inline]
+    fn begin(&mut self, now: peregrine_types::Timestamp) {
+        if let Some(f) = self.fees.as_mut() {
+            f.set_time(now.0);
+        }
     }
 }

@@ -25,7 +25,9 @@
 #![deny(unsafe_code)]
 
 mod balances;
+pub mod fees;
 mod ledger;
 
 pub use balances::{AssetId, Balance};
+pub use fees::{FeeState, Fees};
 pub use ledger::{HoldState, InstrumentAssets, Ledger, LedgerError, LedgerState};

@@ -48,7 +48,6 @@ fn exec(e: &mut MatchingEngine<peregrine_book::Ladder, Ledger>, action: Action) 
         },
         &mut ev,
     );
-    e.pre_match().settle(&ev);
     e.pre_match().check().unwrap();
     ev
 }
@@ -241,7 +240,6 @@ proptest! {
             };
             let mut ev = Vec::new();
             e.execute(&Command { ts, action }, &mut ev);
-            e.pre_match().settle(&ev);
             e.pre_match().check().map_err(TestCaseError::fail)?;
             let mut resting = Vec::new();
             e.book(INST).unwrap().visit_orders(&mut |o| resting.push((o.id, o.qty.lots())));
@@ -286,4 +284,234 @@ fn export_is_sorted_and_restore_reproduces_the_ledger() {
     copy.check().unwrap();
     assert_eq!(copy.export(), state);
     assert_eq!(copy.held_qty(OrderId(1)), Some(3));
+}
+
+mod fees {
+    //! Fees charged in the ledger: exact integers moved between each side and the fee
+    //! account, buys reserving for their fees, and conservation over random streams
+    //! with stops, icebergs and order lists.
+
+    use super::*;
+    use peregrine_book::{ExtOrder, OrderList, Trigger};
+    use peregrine_ledger::Fees;
+    use peregrine_types::{FeeSchedule, FeeTier, ListKind, TriggerKind};
+
+    const FEE: AccountId = AccountId(99);
+
+    fn spec() -> InstrumentSpec {
+        InstrumentSpec {
+            fees: Some(FeeSchedule {
+                maker_ppm: -150,
+                taker_ppm: 2_500,
+                tiers: vec![FeeTier {
+                    min_volume: "50".into(),
+                    maker_ppm: -200,
+                    taker_ppm: 1_000,
+                }],
+            }),
+            ..InstrumentSpec::example(1)
+        }
+    }
+
+    fn fee_engine() -> MatchingEngine<peregrine_book::Ladder, Ledger> {
+        let assets = InstrumentAssets {
+            base: BASE,
+            quote: QUOTE,
+        };
+        let fees = Fees::from_specs(&[spec()]).unwrap().unwrap();
+        let ledger = Ledger::new(&[(INST, assets)]).with_fees(fees, FEE);
+        MatchingEngine::with_pre_match(&[spec()], 256, ledger).unwrap()
+    }
+
+    fn fill_fees(ev: &[Event]) -> i128 {
+        ev.iter()
+            .map(|e| match e {
+                Event::Fill(f) => i128::from(f.maker_fee) + i128::from(f.taker_fee),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_taker_pays_a_maker_earns_a_rebate_and_the_fee_account_keeps_the_rest() {
+        let mut e = fee_engine();
+        e.pre_match()
+            .deposit(AccountId(1), QUOTE, 1_000_000)
+            .unwrap();
+        e.pre_match().deposit(AccountId(2), BASE, 100).unwrap();
+        exec(&mut e, Action::New(order(2, Side::Sell, 10_000, 10)));
+        // The buy reserves 100,500 at its limit plus 0.25 % of it for fees: 251.
+        let buy = order(1, Side::Buy, 10_050, 10);
+        let mut ev = Vec::new();
+        e.execute(
+            &Command {
+                ts: Timestamp(1),
+                action: Action::New(NewOrder {
+                    tif: TimeInForce::Ioc,
+                    ..buy
+                }),
+            },
+            &mut ev,
+        );
+        let f = ev
+            .iter()
+            .find_map(|x| match x {
+                Event::Fill(f) => Some(*f),
+                _ => None,
+            })
+            .unwrap();
+        // Notional 100,000: the taker pays 250, the maker earns 15.
+        assert_eq!((f.taker_fee, f.maker_fee), (250, -15));
+        let l = e.pre_match_ref();
+        l.check().unwrap();
+        assert_eq!(
+            l.balance(AccountId(1), QUOTE).available,
+            1_000_000 - 100_250
+        );
+        assert_eq!(l.balance(AccountId(1), QUOTE).reserved, 0);
+        assert_eq!(l.balance(AccountId(2), QUOTE).available, 100_015);
+        assert_eq!(l.balance(FEE, QUOTE).available, 235);
+        assert_eq!(l.fees_collected(QUOTE), 235);
+    }
+
+    #[test]
+    fn a_buy_without_room_for_its_fees_is_rejected() {
+        let mut e = fee_engine();
+        // 100,000 buys 10 at 10,000 without fees; the fee reserve needs 250 more.
+        e.pre_match().deposit(AccountId(1), QUOTE, 100_000).unwrap();
+        let ev = exec(&mut e, Action::New(order(1, Side::Buy, 10_000, 10)));
+        assert!(
+            matches!(ev[0], Event::Rejected(r) if r.reason == peregrine_book::RejectReason::InsufficientBalance)
+        );
+        e.pre_match().deposit(AccountId(1), QUOTE, 250).unwrap();
+        let ev = exec(&mut e, Action::New(order(1, Side::Buy, 10_000, 10)));
+        assert!(matches!(ev[0], Event::Accepted(_)));
+    }
+
+    /// An OTO whose working buy brings the base its pending sell needs: the sell's
+    /// balance check runs when it is released, after the fill settled.
+    #[test]
+    fn an_oto_exit_is_paid_for_by_its_entry() {
+        let mut e = fee_engine();
+        e.pre_match()
+            .deposit(AccountId(1), QUOTE, 2_000_000)
+            .unwrap();
+        e.pre_match().deposit(AccountId(2), BASE, 10).unwrap();
+        exec(&mut e, Action::New(order(2, Side::Sell, 10_000, 10)));
+        let list = OrderList {
+            instrument: INST,
+            account: AccountId(1),
+            kind: ListKind::Oto,
+            client_id: ClientOrderId(7),
+            legs: [
+                ExtOrder::plain(order(1, Side::Buy, 10_000, 10)),
+                ExtOrder::plain(order(1, Side::Sell, 10_100, 10)),
+                ExtOrder::plain(order(1, Side::Sell, 10_100, 10)),
+            ],
+        };
+        let mut ev = Vec::new();
+        e.execute_list(Timestamp(2), &list, &mut ev);
+        e.pre_match_ref().check().unwrap();
+        let released = ev.iter().any(|x| matches!(x, Event::Triggered(_)));
+        assert!(released, "{ev:#?}");
+        assert!(
+            !ev.iter().any(|x| matches!(x, Event::Cancelled(_))),
+            "the exit was not refused: {ev:#?}"
+        );
+        let l = e.pre_match_ref();
+        assert_eq!(l.balance(AccountId(1), BASE).reserved, 10);
+        assert_eq!(l.balance(AccountId(1), BASE).available, 0);
+    }
+
+    fn ext(account: u32, buy: bool, price: i64, qty: i64, kind: u8, display: i64) -> ExtOrder {
+        let side = if buy { Side::Buy } else { Side::Sell };
+        let mut e = ExtOrder::plain(order(account, side, price, qty));
+        match kind {
+            0 => {}
+            1 => {
+                let stop = if buy { price - 3 } else { price + 3 };
+                e.trigger = Trigger::at(TriggerKind::StopLoss, Price::from_raw(stop));
+            }
+            _ => e.trigger = Trigger::trailing(peregrine_types::TrailUnit::Ticks, 2),
+        }
+        if display > 0 && display < qty && kind == 0 {
+            e.display = Qty::from_raw(display);
+        }
+        e
+    }
+
+    #[derive(Debug, Clone)]
+    enum FeeOp {
+        New(u32, bool, i64, i64, u8, i64),
+        Oto(u32, bool, i64, i64),
+        Cancel(u64, u32),
+        Tick(u64),
+    }
+
+    fn fee_op() -> impl Strategy<Value = FeeOp> {
+        prop_oneof![
+            8 => (1u32..5, any::<bool>(), 9_994i64..10_006, 1i64..40, 0u8..3, 0i64..10)
+                .prop_map(|(a, b, p, q, k, d)| FeeOp::New(a, b, p, q, k, d)),
+            2 => (1u32..5, any::<bool>(), 9_994i64..10_006, 1i64..40)
+                .prop_map(|(a, b, p, q)| FeeOp::Oto(a, b, p, q)),
+            2 => (1u64..300, 1u32..5).prop_map(|(id, a)| FeeOp::Cancel(id, a)),
+            1 => (1u64..3).prop_map(FeeOp::Tick),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+
+        /// Over random streams with fees, stops, trailing stops, icebergs and OTO lists
+        /// whose pending legs are paid for by their working legs' fills: the fees of
+        /// all fills equal what the fee account collected, nothing is ever negative,
+        /// per asset Σ(available + reserved) = deposits, every reservation (fee reserve
+        /// included) matches the open orders, and the fee account never pays out more
+        /// than it took.
+        #[test]
+        fn prop_fees_are_conserved(ops in proptest::collection::vec(fee_op(), 1..250)) {
+            let mut e = fee_engine();
+            for a in 1..5 {
+                e.pre_match().deposit(AccountId(a), QUOTE, 3_000_000).unwrap();
+                e.pre_match().deposit(AccountId(a), BASE, 300).unwrap();
+            }
+            let mut reported = 0i128;
+            let mut day = 0u64;
+            for (step, op) in ops.into_iter().enumerate() {
+                let ts = Timestamp(day * peregrine_types::rules::DAY_NS + step as u64 + 1);
+                let mut ev = Vec::new();
+                match op {
+                    FeeOp::New(a, b, p, q, k, d) => {
+                        e.execute(&Command { ts, action: Action::NewExt(ext(a, b, p, q, k, d)) }, &mut ev);
+                    }
+                    FeeOp::Oto(a, b, p, q) => {
+                        let working = ext(a, b, p, q, 0, 0);
+                        let exit = ext(a, !b, if b { p + 2 } else { p - 2 }, q, 0, 0);
+                        let list = OrderList {
+                            instrument: INST,
+                            account: AccountId(a),
+                            kind: ListKind::Oto,
+                            client_id: ClientOrderId(step as u64),
+                            legs: [working, exit, exit],
+                        };
+                        e.execute_list(ts, &list, &mut ev);
+                    }
+                    FeeOp::Cancel(id, a) => {
+                        let c = Cancel { instrument: INST, id: OrderId(id), account: AccountId(a), client_id: ClientOrderId(0) };
+                        e.execute(&Command { ts, action: Action::Cancel(c) }, &mut ev);
+                    }
+                    FeeOp::Tick(days) => {
+                        day += days;
+                        continue;
+                    }
+                }
+                reported += fill_fees(&ev);
+                let l = e.pre_match_ref();
+                l.check().map_err(TestCaseError::fail)?;
+                prop_assert_eq!(l.fees_collected(QUOTE), reported);
+                prop_assert_eq!(l.balance(FEE, QUOTE).total(), reported);
+                prop_assert!(reported >= 0, "the fee account paid out more than it took");
+            }
+        }
+    }
 }

@@ -239,6 +239,13 @@ impl Client {
                 Step::Redirect { .. } => {
                     out.close = true;
                 }
+                Step::Disconnected { reason } => {
+                    out.notes.push(format!(
+                        "client {}: disconnected (reason {reason})",
+                        self.id
+                    ));
+                    out.close = true;
+                }
                 Step::RecoveryStarted { replay, reason } => {
                     link.lost = reason != 0;
                     if reason != 0 {

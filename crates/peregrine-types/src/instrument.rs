@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::decimal::{self, DecimalError};
+use crate::decimal;
+pub use crate::error::SpecError;
+use crate::rules::{FeeSchedule, Schedule, VolatilityRule};
 use crate::{InstrumentId, Price, Qty};
 
 /// Whether an instrument accepts new orders.
@@ -13,32 +15,6 @@ pub enum InstrumentStatus {
     Active,
     /// No new orders or replaces; cancels are still accepted.
     Halted,
-}
-
-/// Why a price, quantity or spec is not acceptable for an instrument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum SpecError {
-    /// Price is not a multiple of the tick size.
-    #[error("price is not a multiple of the tick size")]
-    PriceOffTick,
-    /// Price is outside the band around the reference price.
-    #[error("price is outside the allowed band")]
-    PriceOutOfBand,
-    /// Quantity is not a multiple of the lot size.
-    #[error("quantity is not a multiple of the lot size")]
-    QtyOffLot,
-    /// Quantity below the instrument minimum.
-    #[error("quantity is below the minimum")]
-    QtyBelowMin,
-    /// Quantity above the instrument maximum.
-    #[error("quantity is above the maximum")]
-    QtyAboveMax,
-    /// Decimal text could not be converted.
-    #[error("bad decimal: {0}")]
-    Decimal(#[from] DecimalError),
-    /// The spec itself is inconsistent.
-    #[error("invalid instrument spec: {0}")]
-    Invalid(&'static str),
 }
 
 /// Everything the matching core needs to know about an instrument.
@@ -78,6 +54,15 @@ pub struct InstrumentSpec {
     /// Symbol of the quote asset (what prices are paid in), as `base`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
+    /// The dynamic price band that starts volatility auctions. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volatility: Option<VolatilityRule>,
+    /// The daily opening and closing auctions. Default: none (continuous all day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
+    /// Maker and taker fees with volume tiers. Default: none (no fees).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fees: Option<FeeSchedule>,
 }
 
 impl InstrumentSpec {
@@ -98,6 +83,9 @@ impl InstrumentSpec {
             status: InstrumentStatus::Active,
             base: None,
             quote: None,
+            volatility: None,
+            schedule: None,
+            fees: None,
         }
     }
 
@@ -122,7 +110,12 @@ impl InstrumentSpec {
         if self.reference_price.checked_add(self.band).is_none() {
             return Err(SpecError::Invalid("reference_price + band overflows"));
         }
-        Ok(())
+        crate::rules::validate(
+            self.volatility.as_ref(),
+            self.schedule.as_ref(),
+            self.fees.as_ref(),
+            self.price_decimals + self.qty_decimals,
+        )
     }
 
     /// Lowest price inside the band (at least one tick).

@@ -11,6 +11,7 @@
 //! Nothing here allocates after construction and every type on the order path is `Copy`.
 #![deny(unsafe_code)]
 
+pub mod conditional;
 pub mod decimal;
 pub mod error;
 pub mod ids;
@@ -20,9 +21,11 @@ pub mod order;
 pub mod price;
 pub mod qty;
 pub mod rng;
+pub mod rules;
 pub mod side;
 pub mod stamp;
 
+pub use conditional::{AuctionKind, ListKind, TradingPhase, TrailUnit, TriggerKind};
 pub use decimal::DecimalError;
 pub use error::TypeError;
 pub use ids::{wall_ns, AccountId, ClientOrderId, InstrumentId, OrderId, Timestamp};
@@ -31,4 +34,5 @@ pub use order::{OrderType, StpMode, TimeInForce};
 pub use price::{Notional, Price};
 pub use qty::Qty;
 pub use rng::Rng;
+pub use rules::{FeeSchedule, FeeTier, Schedule, TimeOfDay, VolatilityRule};
 pub use side::Side;

@@ -23,11 +23,11 @@ use crate::DecodeError;
 ///
 /// The header's `version` byte names the protocol version that defined the message's
 /// layout: messages unchanged since version 1 carry 1, messages added or extended by
-/// version 2 carry 2. Versioning is additive: a later version adds message types or
+/// version 2 carry 2, by version 3 (the venue's order types) 3. Versioning is additive: a later version adds message types or
 /// appends fields to a message (raising its size, and its version), never moves,
 /// resizes or reinterprets a field. A decoder accepts, per message type, only the
 /// version its family knows ([`crate::DecodeError::BadVersion`] otherwise).
-pub const PROTOCOL_VERSION: u8 = 2;
+pub const PROTOCOL_VERSION: u8 = 3;
 
 /// Upper bound on any message's `length` field. Larger values are treated as garbage
 /// before any type lookup, so a stream reader never buffers more than this per frame.
@@ -55,7 +55,7 @@ pub const HEADER_FIELDS: [FieldDesc; 4] = [
         3,
         1,
         "u8",
-        "Protocol version that defined this message's layout: 1 or 2.",
+        "Protocol version that defined this message's layout: 1, 2 or 3.",
     ),
     FieldDesc::new(
         "reserved",
@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn peek_rejects_version_and_reserved() {
-        for version in [0, 3, 0xFF] {
+        for version in [0, 4, 0xFF] {
             let bytes = [8, 0, 3, version, 0, 0, 0, 0];
             assert_eq!(
                 Header::peek(&bytes),

@@ -14,7 +14,7 @@ use peregrine_wire::{v2, WireMessage};
 static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;
 
 fn v2_round_trips() {
-    let mut buf = [0u8; 128];
+    let mut buf = [0u8; 256];
     for i in 0..v2::Message::MESSAGES.len() {
         let m = v2::Message::sample(i, &[i as u64, 7, 9, 11]);
         let n = m.encode(&mut buf).unwrap();
@@ -37,7 +37,7 @@ fn login_verify(key: &AccountKey, login: &v2::session::Login) {
 }
 
 fn recovery_round_trips() {
-    let mut buf = [0u8; 128];
+    let mut buf = [0u8; 256];
     for i in 0..Recovery::MESSAGES.len() {
         let m = Recovery::sample(i, &[i as u64, 3]);
         let n = m.encode(&mut buf).unwrap();

@@ -101,6 +101,7 @@ fn golden_login() -> (
         target: Some(AccountId(7)),
         heartbeat_interval_ms: 1000,
         kind: SessionKind::Trading,
+        flags: 0,
         reserved: Pad,
     };
     login.proof = login.proof_for(&key, &nonce);
@@ -122,7 +123,7 @@ fn v2_login_golden_bytes_and_proof() {
 }
 
 #[test]
-fn v2_fill_golden_bytes() {
+fn v3_fill_golden_bytes() {
     let fill = v2::reports::Fill {
         session_seq: 3,
         engine_seq: 41,
@@ -139,12 +140,14 @@ fn v2_fill_golden_bytes() {
         reserved: Pad,
         report_seq: 12,
         account: AccountId(7),
+        fee_asset: 2,
+        fee: -3,
     };
-    let mut buf = [0u8; 100];
-    assert_eq!(fill.encode(&mut buf), Ok(100));
+    let mut buf = [0u8; 112];
+    assert_eq!(fill.encode(&mut buf), Ok(112));
     assert_eq!(
         hex(&buf),
-        "64 00 92 02 00 00 00 00 \
+        "70 00 92 03 00 00 00 00 \
          03 00 00 00 00 00 00 00 \
          29 00 00 00 00 00 00 00 \
          e8 03 00 00 00 00 00 00 \
@@ -156,9 +159,10 @@ fn v2_fill_golden_bytes() {
          01 00 00 00 00 00 00 00 \
          07 00 00 00 01 00 00 00 \
          0c 00 00 00 00 00 00 00 \
-         07 00 00 00"
+         07 00 00 00 02 00 00 00 \
+         fd ff ff ff ff ff ff ff"
     );
-    assert_eq!(v2::decode(&buf), Ok((v2::Message::Fill(fill), 100)));
+    assert_eq!(v2::decode(&buf), Ok((v2::Message::Fill(fill), 112)));
 }
 
 /// Checked independently with Python's `hmac` and `hashlib` (docs/protocol.md §7).

@@ -75,7 +75,9 @@ fn run(topology: &'static str) {
                             commitments.push(c);
                         }
                         MdMessage::Trade(t) => trades.push(t),
-                        MdMessage::L2Update(_) => {}
+                        MdMessage::L2Update(_)
+                        | MdMessage::MarketStatus(_)
+                        | MdMessage::AuctionIndicative(_) => {}
                     }
                 }
             }

@@ -61,7 +61,9 @@ fn feed_carries_trades_and_l2_with_contiguous_sequence_numbers() {
                         trades += 1;
                     }
                     MdMessage::L2Update(_) => levels += 1,
-                    MdMessage::Commitment(_) => {}
+                    MdMessage::Commitment(_)
+                    | MdMessage::MarketStatus(_)
+                    | MdMessage::AuctionIndicative(_) => {}
                 }
             }
         }

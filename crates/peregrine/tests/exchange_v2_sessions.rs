@@ -1061,3 +1061,100 @@ fn slow_reader_drain_rate() {
         }
     });
 }
+
+/// A trading session of `account` that asked for cancel-on-disconnect.
+fn cancel_on_disconnect(addr: SocketAddr, account: u32) -> Sess {
+    let params = LoginParams::trading(AccountId(account), 0);
+    let flags = peregrine_wire::v2::session::LOGIN_CANCEL_ON_DISCONNECT;
+    let (mut c, login) =
+        Connection::connect_with_flags(addr, params, flags, key(account), IO_TIMEOUT).unwrap();
+    let mut recovery = Vec::new();
+    let recovered = c.recover(|m| recovery.push(strip(m))).unwrap();
+    Sess {
+        c,
+        login,
+        recovered,
+        recovery,
+        next_query: 1_000_000,
+    }
+}
+
+/// Cancel-on-disconnect (docs/protocol.md 4.16): when a session that asked for it
+/// loses its connection, every open order of its account is cancelled by one mass
+/// cancel whose reports (request id `u64::MAX`) are in the account's stream; a
+/// session that did not ask (account 2), or that asked and ended with a `Logout`
+/// (account 3), leaves its orders resting.
+///
+/// Catches: the login flag ignored, the session table not handing the mass cancel to
+/// the matching stage, a `Logout` taken for a disconnect, or a cancel that reaches
+/// other accounts.
+#[test]
+fn cancel_on_disconnect_cancels_the_accounts_orders_unless_it_logged_out() {
+    const C: u32 = 3;
+    with_timeout(120, || {
+        let ex = start("");
+        // No flag: a dropped connection leaves the order resting.
+        let mut b = trading(ex.addr, B, 0);
+        let b_order = order_id(&b.place(50, Side::Buy, 9_990, 1, TimeInForce::Gtc));
+        drop(b);
+        // The flag and a clean `Logout`: the order stays too.
+        let mut c = cancel_on_disconnect(ex.addr, C);
+        let c_order = order_id(&c.place(60, Side::Sell, 10_020, 1, TimeInForce::Gtc));
+        c.c.send(&peregrine_wire::session::Logout {}).unwrap();
+        // The exchange closes after the last outbound message.
+        while c.c.read_next().is_ok() {}
+        drop(c);
+        // The flag and a dropped connection: every open order of A goes, those
+        // entered by its other sessions too.
+        let mut a = trading(ex.addr, A, 0);
+        let other = order_id(&a.place(1, Side::Sell, 10_005, 5, TimeInForce::Gtc));
+        let mut a_cod = cancel_on_disconnect(ex.addr, A);
+        let gone = [
+            other,
+            order_id(&a_cod.place(3, Side::Sell, 10_007, 5, TimeInForce::Gtc)),
+            order_id(&a_cod.place(4, Side::Buy, 9_980, 2, TimeInForce::Gtc)),
+        ];
+        assert_eq!(a.open_orders(None).0.len(), 3);
+        drop(a_cod);
+        support::wait_until(
+            "A's orders cancelled on disconnect",
+            std::time::Duration::from_secs(30),
+            || a.open_orders(None).0.is_empty(),
+        );
+        let b_open: Vec<u64> = trading(ex.addr, B, 0)
+            .open_orders(None)
+            .0
+            .into_keys()
+            .collect();
+        assert_eq!(b_open, [b_order], "B's order stays (no flag)");
+        let c_open: Vec<u64> = trading(ex.addr, C, 0)
+            .open_orders(None)
+            .0
+            .into_keys()
+            .collect();
+        assert_eq!(c_open, [c_order], "C's order stays (Logout)");
+
+        // The account's stream tells why: three cancels and the mass cancel's end,
+        // all with the reserved request id.
+        let replay = trading(ex.addr, A, 1).recovery;
+        // (In the book's mass-cancel order: not asserted.)
+        let cancelled: std::collections::BTreeSet<(u64, u64)> = replay
+            .iter()
+            .filter_map(|m| match m {
+                Outbound::Cancelled(c) => Some((c.order_id.0, c.request_id.0)),
+                _ => None,
+            })
+            .collect();
+        let want: std::collections::BTreeSet<(u64, u64)> =
+            gone.iter().map(|&id| (id, u64::MAX)).collect();
+        assert_eq!(cancelled, want);
+        let done: Vec<(u64, u32)> = replay
+            .iter()
+            .filter_map(|m| match m {
+                Outbound::MassCancelDone(d) => Some((d.request_id.0, d.cancelled)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(done, [(u64::MAX, 3)]);
+    });
+}

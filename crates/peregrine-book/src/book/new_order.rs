@@ -1,26 +1,28 @@
-//! Adding an order: validation, FOK and post-only pre-checks, matching, resting.
+//! Adding an order: validation, FOK and post-only pre-checks, matching, resting. The
+//! same incoming path serves new orders, triggered stops and released list legs.
 
-use peregrine_types::{InstrumentStatus, OrderType, Price, Qty, Side, StpMode, TimeInForce};
+use peregrine_types::{OrderType, Price, Qty, Side, StpMode, TimeInForce, TradingPhase};
 
-use super::{OrderBook, Taker};
-use crate::arena::{OrderNode, NIL};
+use super::{NodeExt, OrderBook, TakeEnd, Taker};
+use crate::arena::{OrderNode, ICEBERG, IN_LIST, NIL, POST_ONLY};
 use crate::command::{CommandKind, NewOrder};
 use crate::event::{Accepted, Event, EventSink, Rejected};
 use crate::ids::OrderIds;
 use crate::index::LevelIndex;
 use crate::reject::{CancelReason, RejectReason};
 
-/// Checks a new order's fields against the spec and the book's clock, in the documented
-/// order (the first failing rule is the one reported).
+/// Checks a new order's fields against the spec, the trading phase and the book's
+/// clock, in the documented order (the first failing rule is the one reported).
 pub(crate) fn validate_new(
     spec: &peregrine_types::InstrumentSpec,
+    phase: TradingPhase,
     now: u64,
     o: &NewOrder,
 ) -> Result<(), RejectReason> {
     if o.instrument != spec.id {
         return Err(RejectReason::UnknownInstrument);
     }
-    if spec.status == InstrumentStatus::Halted {
+    if phase == TradingPhase::Halted {
         return Err(RejectReason::InstrumentHalted);
     }
     if o.qty.lots() <= 0 {
@@ -46,32 +48,79 @@ pub(crate) fn validate_new(
     if !expiry_ok {
         return Err(RejectReason::InvalidExpiry);
     }
+    if phase.is_auction() && !(o.tif.can_rest() && o.order_type != OrderType::Market) {
+        return Err(RejectReason::AuctionPhase);
+    }
     Ok(())
 }
 
 impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Handles a new order.
     pub(crate) fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
-        if let Err(reason) = self.admit(o) {
-            sink.push(Event::Rejected(Rejected {
-                instrument: o.instrument,
-                command: CommandKind::New,
-                id: o.id,
-                client_id: o.client_id,
-                account: o.account,
-                reason,
-            }));
+        let admitted =
+            validate_new(&self.spec, self.phase, self.now, o).and_then(|()| self.admit(o, false));
+        if let Err(reason) = admitted {
+            sink.push(self.rejected_new(o, reason));
             return;
         }
-        sink.push(Event::Accepted(Accepted {
+        sink.push(accepted(o));
+        self.incoming(o, 0, NIL, sink);
+    }
+
+    /// The `Rejected` of a new order.
+    pub(super) fn rejected_new(&self, o: &NewOrder, reason: RejectReason) -> Event {
+        Event::Rejected(Rejected {
             instrument: o.instrument,
+            command: CommandKind::New,
             id: o.id,
             client_id: o.client_id,
             account: o.account,
-            side: o.side,
-            price: o.price,
-            qty: o.qty,
-        }));
+            reason,
+        })
+    }
+
+    /// The rules that can refuse a new order after its fields passed
+    /// [`validate_new`], in order: market-maker protection, duplicate id, room, and
+    /// post-only would take. `parks`: the order will be parked (a stop), so it needs
+    /// a parking slot rather than a resting one and is not checked against the book.
+    pub(super) fn admit(&self, o: &NewOrder, parks: bool) -> Result<(), RejectReason> {
+        if self.mmp.is_frozen(o.account) {
+            return Err(RejectReason::MmpFrozen);
+        }
+        if self.ids.contains(o.id.0) || self.park.get(o.id.0).is_some() {
+            return Err(RejectReason::DuplicateOrderId);
+        }
+        if parks {
+            return if self.park.is_full() {
+                Err(RejectReason::BookFull)
+            } else {
+                Ok(())
+            };
+        }
+        if o.tif.can_rest() && o.order_type != OrderType::Market && self.arena.is_full() {
+            return Err(RejectReason::BookFull);
+        }
+        if o.order_type == OrderType::PostOnly
+            && self.phase.is_continuous()
+            && self.would_take(o.side, o.price.units())
+        {
+            return Err(RejectReason::PostOnlyWouldTake);
+        }
+        Ok(())
+    }
+
+    /// Runs an active order (accepted, or just triggered / released) against the
+    /// book: FOK pre-check, matching, then the remainder rests or is cancelled. In a
+    /// call auction nothing matches: the order rests (or, if it cannot, is
+    /// cancelled). `display`: iceberg display size (0: none); `list`: its list slot.
+    #[inline]
+    pub(super) fn incoming<S: EventSink>(
+        &mut self,
+        o: &NewOrder,
+        display: i64,
+        list: u32,
+        sink: &mut S,
+    ) {
         let mut taker = Taker {
             id: o.id,
             client_id: o.client_id,
@@ -80,37 +129,66 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             limit: o.price.units(),
             leaves: o.qty.lots(),
             stp: o.stp,
+            list,
         };
+        if !self.phase.is_continuous() {
+            self.rest_or_cancel(o, display, &taker, sink);
+            return;
+        }
         if o.tif == TimeInForce::Fok && !self.fok_fillable(&taker) {
-            sink.push(self.taker_cancelled(&taker, o.price, CancelReason::FokUnfillable));
+            self.taker_gone(&taker, o.price, CancelReason::FokUnfillable, sink);
             return;
         }
-        let stopped = self.take(&mut taker, sink);
+        let end = self.take(&mut taker, sink);
         if taker.leaves == 0 {
+            if taker.list != NIL {
+                // Reduced to nothing without a fill completing it (self-trade
+                // decrement): its list treats it as gone.
+                self.list_gone(taker.list, taker.id.0, sink);
+            }
             return;
         }
-        if stopped {
-            sink.push(self.taker_cancelled(&taker, o.price, CancelReason::SelfTrade));
-        } else if o.tif.can_rest() && o.order_type != OrderType::Market {
-            self.rest_new(o, taker.leaves, sink);
-        } else {
-            sink.push(self.taker_cancelled(&taker, o.price, CancelReason::Unfilled));
+        match end {
+            TakeEnd::SelfTrade => self.taker_gone(&taker, o.price, CancelReason::SelfTrade, sink),
+            TakeEnd::Volatility => {
+                self.start_volatility(sink);
+                self.rest_or_cancel(o, display, &taker, sink);
+            }
+            TakeEnd::Done => self.rest_or_cancel(o, display, &taker, sink),
         }
     }
 
-    /// All rules that can refuse a new order, in order.
-    fn admit(&self, o: &NewOrder) -> Result<(), RejectReason> {
-        validate_new(&self.spec, self.now, o)?;
-        if self.ids.contains(o.id.0) {
-            return Err(RejectReason::DuplicateOrderId);
+    /// The remainder of an active order: rests if its type and time in force allow,
+    /// else is cancelled (`Unfilled`); a full book cancels it (`BookFull`, only
+    /// possible for triggered and released orders: new ones were checked).
+    fn rest_or_cancel<S: EventSink>(
+        &mut self,
+        o: &NewOrder,
+        display: i64,
+        taker: &Taker,
+        sink: &mut S,
+    ) {
+        if !(o.tif.can_rest() && o.order_type != OrderType::Market) {
+            self.taker_gone(taker, o.price, CancelReason::Unfilled, sink);
+        } else if self.arena.is_full() {
+            self.taker_gone(taker, o.price, CancelReason::BookFull, sink);
+        } else {
+            self.rest_new(o, taker.leaves, display, taker.list, sink);
         }
-        if o.tif.can_rest() && o.order_type != OrderType::Market && self.arena.is_full() {
-            return Err(RejectReason::BookFull);
+    }
+
+    /// Cancels a taker's remainder and tells its list.
+    pub(super) fn taker_gone<S: EventSink>(
+        &mut self,
+        t: &Taker,
+        price: Price,
+        reason: CancelReason,
+        sink: &mut S,
+    ) {
+        sink.push(self.taker_cancelled(t, price, reason));
+        if t.list != NIL {
+            self.list_gone(t.list, t.id.0, sink);
         }
-        if o.order_type == OrderType::PostOnly && self.would_take(o.side, o.price.units()) {
-            return Err(RejectReason::PostOnlyWouldTake);
-        }
-        Ok(())
     }
 
     /// Whether an order at `limit` on `side` would trade on arrival.
@@ -120,19 +198,24 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             .is_some_and(|h| crosses(side, limit, self.levels.level(h).price))
     }
 
-    /// FOK pre-check: can the whole quantity trade now? Walks the opposite side in
-    /// priority order up to the limit. A resting order of the same account is skipped
-    /// when the taker's STP mode would cancel it (cancel-oldest) and ends the walk when
-    /// STP would stop or shrink the taker; with STP off it counts as liquidity.
+    /// FOK pre-check: can the whole quantity trade now, inside the volatility band?
+    /// Walks the opposite side in priority order up to the limit. A resting order of
+    /// the same account is skipped when the taker's STP mode would cancel it
+    /// (cancel-oldest) and ends the walk when STP would stop or shrink the taker; with
+    /// STP off it counts as liquidity. An iceberg's hidden quantity counts at the end
+    /// of its level (where its refills go), which the walk reaches only if nothing
+    /// stopped it there.
     fn fok_fillable(&self, t: &Taker) -> bool {
         let opp = t.side.opposite();
+        let (lo, hi) = self.band();
         let mut need = t.leaves;
         let mut h = self.levels.best(opp);
         while let Some(hh) = h {
             let level = self.levels.level(hh);
-            if !crosses(t.side, t.limit, level.price) {
+            if !crosses(t.side, t.limit, level.price) || level.price < lo || level.price > hi {
                 return false;
             }
+            let mut hidden = 0;
             let mut slot = level.head;
             while slot != NIL {
                 let n = self.arena.get(slot);
@@ -145,22 +228,50 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
                     if need <= 0 {
                         return true;
                     }
+                    hidden += self.hidden(slot);
                 }
                 slot = n.next;
+            }
+            need -= hidden;
+            if need <= 0 {
+                return true;
             }
             h = self.levels.next_worse(opp, hh);
         }
         false
     }
 
-    /// Puts the unfilled rest of a new order on the book.
-    fn rest_new<S: EventSink>(&mut self, o: &NewOrder, leaves: i64, sink: &mut S) {
+    /// Puts the unfilled rest of an order on the book: an iceberg shows at most its
+    /// display size and keeps the rest hidden.
+    pub(super) fn rest_new<S: EventSink>(
+        &mut self,
+        o: &NewOrder,
+        leaves: i64,
+        display: i64,
+        list: u32,
+        sink: &mut S,
+    ) {
         let h = self.levels.get_or_insert(o.side, o.price.units());
+        let shown = if display > 0 {
+            leaves.min(display)
+        } else {
+            leaves
+        };
+        let mut flags = 0;
+        if o.order_type == OrderType::PostOnly {
+            flags |= POST_ONLY;
+        }
+        if display > 0 {
+            flags |= ICEBERG;
+        }
+        if list != NIL {
+            flags |= IN_LIST;
+        }
         let node = OrderNode {
             id: o.id,
             client_id: o.client_id,
             price: o.price,
-            qty: Qty::from_raw(leaves),
+            qty: Qty::from_raw(shown),
             expire_at: o.expire_at,
             account: o.account,
             prev: NIL,
@@ -168,14 +279,22 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             level: h,
             side: o.side,
             stp: o.stp,
-            post_only: o.order_type == OrderType::PostOnly,
+            flags,
             live: true,
         };
-        // `admit` checked there is a free slot and nothing since has taken one.
+        // Admission (or `rest_or_cancel`) checked there is a free slot and nothing
+        // since has taken one.
         let Some(slot) = self.arena.alloc(node) else {
             debug_assert!(false, "arena full after admit");
             return;
         };
+        if flags & (ICEBERG | IN_LIST) != 0 {
+            self.ext[slot as usize] = NodeExt {
+                display,
+                hidden: leaves - shown,
+                list,
+            };
+        }
         self.ids.insert(o.id.0, slot);
         self.levels.level_mut(h).push_back(&mut self.arena, slot);
         self.levels.occupied(o.side, h);
@@ -199,6 +318,19 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             reason,
         })
     }
+}
+
+/// The `Accepted` of a new order.
+pub(super) fn accepted(o: &NewOrder) -> Event {
+    Event::Accepted(Accepted {
+        instrument: o.instrument,
+        id: o.id,
+        client_id: o.client_id,
+        account: o.account,
+        side: o.side,
+        price: o.price,
+        qty: o.qty,
+    })
 }
 
 /// Whether a `side` order limited at `limit` trades against a resting `price`.

@@ -1,11 +1,14 @@
-//! Read-only views: resting orders in priority order, depth, and the state hash.
+//! Read-only views: resting orders in priority order, depth, the venue state and the
+//! structural invariants.
 
-use peregrine_types::{Price, Qty, Side, TimeInForce};
+use peregrine_types::{OrderId, Price, Qty, Side, TimeInForce, Timestamp};
 
 use super::OrderBook;
-use crate::arena::NIL;
+use crate::arena::{ICEBERG, IN_LIST, NIL};
 use crate::ids::OrderIds;
 use crate::index::LevelIndex;
+use crate::park::ParkState;
+use crate::venue::{ParkedOrder, VenueState};
 use crate::RestingOrder;
 
 impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
@@ -17,32 +20,51 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             while let Some(hh) = h {
                 let mut slot = self.levels.level(hh).head;
                 while slot != NIL {
-                    let n = self.arena.get(slot);
-                    f(&RestingOrder {
-                        id: n.id,
-                        client_id: n.client_id,
-                        account: n.account,
-                        side: n.side,
-                        price: n.price,
-                        qty: n.qty,
-                        tif: if n.expire_at.0 == 0 {
-                            TimeInForce::Gtc
-                        } else {
-                            TimeInForce::Gtd
-                        },
-                        expire_at: n.expire_at,
-                        stp: n.stp,
-                        post_only: n.post_only,
-                    });
-                    slot = n.next;
+                    f(&self.resting(slot));
+                    slot = self.arena.get(slot).next;
                 }
                 h = self.levels.next_worse(side, hh);
             }
         }
     }
 
+    /// The resting order in `slot`.
+    fn resting(&self, slot: u32) -> RestingOrder {
+        let n = self.arena.get(slot);
+        let ext = &self.ext[slot as usize];
+        let (display, hidden) = if n.flags & ICEBERG != 0 {
+            (ext.display, ext.hidden)
+        } else {
+            (0, 0)
+        };
+        let list = if n.flags & IN_LIST != 0 {
+            OrderId(self.lists.entry(ext.list).id)
+        } else {
+            OrderId(0)
+        };
+        RestingOrder {
+            id: n.id,
+            client_id: n.client_id,
+            account: n.account,
+            side: n.side,
+            price: n.price,
+            qty: Qty::from_raw(n.qty.lots() + hidden),
+            tif: if n.expire_at.0 == 0 {
+                TimeInForce::Gtc
+            } else {
+                TimeInForce::Gtd
+            },
+            expire_at: n.expire_at,
+            stp: n.stp,
+            post_only: n.post_only(),
+            display: Qty::from_raw(display),
+            shown: n.qty,
+            list,
+        }
+    }
+
     /// Calls `f(price, total qty, order count)` for up to `max` levels of `side`, best
-    /// first.
+    /// first (shown quantity only: an iceberg's hidden part is not depth).
     pub fn visit_depth(&self, side: Side, max: usize, f: &mut dyn FnMut(Price, Qty, u32)) {
         let mut h = self.levels.best(side);
         let mut n = 0;
@@ -54,10 +76,58 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         }
     }
 
+    /// Calls `f` for every parked order, by order id (allocates: for queries and
+    /// snapshots).
+    pub fn visit_parked(&self, f: &mut dyn FnMut(&ParkedOrder)) {
+        let mut slots = Vec::with_capacity(self.park.len());
+        self.park.for_each_slot(&mut |s| slots.push(s));
+        slots.sort_unstable_by_key(|&s| self.park.info(s).order.order.id);
+        for s in slots {
+            let i = self.park.info(s);
+            let list = if i.list == NIL {
+                OrderId(0)
+            } else {
+                OrderId(self.lists.entry(i.list).id)
+            };
+            let waiting = i.state == ParkState::Waiting;
+            f(&ParkedOrder {
+                order: i.order,
+                seq: i.seq,
+                pending: i.state == ParkState::Pending,
+                list,
+                watermark: Price::from_raw(if waiting { i.watermark } else { 0 }),
+                trigger_price: Price::from_raw(if waiting { i.eff } else { 0 }),
+            });
+        }
+    }
+
+    /// The venue state (allocates; see [`VenueState`]).
+    pub fn venue_state(&self) -> VenueState {
+        let mut parked = Vec::with_capacity(self.park.len());
+        self.visit_parked(&mut |p| parked.push(*p));
+        let mut lists = Vec::with_capacity(self.lists.len());
+        self.lists
+            .for_each_slot(&mut |s| lists.push(self.lists.entry(s).state()));
+        lists.sort_unstable_by_key(|l| l.id);
+        let (p, v, s, side) = self.indicative;
+        VenueState {
+            phase: self.phase,
+            ends_at: Timestamp(self.ends_at),
+            last_price: Price::from_raw(self.last_price),
+            indicative: (Price::from_raw(p), Qty::from_raw(v), Qty::from_raw(s), side),
+            park_seq: self.park.seq(),
+            parked,
+            lists,
+            mmp: self.mmp.views(),
+        }
+    }
+
     /// Walks every level and its FIFO and checks the structural invariants: links are
     /// consistent, level totals and counts equal the sum of their orders, every order
     /// sits at its level's price and side, the id map covers exactly the live orders,
-    /// the sides are not crossed, and the cached best is the real best.
+    /// the sides are not crossed (outside call auctions and halts), the cached best is
+    /// the real best, icebergs and list legs are consistent, and every list's legs
+    /// point back at it.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut seen = 0usize;
         for side in [Side::Buy, Side::Sell] {
@@ -84,6 +154,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
                     if self.ids.get(n.id.0) != Some(slot) {
                         return Err(format!("order {} missing from id map", n.id));
                     }
+                    self.check_ext(slot)?;
                     total += n.qty.lots();
                     count += 1;
                     prev = slot;
@@ -106,11 +177,83 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
                 self.ids.len()
             ));
         }
-        if let (Some((b, ..)), Some((a, ..))) = (self.best(Side::Buy), self.best(Side::Sell)) {
-            if b >= a {
-                return Err(format!("crossed book: bid {b} >= ask {a}"));
+        if self.phase.is_continuous() && self.is_crossed() {
+            return Err("crossed book in continuous trading".into());
+        }
+        if !self.queue.is_empty() || self.round_first != 0 || !self.mmp.tripped.is_empty() {
+            return Err("cascade work left between commands".into());
+        }
+        self.check_parked()?;
+        self.check_lists()
+    }
+
+    /// No waiting stop is already reached by the last trade price (the cascade ran
+    /// to the end), and none is queued between commands.
+    fn check_parked(&self) -> Result<(), String> {
+        let mut err = None;
+        let last = self.last_price;
+        self.park.for_each_slot(&mut |s| {
+            let i = self.park.info(s);
+            let bad = match i.state {
+                ParkState::Waiting => (i.rises && i.eff <= last) || (!i.rises && i.eff >= last),
+                ParkState::Queued => true,
+                ParkState::Pending => false,
+            };
+            if bad && err.is_none() {
+                err = Some(format!(
+                    "parked order {} ({:?}, trigger {}) against last price {last}",
+                    i.order.order.id, i.state, i.eff
+                ));
+            }
+        });
+        err.map_or(Ok(()), Err)
+    }
+
+    fn check_ext(&self, slot: u32) -> Result<(), String> {
+        let n = self.arena.get(slot);
+        let e = &self.ext[slot as usize];
+        if n.flags & ICEBERG != 0 && (e.display <= 0 || e.hidden < 0 || n.qty.lots() > e.display) {
+            return Err(format!(
+                "iceberg {} inconsistent: {e:?} shown {}",
+                n.id, n.qty
+            ));
+        }
+        if n.flags & IN_LIST != 0 {
+            let l = self.lists.entry(e.list);
+            if l.leg_index(n.id.0).is_none() {
+                return Err(format!(
+                    "order {} claims list {} without being a leg",
+                    n.id, l.id
+                ));
             }
         }
         Ok(())
+    }
+
+    fn check_lists(&self) -> Result<(), String> {
+        let mut err = None;
+        self.lists.for_each_slot(&mut |s| {
+            let l = self.lists.entry(s);
+            for id in l.legs {
+                if id == 0 {
+                    continue;
+                }
+                let ok = match (self.ids.get(id), self.park.get(id)) {
+                    (Some(slot), _) => {
+                        self.arena.get(slot).flags & IN_LIST != 0
+                            && self.ext[slot as usize].list == s
+                    }
+                    (None, Some(p)) => self.park.info(p).list == s,
+                    (None, None) => false,
+                };
+                if !ok && err.is_none() {
+                    err = Some(format!("list {} leg {id} does not point back", l.id));
+                }
+            }
+            if l.legs.iter().filter(|&&id| id != 0).count() < 2 && err.is_none() {
+                err = Some(format!("list {} has fewer than two legs", l.id));
+            }
+        });
+        err.map_or(Ok(()), Err)
     }
 }

@@ -101,6 +101,17 @@ impl LevelIndex for BTreeLevels {
     }
 
     #[inline]
+    fn next_better(&self, side: Side, handle: u32) -> Option<u32> {
+        let price = self.slab[handle as usize].price;
+        let map = &self.maps[side.index()];
+        let next = match side {
+            Side::Buy => map.range(price + 1..).next(),
+            Side::Sell => map.range(..price).next_back(),
+        };
+        next.map(|(_, &h)| h)
+    }
+
+    #[inline]
     fn level(&self, handle: u32) -> &Level {
         &self.slab[handle as usize]
     }

@@ -141,6 +141,16 @@ impl LevelIndex for Ladder {
     }
 
     #[inline]
+    fn next_better(&self, side: Side, handle: u32) -> Option<u32> {
+        let idx = self.idx(handle) as usize;
+        let next = match side {
+            Side::Buy => self.occupied[side.index()].next_after(idx),
+            Side::Sell => self.occupied[side.index()].prev_before(idx),
+        };
+        next.map(|i| self.handle(side, i as u32))
+    }
+
+    #[inline]
     fn level(&self, handle: u32) -> &Level {
         &self.levels[handle as usize]
     }

@@ -43,6 +43,8 @@ pub trait LevelIndex {
     fn best(&self, side: Side) -> Option<u32>;
     /// The next non-empty level after `handle`, going away from the best.
     fn next_worse(&self, side: Side, handle: u32) -> Option<u32>;
+    /// The next non-empty level after `handle`, going towards the best.
+    fn next_better(&self, side: Side, handle: u32) -> Option<u32>;
     /// The level behind a handle.
     fn level(&self, handle: u32) -> &Level;
     /// The level behind a handle, mutably.

@@ -2,6 +2,8 @@
 //! implementation-independent checker of conservation, FIFO and crossing.
 #![allow(dead_code)]
 
+pub(crate) mod venue;
+
 use std::collections::HashMap;
 
 use peregrine_book::{
@@ -346,6 +348,10 @@ impl Ledger {
                         self.priority.insert(r.id.0, self.events_seen);
                     }
                 }
+                Event::Triggered(t) => {
+                    assert!(self.life.contains_key(&t.id.0), "trigger of unknown order");
+                    self.priority.insert(t.id.0, self.events_seen);
+                }
                 Event::Fill(f) => {
                     assert!(f.qty.lots() > 0, "empty fill");
                     self.life.get_mut(&f.maker_id.0).expect("maker").1 += f.qty.lots();
@@ -364,9 +370,25 @@ impl Ledger {
     }
 
     pub(crate) fn check(&self, resting: &[RestingOrder]) -> Result<(), String> {
+        self.check_venue(resting, &[], true)
+    }
+
+    /// [`Ledger::check`] with the parked orders (accepted, not in the book: their whole
+    /// quantity is open), and crossing checked only in continuous trading. Icebergs
+    /// lose priority at each refill without an event, so FIFO is checked between
+    /// other orders only.
+    pub(crate) fn check_venue(
+        &self,
+        resting: &[RestingOrder],
+        parked: &[peregrine_book::ParkedOrder],
+        continuous: bool,
+    ) -> Result<(), String> {
         let mut open: HashMap<u64, i64> = HashMap::new();
         for o in resting {
             open.insert(o.id.0, o.qty.lots());
+        }
+        for p in parked {
+            open.insert(p.order.order.id.0, p.order.order.qty.lots());
         }
         for (id, (qty_in, filled, cancelled)) in &self.life {
             let o = open.get(id).copied().unwrap_or(0);
@@ -378,8 +400,10 @@ impl Ledger {
         }
         for w in resting.windows(2) {
             let (a, b) = (&w[0], &w[1]);
+            let icebergs = !a.display.is_zero() || !b.display.is_zero();
             if a.side == b.side
                 && a.price == b.price
+                && !icebergs
                 && self.priority[&a.id.0] >= self.priority[&b.id.0]
             {
                 return Err(format!(
@@ -398,7 +422,7 @@ impl Ledger {
             .filter(|o| o.side == Side::Sell)
             .map(|o| o.price)
             .min();
-        if let (Some(b), Some(a)) = (best_bid, best_ask) {
+        if let (Some(b), Some(a), true) = (best_bid, best_ask, continuous) {
             if b >= a {
                 return Err(format!("crossed: {b} >= {a}"));
             }

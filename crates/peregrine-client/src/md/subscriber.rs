@@ -51,7 +51,7 @@ use peregrine_types::Rng;
 use peregrine_types::InstrumentId;
 use peregrine_wire::md::packet::{PacketKind, PacketReader};
 use peregrine_wire::md::sequencer::{FeedSequencer, SeqCheck};
-use peregrine_wire::md::{Commitment, L2Update, MdMessage, Trade};
+use peregrine_wire::md::{AuctionIndicative, Commitment, L2Update, MarketStatus, MdMessage, Trade};
 
 use crate::error::{ClientError, IoContext};
 use crate::md::backoff::Backoff;
@@ -135,6 +135,20 @@ pub enum MdEvent<'a> {
         seq: u64,
         /// The commitment.
         commitment: Commitment,
+    },
+    /// A subscribed instrument's trading phase changed (halt, call auction, ...).
+    Phase {
+        /// Feed sequence number.
+        seq: u64,
+        /// The new phase.
+        status: MarketStatus,
+    },
+    /// A subscribed instrument's indicative uncross changed during a call auction.
+    Indicative {
+        /// Feed sequence number.
+        seq: u64,
+        /// The indicative price, volume and surplus.
+        indicative: AuctionIndicative,
     },
     /// Messages `from..to` were lost.
     Gap {
@@ -705,6 +719,16 @@ impl Subscriber {
                     }
                 }
                 MdMessage::Commitment(c) => on(MdEvent::Commitment { seq, commitment: c }),
+                MdMessage::MarketStatus(m) => {
+                    if self.index(m.instrument, seq).is_some() {
+                        on(MdEvent::Phase { seq, status: m });
+                    }
+                }
+                MdMessage::AuctionIndicative(m) => {
+                    if self.index(m.instrument, seq).is_some() {
+                        on(MdEvent::Indicative { seq, indicative: m });
+                    }
+                }
             }
         }
         for (i, b) in self.books.iter().enumerate() {

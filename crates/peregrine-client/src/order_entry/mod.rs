@@ -94,6 +94,18 @@ impl Connection {
         key: AccountKey,
         timeout: Duration,
     ) -> Result<(Connection, LoginInfo), ClientError> {
+        Self::connect_with_flags(addr, params, 0, key, timeout)
+    }
+
+    /// [`Connection::connect`] with session options in `Login.flags`, e.g.
+    /// [`peregrine_wire::v2::session::LOGIN_CANCEL_ON_DISCONNECT`].
+    pub fn connect_with_flags(
+        addr: SocketAddr,
+        params: LoginParams,
+        flags: u8,
+        key: AccountKey,
+        timeout: Duration,
+    ) -> Result<(Connection, LoginInfo), ClientError> {
         let stream = TcpStream::connect_timeout(&addr, timeout).map_err(io("connecting"))?;
         stream
             .set_nodelay(true)
@@ -107,7 +119,7 @@ impl Connection {
         let mut c = Connection {
             stream,
             rx: Box::new(RecvBuffer::new()),
-            session: ClientSession::new(params),
+            session: ClientSession::new(params).with_login_flags(flags),
             key,
         };
         let mut accepted = None;

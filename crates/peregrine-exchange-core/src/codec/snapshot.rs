@@ -47,11 +47,18 @@
 //! Versions 1 and 2 still decode (with no counters: every stream starts at 1); 3 and 4
 //! with no retained reports.
 //!
+//! Versions 5 and 6 (the venue's order types) are versions 3 and 4 followed by the
+//! venue section ([`super::venue`]): each book's phase, last price, parked orders,
+//! lists and protections, the fee stage's volumes, and the ledger's fee fields.
+//! Versions 1 to 4 still decode (a book without venue state keeps its defaults).
+//!
 //! [`decode`] checks every length and enum byte before allocating and returns a
 //! [`SnapshotDecodeError`]; it never panics.
 
-use peregrine_book::{LevelIndex, MatchingEngine, NoPreMatch, PreMatch, RestingOrder};
-use peregrine_ledger::{AssetId, Balance, HoldState, InstrumentAssets, Ledger, LedgerState};
+use peregrine_book::{Book, LevelIndex, MatchingEngine, NoPreMatch, PreMatch, RestingOrder};
+use peregrine_ledger::{AssetId, Balance, Fees, HoldState, InstrumentAssets, Ledger, LedgerState};
+
+use super::venue::{self as venue_codec, VenueSection};
 
 use crate::balances::Balances;
 use crate::reports::{ReportStore, Retention};
@@ -67,6 +74,10 @@ const VERSION_REPORTS: u8 = 3;
 const VERSION_LEDGER_REPORTS: u8 = 4;
 const VERSION_STORE: u8 = 5;
 const VERSION_LEDGER_STORE: u8 = 6;
+const VERSION_VENUE: u8 = 7;
+const VERSION_VENUE_LEDGER: u8 = 8;
+const VERSION_VENUE_STORE: u8 = 9;
+const VERSION_VENUE_LEDGER_STORE: u8 = 10;
 const STORE: usize = 32;
 const STREAM: usize = 16;
 const ORDER_ENTRY: usize = 16;
@@ -78,10 +89,15 @@ const BALANCE: usize = 40;
 const HOLD: usize = 40;
 const SUPPLY: usize = 24;
 
-/// A pre-match stage whose state a snapshot carries (the ledger, when there is one).
+/// A pre-match stage whose state a snapshot carries (the ledger, when there is one;
+/// the fee stage, when fees are on).
 pub trait SnapshotLedger {
     /// The ledger to store, if any.
     fn snapshot_ledger(&self) -> Option<&Ledger>;
+    /// The fee stage to store, if any.
+    fn snapshot_fees(&self) -> Option<&Fees> {
+        None
+    }
 }
 
 impl SnapshotLedger for NoPreMatch {
@@ -93,6 +109,9 @@ impl SnapshotLedger for NoPreMatch {
 impl SnapshotLedger for Balances {
     fn snapshot_ledger(&self) -> Option<&Ledger> {
         self.ledger()
+    }
+    fn snapshot_fees(&self) -> Option<&Fees> {
+        self.fees()
     }
 }
 const BOOK: usize = 32;
@@ -131,6 +150,8 @@ pub struct EngineSnapshot {
     /// The report streams' retained reports (versions 5 and 6), with the retention
     /// they were saved under.
     pub reports: Option<ReportStore>,
+    /// The venue section (versions 7 to 10).
+    pub venue: Option<VenueSection>,
 }
 
 /// Why a snapshot blob does not decode.
@@ -145,7 +166,7 @@ pub enum SnapshotDecodeError {
     /// A retained report is not the report its place in the stream says.
     #[error("snapshot report store: {0}")]
     BadReport(&'static str),
-    /// An enum byte has no meaning.
+    /// An enum byte has no meaning (or a padding byte is not zero).
     #[error("snapshot field {field}: unknown value {value}")]
     BadEnum {
         /// The field.
@@ -180,10 +201,10 @@ pub fn encode_with<L: LevelIndex, P: PreMatch + SnapshotLedger>(
     let ledger = engine.pre_match_ref().snapshot_ledger().map(Ledger::export);
     let mut out = Vec::with_capacity(HEADER + books * BOOK + orders * ORDER);
     let version = match (ledger.is_some(), reports.is_some()) {
-        (true, false) => VERSION_LEDGER_REPORTS,
-        (false, false) => VERSION_REPORTS,
-        (true, true) => VERSION_LEDGER_STORE,
-        (false, true) => VERSION_STORE,
+        (false, false) => VERSION_VENUE,
+        (true, false) => VERSION_VENUE_LEDGER,
+        (false, true) => VERSION_VENUE_STORE,
+        (true, true) => VERSION_VENUE_LEDGER_STORE,
     };
     out.extend_from_slice(&[version, 0, 0, 0, 0, 0, 0, 0]);
     out.extend_from_slice(&engine.next_order_id().0.to_le_bytes());
@@ -211,6 +232,26 @@ pub fn encode_with<L: LevelIndex, P: PreMatch + SnapshotLedger>(
         out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&next.to_le_bytes());
     }
+    let venues: Vec<_> = engine.books().map(Book::venue_state).collect();
+    let icebergs: Vec<Vec<_>> = engine
+        .books()
+        .map(|b| {
+            let mut v = Vec::new();
+            b.visit_orders(&mut |o| {
+                if !o.display.is_zero() {
+                    v.push((o.id, o.display, o.shown));
+                }
+            });
+            v
+        })
+        .collect();
+    let parts: Vec<_> = venues
+        .iter()
+        .zip(&icebergs)
+        .map(|(state, icebergs)| venue_codec::BookPart { state, icebergs })
+        .collect();
+    let fees = engine.pre_match_ref().snapshot_fees().map(Fees::export);
+    venue_codec::put(&mut out, &parts, fees.as_ref(), ledger.as_ref());
     if let Some(store) = reports {
         put_store(&mut out, store);
     }
@@ -363,6 +404,8 @@ fn ledger(r: &mut Reader<'_>) -> Option<Result<LedgerState, SnapshotDecodeError>
             price,
             leaves,
             assets: InstrumentAssets { base, quote },
+            fee_ppm: 0,
+            fee_left: 0,
         });
     }
     for _ in 0..ns {
@@ -400,15 +443,23 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     let bad_len = SnapshotDecodeError::BadLength(b.len());
     let mut r = Reader { b, at: 0 };
     let version = r.u8().ok_or(bad_len)?;
-    if !(VERSION..=VERSION_LEDGER_STORE).contains(&version) {
+    if !(VERSION..=VERSION_VENUE_LEDGER_STORE).contains(&version) {
         return Err(SnapshotDecodeError::BadVersion(version));
     }
     let has_ledger = matches!(
         version,
-        VERSION_LEDGER | VERSION_LEDGER_REPORTS | VERSION_LEDGER_STORE
+        VERSION_LEDGER
+            | VERSION_LEDGER_REPORTS
+            | VERSION_LEDGER_STORE
+            | VERSION_VENUE_LEDGER
+            | VERSION_VENUE_LEDGER_STORE
     );
     let has_reports = version >= VERSION_REPORTS;
-    let has_store = version >= VERSION_STORE;
+    let has_venue = version >= VERSION_VENUE;
+    let has_store = matches!(
+        version,
+        VERSION_STORE | VERSION_LEDGER_STORE | VERSION_VENUE_STORE | VERSION_VENUE_LEDGER_STORE
+    );
     r.skip(7).ok_or(bad_len)?;
     let next_order_id = OrderId(r.u64().ok_or(bad_len)?);
     let last_seq = r.u64().ok_or(bad_len)?;
@@ -422,7 +473,7 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
     for _ in 0..n_books {
         books.push(book(&mut r).ok_or(bad_len)??);
     }
-    let ledger = if has_ledger {
+    let mut ledger = if has_ledger {
         if b.len() - r.at < LEDGER {
             return Err(bad_len);
         }
@@ -434,6 +485,28 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
         reports(&mut r).ok_or(bad_len)?
     } else {
         Vec::new()
+    };
+    let venue = if has_venue {
+        let mut vr = venue_codec::Reader::new(b, r.at);
+        let v = venue_codec::get(&mut vr, ledger.as_mut()).map_err(|e| match e {
+            venue_codec::Bad::Length => bad_len,
+            venue_codec::Bad::Enum(field, value) => bad_enum(field, value),
+        })?;
+        if v.books.len() != books.len() {
+            return Err(bad_len);
+        }
+        for (book, icebergs) in books.iter_mut().zip(&v.icebergs) {
+            for (id, display, shown) in icebergs {
+                let o = book.orders.iter_mut().find(|o| o.id == *id);
+                let o = o.ok_or(bad_len)?;
+                o.display = *display;
+                o.shown = *shown;
+            }
+        }
+        r.at = vr.at;
+        Some(v)
+    } else {
+        None
     };
     let reports = if has_store {
         if b.len() - r.at < STORE {
@@ -454,6 +527,7 @@ pub fn decode(b: &[u8]) -> Result<EngineSnapshot, SnapshotDecodeError> {
         ledger,
         report_next,
         reports,
+        venue,
     })
 }
 
@@ -534,6 +608,9 @@ fn order(r: &mut Reader<'_>) -> Option<Result<RestingOrder, SnapshotDecodeError>
         expire_at: Timestamp(expire_at),
         stp,
         post_only: post == 1,
+        display: Qty::ZERO,
+        shown: Qty::from_raw(qty),
+        list: OrderId(0),
     }))
 }
 
@@ -589,7 +666,7 @@ mod tests {
         let e: MatchingEngine = MatchingEngine::new(&[spec], 16).unwrap();
         let counters = [(AccountId(2), 5), (AccountId(9), 1_000_000)];
         let blob = encode(&e, 7, Timestamp(9), &counters);
-        assert_eq!(blob[0], VERSION_REPORTS);
+        assert_eq!(blob[0], VERSION_VENUE);
         let s = decode(&blob).unwrap();
         assert_eq!(
             (s.last_seq, s.last_ts, s.next_order_id),
@@ -636,9 +713,8 @@ mod tests {
             action: Action::New(order),
         };
         e.execute(&cmd, &mut events);
-        e.pre_match().settle(&events);
         let blob = encode(&e, 1, Timestamp(5), &[(AccountId(4), 2)]);
-        assert_eq!(blob[0], VERSION_LEDGER_REPORTS);
+        assert_eq!(blob[0], VERSION_VENUE_LEDGER);
         let s = decode(&blob).unwrap();
         let want = e.pre_match_ref().ledger().map(Ledger::export);
         assert_eq!(s.ledger, want);
@@ -705,7 +781,8 @@ mod tests {
         let spec = peregrine_types::InstrumentSpec::example(3);
         let e: MatchingEngine = MatchingEngine::new(&[spec], 16).unwrap();
         let mut blob = encode(&e, 7, Timestamp(9), &[]);
-        blob.truncate(blob.len() - REPORTS);
+        // Without the venue section (8 + 80 for its one book) and the counters.
+        blob.truncate(blob.len() - REPORTS - 8 - 80);
         blob[0] = VERSION;
         let s = decode(&blob).unwrap();
         assert!(s.report_next.is_empty());

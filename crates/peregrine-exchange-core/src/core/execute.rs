@@ -4,13 +4,16 @@
 
 use std::sync::atomic::Ordering;
 
-use peregrine_book::{Action, Command, Event};
-use peregrine_types::{AccountId, ClientOrderId, Timestamp};
+use peregrine_book::{Action, Command, CommandKind, Event, MarketCommand, MarketOp};
+use peregrine_types::{AccountId, ClientOrderId, OrderId, Timestamp};
+use peregrine_wire::field::{MarketAction, Pad};
+use peregrine_wire::v2::venue::{MarketControl, MarketControlDone};
 use peregrine_wire::v2::Inbound;
+use peregrine_wire::RequestKind;
 
 use super::admin::request_of;
 use super::{Core, Owner};
-use crate::codec::command::{MassCancelRequest, Record};
+use crate::codec::command::{ListRecord, MassCancelRequest, Record};
 use crate::journal::CommandLog;
 use crate::route;
 use crate::route::reports::{self as reports, Ctx};
@@ -94,6 +97,11 @@ impl<L: CommandLog> Core<L> {
                 };
                 return self.execute_mass_cancel(from, &rec, out);
             }
+            Inbound::NewOrderList(m) => {
+                let rec = reports::order_list(m, account, ts);
+                return self.execute_list(from, &rec, out);
+            }
+            Inbound::MarketControl(m) => return self.execute_market(from, account, m, ts, out),
             _ => {}
         }
         match route::to_command(msg, account, ts) {
@@ -121,13 +129,13 @@ impl<L: CommandLog> Core<L> {
             s.appended = sw.now_ns();
         }
         self.events.clear();
+        let ctx = self.context(cmd, self.engine.next_order_id());
         self.run_command(cmd);
         if let Some((sw, s)) = self.stages.as_mut() {
             s.matched = sw.now_ns();
         }
         self.metrics.on_command();
         self.after_record(seq, Record::Command(*cmd), cmd.ts);
-        let ctx = self.context(cmd);
         self.emit(&ctx, cmd.ts, from, out);
         if let Some((sw, s)) = self.stages.as_mut() {
             s.routed = sw.now_ns();
@@ -156,12 +164,154 @@ impl<L: CommandLog> Core<L> {
         Ok(())
     }
 
-    /// Runs one book command into `self.events` (appending) and settles it.
+    /// Sequences, journals and runs an order list (one record: all legs or none).
+    fn execute_list(
+        &mut self,
+        from: SessionKey,
+        rec: &ListRecord,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
+        let seq = self.next_seq();
+        let record = Record::List(*rec);
+        self.log.append_record(seq, &record)?;
+        self.events.clear();
+        let first_id = self.engine.next_order_id();
+        self.run_list(rec);
+        self.metrics.on_command();
+        self.after_record(seq, record, rec.ts);
+        let ctx = Ctx::of_list(rec, seq, first_id);
+        self.emit(&ctx, rec.ts, from, out);
+        Ok(())
+    }
+
+    /// Runs an order list into `self.events` (settled as it runs).
+    pub(super) fn run_list(&mut self, rec: &ListRecord) {
+        self.engine
+            .execute_list(rec.ts, &rec.list, &mut self.events);
+    }
+
+    /// An admin's market command: refused without sequencing for a session that is
+    /// not an admin's; else sequenced, journaled and run, and answered to the
+    /// requester (`MarketControlDone` with the phase it led to, or `CancelRejected`).
+    fn execute_market(
+        &mut self,
+        from: SessionKey,
+        account: AccountId,
+        m: &MarketControl,
+        ts: Timestamp,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
+        let refuse = |core: &Self, reason: peregrine_book::RejectReason| {
+            peregrine_wire::v2::reports::CancelRejected {
+                session_seq: 0,
+                engine_seq: core.engine_seq,
+                engine_time: ts,
+                client_order_id: ClientOrderId(m.request_id),
+                order_id: OrderId(0),
+                instrument: Some(m.instrument),
+                reason: reports::reject_code(reason),
+                request_kind: RequestKind::MarketControl,
+                reserved: Pad,
+                report_seq: 0,
+                account,
+            }
+        };
+        if !self.admins.contains(&account) {
+            let msg = refuse(self, peregrine_book::RejectReason::InvalidPhase);
+            out.answer(from, msg.into());
+            return Ok(());
+        }
+        let op = match m.action {
+            MarketAction::Halt => MarketOp::Halt,
+            MarketAction::Resume => MarketOp::Resume,
+            MarketAction::StartAuction => MarketOp::StartAuction {
+                kind: m.auction_kind,
+                duration_ns: m.duration_ns,
+            },
+            MarketAction::Uncross => MarketOp::Uncross,
+        };
+        let cmd = Command {
+            ts,
+            action: Action::Market(MarketCommand {
+                instrument: m.instrument,
+                op,
+            }),
+        };
+        self.execute(from, &cmd, out)?;
+        let refused = self.events.iter().find_map(|e| match e {
+            Event::Rejected(r) if r.command == CommandKind::Market => Some(r.reason),
+            _ => None,
+        });
+        let answer = match (refused, self.engine.book(m.instrument)) {
+            (Some(reason), _) => refuse(self, reason).into(),
+            (None, None) => refuse(self, peregrine_book::RejectReason::UnknownInstrument).into(),
+            (None, Some(book)) => MarketControlDone {
+                session_seq: 0,
+                engine_seq: self.engine_seq,
+                engine_time: ts,
+                request_id: m.request_id,
+                ends_at: ends_at_of(&self.events),
+                instrument: m.instrument,
+                phase: book.phase(),
+                reserved: Pad,
+            }
+            .into(),
+        };
+        out.answer(from, answer);
+        Ok(())
+    }
+
+    /// When the books' next timer (a thaw, an auction's end, the schedule) is due.
+    pub fn next_timer(&self) -> Option<Timestamp> {
+        self.engine.next_timer()
+    }
+
+    /// Whether a timer of the books (a thaw, an auction's end, the schedule) is due:
+    /// the loop then calls [`Core::run_timers`].
+    pub fn timers_due(&self) -> bool {
+        self.engine
+            .next_timer()
+            .is_some_and(|t| t <= self.clock.now())
+    }
+
+    /// Sequences and journals a `Tick` at the clock's time, so the books run their due
+    /// timers as a command (deterministic on replay); its reports go to the accounts'
+    /// sessions. Does nothing when no timer is due. Returns whether it ran.
+    pub fn run_timers(&mut self, out: &mut impl Outbox) -> std::io::Result<bool> {
+        let now = self.clock.now();
+        self.run_timers_at(now, out)
+    }
+
+    /// [`Core::run_timers`] at a given time (batch mode: a tick's timestamp): runs
+    /// the timers due at `ts`, if any.
+    pub fn run_timers_at(&mut self, ts: Timestamp, out: &mut impl Outbox) -> std::io::Result<bool> {
+        if self.engine.next_timer().is_none_or(|t| t > ts) {
+            return Ok(false);
+        }
+        let cmd = Command {
+            ts,
+            action: Action::Tick,
+        };
+        self.execute(SessionKey::RECOVERED, &cmd, out)?;
+        Ok(true)
+    }
+
+    /// Cancel-on-disconnect, at once: runs [`Request::cancel_on_disconnect`] (the
+    /// serving loops hand that request to their dispatch instead, so batch mode runs
+    /// it in a tick).
+    pub fn cancel_on_disconnect(
+        &mut self,
+        account: AccountId,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<()> {
+        let r = crate::seams::Request::cancel_on_disconnect(account);
+        self.handle(r.key, r.account, &r.msg, out)
+    }
+
+    /// Runs one book command into `self.events` (appending; the engine's pre-match
+    /// stage settles each event as it comes).
     pub(super) fn run_command(&mut self, cmd: &Command) {
-        let start = self.events.len();
         self.engine.execute(cmd, &mut self.events);
-        let (_, new) = self.events.split_at(start);
-        self.engine.pre_match().settle(new);
     }
 
     /// Runs the book commands of a mass cancel: one instrument, or each configured
@@ -188,7 +338,10 @@ impl<L: CommandLog> Core<L> {
         }
     }
 
-    fn context(&self, cmd: &Command) -> Ctx {
+    /// The report context of `cmd`, taken before it runs (`first_id`: the engine's
+    /// next order id).
+    #[inline]
+    pub(super) fn context(&self, cmd: &Command, first_id: OrderId) -> Ctx {
         let orig = match &cmd.action {
             Action::Replace(r) => self
                 .owners
@@ -196,7 +349,15 @@ impl<L: CommandLog> Core<L> {
                 .map_or(ClientOrderId(0), |o| o.client_id),
             _ => ClientOrderId(0),
         };
-        Ctx::of(cmd, self.engine_seq, orig)
+        let ctx = Ctx::of_with_id(cmd, self.engine_seq, orig, first_id);
+        match &cmd.action {
+            Action::CancelList(c) => ctx.with_target(
+                self.engine
+                    .book(c.instrument)
+                    .and_then(|b| b.list_state(c.list_id)),
+            ),
+            _ => ctx,
+        }
     }
 
     /// Routes every event of the command just run: ownership, each report into its
@@ -265,6 +426,9 @@ impl<L: CommandLog> Core<L> {
         mut msg: peregrine_wire::v2::Outbound,
     ) -> peregrine_wire::v2::Outbound {
         msg.set_report_seq(self.report_next.take(account));
+        if let peregrine_wire::v2::Outbound::Fill(f) = &mut msg {
+            f.fee_asset = self.engine.pre_match_ref().fee_asset(f.instrument);
+        }
         if let Some(store) = self.retained.as_mut() {
             store.append(account, msg);
         }
@@ -326,5 +490,20 @@ pub(super) fn mass_cancel_ctx(rec: &MassCancelRequest, engine_seq: u64) -> Ctx {
         request_id: rec.client_id,
         orig_client_id: ClientOrderId(0),
         new: None,
+        ext: None,
+        kind: Some(CommandKind::MassCancel),
+        target: None,
     }
+}
+
+/// When the call auction a command started uncrosses by itself (0: not timed).
+fn ends_at_of(events: &[Event]) -> Timestamp {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::PhaseChanged(p) => Some(p.ends_at),
+            _ => None,
+        })
+        .unwrap_or(Timestamp(0))
 }

@@ -57,6 +57,8 @@ struct Owner {
 pub struct Core<L: CommandLog> {
     engine: VenueEngine,
     admin: Option<AdminPolicy>,
+    /// Accounts whose sessions may send market commands (halts, auctions).
+    admins: Vec<AccountId>,
     instruments: Vec<InstrumentId>,
     owners: FxHashMap<u64, Owner>,
     events: Vec<Event>,
@@ -101,6 +103,7 @@ impl<L: CommandLog> Core<L> {
         Core {
             engine: engine.with_stage(Balances::off()),
             admin: None,
+            admins: Vec::new(),
             instruments,
             owners: FxHashMap::with_capacity_and_hasher(owner_capacity, Default::default()),
             events: Vec::with_capacity(4096),
@@ -174,6 +177,7 @@ impl<L: CommandLog> Core<L> {
         Ok(Core {
             engine: self.engine,
             admin: self.admin,
+            admins: self.admins,
             instruments: self.instruments,
             owners: self.owners,
             events: self.events,
@@ -228,6 +232,23 @@ impl<L: CommandLog> Core<L> {
         self
     }
 
+    /// Lets the sessions of `admins` send market commands (halt, resume, auctions).
+    pub fn with_admins(mut self, admins: &[AccountId]) -> Self {
+        self.admins = admins.to_vec();
+        self
+    }
+
+    /// Turns fees on (`fees`: the instruments' schedules): charged into `account`'s
+    /// balances when balances are on, priced and reported only when they are off.
+    pub fn with_fees(mut self, mut fees: peregrine_ledger::Fees, account: AccountId) -> Self {
+        // Room for every (account, instrument) volume the config knows of, so the
+        // order path does not grow the map.
+        let accounts = self.admin.as_ref().map_or(1024, |p| p.accounts.len() + 1);
+        fees.reserve(accounts * self.instruments.len().max(1));
+        self.engine.pre_match().set_fees(fees, account);
+        self
+    }
+
     /// Takes snapshots through `snapshots` (the server's snapshot thread). Attach
     /// after recovery and before the report streams are taken: the sink is seeded here
     /// with the current state and the streams' retained reports (one encode, before
@@ -271,10 +292,10 @@ impl<L: CommandLog> Core<L> {
     /// engine's, combined with the ledger's state when balances are on.
     pub fn state_hash(&self) -> peregrine_book::StateHash {
         let engine = self.engine.state_hash();
-        match self.ledger() {
-            Some(l) => crate::balances::state_hash_with(engine, &l.export()),
-            None => engine,
-        }
+        let stage = self.engine.pre_match_ref();
+        let ledger = stage.ledger().map(peregrine_ledger::Ledger::export);
+        let fees = stage.fees().map(peregrine_ledger::Fees::export);
+        crate::balances::state_hash_with(engine, ledger.as_ref(), fees.as_ref())
     }
 
     /// The clock.

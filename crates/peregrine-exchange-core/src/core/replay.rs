@@ -10,7 +10,7 @@ use peregrine_book::Command;
 
 use super::execute::mass_cancel_ctx;
 use super::{Core, Owner};
-use crate::codec::command::{MassCancelRequest, Record};
+use crate::codec::command::{ListRecord, MassCancelRequest, Record};
 use crate::codec::snapshot::EngineSnapshot;
 use crate::journal::CommandLog;
 use crate::route::reports::{self as reports, Ctx};
@@ -21,13 +21,25 @@ impl<L: CommandLog> Core<L> {
     /// clock floor; and, when the core collects reports ([`Core::collect_reports`]),
     /// the report streams' retained reports.
     pub fn restore_snapshot(&mut self, snap: &EngineSnapshot) -> Result<(), String> {
-        for b in &snap.books {
+        for (i, b) in snap.books.iter().enumerate() {
             let book = self
                 .engine
                 .book_mut(b.instrument)
                 .ok_or_else(|| format!("snapshot has unknown instrument {}", b.instrument))?;
             book.restore(b.now, b.trade_seq, b.status, &b.orders)
                 .map_err(|e| format!("instrument {}: {e}", b.instrument))?;
+            if let Some(v) = snap.venue.as_ref().and_then(|v| v.books.get(i)) {
+                book.restore_venue(v)
+                    .map_err(|e| format!("instrument {}: {e}", b.instrument))?;
+                for p in &v.parked {
+                    let owner = Owner {
+                        account: p.order.order.account,
+                        client_id: p.order.order.client_id,
+                        traded: false,
+                    };
+                    self.owners.insert(p.order.order.id.0, owner);
+                }
+            }
             for o in &b.orders {
                 let owner = Owner {
                     account: o.account,
@@ -39,6 +51,16 @@ impl<L: CommandLog> Core<L> {
         }
         self.engine.set_next_order_id(snap.next_order_id);
         self.restore_ledger(snap)?;
+        let fees = snap.venue.as_ref().and_then(|v| v.fees.as_ref());
+        match (self.engine.pre_match().fees_mut(), fees) {
+            (Some(f), Some(state)) => f.restore(state),
+            (None, None) | (Some(_), None) => {}
+            (None, Some(_)) => {
+                return Err("the snapshot has fee volumes but fees are off \
+                     (turn fees off only with a fresh journal)"
+                    .into())
+            }
+        }
         self.report_next = crate::reports::Counters::from_sorted(&snap.report_next);
         if let Some(collecting) = self.retained.take() {
             // The report streams' retention: the snapshot's retained reports (kept
@@ -74,15 +96,18 @@ impl<L: CommandLog> Core<L> {
     /// moves the clock to at least the command's time.
     pub fn replay(&mut self, seq: u64, cmd: &Command) {
         self.replay_seq(seq, cmd.ts);
-        let orig = match &cmd.action {
-            peregrine_book::Action::Replace(r) => self
-                .owners
-                .get(&r.id.0)
-                .map_or(peregrine_types::ClientOrderId(0), |o| o.client_id),
-            _ => peregrine_types::ClientOrderId(0),
-        };
+        let first_id = self.engine.next_order_id();
+        let ctx = self.context(cmd, first_id);
         self.run_command(cmd);
-        self.replay_events(cmd.ts, &Ctx::of(cmd, seq, orig));
+        self.replay_events(cmd.ts, &ctx);
+    }
+
+    /// Re-applies a journaled order list.
+    pub fn replay_list(&mut self, seq: u64, rec: &ListRecord) {
+        self.replay_seq(seq, rec.ts);
+        let first_id = self.engine.next_order_id();
+        self.run_list(rec);
+        self.replay_events(rec.ts, &Ctx::of_list(rec, seq, first_id));
     }
 
     /// Re-applies a journaled mass cancel request.
@@ -117,6 +142,7 @@ impl<L: CommandLog> Core<L> {
             Record::Command(c) => self.replay(seq, c),
             Record::Admin(a) => self.replay_admin(seq, a),
             Record::MassCancel(m) => self.replay_mass_cancel(seq, m),
+            Record::List(l) => self.replay_list(seq, l),
         }
     }
 }

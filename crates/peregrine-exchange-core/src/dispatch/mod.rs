@@ -96,6 +96,26 @@ impl Dispatch {
         }
     }
 
+    /// The books' timers (a thaw, an auction's end, the schedule): due ones run now
+    /// in continuous mode (returns whether they ran); in batch mode they join the
+    /// open tick (opened if need be) and run with it ([`Sequencer::timer`]).
+    #[inline]
+    pub fn timers<L: CommandLog>(
+        &mut self,
+        core: &mut Core<L>,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<bool> {
+        match self {
+            Dispatch::Continuous => core.run_timers(out),
+            Dispatch::Batch { seq, now } => {
+                if core.timers_due() {
+                    seq.timer(*now);
+                }
+                Ok(false)
+            }
+        }
+    }
+
     /// Runs the open tick if its boundary has passed; returns whether it ran (never
     /// in continuous mode).
     #[inline]

@@ -34,6 +34,9 @@ pub struct Sequencer {
     last: u64,
     ticks: u64,
     early: u64,
+    /// A book timer (a thaw, an auction's end, the schedule) is due: the open tick
+    /// runs it after its requests, at the tick's timestamp.
+    timer: bool,
 }
 
 impl Sequencer {
@@ -48,6 +51,7 @@ impl Sequencer {
             last: 0,
             ticks: 0,
             early: 0,
+            timer: false,
         }
     }
 
@@ -66,21 +70,35 @@ impl Sequencer {
             self.run(core, out)?;
             ran = true;
         }
-        if self.buf.is_empty() {
-            self.open = (now.0 / self.tick_ns + 1).max(self.last + 1);
-        }
+        self.open_at(now);
         self.buf.push(r);
         Ok(ran)
     }
 
+    /// Opens tick `now / tick_ns + 1` (after the last tick run) unless one is open.
+    fn open_at(&mut self, now: Timestamp) {
+        if self.buf.is_empty() && !self.timer {
+            self.open = (now.0 / self.tick_ns + 1).max(self.last + 1);
+        }
+    }
+
+    /// A book timer is due at `now`: the open tick (opened now if there is none)
+    /// runs the books' timers after its requests ([`Core::run_timers_at`]), so a
+    /// timer's events belong to a tick and its commitment window like any command's.
+    pub fn timer(&mut self, now: Timestamp) {
+        self.open_at(now);
+        self.timer = true;
+    }
+
     /// When the open tick is due (none open: `None`).
     pub fn due_at(&self) -> Option<Timestamp> {
-        (!self.buf.is_empty()).then(|| Timestamp(self.open.saturating_mul(self.tick_ns)))
+        (!self.buf.is_empty() || self.timer)
+            .then(|| Timestamp(self.open.saturating_mul(self.tick_ns)))
     }
 
     /// Whether the open tick's boundary has passed at `now`.
     pub fn due(&self, now: Timestamp) -> bool {
-        !self.buf.is_empty() && now.0 >= self.open.saturating_mul(self.tick_ns)
+        (!self.buf.is_empty() || self.timer) && now.0 >= self.open.saturating_mul(self.tick_ns)
     }
 
     /// Runs the open tick if it is due; returns whether it ran.
@@ -104,7 +122,7 @@ impl Sequencer {
         core: &mut Core<L>,
         out: &mut impl Outbox,
     ) -> std::io::Result<()> {
-        if self.buf.is_empty() {
+        if self.buf.is_empty() && !self.timer {
             return Ok(());
         }
         let ts = Timestamp(self.open.saturating_mul(self.tick_ns));
@@ -113,6 +131,9 @@ impl Sequencer {
         for i in 0..self.buf.len() {
             let r = self.buf[i];
             core.handle_at(r.key, r.account, &r.msg, ts, out)?;
+        }
+        if std::mem::take(&mut self.timer) {
+            core.run_timers_at(ts, out)?;
         }
         core.end_tick();
         self.buf.clear();

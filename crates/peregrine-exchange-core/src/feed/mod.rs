@@ -288,6 +288,8 @@ fn size_of(m: &MdMessage) -> usize {
         MdMessage::Trade(_) => Trade::SIZE,
         MdMessage::L2Update(_) => L2Update::SIZE,
         MdMessage::Commitment(_) => Commitment::SIZE,
+        MdMessage::MarketStatus(_) => peregrine_wire::md::MarketStatus::SIZE,
+        MdMessage::AuctionIndicative(_) => peregrine_wire::md::AuctionIndicative::SIZE,
     }
 }
 

@@ -13,7 +13,7 @@ use peregrine_book::Command;
 use peregrine_journal::JournalStats;
 
 use crate::balances::AdminCommand;
-use crate::codec::command::MassCancelRequest;
+use crate::codec::command::{MassCancelRequest, Record};
 
 /// Where sequenced commands are recorded.
 pub trait CommandLog {
@@ -37,6 +37,20 @@ pub trait CommandLog {
             std::io::ErrorKind::Unsupported,
             "this command log cannot record mass cancel requests",
         ))
+    }
+    /// Records record `seq` of any kind (same sequence as [`CommandLog::append`]). The
+    /// default hands the kinds that have their own method to it and refuses the rest
+    /// (an order list), so a log that cannot record a kind never loses it silently.
+    fn append_record(&mut self, seq: u64, rec: &Record) -> std::io::Result<()> {
+        match rec {
+            Record::Command(c) => self.append(seq, c),
+            Record::Admin(a) => self.append_admin(seq, a),
+            Record::MassCancel(m) => self.append_mass_cancel(seq, m),
+            Record::List(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "this command log cannot record order lists",
+            )),
+        }
     }
     /// Ends a batch: everything appended so far reaches the log, and becomes durable
     /// (per the journal's policy) now or, for an asynchronous log, later.
@@ -78,6 +92,10 @@ impl CommandLog for NoLog {
         Ok(())
     }
     #[inline]
+    fn append_record(&mut self, _: u64, _: &Record) -> std::io::Result<()> {
+        Ok(())
+    }
+    #[inline]
     fn commit(&mut self) -> std::io::Result<()> {
         Ok(())
     }
@@ -95,6 +113,8 @@ pub struct MemoryLog {
     pub admin: Vec<(u64, AdminCommand)>,
     /// Appended mass cancel requests with their sequence numbers.
     pub mass_cancels: Vec<(u64, MassCancelRequest)>,
+    /// Appended order lists with their sequence numbers.
+    pub lists: Vec<(u64, crate::codec::command::ListRecord)>,
 }
 
 impl CommandLog for MemoryLog {
@@ -109,6 +129,17 @@ impl CommandLog for MemoryLog {
     fn append_mass_cancel(&mut self, seq: u64, m: &MassCancelRequest) -> std::io::Result<()> {
         self.mass_cancels.push((seq, *m));
         Ok(())
+    }
+    fn append_record(&mut self, seq: u64, rec: &Record) -> std::io::Result<()> {
+        match rec {
+            Record::List(l) => {
+                self.lists.push((seq, *l));
+                Ok(())
+            }
+            Record::Command(c) => self.append(seq, c),
+            Record::Admin(a) => self.append_admin(seq, a),
+            Record::MassCancel(m) => self.append_mass_cancel(seq, m),
+        }
     }
     fn commit(&mut self) -> std::io::Result<()> {
         self.committed = self.records.len();

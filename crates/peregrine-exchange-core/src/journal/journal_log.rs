@@ -80,6 +80,18 @@ impl CommandLog for JournalLog {
             .map_err(std::io::Error::other)
     }
 
+    fn append_record(&mut self, seq: u64, rec: &command_codec::Record) -> std::io::Result<()> {
+        let n = command_codec::encode_record(rec, &mut self.buf);
+        let t = rec.ts().0;
+        let ts = Timestamps {
+            recv_ns: t,
+            engine_ns: t,
+        };
+        self.journal
+            .append(seq, ts, KIND_COMMAND, &self.buf[..n])
+            .map_err(std::io::Error::other)
+    }
+
     /// Under `fsync = "none"` a commit is one `write` of the batch to the page cache
     /// (which a killed process cannot lose) and nothing more: the high-water mark's
     /// `pwrite` waits for [`CommandLog::housekeeping`], so the mark may lag the last

@@ -6,14 +6,18 @@
 pub mod reference;
 pub mod reports;
 
-use peregrine_book::{Action, Cancel, Command, Event, NewOrder, Replace};
+use peregrine_book::{
+    Action, Cancel, CancelList, Command, Event, MmpCommand, MmpOp, MmpParams, NewOrder, Replace,
+};
 use peregrine_types::{AccountId, OrderId, Timestamp};
-use peregrine_wire::md::{L2Update, MdMessage, Trade};
+use peregrine_wire::field::{MmpAction, Pad};
+use peregrine_wire::md::{AuctionIndicative, L2Update, MarketStatus, MdMessage, Trade};
 use peregrine_wire::v2::Inbound;
 
 /// The book command for an order-entry request from `account`: `None` for session
-/// messages, mass cancels (journaled whole, run by the core over their scope),
-/// queries and admin requests (answered by the core's own paths).
+/// messages, mass cancels (journaled whole, run by the core over their scope), order
+/// lists (journaled whole), market controls (admins only), queries and admin
+/// requests (answered by the core's own paths).
 pub fn to_command(msg: &Inbound, account: AccountId, ts: Timestamp) -> Option<Command> {
     let action = match msg {
         Inbound::NewOrder(o) => Action::New(NewOrder {
@@ -43,7 +47,34 @@ pub fn to_command(msg: &Inbound, account: AccountId, ts: Timestamp) -> Option<Co
             price: r.new_price,
             qty: r.new_qty,
         }),
+        Inbound::NewOrderExt(m) => Action::NewExt(reports::ext_order(m, account)),
+        Inbound::CancelList(c) => Action::CancelList(CancelList {
+            instrument: c.instrument,
+            list_id: c.list_id,
+            account,
+            client_id: c.client_order_id,
+        }),
+        Inbound::MmpRequest(m) => Action::Mmp(MmpCommand {
+            instrument: m.instrument,
+            account,
+            op: match m.action {
+                MmpAction::Set => MmpOp::Set(MmpParams {
+                    window_ns: m.window_ns,
+                    max_qty: m.max_qty.lots(),
+                    max_fills: m.max_fills,
+                    freeze_ns: m.freeze_ns,
+                }),
+                MmpAction::Reset => MmpOp::Reset,
+                MmpAction::Clear => MmpOp::Clear,
+                // Only the exchange reports a trip: a request for one is read as a
+                // `Set` of zero limits, which the book refuses (`invalid_mmp`).
+                MmpAction::Triggered => MmpOp::Set(MmpParams::default()),
+            },
+            request_id: m.request_id,
+        }),
         Inbound::MassCancel(_)
+        | Inbound::NewOrderList(_)
+        | Inbound::MarketControl(_)
         | Inbound::Login(_)
         | Inbound::Logout(_)
         | Inbound::ClientHeartbeat(_)
@@ -78,6 +109,28 @@ pub fn feed_for(ev: &Event, ts: Timestamp) -> Option<MdMessage> {
                 instrument: l.instrument,
                 order_count: l.count,
                 side: l.side,
+            }
+            .into(),
+        ),
+        Event::PhaseChanged(p) => Some(
+            MarketStatus {
+                ends_at: p.ends_at,
+                engine_time: ts,
+                instrument: p.instrument,
+                phase: p.phase,
+                reserved: Pad,
+            }
+            .into(),
+        ),
+        Event::Indicative(i) => Some(
+            AuctionIndicative {
+                price: i.price,
+                volume: i.volume,
+                surplus: i.surplus,
+                engine_time: ts,
+                instrument: i.instrument,
+                surplus_side: i.surplus_side,
+                reserved: Pad,
             }
             .into(),
         ),

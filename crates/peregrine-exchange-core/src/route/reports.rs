@@ -11,17 +11,24 @@
 //!   (`CancelRejected`), and its terminal answer (`MassCancelDone`) is made by
 //!   [`mass_cancel_done`] once every instrument ran.
 
-use peregrine_book::{Action, CancelReason, Command, CommandKind, Event, RejectReason};
-use peregrine_types::{
-    AccountId, ClientOrderId, InstrumentId, OrderType, Side, StpMode, TimeInForce, Timestamp,
+use peregrine_book::{
+    Action, CancelReason, Command, CommandKind, Event, ExtOrder, ListStatus, MmpStatus,
+    RejectReason, TriggerCause,
 };
-use peregrine_wire::field::Pad;
+use peregrine_types::{
+    AccountId, ClientOrderId, InstrumentId, ListKind, OrderId, OrderType, Qty, Side, StpMode,
+    TimeInForce, Timestamp, TriggerKind,
+};
+use peregrine_wire::field::{self, OrderStage, Pad};
 use peregrine_wire::reason::{CancelCode, RejectCode};
 use peregrine_wire::v2::reports::{
     Accepted, CancelRejected, Cancelled, Fill, MassCancelDone, Rejected, Replaced,
 };
+use peregrine_wire::v2::venue::{AcceptedExt, ListStatus as ListStatusMsg, MmpStatus as MmpMsg};
 use peregrine_wire::v2::Outbound;
 use peregrine_wire::{LiquidityRole, ReasonCode, RequestKind};
+
+use crate::codec::command::ListRecord;
 
 /// What the reports of one command need besides its events.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +44,36 @@ pub struct Ctx {
     pub orig_client_id: ClientOrderId,
     /// For a new order: what `Accepted` echoes.
     pub new: Option<NewFields>,
+    /// For an extended order or an order list: what `AcceptedExt` echoes per leg.
+    pub ext: Option<ExtCtx>,
+    /// Which command it is (the `request_kind` of its refusals, who answers a list's
+    /// end).
+    pub kind: Option<CommandKind>,
+    /// For a `CancelList`: the list and its legs when it ran (their `Cancelled` and
+    /// the list's `ListStatus` carry the request's id; other lists' do not).
+    pub target: Option<(OrderId, [OrderId; 3])>,
+}
+
+/// The extended fields of the orders a command enters: one extended order, or an
+/// order list's legs (their ids assigned from `first_id` in leg order).
+#[derive(Debug, Clone, Copy)]
+pub struct ExtCtx {
+    /// The orders (one, or the list's legs).
+    pub legs: [ExtOrder; 3],
+    /// How many of `legs` are used.
+    pub count: usize,
+    /// For a list: its kind (which legs wait for a release) and id.
+    pub list: Option<(ListKind, OrderId)>,
+}
+
+impl ExtCtx {
+    /// The leg with order id `id`, its index.
+    fn leg(&self, id: OrderId) -> Option<(usize, &ExtOrder)> {
+        self.legs[..self.count]
+            .iter()
+            .enumerate()
+            .find(|(_, l)| l.order.id == id)
+    }
 }
 
 /// The fields of a new order that `Accepted` echoes and the event does not carry.
@@ -55,20 +92,50 @@ pub struct NewFields {
 impl Ctx {
     /// The context of `cmd` (journaled, so a replay builds the same one);
     /// `orig_client_id` comes from the core's order-ownership map.
+    /// `first_id`: the exchange id the engine gave (an extended order) or gives (this
+    /// is built before or after it ran, from the journaled command) to its order.
     pub fn of(cmd: &Command, engine_seq: u64, orig_client_id: ClientOrderId) -> Ctx {
-        let (request_id, new) = match &cmd.action {
-            Action::New(o) => (
-                o.client_id,
-                Some(NewFields {
-                    expire_at: o.expire_at,
-                    order_type: o.order_type,
-                    tif: o.tif,
-                    stp: o.stp,
-                }),
-            ),
-            Action::Cancel(c) => (c.client_id, None),
-            Action::Replace(r) => (r.client_id, None),
-            _ => (ClientOrderId(0), None),
+        Self::of_with_id(cmd, engine_seq, orig_client_id, OrderId(0))
+    }
+
+    /// [`Ctx::of`], with the id an extended order got.
+    pub fn of_with_id(
+        cmd: &Command,
+        engine_seq: u64,
+        orig_client_id: ClientOrderId,
+        id: OrderId,
+    ) -> Ctx {
+        let fields = |o: &peregrine_book::NewOrder| NewFields {
+            expire_at: o.expire_at,
+            order_type: o.order_type,
+            tif: o.tif,
+            stp: o.stp,
+        };
+        let (request_id, new, ext, kind) = match &cmd.action {
+            Action::New(o) => (o.client_id, Some(fields(o)), None, CommandKind::New),
+            Action::NewExt(e) => {
+                let mut leg = *e;
+                leg.order.id = id;
+                let ext = ExtCtx {
+                    legs: [leg; 3],
+                    count: 1,
+                    list: None,
+                };
+                (
+                    e.order.client_id,
+                    Some(fields(&e.order)),
+                    Some(ext),
+                    CommandKind::New,
+                )
+            }
+            Action::Cancel(c) => (c.client_id, None, None, CommandKind::Cancel),
+            Action::Replace(r) => (r.client_id, None, None, CommandKind::Replace),
+            Action::CancelList(c) => (c.client_id, None, None, CommandKind::CancelList),
+            Action::Mmp(m) => (ClientOrderId(m.request_id), None, None, CommandKind::Mmp),
+            Action::MassCancel(_) => (ClientOrderId(0), None, None, CommandKind::MassCancel),
+            Action::SetStatus(_) => (ClientOrderId(0), None, None, CommandKind::SetStatus),
+            Action::Market(_) => (ClientOrderId(0), None, None, CommandKind::Market),
+            Action::Tick => (ClientOrderId(0), None, None, CommandKind::SetStatus),
         };
         Ctx {
             engine_seq,
@@ -76,9 +143,93 @@ impl Ctx {
             request_id,
             orig_client_id,
             new,
+            ext,
+            kind: (!matches!(cmd.action, Action::Tick)).then_some(kind),
+            target: None,
+        }
+    }
+
+    /// Names the list a `CancelList` cancels (see [`Ctx::target`]).
+    pub fn with_target(mut self, list: Option<peregrine_book::ListState>) -> Ctx {
+        self.target = list.map(|l| (l.id, l.legs));
+        self
+    }
+
+    fn targets_leg(&self, id: OrderId) -> bool {
+        self.target.is_some_and(|(_, legs)| legs.contains(&id))
+    }
+
+    /// The context of an order list whose legs got ids from `first_id` on.
+    pub fn of_list(rec: &ListRecord, engine_seq: u64, first_id: OrderId) -> Ctx {
+        let mut legs = rec.list.legs;
+        for (i, leg) in legs.iter_mut().enumerate() {
+            leg.order.id = OrderId(first_id.0 + i as u64);
+        }
+        Ctx {
+            engine_seq,
+            ts: rec.ts,
+            request_id: rec.list.client_id,
+            orig_client_id: ClientOrderId(0),
+            new: None,
+            ext: Some(ExtCtx {
+                legs,
+                count: rec.list.kind.legs(),
+                list: Some((rec.list.kind, first_id)),
+            }),
+            kind: Some(CommandKind::NewList),
+            target: None,
         }
     }
 }
+
+/// `AcceptedExt` for an accepted order of the command's extended context.
+fn accepted_ext(a: &peregrine_book::event::Accepted, ctx: &Ctx) -> Option<Outbound> {
+    let ext = ctx.ext.as_ref()?;
+    let (i, leg) = ext.leg(a.id)?;
+    let o = &leg.order;
+    let (list_id, pending) = match ext.list {
+        Some((kind, id)) => (id, kind != ListKind::Oco && i > 0),
+        None => (OrderId(0), false),
+    };
+    let stage = if pending {
+        OrderStage::PendingRelease
+    } else if leg.trigger.kind != TriggerKind::None {
+        OrderStage::WaitingTrigger
+    } else {
+        OrderStage::Active
+    };
+    Some(
+        AcceptedExt {
+            session_seq: 0,
+            engine_seq: ctx.engine_seq,
+            engine_time: ctx.ts,
+            order_id: a.id,
+            client_order_id: a.client_id,
+            price: a.price,
+            qty: a.qty,
+            expire_at: o.expire_at,
+            stop_price: leg.trigger.price,
+            display_qty: leg.display,
+            list_id,
+            report_seq: 0,
+            instrument: a.instrument,
+            account: a.account,
+            trail: u32::try_from(leg.trigger.trail).unwrap_or(0),
+            side: a.side,
+            order_type: o.order_type,
+            tif: o.tif,
+            stp: o.stp,
+            trigger: leg.trigger.kind,
+            trail_unit: leg.trigger.unit,
+            stage,
+            reserved: Pad,
+        }
+        .into(),
+    )
+}
+
+/// `0xFFFF_FFFF_FFFF_FFFF`: the `request_id` of a cancel-on-disconnect's reports.
+pub const CANCEL_ON_DISCONNECT: ClientOrderId = ClientOrderId(u64::MAX);
 
 /// A report of an account's stream.
 pub type Report = (AccountId, Outbound);
@@ -88,6 +239,9 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
     let (seq, t) = (ctx.engine_seq, ctx.ts);
     match ev {
         Event::Accepted(a) => {
+            if let Some(msg) = accepted_ext(a, ctx) {
+                return [Some((a.account, msg)), None];
+            }
             let n = ctx.new;
             let msg = Accepted {
                 session_seq: 0,
@@ -107,6 +261,10 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
                 account: a.account,
             };
             [Some((a.account, msg.into())), None]
+        }
+        Event::Rejected(r) if matches!(r.command, CommandKind::Market | CommandKind::SetStatus) => {
+            // Admin phase commands are answered to the requester by the core.
+            [None, None]
         }
         Event::Rejected(r) => {
             let reason = reject_code(r.reason);
@@ -139,6 +297,9 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
                     request_kind: match kind {
                         CommandKind::Replace => RequestKind::Replace,
                         CommandKind::MassCancel => RequestKind::MassCancel,
+                        CommandKind::CancelList => RequestKind::CancelList,
+                        CommandKind::Mmp => RequestKind::Mmp,
+                        CommandKind::Market => RequestKind::MarketControl,
                         _ => RequestKind::Cancel,
                     },
                     reserved: Pad,
@@ -150,7 +311,7 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
             [Some((r.account, msg)), None]
         }
         Event::Fill(f) => {
-            let fill = |id, client, leaves, side, role, account| Fill {
+            let fill = |id, client, leaves, side, role, account, fee| Fill {
                 session_seq: 0,
                 engine_seq: seq,
                 engine_time: t,
@@ -166,22 +327,31 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
                 reserved: Pad,
                 report_seq: 0,
                 account,
+                fee_asset: 0,
+                fee,
+            };
+            let (maker_role, taker_role) = if f.auction {
+                (LiquidityRole::Auction, LiquidityRole::Auction)
+            } else {
+                (LiquidityRole::Maker, LiquidityRole::Taker)
             };
             let maker = fill(
                 f.maker_id,
                 f.maker_client_id,
                 f.maker_leaves,
                 f.taker_side.opposite(),
-                LiquidityRole::Maker,
+                maker_role,
                 f.maker_account,
+                f.maker_fee,
             );
             let taker = fill(
                 f.taker_id,
                 f.taker_client_id,
                 f.taker_leaves,
                 f.taker_side,
-                LiquidityRole::Taker,
+                taker_role,
                 f.taker_account,
+                f.taker_fee,
             );
             [
                 Some((f.maker_account, maker.into())),
@@ -191,6 +361,7 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
         Event::Cancelled(c) => {
             let request_id = match c.reason {
                 CancelReason::UserRequested | CancelReason::MassCancel => ctx.request_id,
+                CancelReason::ListCancelled if ctx.targets_leg(c.id) => ctx.request_id,
                 _ => ClientOrderId(0),
             };
             let msg = Cancelled {
@@ -228,7 +399,93 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
             };
             [Some((r.account, msg.into())), None]
         }
-        Event::LevelChanged(_) | Event::MassCancelled(_) | Event::StatusChanged(_) => [None, None],
+        Event::Triggered(tr) => {
+            let t = tr;
+            let msg = peregrine_wire::v2::venue::Triggered {
+                session_seq: 0,
+                engine_seq: seq,
+                engine_time: ctx.ts,
+                order_id: t.id,
+                client_order_id: t.client_id,
+                trigger_price: t.trigger_price,
+                last_price: t.last_price,
+                report_seq: 0,
+                instrument: t.instrument,
+                account: t.account,
+                side: t.side,
+                cause: match t.cause {
+                    TriggerCause::Price => field::TriggerCause::Price,
+                    TriggerCause::Released => field::TriggerCause::Released,
+                },
+                reserved: Pad,
+            };
+            [Some((t.account, msg.into())), None]
+        }
+        Event::List(l) => [Some((l.account, list_status(l, ctx).into())), None],
+        Event::Mmp(m) => {
+            let msg = MmpMsg {
+                session_seq: 0,
+                engine_seq: seq,
+                engine_time: t,
+                request_id: match m.status {
+                    MmpStatus::Triggered | MmpStatus::Thawed => 0,
+                    _ => ctx.request_id.0,
+                },
+                window_ns: m.params.window_ns,
+                max_qty: Qty::from_raw(m.params.max_qty),
+                freeze_ns: m.params.freeze_ns,
+                window_qty: Qty::from_raw(m.window_qty),
+                report_seq: 0,
+                instrument: m.instrument,
+                account: m.account,
+                max_fills: m.params.max_fills,
+                window_fills: m.window_fills,
+                action: match m.status {
+                    MmpStatus::Set => field::MmpAction::Set,
+                    MmpStatus::Reset | MmpStatus::Thawed => field::MmpAction::Reset,
+                    MmpStatus::Cleared => field::MmpAction::Clear,
+                    MmpStatus::Triggered => field::MmpAction::Triggered,
+                },
+                reserved: Pad,
+            };
+            [Some((m.account, msg.into())), None]
+        }
+        Event::LevelChanged(_)
+        | Event::MassCancelled(_)
+        | Event::PhaseChanged(_)
+        | Event::Indicative(_) => [None, None],
+    }
+}
+
+/// `ListStatus` for a list event.
+fn list_status(l: &peregrine_book::ListUpdate, ctx: &Ctx) -> ListStatusMsg {
+    let request_id = match l.status {
+        ListStatus::Accepted | ListStatus::Rejected => l.client_id,
+        ListStatus::Done if ctx.target.is_some_and(|(id, _)| id == l.list_id) => ctx.request_id,
+        ListStatus::Done => ClientOrderId(0),
+    };
+    ListStatusMsg {
+        session_seq: 0,
+        engine_seq: ctx.engine_seq,
+        engine_time: ctx.ts,
+        list_id: l.list_id,
+        client_list_id: l.client_id,
+        request_id,
+        leg0: l.legs[0],
+        leg1: l.legs[1],
+        leg2: l.legs[2],
+        report_seq: 0,
+        instrument: l.instrument,
+        account: l.account,
+        reason: l.reason.map_or(ReasonCode::NONE, reject_code),
+        kind: l.kind,
+        status: match l.status {
+            ListStatus::Accepted => field::ListState::Accepted,
+            ListStatus::Rejected => field::ListState::Rejected,
+            ListStatus::Done => field::ListState::Done,
+        },
+        leg: l.leg,
+        reserved: Pad,
     }
 }
 
@@ -273,8 +530,86 @@ pub fn cancel_code(c: CancelReason) -> ReasonCode {
         CancelReason::FokUnfillable => CancelCode::FokUnfillable,
         CancelReason::SelfTrade => CancelCode::SelfTrade,
         CancelReason::Expired => CancelCode::Expired,
+        CancelReason::ListCancelled => CancelCode::ListCancelled,
+        CancelReason::Mmp => CancelCode::Mmp,
+        CancelReason::BookFull => CancelCode::BookFull,
+        CancelReason::PostOnlyWouldTake => CancelCode::PostOnlyWouldTake,
+        CancelReason::Refused => CancelCode::Refused,
     }
     .reason()
+}
+
+/// Builds the `NewOrderExt`'s book order. Its `order` carries the instrument, the
+/// session's account, the client's fields; ids are the engine's.
+pub fn ext_order(m: &peregrine_wire::v2::venue::NewOrderExt, account: AccountId) -> ExtOrder {
+    ExtOrder {
+        order: peregrine_book::NewOrder {
+            instrument: m.instrument,
+            id: OrderId(0),
+            client_id: m.client_order_id,
+            account,
+            side: m.side,
+            order_type: m.order_type,
+            tif: m.tif,
+            stp: m.stp,
+            price: m.price,
+            qty: m.qty,
+            expire_at: m.expire_at,
+        },
+        trigger: peregrine_book::Trigger {
+            kind: m.trigger,
+            unit: m.trail_unit,
+            trail: i32::try_from(m.trail).unwrap_or(-1),
+            price: m.stop_price,
+        },
+        display: m.display_qty,
+    }
+}
+
+/// Builds the book's order list of a `NewOrderList` from `account` at `ts`.
+pub fn order_list(
+    m: &peregrine_wire::v2::venue::NewOrderList,
+    account: AccountId,
+    ts: Timestamp,
+) -> ListRecord {
+    let leg = |l: &field::ListLeg| ExtOrder {
+        order: peregrine_book::NewOrder {
+            instrument: m.instrument,
+            id: OrderId(0),
+            client_id: l.client_order_id,
+            account,
+            side: l.side,
+            order_type: l.order_type,
+            tif: l.tif,
+            stp: l.stp,
+            price: l.price,
+            qty: l.qty,
+            expire_at: l.expire_at,
+        },
+        trigger: peregrine_book::Trigger {
+            kind: l.trigger,
+            unit: l.trail_unit,
+            trail: i32::try_from(l.trail).unwrap_or(-1),
+            price: l.stop_price,
+        },
+        display: l.display_qty,
+    };
+    let blank = ExtOrder::plain(crate::codec::command::blank_order(m.instrument, account));
+    let wire = m.legs();
+    let mut legs = [leg(&wire[0]), leg(&wire[1]), leg(&wire[2])];
+    for l in legs.iter_mut().skip(m.kind.legs()) {
+        *l = blank;
+    }
+    ListRecord {
+        ts,
+        list: peregrine_book::OrderList {
+            instrument: m.instrument,
+            account,
+            kind: m.kind,
+            client_id: m.client_list_id,
+            legs,
+        },
+    }
 }
 
 #[cfg(test)]

@@ -191,10 +191,11 @@ pub fn recompute(
             core.replay(seq, cmd);
             windows.events(core.last_events(), cmd.ts.0);
         }
-        Record::MassCancel(m) => {
-            windows.command(m.ts.0, &mut on_close);
+        Record::MassCancel(_) | Record::List(_) => {
+            let ts = rec.ts().0;
+            windows.command(ts, &mut on_close);
             core.replay_record(seq, rec);
-            windows.events(core.last_events(), m.ts.0);
+            windows.events(core.last_events(), ts);
         }
         // Deposits and withdrawals change balances, not windows (the live core does
         // not count them either).

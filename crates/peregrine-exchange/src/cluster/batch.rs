@@ -87,7 +87,7 @@ impl BatchWriter {
         let n = command::encode_record(rec, &mut enc);
         self.count += 1;
         self.buf.extend_from_slice(&seq.to_le_bytes());
-        // MAX_ENCODED (72) fits a byte.
+        // MAX_ENCODED (232) fits a byte (const-asserted in the codec).
         self.buf.push(n as u8);
         self.buf.extend_from_slice(&enc[..n]);
     }

@@ -85,6 +85,11 @@ impl CommandLog for ReplicatedLog {
         Ok(())
     }
 
+    fn append_record(&mut self, seq: u64, rec: &Record) -> std::io::Result<()> {
+        self.push(seq, rec);
+        Ok(())
+    }
+
     fn commit(&mut self) -> std::io::Result<()> {
         if let Some(why) = self.shared.failure() {
             return Err(std::io::Error::other(format!("cluster: {why}")));

@@ -208,3 +208,40 @@ fn reason_codes_round_trip() {
     assert_eq!(saturate(i128::MIN), i64::MIN);
     assert_eq!(saturate(-5), -5);
 }
+
+/// The instrument rules of docs/fees.md and docs/auctions.md, in their documented form.
+const RULES: &str = r#"quote = "USD"
+volatility = { band_bps = 500, auction_ms = 2000 }
+schedule = { opening_call = "07:50", open = "08:00", closing_call = "16:25", close = "16:30" }
+
+[instruments.fees]
+maker_ppm = -20
+taker_ppm = 50
+[[instruments.fees.tiers]]
+min_volume = "1000000"
+maker_ppm = -25
+taker_ppm = 40
+"#;
+
+#[test]
+fn fees_need_a_fee_account_with_balances_and_only_then() {
+    let with_rules = VENUE.replace("quote = \"USD\"\n", RULES);
+    let parse = |prefix: &str, text: &str| Config::parse(&format!("{prefix}{text}")).unwrap();
+    let c = parse("", &with_rules);
+    let spec = &c.instruments[0];
+    assert_eq!(spec.fees.as_ref().map(|f| f.tiers.len()), Some(1));
+    assert!(spec.volatility.is_some() && spec.schedule.is_some());
+    let errs = c.validate().unwrap_err();
+    assert!(errs.iter().any(|e| e.contains("fee_account")), "{errs:?}");
+    assert_eq!(parse("fee_account = 9\n", &with_rules).validate(), Ok(()));
+    let errs = parse("fee_account = 7\n", &with_rules)
+        .validate()
+        .unwrap_err();
+    assert!(errs.iter().any(|e| e.contains("account 7")), "{errs:?}");
+    let off = with_rules.replace("enabled = true", "enabled = false");
+    let errs = parse("fee_account = 9\n", &off).validate().unwrap_err();
+    assert!(errs.iter().any(|e| e.contains("fee_account")), "{errs:?}");
+    // Without balances fees are reported, not charged: no fee account needed.
+    let errs = parse("", &off).validate().unwrap_err(); // (the initial deposits)
+    assert!(!errs.iter().any(|e| e.contains("fee_account")), "{errs:?}");
+}

@@ -109,6 +109,11 @@ pub struct Config {
     /// the tick full closes it early (it runs at once with its boundary timestamp).
     /// Default 65,536.
     pub tick_capacity: usize,
+    /// The account that receives the fees of instruments with `fees` and pays their
+    /// maker rebates, when balances are on (docs/fees.md). Required then; without
+    /// balances fees are reported in fills but not charged. Default: none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fee_account: Option<AccountId>,
     /// Commitments (state hash + Merkle root per window). Default: off.
     pub commitments: CommitmentsSection,
     /// Replication over Raft (`peregrine exchange --cluster`; docs/cluster.md).
@@ -148,6 +153,7 @@ impl Default for Config {
             mode: MatchingMode::Continuous,
             tick_us: 1000,
             tick_capacity: 65_536,
+            fee_account: None,
             commitments: CommitmentsSection::default(),
             cluster: None,
         }
@@ -281,6 +287,7 @@ impl Config {
             }
         }
         self.with_balance_inputs(|inputs| balances::check(inputs, &mut errs));
+        self.check_fees(&mut errs);
         self.check_mode(&mut errs);
         if let Some(c) = &self.cluster {
             self.check_cluster(c, &mut errs);
@@ -423,6 +430,27 @@ impl Config {
         }
     }
 
+    /// Fees are charged into `fee_account` with balances on; it must be an account.
+    fn check_fees(&self, errs: &mut Vec<String>) {
+        let fees = self.instruments.iter().any(|i| i.fees.is_some());
+        match (self.fee_account, self.balances.enabled) {
+            (Some(_), false) => errs.push(
+                "fee_account: fees are charged only with [balances] enabled = true \
+                 (without balances they are reported in fills, not charged)"
+                    .into(),
+            ),
+            (Some(a), true) if !self.accounts.iter().any(|c| c.id == a) => errs.push(format!(
+                "fee_account: account {a} is not among the [[accounts]]"
+            )),
+            (None, true) if fees => errs.push(
+                "fee_account: an instrument has fees and balances are on: name the \
+                 account that receives them"
+                    .into(),
+            ),
+            _ => {}
+        }
+    }
+
     fn check_mode(&self, errs: &mut Vec<String>) {
         if !(1..=1_000_000).contains(&self.tick_us) {
             errs.push("tick_us: must be 1..=1000000".into());
@@ -453,6 +481,13 @@ impl Config {
             instruments: self.instruments.clone(),
             arena_capacity: self.arena_capacity,
             balances: self.balance_setup()?,
+            fee_account: self.fee_account,
+            admins: self
+                .accounts
+                .iter()
+                .filter(|a| a.admin)
+                .map(|a| a.id)
+                .collect(),
         })
     }
 

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use peregrine_book::Command;
 use peregrine_exchange_core::balances::AdminCommand;
-use peregrine_exchange_core::codec::command::MassCancelRequest;
+use peregrine_exchange_core::codec::command::{MassCancelRequest, Record};
 use peregrine_exchange_core::journal::JournalLog;
 use peregrine_exchange_core::CommandLog;
 use peregrine_journal::hwm::Mark;
@@ -179,6 +179,12 @@ impl CommandLog for GroupCommit {
 
     fn append_mass_cancel(&mut self, seq: u64, m: &MassCancelRequest) -> std::io::Result<()> {
         self.log.append_mass_cancel(seq, m)?;
+        self.appended = seq;
+        Ok(())
+    }
+
+    fn append_record(&mut self, seq: u64, rec: &Record) -> std::io::Result<()> {
+        self.log.append_record(seq, rec)?;
         self.appended = seq;
         Ok(())
     }

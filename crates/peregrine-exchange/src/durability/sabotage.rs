@@ -72,6 +72,13 @@ impl CommandLog for ReleaseBeforeDurable {
     fn append_mass_cancel(&mut self, seq: u64, m: &MassCancelRequest) -> std::io::Result<()> {
         self.log.append_mass_cancel(seq, m)
     }
+    fn append_record(
+        &mut self,
+        seq: u64,
+        rec: &peregrine_exchange_core::codec::command::Record,
+    ) -> std::io::Result<()> {
+        self.log.append_record(seq, rec)
+    }
     fn commit(&mut self) -> std::io::Result<()> {
         self.commits = self.commits.wrapping_add(1);
         let due = match self.every {

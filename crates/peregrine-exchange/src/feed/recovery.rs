@@ -333,6 +333,8 @@ fn replay(r: &ReplayRequest, out: &mut Vec<u8>, src: Source<'_>) {
             Some(MdMessage::Trade(t)) => put(out, &t),
             Some(MdMessage::L2Update(u)) => put(out, &u),
             Some(MdMessage::Commitment(c)) => put(out, &c),
+            Some(MdMessage::MarketStatus(m)) => put(out, &m),
+            Some(MdMessage::AuctionIndicative(m)) => put(out, &m),
             // In range by construction; unreachable, and a short answer is detected
             // by the subscriber's sequence check.
             None => {}

@@ -150,6 +150,10 @@ impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
             .shell
             .poll(table, Some(timeout), !barrier, &mut self.requests)?;
         let mut busy = polled.events > 0;
+        if !barrier {
+            // Cancel-on-disconnect: the mass cancels of sessions that ended.
+            busy |= table.take_disconnects(&mut self.requests) > 0;
+        }
         self.dispatch.start(core);
         for r in &self.requests {
             busy |= self.dispatch.push(*r, core, table)?;
@@ -158,6 +162,10 @@ impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
             {
                 acks.handled(r, s);
             }
+        }
+        if !barrier {
+            // The books' timers (a thaw, an auction's end, the schedule).
+            busy |= self.dispatch.timers(core, table)?;
         }
         busy |= self.dispatch.run_if_due(core, table)?;
         // The journal write precedes every write of this batch's results, and the
@@ -199,16 +207,22 @@ impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
     }
 
     /// How long a parked loop may block: until input, a durability signal, the open
-    /// batch tick or the next GTD expiry, and at most [`MAX_PARK`].
+    /// batch tick, the next GTD expiry or the books' next timer, and at most
+    /// [`MAX_PARK`].
     pub(crate) fn park_for(&mut self) -> Duration {
         let now = self.core.now();
         let expiry = self.core.next_expiry().map(|t| t.0.saturating_sub(now.0));
-        match (self.dispatch.due_in(now), expiry) {
-            (None, None) => MAX_PARK,
-            (a, b) => {
-                let ns = a.unwrap_or(u64::MAX).min(b.unwrap_or(u64::MAX));
-                Duration::from_nanos(ns.max(1_000)).min(MAX_PARK)
-            }
+        let timer = self.core.next_timer().map(|t| t.0.saturating_sub(now.0));
+        match self
+            .dispatch
+            .due_in(now)
+            .into_iter()
+            .chain(expiry)
+            .chain(timer)
+            .min()
+        {
+            Some(ns) => Duration::from_nanos(ns.max(1_000)).min(MAX_PARK),
+            None => MAX_PARK,
         }
     }
 

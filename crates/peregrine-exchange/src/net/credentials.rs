@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use peregrine_types::AccountId;
 use peregrine_wire::auth::StoredKey;
 use peregrine_wire::field::SessionKind;
-use peregrine_wire::v2::session::Login;
+use peregrine_wire::v2::session::{Login, LOGIN_CANCEL_ON_DISCONNECT};
 
 use crate::config::AccountConfig;
 
@@ -27,6 +27,9 @@ pub(crate) struct Grant {
     pub target: Option<AccountId>,
     /// An admin account.
     pub admin: bool,
+    /// Cancel-on-disconnect (`Login.flags` bit 0, trading sessions only): the
+    /// account's open orders are cancelled when the session ends without a `Logout`.
+    pub cancel_on_disconnect: bool,
 }
 
 /// Why a login is refused.
@@ -96,6 +99,8 @@ impl Credentials {
             kind: login.kind,
             target: login.target,
             admin: e.admin,
+            cancel_on_disconnect: login.kind == SessionKind::Trading
+                && login.flags & LOGIN_CANCEL_ON_DISCONNECT != 0,
         })
     }
 
@@ -143,6 +148,7 @@ mod tests {
             target: target.map(AccountId),
             heartbeat_interval_ms: 1000,
             kind,
+            flags: 0,
             reserved: Pad,
         };
         l.proof = l.proof_for(key, &[4; 32]);

@@ -67,6 +67,8 @@ pub(crate) fn ingest(
                 Ok(p) => busy |= p.events > 0,
                 Err(e) => log::warn!("ingestion: poll failed: {e}"),
             }
+            // Cancel-on-disconnect: the mass cancels of sessions that ended.
+            busy |= table.take_disconnects(&mut requests) > 0;
         }
         while next < requests.len() && to_core.try_push(requests[next]).is_ok() {
             next += 1;
@@ -150,6 +152,10 @@ pub(crate) fn matching<L: CommandLog>(
             };
             ran |= dispatch.push(r, &mut core, &mut batch)?;
             n += 1;
+        }
+        if !barrier {
+            // The books' timers (a thaw, an auction's end, the schedule).
+            ran |= dispatch.timers(&mut core, &mut batch)?;
         }
         ran |= dispatch.run_if_due(&mut core, &mut batch)?;
         if ran {

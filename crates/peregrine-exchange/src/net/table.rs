@@ -129,6 +129,9 @@ pub(crate) struct SessionTable {
     /// alone, with no last read and no forgiveness of the loop's own stall.
     #[cfg(test)]
     pub(crate) naive_liveness: bool,
+    /// Accounts whose cancel-on-disconnect session ended without a `Logout`: their
+    /// mass cancels wait for the loop ([`SessionTable::take_disconnects`]).
+    disconnects: Vec<AccountId>,
 }
 
 impl SessionTable {
@@ -191,6 +194,7 @@ impl SessionTable {
             started: now,
             #[cfg(test)]
             naive_liveness: false,
+            disconnects: Vec::new(),
         }
     }
 
@@ -589,6 +593,15 @@ impl SessionTable {
         self.generations[slot] = self.generations[slot].wrapping_add(1);
         self.pending.remove(s.key);
         if let Some(g) = p.grant() {
+            // A `Logout` is the one clean end (it sets `close_after_flush` on a
+            // logged-in session); anything else cancels when the session asked.
+            if g.cancel_on_disconnect && !p.close_after_flush {
+                log::info!(
+                    "session {slot}: cancel-on-disconnect for account {}",
+                    g.account
+                );
+                self.disconnects.push(g.account);
+            }
             self.logged_in -= 1;
             if let Some(n) = self.per_account.get_mut(&g.account) {
                 *n -= 1;
@@ -616,6 +629,16 @@ impl SessionTable {
                 self.close(slot, io);
             }
         }
+    }
+
+    /// Hands the loop the cancel-on-disconnect mass cancels of the sessions closed
+    /// since the last call ([`Request::cancel_on_disconnect`]); returns how many.
+    pub(crate) fn take_disconnects(&mut self, requests: &mut Vec<Request>) -> usize {
+        let n = self.disconnects.len();
+        for account in self.disconnects.drain(..) {
+            requests.push(Request::cancel_on_disconnect(account));
+        }
+        n
     }
 
     /// Heartbeats, liveness, login timeouts: at most every millisecond.

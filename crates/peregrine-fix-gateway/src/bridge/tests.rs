@@ -210,6 +210,8 @@ fn a_limit_order_maps_both_ways_with_exact_decimals() {
                 reserved: Pad,
                 report_seq: 2,
                 account: AccountId(1),
+                fee_asset: 0,
+                fee: 0,
             }),
             T0,
         )
@@ -529,6 +531,8 @@ fn fill(h: &mut Harness, cl: ClientOrderId, qty: i64, leaves: i64, seq: u64) {
                 reserved: Pad,
                 report_seq: seq,
                 account: AccountId(1),
+                fee_asset: 0,
+                fee: 0,
             }),
             T0,
         )

@@ -63,7 +63,11 @@ pub fn to_event(m: &MdMessage) -> Option<FeedEvent> {
             qty: u.qty.lots(),
             time_ns: u.engine_time.0,
         }),
-        MdMessage::Commitment(_) => None,
+        // The venue's phases and indicative uncross (protocol version 3) are not
+        // shown by the gateway yet.
+        MdMessage::Commitment(_) | MdMessage::MarketStatus(_) | MdMessage::AuctionIndicative(_) => {
+            None
+        }
     }
 }
 

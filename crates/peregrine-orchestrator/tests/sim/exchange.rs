@@ -519,6 +519,8 @@ impl ModelExchange {
                     reserved: Pad,
                     report_seq: 0,
                     account: ACCOUNT,
+                    fee_asset: 0,
+                    fee: 0,
                 }
                 .into()
             }

@@ -306,6 +306,8 @@ fn translate(
         }
         MdEvent::RecoveredBySnapshot { .. }
         | MdEvent::Commitment { .. }
+        | MdEvent::Phase { .. }
+        | MdEvent::Indicative { .. }
         | MdEvent::EndOfSession => {}
     }
 }

@@ -358,6 +358,8 @@ fn ids_map_both_ways_through_fill_replace_cancel_and_rejects() {
         reserved: Pad,
         report_seq: 0,
         account: AccountId(3),
+        fee_asset: 0,
+        fee: 0,
     }));
     assert_eq!(
         reports(&mut v, 1, TIMEOUT),
@@ -647,6 +649,8 @@ fn fill_while_away(order_id: u64, qty: i64) -> Outbound {
         reserved: Pad,
         report_seq: 0,
         account: AccountId(3),
+        fee_asset: 0,
+        fee: 0,
     })
 }
 

@@ -15,9 +15,11 @@ use crate::DecodeError;
 
 mod bytes;
 mod kinds;
+mod venue;
 
 pub use bytes::{LeaderAddress, Pad, Symbol, LEADER_ADDRESS_LEN, SYMBOL_LEN};
 pub use kinds::{OrderState, SessionKind};
+pub use venue::{ListLeg, ListState, MarketAction, MmpAction, OrderStage, TriggerCause};
 
 /// A type with a fixed-width little-endian wire form.
 pub trait WireField: Copy {
@@ -143,8 +145,8 @@ enum_field!(Side, "u8 Side", 2);
 enum_field!(OrderType, "u8 OrderType", 3);
 enum_field!(TimeInForce, "u8 TimeInForce", 4);
 enum_field!(StpMode, "u8 StpMode", 5);
-enum_field!(LiquidityRole, "u8 LiquidityRole", 2);
-enum_field!(RequestKind, "u8 RequestKind", 3);
+enum_field!(LiquidityRole, "u8 LiquidityRole", 3);
+enum_field!(RequestKind, "u8 RequestKind", 6);
 
 pub(crate) use enum_field;
 
@@ -262,6 +264,8 @@ pub enum LiquidityRole {
     Maker = 0,
     /// The order arrived and traded on entry.
     Taker = 1,
+    /// A call auction's uncross: no aggressor (protocol version 3).
+    Auction = 2,
 }
 
 impl LiquidityRole {
@@ -270,6 +274,7 @@ impl LiquidityRole {
         match v {
             0 => Some(Self::Maker),
             1 => Some(Self::Taker),
+            2 => Some(Self::Auction),
             _ => None,
         }
     }
@@ -285,6 +290,12 @@ pub enum RequestKind {
     Replace = 1,
     /// A `MassCancel`.
     MassCancel = 2,
+    /// A `CancelList` (protocol version 3).
+    CancelList = 3,
+    /// An `MmpRequest` (protocol version 3).
+    Mmp = 4,
+    /// A `MarketControl` (protocol version 3).
+    MarketControl = 5,
 }
 
 impl RequestKind {
@@ -294,6 +305,9 @@ impl RequestKind {
             0 => Some(Self::Cancel),
             1 => Some(Self::Replace),
             2 => Some(Self::MassCancel),
+            3 => Some(Self::CancelList),
+            4 => Some(Self::Mmp),
+            5 => Some(Self::MarketControl),
             _ => None,
         }
     }
@@ -341,7 +355,7 @@ mod tests {
             <Option<Side>>::get(&mut Reader::new(&[3]), "x"),
             Err(err(3))
         );
-        assert_eq!(RequestKind::get(&mut Reader::new(&[3]), "x"), Err(err(3)));
+        assert_eq!(RequestKind::get(&mut Reader::new(&[6]), "x"), Err(err(6)));
         assert_eq!(<Option<Side>>::get(&mut Reader::new(&[2]), "x"), Ok(None));
     }
 

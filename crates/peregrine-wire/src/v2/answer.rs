@@ -4,14 +4,14 @@
 
 use peregrine_types::ClientOrderId;
 
-use crate::field::RequestKind;
+use crate::field::{ListState, RequestKind};
 use crate::reason::CancelCode;
 use crate::v2::Outbound;
 
 /// A request, named the way its terminal answer names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RequestRef {
-    /// A `NewOrder`, by its client order id.
+    /// A `NewOrder` or a `NewOrderExt`, by its client order id.
     NewOrder(ClientOrderId),
     /// A `Cancel`, by its client order id.
     Cancel(ClientOrderId),
@@ -23,6 +23,14 @@ pub enum RequestRef {
     Query(u64),
     /// A `Deposit`, `Withdraw` or `BalanceQuery`, by its request id.
     Admin(u64),
+    /// A `NewOrderList`, by its client list id.
+    NewList(ClientOrderId),
+    /// A `CancelList`, by its client order id.
+    CancelList(ClientOrderId),
+    /// An `MmpRequest`, by its request id.
+    Mmp(u64),
+    /// A `MarketControl`, by its request id.
+    Market(u64),
 }
 
 impl Outbound {
@@ -45,7 +53,20 @@ impl Outbound {
                 RequestKind::Cancel => R::Cancel(m.client_order_id),
                 RequestKind::Replace => R::Replace(m.client_order_id),
                 RequestKind::MassCancel => R::MassCancel(m.client_order_id),
+                RequestKind::CancelList => R::CancelList(m.client_order_id),
+                RequestKind::Mmp => R::Mmp(m.client_order_id.0),
+                RequestKind::MarketControl => R::Market(m.client_order_id.0),
             },
+            // A `NewOrderExt` is answered like a `NewOrder` (a list's legs are not
+            // requests of their own).
+            Outbound::AcceptedExt(m) if m.list_id.0 == 0 => R::NewOrder(m.client_order_id),
+            Outbound::ListStatus(m) => match m.status {
+                ListState::Accepted | ListState::Rejected => R::NewList(m.client_list_id),
+                ListState::Done if m.request_id.0 != 0 => R::CancelList(m.request_id),
+                ListState::Done => return None,
+            },
+            Outbound::MmpStatus(m) if m.request_id != 0 => R::Mmp(m.request_id),
+            Outbound::MarketControlDone(m) => R::Market(m.request_id),
             Outbound::MassCancelDone(m) => R::MassCancel(m.request_id),
             Outbound::OrderStatus(m) => R::Query(m.request_id),
             Outbound::OpenOrdersEnd(m) if m.request_id != 0 => R::Query(m.request_id),
@@ -74,6 +95,14 @@ mod tests {
             ("Deposit", &["Balance", "AdminRejected"][..]),
             ("Withdraw", &["Balance", "AdminRejected"][..]),
             ("BalanceQuery", &["Balance", "AdminRejected"][..]),
+            ("NewOrderExt", &["AcceptedExt", "Rejected"][..]),
+            ("NewOrderList", &["ListStatus"][..]),
+            ("CancelList", &["ListStatus", "CancelRejected"][..]),
+            ("MmpRequest", &["MmpStatus", "CancelRejected"][..]),
+            (
+                "MarketControl",
+                &["MarketControlDone", "CancelRejected"][..],
+            ),
         ];
         for (req, answers) in expect {
             assert!(Message::MESSAGES.iter().any(|d| d.name == req), "{req}");
@@ -95,7 +124,7 @@ mod tests {
             .iter()
             .position(|d| d.name == "Cancelled")
             .unwrap();
-        for code in 1..=6u16 {
+        for code in 1..=11u16 {
             let mut m = Outbound::sample(i, &[5; 16]);
             if let Outbound::Cancelled(c) = &mut m {
                 c.reason = crate::ReasonCode(code);

@@ -181,6 +181,8 @@ pub struct ClientSession {
     per_account: BTreeMap<AccountId, u64>,
     /// Every-account scope: the engine sequence number of the last report processed.
     last_engine: u64,
+    /// `Login.flags` (e.g. [`super::session::LOGIN_CANCEL_ON_DISCONNECT`]).
+    flags: u8,
 }
 
 impl ClientSession {
@@ -193,7 +195,15 @@ impl ClientSession {
             next_report: params.resume_from,
             per_account: BTreeMap::new(),
             last_engine: params.resume_from.saturating_sub(1),
+            flags: 0,
         }
+    }
+
+    /// Sets the login's session options (`Login.flags`), e.g.
+    /// [`super::session::LOGIN_CANCEL_ON_DISCONNECT`].
+    pub fn with_login_flags(mut self, flags: u8) -> Self {
+        self.flags = flags;
+        self
     }
 
     /// Where the session is.
@@ -210,6 +220,7 @@ impl ClientSession {
             target: self.params.target,
             heartbeat_interval_ms: self.params.heartbeat_ms,
             kind: self.params.kind,
+            flags: self.flags,
             reserved: Pad,
         };
         l.proof = l.proof_for(key, nonce);

@@ -24,6 +24,7 @@ pub mod queries;
 pub mod reference;
 pub mod reports;
 pub mod session;
+pub mod venue;
 
 pub use answer::RequestRef;
 

@@ -23,6 +23,10 @@ use crate::message::WireMessage;
 
 include!(concat!(env!("OUT_DIR"), "/msg_v2__session.rs"));
 
+/// [`Login::flags`] bit: cancel the account's open orders when the session ends for
+/// any reason but a `Logout` (cancel-on-disconnect, protocol version 3).
+pub const LOGIN_CANCEL_ON_DISCONNECT: u8 = 1;
+
 /// Bytes of [`Login::auth_message`].
 pub const AUTH_MESSAGE_LEN: usize = DOMAIN.len() + KEY_LEN + Login::SIZE;
 
@@ -69,6 +73,7 @@ mod tests {
             target: Some(AccountId(account)),
             heartbeat_interval_ms: 1000,
             kind: SessionKind::Trading,
+            flags: 0,
             reserved: Pad,
         }
     }
@@ -92,6 +97,12 @@ mod tests {
         let mut other = l;
         other.kind = SessionKind::DropCopy;
         assert!(!other.verify(&stored, &nonce));
+        let mut other = l;
+        other.flags = LOGIN_CANCEL_ON_DISCONNECT;
+        assert!(
+            !other.verify(&stored, &nonce),
+            "the session options are bound"
+        );
     }
 
     #[test]

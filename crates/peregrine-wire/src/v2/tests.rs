@@ -111,7 +111,11 @@ fn the_report_types_are_exactly_the_account_stream_reports() {
             "CancelRejected",
             "MassCancelDone",
             "Balance",
-            "AdminRejected"
+            "AdminRejected",
+            "AcceptedExt",
+            "Triggered",
+            "ListStatus",
+            "MmpStatus"
         ],
         "a query answer that reflects a report_seq is not a report"
     );

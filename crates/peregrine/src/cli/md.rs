@@ -100,6 +100,16 @@ fn print(e: MdEvent<'_>) {
             hex(&c.state_hash),
             hex(&c.merkle_root)
         ),
+        MdEvent::Phase { seq, status: m } => {
+            println!("#{seq} PHASE {:?} ends at {}", m.phase, m.ends_at.0)
+        }
+        MdEvent::Indicative { seq, indicative: m } => println!(
+            "#{seq} INDICATIVE {}@{} surplus {} {:?}",
+            m.volume.lots(),
+            m.price.units(),
+            m.surplus.lots(),
+            m.surplus_side
+        ),
         MdEvent::Redirected { to } => println!("recovery: the leader's service is at {to}"),
         MdEvent::Gap { from, to } => println!("GAP: messages {from}..{to} lost"),
         MdEvent::RecoveredByReplay { from, to } => println!("recovered {from}..{to} by replay"),

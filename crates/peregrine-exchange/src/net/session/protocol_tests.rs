@@ -54,6 +54,7 @@ fn grant() -> Grant {
         kind: SessionKind::Trading,
         target: Some(A),
         admin: false,
+        cancel_on_disconnect: false,
     }
 }
 
