@@ -94,11 +94,11 @@ pub fn run_opts(
     // that is not durable: they keep the synchronous commit).
     if sabotage::requested() {
         let core = core.try_map_log(|l| Ok::<_, ExchangeError>(ReleaseBeforeDurable::new(l)))?;
-        return serve(config, core, feed, reports, None, &stop, on_ready);
+        return serve(config, core, feed, reports, None, &stop, on_ready, &|| None);
     }
     let async_sync = section.fsync == FsyncPolicy::Batch && !config.commitments.enabled;
     if !async_sync {
-        return serve(config, core, feed, reports, None, &stop, on_ready);
+        return serve(config, core, feed, reports, None, &stop, on_ready, &|| None);
     }
     let core = core
         .try_map_log(|log| GroupCommit::spawn(log, section.sync_nice))
@@ -108,7 +108,16 @@ pub fn run_opts(
         .wake_fd()
         .try_clone_to_owned()
         .doing(|| "duplicating the sync thread's eventfd".into())?;
-    serve(config, core, feed, reports, Some(wake), &stop, on_ready)
+    serve(
+        config,
+        core,
+        feed,
+        reports,
+        Some(wake),
+        &stop,
+        on_ready,
+        &|| None,
+    )
 }
 
 /// [`run`] with a given command log and no recovery (tests, benchmarks).
@@ -121,7 +130,7 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
     let venue = config.venue().map_err(ExchangeError::Config)?;
     let (mut core, feed) = build_core(&config, &venue, log)?;
     fund(&mut core, venue.balances.as_ref())?;
-    serve(config, core, feed, None, None, &stop, on_ready)
+    serve(config, core, feed, None, None, &stop, on_ready, &|| None)
 }
 
 /// Applies `[[balances.initial]]` when the venue starts with no history.
@@ -193,6 +202,9 @@ pub(crate) fn attach_feed<L: CommandLog>(
 }
 
 /// Binds the order-entry listener and runs the topology's threads until `stop`.
+/// `farewell`: the last message for every session at the stop, if any (the compact
+/// topology's; a cluster leader that lost its quorum).
+#[allow(clippy::too_many_arguments, reason = "one call per way of starting")]
 pub(crate) fn serve<L: CommandLog + Send + 'static>(
     config: Config,
     core: Core<L>,
@@ -201,6 +213,7 @@ pub(crate) fn serve<L: CommandLog + Send + 'static>(
     durable_signal: Option<OwnedFd>,
     stop: &Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
+    farewell: &dyn Fn() -> Option<peregrine_wire::v2::Outbound>,
 ) -> Result<RunSummary, ExchangeError> {
     let stopwatch = Stopwatch::new();
     let mut table = SessionTable::bind(&config, core.shared_seq(), reports)
@@ -246,9 +259,17 @@ pub(crate) fn serve<L: CommandLog + Send + 'static>(
                 let ns = config.metrics.publish_interval_ms.saturating_mul(1_000_000);
                 acks = acks.with_hub(Arc::clone(&m.hub), ns);
             }
-            let acks =
-                crate::net::compact::run(table, core, feed, dispatch, acks, config.wait, stop)
-                    .doing(|| "the exchange loop failed".into())?;
+            let acks = crate::net::compact::run(
+                table,
+                core,
+                feed,
+                dispatch,
+                acks,
+                config.wait,
+                stop,
+                farewell,
+            )
+            .doing(|| "the exchange loop failed".into())?;
             if config.mode == MatchingMode::Continuous {
                 summary.ack = Some(acks.summary());
             }

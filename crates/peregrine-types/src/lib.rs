@@ -21,6 +21,7 @@ pub mod qty;
 pub mod rng;
 pub mod side;
 pub mod stamp;
+pub mod utc;
 
 pub use decimal::DecimalError;
 pub use error::TypeError;
@@ -31,3 +32,4 @@ pub use price::{Notional, Price};
 pub use qty::Qty;
 pub use rng::Rng;
 pub use side::Side;
+pub use utc::Utc;

@@ -142,6 +142,12 @@ reason_table! {
         InsufficientBalance = 17, "insufficient_balance",
         /// The session is a drop copy: read-only, it may not enter or change orders.
         ReadOnlySession = 18, "read_only_session",
+        /// The exchange is at capacity: the commands it executed and has not yet made
+        /// durable (on a cluster: replicated to a majority) exceed its limit in number
+        /// or in age. Nothing was entered and nothing is journaled (`report_seq` 0);
+        /// send again after a short wait (start at 10 ms and back off). A `Cancel` or
+        /// `MassCancel` is refused only at twice the limit.
+        Busy = 19, "busy",
     }
 }
 

@@ -18,6 +18,7 @@ use std::time::Duration;
 use peregrine_exchange_core::dispatch::Dispatch;
 use peregrine_exchange_core::{CommandLog, Core, Request};
 use peregrine_queue::WaitStrategy;
+use peregrine_wire::v2::Outbound;
 
 use crate::feed::FeedIo;
 use crate::metrics::ack::AckTimer;
@@ -31,6 +32,12 @@ pub(crate) const MAX_PARK: Duration = Duration::from_millis(10);
 /// Polls until `stop` is set; returns the order→ack timer (its summary is printed
 /// at the stop). Stage timing needs the core and the table on `acks`'s stopwatch
 /// (continuous mode; in batch mode requests wait for their tick and are not timed).
+/// At the stop, `farewell` may name a last message for every session (a cluster
+/// leader that lost its quorum tells them where to go: [`SessionTable::farewell`]).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the loop's parts, each used once"
+)]
 pub(crate) fn run<L: CommandLog>(
     mut table: SessionTable,
     mut core: Core<L>,
@@ -39,6 +46,7 @@ pub(crate) fn run<L: CommandLog>(
     mut acks: AckTimer,
     wait: WaitStrategy,
     stop: &AtomicBool,
+    farewell: &dyn Fn() -> Option<Outbound>,
 ) -> std::io::Result<AckTimer> {
     let mut requests: Vec<Request> = Vec::with_capacity(4096);
     let mut idler = wait.idler();
@@ -93,8 +101,14 @@ pub(crate) fn run<L: CommandLog>(
             timeout = park_for(&core, &dispatch);
         }
     }
+    if let Some(notice) = farewell() {
+        table.farewell(notice, FAREWELL);
+    }
     Ok(acks)
 }
+
+/// How long the sessions of a deposed leader get to read its last message.
+const FAREWELL: Duration = Duration::from_millis(200);
 
 /// How long a parked loop may block: until input, a durability signal, or the open
 /// batch tick, and at most [`MAX_PARK`].

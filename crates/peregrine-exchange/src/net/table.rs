@@ -16,6 +16,9 @@
 //!   each session's own pace; a request's answer also reaches the requesting session.
 //!   Reports of an account with no session are retained, never dropped.
 //! * **Drop copies are read-only**: order requests are refused here, unsequenced.
+//! * **Backpressure**: past `[backpressure]`'s limits on what waits for its sync
+//!   (replication), orders are refused here with reason `busy`, unsequenced
+//!   ([`Pressure`]).
 //! * **Nothing leaves before it is durable.** Reports and answers of a batch wait in
 //!   the table until the journal's sync covers the batch ([`SessionTable::mark_batch`],
 //!   [`SessionTable::release`]); only then do they enter the streams.
@@ -52,6 +55,7 @@ use crate::metrics::hub::MetricsHub;
 use crate::metrics::sessions::{DisconnectReason, SessionStats};
 use crate::net::admission::{Admit, LoginThrottle, PendingConfig, PendingPool, ThrottleConfig};
 use crate::net::credentials::{Credentials, Grant, Refusal};
+use crate::net::pressure::Pressure;
 use crate::net::report::Report;
 use crate::net::session::conn::{Conn, ReadOutcome};
 use crate::net::session::protocol::{Delivery, EngineStatus, Step};
@@ -122,6 +126,7 @@ pub(crate) struct SessionTable {
     stats: SessionStats,
     metrics: Option<(Arc<MetricsHub>, Debounce)>,
     started: Instant,
+    pressure: Pressure,
 }
 
 impl SessionTable {
@@ -184,6 +189,7 @@ impl SessionTable {
             stats: SessionStats::default(),
             metrics: None,
             started: Instant::now(),
+            pressure: Pressure::new(config.backpressure.limits()),
         })
     }
 
@@ -235,6 +241,9 @@ impl SessionTable {
         self.ready.clear();
         self.ready
             .extend(self.poller.wait(timeout)?.iter().map(ready));
+        if read {
+            self.pressure.poll_started(self.elapsed_ns(Instant::now()));
+        }
         let mut polled = Polled {
             events: self.ready.len(),
             bytes: 0,
@@ -263,6 +272,10 @@ impl SessionTable {
     /// The bound address.
     pub(crate) fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    fn elapsed_ns(&self, now: Instant) -> u64 {
+        u64::try_from(now.duration_since(self.started).as_nanos()).unwrap_or(u64::MAX)
     }
 
     fn now_ms(&self, now: Instant) -> u64 {
@@ -392,21 +405,31 @@ impl SessionTable {
             Some(a) => Scope::Account(a),
             None => Scope::All,
         };
-        if g.kind == SessionKind::DropCopy {
-            if let Some(refusal) = read_only_refusal(&msg, g.account, self.engine_status()) {
-                let now = Instant::now();
-                let store = &self.store;
-                if let Some(c) = self
-                    .slots
-                    .get_mut(key.slot())
-                    .and_then(Option::as_mut)
-                    .filter(|c| c.key == key)
-                {
-                    c.proto.answer(refusal, store, now);
-                }
-                self.mark_dirty(key.slot());
-                return None;
+        let code = if g.kind == SessionKind::DropCopy {
+            Some(RejectCode::ReadOnlySession)
+        } else if self
+            .pressure
+            // Relaxed: a display value written by the matching stage (this thread).
+            .refuses(&msg, self.engine_seq.load(Ordering::Relaxed))
+        {
+            Some(RejectCode::Busy)
+        } else {
+            None
+        };
+        if let Some(refusal) = code.and_then(|c| refusal(&msg, g.account, self.engine_status(), c))
+        {
+            let now = Instant::now();
+            let store = &self.store;
+            if let Some(c) = self
+                .slots
+                .get_mut(key.slot())
+                .and_then(Option::as_mut)
+                .filter(|c| c.key == key)
+            {
+                c.proto.answer(refusal, store, now);
             }
+            self.mark_dirty(key.slot());
+            return None;
         }
         Some(Request {
             key,
@@ -685,6 +708,7 @@ impl SessionTable {
             return;
         }
         let mut s = self.stats;
+        s.busy = self.pressure.refused();
         for sess in self.slots.iter().flatten() {
             s.connected += 1;
             s.logged_in += u64::from(sess.proto.grant().is_some());
@@ -695,6 +719,52 @@ impl SessionTable {
                 debounce.done(t);
             }
         }
+    }
+}
+
+impl SessionTable {
+    /// The serving loop stops because this node no longer leads (a cluster leader
+    /// that lost its quorum, docs/cluster.md): every logged-in session gets `notice`
+    /// (a `LeaderRedirect`: where the leader is, or that none is known yet) after the
+    /// reports already released to it, then its sending side is shut, and its input
+    /// is read and dropped until the client closes or `within` has passed (closing
+    /// on unread input would reset the connection, and a reset can overtake the
+    /// notice). Held results are never released: their batches were not replicated.
+    pub(crate) fn farewell(&mut self, notice: Outbound, within: Duration) {
+        let engine = self.engine_status();
+        let now = Instant::now();
+        let end = now + within;
+        let mut told = 0;
+        for s in self.slots.iter_mut().flatten() {
+            if s.proto.grant().is_some() && s.proto.close.is_none() {
+                while s.proto.pump(&self.store, engine, now) {}
+                s.proto.enqueue(notice, now);
+                told += 1;
+            }
+        }
+        let mut shut = vec![false; self.slots.len()];
+        loop {
+            let mut open = 0;
+            for (slot, c) in self.slots.iter_mut().enumerate() {
+                let Some(s) = c.as_mut() else {
+                    continue;
+                };
+                s.flush();
+                let written = s.proto.close.is_some() || s.proto.unsent() == 0;
+                if written && !shut[slot] {
+                    s.shutdown_write();
+                    shut[slot] = true;
+                }
+                if !(written && s.discard_input()) {
+                    open += 1;
+                }
+            }
+            if open == 0 || Instant::now() >= end {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        log::info!("{told} session(s) told where the leader is (or that none is known) and closed");
     }
 }
 
@@ -715,6 +785,7 @@ impl SessionTable {
     /// The batch ending at engine sequence number `seq` was committed: the reports
     /// and answers queued since the last mark belong to it (they wait for its sync).
     pub(crate) fn mark_batch(&mut self, seq: u64) {
+        self.pressure.marked(seq, self.elapsed_ns(Instant::now()));
         for h in self.held.iter_mut().rev() {
             if h.batch != u64::MAX {
                 break;
@@ -726,6 +797,7 @@ impl SessionTable {
     /// Everything through `durable` is durable: the reports and answers of those
     /// batches enter the streams and the sessions' buffers. Returns whether any did.
     pub(crate) fn release(&mut self, durable: u64) -> bool {
+        self.pressure.released(durable);
         let mut any = false;
         while let Some(h) = self.held.front().copied() {
             if h.batch > durable {
@@ -831,10 +903,16 @@ impl Outbox for SessionTable {
     }
 }
 
-/// The refusal of an order request on a read-only (drop-copy) session, or `None` for
-/// requests a drop copy may make.
-fn read_only_refusal(msg: &Inbound, account: AccountId, e: EngineStatus) -> Option<Outbound> {
-    let reason = RejectCode::ReadOnlySession.reason();
+/// The refusal of an order request before sequencing, with `code`: on a read-only
+/// (drop-copy) session, or `busy` (backpressure); `None` for requests it does not
+/// cover.
+fn refusal(
+    msg: &Inbound,
+    account: AccountId,
+    e: EngineStatus,
+    code: RejectCode,
+) -> Option<Outbound> {
+    let reason = code.reason();
     let cancel_rejected = |client_order_id, order_id, instrument, kind| {
         Outbound::from(CancelRejected {
             session_seq: 0,
@@ -881,8 +959,12 @@ fn read_only_refusal(msg: &Inbound, account: AccountId, e: EngineStatus) -> Opti
             m.instrument,
             RequestKind::MassCancel,
         ),
-        Inbound::Deposit(d) => admin_refusal(d.request_id, d.account, d.asset, e),
-        Inbound::Withdraw(w) => admin_refusal(w.request_id, w.account, w.asset, e),
+        Inbound::Deposit(d) if code == RejectCode::ReadOnlySession => {
+            admin_refusal(d.request_id, d.account, d.asset, e)
+        }
+        Inbound::Withdraw(w) if code == RejectCode::ReadOnlySession => {
+            admin_refusal(w.request_id, w.account, w.asset, e)
+        }
         _ => return None,
     })
 }

@@ -94,6 +94,27 @@ impl Conn {
         }
     }
 
+    /// Shuts the sending side: what was written still arrives, then the end of the
+    /// stream.
+    pub(crate) fn shutdown_write(&self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Write);
+    }
+
+    /// Reads and drops whatever input is waiting; true once the peer has closed
+    /// (or the socket failed).
+    pub(crate) fn discard_input(&mut self) -> bool {
+        let mut sink = [0u8; 4096];
+        loop {
+            match self.stream.read(&mut sink) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return true,
+            }
+        }
+    }
+
     /// Closes the socket.
     pub(crate) fn shutdown(&self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
