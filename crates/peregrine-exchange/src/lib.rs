@@ -47,6 +47,7 @@ mod feed;
 mod metrics;
 mod net;
 mod start;
+pub mod stepped;
 
 pub use cluster::{fuzz_decode_batch, run_cluster, BatchError};
 pub use config::{Config, ConfigError, Topology};

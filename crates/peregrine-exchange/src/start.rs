@@ -28,6 +28,8 @@ use crate::feed::udp::UdpFeed;
 use crate::feed::FeedIo;
 use crate::metrics::ack::{AckSummary, AckTimer};
 use crate::metrics::hub::MetricsHub;
+use crate::net::sockets::Sockets;
+use crate::net::sources::{Nonces, SessionClock};
 use crate::net::table::SessionTable;
 use peregrine_metrics::MetricsServer;
 
@@ -85,9 +87,10 @@ pub fn run_opts(
         return run_with_log(config, NoLog, stop, on_ready);
     };
     let venue = config.venue().map_err(ExchangeError::Config)?;
-    let log = startup::open(&section, options.accept_loss)?;
+    let host = startup::Host::os();
+    let log = startup::open(&host, &section, options.accept_loss)?;
     let (core, feed) = build_core(&config, &venue, log)?;
-    let (mut core, reports) = startup::recover(&config, &section, &venue, core)?;
+    let (mut core, reports) = startup::recover(&host, &config, &section, &venue, core)?;
     fund(&mut core, venue.balances.as_ref())?;
     // Group commit off the matching thread, unless every command syncs anyway, or
     // nothing does, or commitments are on (a commitment must never cover a command
@@ -103,21 +106,14 @@ pub fn run_opts(
     let core = core
         .try_map_log(|log| GroupCommit::spawn(log, section.sync_nice))
         .doing(|| "spawning the journal sync thread".into())?;
-    let wake = core
-        .log()
-        .wake_fd()
-        .try_clone_to_owned()
-        .doing(|| "duplicating the sync thread's eventfd".into())?;
-    serve(
-        config,
-        core,
-        feed,
-        reports,
-        Some(wake),
-        &stop,
-        on_ready,
-        &|| None,
-    )
+    let wake = match core.log().wake_fd() {
+        Some(fd) => Some(
+            fd.try_clone_to_owned()
+                .doing(|| "duplicating the sync thread's eventfd".into())?,
+        ),
+        None => None,
+    };
+    serve(config, core, feed, reports, wake, &stop, on_ready, &|| None)
 }
 
 /// [`run`] with a given command log and no recovery (tests, benchmarks).
@@ -158,29 +154,35 @@ fn build_core<L: CommandLog>(
     venue: &VenueSpec,
     log: L,
 ) -> Result<(Core<L>, FeedIo), ExchangeError> {
+    let core = core_for(config, venue, log, Clock::monotonic())?;
+    attach_feed(config, core)
+}
+
+/// A fresh core of `venue` over `log` reading `clock`, with room for the config's
+/// live orders.
+pub(crate) fn core_for<L: CommandLog>(
+    config: &Config,
+    venue: &VenueSpec,
+    log: L,
+    clock: Clock,
+) -> Result<Core<L>, ExchangeError> {
     let owners = config
         .arena_capacity
         .saturating_mul(config.instruments.len())
         .min(1 << 22);
-    let core = venue.core(log, Clock::monotonic(), owners)?;
-    attach_feed(config, core)
+    Ok(venue.core(log, clock, owners)?)
 }
 
 /// Attaches the market-data feed (and opens its sockets: UDP, recovery service) to
 /// `core` as the config asks.
 pub(crate) fn attach_feed<L: CommandLog>(
     config: &Config,
-    mut core: Core<L>,
+    core: Core<L>,
 ) -> Result<(Core<L>, FeedIo), ExchangeError> {
-    let now = core.now().0;
+    let core = with_feed(config, core, feed_session_id());
     let mut io = FeedIo::default();
     if config.market_data.enabled {
         let md = &config.market_data;
-        let session_id = feed_session_id();
-        let heartbeat_ns = md.heartbeat_ms.saturating_mul(1_000_000);
-        let feed = Feed::new(session_id, md.mtu, heartbeat_ns, md.replay_retain, now)
-            .with_max_delay(md.max_delay_us.saturating_mul(1_000));
-        core = core.with_feed(feed);
         io.udp = Some(UdpFeed::open(md).doing(|| "opening the market-data socket".into())?);
     }
     if config.recovery_enabled {
@@ -201,6 +203,20 @@ pub(crate) fn attach_feed<L: CommandLog>(
     Ok((core, io))
 }
 
+/// Attaches the market-data feed of session `session_id` to `core` when the config
+/// turns it on (no socket: [`attach_feed`] opens them).
+pub(crate) fn with_feed<L: CommandLog>(config: &Config, core: Core<L>, session_id: u64) -> Core<L> {
+    if !config.market_data.enabled {
+        return core;
+    }
+    let md = &config.market_data;
+    let now = core.now().0;
+    let heartbeat_ns = md.heartbeat_ms.saturating_mul(1_000_000);
+    let feed = Feed::new(session_id, md.mtu, heartbeat_ns, md.replay_retain, now)
+        .with_max_delay(md.max_delay_us.saturating_mul(1_000));
+    core.with_feed(feed)
+}
+
 /// Binds the order-entry listener and runs the topology's threads until `stop`.
 /// `farewell`: the last message for every session at the stop, if any (the compact
 /// topology's; a cluster leader that lost its quorum).
@@ -216,17 +232,25 @@ pub(crate) fn serve<L: CommandLog + Send + 'static>(
     farewell: &dyn Fn() -> Option<peregrine_wire::v2::Outbound>,
 ) -> Result<RunSummary, ExchangeError> {
     let stopwatch = Stopwatch::new();
-    let mut table = SessionTable::bind(&config, core.shared_seq(), reports)
-        .doing(|| format!("binding {}", config.listen))?
-        .with_stage_timing(stopwatch);
+    let mut sockets = Sockets::bind(config.listen, SessionTable::slots_for(&config))
+        .doing(|| format!("binding {}", config.listen))?;
+    let table = SessionTable::new(
+        &config,
+        core.shared_seq(),
+        reports,
+        Clock::monotonic(),
+        SessionClock::Monotonic,
+        Nonces::Os,
+    )
+    .with_stage_timing(stopwatch);
     let core = core.with_stage_timing(stopwatch);
     if let (Some(fd), Topology::Compact) = (durable_signal, config.topology) {
-        table
+        sockets
             .watch_durable(fd)
             .doing(|| "watching the sync thread's eventfd".into())?;
     }
     let (core, table, metrics) = attach_metrics(&config, core, table)?;
-    let addr = table
+    let addr = sockets
         .local_addr()
         .doing(|| "reading the listener address".into())?;
     let cores = pin_targets(&config);
@@ -261,6 +285,7 @@ pub(crate) fn serve<L: CommandLog + Send + 'static>(
             }
             let acks = crate::net::compact::run(
                 table,
+                sockets,
                 core,
                 feed,
                 dispatch,
@@ -274,7 +299,7 @@ pub(crate) fn serve<L: CommandLog + Send + 'static>(
                 summary.ack = Some(acks.summary());
             }
         }
-        Topology::Split => run_split(&config, table, core, feed, cores, stop)?,
+        Topology::Split => run_split(&config, table, sockets, core, feed, cores, stop)?,
     }
     Ok(summary)
 }
@@ -345,6 +370,7 @@ fn attach_metrics<L: CommandLog>(
 fn run_split<L: CommandLog + Send + 'static>(
     config: &Config,
     table: SessionTable,
+    sockets: Sockets,
     core: Core<L>,
     feed: FeedIo,
     cores: Vec<Option<CoreId>>,
@@ -364,7 +390,7 @@ fn run_split<L: CommandLog + Send + 'static>(
         })
         .doing(|| "spawning the matching thread".into())?;
     pin("ingestion", cores.first().copied().flatten());
-    crate::net::split::ingest(table, req_tx, rep_rx, wait, stop);
+    crate::net::split::ingest(table, sockets, req_tx, rep_rx, wait, stop);
     matcher
         .join()
         .map_err(|_| ExchangeError::MatchingPanicked)?

@@ -21,12 +21,10 @@
 //! The 32 bytes are one `pwrite` at offset 0: inside one disk sector, so a power loss
 //! leaves the old or the new mark, and the CRC catches anything else.
 
-use std::fs::{File, OpenOptions};
-use std::io::Read;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::JournalError;
+use crate::storage::{FileHandle, Open, Storage};
 
 /// File name of the mark inside the journal directory.
 pub const FILE_NAME: &str = "journal.hwm";
@@ -90,17 +88,29 @@ pub fn path(dir: &Path) -> PathBuf {
 
 /// Reads the mark of `dir`: `Ok(None)` if there is no mark file.
 pub fn read(dir: &Path) -> Result<Option<Mark>, JournalError> {
+    read_in(&Storage::os(), dir)
+}
+
+/// [`read`] on `storage`.
+pub fn read_in(storage: &Storage, dir: &Path) -> Result<Option<Mark>, JournalError> {
     let path = path(dir);
-    let mut file = match File::open(&path) {
+    let file = match storage.open(&path, Open::Read) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(JournalError::io("open high-water mark", &path, e)),
     };
+    let len = file
+        .len()
+        .map_err(|e| JournalError::io("read high-water mark", &path, e))?;
+    if len != LEN as u64 {
+        // Not read: a huge file is not slurped.
+        return Err(JournalError::BadHighWaterMark {
+            path,
+            defect: MarkDefect::Length(len),
+        });
+    }
     let mut bytes = Vec::with_capacity(LEN);
-    // Read at most one byte more than a mark, so a huge file is not slurped.
-    (&mut file)
-        .take(LEN as u64 + 1)
-        .read_to_end(&mut bytes)
+    file.read_to_end(&mut bytes)
         .map_err(|e| JournalError::io("read high-water mark", &path, e))?;
     decode(&bytes)
         .map(Some)
@@ -110,7 +120,7 @@ pub fn read(dir: &Path) -> Result<Option<Mark>, JournalError> {
 /// The open mark file of a live journal.
 #[derive(Debug)]
 pub(crate) struct MarkFile {
-    file: File,
+    file: FileHandle,
     path: PathBuf,
     last: Mark,
 }
@@ -118,15 +128,11 @@ pub(crate) struct MarkFile {
 impl MarkFile {
     /// Opens (creating if needed) the mark of `dir` and writes `mark` into it, synced,
     /// with the directory entry made durable.
-    pub(crate) fn create(dir: &Path, mark: Mark) -> Result<Self, JournalError> {
+    pub(crate) fn create(storage: &Storage, dir: &Path, mark: Mark) -> Result<Self, JournalError> {
         let path = path(dir);
-        let existed = path.exists();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
+        let existed = storage.exists(&path);
+        let file = storage
+            .open(&path, Open::ReadWriteCreate)
             .map_err(|e| JournalError::io("open high-water mark", &path, e))?;
         // A longer file (damage the operator accepted) would otherwise keep its tail.
         file.set_len(LEN as u64)
@@ -139,19 +145,17 @@ impl MarkFile {
         m.write(mark)?;
         m.sync()?;
         if !existed {
-            crate::segment::sync_dir(dir)?;
+            crate::segment::sync_dir_in(storage, dir)?;
         }
         Ok(m)
     }
 
     /// Opens the existing, verified mark of `dir` for later commits, without
     /// rewriting it (a tool opening a live journal must not move it backwards).
-    pub(crate) fn open(dir: &Path, mark: Mark) -> Result<Self, JournalError> {
+    pub(crate) fn open(storage: &Storage, dir: &Path, mark: Mark) -> Result<Self, JournalError> {
         let path = path(dir);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
+        let file = storage
+            .open(&path, Open::ReadWrite)
             .map_err(|e| JournalError::io("open high-water mark", &path, e))?;
         Ok(MarkFile {
             file,
@@ -226,7 +230,7 @@ mod tests {
             committed_seq: 5,
             segment_first: 1,
         };
-        let mut f = MarkFile::create(dir.path(), Mark::default()).unwrap();
+        let mut f = MarkFile::create(&Storage::os(), dir.path(), Mark::default()).unwrap();
         f.write(m).unwrap();
         assert_eq!(read(dir.path()).unwrap(), Some(m));
         std::fs::write(path(dir.path()), b"garbage").unwrap();

@@ -1,7 +1,5 @@
 //! The writer: buffered appends, group commit, segment rotation.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::config::{FsyncPolicy, JournalConfig};
@@ -13,6 +11,7 @@ use crate::recovery::{self, LossPolicy, RecoveryReport};
 use crate::replay::Replay;
 use crate::segment::{self, SegmentFile, SEGMENT_HEADER_LEN};
 use crate::stats::JournalStats;
+use crate::storage::{FileHandle, Open, Storage};
 
 /// The write-ahead journal of one matching thread. `Send`, not shared.
 ///
@@ -22,10 +21,11 @@ use crate::stats::JournalStats;
 /// [`JournalConfig::preallocate`] for the segment files written ahead.
 #[derive(Debug)]
 pub struct Journal {
+    storage: Storage,
     dir: PathBuf,
     config: JournalConfig,
     segments: Vec<SegmentFile>,
-    active: Option<File>,
+    active: Option<FileHandle>,
     /// Bytes of the active segment, written plus buffered (the file offset of the
     /// next write is `seg_len - filled`).
     seg_len: u64,
@@ -82,12 +82,25 @@ impl Journal {
         config: JournalConfig,
         policy: LossPolicy,
     ) -> Result<(Self, RecoveryReport), JournalError> {
+        Self::open_in(&Storage::os(), dir, config, policy)
+    }
+
+    /// [`Journal::open_with`] on `storage` (the operating system's file system, or a
+    /// simulator's).
+    pub fn open_in(
+        storage: &Storage,
+        dir: impl AsRef<Path>,
+        config: JournalConfig,
+        policy: LossPolicy,
+    ) -> Result<(Self, RecoveryReport), JournalError> {
         config.validate().map_err(JournalError::Config)?;
         let dir = dir.as_ref().to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(|e| JournalError::io("create dir", &dir, e))?;
-        let rec = recovery::recover(&dir, policy)?;
+        storage
+            .create_dir_all(&dir)
+            .map_err(|e| JournalError::io("create dir", &dir, e))?;
+        let rec = recovery::recover(storage, &dir, policy)?;
         let active = match rec.segments.last() {
-            Some(last) => Some(open_write(&last.path)?),
+            Some(last) => Some(open_write(storage, &last.path)?),
             None => None,
         };
         // Zeros past the last record: a prepared segment that was not sealed (a crash).
@@ -113,6 +126,7 @@ impl Journal {
             seg_len: rec.last_len,
             active,
             segments: rec.segments,
+            storage: storage.clone(),
             dir,
             config,
             poisoned: false,
@@ -199,7 +213,7 @@ impl Journal {
     /// A second handle on the active segment file, for `fdatasync` on another
     /// thread, with the first sequence number of that segment (a new segment after a
     /// rotation needs a new handle; the one it replaced was synced when sealed).
-    pub fn sync_handle(&self) -> Result<Option<(u64, File)>, JournalError> {
+    pub fn sync_handle(&self) -> Result<Option<(u64, FileHandle)>, JournalError> {
         let (Some(file), Some(seg)) = (self.active.as_ref(), self.segments.last()) else {
             return Ok(None);
         };
@@ -351,7 +365,7 @@ impl Journal {
     #[cold]
     fn spare_due(&mut self) -> Result<bool, JournalError> {
         let Some(prep) = self.prep.as_ref() else {
-            match Preparer::start(&self.dir, self.next_spare) {
+            match Preparer::start(&self.storage, &self.dir, self.next_spare) {
                 Ok(p) => self.prep = Some(p),
                 // No helper thread: plain appends, as with `preallocate = false`.
                 Err(e) => {
@@ -404,15 +418,14 @@ impl Journal {
             None => None,
         };
         let file = match taken {
-            Some(_) => open_write(&path)?,
-            None => OpenOptions::new()
-                .create_new(true)
-                .write(true)
-                .open(&path)
+            Some(_) => open_write(&self.storage, &path)?,
+            None => self
+                .storage
+                .open(&path, Open::CreateNew)
                 .map_err(|e| JournalError::io("create segment", &path, e))?,
         };
         if self.config.fsync != FsyncPolicy::None {
-            if let Err(e) = segment::sync_dir(&self.dir) {
+            if let Err(e) = segment::sync_dir_in(&self.storage, &self.dir) {
                 self.poisoned = true; // the new file exists; a retry would collide
                 return Err(e);
             }
@@ -476,7 +489,12 @@ impl Journal {
                 last,
             });
         }
-        Ok(Replay::new(self.segments.clone(), from, last))
+        Ok(Replay::new(
+            self.storage.clone(),
+            self.segments.clone(),
+            from,
+            last,
+        ))
     }
 
     /// Sequence number of the last appended record.
@@ -497,6 +515,11 @@ impl Journal {
     /// The journal directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The file system the journal lives on.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
     }
 
     /// The configuration in force.
@@ -532,10 +555,9 @@ impl Drop for Journal {
 /// Size of the first prepared segment (or `segment_bytes`, if smaller).
 const FIRST_SPARE: u64 = 4 << 20;
 
-fn open_write(path: &Path) -> Result<File, JournalError> {
-    OpenOptions::new()
-        .write(true)
-        .open(path)
+fn open_write(storage: &Storage, path: &Path) -> Result<FileHandle, JournalError> {
+    storage
+        .open(path, Open::Write)
         .map_err(|e| JournalError::io("open segment", path, e))
 }
 

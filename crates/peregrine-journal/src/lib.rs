@@ -40,6 +40,9 @@
 //!   fsync dir), CRC-checked, newest valid wins, retention of the last K,
 //!   optional pruning of covered journal segments.
 //!
+//! - **Storage** ([`storage`]): every file goes through a [`Storage`], the operating
+//!   system's file system or a deterministic simulator's.
+//!
 //! The full byte layout and the guarantees are in `docs/journal.md`.
 #![deny(unsafe_code)]
 
@@ -56,6 +59,7 @@ pub mod scan;
 pub mod segment;
 pub mod snapshot;
 pub mod stats;
+pub mod storage;
 
 pub use config::{FsyncPolicy, JournalConfig};
 pub use error::JournalError;
@@ -66,3 +70,4 @@ pub use replay::Replay;
 pub use scan::TailDefect;
 pub use snapshot::{SnapshotConfig, SnapshotError, SnapshotStore};
 pub use stats::JournalStats;
+pub use storage::{FileHandle, Storage};

@@ -19,8 +19,6 @@
 //! by a crash), never truncating through one, so a crash between the link and the
 //! unlink cannot cost a segment its records.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -28,6 +26,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::segment;
+use crate::storage::{Open, Storage};
 
 const SPARE_PREFIX: &str = "journal-spare-";
 const SPARE_SUFFIX: &str = ".tmp";
@@ -65,6 +64,10 @@ const RATE_WINDOW: Duration = Duration::from_millis(100);
 
 /// The writer's handle on the helper thread. Dropping it stops the thread (within one
 /// chunk's write) and removes an unused spare.
+///
+/// On a storage that runs helper work inline ([`Storage::threads`] false: a
+/// deterministic simulation) there is no thread: each spare is prepared on the
+/// caller's thread, at once, when asked for (the same steps, unpaced).
 #[derive(Debug)]
 pub(crate) struct Preparer {
     shared: Arc<Shared>,
@@ -73,6 +76,7 @@ pub(crate) struct Preparer {
 
 #[derive(Debug)]
 struct Shared {
+    storage: Storage,
     spare: PathBuf,
     state: Mutex<State>,
     wake: Condvar,
@@ -97,17 +101,24 @@ struct State {
 }
 
 impl Preparer {
-    /// Starts the helper thread, which prepares a first spare of `bytes` bytes.
-    pub(crate) fn start(dir: &Path, bytes: u64) -> std::io::Result<Self> {
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            if entry.file_name().to_str().is_some_and(is_spare_name) {
-                std::fs::remove_file(entry.path())?;
+    /// Starts the helper thread, which prepares a first spare of `bytes` bytes (or,
+    /// inline, prepares it now).
+    pub(crate) fn start(storage: &Storage, dir: &Path, bytes: u64) -> std::io::Result<Self> {
+        for name in storage.list(dir)? {
+            if is_spare_name(&name) {
+                storage.remove_file(&dir.join(name))?;
             }
         }
-        let n = INSTANCE.fetch_add(1, Ordering::Relaxed);
-        let name = format!("{SPARE_PREFIX}{}-{n}{SPARE_SUFFIX}", std::process::id());
+        let threads = storage.threads();
+        let name = if threads {
+            let n = INSTANCE.fetch_add(1, Ordering::Relaxed);
+            format!("{SPARE_PREFIX}{}-{n}{SPARE_SUFFIX}", std::process::id())
+        } else {
+            // One journal per directory, no helper: a name that replays identically.
+            format!("{SPARE_PREFIX}inline{SPARE_SUFFIX}")
+        };
         let shared = Arc::new(Shared {
+            storage: storage.clone(),
             spare: dir.join(name),
             state: Mutex::new(State {
                 want: Some(bytes),
@@ -119,6 +130,13 @@ impl Preparer {
             stop: AtomicBool::new(false),
             written: AtomicU64::new(0),
         });
+        if !threads {
+            shared.prepare_inline();
+            return Ok(Self {
+                shared,
+                thread: None,
+            });
+        }
         let worker = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("journal-prealloc".into())
@@ -151,12 +169,17 @@ impl Preparer {
         let Some(bytes) = state.ready else {
             return Ok(None);
         };
-        std::fs::hard_link(&self.shared.spare, to)?;
-        std::fs::remove_file(&self.shared.spare)?;
+        let storage = &self.shared.storage;
+        storage.hard_link(&self.shared.spare, to)?;
+        storage.remove_file(&self.shared.spare)?;
         state.ready = None;
         self.shared.ready.store(false, Ordering::Release);
         state.want = Some(next_bytes);
         self.shared.wake.notify_one();
+        drop(state);
+        if self.thread.is_none() {
+            self.shared.prepare_inline();
+        }
         Ok(Some(bytes))
     }
 
@@ -180,7 +203,7 @@ impl Drop for Preparer {
             let _ = thread.join();
         }
         // An unused spare is only zeros: not worth its disk space between runs.
-        let _ = std::fs::remove_file(&self.shared.spare);
+        let _ = self.shared.storage.remove_file(&self.shared.spare);
     }
 }
 
@@ -198,6 +221,34 @@ impl Shared {
 
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::Acquire)
+    }
+
+    /// Without a thread: prepares the spare asked for, now, on the caller's thread.
+    fn prepare_inline(&self) {
+        let Some(bytes) = self.lock().want.take() else {
+            return;
+        };
+        let zeros = vec![0u8; CHUNK];
+        match self.prepare(bytes, &zeros, None) {
+            Ok(true) => {
+                self.lock().ready = Some(bytes);
+                self.ready.store(true, Ordering::Release);
+            }
+            Ok(false) => {}
+            Err(e) => self.give_up(&e),
+        }
+    }
+
+    /// Preparing failed: the writer goes on with plain appends.
+    fn give_up(&self, e: &std::io::Error) {
+        let why = format!("{}: {e}", self.spare.display());
+        log::warn!(
+            "journal: preparing a spare segment failed ({why}); appends go on \
+             into plain segments"
+        );
+        self.lock().failed = Some(why);
+        self.failed.store(true, Ordering::Release);
+        let _ = self.storage.remove_file(&self.spare);
     }
 
     fn run(&self) {
@@ -221,21 +272,14 @@ impl Shared {
                         .unwrap_or_else(PoisonError::into_inner);
                 }
             };
-            match self.prepare(bytes, &zeros, &mut pace) {
+            match self.prepare(bytes, &zeros, Some(&mut pace)) {
                 Ok(true) => {
                     self.lock().ready = Some(bytes);
                     self.ready.store(true, Ordering::Release);
                 }
                 Ok(false) => return,
                 Err(e) => {
-                    let why = format!("{}: {e}", self.spare.display());
-                    log::warn!(
-                        "journal: preparing a spare segment failed ({why}); appends go on \
-                         into plain segments"
-                    );
-                    self.lock().failed = Some(why);
-                    self.failed.store(true, Ordering::Release);
-                    let _ = std::fs::remove_file(&self.spare);
+                    self.give_up(&e);
                     return;
                 }
             }
@@ -259,28 +303,36 @@ impl Shared {
     }
 
     /// Writes a segment header and zeros up to `bytes`, then syncs data and size,
-    /// at the pace `pace` sets. `Ok(false)`: asked to stop midway.
-    fn prepare(&self, bytes: u64, zeros: &[u8], pace: &mut Pace) -> std::io::Result<bool> {
-        match std::fs::remove_file(&self.spare) {
+    /// at the pace `pace` sets (none: as fast as the storage goes). `Ok(false)`: asked
+    /// to stop midway.
+    fn prepare(
+        &self,
+        bytes: u64,
+        zeros: &[u8],
+        mut pace: Option<&mut Pace>,
+    ) -> std::io::Result<bool> {
+        match self.storage.remove_file(&self.spare) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
-        let mut file: File = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&self.spare)?;
+        let file = self.storage.open(&self.spare, Open::CreateNew)?;
         let header = segment::header_bytes();
-        file.write_all(&header)?;
-        let mut left = bytes.saturating_sub(header.len() as u64);
+        file.write_all_at(&header, 0)?;
+        let mut at = header.len() as u64;
+        let mut left = bytes.saturating_sub(at);
         let mut next = Instant::now();
         while left > 0 {
             if self.stopping() {
                 return Ok(false);
             }
             let n = left.min(zeros.len() as u64) as usize;
-            file.write_all(&zeros[..n])?;
+            file.write_all_at(&zeros[..n], at)?;
             file.sync_data()?;
+            at += n as u64;
             left -= n as u64;
+            let Some(pace) = pace.as_deref_mut() else {
+                continue;
+            };
             // Relaxed: a rate estimate.
             let rate = pace.rate(Instant::now(), self.written.load(Ordering::Relaxed));
             next += Duration::from_nanos(n as u64 * 1_000_000_000 / rate);
@@ -367,7 +419,7 @@ mod tests {
     fn dropping_a_helper_mid_spare_stops_it_and_removes_the_spare() {
         let dir = tempfile::tempdir().unwrap();
         // 64 MiB at the quiet pace would take 8 s.
-        let p = Preparer::start(dir.path(), 64 << 20).unwrap();
+        let p = Preparer::start(&Storage::os(), dir.path(), 64 << 20).unwrap();
         std::thread::sleep(Duration::from_millis(50));
         let t = Instant::now();
         drop(p);
@@ -378,6 +430,7 @@ mod tests {
     #[test]
     fn a_stop_ends_a_pause_at_once() {
         let shared = Arc::new(Shared {
+            storage: Storage::os(),
             spare: PathBuf::from("unused"),
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
@@ -418,7 +471,7 @@ mod tests {
     #[test]
     fn prepares_a_zeroed_spare_with_a_header_then_the_next_one() {
         let dir = tempfile::tempdir().unwrap();
-        let p = Preparer::start(dir.path(), 3 << 20).unwrap();
+        let p = Preparer::start(&Storage::os(), dir.path(), 3 << 20).unwrap();
         wait_ready(&p);
         let first = dir.path().join(segment::file_name(1));
         assert_eq!(p.take_into(&first, 5000).unwrap(), Some(3 << 20));
@@ -438,7 +491,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let taken = dir.path().join(segment::file_name(7));
         std::fs::write(&taken, b"data").unwrap();
-        let p = Preparer::start(dir.path(), 8192).unwrap();
+        let p = Preparer::start(&Storage::os(), dir.path(), 8192).unwrap();
         wait_ready(&p);
         assert!(p.take_into(&taken, 8192).is_err());
         assert_eq!(std::fs::read(&taken).unwrap(), b"data");
@@ -454,7 +507,7 @@ mod tests {
         let seg = dir.path().join(segment::file_name(1));
         std::fs::write(&seg, b"records").unwrap();
         std::fs::hard_link(&seg, dir.path().join("journal-spare-1-0.tmp")).unwrap();
-        let p = Preparer::start(dir.path(), 8192).unwrap();
+        let p = Preparer::start(&Storage::os(), dir.path(), 8192).unwrap();
         wait_ready(&p);
         assert_eq!(std::fs::read(&seg).unwrap(), b"records");
         assert!(!dir.path().join("journal-spare-1-0.tmp").exists());

@@ -6,14 +6,13 @@
 //! is refused with its files exactly as found, so the operator can inspect or restore
 //! them.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::JournalError;
 use crate::hwm::{self, Mark, MarkDefect, MarkFile};
 use crate::scan::{self, SegmentScan, TailDefect};
 use crate::segment::{self, SegmentFile};
+use crate::storage::{Open, Storage};
 
 /// What [`Journal::open_with`](crate::Journal::open_with) does when the segments do
 /// not hold everything the high-water mark says was committed.
@@ -115,9 +114,13 @@ struct PendingTail {
 
 /// Scans `dir`, verifies all segments against the high-water mark and truncates a
 /// torn tail.
-pub(crate) fn recover(dir: &Path, policy: LossPolicy) -> Result<Recovered, JournalError> {
-    let segments = segment::list(dir)?;
-    let mark = match hwm::read(dir) {
+pub(crate) fn recover(
+    storage: &Storage,
+    dir: &Path,
+    policy: LossPolicy,
+) -> Result<Recovered, JournalError> {
+    let segments = segment::list_in(storage, dir)?;
+    let mark = match hwm::read_in(storage, dir) {
         Ok(m) => Ok(m),
         Err(JournalError::BadHighWaterMark { defect, .. }) if policy == LossPolicy::Accept => {
             Err(defect)
@@ -128,14 +131,15 @@ pub(crate) fn recover(dir: &Path, policy: LossPolicy) -> Result<Recovered, Journ
         segments: segments.len(),
         ..RecoveryReport::default()
     };
-    let (last_len, last_file_len, tail) = scan_all(&segments, &mut report)?;
+    let (last_len, last_file_len, tail) = scan_all(storage, &segments, &mut report)?;
     report.accepted_loss = check_mark(dir, &segments, mark, &report, tail.as_ref(), policy)?;
     if let Some(t) = &tail {
-        report.truncated = Some(truncate_tail(t, &report)?);
+        report.truncated = Some(truncate_tail(storage, t, &report)?);
     }
     let mark = match (&report.accepted_loss, mark) {
-        (None, Ok(Some(m))) => MarkFile::open(dir, m)?,
+        (None, Ok(Some(m))) => MarkFile::open(storage, dir, m)?,
         _ => MarkFile::create(
+            storage,
             dir,
             Mark {
                 committed_seq: report.last_seq.unwrap_or(0),
@@ -163,6 +167,7 @@ pub(crate) fn recover(dir: &Path, policy: LossPolicy) -> Result<Recovered, Journ
 /// Verifies every segment, merging counts into `report`; returns the last segment's
 /// valid length, its file length and its invalid tail, if any. Modifies nothing.
 fn scan_all(
+    storage: &Storage,
     segments: &[SegmentFile],
     report: &mut RecoveryReport,
 ) -> Result<(u64, u64, Option<PendingTail>), JournalError> {
@@ -172,7 +177,9 @@ fn scan_all(
     let mut tail = None;
     for (i, seg) in segments.iter().enumerate() {
         check_continuity(seg, report.last_seq)?;
-        read_into(&seg.path, &mut buf)?;
+        storage
+            .read_into(&seg.path, &mut buf)
+            .map_err(|e| JournalError::io("read segment", &seg.path, e))?;
         let is_last = i + 1 == segments.len();
         let s = scan::scan(&buf, &seg.path, seg.first_seq, is_last)?;
         if s.records == 0 && !is_last {
@@ -285,23 +292,19 @@ fn merge(report: &mut RecoveryReport, s: &SegmentScan) {
     }
 }
 
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), JournalError> {
-    buf.clear();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(buf))
-        .map_err(|e| JournalError::io("read segment", path, e))?;
-    Ok(())
-}
-
 /// Cuts the last segment back to its last valid record (rewriting a torn
 /// segment header) and makes the cut durable.
-fn truncate_tail(t: &PendingTail, report: &RecoveryReport) -> Result<TailTruncation, JournalError> {
+fn truncate_tail(
+    storage: &Storage,
+    t: &PendingTail,
+    report: &RecoveryReport,
+) -> Result<TailTruncation, JournalError> {
     let path = &t.segment.path;
     let io = |e| JournalError::io("truncate tail", path, e);
-    let mut f = OpenOptions::new().write(true).open(path).map_err(io)?;
+    let f = storage.open(path, Open::Write).map_err(io)?;
     f.set_len(t.scan.valid_end).map_err(io)?;
     if t.defect == TailDefect::SegmentHeader {
-        f.write_all(&segment::header_bytes()).map_err(io)?;
+        f.write_all_at(&segment::header_bytes(), 0).map_err(io)?;
     }
     f.sync_all().map_err(io)?;
     Ok(TailTruncation {

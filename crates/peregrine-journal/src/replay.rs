@@ -1,12 +1,10 @@
 //! Sequential replay of verified records, one segment in memory at a time.
 
-use std::fs::File;
-use std::io::Read;
-
 use crate::error::JournalError;
 use crate::record::{self, Record};
 use crate::scan;
 use crate::segment::{SegmentFile, SEGMENT_HEADER_LEN};
+use crate::storage::Storage;
 
 /// A lending iterator over records `from..=last`, made by
 /// [`Journal::replay_from`](crate::Journal::replay_from).
@@ -24,6 +22,7 @@ use crate::segment::{SegmentFile, SEGMENT_HEADER_LEN};
 /// ```
 #[derive(Debug)]
 pub struct Replay {
+    storage: Storage,
     segments: Vec<SegmentFile>,
     /// Index of the next segment to load.
     next_segment: usize,
@@ -37,12 +36,13 @@ pub struct Replay {
 }
 
 impl Replay {
-    pub(crate) fn new(segments: Vec<SegmentFile>, from: u64, last: u64) -> Self {
+    pub(crate) fn new(storage: Storage, segments: Vec<SegmentFile>, from: u64, last: u64) -> Self {
         let start = segments
             .iter()
             .rposition(|s| s.first_seq <= from)
             .unwrap_or(0);
         Self {
+            storage,
             segments,
             next_segment: start,
             buf: Vec::new(),
@@ -97,9 +97,8 @@ impl Replay {
                 last: self.last,
             });
         };
-        self.buf.clear();
-        File::open(&seg.path)
-            .and_then(|mut f| f.read_to_end(&mut self.buf))
+        self.storage
+            .read_into(&seg.path, &mut self.buf)
             .map_err(|e| JournalError::io("read segment", &seg.path, e))?;
         if self.buf.len() < SEGMENT_HEADER_LEN {
             return Err(JournalError::BadSegmentHeader {

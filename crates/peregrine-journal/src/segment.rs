@@ -3,10 +3,10 @@
 //! A segment is `journal-<first_seq:020>.log`: a 16-byte header (`PGJOURNL`
 //! magic, u32 LE version, u32 reserved zero) followed by packed records.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::error::JournalError;
+use crate::storage::Storage;
 
 /// Size of the segment header in bytes.
 pub const SEGMENT_HEADER_LEN: usize = 16;
@@ -79,26 +79,36 @@ fn parse_name(name: &str) -> Option<u64> {
 /// Lists the segments of `dir`, sorted by first sequence number.
 /// Files that do not match the naming scheme are ignored.
 pub fn list(dir: &Path) -> Result<Vec<SegmentFile>, JournalError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| JournalError::io("read_dir", dir, e))?;
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| JournalError::io("read_dir", dir, e))?;
-        let name = entry.file_name();
-        if let Some(first_seq) = name.to_str().and_then(parse_name) {
-            out.push(SegmentFile {
+    list_in(&Storage::os(), dir)
+}
+
+/// [`list`] on `storage`.
+pub fn list_in(storage: &Storage, dir: &Path) -> Result<Vec<SegmentFile>, JournalError> {
+    let names = storage
+        .list(dir)
+        .map_err(|e| JournalError::io("read_dir", dir, e))?;
+    let mut out: Vec<SegmentFile> = names
+        .iter()
+        .filter_map(|name| {
+            parse_name(name).map(|first_seq| SegmentFile {
                 first_seq,
-                path: entry.path(),
-            });
-        }
-    }
+                path: dir.join(name),
+            })
+        })
+        .collect();
     out.sort_by_key(|s| s.first_seq);
     Ok(out)
 }
 
 /// Fsyncs a directory so that created, renamed or deleted entries are durable.
 pub fn sync_dir(dir: &Path) -> Result<(), JournalError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
+    sync_dir_in(&Storage::os(), dir)
+}
+
+/// [`sync_dir`] on `storage`.
+pub fn sync_dir_in(storage: &Storage, dir: &Path) -> Result<(), JournalError> {
+    storage
+        .sync_dir(dir)
         .map_err(|e| JournalError::io("fsync dir", dir, e))
 }
 

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use peregrine_journal::{
-    snapshot::prune_segments, FsyncPolicy, Journal, JournalConfig, Record, SnapshotConfig,
-    SnapshotStore, Timestamps, MAX_PAYLOAD,
+    snapshot::prune_segments_in, FsyncPolicy, Journal, JournalConfig, LossPolicy, Record,
+    SnapshotConfig, SnapshotStore, Storage, Timestamps, MAX_PAYLOAD,
 };
 use raft::eraftpb::{Entry, HardState, Snapshot};
 
@@ -83,6 +83,7 @@ pub struct Recovered {
 /// The journal and snapshot store of one node.
 #[derive(Debug)]
 pub struct DurableLog {
+    storage: Storage,
     journal: Journal,
     snaps: SnapshotStore,
     journal_dir: PathBuf,
@@ -98,14 +99,25 @@ pub struct DurableLog {
 impl DurableLog {
     /// Opens `dir/journal` and `dir/snapshots` and recovers the Raft log.
     pub fn open(dir: &Path, opts: &LogOptions) -> Result<(Self, Recovered), LogError> {
+        Self::open_in(&Storage::os(), dir, opts)
+    }
+
+    /// [`DurableLog::open`] on `storage` (a simulator's file system).
+    pub fn open_in(
+        storage: &Storage,
+        dir: &Path,
+        opts: &LogOptions,
+    ) -> Result<(Self, Recovered), LogError> {
         let journal_dir = dir.join("journal");
         let config = JournalConfig {
             segment_bytes: opts.segment_bytes,
             fsync: opts.fsync,
             ..JournalConfig::default()
         };
-        let (journal, report) = Journal::open(&journal_dir, config)?;
-        let snaps = SnapshotStore::open(
+        let (journal, report) =
+            Journal::open_in(storage, &journal_dir, config, LossPolicy::Refuse)?;
+        let snaps = SnapshotStore::open_in(
+            storage,
             dir.join("snapshots"),
             SnapshotConfig {
                 retain: opts.snapshot_retain,
@@ -113,6 +125,7 @@ impl DurableLog {
             },
         )?;
         let mut log = Self {
+            storage: storage.clone(),
             journal,
             snaps,
             journal_dir,
@@ -335,7 +348,7 @@ impl DurableLog {
             return Ok(());
         }
         if let Some((oldest, _)) = self.snaps.snapshots()?.first() {
-            prune_segments(&self.journal_dir, *oldest)?;
+            prune_segments_in(&self.storage, &self.journal_dir, *oldest)?;
         }
         Ok(())
     }

@@ -17,13 +17,12 @@
 //! The same pattern as the single-node exchange's group commit
 //! (`peregrine-exchange`'s `durability/group_commit.rs`), over the cluster's journal.
 
-use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use peregrine_journal::Journal;
+use peregrine_journal::{FileHandle, Journal};
 
 use crate::transport::Waker;
 
@@ -38,7 +37,7 @@ struct Shared {
     failed: AtomicBool,
     stop: AtomicBool,
     /// The active segment's handle (replaced after a rotation).
-    file: Mutex<Option<File>>,
+    file: Mutex<Option<FileHandle>>,
     syncs: AtomicU64,
     sync_ns_max: AtomicU64,
 }
@@ -160,7 +159,7 @@ fn sync_loop(s: &Shared, waker: &Waker) {
         let started = Instant::now();
         let result = {
             let file = s.file.lock().unwrap_or_else(PoisonError::into_inner);
-            file.as_ref().map_or(Ok(()), File::sync_data)
+            file.as_ref().map_or(Ok(()), FileHandle::sync_data)
         };
         if let Err(e) = result {
             eprintln!(

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
+use peregrine_journal::Storage;
 use raft::eraftpb::{
     ConfState, Entry, EntryType, HardState, Message, MessageType, Snapshot, SnapshotMetadata,
 };
@@ -139,14 +140,25 @@ impl<M: StateMachine> Node<M> {
     /// A node with an empty log bootstraps from `opts.bootstrap` (the initial voters,
     /// written as a snapshot at index 0) unless it is joining (`bootstrap` empty): a
     /// joining node waits for a leader to send it the log.
-    pub fn open(dir: &Path, opts: NodeOptions, mut sm: M) -> Result<Self, ClusterError> {
+    pub fn open(dir: &Path, opts: NodeOptions, sm: M) -> Result<Self, ClusterError> {
+        Self::open_in(&Storage::os(), dir, opts, sm)
+    }
+
+    /// [`Node::open`] with the log on `storage` (a deterministic simulator's file
+    /// system).
+    pub fn open_in(
+        storage: &Storage,
+        dir: &Path,
+        opts: NodeOptions,
+        mut sm: M,
+    ) -> Result<Self, ClusterError> {
         let log_opts = LogOptions {
             fsync: opts.fsync,
             segment_bytes: opts.segment_bytes,
             snapshot_retain: opts.snapshot_retain,
             prune: opts.prune,
         };
-        let (mut log, rec) = DurableLog::open(dir, &log_opts)?;
+        let (mut log, rec) = DurableLog::open_in(storage, dir, &log_opts)?;
         let mut snapshot = rec.snapshot;
         if snapshot.is_none() && rec.entries.is_empty() && !opts.bootstrap.is_empty() {
             let data = SnapshotData {

@@ -98,6 +98,16 @@ impl Waker {
     pub fn wake(&self) {
         let _ = rustix::io::write(&*self.0, &1u64.to_ne_bytes());
     }
+
+    /// A waker no transport polls: for a node a caller steps itself (a
+    /// deterministic simulator), where waking is a no-op.
+    pub fn detached() -> std::io::Result<Self> {
+        let fd = rustix::event::eventfd(
+            0,
+            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+        )?;
+        Ok(Waker(Arc::new(fd)))
+    }
 }
 
 /// The TCP transport of one node.

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use crate::reports::{ReportStore, Retention};
 use peregrine_book::{Command, StateHash};
-use peregrine_journal::{Journal, JournalError, LossPolicy, RecoveryReport, Replay, SnapshotStore};
+use peregrine_journal::{
+    Journal, JournalError, LossPolicy, RecoveryReport, Replay, SnapshotStore, Storage,
+};
 use peregrine_types::Timestamp;
 
 use crate::codec::command::{self as command_codec, CodecError, Record};
@@ -179,7 +181,17 @@ pub fn open_journal(
     section: &JournalSection,
     policy: LossPolicy,
 ) -> Result<(Journal, RecoveryReport), ReplayError> {
-    let (journal, report) = Journal::open_with(&section.dir, section.journal_config(), policy)?;
+    open_journal_in(&Storage::os(), section, policy)
+}
+
+/// [`open_journal`] on `storage`.
+pub fn open_journal_in(
+    storage: &Storage,
+    section: &JournalSection,
+    policy: LossPolicy,
+) -> Result<(Journal, RecoveryReport), ReplayError> {
+    let (journal, report) =
+        Journal::open_in(storage, &section.dir, section.journal_config(), policy)?;
     if let Some(loss) = &report.accepted_loss {
         log::error!(
             "journal {}: loss ACCEPTED by the operator (--accept-loss): {loss:?}",

@@ -24,6 +24,8 @@ use super::Shared;
 /// The replicated exchange state (see the module documentation).
 pub(crate) struct ExchangeSm {
     venue: VenueSpec,
+    /// The clock of the cores built here (the serving core's too).
+    clock: Clock,
     retention: Retention,
     core: Core<NoLog>,
     last_ts: Timestamp,
@@ -49,9 +51,20 @@ impl ExchangeSm {
         retention: Retention,
         shared: Arc<Shared>,
     ) -> Result<Self, String> {
-        let core = fresh(venue, Some(retention), None)?;
+        Self::with_clock(venue, retention, shared, Clock::monotonic())
+    }
+
+    /// [`ExchangeSm::new`] whose cores read `clock` (a simulator's).
+    pub(crate) fn with_clock(
+        venue: &VenueSpec,
+        retention: Retention,
+        shared: Arc<Shared>,
+        clock: Clock,
+    ) -> Result<Self, String> {
+        let core = fresh(venue, &clock, Some(retention), None)?;
         Ok(ExchangeSm {
             venue: venue.clone(),
+            clock,
             retention,
             core,
             last_ts: Timestamp(0),
@@ -70,7 +83,7 @@ impl ExchangeSm {
     /// from its snapshot stays here to go on replaying.
     pub(crate) fn take_for_serving(&mut self, stamp: Stamp) -> Result<Core<NoLog>, String> {
         let snap = snapshot::decode(&self.encode()).map_err(|e| e.to_string())?;
-        let copy = fresh(&self.venue, None, Some(&snap))?;
+        let copy = fresh(&self.venue, &self.clock, None, Some(&snap))?;
         let serving = std::mem::replace(&mut self.core, copy);
         self.own = Some(stamp);
         // Release: the serving thread reads the watermark with Acquire.
@@ -104,11 +117,12 @@ impl ExchangeSm {
 /// there on if `retention` is given.
 fn fresh(
     venue: &VenueSpec,
+    clock: &Clock,
     retention: Option<Retention>,
     snap: Option<&snapshot::EngineSnapshot>,
 ) -> Result<Core<NoLog>, String> {
     let mut core = venue
-        .core(NoLog, Clock::monotonic(), venue.arena_capacity)
+        .core(NoLog, clock.clone(), venue.arena_capacity)
         .map_err(|e| e.to_string())?;
     if let Some(s) = snap {
         core.restore_snapshot(s)?;
@@ -176,12 +190,12 @@ impl StateMachine for ExchangeSm {
     fn restore(&mut self, state: &[u8]) -> Result<(), String> {
         let retention = self.own.is_none().then_some(self.retention);
         if state.is_empty() {
-            self.core = fresh(&self.venue, retention, None)?;
+            self.core = fresh(&self.venue, &self.clock, retention, None)?;
             self.last_ts = Timestamp(0);
             return Ok(());
         }
         let snap = snapshot::decode(state).map_err(|e| e.to_string())?;
-        self.core = fresh(&self.venue, retention, Some(&snap))?;
+        self.core = fresh(&self.venue, &self.clock, retention, Some(&snap))?;
         self.last_ts = snap.last_ts;
         if self.own.is_some() {
             // A serving leader never installs a snapshot: its state would jump under

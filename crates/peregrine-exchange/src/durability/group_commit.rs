@@ -19,8 +19,11 @@
 //! A failed `fdatasync` leaves the page cache in an unknown state (fsyncgate): the
 //! sync thread stops, durability never advances, and the next commit returns the
 //! error, which stops the exchange.
+//!
+//! [`GroupCommit::stepped`] runs the same commit with no thread: a deterministic
+//! simulator calls [`GroupCommit::sync_now`] (one pass of the sync thread's loop)
+//! when its simulated `fdatasync` completes.
 
-use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,7 +36,7 @@ use peregrine_exchange_core::codec::command::MassCancelRequest;
 use peregrine_exchange_core::journal::JournalLog;
 use peregrine_exchange_core::CommandLog;
 use peregrine_journal::stats::{log2_bucket, SYNC_BUCKETS};
-use peregrine_journal::JournalStats;
+use peregrine_journal::{FileHandle, JournalStats};
 use rustix::event::{eventfd, EventfdFlags};
 
 /// What the two threads share.
@@ -47,9 +50,9 @@ struct Shared {
     failed: AtomicBool,
     stop: AtomicBool,
     /// The active segment's handle (replaced after a rotation).
-    file: Mutex<Option<File>>,
-    /// Signalled after each sync (watched by the polling loop).
-    wake: OwnedFd,
+    file: Mutex<Option<FileHandle>>,
+    /// Signalled after each sync (watched by the polling loop; none when stepped).
+    wake: Option<OwnedFd>,
     syncs: AtomicU64,
     sync_ns_sum: AtomicU64,
     sync_ns_buckets: [AtomicU64; SYNC_BUCKETS],
@@ -72,6 +75,28 @@ impl GroupCommit {
     /// value `nice` if given (`journal.sync_nice`). Its first sync covers what
     /// recovery found in the page cache.
     pub(crate) fn spawn(log: JournalLog, nice: Option<i32>) -> std::io::Result<Self> {
+        let wake = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
+        let mut g = Self::new(log, Some(wake))?;
+        let s = Arc::clone(&g.shared);
+        let thread = std::thread::Builder::new()
+            .name("journal-sync".into())
+            .spawn(move || {
+                if let Some(nice) = nice {
+                    set_nice(nice);
+                }
+                sync_loop(&s);
+            })?;
+        g.thread = Some(thread);
+        Ok(g)
+    }
+
+    /// The same commit with no sync thread: the caller runs each sync
+    /// ([`GroupCommit::sync_now`]) when it decides the `fdatasync` happens.
+    pub(crate) fn stepped(log: JournalLog) -> std::io::Result<Self> {
+        Self::new(log, None)
+    }
+
+    fn new(log: JournalLog, wake: Option<OwnedFd>) -> std::io::Result<Self> {
         let last = log.journal().last_seq().unwrap_or(0);
         let handle = log.journal().sync_handle().map_err(std::io::Error::other)?;
         let segment = handle.as_ref().map(|(first, _)| *first);
@@ -81,32 +106,38 @@ impl GroupCommit {
             failed: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             file: Mutex::new(handle.map(|(_, f)| f)),
-            wake: eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?,
+            wake,
             syncs: AtomicU64::new(0),
             sync_ns_sum: AtomicU64::new(0),
             sync_ns_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
         });
-        let s = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("journal-sync".into())
-            .spawn(move || {
-                if let Some(nice) = nice {
-                    set_nice(nice);
-                }
-                sync_loop(&s);
-            })?;
         Ok(GroupCommit {
             log,
             shared,
-            thread: Some(thread),
+            thread: None,
             segment,
             appended: last,
         })
     }
 
-    /// The eventfd signalled after every sync, for the polling loop to watch.
-    pub(crate) fn wake_fd(&self) -> BorrowedFd<'_> {
-        self.shared.wake.as_fd()
+    /// The eventfd signalled after every sync, for the polling loop to watch (none
+    /// when stepped).
+    pub(crate) fn wake_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.shared.wake.as_ref().map(AsFd::as_fd)
+    }
+
+    /// Stepped: whether a sync has something to cover.
+    pub(crate) fn sync_wanted(&self) -> bool {
+        // Relaxed: stepped, one thread.
+        !self.shared.failed.load(Ordering::Relaxed)
+            && self.shared.requested.load(Ordering::Relaxed)
+                > self.shared.durable.load(Ordering::Relaxed)
+    }
+
+    /// Stepped: one pass of the sync thread's loop, on the caller's thread (syncs
+    /// what was written and publishes it durable). Returns whether it synced.
+    pub(crate) fn sync_now(&self) -> bool {
+        sync_once(&self.shared) == Synced::Yes
     }
 
     fn check(&self) -> std::io::Result<()> {
@@ -228,40 +259,65 @@ fn set_nice(nice: i32) {
 
 fn sync_loop(s: &Shared) {
     loop {
-        // Acquire: pairs with the Release store in `commit`.
-        let target = s.requested.load(Ordering::Acquire);
-        // Relaxed: only this thread stores `durable`.
-        if target <= s.durable.load(Ordering::Relaxed) {
-            // Acquire: pairs with the Release store in `Drop`.
-            if s.stop.load(Ordering::Acquire) {
-                return;
+        match sync_once(s) {
+            Synced::Yes => {}
+            Synced::Failed => return,
+            Synced::Nothing => {
+                // Acquire: pairs with the Release store in `Drop`.
+                if s.stop.load(Ordering::Acquire) {
+                    return;
+                }
+                std::thread::park_timeout(Duration::from_millis(10));
             }
-            std::thread::park_timeout(Duration::from_millis(10));
-            continue;
         }
-        let started = Instant::now();
-        let result = {
-            let file = s.file.lock().unwrap_or_else(PoisonError::into_inner);
-            file.as_ref().map_or(Ok(()), File::sync_data)
-        };
-        if let Err(e) = result {
-            log::warn!(
-                "journal: fdatasync failed ({e}): nothing after seq {} is released; stopping",
-                s.durable.load(Ordering::Relaxed)
-            );
-            // Release: pairs with the Acquire load in `GroupCommit::check`.
-            s.failed.store(true, Ordering::Release);
-            return;
-        }
-        let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        // Relaxed: statistics.
-        s.syncs.fetch_add(1, Ordering::Relaxed);
-        s.sync_ns_sum.fetch_add(ns, Ordering::Relaxed);
-        s.sync_ns_buckets[log2_bucket(ns)].fetch_add(1, Ordering::Relaxed);
-        // Release: the matching thread's Acquire load of `durable` releases results.
-        s.durable.store(target, Ordering::Release);
-        let _ = rustix::io::write(&s.wake, &1u64.to_ne_bytes());
     }
+}
+
+/// What one pass of the sync loop did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Synced {
+    /// Nothing was waiting.
+    Nothing,
+    /// Synced and published.
+    Yes,
+    /// The `fdatasync` failed: nothing more becomes durable.
+    Failed,
+}
+
+/// One pass: `fdatasync` what was requested and publish it durable.
+fn sync_once(s: &Shared) -> Synced {
+    // Acquire: pairs with the Release store in `commit`.
+    let target = s.requested.load(Ordering::Acquire);
+    // Relaxed: only this thread stores `durable`; Acquire: the stepped caller reads
+    // `failed` on its own thread.
+    if target <= s.durable.load(Ordering::Relaxed) || s.failed.load(Ordering::Acquire) {
+        return Synced::Nothing;
+    }
+    let started = Instant::now();
+    let result = {
+        let file = s.file.lock().unwrap_or_else(PoisonError::into_inner);
+        file.as_ref().map_or(Ok(()), FileHandle::sync_data)
+    };
+    if let Err(e) = result {
+        log::warn!(
+            "journal: fdatasync failed ({e}): nothing after seq {} is released; stopping",
+            s.durable.load(Ordering::Relaxed)
+        );
+        // Release: pairs with the Acquire load in `GroupCommit::check`.
+        s.failed.store(true, Ordering::Release);
+        return Synced::Failed;
+    }
+    let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    // Relaxed: statistics.
+    s.syncs.fetch_add(1, Ordering::Relaxed);
+    s.sync_ns_sum.fetch_add(ns, Ordering::Relaxed);
+    s.sync_ns_buckets[log2_bucket(ns)].fetch_add(1, Ordering::Relaxed);
+    // Release: the matching thread's Acquire load of `durable` releases results.
+    s.durable.store(target, Ordering::Release);
+    if let Some(wake) = &s.wake {
+        let _ = rustix::io::write(wake, &1u64.to_ne_bytes());
+    }
+    Synced::Yes
 }
 
 #[cfg(test)]

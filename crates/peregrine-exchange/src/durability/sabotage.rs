@@ -29,6 +29,10 @@ pub(crate) fn requested() -> bool {
 pub(crate) struct ReleaseBeforeDurable {
     log: JournalLog,
     last_write: Instant,
+    /// Write every this many commits instead of by the clock (a simulator's
+    /// deterministic run); 0: every 200 ms.
+    every: u32,
+    commits: u32,
 }
 
 impl ReleaseBeforeDurable {
@@ -42,6 +46,17 @@ impl ReleaseBeforeDurable {
         ReleaseBeforeDurable {
             log,
             last_write: Instant::now(),
+            every: 0,
+            commits: 0,
+        }
+    }
+
+    /// Wraps `log`, writing it every `every` commits.
+    #[cfg(feature = "sabotage")]
+    pub(crate) fn every_commits(log: JournalLog, every: u32) -> Self {
+        ReleaseBeforeDurable {
+            every: every.max(1),
+            ..Self::new(log)
         }
     }
 }
@@ -57,7 +72,12 @@ impl CommandLog for ReleaseBeforeDurable {
         self.log.append_mass_cancel(seq, m)
     }
     fn commit(&mut self) -> std::io::Result<()> {
-        if self.last_write.elapsed() >= Duration::from_millis(200) {
+        self.commits = self.commits.wrapping_add(1);
+        let due = match self.every {
+            0 => self.last_write.elapsed() >= Duration::from_millis(200),
+            n => self.commits.is_multiple_of(n),
+        };
+        if due {
             self.last_write = Instant::now();
             self.log
                 .journal_mut()

@@ -25,7 +25,13 @@
 //!
 //! Either way the file write, `fsync`, rename, retention and optional journal pruning
 //! happen in `SnapshotStore` on the background thread.
+//!
+//! * **Stepped replica** ([`Snapshotter::stepped_replica`]): the replica mode with no
+//!   thread, for a deterministic simulator: the same [`Replica`] is fed each record
+//!   as it is journaled and writes its snapshots when the commit covers them, on the
+//!   caller's thread.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
@@ -55,6 +61,45 @@ pub struct Snapshotter {
     every: u64,
     inline: Option<Inline>,
     replica: Option<ReplicaLink>,
+    stepped: Option<Stepped>,
+}
+
+/// The replica and its store on the caller's thread.
+struct Stepped {
+    replica: Replica,
+    store: SnapshotStore,
+    make: ReplicaFactory,
+    /// Records waiting while a snapshot waits for its commit (the thread's ring).
+    backlog: VecDeque<(u64, Record)>,
+    committed: u64,
+}
+
+impl std::fmt::Debug for Stepped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stepped")
+            .field("backlog", &self.backlog.len())
+            .field("committed", &self.committed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Stepped {
+    /// What the replica thread's loop does with the records it has, and the
+    /// snapshot the commit made due.
+    fn run(&mut self) {
+        loop {
+            if let Some((seq, blob)) = self.replica.take_due(self.committed) {
+                write(&mut self.store, seq, blob);
+            }
+            if self.replica.pending_seq().is_some() {
+                return;
+            }
+            let Some((seq, rec)) = self.backlog.pop_front() else {
+                return;
+            };
+            self.replica.apply(seq, &rec);
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -99,7 +144,26 @@ impl Snapshotter {
                 writer: Some(writer),
             }),
             replica: None,
+            stepped: None,
         })
+    }
+
+    /// Replica snapshots with no thread (a deterministic simulator's): the replica
+    /// runs on the caller's thread as records are journaled and commits reported.
+    pub fn stepped_replica(store: SnapshotStore, every: u64, make: ReplicaFactory) -> Self {
+        let every = every.max(1);
+        Snapshotter {
+            every,
+            inline: None,
+            replica: None,
+            stepped: Some(Stepped {
+                replica: Replica::new(every),
+                store,
+                make,
+                backlog: VecDeque::new(),
+                committed: 0,
+            }),
+        }
     }
 
     /// Replica snapshots: a thread that replays every record into the core `make`
@@ -142,6 +206,7 @@ impl Snapshotter {
         Ok(Snapshotter {
             every,
             inline: None,
+            stepped: None,
             replica: Some(ReplicaLink {
                 ring: producer,
                 seeds,
@@ -165,6 +230,17 @@ impl Snapshotter {
         ts: Timestamp,
         reports: &Counters,
     ) {
+        if let Some(st) = self.stepped.as_mut() {
+            let blob = snapshot_codec::encode(engine, seq, ts, &reports.sorted());
+            let seeded = (st.make)()
+                .ok_or_else(|| "could not build the replica's engine".to_string())
+                .and_then(|fresh| st.replica.seed(seq, blob, fresh));
+            if let Err(e) = seeded {
+                log::warn!("snapshot replica: seed at seq {seq} refused ({e}); snapshots are off");
+                self.stepped = None;
+            }
+            return;
+        }
         let Some(r) = self.replica.as_mut() else {
             return;
         };
@@ -187,6 +263,11 @@ impl Snapshotter {
         ts: Timestamp,
         reports: &Counters,
     ) {
+        if let Some(st) = self.stepped.as_mut() {
+            st.backlog.push_back((seq, rec));
+            st.run();
+            return;
+        }
         if let Some(r) = self.replica.as_mut() {
             r.last_seq = seq;
             r.last_ts = ts;
@@ -211,6 +292,11 @@ impl Snapshotter {
     /// After a batch's journal commit: everything through `durable` is durable.
     #[inline]
     fn committed(&mut self, engine: &MatchingEngine, durable: u64, reports: &Counters) {
+        if let Some(st) = self.stepped.as_mut() {
+            st.committed = st.committed.max(durable);
+            st.run();
+            return;
+        }
         if let Some(r) = self.replica.as_mut() {
             // Release: the replica reads it to decide a snapshot may be written.
             r.committed

@@ -3,21 +3,45 @@
 //! the snapshot thread. Anything but a torn tail refuses to start.
 
 use peregrine_exchange_core::journal::{JournalLog, JournalSection};
-use peregrine_exchange_core::replay::{open_journal, restore};
+use peregrine_exchange_core::replay::{open_journal_in, restore};
 use peregrine_exchange_core::reports::{ReportStore, Retention};
 use peregrine_exchange_core::{Clock, Core, NoLog, VenueSpec};
-use peregrine_journal::{LossPolicy, SnapshotConfig, SnapshotStore};
+use peregrine_journal::{LossPolicy, SnapshotConfig, SnapshotStore, Storage};
 
 use crate::config::Config;
 use crate::durability::commitments;
 use crate::durability::snapshots::{ReplicaFactory, Snapshotter};
 use crate::error::{ExchangeError, IoContext};
 
+/// Where a node runs: the server's threads and file system, or a deterministic
+/// simulator's storage and clock with every helper stepped on the caller's thread.
+#[derive(Debug, Clone)]
+pub(crate) struct Host {
+    /// The file system of the journal and snapshots.
+    pub(crate) storage: Storage,
+    /// The clock of the cores built here (the live core's is given with it).
+    pub(crate) clock: Clock,
+    /// No helper threads: the snapshot replica runs on the caller's thread.
+    pub(crate) stepped: bool,
+}
+
+impl Host {
+    /// The server's: `std::fs`, the monotonic clock, helper threads.
+    pub(crate) fn os() -> Self {
+        Host {
+            storage: Storage::os(),
+            clock: Clock::monotonic(),
+            stepped: false,
+        }
+    }
+}
+
 /// Recovers `core` (built over the journal of `section`) to the state the journal
 /// holds, with commitments and snapshots attached as the config asks. Returns it with
 /// the report streams the replay rebuilt (what the sessions replay to clients that
 /// reconnect).
 pub(crate) fn recover(
+    host: &Host,
     config: &Config,
     section: &JournalSection,
     venue: &VenueSpec,
@@ -33,7 +57,7 @@ pub(crate) fn recover(
             ..SnapshotConfig::default()
         };
         Some(
-            SnapshotStore::open(&dir, snapshot_config)
+            SnapshotStore::open_in(&host.storage, &dir, snapshot_config)
                 .map_err(|source| ExchangeError::Snapshots { dir, source })?,
         )
     } else {
@@ -61,12 +85,17 @@ pub(crate) fn recover(
         // The snapshot thread keeps a replica fed by the journaled records, so the
         // matching thread never encodes a snapshot (crate::durability::snapshots).
         let venue = venue.clone();
+        let clock = host.clock.clone();
         let make: ReplicaFactory = Box::new(move || {
             let capacity = venue.arena_capacity;
-            venue.core(NoLog, Clock::monotonic(), capacity).ok()
+            venue.core(NoLog, clock.clone(), capacity).ok()
         });
-        let snapshots = Snapshotter::spawn_replica(store, section.snapshot_every, make)
-            .doing(|| "spawning the snapshot thread".into())?;
+        let snapshots = if host.stepped {
+            Snapshotter::stepped_replica(store, section.snapshot_every, make)
+        } else {
+            Snapshotter::spawn_replica(store, section.snapshot_every, make)
+                .doing(|| "spawning the snapshot thread".into())?
+        };
         core = core.with_snapshots(Box::new(snapshots));
     }
     Ok((core, reports))
@@ -75,6 +104,7 @@ pub(crate) fn recover(
 /// Opens the journal of `section`, logging what recovery found; lost committed
 /// records refuse to start unless `accept_loss`.
 pub(crate) fn open(
+    host: &Host,
     section: &JournalSection,
     accept_loss: bool,
 ) -> Result<JournalLog, ExchangeError> {
@@ -83,10 +113,11 @@ pub(crate) fn open(
     } else {
         LossPolicy::Refuse
     };
-    let (journal, _report) =
-        open_journal(section, policy).map_err(|source| ExchangeError::OpenJournal {
+    let (journal, _report) = open_journal_in(&host.storage, section, policy).map_err(|source| {
+        ExchangeError::OpenJournal {
             dir: section.dir.clone(),
             source,
-        })?;
+        }
+    })?;
     Ok(JournalLog::new(journal))
 }

@@ -1,5 +1,6 @@
-//! The network side: the session table (listener, sessions, routing of reports),
-//! each session's protocol and socket, and the polling loops of both topologies
+//! The network side: the session table (sessions, logins, routing of reports; sans-IO),
+//! the socket shell around it (listener, streams, epoll), each session's protocol, and
+//! the polling loops of both topologies
 //! ([`compact`]: one thread; [`split`]: ingestion and matching threads joined by
 //! `peregrine_queue::spsc` rings).
 
@@ -9,6 +10,8 @@ pub(crate) mod credentials;
 pub(crate) mod pressure;
 pub(crate) mod report;
 pub(crate) mod session;
+pub(crate) mod sockets;
+pub(crate) mod sources;
 pub(crate) mod split;
 pub(crate) mod table;
 

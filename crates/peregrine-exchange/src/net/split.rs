@@ -21,6 +21,7 @@ use peregrine_wire::v2::Outbound;
 
 use crate::feed::FeedIo;
 use crate::net::report::Report;
+use crate::net::sockets::Sockets;
 use crate::net::table::SessionTable;
 use crate::net::Housekeeping;
 
@@ -46,6 +47,7 @@ impl Outbox for Batch {
 /// The ingestion loop.
 pub(crate) fn ingest(
     mut table: SessionTable,
+    mut sockets: Sockets,
     mut to_core: Producer<Request>,
     mut from_core: Consumer<Report>,
     wait: WaitStrategy,
@@ -61,7 +63,7 @@ pub(crate) fn ingest(
             requests.clear();
             next = 0;
             // The report ring has no descriptor to wait on: poll without blocking.
-            match table.poll(Some(Duration::ZERO), true, &mut requests) {
+            match sockets.poll(&mut table, Some(Duration::ZERO), true, &mut requests) {
                 Ok(p) => busy |= p.events > 0,
                 Err(e) => log::warn!("ingestion: poll failed: {e}"),
             }
@@ -80,8 +82,8 @@ pub(crate) fn ingest(
             }
             busy = true;
         }
-        table.timers();
-        busy |= table.flush();
+        table.timers(&mut sockets);
+        busy |= table.flush(&mut sockets);
         if busy {
             idler.reset();
         } else {

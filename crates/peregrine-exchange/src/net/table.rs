@@ -22,15 +22,16 @@
 //! * **Nothing leaves before it is durable.** Reports and answers of a batch wait in
 //!   the table until the journal's sync covers the batch ([`SessionTable::mark_batch`],
 //!   [`SessionTable::release`]); only then do they enter the streams.
-//! * **Readiness.** [`SessionTable::poll`] waits on epoll ([`Poller`]) for the
-//!   listener, the sessions and the group commit's durability signal.
+//! * **Sans-IO.** The table owns no socket, clock or randomness: the connections
+//!   are a [`SessionIo`] (the socket shell, `net::sockets`, which waits on epoll and
+//!   accepts; or a simulator's connections), and the time and challenge nonces come
+//!   from [`SessionClock`] and [`Nonces`].
 //! * **Liveness on input actually read**: a session is declared dead only after a
 //!   last read attempt finds nothing waiting, and a pause of the exchange's own loop
 //!   does not count as the peers' silence.
 
 use std::collections::VecDeque;
-use std::io::ErrorKind;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,23 +58,18 @@ use crate::net::admission::{Admit, LoginThrottle, PendingConfig, PendingPool, Th
 use crate::net::credentials::{Credentials, Grant, Refusal};
 use crate::net::pressure::Pressure;
 use crate::net::report::Report;
-use crate::net::session::conn::{Conn, ReadOutcome};
+use crate::net::session::conn::{Conn, ReadOutcome, SessionIo};
 use crate::net::session::protocol::{Delivery, EngineStatus, Step};
-use peregrine_queue::poller::{ready, Poller, Ready};
+use crate::net::sources::{Nonces, SessionClock};
 
-/// Poller token of the order-entry listener (`u64::MAX` is the poller's own timer,
-/// `peregrine_queue::poller::TIMER_TOKEN`).
-const LISTENER: u64 = u64::MAX - 1;
-/// Poller token of the group commit's eventfd (a batch became durable).
-const DURABLE: u64 = u64::MAX - 2;
-
-/// What one [`SessionTable::poll`] found.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Polled {
-    /// Descriptors reported ready (sessions, the listener, the durability signal).
-    pub events: usize,
-    /// Bytes read from sessions.
-    pub bytes: usize,
+/// A connection about to be admitted: its slot, key and challenge nonce
+/// ([`SessionTable::prepare_admit`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Admission {
+    /// The slot it gets.
+    pub slot: usize,
+    key: SessionKey,
+    nonce: [u8; 32],
 }
 
 /// Output of the matching stage that waits for its batch's sync: the batch's last
@@ -91,10 +87,6 @@ const HELD_RESERVE: usize = 8192;
 /// Every session of the exchange.
 #[derive(Debug)]
 pub(crate) struct SessionTable {
-    listener: TcpListener,
-    poller: Poller,
-    durable_fd: Option<std::os::fd::OwnedFd>,
-    ready: Vec<Ready>,
     /// Sessions with input buffered but not yet handled (read outside
     /// [`SessionTable::poll`], by the liveness check).
     rescan: Vec<usize>,
@@ -119,7 +111,11 @@ pub(crate) struct SessionTable {
     out_limit: usize,
     heartbeat: Duration,
     engine_seq: Arc<AtomicU64>,
+    /// The engine's clock (engine times in session messages).
     clock: Clock,
+    /// The session layer's clock (heartbeats, liveness, timeouts).
+    time: SessionClock,
+    nonces: Nonces,
     dirty: Vec<usize>,
     flagged: Vec<bool>,
     last_timers: Instant,
@@ -130,27 +126,24 @@ pub(crate) struct SessionTable {
 }
 
 impl SessionTable {
-    /// Binds the listener. `store` holds the report streams rebuilt by the start-up
-    /// replay (an empty store without a journal).
-    pub(crate) fn bind(
+    /// The table of `config`'s sessions. `store` holds the report streams rebuilt by
+    /// the start-up replay (an empty store without a journal); `clock` gives engine
+    /// times, `time` the session layer's instants, `nonces` the login challenges.
+    pub(crate) fn new(
         config: &Config,
         engine_seq: Arc<AtomicU64>,
         store: Option<ReportStore>,
-    ) -> std::io::Result<Self> {
-        let listener = TcpListener::bind(config.listen)?;
-        listener.set_nonblocking(true)?;
+        clock: Clock,
+        time: SessionClock,
+        nonces: Nonces,
+    ) -> Self {
         let a = &config.access;
-        let slots = config.max_sessions + a.pending;
-        let poller = Poller::new(slots + 4)?;
-        poller.add(&listener, LISTENER)?;
+        let slots = Self::slots_for(config);
+        let now = time.now();
         let retention = Retention {
             per_account: config.reports.retain_per_account,
         };
-        Ok(SessionTable {
-            listener,
-            poller,
-            durable_fd: None,
-            ready: Vec::with_capacity(slots + 4),
+        SessionTable {
             rescan: Vec::new(),
             held: VecDeque::with_capacity(HELD_RESERVE),
             stopwatch: None,
@@ -182,15 +175,28 @@ impl SessionTable {
             out_limit: config.session_out_buffer,
             heartbeat: Duration::from_millis(u64::from(config.heartbeat_ms)),
             engine_seq,
-            clock: Clock::monotonic(),
+            clock,
+            time,
+            nonces,
             dirty: Vec::with_capacity(slots),
             flagged: vec![false; slots],
-            last_timers: Instant::now(),
+            last_timers: now,
             stats: SessionStats::default(),
             metrics: None,
-            started: Instant::now(),
+            started: now,
             pressure: Pressure::new(config.backpressure.limits()),
-        })
+        }
+    }
+
+    /// Connection slots of `config`: the logged-in sessions and the pending pool.
+    pub(crate) fn slots_for(config: &Config) -> usize {
+        config.max_sessions + config.access.pending
+    }
+
+    /// Now, by the session layer's clock.
+    #[inline]
+    fn now(&self) -> Instant {
+        self.time.now()
     }
 
     /// Publishes the session counters to `hub` at most once per `interval`, from
@@ -214,124 +220,55 @@ impl SessionTable {
         self.written_ns.get(slot).copied().unwrap_or(0)
     }
 
-    /// Also wakes [`SessionTable::poll`] when the group commit signals `fd` (kept
-    /// open as long as the table).
-    pub(crate) fn watch_durable(&mut self, fd: std::os::fd::OwnedFd) -> std::io::Result<()> {
-        self.poller.add_edge(&fd, DURABLE)?;
-        self.durable_fd = Some(fd);
-        Ok(())
+    /// Sessions whose buffered input waits to be handled (read by the liveness
+    /// check): the next poll must not block.
+    pub(crate) fn has_rescan(&self) -> bool {
+        !self.rescan.is_empty()
     }
 
-    /// Waits for readiness (`timeout` zero: just look; `None`: until something is
-    /// ready), accepts pending connections and, if `read`, reads every ready session
-    /// once (level-triggered: one left unread is reported again); session messages
-    /// are handled here, order-entry requests (and the login snapshots the core must
-    /// send) appended to `requests`.
-    pub(crate) fn poll(
-        &mut self,
-        timeout: Option<Duration>,
-        read: bool,
-        requests: &mut Vec<Request>,
-    ) -> std::io::Result<Polled> {
-        let timeout = if self.rescan.is_empty() {
-            timeout
-        } else {
-            Some(Duration::ZERO)
-        };
-        self.ready.clear();
-        self.ready
-            .extend(self.poller.wait(timeout)?.iter().map(ready));
-        if read {
-            self.pressure.poll_started(self.elapsed_ns(Instant::now()));
+    /// Handles the input the liveness check read; returns how many sessions had some.
+    pub(crate) fn drain_rescan(&mut self, requests: &mut Vec<Request>) -> usize {
+        let rescan = std::mem::take(&mut self.rescan);
+        let n = rescan.len();
+        for slot in rescan {
+            self.drain_frames(slot, requests);
+            self.mark_dirty(slot);
         }
-        let mut polled = Polled {
-            events: self.ready.len(),
-            bytes: 0,
-        };
-        for i in 0..self.ready.len() {
-            match self.ready[i].token {
-                LISTENER => {
-                    self.accept();
-                }
-                DURABLE => {}
-                token if read => polled.bytes += self.read(token as usize, requests),
-                _ => {}
-            }
-        }
-        if read && !self.rescan.is_empty() {
-            let rescan = std::mem::take(&mut self.rescan);
-            polled.events += rescan.len();
-            for slot in rescan {
-                self.drain_frames(slot, requests);
-                self.mark_dirty(slot);
-            }
-        }
-        Ok(polled)
-    }
-
-    /// The bound address.
-    pub(crate) fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
-    }
-
-    fn elapsed_ns(&self, now: Instant) -> u64 {
-        u64::try_from(now.duration_since(self.started).as_nanos()).unwrap_or(u64::MAX)
+        n
     }
 
     fn now_ms(&self, now: Instant) -> u64 {
         u64::try_from(now.duration_since(self.started).as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Accepts every pending connection into the pending pool (evicting the oldest
-    /// waiting connection when full). Returns whether any arrived.
-    fn accept(&mut self) -> bool {
-        let mut any = false;
-        loop {
-            match self.listener.accept() {
-                Ok((stream, peer)) => {
-                    any = true;
-                    self.admit(stream, peer);
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return any,
-                Err(e) => {
-                    log::info!("accept failed: {e}");
-                    return any;
-                }
-            }
-        }
-    }
-
-    fn admit(&mut self, stream: std::net::TcpStream, peer: SocketAddr) {
-        let now = Instant::now();
-        // The slot for the pending pool's newcomer: a free one, or the one of the
-        // connection the pool evicts.
+    /// A newcomer from `peer`: the slot it gets (a free one; the pending pool evicts
+    /// the oldest waiting connection when full) and its challenge nonce, or `None`
+    /// when it is refused (every slot taken, no nonce). The caller sets its
+    /// connection up at that slot, then calls [`SessionTable::admit`].
+    pub(crate) fn prepare_admit(&mut self, peer: SocketAddr) -> Option<Admission> {
         let Some(slot) = self.slots.iter().position(Option::is_none) else {
             self.stats.refused += 1;
             log::info!("refused {peer}: every slot is taken");
-            return;
+            return None;
         };
         let key = SessionKey::new(slot as u32, self.generations[slot]);
         let mut nonce = [0u8; 32];
-        if let Err(e) = getrandom::fill(&mut nonce) {
+        if let Err(e) = self.nonces.fill(&mut nonce) {
             log::error!("refused {peer}: no random nonce: {e}");
-            return;
+            return None;
         }
+        Some(Admission { slot, key, nonce })
+    }
+
+    /// Admits the newcomer whose connection was set up at `a.slot` into the pending
+    /// pool: it is sent the challenge.
+    pub(crate) fn admit(&mut self, a: Admission, peer: SocketAddr) {
+        let now = self.now();
         let engine = self.engine_status();
-        let conn = Conn::new(stream, peer, key, self.out_limit, nonce, engine).and_then(|c| {
-            self.poller.add(c.fd(), slot as u64)?;
-            Ok(c)
-        });
-        match conn {
-            Ok(c) => {
-                self.stats.accepted += 1;
-                self.slots[slot] = Some(c);
-                self.mark_dirty(slot);
-            }
-            Err(e) => {
-                log::info!("refused {peer}: socket setup failed: {e}");
-                return;
-            }
-        }
+        let (slot, key) = (a.slot, a.key);
+        self.stats.accepted += 1;
+        self.slots[slot] = Some(Conn::new(peer, key, self.out_limit, a.nonce, engine, now));
+        self.mark_dirty(slot);
         if let Admit::Evicted(old) = self.pending.admit(key, peer.ip(), self.now_ms(now)) {
             if let Some(c) = self.slot_of(old) {
                 c.proto.close = Some("evicted from the pending pool (login too slow)".into());
@@ -349,11 +286,17 @@ impl SessionTable {
 
     /// Reads session `slot` once (it was reported ready) and handles what arrived.
     /// Returns the bytes read.
-    fn read(&mut self, slot: usize, requests: &mut Vec<Request>) -> usize {
+    pub(crate) fn read_ready(
+        &mut self,
+        slot: usize,
+        io: &mut impl SessionIo,
+        requests: &mut Vec<Request>,
+    ) -> usize {
+        let now = self.now();
         let Some(s) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
             return 0;
         };
-        let n = match s.read() {
+        let n = match s.read(io, now) {
             ReadOutcome::Ok(n) => n,
             ReadOutcome::Closed(why) => {
                 s.proto.close.get_or_insert(why);
@@ -384,8 +327,9 @@ impl SessionTable {
                 None | Some(Step::Stop) => return,
                 Some(Step::Nothing) => {}
                 Some(Step::OldLogin) => {
+                    let now = self.time.now();
                     s.proto
-                        .refuse(LoginCode::UnsupportedVersion, 0, engine, Instant::now());
+                        .refuse(LoginCode::UnsupportedVersion, 0, engine, now);
                     return;
                 }
                 Some(Step::Login(l)) => self.login(slot, &l, requests),
@@ -399,7 +343,7 @@ impl SessionTable {
     }
 
     /// A request of a logged-in session for the core, or `None` when it is refused
-    /// here (a drop copy is read-only).
+    /// here (a drop copy is read-only; past `[backpressure]`'s limits, `busy`).
     fn admit_request(&mut self, key: SessionKey, g: Grant, msg: Inbound) -> Option<Request> {
         let scope = match g.target {
             Some(a) => Scope::Account(a),
@@ -409,7 +353,7 @@ impl SessionTable {
             Some(RejectCode::ReadOnlySession)
         } else if self
             .pressure
-            // Relaxed: a display value written by the matching stage (this thread).
+            // Relaxed: a display value written by the matching stage.
             .refuses(&msg, self.engine_seq.load(Ordering::Relaxed))
         {
             Some(RejectCode::Busy)
@@ -418,7 +362,7 @@ impl SessionTable {
         };
         if let Some(refusal) = code.and_then(|c| refusal(&msg, g.account, self.engine_status(), c))
         {
-            let now = Instant::now();
+            let now = self.now();
             let store = &self.store;
             if let Some(c) = self
                 .slots
@@ -447,7 +391,7 @@ impl SessionTable {
         login: &peregrine_wire::v2::session::Login,
         requests: &mut Vec<Request>,
     ) {
-        let now = Instant::now();
+        let now = self.now();
         let now_ms = self.now_ms(now);
         let engine = self.engine_status();
         let Some(s) = self.slots[slot].as_mut() else {
@@ -565,9 +509,9 @@ impl SessionTable {
     /// the last flush, writes, and closes sessions marked for closing. Returns
     /// whether any bytes were written (progress: a replay under way keeps the loop
     /// from parking).
-    pub(crate) fn flush(&mut self) -> bool {
+    pub(crate) fn flush(&mut self, io: &mut impl SessionIo) -> bool {
         let engine = self.engine_status();
-        let now = Instant::now();
+        let now = self.now();
         let mut wrote = false;
         for i in 0..self.dirty.len() {
             let slot = self.dirty[i];
@@ -577,7 +521,7 @@ impl SessionTable {
             if s.proto.close.is_none() {
                 s.proto.pump(&self.store, engine, now);
                 let before = s.proto.unsent();
-                s.flush();
+                s.flush(io);
                 if s.proto.unsent() != before {
                     wrote = true;
                     if let Some(w) = self.stopwatch {
@@ -587,7 +531,7 @@ impl SessionTable {
                 // Room freed by the write: pull more of the stream while it lasts.
                 while s.proto.close.is_none() && s.proto.pump(&self.store, engine, now) {
                     let before = s.proto.unsent();
-                    s.flush();
+                    s.flush(io);
                     if s.proto.unsent() == before {
                         break;
                     }
@@ -595,7 +539,7 @@ impl SessionTable {
             }
             let finished = s.proto.close_after_flush && s.proto.unsent() == 0;
             if s.proto.close.is_some() || finished {
-                self.close(slot);
+                self.close(slot, io);
             }
         }
         let (slots, flagged, store) = (&self.slots, &mut self.flagged, &self.store);
@@ -609,7 +553,7 @@ impl SessionTable {
         wrote
     }
 
-    fn close(&mut self, slot: usize) {
+    fn close(&mut self, slot: usize, io: &mut impl SessionIo) {
         let Some(s) = self.slots[slot].take() else {
             return;
         };
@@ -625,8 +569,7 @@ impl SessionTable {
             format!("account {}", g.account)
         });
         log::info!("session {slot}: disconnected ({who}, {}): {why}", s.peer);
-        self.poller.remove(s.fd());
-        s.shutdown();
+        io.close(slot);
         self.rescan.retain(|&r| r != slot);
         self.generations[slot] = self.generations[slot].wrapping_add(1);
         self.pending.remove(s.key);
@@ -643,8 +586,8 @@ impl SessionTable {
     }
 
     /// Heartbeats, liveness, login timeouts: at most every millisecond.
-    pub(crate) fn timers(&mut self) {
-        let now = Instant::now();
+    pub(crate) fn timers(&mut self, io: &mut impl SessionIo) {
+        let now = self.now();
         let since = now.duration_since(self.last_timers);
         if since < Duration::from_millis(1) {
             return;
@@ -677,7 +620,7 @@ impl SessionTable {
             if silent > self.heartbeat * 3 {
                 // Judge on input actually read: bytes waiting in the socket mean the
                 // peer is alive, whatever our own delays were.
-                if let ReadOutcome::Ok(n) = s.read() {
+                if let ReadOutcome::Ok(n) = s.read(io, now) {
                     if n > 0 || s.proto.has_input() {
                         // Handled by the next poll (the socket may be drained now).
                         if !self.rescan.contains(&slot) {
@@ -723,48 +666,36 @@ impl SessionTable {
 }
 
 impl SessionTable {
-    /// The serving loop stops because this node no longer leads (a cluster leader
-    /// that lost its quorum, docs/cluster.md): every logged-in session gets `notice`
-    /// (a `LeaderRedirect`: where the leader is, or that none is known yet) after the
-    /// reports already released to it, then its sending side is shut, and its input
-    /// is read and dropped until the client closes or `within` has passed (closing
-    /// on unread input would reset the connection, and a reset can overtake the
-    /// notice). Held results are never released: their batches were not replicated.
-    pub(crate) fn farewell(&mut self, notice: Outbound, within: Duration) {
+    /// Queues `notice` as the last message of every logged-in session, after the
+    /// reports already released to it (a cluster leader that lost its quorum tells
+    /// them where the leader is, or that none is known yet; the shell writes it:
+    /// `Sockets::farewell`). Results held for replication are never released.
+    /// Returns the slots told.
+    pub(crate) fn queue_farewell(&mut self, notice: Outbound) -> Vec<usize> {
         let engine = self.engine_status();
-        let now = Instant::now();
-        let end = now + within;
-        let mut told = 0;
-        for s in self.slots.iter_mut().flatten() {
+        let now = self.now();
+        let mut told = Vec::new();
+        for (slot, c) in self.slots.iter_mut().enumerate() {
+            let Some(s) = c.as_mut() else {
+                continue;
+            };
             if s.proto.grant().is_some() && s.proto.close.is_none() {
                 while s.proto.pump(&self.store, engine, now) {}
                 s.proto.enqueue(notice, now);
-                told += 1;
+                told.push(slot);
             }
         }
-        let mut shut = vec![false; self.slots.len()];
-        loop {
-            let mut open = 0;
-            for (slot, c) in self.slots.iter_mut().enumerate() {
-                let Some(s) = c.as_mut() else {
-                    continue;
-                };
-                s.flush();
-                let written = s.proto.close.is_some() || s.proto.unsent() == 0;
-                if written && !shut[slot] {
-                    s.shutdown_write();
-                    shut[slot] = true;
-                }
-                if !(written && s.discard_input()) {
-                    open += 1;
-                }
-            }
-            if open == 0 || Instant::now() >= end {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        log::info!("{told} session(s) told where the leader is (or that none is known) and closed");
+        told
+    }
+
+    /// Writes what session `slot` has queued; true once all of it is written (or
+    /// the session failed or is gone).
+    pub(crate) fn flush_slot(&mut self, slot: usize, io: &mut impl SessionIo) -> bool {
+        let Some(s) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
+            return true;
+        };
+        s.flush(io);
+        s.proto.close.is_some() || s.proto.unsent() == 0
     }
 }
 
@@ -784,8 +715,13 @@ fn behind(c: &Conn, store: &ReportStore, engine: EngineStatus) -> bool {
 impl SessionTable {
     /// The batch ending at engine sequence number `seq` was committed: the reports
     /// and answers queued since the last mark belong to it (they wait for its sync).
+    /// Once per loop iteration: backpressure judges the next poll's requests by the
+    /// pipeline as it stands now.
     pub(crate) fn mark_batch(&mut self, seq: u64) {
-        self.pressure.marked(seq, self.elapsed_ns(Instant::now()));
+        let now =
+            u64::try_from(self.now().duration_since(self.started).as_nanos()).unwrap_or(u64::MAX);
+        self.pressure.marked(seq, now);
+        self.pressure.poll_started(now);
         for h in self.held.iter_mut().rev() {
             if h.batch != u64::MAX {
                 break;
@@ -854,7 +790,7 @@ impl SessionTable {
     /// Queues an answer of a durable batch for session `to` only.
     pub(crate) fn deliver_answer(&mut self, to: SessionKey, msg: Outbound) {
         let engine = self.engine_status();
-        let now = Instant::now();
+        let now = self.now();
         let store = &self.store;
         let Some(c) = self
             .slots

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::JournalError;
 use crate::segment;
+use crate::storage::Storage;
 
 /// Deletes every segment of `journal_dir` whose records all have
 /// `seq <= covered_seq`, judged from file names alone: segment *i* ends at
@@ -11,7 +12,16 @@ use crate::segment;
 /// appends to it), so this is safe to run while the journal is live.
 /// Returns the deleted paths.
 pub fn prune_segments(journal_dir: &Path, covered_seq: u64) -> Result<Vec<PathBuf>, JournalError> {
-    let segments = segment::list(journal_dir)?;
+    prune_segments_in(&Storage::os(), journal_dir, covered_seq)
+}
+
+/// [`prune_segments`] on `storage`.
+pub fn prune_segments_in(
+    storage: &Storage,
+    journal_dir: &Path,
+    covered_seq: u64,
+) -> Result<Vec<PathBuf>, JournalError> {
+    let segments = segment::list_in(storage, journal_dir)?;
     let mut deleted = Vec::new();
     for pair in segments.windows(2) {
         let last_in_segment = pair[1].first_seq - 1;
@@ -19,11 +29,13 @@ pub fn prune_segments(journal_dir: &Path, covered_seq: u64) -> Result<Vec<PathBu
             break;
         }
         let path = &pair[0].path;
-        std::fs::remove_file(path).map_err(|e| JournalError::io("delete segment", path, e))?;
+        storage
+            .remove_file(path)
+            .map_err(|e| JournalError::io("delete segment", path, e))?;
         deleted.push(path.clone());
     }
     if !deleted.is_empty() {
-        segment::sync_dir(journal_dir)?;
+        segment::sync_dir_in(storage, journal_dir)?;
     }
     Ok(deleted)
 }

@@ -1,13 +1,12 @@
 //! The snapshot directory: atomic writes, newest-valid lookup, retention.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use super::format::{self, SnapshotDefect};
 use crate::error::JournalError;
+use crate::storage::{Open, Storage};
 
 const PREFIX: &str = "snapshot-";
 const SUFFIX: &str = ".snap";
@@ -106,6 +105,7 @@ pub struct SnapshotWritten {
 /// the thread that writes snapshots.
 #[derive(Debug)]
 pub struct SnapshotStore {
+    storage: Storage,
     dir: PathBuf,
     config: SnapshotConfig,
 }
@@ -113,14 +113,31 @@ pub struct SnapshotStore {
 impl SnapshotStore {
     /// Opens (creating) `dir` and deletes temp files left by a crash mid-write.
     pub fn open(dir: impl AsRef<Path>, config: SnapshotConfig) -> Result<Self, SnapshotError> {
+        Self::open_in(&Storage::os(), dir, config)
+    }
+
+    /// [`SnapshotStore::open`] on `storage`.
+    pub fn open_in(
+        storage: &Storage,
+        dir: impl AsRef<Path>,
+        config: SnapshotConfig,
+    ) -> Result<Self, SnapshotError> {
         if config.retain == 0 {
             return Err(SnapshotError::Config);
         }
         let dir = dir.as_ref().to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(io("create dir", &dir))?;
-        let store = Self { dir, config };
+        storage
+            .create_dir_all(&dir)
+            .map_err(io("create dir", &dir))?;
+        let store = Self {
+            storage: storage.clone(),
+            dir,
+            config,
+        };
         for tmp in store.list(TMP_SUFFIX)? {
-            std::fs::remove_file(&tmp.1).map_err(io("remove temp", &tmp.1))?;
+            storage
+                .remove_file(&tmp.1)
+                .map_err(io("remove temp", &tmp.1))?;
         }
         Ok(store)
     }
@@ -135,9 +152,11 @@ impl SnapshotStore {
     ) -> Result<SnapshotWritten, SnapshotError> {
         let path = self.dir.join(name(last_seq, SUFFIX));
         let tmp = self.dir.join(name(last_seq, TMP_SUFFIX));
-        write_synced(&tmp, &format::header(last_seq, &data), &data)?;
-        std::fs::rename(&tmp, &path).map_err(io("rename snapshot", &tmp))?;
-        sync_dir(&self.dir)?;
+        write_synced(&self.storage, &tmp, &format::header(last_seq, &data), &data)?;
+        self.storage
+            .rename(&tmp, &path)
+            .map_err(io("rename snapshot", &tmp))?;
+        sync_dir(&self.storage, &self.dir)?;
         let removed_snapshots = self.apply_retention()?;
         let removed_segments = self.prune()?;
         Ok(SnapshotWritten {
@@ -152,7 +171,7 @@ impl SnapshotStore {
     pub fn latest_valid(&self) -> Result<LatestSnapshot, SnapshotError> {
         let mut out = LatestSnapshot::default();
         for (seq, path) in self.list(SUFFIX)?.into_iter().rev() {
-            match read_verified(&path, seq) {
+            match read_verified(&self.storage, &path, seq) {
                 Ok(data) => {
                     out.snapshot = Some(Snapshot {
                         last_seq: seq,
@@ -182,11 +201,13 @@ impl SnapshotStore {
         let excess = all.len().saturating_sub(self.config.retain);
         let mut removed = Vec::new();
         for (_, path) in all.into_iter().take(excess) {
-            std::fs::remove_file(&path).map_err(io("remove snapshot", &path))?;
+            self.storage
+                .remove_file(&path)
+                .map_err(io("remove snapshot", &path))?;
             removed.push(path);
         }
         if !removed.is_empty() {
-            sync_dir(&self.dir)?;
+            sync_dir(&self.storage, &self.dir)?;
         }
         Ok(removed)
     }
@@ -198,17 +219,22 @@ impl SnapshotStore {
         let Some(&(oldest_retained, _)) = self.list(SUFFIX)?.first() else {
             return Ok(Vec::new());
         };
-        Ok(super::prune_segments(journal_dir, oldest_retained)?)
+        Ok(super::prune_segments_in(
+            &self.storage,
+            journal_dir,
+            oldest_retained,
+        )?)
     }
 
     fn list(&self, suffix: &str) -> Result<Vec<(u64, PathBuf)>, SnapshotError> {
-        let entries = std::fs::read_dir(&self.dir).map_err(io("read_dir", &self.dir))?;
+        let names = self
+            .storage
+            .list(&self.dir)
+            .map_err(io("read_dir", &self.dir))?;
         let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(io("read_dir", &self.dir))?;
-            let name = entry.file_name();
-            if let Some(seq) = name.to_str().and_then(|n| parse_name(n, suffix)) {
-                out.push((seq, entry.path()));
+        for name in names {
+            if let Some(seq) = parse_name(&name, suffix) {
+                out.push((seq, self.dir.join(name)));
             }
         }
         out.sort();
@@ -226,15 +252,23 @@ fn parse_name(name: &str, suffix: &str) -> Option<u64> {
     ok.then(|| digits.parse().ok()).flatten()
 }
 
-fn write_synced(path: &Path, header: &[u8], data: &[u8]) -> Result<(), SnapshotError> {
-    let mut f = File::create(path).map_err(io("create temp", path))?;
-    f.write_all(header).map_err(io("write temp", path))?;
-    f.write_all(data).map_err(io("write temp", path))?;
+fn write_synced(
+    storage: &Storage,
+    path: &Path,
+    header: &[u8],
+    data: &[u8],
+) -> Result<(), SnapshotError> {
+    let f = storage
+        .open(path, Open::CreateTruncate)
+        .map_err(io("create temp", path))?;
+    f.write_all_at(header, 0).map_err(io("write temp", path))?;
+    f.write_all_at(data, header.len() as u64)
+        .map_err(io("write temp", path))?;
     f.sync_all().map_err(io("fsync temp", path))
 }
 
-fn read_verified(path: &Path, name_seq: u64) -> Result<Vec<u8>, SnapshotDefect> {
-    let mut file = std::fs::read(path).map_err(|_| SnapshotDefect::Unreadable)?;
+fn read_verified(storage: &Storage, path: &Path, name_seq: u64) -> Result<Vec<u8>, SnapshotDefect> {
+    let mut file = storage.read(path).map_err(|_| SnapshotDefect::Unreadable)?;
     let seq = format::verify(&file)?;
     if seq != name_seq {
         return Err(SnapshotDefect::NameMismatch);
@@ -243,8 +277,6 @@ fn read_verified(path: &Path, name_seq: u64) -> Result<Vec<u8>, SnapshotDefect> 
     Ok(file)
 }
 
-fn sync_dir(dir: &Path) -> Result<(), SnapshotError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io("fsync dir", dir))
+fn sync_dir(storage: &Storage, dir: &Path) -> Result<(), SnapshotError> {
+    storage.sync_dir(dir).map_err(io("fsync dir", dir))
 }

@@ -1,28 +1,40 @@
-//! One order-entry connection's socket I/O: a non-blocking `TcpStream` that reads
-//! into and writes out of its [`Session`]. Nothing here knows the protocol's rules.
+//! One order-entry connection in the session table: its key, peer and protocol
+//! state, and the glue between the protocol's buffers and the [`SessionIo`] that
+//! owns the connection (the socket shell's `TcpStream`s, or a simulator's
+//! connections). Nothing here knows the protocol's rules, nor holds a socket.
 
-use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::io::ErrorKind;
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use peregrine_exchange_core::SessionKey;
 
 use super::protocol::{EngineStatus, Session};
 
+/// The connections of the session table, by slot: what the table reads, writes and
+/// closes through. Socket semantics: a read of `Ok(0)` means the peer closed,
+/// `WouldBlock` that nothing is waiting (or no room to write).
+pub(crate) trait SessionIo {
+    /// One read from slot `slot`'s connection into `buf`.
+    fn read(&mut self, slot: usize, buf: &mut [u8]) -> std::io::Result<usize>;
+    /// One write of (a prefix of) `buf` to slot `slot`'s connection.
+    fn write(&mut self, slot: usize, buf: &[u8]) -> std::io::Result<usize>;
+    /// Shuts slot `slot`'s connection down (both directions) and forgets it.
+    fn close(&mut self, slot: usize);
+}
+
 /// Outcome of a read.
 #[derive(Debug)]
 pub(crate) enum ReadOutcome {
     /// Bytes were read (maybe 0 on `WouldBlock`).
     Ok(usize),
-    /// The peer closed or the socket failed.
+    /// The peer closed or the connection failed.
     Closed(String),
 }
 
 /// One connection.
 #[derive(Debug)]
 pub(crate) struct Conn {
-    stream: TcpStream,
     /// Its key.
     pub key: SessionKey,
     /// Peer address, for logs and admission.
@@ -32,36 +44,33 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    /// Wraps an accepted stream (made non-blocking, `TCP_NODELAY`); the session
-    /// queues its `Challenge` with `nonce`.
+    /// A new connection of slot `key.slot()`; the session queues its `Challenge`
+    /// with `nonce`.
     pub(crate) fn new(
-        stream: TcpStream,
         peer: SocketAddr,
         key: SessionKey,
         limit: usize,
         nonce: [u8; 32],
         engine: EngineStatus,
-    ) -> std::io::Result<Self> {
-        stream.set_nonblocking(true)?;
-        stream.set_nodelay(true)?;
-        Ok(Conn {
-            stream,
+        now: Instant,
+    ) -> Self {
+        Conn {
             key,
             peer,
-            proto: Session::new(limit, nonce, engine, Instant::now()),
-        })
+            proto: Session::new(limit, nonce, engine, now),
+        }
     }
 
-    /// Reads what the socket has into the receive buffer (one `read` call).
-    pub(crate) fn read(&mut self) -> ReadOutcome {
+    /// Reads what the connection has into the receive buffer (one `read` call).
+    pub(crate) fn read(&mut self, io: &mut impl SessionIo, now: Instant) -> ReadOutcome {
         let spare = self.proto.rx_spare();
         if spare.is_empty() {
             return ReadOutcome::Ok(0);
         }
-        match self.stream.read(spare) {
+        match io.read(self.key.slot(), spare) {
             Ok(0) => ReadOutcome::Closed("peer closed the connection".into()),
             Ok(n) => {
-                self.proto.received(n, Instant::now());
+                self.proto.received(n, now);
                 ReadOutcome::Ok(n)
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => ReadOutcome::Ok(0),
@@ -70,15 +79,10 @@ impl Conn {
         }
     }
 
-    /// The socket, for the poller.
-    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
-        self.stream.as_fd()
-    }
-
-    /// Writes as much queued output as the socket takes.
-    pub(crate) fn flush(&mut self) {
+    /// Writes as much queued output as the connection takes.
+    pub(crate) fn flush(&mut self, io: &mut impl SessionIo) {
         while self.proto.unsent() > 0 {
-            match self.stream.write(self.proto.pending_output()) {
+            match io.write(self.key.slot(), self.proto.pending_output()) {
                 Ok(0) => {
                     self.proto.close = Some("write returned 0".into());
                     return;
@@ -92,31 +96,5 @@ impl Conn {
                 }
             }
         }
-    }
-
-    /// Shuts the sending side: what was written still arrives, then the end of the
-    /// stream.
-    pub(crate) fn shutdown_write(&self) {
-        let _ = self.stream.shutdown(std::net::Shutdown::Write);
-    }
-
-    /// Reads and drops whatever input is waiting; true once the peer has closed
-    /// (or the socket failed).
-    pub(crate) fn discard_input(&mut self) -> bool {
-        let mut sink = [0u8; 4096];
-        loop {
-            match self.stream.read(&mut sink) {
-                Ok(0) => return true,
-                Ok(_) => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return true,
-            }
-        }
-    }
-
-    /// Closes the socket.
-    pub(crate) fn shutdown(&self) {
-        let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }
 }
