@@ -21,6 +21,8 @@ pub(crate) struct Opts {
     /// The feed's UDP target (every node publishes there while it leads); `None`:
     /// market data off.
     pub market_data: Option<String>,
+    /// More config sections for every node (e.g. `[backpressure]`).
+    pub extra: String,
 }
 
 /// Nodes in a test cluster.
@@ -185,7 +187,7 @@ impl Cluster {
             let raft = home.join("raft");
             let toml = format!(
                 "listen = \"127.0.0.1:{}\"\nrecovery_listen = \"127.0.0.1:{}\"\nwait = \"park\"\n\
-                 {}\
+                 {}{}\
                  [journal]\ndir = {:?}\n\
                  [cluster]\nnode_id = {id}\nlisten = \"127.0.0.1:{}\"\nadmin_listen = \"127.0.0.1:{}\"\n\
                  election_ticks = 20\nsnapshot_every = 64\nlog_retain = 32\n{peers}{}",
@@ -196,6 +198,7 @@ impl Cluster {
                     .map_or("[market_data]\nenabled = false\n".to_string(), |t| {
                         format!("[market_data]\ntarget = \"{t}\"\n")
                     }),
+                opts.extra,
                 raft.display().to_string(),
                 p.peer,
                 p.admin,
@@ -272,5 +275,15 @@ impl Cluster {
             std::thread::sleep(Duration::from_millis(50));
         }
         panic!("nodes did not converge: {last:?}\n{}", self.logs());
+    }
+}
+
+impl Cluster {
+    /// How many times a node took the leadership, from the logs ("Leader in term").
+    pub(crate) fn leaderships(&self) -> usize {
+        self.nodes
+            .iter()
+            .map(|n| n.log_text().matches(": Leader in term").count())
+            .sum()
     }
 }
