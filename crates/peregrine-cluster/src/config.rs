@@ -82,6 +82,10 @@ pub struct ClusterConfig {
     /// machine; raising priority needs CAP_SYS_NICE or RLIMIT_NICE, else a warning
     /// and the process's own). 0: leave the process's priority.
     pub nice: i32,
+    /// Seconds between the leader's hash points (0: only at snapshot points): every
+    /// node hashes its state at the same log index and compares it with the
+    /// leader's, so replicas that diverge are found within this time.
+    pub hash_check_secs: u64,
 }
 
 impl Default for ClusterConfig {
@@ -108,6 +112,7 @@ impl Default for ClusterConfig {
             prune: true,
             admin_listen: None,
             nice: -10,
+            hash_check_secs: 60,
         }
     }
 }
@@ -225,7 +230,7 @@ mod tests {
             (c.segment_bytes, c.snapshot_retain, c.prune),
             (64 << 20, 3, true)
         );
-        assert_eq!(c.nice, -10);
+        assert_eq!((c.nice, c.hash_check_secs), (-10, 60));
     }
 
     #[test]

@@ -268,6 +268,11 @@ mod deferred {
 
     impl Trio {
         pub(super) fn new() -> Self {
+            Self::with_hash_points(0)
+        }
+
+        /// With a hash point every `ticks` ticks of the leader.
+        pub(super) fn with_hash_points(ticks: u64) -> Self {
             let mut nodes = BTreeMap::new();
             let mut dirs = Vec::new();
             for id in 1..=3 {
@@ -276,6 +281,7 @@ mod deferred {
                 o.deferred_sync = true;
                 o.fsync = FsyncPolicy::Batch;
                 o.snapshot_every = 0;
+                o.hash_check_ticks = ticks;
                 nodes.insert(id, Node::open(dir.path(), o, Recorder::default()).unwrap());
                 dirs.push(dir);
             }
@@ -429,4 +435,44 @@ fn a_proposal_from_the_network_is_dropped() {
     node.advance().unwrap();
     assert_eq!(node.status().last_index, last);
     assert_eq!(node.error_counts().0, 1);
+}
+
+/// The leader's timer puts hash points in the log: with no snapshot point at all,
+/// every follower compares its state hash with the leader's; a replica whose state
+/// diverged is reported at the next point.
+#[test]
+fn hash_points_on_the_leaders_timer_compare_every_replica() {
+    let mut t = deferred::Trio::with_hash_points(5);
+    t.nodes.get_mut(&1).unwrap().campaign().unwrap();
+    t.settle(&[1, 2, 3], &[1, 2, 3]);
+    let all = [1, 2, 3];
+    let mut run = |t: &mut deferred::Trio, ticks: u32| {
+        for k in 0..ticks {
+            let _ = t
+                .nodes
+                .get_mut(&1)
+                .unwrap()
+                .propose(format!("d{k}").as_bytes());
+            for id in all {
+                t.nodes.get_mut(&id).unwrap().tick();
+            }
+            t.settle(&all, &all);
+        }
+    };
+    run(&mut t, 12);
+    for id in [2, 3] {
+        let s = t.nodes[&id].status();
+        assert!(s.hash_checks_ok >= 2, "node {id}: {s:?}");
+        assert_eq!(s.hash_mismatches, 0);
+    }
+    // Node 3's state diverges (a bug): the next hash point shows it there.
+    t.nodes
+        .get_mut(&3)
+        .unwrap()
+        .sm_mut()
+        .applied
+        .push((0, b"diverged".to_vec()));
+    run(&mut t, 6);
+    assert!(t.nodes[&3].status().hash_mismatches >= 1);
+    assert_eq!(t.nodes[&2].status().hash_mismatches, 0);
 }

@@ -121,6 +121,8 @@ pub struct Node<M: StateMachine> {
     ticks: u64,
     /// The tick each peer was last heard from (the leader's lease, `check_lease`).
     heard: BTreeMap<u64, u64>,
+    /// Ticks as leader since the last hash point.
+    since_hash_point: u64,
 }
 
 impl<M: StateMachine> std::fmt::Debug for Node<M> {
@@ -223,6 +225,7 @@ impl<M: StateMachine> Node<M> {
             to_apply: VecDeque::new(),
             ticks: 0,
             heard: BTreeMap::new(),
+            since_hash_point: 0,
         };
         for (id, addr) in node.peers.clone() {
             if id != node.opts.id {
@@ -236,7 +239,27 @@ impl<M: StateMachine> Node<M> {
     pub fn tick(&mut self) -> bool {
         self.ticks += 1;
         self.check_lease();
+        self.hash_point_if_due();
         self.raw.tick()
+    }
+
+    /// The leader proposes a hash point every `hash_check_ticks` ticks: every node
+    /// hashes its state there and the leader's hash is replicated for the others to
+    /// compare, so divergence shows within that time, not only at snapshot points.
+    fn hash_point_if_due(&mut self) {
+        let every = self.opts.hash_check_ticks;
+        if every == 0 || self.raw.raft.state != StateRole::Leader {
+            self.since_hash_point = 0;
+            return;
+        }
+        self.since_hash_point += 1;
+        if self.since_hash_point >= every {
+            self.since_hash_point = 0;
+            // A refusal (a transfer under way) just waits for the next point.
+            let _ = self
+                .raw
+                .propose(Vec::new(), entry::encode_hash_point().to_vec());
+        }
     }
 
     /// A leader that has not heard from a majority of the voters (itself included)
@@ -548,6 +571,14 @@ impl<M: StateMachine> Node<M> {
             Ok(Envelope::Empty) => {}
             Ok(Envelope::App(data)) => self.sm.apply(e.index, data),
             Ok(Envelope::StateHash { index, hash }) => self.check_hash(index, &hash),
+            Ok(Envelope::HashPoint) => {
+                let hash = self.sm.state_hash();
+                self.remember_hash(e.index, hash);
+                if self.raw.raft.state == StateRole::Leader {
+                    self.to_propose
+                        .push(entry::encode_state_hash(e.index, &hash));
+                }
+            }
             Err(_) => self.counters.bad_entries += 1,
         }
     }

@@ -51,6 +51,9 @@ pub struct NodeOptions {
     /// calls again while [`crate::Node::apply_backlog`] is not empty), so applying a
     /// backlog never holds up heartbeats and acknowledgements; `usize::MAX`: all.
     pub apply_slice: usize,
+    /// The leader proposes a hash point every this many ticks (0: only at snapshot
+    /// points): every node hashes its state there and compares with the leader's.
+    pub hash_check_ticks: u64,
 }
 
 impl NodeOptions {
@@ -79,6 +82,7 @@ impl NodeOptions {
             prune: c.prune,
             deferred_sync: true,
             apply_slice: 4,
+            hash_check_ticks: (c.hash_check_secs.saturating_mul(1_000) / c.tick_ms.max(1)),
         }
     }
 

@@ -189,6 +189,7 @@ pub(crate) fn options(id: u64, n: u64, seed: u64) -> NodeOptions {
         prune: true,
         deferred_sync: false,
         apply_slice: usize::MAX,
+        hash_check_ticks: 0,
     }
 }
 
