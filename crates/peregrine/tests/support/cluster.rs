@@ -178,6 +178,12 @@ impl Cluster {
                 )
             })
             .collect();
+        // 20 ticks (200-400 ms) keeps the tests quick; `CLUSTER_ELECTION_TICKS=30`
+        // measures failover with the shipped default.
+        let election: usize = std::env::var("CLUSTER_ELECTION_TICKS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20);
         let mut nodes = Vec::new();
         for (i, p) in ports.iter().enumerate() {
             let id = i as u64 + 1;
@@ -190,7 +196,7 @@ impl Cluster {
                  {}{}\
                  [journal]\ndir = {:?}\n\
                  [cluster]\nnode_id = {id}\nlisten = \"127.0.0.1:{}\"\nadmin_listen = \"127.0.0.1:{}\"\n\
-                 election_ticks = 20\nsnapshot_every = 64\nlog_retain = 32\n{peers}{}",
+                 election_ticks = {election}\nsnapshot_every = 64\nlog_retain = 32\n{peers}{}",
                 p.client,
                 p.recovery,
                 opts.market_data
