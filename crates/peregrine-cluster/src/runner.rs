@@ -19,6 +19,7 @@ use crate::config::ClusterConfig;
 use crate::error::ClusterError;
 use crate::log::Syncer;
 use crate::node::{Event, MembershipChange, Node, NodeOptions, Status};
+use crate::os::{set_nice, utc_now};
 use crate::sm::StateMachine;
 use crate::transport::{TcpTransport, TransportOptions, TransportStats, Waker};
 
@@ -290,25 +291,5 @@ impl<M: StateMachine> Loop<M> {
                 Event::SnapshotTaken { .. } => {}
             }
         }
-    }
-}
-
-/// The wall clock as UTC text, for the node's log lines (operators compare them
-/// across machines).
-pub(crate) fn utc_now() -> peregrine_types::Utc {
-    peregrine_types::Utc::now()
-}
-
-/// Sets the calling thread's nice value (Linux: per thread); a refusal is logged,
-/// not fatal: only how soon the thread runs on a busy machine depends on it.
-pub(crate) fn set_nice(thread: &str, nice: i32) {
-    let me = rustix::thread::gettid();
-    match rustix::process::setpriority_process(Some(me), nice) {
-        Ok(()) => {}
-        Err(e) => eprintln!(
-            "{} cluster: {thread} thread: nice {nice} refused ({e}); it keeps the process's \
-             priority (allow it with CAP_SYS_NICE or RLIMIT_NICE, systemd LimitNICE=)",
-            utc_now()
-        ),
     }
 }

@@ -72,7 +72,7 @@ impl Syncer {
             .name("cluster-sync".into())
             .spawn(move || {
                 if let Some(nice) = nice {
-                    crate::runner::set_nice("cluster-sync", nice);
+                    crate::os::set_nice("cluster-sync", nice);
                 }
                 sync_loop(&s, &waker);
             })?;
@@ -164,7 +164,7 @@ fn sync_loop(s: &Shared, waker: &Waker) {
         if let Err(e) = result {
             eprintln!(
                 "{} cluster: journal fdatasync failed ({e}): nothing after seq {} becomes durable; stopping",
-                crate::runner::utc_now(),
+                crate::os::utc_now(),
                 s.durable.load(Ordering::Relaxed)
             );
             // Release: pairs with the Acquire load in `Syncer::failed`.

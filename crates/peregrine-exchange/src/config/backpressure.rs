@@ -27,13 +27,3 @@ impl Default for BackpressureConfig {
         }
     }
 }
-
-impl BackpressureConfig {
-    /// The limits as the session table applies them.
-    pub(crate) fn limits(&self) -> crate::net::pressure::Limits {
-        crate::net::pressure::Limits {
-            max_in_flight: self.max_in_flight,
-            max_delay_ns: self.max_delay_ms.saturating_mul(1_000_000),
-        }
-    }
-}

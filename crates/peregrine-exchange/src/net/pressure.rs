@@ -21,6 +21,15 @@ pub(crate) struct Limits {
     pub max_delay_ns: u64,
 }
 
+impl From<&crate::config::BackpressureConfig> for Limits {
+    fn from(c: &crate::config::BackpressureConfig) -> Self {
+        Limits {
+            max_in_flight: c.max_in_flight,
+            max_delay_ns: c.max_delay_ms.saturating_mul(1_000_000),
+        }
+    }
+}
+
 /// What the exchange refuses now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Level {

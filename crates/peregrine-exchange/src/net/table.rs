@@ -184,7 +184,7 @@ impl SessionTable {
             stats: SessionStats::default(),
             metrics: None,
             started: now,
-            pressure: Pressure::new(config.backpressure.limits()),
+            pressure: Pressure::new((&config.backpressure).into()),
         }
     }
 
