@@ -114,6 +114,16 @@ impl<L: LevelIndex, P: PreMatch> MatchingEngine<L, P> {
         self.books.iter().flatten()
     }
 
+    /// The earliest expiry of a resting GTD order on any book (`None`: none rests);
+    /// a `Tick` at or after it expires the order ([`OrderBook::next_expiry`]).
+    pub fn next_expiry(&mut self) -> Option<peregrine_types::Timestamp> {
+        self.books
+            .iter_mut()
+            .flatten()
+            .filter_map(OrderBook::next_expiry)
+            .min()
+    }
+
     /// The id the next accepted order will get.
     pub fn next_order_id(&self) -> OrderId {
         OrderId(self.next_order_id)

@@ -197,7 +197,7 @@ fn deposit_reserve_fill_cancel_withdraw() {
     let r = send(&mut core, ADMIN, deposit(1, USD, 100_000));
     match r.as_slice() {
         [Outbound::Balance(b)] => {
-            assert_eq!((b.available, b.reserved, b.request_id), (100_000, 0, 7));
+            assert_eq!((b.available, b.held, b.request_id), (100_000, 0, 7));
             assert_eq!(b.engine_seq, 1);
         }
         other => panic!("{other:?}"),

@@ -12,11 +12,13 @@ use peregrine_exchange_core::balances::BalanceSetup;
 use peregrine_exchange_core::dispatch::{Dispatch, MatchingMode, Sequencer};
 use peregrine_exchange_core::feed::Feed;
 use peregrine_exchange_core::reports::ReportStore;
+use peregrine_exchange_core::route::reference::definitions;
 use peregrine_exchange_core::telemetry::{DepthPublisher, Stopwatch};
 use peregrine_exchange_core::{Clock, CommandLog, Core, NoLog, VenueSpec};
 use peregrine_journal::FsyncPolicy;
 use peregrine_queue::pin::{available_cores, pin_current, spinner_warning, CoreId};
 use peregrine_queue::WaitStrategy;
+use peregrine_wire::md::packet::PacketFormat;
 
 use crate::config::{Config, Topology};
 use crate::durability::group_commit::GroupCommit;
@@ -193,7 +195,8 @@ pub(crate) fn attach_feed<L: CommandLog>(
             idle: Duration::from_millis(a.recovery_idle_ms),
         };
         let recovery = RecoveryServer::bind(config.recovery_listen, limits)
-            .doing(|| format!("binding the recovery service on {}", config.recovery_listen))?;
+            .doing(|| format!("binding the recovery service on {}", config.recovery_listen))?
+            .with_definitions(definitions(&config.instruments, &config.assets));
         let addr = recovery
             .local_addr()
             .doing(|| "reading the recovery address".into())?;
@@ -212,8 +215,10 @@ pub(crate) fn with_feed<L: CommandLog>(config: &Config, core: Core<L>, session_i
     let md = &config.market_data;
     let now = core.now().0;
     let heartbeat_ns = md.heartbeat_ms.saturating_mul(1_000_000);
+    let format = PacketFormat::from_version(md.packet_version).unwrap_or_default();
     let feed = Feed::new(session_id, md.mtu, heartbeat_ns, md.replay_retain, now)
-        .with_max_delay(md.max_delay_us.saturating_mul(1_000));
+        .with_max_delay(md.max_delay_us.saturating_mul(1_000))
+        .with_format(format);
     core.with_feed(feed)
 }
 

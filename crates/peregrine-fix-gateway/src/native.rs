@@ -336,6 +336,11 @@ impl NativeConn {
                 .on_native(msg, now)
                 .map_err(|e| format!("message store failed: {e}"))?,
             Step::Instrument | Step::SnapshotOrder | Step::Other => {}
+            // The exchange ends the session and says why; the close follows, and the
+            // session reconnects and resumes as after any close.
+            Step::Disconnected { reason } => self.down(&format!(
+                "the exchange ended the session (disconnect reason {reason})"
+            )),
         }
         Ok(())
     }

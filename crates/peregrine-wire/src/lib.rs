@@ -9,14 +9,16 @@
 //!   one fixed size per version. Body fields are ordered by decreasing width, so each
 //!   is naturally aligned; there are no variable-length fields, so there is nothing to
 //!   cap beyond [`MAX_MESSAGE_SIZE`].
-//! * **One declaration per message.** Each message is written once, as a list of typed
-//!   fields, in [`session`], [`orders`], [`reports`], [`admin`], [`md`] and
-//!   [`md::recovery`]. The
-//!   `wire_message!` macro turns it into a plain `Copy` struct plus a [`WireMessage`]
-//!   implementation: encoder, validating decoder, compile-time field offsets
-//!   ([`WireMessage::FIELDS`]) and size. The layout tests, the golden vectors and the
-//!   tables of `docs/protocol.md` ([`spec`]) are all derived from or checked against
-//!   those descriptors, so the code and the document cannot drift apart.
+//! * **One schema.** Every message, field, enumeration and reason code is declared
+//!   once, in `schema/protocol.xml` (machine-readable, in the spirit of SBE's XML).
+//!   The build script generates from it, per message, a plain `Copy` struct and its
+//!   [`WireMessage`] implementation (through the `wire_message!` macro): encoder,
+//!   validating decoder, compile-time field offsets ([`WireMessage::FIELDS`]) and
+//!   size; per channel, the decoder enum ([`v2::Inbound`], ...); and the reason-code
+//!   enums ([`reason`]). The tables of `docs/protocol.md` are rendered from the same
+//!   schema, and `tests/schema.rs` checks the codec against it with an independent,
+//!   schema-driven encoder and decoder, so the code, the schema and the document
+//!   cannot drift apart.
 //! * **Typed fields.** Fields use `peregrine-types` ([`peregrine_types::Price`],
 //!   [`peregrine_types::Qty`], ids, [`peregrine_types::Side`], order kinds); each field
 //!   type knows its wire form through [`WireField`]. Enum bytes are validated with the
@@ -39,7 +41,8 @@
 //!   stream, replay, drop copy, queries, instrument definitions), the login proof
 //!   ([`auth`]) and the reason-code tables ([`reason`]). The header's `version` byte
 //!   names the protocol version that defined each layout, so version-1 messages that
-//!   version 2 kept are shared by both families.
+//!   version 2 kept (the requests) are version 2's too; the version-1 layouts it
+//!   replaced are refused by every decoder.
 //! * **Acyclic modules.** Layout descriptors live in `desc`, a leaf that `header` and
 //!   `message` both use, so neither depends on the other.
 //!
@@ -47,12 +50,9 @@
 //!
 //! | Family | Direction | Decoder |
 //! |---|---|---|
-//! | [`v2::Inbound`] | client → exchange order entry, version 2 | [`v2::Inbound::decode`] |
-//! | [`v2::Outbound`] | exchange → client order entry, version 2 | [`v2::Outbound::decode`] |
-//! | [`v2::Message`] | either order-entry direction, version 2 | [`v2::decode`] |
-//! | [`Inbound`] | client → exchange order entry, version 1 (until the exchange moves to 2) | [`Inbound::decode`] |
-//! | [`Outbound`] | exchange → client order entry, version 1 | [`Outbound::decode`] |
-//! | [`Message`] | either order-entry direction, version 1 | [`decode`] |
+//! | [`v2::Inbound`] | client → exchange order entry | [`v2::Inbound::decode`] |
+//! | [`v2::Outbound`] | exchange → client order entry | [`v2::Outbound::decode`] |
+//! | [`v2::Message`] | either order-entry direction | [`v2::decode`] |
 //! | [`md::MdMessage`] | feed messages, inside [`md::packet`]s | [`md::packet::PacketReader`] |
 //! | [`md::recovery::Recovery`] | recovery channel, both directions | [`md::recovery::Recovery::decode`] |
 //!
@@ -61,7 +61,8 @@
 //! ```
 //! use peregrine_types::{ClientOrderId, InstrumentId, OrderType, Price, Qty, Side, StpMode,
 //!     TimeInForce, Timestamp};
-//! use peregrine_wire::{decode, orders::NewOrder, Message, WireMessage};
+//! use peregrine_wire::v2::{decode, Message};
+//! use peregrine_wire::{orders::NewOrder, WireMessage};
 //!
 //! let order = NewOrder {
 //!     client_order_id: ClientOrderId(1),
@@ -89,17 +90,13 @@ pub mod field;
 pub mod header;
 pub mod md;
 pub mod message;
-pub mod order_entry;
 pub mod orders;
 pub mod reason;
-pub mod reports;
 pub mod session;
-pub mod spec;
 pub mod stream;
 pub mod v2;
 
 pub use error::{DecodeError, EncodeError};
-pub use field::{Credential, LiquidityRole, ReasonCode, RequestKind, WireField};
+pub use field::{LiquidityRole, ReasonCode, RequestKind, WireField};
 pub use header::{Header, HEADER_SIZE, MAX_MESSAGE_SIZE, PROTOCOL_VERSION};
 pub use message::{FieldDesc, MessageDesc, WireMessage};
-pub use order_entry::{decode, Inbound, Message, Outbound};

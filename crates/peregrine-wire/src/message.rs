@@ -225,18 +225,18 @@ macro_rules! wire_message {
 macro_rules! wire_family {
     (
         $(#[doc = $doc:literal])+
-        $fam:ident { $($v:ident),+ $(,)? }
+        $fam:ident { $($v:ident : $t:path),+ $(,)? }
     ) => {
         $(#[doc = $doc])+
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum $fam {
-            $( #[doc = concat!("A [`", stringify!($v), "`].")] $v($v), )+
+            $( #[doc = concat!("A [`", stringify!($v), "`](", stringify!($t), ").")] $v($t), )+
         }
 
         impl $fam {
             /// Every message type of the family, in declaration order.
             pub const MESSAGES: &'static [$crate::message::MessageDesc] =
-                &[ $( <$v as $crate::message::WireMessage>::DESC ),+ ];
+                &[ $( <$t as $crate::message::WireMessage>::DESC ),+ ];
 
             /// Decodes one message from the front of a byte stream; returns it and the
             /// bytes consumed. [`DecodeError::Incomplete`](crate::DecodeError) means
@@ -247,10 +247,10 @@ macro_rules! wire_family {
 
             /// The fixed size and version of a message type of this family, or `None`.
             pub fn size_of_type(msg_type: u8) -> Option<(usize, u8)> {
-                $( if msg_type == <$v as $crate::message::WireMessage>::MSG_TYPE {
+                $( if msg_type == <$t as $crate::message::WireMessage>::MSG_TYPE {
                     return Some((
-                        <$v as $crate::message::WireMessage>::SIZE,
-                        <$v as $crate::message::WireMessage>::VERSION,
+                        <$t as $crate::message::WireMessage>::SIZE,
+                        <$t as $crate::message::WireMessage>::VERSION,
                     ));
                 } )+
                 None
@@ -260,8 +260,8 @@ macro_rules! wire_family {
                 msg_type: u8,
                 r: &mut $crate::cursor::Reader<'_>,
             ) -> Result<Self, $crate::DecodeError> {
-                $( if msg_type == <$v as $crate::message::WireMessage>::MSG_TYPE {
-                    return <$v as $crate::message::WireMessage>::decode_body(r).map(Self::$v);
+                $( if msg_type == <$t as $crate::message::WireMessage>::MSG_TYPE {
+                    return <$t as $crate::message::WireMessage>::decode_body(r).map(Self::$v);
                 } )+
                 Err($crate::DecodeError::UnknownType(msg_type))
             }
@@ -276,7 +276,7 @@ macro_rules! wire_family {
             /// The descriptor of this message's type.
             pub const fn desc(&self) -> &'static $crate::message::MessageDesc {
                 match self {
-                    $( Self::$v(_) => &<$v as $crate::message::WireMessage>::DESC, )+
+                    $( Self::$v(_) => &<$t as $crate::message::WireMessage>::DESC, )+
                 }
             }
 
@@ -297,7 +297,7 @@ macro_rules! wire_family {
                 let mut i = 0usize;
                 $(
                     if k == i {
-                        return Self::$v(<$v as $crate::message::WireMessage>::sample(seeds));
+                        return Self::$v(<$t as $crate::message::WireMessage>::sample(seeds));
                     }
                     i += 1;
                 )+
@@ -305,9 +305,9 @@ macro_rules! wire_family {
             }
         }
 
-        $( impl From<$v> for $fam {
+        $( impl From<$t> for $fam {
             #[inline]
-            fn from(m: $v) -> Self {
+            fn from(m: $t) -> Self {
                 Self::$v(m)
             }
         } )+

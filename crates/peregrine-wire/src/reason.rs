@@ -1,7 +1,7 @@
 //! The reason-code tables: what each `u16 ReasonCode` means, per message that carries
-//! one. The exchange sends these values and nothing else; `docs/protocol.md` renders
-//! its tables from these declarations (the `spec` module), and a test fails if the two
-//! drift apart.
+//! one, generated from the tables of `schema/protocol.xml` (a new code is a new
+//! `<reason>` line there). The exchange sends these values and nothing else;
+//! `docs/protocol.md` renders its tables from the same schema.
 //!
 //! | Table | Carried by |
 //! |---|---|
@@ -10,6 +10,7 @@
 //! | [`LoginCode`] | `LoginRejected.reason` |
 //! | [`RecoveryCode`] | `ReplayStart.reason` (order entry); `ReplayResponse.reason`, `SnapshotHeader.reason`, `InstrumentList.reason` (recovery channel) |
 //! | [`AdminCode`] | `AdminRejected.reason` |
+//! | [`DisconnectCode`] | `Disconnect.reason` |
 //!
 //! `0` is never in a table: it means "no reason / success". A client must treat a code
 //! it does not know as an opaque reason (tables may grow without a version change).
@@ -99,145 +100,7 @@ macro_rules! reason_table {
     };
 }
 
-reason_table! {
-    /// Why a request was refused: `Rejected` (a `NewOrder`) and `CancelRejected` (a
-    /// `Cancel`, `Replace` or `MassCancel`). Codes 1..=17 are the matching engine's
-    /// (`peregrine_book::RejectReason`, same values).
-    RejectCode, carried by "`Rejected.reason`, `CancelRejected.reason`" {
-        /// Quantity zero or negative.
-        InvalidQty = 1, "invalid_qty",
-        /// Price zero or negative.
-        InvalidPrice = 2, "invalid_price",
-        /// Price not a multiple of the tick size.
-        PriceOffTick = 3, "price_off_tick",
-        /// Price outside the instrument's band.
-        PriceOutOfBand = 4, "price_out_of_band",
-        /// Quantity not a multiple of the lot size.
-        QtyOffLot = 5, "qty_off_lot",
-        /// Quantity below the instrument minimum.
-        QtyBelowMin = 6, "qty_below_min",
-        /// Quantity above the instrument maximum.
-        QtyAboveMax = 7, "qty_above_max",
-        /// No such instrument.
-        UnknownInstrument = 8, "unknown_instrument",
-        /// The instrument is halted: new orders and replaces are refused.
-        InstrumentHalted = 9, "instrument_halted",
-        /// No live order of the session's account has this id: it never existed, is
-        /// done, or belongs to another account (all three get this code, so order ids
-        /// cannot be probed).
-        UnknownOrder = 10, "unknown_order",
-        /// Not sent since version 2 (an order of another account is answered 10).
-        NotOwner = 11, "not_owner",
-        /// A live order already has this exchange id (internal; not expected).
-        DuplicateOrderId = 12, "duplicate_order_id",
-        /// The book's order arena is full: it cannot hold another resting order.
-        BookFull = 13, "book_full",
-        /// A post-only order (or a replace of one) would take liquidity.
-        PostOnlyWouldTake = 14, "post_only_would_take",
-        /// Time in force not allowed for the order type (market GTC, post-only IOC, ...).
-        InvalidTif = 15, "invalid_tif",
-        /// GTD expiry not after the command time, or an expiry on a non-GTD order.
-        InvalidExpiry = 16, "invalid_expiry",
-        /// The account's available balance cannot cover the order.
-        InsufficientBalance = 17, "insufficient_balance",
-        /// The session is a drop copy: read-only, it may not enter or change orders.
-        ReadOnlySession = 18, "read_only_session",
-        /// The exchange is at capacity: the commands it executed and has not yet made
-        /// durable (on a cluster: replicated to a majority) exceed its limit in number
-        /// or in age. Nothing was entered and nothing is journaled (`report_seq` 0);
-        /// send again after a short wait (start at 10 ms and back off). A `Cancel` or
-        /// `MassCancel` is refused only at twice the limit.
-        Busy = 19, "busy",
-    }
-}
-
-reason_table! {
-    /// Why an order (or its rest) left the book without trading: `Cancelled`.
-    CancelCode, carried by "`Cancelled.reason`" {
-        /// The owner asked (`Cancel`).
-        UserRequested = 1, "user_requested",
-        /// A `MassCancel`.
-        MassCancel = 2, "mass_cancel",
-        /// The rest of an IOC or market order that could not trade at once.
-        Unfilled = 3, "unfilled",
-        /// A FOK order that could not fill completely: nothing traded.
-        FokUnfillable = 4, "fok_unfillable",
-        /// Self-trade prevention.
-        SelfTrade = 5, "self_trade",
-        /// A GTD order reached its expiry.
-        Expired = 6, "expired",
-    }
-}
-
-reason_table! {
-    /// Why a login failed: `LoginRejected`. The exchange closes the connection after
-    /// it.
-    LoginCode, carried by "`LoginRejected.reason`" {
-        /// Unknown account or a proof that does not verify: the same answer for both,
-        /// so accounts cannot be probed.
-        BadCredentials = 1, "bad_credentials",
-        /// Too many failed logins for this account or from this address: wait
-        /// `retry_after_ms` (the delay doubles with each failure, up to a cap).
-        Throttled = 2, "throttled",
-        /// A version-1 `Login` (a password on the wire): use the version-2 login.
-        UnsupportedVersion = 3, "unsupported_version",
-        /// The exchange has no free session slot for a logged-in session.
-        SessionLimit = 4, "session_limit",
-        /// No `Login` arrived within the login timeout of the connection.
-        LoginTimeout = 5, "login_timeout",
-        /// The proof verified, but the account may not open this session: a drop
-        /// copy of another account or of every account needs an operator account, and
-        /// a trading session must name its own account as `target`.
-        NotPermitted = 6, "not_permitted",
-    }
-}
-
-reason_table! {
-    /// Why a recovery request was answered with less than was asked: a report replay
-    /// at login (`ReplayStart`), or a feed replay, snapshot or instrument list on the
-    /// recovery channel.
-    RecoveryCode, carried by "`ReplayStart.reason`, `ReplayResponse.reason`, `SnapshotHeader.reason`, `InstrumentList.reason`" {
-        /// The range is not retained: older than retention (at login, an open-orders
-        /// snapshot follows instead), not sent yet, or replay is off.
-        NotRetained = 1, "not_retained",
-        /// No such instrument.
-        UnknownInstrument = 2, "unknown_instrument",
-        /// The request names another feed session (the exchange restarted).
-        OtherSession = 3, "other_session",
-        /// The login asked for report sequence numbers beyond the last one the
-        /// exchange has: the client holds reports the exchange does not (it lost
-        /// them, or the client confused accounts). An open-orders snapshot follows.
-        AheadOfStream = 4, "ahead_of_stream",
-    }
-}
-
-reason_table! {
-    /// Why a balance request was refused: `AdminRejected`.
-    AdminCode, carried by "`AdminRejected.reason`" {
-        /// Not an admin session (or a query about another account).
-        NotAdmin = 1, "not_admin",
-        /// Balances are off on this exchange.
-        BalancesOff = 2, "balances_off",
-        /// Unknown asset.
-        UnknownAsset = 3, "unknown_asset",
-        /// Unknown account.
-        UnknownAccount = 4, "unknown_account",
-        /// The amount is not positive.
-        BadAmount = 5, "bad_amount",
-        /// Insufficient available balance (funds reserved by open orders are never
-        /// withdrawn).
-        InsufficientBalance = 6, "insufficient_balance",
-    }
-}
-
-/// Every table, in documentation order.
-pub const TABLES: [ReasonTable; 5] = [
-    RejectCode::TABLE,
-    CancelCode::TABLE,
-    LoginCode::TABLE,
-    RecoveryCode::TABLE,
-    AdminCode::TABLE,
-];
+include!(concat!(env!("OUT_DIR"), "/reasons.rs"));
 
 #[cfg(test)]
 mod tests {

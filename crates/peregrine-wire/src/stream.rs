@@ -2,7 +2,8 @@
 //!
 //! ```
 //! use peregrine_wire::stream::RecvBuffer;
-//! use peregrine_wire::{session::ClientHeartbeat, Inbound, WireMessage};
+//! use peregrine_wire::v2::{ClientHeartbeat, Inbound};
+//! use peregrine_wire::WireMessage;
 //!
 //! let mut rx = RecvBuffer::<1024>::new();
 //! let mut wire = [0u8; 16];
@@ -71,6 +72,17 @@ impl<const N: usize> RecvBuffer<N> {
         self.end = (self.end + n).min(N);
     }
 
+    /// True when the buffered bytes hold a whole frame by its length prefix, or bytes
+    /// that can never start one: the next [`RecvBuffer::next`] returns a message or a
+    /// protocol error, not `Ok(None)`. Part of a frame alone is not one (a session
+    /// that sent half a message and stopped is silent).
+    pub fn frame_ready(&self) -> bool {
+        match crate::header::Header::peek(&self.buf[self.start..self.end]) {
+            Ok(h) => self.buffered() >= usize::from(h.length),
+            Err(e) => !e.is_incomplete(),
+        }
+    }
+
     /// Decodes the next buffered message: `Ok(Some(msg))`, or `Ok(None)` if only part of
     /// a frame is buffered (read more), or the protocol error (close the connection).
     pub fn next<M>(&mut self, decode: DecodeFn<M>) -> Result<Option<M>, DecodeError> {
@@ -106,11 +118,11 @@ impl<const N: usize> core::fmt::Debug for RecvBuffer<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Message;
+    use crate::v2::Message;
 
     #[test]
     fn frames_split_across_reads_are_reassembled() {
-        let mut wire = [0u8; 2048];
+        let mut wire = [0u8; 8192];
         let mut len = 0;
         for i in 0..Message::MESSAGES.len() {
             len += Message::sample(i, &[i as u64 + 1])
@@ -145,6 +157,27 @@ mod tests {
         assert_eq!(
             format!("{rx:?}"),
             "RecvBuffer { capacity: 512, buffered: 2 }"
+        );
+    }
+
+    #[test]
+    fn a_frame_is_ready_only_when_whole_or_hopeless() {
+        let mut wire = [0u8; 64];
+        let n = Message::sample(0, &[1]).encode(&mut wire).unwrap();
+        let mut rx = RecvBuffer::<512>::new();
+        assert!(!rx.frame_ready(), "empty");
+        rx.spare()[..n - 1].copy_from_slice(&wire[..n - 1]);
+        rx.commit(n - 1);
+        assert!(!rx.frame_ready(), "all but one byte");
+        rx.spare()[..1].copy_from_slice(&wire[n - 1..n]);
+        rx.commit(1);
+        assert!(rx.frame_ready(), "whole");
+        assert!(rx.next(Message::decode).unwrap().is_some());
+        rx.spare()[..2].copy_from_slice(&[3, 0]);
+        rx.commit(2);
+        assert!(
+            rx.frame_ready(),
+            "a length that no frame has: an error is ready"
         );
     }
 

@@ -2,12 +2,13 @@
 //! peer's bytes would produce it.
 
 use peregrine_wire::md::packet::{
-    encode_heartbeat, PacketBuilder, PacketReader, PushError, PACKET_HEADER_SIZE,
+    encode_heartbeat, PacketBuilder, PacketFormat, PacketReader, PushError, PACKET_HEADER_SIZE,
 };
 use peregrine_wire::md::{MdMessage, Trade};
 use peregrine_wire::orders::{MassCancel, NewOrder};
-use peregrine_wire::reports::Replaced;
-use peregrine_wire::{decode, DecodeError, EncodeError, Inbound, WireMessage};
+use peregrine_wire::v2::reports::Replaced;
+use peregrine_wire::v2::{decode, Inbound};
+use peregrine_wire::{DecodeError, EncodeError, WireMessage};
 
 fn new_order_bytes() -> [u8; 48] {
     let mut buf = [0u8; 48];
@@ -120,7 +121,7 @@ fn invalid_enum_fields_are_named() {
 
 #[test]
 fn invalid_flag_and_side_filter() {
-    let mut buf = [0u8; 77];
+    let mut buf = [0u8; 92];
     Replaced::sample(&[1]).encode(&mut buf).unwrap();
     buf[76] = 2;
     let err = DecodeError::InvalidField {
@@ -197,7 +198,7 @@ fn packet_trailing_bytes() {
         items.last(),
         Some(&Err(DecodeError::TrailingBytes { extra: 3 }))
     );
-    let n = encode_heartbeat(&mut buf, 1, 9).unwrap();
+    let n = encode_heartbeat(&mut buf, PacketFormat::V2, 1, 9).unwrap();
     assert_eq!(
         PacketReader::new(&buf[..n + 1]).map(|_| ()),
         Err(DecodeError::TrailingBytes { extra: 1 })

@@ -9,7 +9,8 @@ use peregrine_wire::field::{Pad, SessionKind};
 use peregrine_wire::md::packet::{stamp_send_time, PacketBuilder, PacketReader};
 use peregrine_wire::md::Trade;
 use peregrine_wire::orders::NewOrder;
-use peregrine_wire::{decode, v2, LiquidityRole, Message, WireMessage};
+use peregrine_wire::v2::{decode, Message};
+use peregrine_wire::{v2, LiquidityRole, WireMessage};
 
 fn hex(bytes: &[u8]) -> String {
     bytes
@@ -71,6 +72,7 @@ fn packet_golden_bytes() {
     assert_eq!(
         hex(packet),
         "01 00 00 00 00 00 00 00 05 00 00 00 00 00 00 00 01 00 \
+         00 00 02 00 00 00 \
          d0 07 00 00 00 00 00 00 \
          2d 00 40 01 00 00 00 00 \
          09 00 00 00 00 00 00 00 \

@@ -1,15 +1,20 @@
-//! Layout tests: every message's size, type code and field offsets are pinned here by
-//! hand, independently of the descriptors the code generates, and the encoder is
-//! checked to write each field exactly inside its declared byte range.
+//! Layout tests: every message's type code, version, size and field offsets are
+//! pinned here by hand, independently of the schema the code is generated from, so an
+//! edit of `schema/protocol.xml` that moves, resizes or drops a field of a released
+//! layout fails here (versioning is additive: a new version appends, it never moves).
+//! A new message gets its row here too. The encoder is checked to write each field
+//! exactly inside its declared byte range, and reserved bytes stay zero.
 
 use peregrine_wire::header::HEADER_FIELDS;
 use peregrine_wire::md::packet::{PACKET_HEADER_FIELDS, PACKET_HEADER_SIZE};
 use peregrine_wire::md::recovery::Recovery;
 use peregrine_wire::md::MdMessage;
-use peregrine_wire::{Message, MessageDesc, HEADER_SIZE, MAX_MESSAGE_SIZE};
+use peregrine_wire::{v2, MessageDesc, WireMessage, HEADER_SIZE, MAX_MESSAGE_SIZE};
 
+/// (name, type code, version, size, body fields as (name, offset, size)).
 type Pinned = (
     &'static str,
+    u8,
     u8,
     usize,
     &'static [(&'static str, usize, usize)],
@@ -28,21 +33,12 @@ macro_rules! out {
 }
 
 const PINNED: &[Pinned] = &[
-    (
-        "Login",
-        0x01,
-        32,
-        &[
-            ("account", 8, 4),
-            ("heartbeat_interval_ms", 12, 4),
-            ("credential", 16, 16),
-        ],
-    ),
-    ("Logout", 0x02, 8, &[]),
-    ("ClientHeartbeat", 0x03, 8, &[]),
+    ("Logout", 0x02, 1, 8, &[]),
+    ("ClientHeartbeat", 0x03, 1, 8, &[]),
     (
         "NewOrder",
         0x10,
+        1,
         48,
         &[
             ("client_order_id", 8, 8),
@@ -59,6 +55,7 @@ const PINNED: &[Pinned] = &[
     (
         "Cancel",
         0x11,
+        1,
         28,
         &[
             ("client_order_id", 8, 8),
@@ -69,6 +66,7 @@ const PINNED: &[Pinned] = &[
     (
         "Replace",
         0x12,
+        1,
         44,
         &[
             ("client_order_id", 8, 8),
@@ -81,6 +79,7 @@ const PINNED: &[Pinned] = &[
     (
         "MassCancel",
         0x13,
+        1,
         21,
         &[
             ("client_order_id", 8, 8),
@@ -89,99 +88,9 @@ const PINNED: &[Pinned] = &[
         ],
     ),
     (
-        "LoginAccepted",
-        0x81,
-        40,
-        out![("account", 32, 4), ("heartbeat_interval_ms", 36, 4)],
-    ),
-    ("LoginRejected", 0x82, 34, out![("reason", 32, 2)]),
-    ("ServerHeartbeat", 0x83, 32, out![]),
-    (
-        "Accepted",
-        0x90,
-        80,
-        out![
-            ("order_id", 32, 8),
-            ("client_order_id", 40, 8),
-            ("price", 48, 8),
-            ("qty", 56, 8),
-            ("expire_at", 64, 8),
-            ("instrument", 72, 4),
-            ("side", 76, 1),
-            ("order_type", 77, 1),
-            ("tif", 78, 1),
-            ("stp", 79, 1),
-        ],
-    ),
-    (
-        "Rejected",
-        0x91,
-        46,
-        out![
-            ("client_order_id", 32, 8),
-            ("instrument", 40, 4),
-            ("reason", 44, 2)
-        ],
-    ),
-    (
-        "Fill",
-        0x92,
-        86,
-        out![
-            ("order_id", 32, 8),
-            ("client_order_id", 40, 8),
-            ("trade_id", 48, 8),
-            ("price", 56, 8),
-            ("qty", 64, 8),
-            ("leaves_qty", 72, 8),
-            ("instrument", 80, 4),
-            ("side", 84, 1),
-            ("role", 85, 1),
-        ],
-    ),
-    (
-        "Cancelled",
-        0x93,
-        71,
-        out![
-            ("order_id", 32, 8),
-            ("client_order_id", 40, 8),
-            ("request_id", 48, 8),
-            ("cancelled_qty", 56, 8),
-            ("instrument", 64, 4),
-            ("reason", 68, 2),
-            ("side", 70, 1),
-        ],
-    ),
-    (
-        "Replaced",
-        0x94,
-        77,
-        out![
-            ("order_id", 32, 8),
-            ("client_order_id", 40, 8),
-            ("orig_client_order_id", 48, 8),
-            ("new_price", 56, 8),
-            ("new_qty", 64, 8),
-            ("instrument", 72, 4),
-            ("priority_kept", 76, 1),
-        ],
-    ),
-    (
-        "CancelRejected",
-        0x95,
-        55,
-        out![
-            ("client_order_id", 32, 8),
-            ("order_id", 40, 8),
-            ("instrument", 48, 4),
-            ("reason", 52, 2),
-            ("request_kind", 54, 1),
-        ],
-    ),
-    (
         "Deposit",
         0x20,
+        1,
         32,
         &[
             ("request_id", 8, 8),
@@ -193,6 +102,7 @@ const PINNED: &[Pinned] = &[
     (
         "Withdraw",
         0x21,
+        1,
         32,
         &[
             ("request_id", 8, 8),
@@ -204,35 +114,14 @@ const PINNED: &[Pinned] = &[
     (
         "BalanceQuery",
         0x22,
+        1,
         24,
         &[("request_id", 8, 8), ("account", 16, 4), ("asset", 20, 4)],
     ),
     (
-        "Balance",
-        0xA0,
-        64,
-        out![
-            ("request_id", 32, 8),
-            ("available", 40, 8),
-            ("reserved", 48, 8),
-            ("account", 56, 4),
-            ("asset", 60, 4),
-        ],
-    ),
-    (
-        "AdminRejected",
-        0xA1,
-        50,
-        out![
-            ("request_id", 32, 8),
-            ("account", 40, 4),
-            ("asset", 44, 4),
-            ("reason", 48, 2),
-        ],
-    ),
-    (
         "Trade",
         0x40,
+        1,
         45,
         &[
             ("trade_id", 8, 8),
@@ -246,6 +135,7 @@ const PINNED: &[Pinned] = &[
     (
         "L2Update",
         0x41,
+        1,
         41,
         &[
             ("price", 8, 8),
@@ -259,6 +149,7 @@ const PINNED: &[Pinned] = &[
     (
         "Commitment",
         0x42,
+        1,
         104,
         &[
             ("tick_seq", 8, 8),
@@ -272,12 +163,14 @@ const PINNED: &[Pinned] = &[
     (
         "ReplayRequest",
         0x50,
+        1,
         26,
         &[("session_id", 8, 8), ("first_seq", 16, 8), ("count", 24, 2)],
     ),
     (
         "ReplayResponse",
         0x51,
+        1,
         28,
         &[
             ("session_id", 8, 8),
@@ -289,12 +182,14 @@ const PINNED: &[Pinned] = &[
     (
         "SnapshotRequest",
         0x52,
+        1,
         20,
         &[("request_id", 8, 8), ("instrument", 16, 4)],
     ),
     (
         "SnapshotHeader",
         0x53,
+        1,
         50,
         &[
             ("request_id", 8, 8),
@@ -309,6 +204,7 @@ const PINNED: &[Pinned] = &[
     (
         "SnapshotLevel",
         0x54,
+        1,
         29,
         &[
             ("price", 8, 8),
@@ -320,6 +216,7 @@ const PINNED: &[Pinned] = &[
     (
         "SnapshotEnd",
         0x55,
+        1,
         32,
         &[
             ("request_id", 8, 8),
@@ -328,41 +225,415 @@ const PINNED: &[Pinned] = &[
             ("level_count", 28, 4),
         ],
     ),
+    (
+        "Login",
+        0x04,
+        2,
+        64,
+        &[
+            ("next_report_seq", 8, 8),
+            ("proof", 16, 32),
+            ("account", 48, 4),
+            ("target", 52, 4),
+            ("heartbeat_interval_ms", 56, 4),
+            ("kind", 60, 1),
+            ("reserved", 61, 3),
+        ],
+    ),
+    (
+        "OrderStatusRequest",
+        0x14,
+        2,
+        36,
+        &[
+            ("request_id", 8, 8),
+            ("order_id", 16, 8),
+            ("client_order_id", 24, 8),
+            ("instrument", 32, 4),
+        ],
+    ),
+    (
+        "OpenOrdersRequest",
+        0x15,
+        2,
+        24,
+        &[
+            ("request_id", 8, 8),
+            ("account", 16, 4),
+            ("instrument", 20, 4),
+        ],
+    ),
+    ("Challenge", 0x84, 2, 64, out![("nonce", 32, 32)]),
+    (
+        "LoginAccepted",
+        0x81,
+        2,
+        65,
+        out![
+            ("account", 32, 4),
+            ("heartbeat_interval_ms", 36, 4),
+            ("next_report_seq", 40, 8),
+            ("oldest_report_seq", 48, 8),
+            ("target", 56, 4),
+            ("instrument_count", 60, 4),
+            ("kind", 64, 1),
+        ],
+    ),
+    (
+        "LoginRejected",
+        0x82,
+        2,
+        40,
+        out![
+            ("reason", 32, 2),
+            ("reserved", 34, 2),
+            ("retry_after_ms", 36, 4)
+        ],
+    ),
+    (
+        "ServerHeartbeat",
+        0x83,
+        2,
+        40,
+        out![("next_report_seq", 32, 8)],
+    ),
+    (
+        "ReplayStart",
+        0x85,
+        2,
+        58,
+        out![
+            ("from_seq", 32, 8),
+            ("to_seq", 40, 8),
+            ("count", 48, 8),
+            ("reason", 56, 2)
+        ],
+    ),
+    (
+        "ReplayEnd",
+        0x86,
+        2,
+        48,
+        out![("next_report_seq", 32, 8), ("count", 40, 8)],
+    ),
+    (
+        "LeaderRedirect",
+        0x87,
+        2,
+        112,
+        out![
+            ("leader_id", 32, 8),
+            ("retry_after_ms", 40, 4),
+            ("reserved", 44, 4),
+            ("address", 48, 64),
+        ],
+    ),
+    (
+        "InstrumentDefinition",
+        0x9A,
+        2,
+        111,
+        out![
+            ("tick_size", 32, 8),
+            ("lot_size", 40, 8),
+            ("min_qty", 48, 8),
+            ("max_qty", 56, 8),
+            ("reference_price", 64, 8),
+            ("band", 72, 8),
+            ("symbol", 80, 16),
+            ("instrument", 96, 4),
+            ("base_asset", 100, 4),
+            ("quote_asset", 104, 4),
+            ("price_decimals", 108, 1),
+            ("qty_decimals", 109, 1),
+            ("status", 110, 1),
+        ],
+    ),
+    (
+        "Accepted",
+        0x90,
+        2,
+        92,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("price", 48, 8),
+            ("qty", 56, 8),
+            ("expire_at", 64, 8),
+            ("instrument", 72, 4),
+            ("side", 76, 1),
+            ("order_type", 77, 1),
+            ("tif", 78, 1),
+            ("stp", 79, 1),
+            ("report_seq", 80, 8),
+            ("account", 88, 4),
+        ],
+    ),
+    (
+        "Rejected",
+        0x91,
+        2,
+        60,
+        out![
+            ("client_order_id", 32, 8),
+            ("instrument", 40, 4),
+            ("reason", 44, 2),
+            ("reserved", 46, 2),
+            ("report_seq", 48, 8),
+            ("account", 56, 4),
+        ],
+    ),
+    (
+        "Fill",
+        0x92,
+        2,
+        100,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("trade_id", 48, 8),
+            ("price", 56, 8),
+            ("qty", 64, 8),
+            ("leaves_qty", 72, 8),
+            ("instrument", 80, 4),
+            ("side", 84, 1),
+            ("role", 85, 1),
+            ("reserved", 86, 2),
+            ("report_seq", 88, 8),
+            ("account", 96, 4),
+        ],
+    ),
+    (
+        "Cancelled",
+        0x93,
+        2,
+        84,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("request_id", 48, 8),
+            ("cancelled_qty", 56, 8),
+            ("instrument", 64, 4),
+            ("reason", 68, 2),
+            ("side", 70, 1),
+            ("reserved", 71, 1),
+            ("report_seq", 72, 8),
+            ("account", 80, 4),
+        ],
+    ),
+    (
+        "Replaced",
+        0x94,
+        2,
+        92,
+        out![
+            ("order_id", 32, 8),
+            ("client_order_id", 40, 8),
+            ("orig_client_order_id", 48, 8),
+            ("new_price", 56, 8),
+            ("new_qty", 64, 8),
+            ("instrument", 72, 4),
+            ("priority_kept", 76, 1),
+            ("reserved", 77, 3),
+            ("report_seq", 80, 8),
+            ("account", 88, 4),
+        ],
+    ),
+    (
+        "CancelRejected",
+        0x95,
+        2,
+        68,
+        out![
+            ("client_order_id", 32, 8),
+            ("order_id", 40, 8),
+            ("instrument", 48, 4),
+            ("reason", 52, 2),
+            ("request_kind", 54, 1),
+            ("reserved", 55, 1),
+            ("report_seq", 56, 8),
+            ("account", 64, 4),
+        ],
+    ),
+    (
+        "MassCancelDone",
+        0x96,
+        2,
+        61,
+        out![
+            ("request_id", 32, 8),
+            ("report_seq", 40, 8),
+            ("cancelled", 48, 4),
+            ("instrument", 52, 4),
+            ("account", 56, 4),
+            ("side", 60, 1),
+        ],
+    ),
+    (
+        "OrderStatus",
+        0x97,
+        2,
+        100,
+        out![
+            ("request_id", 32, 8),
+            ("order_id", 40, 8),
+            ("client_order_id", 48, 8),
+            ("price", 56, 8),
+            ("open_qty", 64, 8),
+            ("expire_at", 72, 8),
+            ("report_seq", 80, 8),
+            ("account", 88, 4),
+            ("instrument", 92, 4),
+            ("side", 96, 1),
+            ("order_type", 97, 1),
+            ("tif", 98, 1),
+            ("state", 99, 1),
+        ],
+    ),
+    (
+        "OpenOrder",
+        0x98,
+        2,
+        91,
+        out![
+            ("request_id", 32, 8),
+            ("order_id", 40, 8),
+            ("client_order_id", 48, 8),
+            ("price", 56, 8),
+            ("open_qty", 64, 8),
+            ("expire_at", 72, 8),
+            ("account", 80, 4),
+            ("instrument", 84, 4),
+            ("side", 88, 1),
+            ("order_type", 89, 1),
+            ("tif", 90, 1),
+        ],
+    ),
+    (
+        "OpenOrdersEnd",
+        0x99,
+        2,
+        52,
+        out![
+            ("request_id", 32, 8),
+            ("report_seq", 40, 8),
+            ("count", 48, 4)
+        ],
+    ),
+    (
+        "Balance",
+        0xA0,
+        2,
+        72,
+        out![
+            ("request_id", 32, 8),
+            ("available", 40, 8),
+            ("held", 48, 8),
+            ("account", 56, 4),
+            ("asset", 60, 4),
+            ("report_seq", 64, 8),
+        ],
+    ),
+    (
+        "AdminRejected",
+        0xA1,
+        2,
+        64,
+        out![
+            ("request_id", 32, 8),
+            ("account", 40, 4),
+            ("asset", 44, 4),
+            ("reason", 48, 2),
+            ("reserved", 50, 6),
+            ("report_seq", 56, 8),
+        ],
+    ),
+    (
+        "InstrumentListRequest",
+        0x56,
+        2,
+        16,
+        &[("request_id", 8, 8)],
+    ),
+    (
+        "InstrumentList",
+        0x57,
+        2,
+        22,
+        &[("request_id", 8, 8), ("count", 16, 4), ("reason", 20, 2)],
+    ),
+    (
+        "RecoveryRedirect",
+        0x58,
+        2,
+        88,
+        &[
+            ("leader_id", 8, 8),
+            ("retry_after_ms", 16, 4),
+            ("reserved", 20, 4),
+            ("address", 24, 64),
+        ],
+    ),
+    (
+        "Disconnect",
+        0x88,
+        2,
+        48,
+        out![
+            ("next_report_seq", 32, 8),
+            ("reason", 40, 2),
+            ("reserved", 42, 6),
+        ],
+    ),
 ];
 
-/// Version-1 messages (the version-2 additions to the recovery channel are pinned in
-/// `tests/layout_v2.rs`).
+/// Every message any decoder accepts, once each.
 fn all_descs() -> Vec<MessageDesc> {
-    let mut v: Vec<MessageDesc> = Message::MESSAGES.to_vec();
-    for d in Recovery::MESSAGES.iter().chain(MdMessage::MESSAGES) {
-        if d.version == 1 && !v.contains(d) {
+    let mut v: Vec<MessageDesc> = Vec::new();
+    for d in v2::Message::MESSAGES
+        .iter()
+        .chain(MdMessage::MESSAGES)
+        .chain(Recovery::MESSAGES)
+    {
+        if !v.contains(d) {
             v.push(*d);
         }
     }
     v
 }
 
-fn pinned(name: &str) -> &'static Pinned {
-    PINNED
-        .iter()
-        .find(|p| p.0 == name)
-        .unwrap_or_else(|| panic!("{name} is not pinned"))
+/// Encodes a message from seeds.
+type Encoder = Box<dyn Fn(&[u64]) -> Vec<u8>>;
+
+/// The family whose `sample` builds message `name`, as an encoder of seeds.
+fn encoder(name: &str) -> Encoder {
+    let at = |msgs: &[MessageDesc]| msgs.iter().position(|d| d.name == name);
+    let out = |n: usize, buf: [u8; 256]| buf[..n].to_vec();
+    if let Some(i) = at(v2::Message::MESSAGES) {
+        return Box::new(move |s: &[u64]| {
+            let mut buf = [0u8; 256];
+            out(v2::Message::sample(i, s).encode(&mut buf).unwrap(), buf)
+        });
+    }
+    let i = at(Recovery::MESSAGES).unwrap_or_else(|| panic!("{name} has no decoder"));
+    Box::new(move |s: &[u64]| {
+        let mut buf = [0u8; 256];
+        out(Recovery::sample(i, s).encode(&mut buf).unwrap(), buf)
+    })
 }
 
 #[test]
 fn every_message_matches_its_pinned_layout() {
     let descs = all_descs();
-    assert_eq!(
-        descs.len(),
-        PINNED.len(),
-        "every message pinned exactly once"
-    );
     for d in &descs {
-        let (name, code, size, fields) = *pinned(d.name);
+        let (name, code, version, size, fields) = *PINNED
+            .iter()
+            .find(|p| p.0 == d.name)
+            .unwrap_or_else(|| panic!("{} is not pinned in tests/layout.rs", d.name));
         assert_eq!(
-            (d.msg_type, d.size),
-            (code, size),
-            "{name}: type code and size"
+            (d.msg_type, d.version, d.size),
+            (code, version, size),
+            "{name}: type code, version and size"
         );
         let got: Vec<_> = d
             .fields
@@ -371,6 +642,11 @@ fn every_message_matches_its_pinned_layout() {
             .collect();
         assert_eq!(got, fields.to_vec(), "{name}: field offsets");
     }
+    assert_eq!(
+        descs.len(),
+        PINNED.len(),
+        "every pinned message still exists"
+    );
 }
 
 #[test]
@@ -383,14 +659,9 @@ fn fields_are_contiguous_and_naturally_aligned() {
                 "{}.{} follows the previous field",
                 d.name, f.name
             );
-            let align = if f.size <= 8 { f.size } else { 1 };
-            assert_eq!(
-                f.offset % align,
-                0,
-                "{}.{} is naturally aligned",
-                d.name,
-                f.name
-            );
+            let bytes = f.wire_type == "reserved" || f.wire_type.starts_with('[');
+            let align = if bytes { 1 } else { f.size };
+            assert_eq!(f.offset % align, 0, "{}.{} is aligned", d.name, f.name);
             at += f.size;
         }
         assert_eq!(at, d.size, "{} has no trailing padding", d.name);
@@ -435,43 +706,50 @@ fn header_and_packet_header_layouts() {
             ("session_id", 0, 8),
             ("first_seq", 8, 8),
             ("count", 16, 2),
-            ("send_time", 18, 8)
+            ("marker", 18, 2),
+            ("version", 20, 1),
+            ("reserved", 21, 3),
+            ("send_time", 24, 8)
         ]
     );
-    assert_eq!((HEADER_SIZE, PACKET_HEADER_SIZE), (8, 26));
+    assert_eq!((HEADER_SIZE, PACKET_HEADER_SIZE), (8, 32));
 }
 
-/// Encodes `sample(seeds)` and `sample(seeds with seed k bumped)`: the bytes that differ
-/// must all lie inside field `k`'s declared range (and some must differ).
-fn check_field_ranges(name: &str, fields: usize, encode: &dyn Fn(&[u64]) -> Vec<u8>) {
-    let d = all_descs().into_iter().find(|d| d.name == name).unwrap();
-    assert_eq!(d.fields.len(), fields);
-    let base: Vec<u64> = (0..fields as u64).map(|i| 1000 + 7 * i).collect();
+/// Encodes `sample(seeds)` and `sample(seeds with seed k bumped)`: the bytes that
+/// differ must all lie inside field `k`'s declared range (and some must differ);
+/// reserved padding never changes.
+fn check_field_ranges(d: &MessageDesc, encode: &dyn Fn(&[u64]) -> Vec<u8>) {
+    let base: Vec<u64> = (0..d.fields.len() as u64).map(|i| 1000 + 7 * i).collect();
     let a = encode(&base);
     assert_eq!(a.len(), d.size);
     assert_eq!(
-        &a[..2],
-        &(d.size as u16).to_le_bytes(),
-        "{name}: length field"
+        &a[..4],
+        &[d.size as u8, (d.size >> 8) as u8, d.msg_type, d.version],
+        "{}: header",
+        d.name
     );
-    assert_eq!(a[2], d.msg_type, "{name}: type byte");
     for (k, f) in d.fields.iter().enumerate() {
         let mut seeds = base.clone();
         seeds[k] += 1;
         let b = encode(&seeds);
         let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+        if f.wire_type == "reserved" {
+            assert!(diff.is_empty(), "{}.{} is always zero", d.name, f.name);
+            assert!(a[f.offset..f.offset + f.size].iter().all(|&x| x == 0));
+            continue;
+        }
         assert!(
             !diff.is_empty(),
-            "{name}.{}: changing it changes the bytes",
+            "{}.{}: changing it changes the bytes",
+            d.name,
             f.name
         );
         for i in diff {
             assert!(
                 (f.offset..f.offset + f.size).contains(&i),
-                "{name}.{}: byte {i} outside {}..{}",
-                f.name,
-                f.offset,
-                f.offset + f.size
+                "{}.{}: byte {i} outside its range",
+                d.name,
+                f.name
             );
         }
     }
@@ -479,21 +757,39 @@ fn check_field_ranges(name: &str, fields: usize, encode: &dyn Fn(&[u64]) -> Vec<
 
 #[test]
 fn encoders_write_each_field_at_its_offset() {
-    for (i, d) in Message::MESSAGES.iter().enumerate() {
-        check_field_ranges(d.name, d.fields.len(), &|s: &[u64]| {
-            let mut buf = [0u8; 128];
-            let n = Message::sample(i, s).encode(&mut buf).unwrap();
-            buf[..n].to_vec()
-        });
+    for d in all_descs() {
+        check_field_ranges(&d, &*encoder(d.name));
     }
-    for (i, d) in Recovery::MESSAGES.iter().enumerate() {
-        if d.version != 1 {
-            continue;
-        }
-        check_field_ranges(d.name, d.fields.len(), &|s: &[u64]| {
-            let mut buf = [0u8; 128];
-            let n = Recovery::sample(i, s).encode(&mut buf).unwrap();
-            buf[..n].to_vec()
-        });
+}
+
+#[test]
+fn a_non_zero_reserved_byte_is_refused() {
+    let mut buf = [0u8; 128];
+    let n = v2::reports::Fill::sample(&[1, 2, 3])
+        .encode(&mut buf)
+        .unwrap();
+    buf[86] = 1;
+    assert_eq!(
+        v2::decode(&buf[..n]),
+        Err(peregrine_wire::DecodeError::InvalidField {
+            field: "reserved",
+            value: 1
+        })
+    );
+}
+
+#[test]
+fn sizes_of_the_families_are_consistent() {
+    for d in v2::Message::MESSAGES {
+        let family = if d.msg_type < 0x80 {
+            v2::Inbound::size_of_type(d.msg_type)
+        } else {
+            v2::Outbound::size_of_type(d.msg_type)
+        };
+        assert_eq!(family, Some((d.size, d.version)), "{}", d.name);
     }
+    assert_eq!(
+        <v2::reference::InstrumentDefinition as WireMessage>::SIZE,
+        111
+    );
 }

@@ -1,95 +1,70 @@
-//! Round-trip property tests: for every message type, `decode(encode(m)) == m`, the
-//! encoding has the declared size, every proper prefix asks for more bytes, and a
-//! too-small buffer is refused. Plus a TCP-stream test that reassembles random message
-//! sequences from random chunkings.
+//! Round-trip property tests: for every message type of every decoder,
+//! `decode(encode(m)) == m` whatever follows it in the stream, the encoding has the
+//! declared size, every proper prefix asks for more bytes, and a too-small buffer is
+//! refused. Plus a TCP-stream test that reassembles random message sequences from
+//! random chunkings.
 
-use peregrine_wire::md::recovery::{
-    Recovery, ReplayRequest, ReplayResponse, SnapshotEnd, SnapshotHeader, SnapshotLevel,
-    SnapshotRequest,
-};
-use peregrine_wire::md::{Commitment, L2Update, MdMessage, Trade};
-use peregrine_wire::orders::{Cancel, MassCancel, NewOrder, Replace};
-use peregrine_wire::reports::{Accepted, CancelRejected, Cancelled, Fill, Rejected, Replaced};
-use peregrine_wire::session::{
-    ClientHeartbeat, Login, LoginAccepted, LoginRejected, Logout, ServerHeartbeat,
-};
-use peregrine_wire::{
-    DecodeError, EncodeError, Inbound, Message, Outbound, WireMessage, MAX_MESSAGE_SIZE,
-};
+use peregrine_wire::md::recovery::Recovery;
+use peregrine_wire::md::MdMessage;
+use peregrine_wire::v2::Message;
+use peregrine_wire::{DecodeError, EncodeError, MAX_MESSAGE_SIZE};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-type FamilyDecode<F> = fn(&[u8]) -> Result<(F, usize), DecodeError>;
-
-fn check<M, F>(seeds: &[u64], tail: &[u8], family: FamilyDecode<F>) -> Result<(), TestCaseError>
-where
-    M: WireMessage + Into<F> + PartialEq + core::fmt::Debug,
-    F: PartialEq + core::fmt::Debug,
-{
-    let m = M::sample(seeds);
-    let mut buf = [0u8; MAX_MESSAGE_SIZE + 32];
-    let n = m
-        .encode(&mut buf)
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
-    prop_assert_eq!(n, M::SIZE);
-    buf[n..n + tail.len()].copy_from_slice(tail);
-    let stream = &buf[..n + tail.len()];
-    prop_assert_eq!(M::decode(stream), Ok((m, n)));
-    prop_assert_eq!(family(stream), Ok((m.into(), n)));
-    for p in 0..n {
-        prop_assert!(
-            M::decode(&buf[..p]).unwrap_err().is_incomplete(),
-            "prefix {}",
-            p
-        );
-    }
-    let too_small = EncodeError::BufferTooSmall {
-        needed: n,
-        available: n - 1,
-    };
-    prop_assert_eq!(m.encode(&mut buf[..n - 1]), Err(too_small));
-    Ok(())
-}
-
-macro_rules! round_trip {
-    ($($test:ident: $ty:ty => $fam:ty;)*) => {
-        proptest! {
-            $(
-                #[test]
-                fn $test(seeds in vec(any::<u64>(), 1..16), tail in vec(any::<u8>(), 0..24)) {
-                    check::<$ty, $fam>(&seeds, &tail, <$fam>::decode)?;
-                }
-            )*
+/// The round-trip contract for one family's `sample(index, seeds)`.
+macro_rules! contract {
+    ($fam:ty, $index:expr, $seeds:expr, $tail:expr) => {{
+        let m = <$fam>::sample($index, $seeds);
+        let mut buf = [0u8; MAX_MESSAGE_SIZE + 32];
+        let n = m
+            .encode(&mut buf)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(n, m.size());
+        buf[n..n + $tail.len()].copy_from_slice($tail);
+        prop_assert_eq!(<$fam>::decode(&buf[..n + $tail.len()]), Ok((m, n)));
+        for p in 0..n {
+            prop_assert!(
+                <$fam>::decode(&buf[..p]).unwrap_err().is_incomplete(),
+                "{}: prefix {}",
+                m.desc().name,
+                p
+            );
         }
-    };
+        let too_small = EncodeError::BufferTooSmall {
+            needed: n,
+            available: n - 1,
+        };
+        prop_assert_eq!(m.encode(&mut buf[..n - 1]), Err(too_small));
+    }};
 }
 
-round_trip! {
-    prop_round_trip_login: Login => Inbound;
-    prop_round_trip_logout: Logout => Inbound;
-    prop_round_trip_client_heartbeat: ClientHeartbeat => Inbound;
-    prop_round_trip_new_order: NewOrder => Inbound;
-    prop_round_trip_cancel: Cancel => Inbound;
-    prop_round_trip_replace: Replace => Inbound;
-    prop_round_trip_mass_cancel: MassCancel => Inbound;
-    prop_round_trip_login_accepted: LoginAccepted => Outbound;
-    prop_round_trip_login_rejected: LoginRejected => Outbound;
-    prop_round_trip_server_heartbeat: ServerHeartbeat => Outbound;
-    prop_round_trip_accepted: Accepted => Outbound;
-    prop_round_trip_rejected: Rejected => Outbound;
-    prop_round_trip_fill: Fill => Outbound;
-    prop_round_trip_cancelled: Cancelled => Outbound;
-    prop_round_trip_replaced: Replaced => Outbound;
-    prop_round_trip_cancel_rejected: CancelRejected => Outbound;
-    prop_round_trip_trade: Trade => MdMessage;
-    prop_round_trip_l2_update: L2Update => MdMessage;
-    prop_round_trip_commitment: Commitment => MdMessage;
-    prop_round_trip_replay_request: ReplayRequest => Recovery;
-    prop_round_trip_replay_response: ReplayResponse => Recovery;
-    prop_round_trip_snapshot_request: SnapshotRequest => Recovery;
-    prop_round_trip_snapshot_header: SnapshotHeader => Recovery;
-    prop_round_trip_snapshot_level: SnapshotLevel => Recovery;
-    prop_round_trip_snapshot_end: SnapshotEnd => Recovery;
+proptest! {
+    #[test]
+    fn prop_every_order_entry_message_round_trips(
+        index in any::<usize>(),
+        seeds in vec(any::<u64>(), 1..16),
+        tail in vec(any::<u8>(), 0..24),
+    ) {
+        contract!(Message, index, &seeds, &tail);
+    }
+
+    #[test]
+    fn prop_every_feed_message_round_trips(
+        index in any::<usize>(),
+        seeds in vec(any::<u64>(), 1..16),
+        tail in vec(any::<u8>(), 0..24),
+    ) {
+        contract!(MdMessage, index, &seeds, &tail);
+    }
+
+    #[test]
+    fn prop_every_recovery_message_round_trips(
+        index in any::<usize>(),
+        seeds in vec(any::<u64>(), 1..16),
+        tail in vec(any::<u8>(), 0..24),
+    ) {
+        contract!(Recovery, index, &seeds, &tail);
+    }
 }
 
 /// Feeds `wire` to a stream decoder in chunks of the given sizes, through a fixed

@@ -2,7 +2,7 @@
 //! arrive with, a subscriber that follows `FeedSequencer` (and replays gaps) applies
 //! every sequence number exactly once, in order.
 
-use peregrine_wire::md::packet::PacketHeader;
+use peregrine_wire::md::packet::{PacketFormat, PacketHeader};
 use peregrine_wire::md::sequencer::{FeedSequencer, SeqCheck};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -17,6 +17,7 @@ fn packets(sizes: &[u16]) -> Vec<PacketHeader> {
             first_seq: first,
             count,
             send_time: 0,
+            format: PacketFormat::V2,
         });
         first += u64::from(count);
     }

@@ -112,7 +112,7 @@ fn balances(addr: SocketAddr) -> Vec<(i64, i64)> {
                 asset,
             });
             match c.recv_report() {
-                Outbound::Balance(b) => out.push((b.available, b.reserved)),
+                Outbound::Balance(b) => out.push((b.available, b.held)),
                 m => panic!("{m:?}"),
             }
         }

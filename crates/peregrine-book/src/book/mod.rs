@@ -178,6 +178,25 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         self.now = self.now.max(now.0);
     }
 
+    /// When the earliest resting GTD order expires (`None`: no GTD order rests), so
+    /// the caller can run [`OrderBook::advance_time`] (a `Tick`) at that time instead
+    /// of waiting for the next command on this book. Drops the heap entries of orders
+    /// already gone on the way (what `advance_time` would skip; nothing observable
+    /// changes).
+    pub fn next_expiry(&mut self) -> Option<Timestamp> {
+        while let Some(&Reverse((at, id))) = self.expiry.peek() {
+            let live = self
+                .ids
+                .get(id)
+                .is_some_and(|slot| self.arena.get(slot).expire_at.0 == at);
+            if live {
+                return Some(Timestamp(at));
+            }
+            self.expiry.pop();
+        }
+        None
+    }
+
     /// Records a GTD expiry, compacting stale heap entries instead of growing.
     fn schedule_expiry(&mut self, at: u64, id: u64) {
         if self.expiry.len() >= self.expiry_cap {

@@ -54,7 +54,7 @@ fn admin_answer(
             engine_time,
             request_id,
             available: saturate(b.available),
-            reserved: saturate(b.reserved),
+            held: saturate(b.reserved),
             account,
             asset: asset.0,
             report_seq: 0,
@@ -67,7 +67,7 @@ fn admin_answer(
             account,
             asset: asset.0,
             reason: ReasonCode(reason.code()),
-            padding: Pad,
+            reserved: Pad,
             report_seq: 0,
         }),
     }

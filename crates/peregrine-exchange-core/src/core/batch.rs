@@ -139,6 +139,19 @@ impl<L: CommandLog> Core<L> {
         }
     }
 
+    /// Ends the feed session on a graceful stop: sends every feed message whose batch
+    /// is durable, then the end-of-session packet (`first_seq` one past the last
+    /// message sent). Call once the journal's sync has covered everything committed
+    /// (messages of a batch that is not durable are never published). Nothing is sent
+    /// on this feed session afterwards.
+    pub fn end_feed(&mut self, out: &mut impl PacketSink) {
+        self.flush_feed(out, true);
+        let now = self.clock.now().0;
+        if let Some(feed) = self.feed.as_mut() {
+            feed.end_session(now, out);
+        }
+    }
+
     /// Sends every feed message whose batch is durable, without waiting for a
     /// fuller packet (before a snapshot, and when idle).
     pub fn flush_feed_now(&mut self, out: &mut impl PacketSink) {

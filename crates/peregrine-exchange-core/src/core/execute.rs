@@ -73,11 +73,14 @@ impl<L: CommandLog> Core<L> {
             return self.handle_admin(from, account, &admin, ts, out);
         }
         match msg {
+            // A query never shows an order whose expiry has passed: expire first.
             Inbound::OrderStatusRequest(q) => {
+                self.expire_due(ts, out)?;
                 self.answer_status(from, req.scope, q, ts, out);
                 return Ok(());
             }
             Inbound::OpenOrdersRequest(q) => {
+                self.expire_due(ts, out)?;
                 self.answer_open_orders(from, req.scope, q, ts, out);
                 return Ok(());
             }
@@ -106,7 +109,7 @@ impl<L: CommandLog> Core<L> {
         self.engine_seq
     }
 
-    fn execute(
+    pub(super) fn execute(
         &mut self,
         from: SessionKey,
         cmd: &Command,

@@ -18,6 +18,7 @@
 mod admin;
 mod batch;
 mod execute;
+mod expiry;
 mod query;
 mod replay;
 

@@ -81,6 +81,21 @@ impl Dispatch {
         }
     }
 
+    /// Expires the GTD orders that are due (a journaled `Tick`; in batch mode at a
+    /// tick boundary, and only while no tick is open, since an open tick expires when
+    /// it runs). The loops call it from their housekeeping and before answering a
+    /// book snapshot. Returns whether a tick ran.
+    pub fn expire_due<L: CommandLog>(
+        &mut self,
+        core: &mut Core<L>,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<bool> {
+        match self {
+            Dispatch::Continuous => core.expire_due(core.now(), out),
+            Dispatch::Batch { seq, .. } => seq.expire_if_due(core.now(), core, out),
+        }
+    }
+
     /// Runs the open tick if its boundary has passed; returns whether it ran (never
     /// in continuous mode).
     #[inline]

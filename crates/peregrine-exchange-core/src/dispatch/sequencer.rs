@@ -108,6 +108,8 @@ impl Sequencer {
             return Ok(());
         }
         let ts = Timestamp(self.open.saturating_mul(self.tick_ns));
+        // GTD orders due by the tick expire before its requests see the books.
+        core.expire_due(ts, out)?;
         for i in 0..self.buf.len() {
             let r = self.buf[i];
             core.handle_at(r.key, r.account, &r.msg, ts, out)?;
@@ -117,6 +119,31 @@ impl Sequencer {
         self.last = self.open;
         self.ticks += 1;
         Ok(())
+    }
+
+    /// With no tick open: when a GTD order is due by the last grid point passed at
+    /// `now`, runs a tick of its own there that only expires (so expiry is on time
+    /// without requests; an open tick expires first when it runs). Returns whether a
+    /// tick ran.
+    pub fn expire_if_due<L: CommandLog>(
+        &mut self,
+        now: Timestamp,
+        core: &mut Core<L>,
+        out: &mut impl Outbox,
+    ) -> std::io::Result<bool> {
+        let k = now.0 / self.tick_ns;
+        if !self.buf.is_empty() || k <= self.last {
+            return Ok(false);
+        }
+        let ts = Timestamp(k.saturating_mul(self.tick_ns));
+        if core.next_expiry().is_none_or(|at| at > ts) {
+            return Ok(false);
+        }
+        core.expire_due(ts, out)?;
+        core.end_tick();
+        self.last = k;
+        self.ticks += 1;
+        Ok(true)
     }
 
     /// Requests waiting in the open tick.

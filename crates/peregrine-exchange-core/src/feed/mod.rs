@@ -12,13 +12,11 @@ mod retained;
 pub use retained::Retained;
 
 use peregrine_wire::md::packet::{
-    encode_heartbeat, stamp_send_time, PacketBuilder, PushError, PACKET_HEADER_SIZE,
+    encode_end_of_session, encode_heartbeat, stamp_send_time, PacketBuilder, PacketFormat,
+    PushError,
 };
 use peregrine_wire::md::{Commitment, L2Update, MdMessage, Trade};
 use peregrine_wire::WireMessage;
-
-/// Bytes of the packet header (session, first sequence number, count, send time).
-const PACKET_HEADER: usize = PACKET_HEADER_SIZE;
 
 /// Where finished packets go (the server's UDP socket).
 pub trait PacketSink {
@@ -80,6 +78,10 @@ pub struct Feed {
     max_delay_ns: u64,
     /// When the oldest unsent message was queued (clock nanoseconds).
     oldest_ns: u64,
+    /// The packet header layout sent (version 2 unless configured).
+    format: PacketFormat,
+    /// The end-of-session packet was sent: the session is over.
+    ended: bool,
 }
 
 impl Feed {
@@ -105,7 +107,15 @@ impl Feed {
             retained: Retained::new(replay_retain),
             max_delay_ns: 0,
             oldest_ns: 0,
+            format: PacketFormat::V2,
+            ended: false,
         }
+    }
+
+    /// Sends packets with the `format` header (`[market_data] packet_version`).
+    pub fn with_format(mut self, format: PacketFormat) -> Self {
+        self.format = format;
+        self
     }
 
     /// Coalesces: a message waits up to `max_delay_ns` for its packet to fill
@@ -124,7 +134,7 @@ impl Feed {
         if self.max_delay_ns == 0 || now_ns.saturating_sub(self.oldest_ns) >= self.max_delay_ns {
             return true;
         }
-        let room = self.buf.len().saturating_sub(PACKET_HEADER);
+        let room = self.buf.len().saturating_sub(self.format.header_size());
         let mut bytes = 0;
         for m in &self.pending[..count.min(self.pending.len())] {
             bytes += size_of(m);
@@ -170,8 +180,12 @@ impl Feed {
             .min(self.pending.len());
         let mut i = 0;
         while i < upto {
-            let Ok(mut packet) = PacketBuilder::new(&mut self.buf, self.session_id, self.next_seq)
-            else {
+            let Ok(mut packet) = PacketBuilder::with_format(
+                &mut self.buf,
+                self.format,
+                self.session_id,
+                self.next_seq,
+            ) else {
                 break; // the buffer holds no header: cannot happen (validated mtu >= 64)
             };
             while i < upto {
@@ -197,15 +211,42 @@ impl Feed {
         self.oldest_ns = now_ns;
     }
 
-    /// Sends a heartbeat packet if nothing was sent for one heartbeat interval.
+    /// Sends a heartbeat packet if nothing was sent for one heartbeat interval (and
+    /// the session has not ended).
     pub fn heartbeat_if_due(&mut self, now_ns: u64, out: &mut impl PacketSink) {
+        if self.ended {
+            return;
+        }
         if now_ns.saturating_sub(self.last_send_ns) >= self.heartbeat_ns {
-            if let Ok(len) = encode_heartbeat(&mut self.buf, self.session_id, self.next_seq) {
+            let (session, next) = (self.session_id, self.next_seq);
+            if let Ok(len) = encode_heartbeat(&mut self.buf, self.format, session, next) {
                 self.last_send_ns = now_ns;
                 stamp_send_time(&mut self.buf[..len], now_ns);
                 out.send(&mut self.buf[..len]);
             }
         }
+    }
+
+    /// Ends the feed session: sends the end-of-session packet (`first_seq` one past
+    /// the last message sent), once; nothing is sent after it. Messages still queued
+    /// are not sent (flush what is durable first): a subscriber that needs them asks
+    /// the recovery service of the next session for a snapshot.
+    pub fn end_session(&mut self, now_ns: u64, out: &mut impl PacketSink) {
+        if self.ended {
+            return;
+        }
+        let (session, next) = (self.session_id, self.next_seq);
+        if let Ok(len) = encode_end_of_session(&mut self.buf, self.format, session, next) {
+            self.ended = true;
+            self.last_send_ns = now_ns;
+            stamp_send_time(&mut self.buf[..len], now_ns);
+            out.send(&mut self.buf[..len]);
+        }
+    }
+
+    /// True once [`Feed::end_session`] sent the end-of-session packet.
+    pub fn ended(&self) -> bool {
+        self.ended
     }
 
     /// The sequence number the next message will get.
@@ -326,7 +367,7 @@ mod tests {
             f
         };
         let f = feed(2);
-        assert!(!f.due(2, 2_000), "82 bytes of 182 and 1 µs old: wait");
+        assert!(!f.due(2, 2_000), "82 bytes of 168 and 1 µs old: wait");
         assert!(f.due(2, 51_000), "50 µs old: send");
         assert!(!f.due(0, 99_000), "nothing releasable");
         let f = feed(5);
@@ -349,5 +390,42 @@ mod tests {
         feed.flush(1_500, &mut out);
         feed.heartbeat_if_due(2_000, &mut out);
         assert_eq!(out.0.len(), 2, "a data packet at 1500 resets the interval");
+    }
+
+    #[test]
+    fn end_of_session_is_sent_once_with_the_next_sequence_number_and_ends_heartbeats() {
+        use peregrine_wire::md::packet::PacketKind;
+        let mut feed = Feed::new(9, 1400, 1_000, 0, 0);
+        let mut out = PacketLog::default();
+        feed.push(update(1), 0);
+        feed.flush(10, &mut out);
+        feed.end_session(20, &mut out);
+        feed.end_session(30, &mut out);
+        assert_eq!(out.0.len(), 2, "one data packet, one end of session");
+        let end = PacketReader::new(&out.0[1]).unwrap();
+        let h = end.header();
+        assert_eq!(end.kind(), PacketKind::EndOfSession);
+        assert_eq!((h.session_id, h.first_seq, h.send_time), (9, 2, 20));
+        assert!(feed.ended());
+        feed.heartbeat_if_due(10_000, &mut out);
+        assert_eq!(out.0.len(), 2, "no heartbeat after the end");
+    }
+
+    #[test]
+    fn a_version_1_feed_sends_version_1_packets() {
+        use peregrine_wire::md::packet::{PacketFormat, PACKET_HEADER_V1_SIZE};
+        let mut feed = Feed::new(3, 1400, 1_000, 0, 0).with_format(PacketFormat::V1);
+        let mut out = PacketLog::default();
+        feed.push(update(1), 0);
+        feed.flush(10, &mut out);
+        feed.heartbeat_if_due(5_000, &mut out);
+        feed.end_session(6_000, &mut out);
+        let formats: Vec<_> = out
+            .0
+            .iter()
+            .map(|p| PacketReader::new(p).unwrap().header().format)
+            .collect();
+        assert_eq!(formats, [PacketFormat::V1; 3]);
+        assert_eq!(out.0[1].len(), PACKET_HEADER_V1_SIZE);
     }
 }

@@ -1,7 +1,9 @@
 //! Translations between the wire and the matching core: inbound requests to
 //! [`Command`]s, core events to private reports ([`reports`]: which account's stream
-//! each belongs to) and to feed messages. Pure functions, unit tested.
+//! each belongs to) and to feed messages, instrument specs to definitions
+//! ([`reference`]). Pure functions, unit tested.
 
+pub mod reference;
 pub mod reports;
 
 use peregrine_book::{Action, Cancel, Command, Event, NewOrder, Replace};

@@ -7,8 +7,9 @@
 //! * an order of another account is refused as unknown: `NotOwner` (11) becomes
 //!   `UnknownOrder` (10), so ids cannot be probed;
 //! * `report_seq` is left 0: the core stamps it with the account's next number;
-//! * a mass cancel's `Cancelled`s carry its client order id, and its terminal answer
-//!   (`MassCancelDone`) is made by [`mass_cancel_done`] once every instrument ran.
+//! * a mass cancel's `Cancelled`s carry its client order id, so does its refusal
+//!   (`CancelRejected`), and its terminal answer (`MassCancelDone`) is made by
+//!   [`mass_cancel_done`] once every instrument ran.
 
 use peregrine_book::{Action, CancelReason, Command, CommandKind, Event, RejectReason};
 use peregrine_types::{
@@ -126,7 +127,12 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
                     session_seq: 0,
                     engine_seq: seq,
                     engine_time: t,
-                    client_order_id: r.client_id,
+                    // A mass cancel is not an order: the book's refusal carries no
+                    // client id, the request's is in the context.
+                    client_order_id: match kind {
+                        CommandKind::MassCancel => ctx.request_id,
+                        _ => r.client_id,
+                    },
                     order_id: r.id,
                     instrument: Some(r.instrument),
                     reason,

@@ -113,3 +113,38 @@ fn a_foreign_cancel_is_answered_as_unknown() {
     assert_eq!(reason(&foreign), RejectCode::UnknownOrder.reason());
     assert_eq!(reason(&foreign), reason(&unknown), "no enumeration");
 }
+
+/// A mass cancel refused for an unknown instrument answers with the request's own
+/// client order id (the book's refusal carries none): the client can match it.
+#[test]
+fn a_refused_mass_cancel_carries_the_requests_id() {
+    let mut e: MatchingEngine = MatchingEngine::new(&[InstrumentSpec::example(1)], 64).unwrap();
+    let cmd = Command {
+        ts: Timestamp(1_000),
+        action: Action::MassCancel(peregrine_book::MassCancel {
+            instrument: InstrumentId(42),
+            account: AccountId(3),
+            side: None,
+        }),
+    };
+    let mut events = Vec::new();
+    e.execute(&cmd, &mut events);
+    let ctx = Ctx {
+        request_id: ClientOrderId(777),
+        ..Ctx::of(&cmd, 5, ClientOrderId(0))
+    };
+    let reports: Vec<Report> = events
+        .iter()
+        .flat_map(|ev| reports_for(ev, &ctx))
+        .flatten()
+        .collect();
+    match reports.as_slice() {
+        [(AccountId(3), Outbound::CancelRejected(c))] => {
+            assert_eq!(c.client_order_id, ClientOrderId(777));
+            assert_eq!(c.request_kind, RequestKind::MassCancel);
+            assert_eq!(c.reason, RejectCode::UnknownInstrument.reason());
+            assert_eq!(c.instrument, Some(InstrumentId(42)));
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -19,6 +19,7 @@ use peregrine_exchange_core::journal::JournalSection;
 use peregrine_exchange_core::VenueSpec;
 use peregrine_queue::WaitStrategy;
 use peregrine_types::{AccountId, InstrumentSpec};
+use peregrine_wire::md::packet::PacketFormat;
 use serde::{Deserialize, Serialize};
 
 pub use backpressure::BackpressureConfig;
@@ -68,9 +69,19 @@ pub struct Config {
     /// Logged-in sessions at once; a login beyond it is refused (`session_limit`).
     /// Connections waiting to log in have their own pool (`[access]`). Default 256.
     pub max_sessions: usize,
-    /// Bytes of outbound messages a session may have queued; a slow reader that
-    /// overflows it is disconnected. Default 262,144 (about 3,000 fills).
+    /// Logged-in sessions of one account at once (trading and drop copies); a login
+    /// beyond it is refused (`account_session_limit`), so one account cannot take
+    /// every slot. Default 16.
+    pub max_sessions_per_account: usize,
+    /// Bytes of outbound messages a session may have queued beyond its report stream
+    /// (answers, the stream's next reports; the stream itself waits in the report
+    /// retention); a session that overflows it is disconnected (`slow_reader`).
+    /// Default 262,144 (about 3,000 fills).
     pub session_out_buffer: usize,
+    /// A session whose unsent output does not move for this long (it stopped reading)
+    /// is disconnected (`Disconnect` reason `slow_reader`); it resumes its stream on
+    /// its next login. Milliseconds; default 5,000.
+    pub slow_reader_ms: u64,
     /// Heartbeat interval granted to sessions, milliseconds. Default 1000.
     pub heartbeat_ms: u32,
     /// Capacity of each split-topology ring (power of two). Default 65,536.
@@ -129,7 +140,9 @@ impl Default for Config {
             wait: WaitStrategy::SpinThenPark,
             pin_cores: None,
             max_sessions: 256,
+            max_sessions_per_account: 16,
             session_out_buffer: 256 * 1024,
+            slow_reader_ms: 5_000,
             heartbeat_ms: 1000,
             ring_capacity: 65_536,
             recovery_listen: SocketAddr::from(([127, 0, 0, 1], 7702)),
@@ -378,9 +391,14 @@ impl Config {
             "max_sessions: must be 1..=65536",
         );
         need(
+            (1..=self.max_sessions.max(1)).contains(&self.max_sessions_per_account),
+            "max_sessions_per_account: must be 1..=max_sessions",
+        );
+        need(
             self.session_out_buffer >= 4 * peregrine_wire::MAX_MESSAGE_SIZE,
             "session_out_buffer: must be at least 2048 bytes",
         );
+        need(self.slow_reader_ms > 0, "slow_reader_ms: must be positive");
         need(self.heartbeat_ms > 0, "heartbeat_ms: must be positive");
         need(
             self.ring_capacity.is_power_of_two() && self.ring_capacity >= 2,
@@ -402,6 +420,10 @@ impl Config {
         need(
             md.replay_retain == 0 || md.replay_retain.is_power_of_two(),
             "market_data.replay_retain: must be 0 or a power of two",
+        );
+        need(
+            PacketFormat::from_version(md.packet_version).is_some(),
+            "market_data.packet_version: must be 1 or 2",
         );
         if self.recovery_enabled {
             need(
@@ -546,7 +568,9 @@ mod tests {
         assert_eq!(c.wait, WaitStrategy::SpinThenPark);
         assert_eq!(c.pin_cores, None);
         assert_eq!(c.max_sessions, 256);
+        assert_eq!(c.max_sessions_per_account, 16);
         assert_eq!(c.session_out_buffer, 262_144);
+        assert_eq!(c.slow_reader_ms, 5_000);
         assert_eq!(c.heartbeat_ms, 1000);
         assert_eq!(c.ring_capacity, 65_536);
         assert_eq!(c.recovery_listen.to_string(), "127.0.0.1:7702");
@@ -687,16 +711,18 @@ mod tests {
         c.arena_capacity = 0;
         c.max_sessions = 0;
         c.session_out_buffer = 10;
+        c.slow_reader_ms = 0;
         c.heartbeat_ms = 0;
         c.ring_capacity = 1000;
         c.market_data.mtu = 10;
         c.market_data.heartbeat_ms = 0;
         c.market_data.replay_retain = 1000;
+        c.market_data.packet_version = 3;
         c.pin_cores = Some(vec![0, 1]);
         c.recovery_listen = c.listen;
         c.access.pending = 0;
         let errs = c.validate().unwrap_err();
-        assert_eq!(errs.len(), 16, "{errs:#?}");
+        assert_eq!(errs.len(), 19, "{errs:#?}");
         assert!(errs.iter().any(|e| e.contains("defined twice")));
         assert!(errs.iter().any(|e| e.contains("ring_capacity")));
         let empty = Config {

@@ -189,6 +189,10 @@ pub struct MarketDataConfig {
     /// fill before it is sent (fewer `sendto` calls under load; a lone update leaves
     /// after this delay). 0: every batch sends its own packet. Default 50.
     pub max_delay_us: u64,
+    /// The packet header sent (`docs/protocol.md`, section 5.1): 2, the 32-byte
+    /// header with a version marker and the send time (default); 1, the 18-byte
+    /// version-1 header, for subscribers written against version 1.
+    pub packet_version: u8,
 }
 
 impl Default for MarketDataConfig {
@@ -202,6 +206,7 @@ impl Default for MarketDataConfig {
             multicast_interface: std::net::Ipv4Addr::UNSPECIFIED,
             replay_retain: 65_536,
             max_delay_us: 50,
+            packet_version: 2,
         }
     }
 }

@@ -34,6 +34,7 @@ impl FeedIo {
             session_id: feed.map_or(0, |f| f.session_id()),
             as_of_seq: feed.map_or(0, |f| f.next_seq() - 1),
             now: core.now(),
+            engine_seq: core.engine_seq(),
             retained: feed.map(|f| f.retained()),
             consistent: feed.is_none_or(|f| f.pending() == 0),
         });

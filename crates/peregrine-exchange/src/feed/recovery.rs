@@ -1,4 +1,4 @@
-//! The feed's TCP recovery service. Two answers, both from the thread that owns the
+//! The feed's TCP recovery service. Three answers, all from the thread that owns the
 //! engine, between batches, after the batch's feed packets were sent:
 //!
 //! * **Snapshot**: a `SnapshotRequest` for an instrument gets `SnapshotHeader`, every
@@ -10,6 +10,8 @@
 //!   for the rest); a range older than the ring, not yet sent, or of another feed
 //!   session is answered with count 0 and a reason ([`REPLAY_NOT_RETAINED`],
 //!   [`REPLAY_OTHER_SESSION`]), and the subscriber falls back to a snapshot.
+//! * **Instrument list**: an `InstrumentListRequest` gets `InstrumentList` (the count)
+//!   and every instrument's `InstrumentDefinition`, with its current trading status.
 //!
 //! Sockets are non-blocking. An answer that does not fit the socket buffer is kept in
 //! the client's own buffer (bounded by the largest answer) and written on later polls;
@@ -30,10 +32,11 @@ use std::time::{Duration, Instant};
 
 use peregrine_exchange_core::balances::VenueEngine as MatchingEngine;
 use peregrine_exchange_core::feed::Retained;
+use peregrine_exchange_core::route::reference::stamped;
 use peregrine_types::{Side, Timestamp};
 use peregrine_wire::md::recovery::{
-    Recovery, ReplayRequest, ReplayResponse, SnapshotEnd, SnapshotHeader, SnapshotLevel,
-    SnapshotRequest,
+    InstrumentDefinition, InstrumentList, InstrumentListRequest, Recovery, ReplayRequest,
+    ReplayResponse, SnapshotEnd, SnapshotHeader, SnapshotLevel, SnapshotRequest,
 };
 use peregrine_wire::md::MdMessage;
 use peregrine_wire::stream::RecvBuffer;
@@ -108,6 +111,9 @@ pub(crate) struct RecoveryServer {
     listener: TcpListener,
     clients: Vec<Client>,
     limits: RecoveryLimits,
+    /// Every instrument's definition (engine position and status filled in when
+    /// sent).
+    definitions: Vec<InstrumentDefinition>,
     /// The clients as admission sees them (kept to reuse its allocation).
     scratch: Vec<Held>,
 }
@@ -123,6 +129,8 @@ pub(crate) struct Source<'a> {
     pub as_of_seq: u64,
     /// Engine time now.
     pub now: Timestamp,
+    /// The engine sequence number now.
+    pub engine_seq: u64,
     /// The replay ring, if the feed is on.
     pub retained: Option<&'a Retained>,
     /// The book matches the feed sent so far (no feed message waits, for its batch's
@@ -140,8 +148,15 @@ impl RecoveryServer {
             listener,
             clients: Vec::new(),
             limits,
+            definitions: Vec::new(),
             scratch: Vec::new(),
         })
+    }
+
+    /// Answers instrument-list requests with `definitions`.
+    pub(crate) fn with_definitions(mut self, definitions: Vec<InstrumentDefinition>) -> Self {
+        self.definitions = definitions;
+        self
     }
 
     /// The bound address.
@@ -175,7 +190,7 @@ impl RecoveryServer {
         while i < self.clients.len() {
             let c = &mut self.clients[i];
             c.fresh = false;
-            if serve(c, src, now) && now.duration_since(c.active) < idle {
+            if serve(c, src, &self.definitions, now) && now.duration_since(c.active) < idle {
                 i += 1;
             } else {
                 self.clients.swap_remove(i);
@@ -216,7 +231,7 @@ impl RecoveryServer {
 
 /// Writes what is pending, then reads and answers one client; false when it must be
 /// dropped.
-fn serve(c: &mut Client, src: Source<'_>, now: Instant) -> bool {
+fn serve(c: &mut Client, src: Source<'_>, defs: &[InstrumentDefinition], now: Instant) -> bool {
     if !flush(c, now) {
         return false;
     }
@@ -260,6 +275,10 @@ fn serve(c: &mut Client, src: Source<'_>, now: Instant) -> bool {
             Ok(Some(Recovery::ReplayRequest(r))) => {
                 c.asked = true;
                 replay(&r, &mut c.out, src)
+            }
+            Ok(Some(Recovery::InstrumentListRequest(r))) => {
+                c.asked = true;
+                instrument_list(&r, defs, &mut c.out, src)
             }
             Ok(None) => break,
             Ok(Some(_)) | Err(_) => return false,
@@ -318,6 +337,28 @@ fn replay(r: &ReplayRequest, out: &mut Vec<u8>, src: Source<'_>) {
             // by the subscriber's sequence check.
             None => {}
         }
+    }
+}
+
+/// `InstrumentList`, then every definition (`session_seq` 0 on this channel), each
+/// with the engine's position and the instrument's current status.
+fn instrument_list(
+    r: &InstrumentListRequest,
+    defs: &[InstrumentDefinition],
+    out: &mut Vec<u8>,
+    src: Source<'_>,
+) {
+    put(
+        out,
+        &InstrumentList {
+            request_id: r.request_id,
+            count: u32::try_from(defs.len()).unwrap_or(u32::MAX),
+            reason: ReasonCode::NONE,
+        },
+    );
+    for d in defs {
+        let status = src.engine.book(d.instrument).map(|b| b.spec().status);
+        put(out, &stamped(d, src.engine_seq, src.now, status));
     }
 }
 
@@ -403,6 +444,7 @@ mod tests {
             session_id: 7,
             as_of_seq: 0,
             now: Timestamp(1),
+            engine_seq: 3,
             retained: None,
             consistent,
         }
@@ -459,6 +501,74 @@ mod tests {
         // Nobody asks anything: both remaining ones expire.
         until(&mut server, 0);
         assert!(eof(&mut second));
+    }
+
+    /// The recovery service answers an instrument-list request (the protocol
+    /// promises it, sections 4.8 and 6) with the list, every definition (with the
+    /// engine's position and the book's current status), and keeps the connection
+    /// open for the next request.
+    #[test]
+    fn an_instrument_list_request_is_answered_and_the_connection_stays() {
+        use peregrine_exchange_core::route::reference::definitions;
+        use peregrine_types::InstrumentStatus;
+        let mut halted = InstrumentSpec::example(2);
+        halted.symbol = "HLT-USD".into();
+        halted.status = InstrumentStatus::Halted;
+        let specs = [InstrumentSpec::example(1), halted];
+        let engine = Engine::new(&specs, 16).unwrap().with_stage(Balances::off());
+        let mut server = RecoveryServer::bind("127.0.0.1:0".parse().unwrap(), limits())
+            .unwrap()
+            .with_definitions(definitions(&specs, &[]));
+        let mut client = TcpStream::connect(server.local_addr().unwrap()).unwrap();
+        let mut req = [0u8; 64];
+        let n = InstrumentListRequest { request_id: 41 }
+            .encode(&mut req)
+            .unwrap();
+        let m = SnapshotRequest {
+            request_id: 42,
+            instrument: InstrumentId(1),
+        }
+        .encode(&mut req[n..])
+        .unwrap();
+        client.write_all(&req[..n + m]).unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 4096];
+        let mut len = 0;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !got.iter().any(|m| matches!(m, Recovery::SnapshotEnd(_))) {
+            assert!(Instant::now() < deadline, "answers: {got:?}");
+            server.poll(source(&engine, true));
+            if let Ok(n) = client.read(&mut buf[len..]) {
+                assert!(n > 0, "the service closed the connection");
+                len += n;
+            }
+            while let Ok((msg, used)) = Recovery::decode(&buf[..len]) {
+                got.push(msg);
+                buf.copy_within(used..len, 0);
+                len -= used;
+            }
+        }
+        match &got[..3] {
+            [Recovery::InstrumentList(l), Recovery::InstrumentDefinition(a), Recovery::InstrumentDefinition(b)] =>
+            {
+                assert_eq!((l.request_id, l.count, l.reason), (41, 2, ReasonCode::NONE));
+                assert_eq!(
+                    (a.instrument, a.engine_seq, a.session_seq),
+                    (InstrumentId(1), 3, 0)
+                );
+                assert_eq!(a.symbol.as_str(), specs[0].symbol);
+                assert_eq!(b.symbol.as_str(), "HLT-USD");
+                assert_eq!(b.status, InstrumentStatus::Halted);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(got[3], Recovery::SnapshotHeader(h) if h.request_id == 42),
+            "the next request is answered on the same connection"
+        );
     }
 
     /// A snapshot request is held while the book is ahead of the feed, and answered

@@ -4,7 +4,8 @@
 /// Why a session ended, for `peregrine_exchange_session_disconnects_total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DisconnectReason {
-    /// Its outbound buffer overflowed.
+    /// It stopped reading: its outbound buffer overflowed, or its output did not
+    /// move for `slow_reader_ms`.
     SlowReader,
     /// A malformed frame, an unknown type, or a protocol violation (anything before
     /// `Login`, a second `Login`).
@@ -20,12 +21,16 @@ pub(crate) enum DisconnectReason {
     /// Bad credentials, after the `LoginRejected` drained.
     LoginRejected,
     /// Anything else (internal errors).
+    /// Its position fell behind the report retention.
+    BehindRetention,
+    /// The exchange stopped.
+    Shutdown,
     Other,
 }
 
 impl DisconnectReason {
     /// Every reason, in counter index order.
-    pub(crate) const ALL: [DisconnectReason; 8] = [
+    pub(crate) const ALL: [DisconnectReason; 10] = [
         Self::SlowReader,
         Self::BadInput,
         Self::HeartbeatTimeout,
@@ -33,6 +38,8 @@ impl DisconnectReason {
         Self::IoError,
         Self::Logout,
         Self::LoginRejected,
+        Self::BehindRetention,
+        Self::Shutdown,
         Self::Other,
     ];
 
@@ -46,12 +53,26 @@ impl DisconnectReason {
             Self::IoError => "io_error",
             Self::Logout => "logout",
             Self::LoginRejected => "login_rejected",
+            Self::BehindRetention => "behind_retention",
+            Self::Shutdown => "shutdown",
             Self::Other => "other",
         }
     }
 
     /// Classifies the close reason the session layer logs (`None`: closed after its
     /// output drained, i.e. a logout, or a login reject if never logged in).
+    /// The reason of a session the exchange ended with `Disconnect` and `code`.
+    pub(crate) fn of(code: peregrine_wire::reason::DisconnectCode) -> Self {
+        use peregrine_wire::reason::DisconnectCode as C;
+        match code {
+            C::HeartbeatTimeout => Self::HeartbeatTimeout,
+            C::SlowReader => Self::SlowReader,
+            C::BehindRetention => Self::BehindRetention,
+            C::ProtocolViolation => Self::BadInput,
+            C::Shutdown => Self::Shutdown,
+        }
+    }
+
     pub(crate) fn classify(why: Option<&str>, logged_in: bool) -> Self {
         let Some(why) = why else {
             return if logged_in {
@@ -93,7 +114,7 @@ pub(crate) struct SessionStats {
     /// Successful logins.
     pub logins: u64,
     /// Sessions closed, by [`DisconnectReason::ALL`] index.
-    pub disconnects: [u64; 8],
+    pub disconnects: [u64; 10],
     /// Bytes queued in all sessions' outbound buffers, not yet written (gauge).
     pub outbound_bytes: u64,
     /// Reports dropped because neither the session nor its account was connected.
@@ -156,6 +177,6 @@ mod tests {
         let mut s = SessionStats::default();
         s.disconnected(DisconnectReason::Other);
         s.disconnected(DisconnectReason::SlowReader);
-        assert_eq!(s.disconnects, [1, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(s.disconnects, [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
     }
 }

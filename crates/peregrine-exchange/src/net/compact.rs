@@ -17,7 +17,7 @@
 //! one step at a time, with the same code in between.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use peregrine_exchange_core::dispatch::Dispatch;
 use peregrine_exchange_core::feed::PacketSink;
@@ -104,6 +104,10 @@ pub(crate) struct Compact<L: CommandLog, S: Shell, F: FeedPort> {
     pub(crate) acks: Option<AckTimer>,
     requests: Vec<Request>,
     chores: Housekeeping,
+    /// Negative control of the stall test (tests only): the timers judge liveness
+    /// before the iteration reads what arrived.
+    #[cfg(test)]
+    pub(crate) judge_first: bool,
 }
 
 impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
@@ -125,6 +129,8 @@ impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
             acks,
             requests: Vec::with_capacity(4096),
             chores: Housekeeping::default(),
+            #[cfg(test)]
+            judge_first: false,
         }
     }
 
@@ -132,6 +138,10 @@ impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
     /// for at most that, then does the idle chores). Returns whether it did work.
     pub(crate) fn step(&mut self, timeout: Duration) -> std::io::Result<bool> {
         let parked = !timeout.is_zero();
+        #[cfg(test)]
+        if self.judge_first {
+            self.table.timers(&mut self.shell);
+        }
         let (table, core, feed) = (&mut self.table, &mut self.core, &mut self.feed);
         self.requests.clear();
         // A snapshot request waits for the feed to catch up with the book: take no
@@ -173,27 +183,54 @@ impl<L: CommandLog, S: Shell, F: FeedPort> Compact<L, S, F> {
             core.flush_feed_now(feed.sink());
             feed.poll_recovery(core);
         }
-        // Work off the order path (recovery service, the journal's mark, feed
-        // heartbeat, telemetry): after each park, and about once a millisecond.
+        // Work off the order path (GTD expiries, recovery service, the journal's
+        // mark, feed heartbeat, telemetry): after each park, and about once a
+        // millisecond. Expiry first: a book snapshot never shows an expired order
+        // (its tick's feed messages make the snapshot wait until they are out).
         if parked {
+            busy |= self.dispatch.expire_due(core, table)?;
             feed.poll_recovery(core);
             core.idle(feed.sink());
         } else if self.chores.due(core.now().0) {
+            busy |= self.dispatch.expire_due(core, table)?;
             feed.poll_recovery(core);
             core.housekeeping(feed.sink());
         }
         Ok(busy)
     }
 
-    /// How long a parked loop may block: until input, a durability signal, or the
-    /// open batch tick, and at most [`MAX_PARK`].
-    pub(crate) fn park_for(&self) -> Duration {
-        match self.dispatch.due_in(self.core.now()) {
-            Some(ns) => Duration::from_nanos(ns.max(1_000)).min(MAX_PARK),
-            None => MAX_PARK,
+    /// How long a parked loop may block: until input, a durability signal, the open
+    /// batch tick or the next GTD expiry, and at most [`MAX_PARK`].
+    pub(crate) fn park_for(&mut self) -> Duration {
+        let now = self.core.now();
+        let expiry = self.core.next_expiry().map(|t| t.0.saturating_sub(now.0));
+        match (self.dispatch.due_in(now), expiry) {
+            (None, None) => MAX_PARK,
+            (a, b) => {
+                let ns = a.unwrap_or(u64::MAX).min(b.unwrap_or(u64::MAX));
+                Duration::from_nanos(ns.max(1_000)).min(MAX_PARK)
+            }
         }
     }
+
+    /// A graceful stop, once the journal's sync covers what was committed (the
+    /// caller waits for that): releases the durable results to the sessions, sends
+    /// the feed's durable messages and its end-of-session packet, and ends every
+    /// session (`Disconnect`, reason `shutdown`, to each logged-in one).
+    pub(crate) fn finish(&mut self) {
+        let (table, core, feed) = (&mut self.table, &mut self.core, &mut self.feed);
+        table.mark_batch(core.committed_seq());
+        table.release(core.durable_seq());
+        table.flush(&mut self.shell);
+        core.end_feed(feed.sink());
+        table.shutdown(&mut self.shell);
+    }
 }
+
+/// How long a stopping exchange waits for the journal's sync to cover the last
+/// batch before it ends the feed and the sessions (what is not durable by then is
+/// not sent; a client resumes it after the restart).
+const STOP_SYNC_WAIT: Duration = Duration::from_secs(2);
 
 /// Polls until `stop` is set; returns the order→ack timer (its summary is printed
 /// at the stop). Stage timing needs the core and the table on `acks`'s stopwatch
@@ -226,7 +263,16 @@ pub(crate) fn run<L: CommandLog>(
         }
     }
     if let Some(notice) = farewell() {
+        // A deposed leader: its sessions' last message is where to go (no end of
+        // feed, no Disconnect after it; what it has not committed never will be).
         c.shell.farewell(&mut c.table, notice, FAREWELL);
+    } else {
+        c.core.end_batch()?;
+        let deadline = Instant::now() + STOP_SYNC_WAIT;
+        while c.core.durable_seq() < c.core.committed_seq() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        c.finish();
     }
     Ok(c.acks.take().expect("run gave its loop a timer"))
 }

@@ -72,12 +72,6 @@ impl Credentials {
         Credentials { accounts }
     }
 
-    /// True if `account` exists (for throttling: failures for unknown ids count
-    /// against the address only).
-    pub(crate) fn knows(&self, account: AccountId) -> bool {
-        self.accounts.contains_key(&account)
-    }
-
     /// Checks `login` answering `nonce`: the proof, then what it asks for.
     pub(crate) fn verify(&self, nonce: &[u8; 32], login: &Login) -> Result<Grant, Refusal> {
         // An unknown account costs the same hashing as a known one: verify against a

@@ -15,6 +15,9 @@ pub(crate) mod sources;
 pub(crate) mod split;
 pub(crate) mod table;
 
+#[cfg(test)]
+mod session_tests;
+
 /// How often the loops do their housekeeping (recovery service, the journal's
 /// deferred mark, feed heartbeat, telemetry; the split topology's ring depths),
 /// besides the compact loop's after each park.

@@ -40,6 +40,8 @@ pub(crate) struct Sockets {
     durable_fd: Option<OwnedFd>,
     ready: Vec<Ready>,
     streams: Vec<Option<TcpStream>>,
+    /// Slots watched for room to write (their output was refused).
+    writing: Vec<bool>,
 }
 
 impl Sockets {
@@ -55,6 +57,7 @@ impl Sockets {
             durable_fd: None,
             ready: Vec::with_capacity(slots + 4),
             streams: (0..slots).map(|_| None).collect(),
+            writing: vec![false; slots],
         })
     }
 
@@ -101,6 +104,8 @@ impl Sockets {
                     self.accept(table);
                 }
                 DURABLE => {}
+                // Readable, or writable again (a reader caught up): the table reads
+                // what came and writes what waits.
                 token if read => {
                     polled.bytes += table.read_ready(token as usize, self, requests);
                 }
@@ -220,6 +225,24 @@ impl SessionIo for Sockets {
         if let Some(s) = self.streams.get_mut(slot).and_then(Option::take) {
             self.poller.remove(&s);
             let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+        if let Some(w) = self.writing.get_mut(slot) {
+            *w = false;
+        }
+    }
+
+    /// Watches the socket for room to write while its output waits (level-triggered:
+    /// reported on every wait until the table has written what waits, or stops).
+    fn want_write(&mut self, slot: usize, want: bool) {
+        if self.writing.get(slot) == Some(&want) {
+            return;
+        }
+        let Some(s) = self.streams.get(slot).and_then(Option::as_ref) else {
+            return;
+        };
+        match self.poller.modify(s, slot as u64, want) {
+            Ok(()) => self.writing[slot] = want,
+            Err(e) => log::warn!("session {slot}: cannot watch for room to write: {e}"),
         }
     }
 }

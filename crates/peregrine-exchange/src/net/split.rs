@@ -90,7 +90,25 @@ pub(crate) fn ingest(
             idler.idle();
         }
     }
+    // A graceful stop: what the matching thread released, then a `Disconnect`
+    // (shutdown) to every session.
+    while let Some(r) = from_core.try_pop() {
+        match r {
+            Report::Stream {
+                account,
+                requester,
+                msg,
+            } => table.deliver_report(account, msg, requester),
+            Report::Answer { to, msg } => table.deliver_answer(to, msg),
+        }
+    }
+    table.flush(&mut sockets);
+    table.shutdown(&mut sockets);
 }
+
+/// How long a stopping matching thread waits for the journal's sync before it ends
+/// the feed.
+const STOP_SYNC_WAIT: Duration = Duration::from_secs(2);
 
 /// The matching loop.
 pub(crate) fn matching<L: CommandLog>(
@@ -109,7 +127,10 @@ pub(crate) fn matching<L: CommandLog>(
     let mut chores = Housekeeping::default();
     // Relaxed: a stop request needs no ordering with other memory.
     while !stop.load(Ordering::Relaxed) {
+        let mut ran = false;
         if chores.due(core.now().0) {
+            // GTD expiries first: a book snapshot never shows an expired order.
+            ran |= dispatch.expire_due(&mut core, &mut batch)?;
             // Samples each ring's backlog (two atomic loads) for the metrics that
             // housekeeping may publish.
             let queued_reports = to_ingest.capacity() - to_ingest.free_slots();
@@ -119,7 +140,6 @@ pub(crate) fn matching<L: CommandLog>(
             feed.poll_recovery(&core);
         }
         let mut n = 0;
-        let mut ran = false;
         // A snapshot request waits for the feed to catch up with the book: take no
         // new requests until it has (at most one sync).
         let barrier = feed.snapshot_waiting();
@@ -172,6 +192,14 @@ pub(crate) fn matching<L: CommandLog>(
             idler.idle();
         }
     }
+    // A graceful stop: the feed's messages of what is durable (waiting up to
+    // STOP_SYNC_WAIT for the sync), then its end of session.
+    core.end_batch()?;
+    let deadline = std::time::Instant::now() + STOP_SYNC_WAIT;
+    while core.durable_seq() < core.committed_seq() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    core.end_feed(&mut feed.udp);
     Ok(())
 }
 

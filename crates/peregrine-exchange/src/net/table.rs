@@ -38,11 +38,12 @@ use std::time::{Duration, Instant};
 
 use peregrine_exchange_core::queries::Scope;
 use peregrine_exchange_core::reports::{ReportStore, Retention};
+use peregrine_exchange_core::route::reference::{definitions, stamped};
 use peregrine_exchange_core::telemetry::{Debounce, Stopwatch};
 use peregrine_exchange_core::{Clock, Outbox, Request, SessionKey};
-use peregrine_types::{AccountId, InstrumentSpec, Price, Qty};
-use peregrine_wire::field::{Pad, SessionKind, Symbol};
-use peregrine_wire::reason::{AdminCode, LoginCode, RejectCode};
+use peregrine_types::AccountId;
+use peregrine_wire::field::{Pad, SessionKind};
+use peregrine_wire::reason::{AdminCode, DisconnectCode, LoginCode, RejectCode};
 use peregrine_wire::v2::admin::AdminRejected;
 use peregrine_wire::v2::queries::OpenOrdersRequest;
 use peregrine_wire::v2::reference::InstrumentDefinition;
@@ -102,6 +103,12 @@ pub(crate) struct SessionTable {
     pending: PendingPool<SessionKey>,
     logged_in: usize,
     max_sessions: usize,
+    /// Logged-in sessions per account (trading and drop copies).
+    per_account: FxHashMap<AccountId, usize>,
+    max_per_account: usize,
+    /// How long unsent output may wait without a write before the session is cut
+    /// off as a slow reader.
+    slow_reader: Duration,
     /// Sessions following one account's stream.
     followers: FxHashMap<AccountId, Vec<SessionKey>>,
     /// Drop copies of every account.
@@ -123,6 +130,10 @@ pub(crate) struct SessionTable {
     metrics: Option<(Arc<MetricsHub>, Debounce)>,
     started: Instant,
     pressure: Pressure,
+    /// Negative control of the stall test (tests only): judge liveness on the clock
+    /// alone, with no last read and no forgiveness of the loop's own stall.
+    #[cfg(test)]
+    pub(crate) naive_liveness: bool,
 }
 
 impl SessionTable {
@@ -164,14 +175,13 @@ impl SessionTable {
             }),
             logged_in: 0,
             max_sessions: config.max_sessions,
+            per_account: FxHashMap::default(),
+            max_per_account: config.max_sessions_per_account,
+            slow_reader: Duration::from_millis(config.slow_reader_ms),
             followers: FxHashMap::default(),
             all_followers: Vec::new(),
             store: store.unwrap_or_else(|| ReportStore::new(retention)),
-            definitions: config
-                .instruments
-                .iter()
-                .filter_map(|spec| definition(spec, &config.assets))
-                .collect(),
+            definitions: definitions(&config.instruments, &config.assets),
             out_limit: config.session_out_buffer,
             heartbeat: Duration::from_millis(u64::from(config.heartbeat_ms)),
             engine_seq,
@@ -185,6 +195,8 @@ impl SessionTable {
             metrics: None,
             started: now,
             pressure: Pressure::new((&config.backpressure).into()),
+            #[cfg(test)]
+            naive_liveness: false,
         }
     }
 
@@ -415,11 +427,8 @@ impl SessionTable {
                     Refusal::NotPermitted => (LoginCode::NotPermitted, true),
                 };
                 if !known {
-                    let account = self
-                        .credentials
-                        .knows(login.account)
-                        .then_some(login.account);
-                    self.throttle.failure(account, addr, now_ms);
+                    // Known or not, the same: the throttle must not tell them apart.
+                    self.throttle.failure(login.account, addr, now_ms);
                 }
                 s.proto.refuse(code, 0, engine, now);
                 log::info!(
@@ -438,18 +447,27 @@ impl SessionTable {
             );
             return;
         }
+        let mine = self.per_account.get(&grant.account).copied().unwrap_or(0);
+        if mine >= self.max_per_account {
+            s.proto
+                .refuse(LoginCode::AccountSessionLimit, 0, engine, now);
+            log::info!(
+                "session {slot}: login of account {} refused: it has max_sessions_per_account ({}) sessions",
+                grant.account,
+                self.max_per_account
+            );
+            return;
+        }
         self.throttle.success(grant.account, addr, now_ms);
         self.pending.remove(key);
         self.logged_in += 1;
+        *self.per_account.entry(grant.account).or_insert(0) += 1;
         self.stats.logins += 1;
         let heartbeat_ms = u32::try_from(self.heartbeat.as_millis()).unwrap_or(u32::MAX);
-        let defs = self.definitions.iter().map(|d| {
-            Outbound::from(InstrumentDefinition {
-                engine_seq: engine.seq,
-                engine_time: engine.time,
-                ..*d
-            })
-        });
+        let defs = self
+            .definitions
+            .iter()
+            .map(|d| Outbound::from(stamped(d, engine.seq, engine.time, None)));
         let lost = s.proto.accept(
             grant,
             heartbeat_ms,
@@ -521,7 +539,7 @@ impl SessionTable {
             if s.proto.close.is_none() {
                 s.proto.pump(&self.store, engine, now);
                 let before = s.proto.unsent();
-                s.flush(io);
+                s.flush(io, now);
                 if s.proto.unsent() != before {
                     wrote = true;
                     if let Some(w) = self.stopwatch {
@@ -531,11 +549,14 @@ impl SessionTable {
                 // Room freed by the write: pull more of the stream while it lasts.
                 while s.proto.close.is_none() && s.proto.pump(&self.store, engine, now) {
                     let before = s.proto.unsent();
-                    s.flush(io);
+                    s.flush(io, now);
                     if s.proto.unsent() == before {
                         break;
                     }
                 }
+                // Output the connection refused: be woken when it takes more (a
+                // reader that catches up is written at full speed).
+                io.want_write(slot, s.proto.unsent() > 0);
             }
             let finished = s.proto.close_after_flush && s.proto.unsent() == 0;
             if s.proto.close.is_some() || finished {
@@ -554,12 +575,22 @@ impl SessionTable {
     }
 
     fn close(&mut self, slot: usize, io: &mut impl SessionIo) {
-        let Some(s) = self.slots[slot].take() else {
+        let (engine, now) = (self.engine_status(), self.now());
+        let Some(mut s) = self.slots[slot].take() else {
             return;
         };
+        // A logged-in session the exchange ends is told why first (best effort: one
+        // write attempt of what it has not sent yet, the `Disconnect` last).
+        let code = s.proto.farewell_code();
+        if s.proto.farewell(engine, now) {
+            s.flush(io, now);
+        }
         let p = &s.proto;
         let logged_in = p.grant().is_some();
-        let reason = DisconnectReason::classify(p.close.as_deref(), logged_in);
+        let reason = match code {
+            Some(c) => DisconnectReason::of(c),
+            None => DisconnectReason::classify(p.close.as_deref(), logged_in),
+        };
         self.stats.disconnected(reason);
         let why = p.close.as_deref().unwrap_or(match reason {
             DisconnectReason::LoginRejected => "login refused",
@@ -575,12 +606,30 @@ impl SessionTable {
         self.pending.remove(s.key);
         if let Some(g) = p.grant() {
             self.logged_in -= 1;
+            if let Some(n) = self.per_account.get_mut(&g.account) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_account.remove(&g.account);
+                }
+            }
             let list = match g.target {
                 Some(a) => self.followers.get_mut(&a),
                 None => Some(&mut self.all_followers),
             };
             if let Some(list) = list {
                 list.retain(|k| *k != s.key);
+            }
+        }
+    }
+
+    /// A graceful stop: ends every session, a logged-in one with `Disconnect`
+    /// (reason `shutdown`) after what it has not sent yet (one write attempt each).
+    pub(crate) fn shutdown(&mut self, io: &mut impl SessionIo) {
+        for slot in 0..self.slots.len() {
+            if let Some(s) = self.slots[slot].as_mut() {
+                s.proto
+                    .end(DisconnectCode::Shutdown, "the exchange is stopping".into());
+                self.close(slot, io);
             }
         }
     }
@@ -596,6 +645,12 @@ impl SessionTable {
         // The loop itself did not run for a while (a stall of the exchange): that time
         // is nobody's silence.
         let stalled = (since > self.heartbeat).then_some(since);
+        #[cfg(test)]
+        let stalled = stalled.filter(|_| !self.naive_liveness);
+        #[cfg(test)]
+        let naive = self.naive_liveness;
+        #[cfg(not(test))]
+        let naive = false;
         let engine = self.engine_status();
         let now_ms = self.now_ms(now);
         while let Some(key) = self.pending.pop_expired(now_ms) {
@@ -620,17 +675,29 @@ impl SessionTable {
             if silent > self.heartbeat * 3 {
                 // Judge on input actually read: bytes waiting in the socket mean the
                 // peer is alive, whatever our own delays were.
-                if let ReadOutcome::Ok(n) = s.read(io, now) {
-                    if n > 0 || s.proto.has_input() {
-                        // Handled by the next poll (the socket may be drained now).
-                        if !self.rescan.contains(&slot) {
-                            self.rescan.push(slot);
-                        }
-                        self.mark_dirty(slot);
-                        continue;
+                // Part of a message is not: a peer that stops mid-message is silent.
+                let read = !naive && matches!(s.read(io, now), ReadOutcome::Ok(_));
+                if read && s.proto.has_frame() {
+                    // Handled by the next poll (the socket may be drained now).
+                    if !self.rescan.contains(&slot) {
+                        self.rescan.push(slot);
                     }
+                    self.mark_dirty(slot);
+                    continue;
                 }
-                s.proto.close = Some("no input for three heartbeat intervals".into());
+                s.proto.end(
+                    DisconnectCode::HeartbeatTimeout,
+                    "no input for three heartbeat intervals".into(),
+                );
+                self.mark_dirty(slot);
+            } else if s.proto.stalled_reader(self.slow_reader, now) {
+                s.proto.end(
+                    DisconnectCode::SlowReader,
+                    format!(
+                        "slow reader: its output did not move for {} ms",
+                        self.slow_reader.as_millis()
+                    ),
+                );
                 self.mark_dirty(slot);
             } else if s.proto.delivery() == Delivery::Live {
                 let before = s.proto.unsent();
@@ -914,48 +981,8 @@ fn admin_refusal(request_id: u64, account: AccountId, asset: u32, e: EngineStatu
         account,
         asset,
         reason: AdminCode::NotAdmin.reason(),
-        padding: Pad,
+        reserved: Pad,
         report_seq: 0,
     }
     .into()
-}
-
-/// The instrument definition of a spec (engine position filled in at login).
-fn definition(
-    spec: &InstrumentSpec,
-    assets: &[peregrine_exchange_core::balances::AssetConfig],
-) -> Option<InstrumentDefinition> {
-    let asset = |symbol: &Option<String>| {
-        symbol
-            .as_ref()
-            .and_then(|s| assets.iter().find(|a| &a.symbol == s))
-            .map_or(0, |a| a.id)
-    };
-    let Some(symbol) = Symbol::new(&spec.symbol) else {
-        log::warn!(
-            "instrument {}: symbol {:?} is not 1..=16 printable ASCII characters; \
-             it is left out of the instrument definitions",
-            spec.id,
-            spec.symbol
-        );
-        return None;
-    };
-    Some(InstrumentDefinition {
-        session_seq: 0,
-        engine_seq: 0,
-        engine_time: peregrine_types::Timestamp(0),
-        tick_size: Price::from_raw(spec.tick_size),
-        lot_size: Qty::from_raw(spec.lot_size),
-        min_qty: Qty::from_raw(spec.min_qty),
-        max_qty: Qty::from_raw(spec.max_qty),
-        reference_price: Price::from_raw(spec.reference_price),
-        band: Price::from_raw(spec.band),
-        symbol,
-        instrument: spec.id,
-        base_asset: asset(&spec.base),
-        quote_asset: asset(&spec.quote),
-        price_decimals: u8::try_from(spec.price_decimals).unwrap_or(u8::MAX),
-        qty_decimals: u8::try_from(spec.qty_decimals).unwrap_or(u8::MAX),
-        status: spec.status,
-    })
 }

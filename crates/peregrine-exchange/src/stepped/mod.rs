@@ -228,6 +228,14 @@ impl SteppedVenue {
         self.compact.core.durable_seq()
     }
 
+    /// The negative control of the session layer's stall test (tests only): liveness
+    /// judged before reading, on the clock alone.
+    #[cfg(test)]
+    pub(crate) fn sabotage_liveness(&mut self) {
+        self.compact.judge_first = true;
+        self.compact.table.naive_liveness = true;
+    }
+
     /// The ledger, when balances are on.
     pub fn ledger(&self) -> Option<&peregrine_ledger::Ledger> {
         self.compact.core.ledger()

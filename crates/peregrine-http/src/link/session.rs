@@ -475,6 +475,12 @@ impl<'a> Conn<'a> {
                     );
                     sink.connected(account, true);
                 }
+                // The exchange ends the session and says why: reconnect and resume.
+                Step::Disconnected { reason } => {
+                    return Err(End::now(format!(
+                        "the exchange ended the session (disconnect reason {reason})"
+                    )));
+                }
             }
         }
     }
@@ -629,7 +635,7 @@ pub fn to_report(m: &Outbound) -> Option<Report> {
             request_id: b.request_id,
             asset: b.asset,
             available: b.available,
-            reserved: b.reserved,
+            reserved: b.held,
             time_ns: b.engine_time.0,
         },
         Outbound::AdminRejected(a) => Report::BalanceRejected {

@@ -1,52 +1,8 @@
-//! Fixed-size byte fields: credentials, symbols, hashes and reserved padding.
+//! Fixed-size byte fields: symbols, leader addresses, hashes and reserved padding.
 
 use crate::cursor::{Reader, Writer};
 use crate::field::{invalid, WireField};
 use crate::DecodeError;
-
-/// A login credential: 16 opaque bytes (a password padded with zero bytes, or a
-/// token). `Debug` never prints it.
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
-pub struct Credential(pub [u8; CREDENTIAL_LEN]);
-
-/// Bytes in a [`Credential`].
-pub const CREDENTIAL_LEN: usize = 16;
-
-impl Credential {
-    /// A credential from text, zero-padded; `None` if longer than 16 bytes.
-    pub fn from_text(text: &str) -> Option<Self> {
-        let bytes = text.as_bytes();
-        let mut out = [0u8; CREDENTIAL_LEN];
-        out.get_mut(..bytes.len())?.copy_from_slice(bytes);
-        Some(Credential(out))
-    }
-}
-
-impl core::fmt::Debug for Credential {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("Credential(<redacted>)")
-    }
-}
-
-impl WireField for Credential {
-    const WIDTH: usize = CREDENTIAL_LEN;
-    const WIRE_TYPE: &'static str = "[u8; 16]";
-    #[inline]
-    fn put(self, w: &mut Writer<'_>) {
-        w.put(&self.0);
-    }
-    #[inline]
-    fn get(r: &mut Reader<'_>, _field: &'static str) -> Result<Self, DecodeError> {
-        r.take().map(Credential)
-    }
-    #[inline]
-    fn sample(seed: u64) -> Self {
-        let mut out = [0u8; CREDENTIAL_LEN];
-        out[..8].copy_from_slice(&seed.to_le_bytes());
-        out[8..].copy_from_slice(&seed.rotate_left(17).to_le_bytes());
-        Credential(out)
-    }
-}
 
 /// A 32-byte hash (a Blake3 digest of `peregrine-commit`), raw bytes. Every value is
 /// valid.
@@ -219,7 +175,7 @@ impl core::fmt::Debug for LeaderAddress {
 
 impl WireField for LeaderAddress {
     const WIDTH: usize = LEADER_ADDRESS_LEN;
-    const WIRE_TYPE: &'static str = "[u8; 64] address";
+    const WIRE_TYPE: &'static str = "[u8; 64] LeaderAddress";
     #[inline]
     fn put(self, w: &mut Writer<'_>) {
         w.put(&self.0);

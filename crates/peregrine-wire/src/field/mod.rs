@@ -16,9 +16,7 @@ use crate::DecodeError;
 mod bytes;
 mod kinds;
 
-pub use bytes::{
-    Credential, LeaderAddress, Pad, Symbol, CREDENTIAL_LEN, LEADER_ADDRESS_LEN, SYMBOL_LEN,
-};
+pub use bytes::{LeaderAddress, Pad, Symbol, LEADER_ADDRESS_LEN, SYMBOL_LEN};
 pub use kinds::{OrderState, SessionKind};
 
 /// A type with a fixed-width little-endian wire form.
@@ -327,7 +325,6 @@ mod tests {
             round_trip(<Option<InstrumentId>>::sample(seed));
             round_trip(bool::sample(seed));
             round_trip(Price::sample(seed));
-            round_trip(Credential::sample(seed));
             round_trip(ReasonCode::sample(seed));
         }
     }
@@ -352,14 +349,5 @@ mod tests {
     fn all_instruments_sentinel() {
         let mut r = Reader::new(&[0xff; 4]);
         assert_eq!(<Option<InstrumentId>>::get(&mut r, "i"), Ok(None));
-    }
-
-    #[test]
-    fn credential_is_redacted_and_padded() {
-        let c = Credential::from_text("hunter2").unwrap();
-        assert_eq!(format!("{c:?}"), "Credential(<redacted>)");
-        assert_eq!(&c.0[..7], b"hunter2");
-        assert!(c.0[7..].iter().all(|&b| b == 0));
-        assert!(Credential::from_text("seventeen bytes!!").is_none());
     }
 }

@@ -13,71 +13,8 @@ pub mod packet;
 pub mod recovery;
 pub mod sequencer;
 
-use peregrine_types::{InstrumentId, Price, Qty, Side, Timestamp};
-
-use crate::message::{wire_family, wire_message};
-
-wire_message! {
-    /// Feed. A trade printed on the book.
-    Trade = 0x40;
-    /// Trade (match) id, the same as in the two private `Fill`s.
-    trade_id: u64,
-    /// Trade price in price units.
-    price: Price,
-    /// Traded quantity in quantity units.
-    qty: Qty,
-    /// Engine time of the trade, nanoseconds since the Unix epoch.
-    engine_time: Timestamp,
-    /// Instrument.
-    instrument: InstrumentId,
-    /// Side of the incoming (aggressing) order: 0 Buy, 1 Sell.
-    aggressor_side: Side,
-}
-
-wire_message! {
-    /// Feed. A price level changed: its new aggregate quantity and order count.
-    /// Quantity 0 (with order count 0) means the level is gone.
-    L2Update = 0x41;
-    /// Level price in price units.
-    price: Price,
-    /// New total quantity resting at the level; 0 removes the level.
-    qty: Qty,
-    /// Engine time of the change, nanoseconds since the Unix epoch.
-    engine_time: Timestamp,
-    /// Instrument.
-    instrument: InstrumentId,
-    /// Number of orders resting at the level.
-    order_count: u32,
-    /// Book side: 0 Buy (bid), 1 Sell (ask).
-    side: Side,
-}
-
-wire_message! {
-    /// Feed. A commitment to one window of matching (a batch-mode tick, or a
-    /// continuous-mode interval): the Blake3 state hash and the Merkle root of the
-    /// window's trades, computed off the matching thread and published after the
-    /// window's own `Trade`s. Exact bytes hashed: `peregrine-commit` crate docs and
-    /// docs/commitments.md.
-    Commitment = 0x42;
-    /// Window index: the batch tick number, or `timestamp / interval` in continuous mode.
-    tick_seq: u64,
-    /// The window's timestamp (tick time, or window start), nanoseconds since the Unix
-    /// epoch.
-    timestamp: Timestamp,
-    /// Commands (journal records) in the window.
-    tx_count: u64,
-    /// Trades in the window (the Merkle tree's leaves).
-    trade_count: u64,
-    /// Blake3 state hash of the window.
-    state_hash: [u8; 32],
-    /// Merkle root of the window's trade leaves (zeros for no trades).
-    merkle_root: [u8; 32],
-}
-
-wire_family! {
-    /// A message carried in a market-data packet.
-    MdMessage { Trade, L2Update, Commitment }
-}
+include!(concat!(env!("OUT_DIR"), "/msg_md.rs"));
+include!(concat!(env!("OUT_DIR"), "/family_md.rs"));
 
 #[cfg(test)]
 mod tests {

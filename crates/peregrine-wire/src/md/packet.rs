@@ -1,11 +1,24 @@
 //! Market-data packets (MoldUDP64-style framing over UDP).
 //!
-//! A packet is a [`PACKET_HEADER_SIZE`]-byte header followed by `count` whole
-//! messages, back to back. The header's last field is the exchange's clock when the
-//! packet was handed to the socket ([`stamp_send_time`]), so a subscriber can measure
-//! feed latency. Each message starts with the common 8-byte header, whose
-//! first field is the message length: that is the length prefix. Message `i` (from 0)
-//! of a packet has sequence number `first_seq + i`.
+//! A packet is a packet header followed by `count` whole messages, back to back. Each
+//! message starts with the common 8-byte header, whose first field is the message
+//! length: that is the length prefix. Message `i` (from 0) of a packet has sequence
+//! number `first_seq + i`.
+//!
+//! Two header layouts ([`PacketFormat`]), told apart by the bytes at offset 18:
+//!
+//! * **Version 2** ([`PACKET_HEADER_SIZE`], 32 bytes, the default): `session_id`,
+//!   `first_seq`, `count`, then a `marker` of 0, a `version` byte (2), 3 reserved
+//!   bytes and `send_time`, the exchange's clock when the packet was handed to the
+//!   socket ([`stamp_send_time`]), so a subscriber can measure feed latency.
+//! * **Version 1** ([`PACKET_HEADER_V1_SIZE`], 18 bytes): `session_id`, `first_seq`,
+//!   `count`, and the first message right after (its length, at least 8, where
+//!   version 2 has its marker 0). An exchange sends it only when configured to
+//!   (`[market_data] packet_version = 1`), for subscribers written against it.
+//!
+//! [`PacketReader`] reads both. A version-1 reader given a version-2 packet sees a
+//! message of length 0 (or trailing bytes after a heartbeat) and drops the packet as
+//! malformed: it never misreads one.
 //!
 //! Two counts are special and carry no messages: [`HEARTBEAT_COUNT`] (0), sent when the
 //! feed is idle, whose `first_seq` is the sequence number of the next message; and
@@ -16,11 +29,18 @@ use crate::md::MdMessage;
 use crate::message::FieldDesc;
 use crate::{DecodeError, EncodeError};
 
-/// Bytes in a packet header.
-pub const PACKET_HEADER_SIZE: usize = 26;
+/// Bytes in a version-2 packet header (the default).
+pub const PACKET_HEADER_SIZE: usize = 32;
 
-/// Offset of the `send_time` field in the packet header.
-pub const SEND_TIME_OFFSET: usize = 18;
+/// Bytes in a version-1 packet header.
+pub const PACKET_HEADER_V1_SIZE: usize = 18;
+
+/// Offset of the version-2 header's `marker` (0), where a version-1 packet's first
+/// message starts.
+pub const MARKER_OFFSET: usize = 18;
+
+/// Offset of the `send_time` field in a version-2 packet header.
+pub const SEND_TIME_OFFSET: usize = 24;
 
 /// A conservative payload size that fits an Ethernet MTU with IP/UDP headers and
 /// common tunnel overheads.
@@ -32,36 +52,52 @@ pub const HEARTBEAT_COUNT: u16 = 0;
 /// Message count of an end-of-session packet.
 pub const END_OF_SESSION_COUNT: u16 = 0xFFFF;
 
-/// The packet header fields, for layout tables and tests.
-pub const PACKET_HEADER_FIELDS: [FieldDesc; 4] = [
-    FieldDesc::new(
-        "session_id",
-        0,
-        8,
-        "u64",
-        "Feed session; sequence numbers restart per session.",
-    ),
-    FieldDesc::new(
-        "first_seq",
-        8,
-        8,
-        "u64",
-        "Sequence number of the first message (next one for a heartbeat).",
-    ),
-    FieldDesc::new(
-        "count",
-        16,
-        2,
-        "u16",
-        "Messages in the packet; 0 heartbeat, 0xFFFF end of session.",
-    ),
-    FieldDesc::new(
-        "send_time",
-        18,
-        8,
-        "u64",
-        "Exchange clock when the packet was handed to the socket, ns since the Unix epoch; 0 unstamped.",
-    ),
+/// The packet header layout a feed sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PacketFormat {
+    /// 18 bytes, no send time: for subscribers written against version 1.
+    V1,
+    /// 32 bytes with a version marker and the send time.
+    #[default]
+    V2,
+}
+
+impl PacketFormat {
+    /// The format of a packet header version number (1 or 2).
+    pub const fn from_version(version: u8) -> Option<Self> {
+        match version {
+            1 => Some(PacketFormat::V1),
+            2 => Some(PacketFormat::V2),
+            _ => None,
+        }
+    }
+
+    /// The header version number.
+    pub const fn version(self) -> u8 {
+        match self {
+            PacketFormat::V1 => 1,
+            PacketFormat::V2 => 2,
+        }
+    }
+
+    /// Bytes of the header.
+    pub const fn header_size(self) -> usize {
+        match self {
+            PacketFormat::V1 => PACKET_HEADER_V1_SIZE,
+            PacketFormat::V2 => PACKET_HEADER_SIZE,
+        }
+    }
+}
+
+/// The version-2 packet header fields, for layout tables and tests.
+pub const PACKET_HEADER_FIELDS: [FieldDesc; 7] = [
+    FieldDesc::new("session_id", 0, 8, "u64", ""),
+    FieldDesc::new("first_seq", 8, 8, "u64", ""),
+    FieldDesc::new("count", 16, 2, "u16", ""),
+    FieldDesc::new("marker", MARKER_OFFSET, 2, "u16", ""),
+    FieldDesc::new("version", 20, 1, "u8", ""),
+    FieldDesc::new("reserved", 21, 3, "reserved", ""),
+    FieldDesc::new("send_time", SEND_TIME_OFFSET, 8, "u64 Timestamp", ""),
 ];
 
 /// A decoded packet header.
@@ -74,8 +110,10 @@ pub struct PacketHeader {
     /// Raw message count.
     pub count: u16,
     /// When the exchange handed the packet to its socket, ns since the Unix epoch on
-    /// the exchange's clock (0: not stamped).
+    /// the exchange's clock (0: not stamped, and always 0 in a version-1 packet).
     pub send_time: u64,
+    /// The header layout.
+    pub format: PacketFormat,
 }
 
 /// What a packet carries.
@@ -118,24 +156,52 @@ impl PacketHeader {
         w.u64(self.session_id);
         w.u64(self.first_seq);
         w.u16(self.count);
-        w.u64(self.send_time);
+        if self.format == PacketFormat::V2 {
+            w.u16(0);
+            w.u8(PacketFormat::V2.version());
+            w.put(&[0; 3]);
+            w.u64(self.send_time);
+        }
         if w.overflowed() {
             return Err(EncodeError::BufferTooSmall {
-                needed: PACKET_HEADER_SIZE,
+                needed: self.format.header_size(),
                 available,
             });
         }
         Ok(())
     }
 
+    /// Reads either layout: version 2 when the two bytes at [`MARKER_OFFSET`] are
+    /// zero, else version 1 (whose first message, or end, is there).
     fn read(bytes: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(bytes);
-        let header = PacketHeader {
+        let mut header = PacketHeader {
             session_id: r.u64()?,
             first_seq: r.u64()?,
             count: r.u16()?,
-            send_time: r.u64()?,
+            send_time: 0,
+            format: PacketFormat::V1,
         };
+        if bytes.get(MARKER_OFFSET..MARKER_OFFSET + 2) == Some(&[0, 0][..]) {
+            r.u16()?;
+            match r.u8()? {
+                2 => {}
+                version => {
+                    return Err(DecodeError::BadVersion {
+                        msg_type: 0,
+                        version,
+                    })
+                }
+            }
+            if let Some(&b) = r.take::<3>()?.iter().find(|&&b| b != 0) {
+                return Err(DecodeError::InvalidField {
+                    field: "reserved",
+                    value: u64::from(b),
+                });
+            }
+            header.send_time = r.u64()?;
+            header.format = PacketFormat::V2;
+        }
         if header
             .first_seq
             .checked_add(u64::from(header.message_count()))
@@ -153,17 +219,19 @@ impl PacketHeader {
 /// Writes a message-less packet (heartbeat or end of session) into `buf`; returns its
 /// length.
 fn encode_control(buf: &mut [u8], header: PacketHeader) -> Result<usize, EncodeError> {
+    let size = header.format.header_size();
     let too_small = EncodeError::BufferTooSmall {
-        needed: PACKET_HEADER_SIZE,
+        needed: size,
         available: buf.len(),
     };
-    header.write(buf.get_mut(..PACKET_HEADER_SIZE).ok_or(too_small)?)?;
-    Ok(PACKET_HEADER_SIZE)
+    header.write(buf.get_mut(..size).ok_or(too_small)?)?;
+    Ok(size)
 }
 
 /// Encodes a heartbeat packet; `next_seq` is the sequence number of the next message.
 pub fn encode_heartbeat(
     buf: &mut [u8],
+    format: PacketFormat,
     session_id: u64,
     next_seq: u64,
 ) -> Result<usize, EncodeError> {
@@ -174,6 +242,7 @@ pub fn encode_heartbeat(
             first_seq: next_seq,
             count: HEARTBEAT_COUNT,
             send_time: 0,
+            format,
         },
     )
 }
@@ -181,28 +250,33 @@ pub fn encode_heartbeat(
 /// Encodes an end-of-session packet; `next_seq` is one past the last message sent.
 pub fn encode_end_of_session(
     buf: &mut [u8],
+    format: PacketFormat,
     session_id: u64,
     next_seq: u64,
 ) -> Result<usize, EncodeError> {
-    let header = PacketHeader {
-        session_id,
-        first_seq: next_seq,
-        count: END_OF_SESSION_COUNT,
-        send_time: 0,
-    };
-    encode_control(buf, header)
+    encode_control(
+        buf,
+        PacketHeader {
+            session_id,
+            first_seq: next_seq,
+            count: END_OF_SESSION_COUNT,
+            send_time: 0,
+            format,
+        },
+    )
 }
 
-/// Writes `ns` into the `send_time` field of an encoded packet (the last thing done
-/// before the packet is handed to the socket). False if `packet` is shorter than a
-/// header.
+/// Writes `ns` into the `send_time` field of an encoded version-2 packet (the last
+/// thing done before the packet is handed to the socket). False if `packet` is not a
+/// version-2 packet (a version-1 header has no send time).
 pub fn stamp_send_time(packet: &mut [u8], ns: u64) -> bool {
+    let v2 = packet.get(MARKER_OFFSET..MARKER_OFFSET + 3) == Some(&[0, 0, 2][..]);
     match packet.get_mut(SEND_TIME_OFFSET..PACKET_HEADER_SIZE) {
-        Some(field) => {
+        Some(field) if v2 => {
             field.copy_from_slice(&ns.to_le_bytes());
             true
         }
-        None => false,
+        _ => false,
     }
 }
 
@@ -224,20 +298,27 @@ pub struct PacketBuilder<'a> {
 }
 
 impl<'a> PacketBuilder<'a> {
-    /// Starts an empty packet whose first message will get `first_seq`.
+    /// Starts an empty version-2 packet whose first message will get `first_seq`.
     pub fn new(buf: &'a mut [u8], session_id: u64, first_seq: u64) -> Result<Self, EncodeError> {
+        Self::with_format(buf, PacketFormat::V2, session_id, first_seq)
+    }
+
+    /// Starts an empty packet of `format` whose first message will get `first_seq`.
+    pub fn with_format(
+        buf: &'a mut [u8],
+        format: PacketFormat,
+        session_id: u64,
+        first_seq: u64,
+    ) -> Result<Self, EncodeError> {
         let header = PacketHeader {
             session_id,
             first_seq,
             count: 0,
             send_time: 0,
+            format,
         };
-        encode_control(buf, header)?;
-        Ok(PacketBuilder {
-            buf,
-            len: PACKET_HEADER_SIZE,
-            header,
-        })
+        let len = encode_control(buf, header)?;
+        Ok(PacketBuilder { buf, len, header })
     }
 
     /// Appends a message; returns the sequence number it got.
@@ -252,9 +333,9 @@ impl<'a> PacketBuilder<'a> {
         let seq = self.header.next_seq();
         self.len += n;
         self.header.count += 1;
-        // The header fits: `new` wrote it into this buffer.
+        // The header fits: `with_format` wrote it into this buffer.
         self.header
-            .write(&mut self.buf[..PACKET_HEADER_SIZE])
+            .write(&mut self.buf[..self.header.format.header_size()])
             .map_err(|_| full)?;
         Ok(seq)
     }
@@ -295,8 +376,8 @@ impl<'a> PacketBuilder<'a> {
     }
 }
 
-/// Reads a packet: the header, then each message with its sequence number, bounds
-/// checked. Iteration yields `Ok((seq, msg))` per message and stops after the first
+/// Reads a packet of either format: the header, then each message with its sequence
+/// number, bounds checked. Iteration yields `Ok((seq, msg))` per message and stops after the first
 /// error; a packet whose messages do not exactly fill it yields
 /// [`DecodeError::Truncated`] or [`DecodeError::TrailingBytes`].
 #[derive(Debug, Clone)]
@@ -311,7 +392,7 @@ impl<'a> PacketReader<'a> {
     /// Parses the packet header.
     pub fn new(packet: &'a [u8]) -> Result<Self, DecodeError> {
         let header = PacketHeader::read(packet)?;
-        let rest = &packet[PACKET_HEADER_SIZE..];
+        let rest = &packet[header.format.header_size()..];
         if header.message_count() == 0 && !rest.is_empty() {
             return Err(DecodeError::TrailingBytes { extra: rest.len() });
         }
@@ -404,17 +485,17 @@ mod tests {
     #[test]
     fn control_packets() {
         let mut buf = [0u8; 32];
-        let n = encode_heartbeat(&mut buf, 3, 50).unwrap();
+        let n = encode_heartbeat(&mut buf, PacketFormat::V2, 3, 50).unwrap();
         let r = PacketReader::new(&buf[..n]).unwrap();
         assert_eq!(r.kind(), PacketKind::Heartbeat);
         assert_eq!(r.header().next_seq(), 50);
         assert_eq!(r.count(), 0);
-        let n = encode_end_of_session(&mut buf, 3, 50).unwrap();
+        let n = encode_end_of_session(&mut buf, PacketFormat::V2, 3, 50).unwrap();
         assert_eq!(
             PacketReader::new(&buf[..n]).unwrap().kind(),
             PacketKind::EndOfSession
         );
-        assert!(encode_heartbeat(&mut buf[..25], 3, 50).is_err());
+        assert!(encode_heartbeat(&mut buf[..31], PacketFormat::V2, 3, 50).is_err());
     }
 
     #[test]
@@ -431,5 +512,51 @@ mod tests {
         assert_eq!(h.send_time, 0x0102_0304_0506_0708);
         assert_eq!(r.count(), 1);
         assert!(!stamp_send_time(&mut buf[..PACKET_HEADER_SIZE - 1], 1));
+    }
+
+    #[test]
+    fn version_1_packets_read_and_version_1_readers_never_misread_version_2() {
+        let mut buf = [0u8; DEFAULT_MTU];
+        let mut b = PacketBuilder::with_format(&mut buf, PacketFormat::V1, 7, 100).unwrap();
+        b.push(Trade::sample(&[1])).unwrap();
+        let n = b.len();
+        assert_eq!(n, PACKET_HEADER_V1_SIZE + Trade::SIZE);
+        assert!(
+            !stamp_send_time(&mut buf[..n], 5),
+            "no send time in version 1"
+        );
+        let r = PacketReader::new(&buf[..n]).unwrap();
+        let h = r.header();
+        assert_eq!(
+            (h.format, h.first_seq, h.count, h.send_time),
+            (PacketFormat::V1, 100, 1, 0)
+        );
+        assert_eq!(
+            r.clone().next(),
+            Some(Ok((100, Trade::sample(&[1]).into())))
+        );
+        let mut hb = [0u8; 64];
+        let n = encode_heartbeat(&mut hb, PacketFormat::V1, 7, 101).unwrap();
+        assert_eq!(n, PACKET_HEADER_V1_SIZE);
+        assert_eq!(
+            PacketReader::new(&hb[..n]).unwrap().kind(),
+            PacketKind::Heartbeat
+        );
+        // What a version-1 reader sees at offset 18 of a version-2 packet: a message
+        // length of 0, which no frame has.
+        let mut b = PacketBuilder::new(&mut buf, 7, 100).unwrap();
+        b.push(Trade::sample(&[1])).unwrap();
+        let n = b.len();
+        assert_eq!(&buf[MARKER_OFFSET..MARKER_OFFSET + 3], &[0, 0, 2]);
+        assert!(MdMessage::decode(&buf[PACKET_HEADER_V1_SIZE..n]).is_err());
+        // A version-2 header naming another version is refused.
+        buf[20] = 3;
+        assert_eq!(
+            PacketReader::new(&buf[..n]).err(),
+            Some(DecodeError::BadVersion {
+                msg_type: 0,
+                version: 3
+            })
+        );
     }
 }

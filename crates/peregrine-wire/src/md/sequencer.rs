@@ -102,7 +102,7 @@ impl FeedSequencer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::md::packet::END_OF_SESSION_COUNT;
+    use crate::md::packet::{PacketFormat, END_OF_SESSION_COUNT};
 
     fn packet(first_seq: u64, count: u16) -> PacketHeader {
         PacketHeader {
@@ -110,6 +110,7 @@ mod tests {
             first_seq,
             count,
             send_time: 0,
+            format: PacketFormat::V2,
         }
     }
 
@@ -170,6 +171,7 @@ mod tests {
             first_seq: 1,
             count: 1,
             send_time: 0,
+            format: PacketFormat::V2,
         };
         assert_eq!(s.check(&other), SeqCheck::OtherSession { session_id: 8 });
     }

@@ -9,6 +9,7 @@
 //!   ─▶ (reports | OpenOrder… OpenOrdersEnd) ─▶ ReplayEnd ─▶ live
 //! LeaderRedirect (a cluster follower, instead of the Challenge) ─▶ closed
 //! LeaderRedirect (a cluster leader that lost its quorum, at any later point) ─▶ closed
+//! Disconnect (after the login, in any phase: the exchange closes the session) ─▶ closed
 //! ```
 //!
 //! Every report of the session's stream must arrive exactly once and in order: a gap
@@ -125,6 +126,13 @@ pub enum Step {
     SnapshotOrder,
     /// Recovery is over; live traffic follows.
     RecoveryDone,
+    /// The exchange is closing the session (`Disconnect`), with a disconnect reason
+    /// code: nothing more arrives on this connection; reconnect and resume from
+    /// [`ClientSession::resume_point`].
+    Disconnected {
+        /// The disconnect reason code (`reason::DisconnectCode`).
+        reason: u16,
+    },
     /// Any other message: answers to queries, unsequenced refusals, a copy of an
     /// answer about an account outside the stream, heartbeats.
     Other,
@@ -269,6 +277,12 @@ impl ClientSession {
                     address,
                     retry_after_ms: r.retry_after_ms,
                 })
+            }
+            // The last message of a logged-in session, in any phase after the login.
+            (Phase::AwaitChallenge | Phase::AwaitAnswer, Outbound::Disconnect(_)) => out_of_place,
+            (_, Outbound::Disconnect(d)) => {
+                self.phase = Phase::Closed;
+                Ok(Step::Disconnected { reason: d.reason.0 })
             }
             (Phase::AwaitAnswer, Outbound::LoginAccepted(a)) => {
                 self.phase = match a.instrument_count {

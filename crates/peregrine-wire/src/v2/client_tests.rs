@@ -6,7 +6,7 @@ use crate::field::ReasonCode;
 use crate::v2::queries::{OpenOrder, OpenOrdersEnd};
 use crate::v2::reports::Rejected;
 use crate::v2::session::{
-    Challenge, LeaderRedirect, LoginRejected, ReplayEnd, ReplayStart, ServerHeartbeat,
+    Challenge, Disconnect, LeaderRedirect, LoginRejected, ReplayEnd, ReplayStart, ServerHeartbeat,
 };
 use crate::WireMessage;
 
@@ -99,6 +99,19 @@ impl Exchange {
                 retry_after_ms,
                 reserved: Pad,
                 address: LeaderAddress::from_text(address).unwrap(),
+            }
+            .into(),
+        )
+    }
+    fn disconnect(&mut self, next: u64, reason: u16) -> Outbound {
+        self.send(
+            Disconnect {
+                session_seq: 0,
+                engine_seq: 0,
+                engine_time: Timestamp(0),
+                next_report_seq: next,
+                reason: ReasonCode(reason),
+                reserved: Pad,
             }
             .into(),
         )
@@ -350,4 +363,41 @@ fn a_redirect_ends_a_session_at_any_point_after_it_started() {
             "nothing after the redirect"
         );
     }
+}
+
+#[test]
+fn a_disconnect_after_the_login_closes_with_its_reason_and_keeps_the_resume_point() {
+    for during_replay in [false, true] {
+        let mut c = ClientSession::new(LoginParams::trading(A, 3));
+        let mut x = Exchange::new();
+        let mut msgs = vec![x.challenge(), x.accepted(6, 0), x.replay_start(3, 6, 0)];
+        msgs.push(x.report(A, 3, 10));
+        if !during_replay {
+            msgs.push(x.report(A, 4, 11));
+            msgs.push(x.report(A, 5, 12));
+            msgs.push(x.replay_end(6, 3));
+        }
+        msgs.push(x.disconnect(6, 5));
+        let steps = run(&mut c, &msgs).unwrap();
+        assert_eq!(steps.last(), Some(&Step::Disconnected { reason: 5 }));
+        assert_eq!(c.phase(), Phase::Closed);
+        let resume = if during_replay { 4 } else { 6 };
+        assert_eq!(
+            c.resume_point(),
+            resume,
+            "what was processed, not what was announced"
+        );
+        assert!(
+            c.on_message(&x.heartbeat(6), &KEY).is_err(),
+            "nothing after it"
+        );
+    }
+    // Before the login it is out of place.
+    let mut c = ClientSession::new(LoginParams::trading(A, 3));
+    let mut x = Exchange::new();
+    run(&mut c, &[x.challenge()]).unwrap();
+    assert_eq!(
+        c.on_message(&x.disconnect(0, 5), &KEY),
+        Err(Violation::OutOfPlace(0x88))
+    );
 }

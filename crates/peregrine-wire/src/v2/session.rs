@@ -18,52 +18,10 @@
 //! The proof ([`Login::proof_for`], [`Login::verify`]) uses the key types of the
 //! `auth` module; no password or key crosses the wire.
 
-use peregrine_types::{AccountId, Timestamp};
-
 use crate::auth::{AccountKey, StoredKey, DOMAIN, KEY_LEN};
-use crate::field::{LeaderAddress, Pad, ReasonCode, SessionKind};
-use crate::message::{wire_message, WireMessage};
+use crate::message::WireMessage;
 
-wire_message! {
-    /// Exchange → client, unsolicited, first on every connection: the nonce the login
-    /// proof must cover. A new connection gets a new nonce.
-    Challenge = 0x84, version 2;
-    /// Per-session sequence number of this message: 1.
-    session_seq: u64,
-    /// The matching engine's global sequence number at the time of this message.
-    engine_seq: u64,
-    /// Engine time of this message, nanoseconds since the Unix epoch.
-    engine_time: Timestamp,
-    /// 32 random bytes, never reused.
-    nonce: [u8; 32],
-}
-
-wire_message! {
-    /// Client → exchange. Opens a version-2 session, answering the `Challenge`. A
-    /// version-1 `Login` (type 0x01) is refused with `LoginRejected` reason 3.
-    Login = 0x04, version 2;
-    /// The next report sequence number the client expects for its scope: it has seen
-    /// every report before it. 0: no replay, start with live reports (the client
-    /// rebuilds with `OpenOrdersRequest` if it needs to). For a drop copy of every
-    /// account, an engine sequence number instead (see the protocol document).
-    next_report_seq: u64,
-    /// `key XOR HMAC-SHA256(SHA-256(key), auth_message)`: proves the account's key
-    /// over the nonce and every other field of this message (section 4.1).
-    proof: [u8; 32],
-    /// The account whose key makes the proof.
-    account: AccountId,
-    /// Whose reports the session receives: the account itself (trading sessions must
-    /// name it), another account or 0xFFFF_FFFF for every account (drop copy by an
-    /// operator account only).
-    target: Option<AccountId>,
-    /// Requested heartbeat interval in milliseconds; the exchange may clamp it and
-    /// answers with the interval it will use.
-    heartbeat_interval_ms: u32,
-    /// 0 Trading, 1 DropCopy (read-only).
-    kind: SessionKind,
-    /// Must be zero.
-    reserved: Pad<3>,
-}
+include!(concat!(env!("OUT_DIR"), "/msg_v2__session.rs"));
 
 /// Bytes of [`Login::auth_message`].
 pub const AUTH_MESSAGE_LEN: usize = DOMAIN.len() + KEY_LEN + Login::SIZE;
@@ -97,132 +55,11 @@ impl Login {
     }
 }
 
-wire_message! {
-    /// Exchange → client. The login succeeded. Version 2 appends the report-stream
-    /// position and the number of instrument definitions that follow.
-    LoginAccepted = 0x81, version 2;
-    /// Per-session sequence number of this message.
-    session_seq: u64,
-    /// The matching engine's global sequence number at the time of this message.
-    engine_seq: u64,
-    /// Engine time of this message, nanoseconds since the Unix epoch.
-    engine_time: Timestamp,
-    /// The account now logged in.
-    account: AccountId,
-    /// The heartbeat interval, milliseconds, both sides must keep.
-    heartbeat_interval_ms: u32,
-    /// The report sequence number of the first live report: the replay that follows
-    /// ends just before it.
-    next_report_seq: u64,
-    /// The oldest report sequence number the exchange still retains for this scope
-    /// (a login asking for older reports gets an open-orders snapshot instead).
-    oldest_report_seq: u64,
-    /// Whose reports the session receives (0xFFFF_FFFF: every account).
-    target: Option<AccountId>,
-    /// Number of `InstrumentDefinition` messages that follow.
-    instrument_count: u32,
-    /// The session kind granted.
-    kind: SessionKind,
-}
-
-wire_message! {
-    /// Exchange → client. The login failed; the exchange closes the connection.
-    /// Version 2 appends how long to wait before trying again.
-    LoginRejected = 0x82, version 2;
-    /// Per-session sequence number of this message.
-    session_seq: u64,
-    /// The matching engine's global sequence number at the time of this message.
-    engine_seq: u64,
-    /// Engine time of this message, nanoseconds since the Unix epoch.
-    engine_time: Timestamp,
-    /// Why: a login reason code (protocol document, reason-code tables).
-    reason: ReasonCode,
-    /// Must be zero.
-    reserved: Pad<2>,
-    /// Milliseconds before a new attempt can succeed (throttling); 0 if not throttled.
-    retry_after_ms: u32,
-}
-
-wire_message! {
-    /// Exchange → client, instead of the `Challenge`, by a cluster node that is not
-    /// the leader: where to send order entry. The node closes the connection after
-    /// it; the client connects to `address` (or, with no leader known, tries again
-    /// after `retry_after_ms`).
-    LeaderRedirect = 0x87, version 2;
-    /// Per-session sequence number of this message: 1.
-    session_seq: u64,
-    /// The matching engine's global sequence number at the time of this message.
-    engine_seq: u64,
-    /// Engine time of this message, nanoseconds since the Unix epoch.
-    engine_time: Timestamp,
-    /// The leader's node id; 0: no leader known yet.
-    leader_id: u64,
-    /// Milliseconds to wait before trying again when no leader is known; 0 otherwise.
-    retry_after_ms: u32,
-    /// Must be zero.
-    reserved: Pad<4>,
-    /// The leader's order-entry address, ASCII `host:port` padded with zero bytes
-    /// (all zeros when no leader is known).
-    address: LeaderAddress,
-}
-
-wire_message! {
-    /// Exchange → client. Liveness signal, sent when the exchange has sent nothing
-    /// for one heartbeat interval. Version 2 appends the report-stream position, so an
-    /// idle client can check it has every report.
-    ServerHeartbeat = 0x83, version 2;
-    /// Per-session sequence number of this message.
-    session_seq: u64,
-    /// The matching engine's global sequence number at the time of this message.
-    engine_seq: u64,
-    /// Engine time of this message, nanoseconds since the Unix epoch.
-    engine_time: Timestamp,
-    /// The report sequence number the next report of the session's scope will carry.
-    next_report_seq: u64,
-}
-
-wire_message! {
-    /// Exchange → client. Starts the recovery phase of a login: `count` reports follow
-    /// (sequence numbers `from_seq ..`), or, when `reason` is non-zero, none and an
-    /// open-orders snapshot instead (`OpenOrder`s and an `OpenOrdersEnd`). A
-    /// `ReplayEnd` always closes the phase.
-    ReplayStart = 0x85, version 2;
-    /// Per-session sequence number of this message.
-    session_seq: u64,
-    /// The matching engine's global sequence number at the time of this message.
-    engine_seq: u64,
-    /// Engine time of this message, nanoseconds since the Unix epoch.
-    engine_time: Timestamp,
-    /// The first report sequence number replayed (the login's `next_report_seq`).
-    from_seq: u64,
-    /// One past the last one replayed (the `LoginAccepted`'s `next_report_seq`).
-    to_seq: u64,
-    /// Number of reports that follow (0 with a non-zero reason).
-    count: u64,
-    /// 0: the replay follows; else a recovery reason code (1: older than retention,
-    /// 4: ahead of the stream).
-    reason: ReasonCode,
-}
-
-wire_message! {
-    /// Exchange → client. Ends the recovery phase: live reports follow, starting at
-    /// `next_report_seq`.
-    ReplayEnd = 0x86, version 2;
-    /// Per-session sequence number of this message.
-    session_seq: u64,
-    /// The matching engine's global sequence number at the time of this message.
-    engine_seq: u64,
-    /// Engine time of this message, nanoseconds since the Unix epoch.
-    engine_time: Timestamp,
-    /// The report sequence number of the first live report.
-    next_report_seq: u64,
-    /// Reports replayed.
-    count: u64,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::{LeaderAddress, Pad, SessionKind};
+    use peregrine_types::{AccountId, Timestamp};
 
     fn login(account: u32) -> Login {
         Login {

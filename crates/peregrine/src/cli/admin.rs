@@ -123,7 +123,7 @@ pub(crate) fn run(args: AdminArgs) -> anyhow::Result<()> {
                 "{kind} ok: account {} asset {symbol} available {} reserved {} (engine_seq {})",
                 b.account,
                 decimal::format_scaled(b.available, decimals),
-                decimal::format_scaled(b.reserved, decimals),
+                decimal::format_scaled(b.held, decimals),
                 b.engine_seq
             );
             Ok(())

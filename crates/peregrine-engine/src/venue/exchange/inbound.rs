@@ -96,6 +96,15 @@ impl ExchangeVenue {
                 self.reconcile(now_ns);
                 return Ok(0);
             }
+            // The exchange ends the session and says why; the close follows and the
+            // venue reconnects and resumes, as after any close.
+            Step::Disconnected { reason } => {
+                eprintln!(
+                    "venue {}: the exchange ends the session (disconnect reason {reason})",
+                    self.name
+                );
+                return Err(ExchangeError::Closed);
+            }
             Step::LoggedIn(_)
             | Step::SendLogin(_)
             | Step::Rejected { .. }

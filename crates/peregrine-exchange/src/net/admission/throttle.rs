@@ -1,5 +1,11 @@
 //! [`LoginThrottle`]: exponential backoff after failed logins, per source address and
-//! per account.
+//! per account id, whether the account exists or not: an unknown id is throttled
+//! exactly like a real one, so the throttle does not reveal which accounts exist (a
+//! real account's id, tried from fresh addresses, used to be refused on the 5th try
+//! and an unknown one never).
+//!
+//! Every table is bounded (`max_tracked`); when one is full the older half of it is
+//! forgotten at once, so a flood of made-up ids costs O(1) per failure, amortised.
 
 use std::net::IpAddr;
 
@@ -85,15 +91,13 @@ impl LoginThrottle {
             .is_some_and(|&t| now_ms.saturating_sub(t) < self.config.trust_ms)
     }
 
-    /// Records a failed login (an unknown account counts against the address only
-    /// when `account` is `None`, so unknown ids do not fill the account table).
-    pub(crate) fn failure(&mut self, account: Option<AccountId>, addr: IpAddr, now_ms: u64) {
+    /// Records a failed login for `account` (known or not: the same treatment)
+    /// from `addr`.
+    pub(crate) fn failure(&mut self, account: AccountId, addr: IpAddr, now_ms: u64) {
         let c = self.config;
         bump(&mut self.addrs, addr, now_ms, c);
-        if let Some(a) = account {
-            if !self.is_trusted(a, addr, now_ms) {
-                bump(&mut self.accounts, a, now_ms, c);
-            }
+        if !self.is_trusted(account, addr, now_ms) {
+            bump(&mut self.accounts, account, now_ms, c);
         }
     }
 
@@ -102,7 +106,7 @@ impl LoginThrottle {
     pub(crate) fn success(&mut self, account: AccountId, addr: IpAddr, now_ms: u64) {
         self.addrs.remove(&addr);
         if self.trusted.len() >= self.config.max_tracked {
-            evict_oldest(&mut self.trusted, |&t| t);
+            forget_older_half(&mut self.trusted, |&t| t);
         }
         self.trusted.insert((account, addr), now_ms);
     }
@@ -121,7 +125,7 @@ fn bump<K: std::hash::Hash + Eq + Copy>(
     c: ThrottleConfig,
 ) {
     if !map.contains_key(&key) && map.len() >= c.max_tracked {
-        evict_oldest(map, |b| b.last);
+        forget_older_half(map, |b| b.last);
     }
     let b = map.entry(key).or_default();
     // A quiet spell of the maximum delay forgives earlier failures.
@@ -137,14 +141,17 @@ fn bump<K: std::hash::Hash + Eq + Copy>(
     }
 }
 
-/// Forgets the entry with the smallest `age` key (O(n), only when the table is full).
-fn evict_oldest<K: std::hash::Hash + Eq + Copy, V>(
+/// Forgets the older half of a full table (by `age`, the last time an entry was
+/// touched): O(n) once per n/2 insertions, so O(1) amortised, however many made-up
+/// ids or addresses a flood brings; the recent entries, which throttle, stay.
+fn forget_older_half<K: std::hash::Hash + Eq + Copy, V>(
     map: &mut FxHashMap<K, V>,
     age: impl Fn(&V) -> u64,
 ) {
-    if let Some(k) = map.iter().min_by_key(|(_, v)| age(v)).map(|(k, _)| *k) {
-        map.remove(&k);
-    }
+    let mut ages: Vec<u64> = map.values().map(&age).collect();
+    let mid = ages.len() / 2;
+    let (_, &mut median, _) = ages.select_nth_unstable(mid);
+    map.retain(|_, v| age(v) > median);
 }
 
 #[cfg(test)]
@@ -172,7 +179,7 @@ mod tests {
         let mut delays = Vec::new();
         let mut now = 0;
         for _ in 0..8 {
-            t.failure(Some(a), x, now);
+            t.failure(a, x, now);
             delays.push(t.check(a, x, now).err().unwrap_or(0));
             now += 1;
         }
@@ -186,7 +193,7 @@ mod tests {
         let a = AccountId(1);
         t.success(a, ip(1), 0); // the owner's usual address
         for _ in 0..5 {
-            t.failure(Some(a), ip(66), 10);
+            t.failure(a, ip(66), 10);
         }
         assert!(t.check(a, ip(66), 10).is_err(), "the guesser waits");
         assert!(t.check(a, ip(2), 10).is_err(), "so does a new address");
@@ -203,14 +210,14 @@ mod tests {
         let mut t = throttle();
         let a = AccountId(3);
         for _ in 0..4 {
-            t.failure(Some(a), ip(5), 0);
+            t.failure(a, ip(5), 0);
         }
         t.success(a, ip(5), 0);
         assert_eq!(t.check(a, ip(5), 0), Ok(()), "trusted now");
         for _ in 0..4 {
-            t.failure(Some(AccountId(4)), ip(7), 0);
+            t.failure(AccountId(4), ip(7), 0);
         }
-        t.failure(Some(AccountId(4)), ip(7), 10_000);
+        t.failure(AccountId(4), ip(7), 10_000);
         assert_eq!(
             t.check(AccountId(4), ip(7), 10_000),
             Ok(()),
@@ -223,12 +230,51 @@ mod tests {
         let mut t = throttle();
         for i in 0..100u32 {
             t.failure(
-                Some(AccountId(i)),
+                AccountId(i),
                 IpAddr::from([10, 0, (i >> 8) as u8, i as u8]),
                 u64::from(i),
             );
         }
         let (addrs, accounts) = t.tracked();
         assert!(addrs <= 8 && accounts <= 8, "{addrs} {accounts}");
+    }
+
+    /// The same tries from fresh addresses are throttled at the same attempt for a
+    /// real account and for an id that does not exist (the throttle does not know
+    /// which exist, and must not behave differently).
+    #[test]
+    fn an_unknown_account_is_throttled_exactly_like_a_real_one() {
+        let attempts = |account: u32| {
+            let mut t = throttle();
+            let mut first_refused = None;
+            for i in 0..10u8 {
+                let from = ip(100 + i); // a fresh address each time
+                if t.check(AccountId(account), from, 0).is_err() {
+                    first_refused.get_or_insert(i);
+                    continue;
+                }
+                t.failure(AccountId(account), from, 0);
+            }
+            first_refused
+        };
+        assert_eq!(
+            attempts(1),
+            Some(3),
+            "2 free failures, a delay after the 3rd"
+        );
+        assert_eq!(attempts(1), attempts(999_999));
+    }
+
+    #[test]
+    fn a_full_table_forgets_its_older_half_and_keeps_the_recent() {
+        let mut t = throttle();
+        for i in 0..8u32 {
+            t.failure(AccountId(i), ip(1), u64::from(i));
+        }
+        t.failure(AccountId(100), ip(1), 100);
+        let (_, accounts) = t.tracked();
+        assert!(accounts <= 5, "{accounts}");
+        assert!(t.accounts.contains_key(&AccountId(7)), "recent ones stay");
+        assert!(!t.accounts.contains_key(&AccountId(0)), "old ones go");
     }
 }

@@ -21,6 +21,13 @@ pub(crate) trait SessionIo {
     fn write(&mut self, slot: usize, buf: &[u8]) -> std::io::Result<usize>;
     /// Shuts slot `slot`'s connection down (both directions) and forgets it.
     fn close(&mut self, slot: usize);
+    /// Whether the table wants to hear when slot `slot`'s connection can take more
+    /// output (it has output the connection refused). A socket shell watches for
+    /// writability, so a reader that catches up is written to at once, not at the
+    /// next timer; a connection that never refuses (a simulator's) needs nothing.
+    fn want_write(&mut self, slot: usize, want: bool) {
+        let _ = (slot, want);
+    }
 }
 
 /// Outcome of a read.
@@ -79,15 +86,15 @@ impl Conn {
         }
     }
 
-    /// Writes as much queued output as the connection takes.
-    pub(crate) fn flush(&mut self, io: &mut impl SessionIo) {
+    /// Writes as much queued output as the connection takes, at `now`.
+    pub(crate) fn flush(&mut self, io: &mut impl SessionIo, now: Instant) {
         while self.proto.unsent() > 0 {
             match io.write(self.key.slot(), self.proto.pending_output()) {
                 Ok(0) => {
                     self.proto.close = Some("write returned 0".into());
                     return;
                 }
-                Ok(n) => self.proto.wrote(n),
+                Ok(n) => self.proto.wrote(n, now),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => {

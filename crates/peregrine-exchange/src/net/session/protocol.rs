@@ -21,10 +21,11 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use peregrine_types::Timestamp;
-use peregrine_wire::reason::{LoginCode, RecoveryCode};
+use peregrine_wire::field::Pad;
+use peregrine_wire::reason::{DisconnectCode, LoginCode, RecoveryCode};
 use peregrine_wire::stream::RecvBuffer;
 use peregrine_wire::v2::session::{
-    Challenge, LoginAccepted, LoginRejected, ReplayEnd, ReplayStart, ServerHeartbeat,
+    Challenge, Disconnect, LoginAccepted, LoginRejected, ReplayEnd, ReplayStart, ServerHeartbeat,
 };
 use peregrine_wire::v2::{Inbound, Outbound};
 use peregrine_wire::{DecodeError, ReasonCode, MAX_MESSAGE_SIZE};
@@ -109,12 +110,21 @@ pub(crate) struct Session {
     /// Answers waiting, each with the stream position it follows (the cursor must
     /// reach it first).
     held: VecDeque<(u64, Outbound)>,
-    /// Last time bytes arrived.
+    /// When the peer last completed a message (its last sign of life: part of a
+    /// message is silence).
     pub last_rx: Instant,
+    /// When bytes last arrived (a message they complete dates from then).
+    rx_at: Instant,
     /// Last time a message was queued.
     pub last_tx: Instant,
+    /// Last time the outbound buffer moved: a write took bytes, or output was queued
+    /// into an empty buffer (a slow reader's clock).
+    tx_progress: Instant,
     /// Set when the session must close; the reason is logged.
     pub close: Option<String>,
+    /// Why the exchange ends a logged-in session: sent as `Disconnect` before the
+    /// close ([`Session::end`]).
+    farewell: Option<DisconnectCode>,
     /// Close once the outbound buffer drained (logout, login refused).
     pub close_after_flush: bool,
 }
@@ -134,8 +144,11 @@ impl Session {
             delivery: Delivery::None,
             held: VecDeque::new(),
             last_rx: now,
+            rx_at: now,
             last_tx: now,
+            tx_progress: now,
             close: None,
+            farewell: None,
             close_after_flush: false,
         };
         s.enqueue(
@@ -174,22 +187,66 @@ impl Session {
         self.rx.spare()
     }
 
-    /// True if whole or partial frames wait in the receive buffer.
-    pub(crate) fn has_input(&self) -> bool {
-        self.rx.buffered() > 0
+    /// True if a whole message (or bytes that can never be one) waits in the receive
+    /// buffer; part of a message alone is not input.
+    pub(crate) fn has_frame(&self) -> bool {
+        self.rx.frame_ready()
+    }
+
+    /// Ends the session for `why` (logged); a logged-in session is first told, with
+    /// `Disconnect` and `code` ([`Session::farewell`]). The first reason wins.
+    pub(crate) fn end(&mut self, code: DisconnectCode, why: String) {
+        if self.close.is_some() {
+            return;
+        }
+        self.close = Some(why);
+        if self.grant().is_some() {
+            self.farewell = Some(code);
+        }
+    }
+
+    /// The disconnect reason this session was ended with, if it is to be told.
+    pub(crate) fn farewell_code(&self) -> Option<DisconnectCode> {
+        self.farewell
+    }
+
+    /// Queues the `Disconnect` of a session [`Session::end`]ed while logged in
+    /// (beyond the buffer's limit: it is the last message); returns whether it did.
+    pub(crate) fn farewell(&mut self, engine: EngineStatus, now: Instant) -> bool {
+        let Some(code) = self.farewell.take() else {
+            return false;
+        };
+        let msg = Disconnect {
+            session_seq: 0,
+            engine_seq: engine.seq,
+            engine_time: engine.time,
+            next_report_seq: self.next_report_seq(engine),
+            reason: code.reason(),
+            reserved: Pad,
+        };
+        self.push(msg.into(), now);
+        true
+    }
+
+    /// Whether the peer has left output unread for longer than `limit`: unsent
+    /// bytes that no write has moved since.
+    pub(crate) fn stalled_reader(&self, limit: std::time::Duration, now: Instant) -> bool {
+        self.unsent() > 0 && now.duration_since(self.tx_progress) > limit
     }
 
     /// The exchange itself did not run for `stalled` (a long pause of its own loop):
     /// that time does not count as the peer's silence.
     pub(crate) fn forgive(&mut self, stalled: std::time::Duration, now: Instant) {
         self.last_rx = (self.last_rx + stalled).min(now);
+        self.tx_progress = (self.tx_progress + stalled).min(now);
     }
 
-    /// `n` bytes were read into [`Session::rx_spare`] at `now`.
+    /// `n` bytes were read into [`Session::rx_spare`] at `now`. They count as a sign
+    /// of life once they complete a message ([`Session::next_step`]).
     pub(crate) fn received(&mut self, n: usize, now: Instant) {
         self.rx.commit(n);
         if n > 0 {
-            self.last_rx = now;
+            self.rx_at = now;
         }
     }
 
@@ -200,6 +257,7 @@ impl Session {
         if self.close.is_some() || self.close_after_flush {
             return None;
         }
+        let violation = DisconnectCode::ProtocolViolation;
         let msg = match self.rx.next(Inbound::decode) {
             Ok(Some(m)) => m,
             Ok(None) => return None,
@@ -207,18 +265,20 @@ impl Session {
                 return Some(Step::OldLogin);
             }
             Err(e) => {
-                self.close = Some(format!("malformed input: {e}"));
+                self.end(violation, format!("malformed input: {e}"));
                 return Some(Step::Stop);
             }
         };
+        // A whole message: the peer is alive as of the read that completed it.
+        self.last_rx = self.last_rx.max(self.rx_at);
         Some(match (self.state, msg) {
             (State::AwaitLogin, Inbound::Login(l)) => Step::Login(l),
             (State::AwaitLogin, other) => {
-                self.close = Some(format!("{} before login", other.desc().name));
+                self.end(violation, format!("{} before login", other.desc().name));
                 Step::Stop
             }
             (State::Active(_), Inbound::Login(_)) => {
-                self.close = Some("second Login on a logged-in session".into());
+                self.end(violation, "second Login on a logged-in session".into());
                 Step::Stop
             }
             (State::Active(_), Inbound::ClientHeartbeat(_)) => Step::Nothing,
@@ -439,7 +499,10 @@ impl Session {
         } else if self.held.len() < MAX_HELD {
             self.held.push_back((after, msg));
         } else {
-            self.close = Some("too many answers held behind the report stream".into());
+            self.end(
+                DisconnectCode::SlowReader,
+                "slow reader: too many answers held behind the report stream".into(),
+            );
         }
     }
 
@@ -474,10 +537,13 @@ impl Session {
                 return any;
             }
             let Some(msg) = next.copied() else {
-                self.close = Some(format!(
-                    "fell behind the report retention at position {}",
-                    self.cursor
-                ));
+                self.end(
+                    DisconnectCode::BehindRetention,
+                    format!(
+                        "fell behind the report retention at position {}",
+                        self.cursor
+                    ),
+                );
                 return any;
             };
             if self.unsent() + msg.size() > self.limit {
@@ -521,28 +587,41 @@ impl Session {
 
     /// Stamps the next session sequence number and queues the message; a message
     /// that does not fit closes the session (slow reader of answers).
-    pub(crate) fn enqueue(&mut self, mut msg: Outbound, now: Instant) {
+    pub(crate) fn enqueue(&mut self, msg: Outbound, now: Instant) {
         if self.close.is_some() {
             return;
         }
+        if self.out_sent > 0 && self.out.len() + msg.size() > self.limit {
+            self.out.drain(..self.out_sent);
+            self.out_sent = 0;
+        }
+        if self.out.len() + msg.size() > self.limit.max(msg.size()) {
+            self.end(
+                DisconnectCode::SlowReader,
+                format!(
+                    "slow reader: {} unsent bytes exceed the {}-byte outbound buffer",
+                    self.unsent(),
+                    self.limit
+                ),
+            );
+            return;
+        }
+        self.push(msg, now);
+    }
+
+    /// Stamps the next session sequence number and appends the message, whatever
+    /// the buffer's limit.
+    fn push(&mut self, mut msg: Outbound, now: Instant) {
         let mut frame = [0u8; MAX_MESSAGE_SIZE];
         self.seq += 1;
         msg.set_session_seq(self.seq);
         let Ok(n) = msg.encode(&mut frame) else {
-            self.close = Some("internal: outbound encode failed".into());
+            self.close
+                .get_or_insert_with(|| "internal: outbound encode failed".into());
             return;
         };
-        if self.out_sent > 0 && self.out.len() + n > self.limit {
-            self.out.drain(..self.out_sent);
-            self.out_sent = 0;
-        }
-        if self.out.len() + n > self.limit.max(n) {
-            self.close = Some(format!(
-                "slow reader: {} unsent bytes exceed the {}-byte outbound buffer",
-                self.unsent(),
-                self.limit
-            ));
-            return;
+        if self.unsent() == 0 {
+            self.tx_progress = now;
         }
         self.out.extend_from_slice(&frame[..n]);
         self.last_tx = now;
@@ -558,8 +637,11 @@ impl Session {
         &self.out[self.out_sent..]
     }
 
-    /// `n` bytes of [`Session::pending_output`] were written.
-    pub(crate) fn wrote(&mut self, n: usize) {
+    /// `n` bytes of [`Session::pending_output`] were written at `now`.
+    pub(crate) fn wrote(&mut self, n: usize, now: Instant) {
+        if n > 0 {
+            self.tx_progress = now;
+        }
         self.out_sent = (self.out_sent + n).min(self.out.len());
         if self.out_sent == self.out.len() {
             self.out.clear();
