@@ -446,7 +446,7 @@ fn hash_points_on_the_leaders_timer_compare_every_replica() {
     t.nodes.get_mut(&1).unwrap().campaign().unwrap();
     t.settle(&[1, 2, 3], &[1, 2, 3]);
     let all = [1, 2, 3];
-    let mut run = |t: &mut deferred::Trio, ticks: u32| {
+    let run = |t: &mut deferred::Trio, ticks: u32| {
         for k in 0..ticks {
             let _ = t
                 .nodes

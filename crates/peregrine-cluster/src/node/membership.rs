@@ -154,7 +154,6 @@ fn skip(b: &[u8], at: usize, n: usize) -> Result<usize, String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use protobuf::Message as _;
 
     #[test]
     fn what_raft_rs_writes_passes_and_decodes() {

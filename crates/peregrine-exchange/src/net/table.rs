@@ -758,10 +758,11 @@ impl SessionTable {
     /// Writes what session `slot` has queued; true once all of it is written (or
     /// the session failed or is gone).
     pub(crate) fn flush_slot(&mut self, slot: usize, io: &mut impl SessionIo) -> bool {
+        let now = self.now();
         let Some(s) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
             return true;
         };
-        s.flush(io);
+        s.flush(io, now);
         s.proto.close.is_some() || s.proto.unsent() == 0
     }
 }
