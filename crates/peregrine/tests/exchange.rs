@@ -295,7 +295,8 @@ fn idle_sessions_get_heartbeats_and_silent_ones_are_dropped() {
 #[test]
 fn connections_beyond_max_sessions_are_refused() {
     with_timeout(60, || {
-        let ex = start("max_sessions = 2\n[market_data]\nenabled = false");
+        let ex =
+            start("max_sessions = 2\nmax_sessions_per_account = 2\n[market_data]\nenabled = false");
         let _a = Client::login(ex.addr, 1);
         let _b = Client::login(ex.addr, 2);
         let session_limit = peregrine_wire::reason::LoginCode::SessionLimit.reason().0;
