@@ -88,7 +88,7 @@ fn peregrine_args(cmd: &[String]) -> Option<Vec<String>> {
     // Environment assignments (`VAR=value`) before the command word.
     let first = cmd
         .iter()
-        .position(|w| !(w.contains('=') && !w.starts_with('-')))?;
+        .position(|w| !w.contains('=') || w.starts_with('-'))?;
     let cmd = &cmd[first..];
     let at = if cmd[0] == "cargo" {
         // `cargo run --release -p peregrine -- ARGS`: only the `peregrine` package's binary.
