@@ -5,6 +5,17 @@
 #   scripts/bench-cluster.sh          # reduced: 5 s per run (~1.5 minutes)
 #   scripts/bench-cluster.sh full     # 20 s per run
 #   FSYNC=none scripts/bench-cluster.sh
+#   scripts/bench-cluster.sh overload # the cluster at 2x its sustainable rate, 5 minutes
+#   scripts/bench-cluster.sh failover # 50 kill -9 of the leader under load
+#
+# `overload`: first the sustainable rate R, the cluster's throughput in closed loop
+# with 4 x 64 orders outstanding (20 s; or give RATE=R), then an open-loop run at 2R
+# for DUR seconds (default 300) with the shipped [backpressure]: it prints how many
+# leaderships the nodes logged (1 = no change), and the load generator's acks, busy
+# refusals and unanswered orders (every order must be answered).
+# `failover`: CLUSTER_KILLS (default 50) rounds of the kill -9 test
+# (crates/peregrine/tests/exchange_cluster.rs), shipped election timing
+# (election_ticks = 30), release build; prints p50/p99/max of kill -> first ack.
 #
 # Rows (each: the floor, the single node, then the cluster; `peregrine loadgen`, 4 sessions, one
 # account each, resting and crossing orders):
@@ -29,7 +40,14 @@ MODE=${1:-quick}
 case $MODE in
   quick) DUR=${DUR:-5} ;;
   full) DUR=${DUR:-20} ;;
-  *) echo "usage: $0 [quick|full]" >&2; exit 2 ;;
+  overload) DUR=${DUR:-300} ;;
+  failover)
+    echo "# $(date -u +%FT%TZ)  $(nproc) cores  load $(cut -d' ' -f1-3 /proc/loadavg)  kills ${CLUSTER_KILLS:-50}"
+    CLUSTER_KILLS=${CLUSTER_KILLS:-50} CLUSTER_ELECTION_TICKS=30 cargo test --release -p peregrine \
+      --test exchange_cluster -- --nocapture --exact kill_9_of_the_leader_under_load_loses_no_acknowledged_order 2>&1 |
+      grep -E "leader kills|test result|panicked"
+    exit "${PIPESTATUS[0]}" ;;
+  *) echo "usage: $0 [quick|full|overload|failover]" >&2; exit 2 ;;
 esac
 FSYNC=${FSYNC:-batch}
 ROWS=${ROWS:-"open10k open100k max"}
@@ -69,7 +87,7 @@ row_args() {
 loadgen() { # addrs json args...
   local addrs=$1 json=$2; shift 2
   "$B" loadgen --config "$TMP/single/exchange.toml" --addr "$addrs" --keys "$TMP/keys.toml" \
-    --duration "$DUR" --json "$json" "$@" > "$json.txt" 2>&1 || true
+    --duration "$DUR" --drain "${DRAIN:-2}" --json "$json" "$@" > "$json.txt" 2>&1 || true
   [ -s "$json" ] || { echo "loadgen failed:" >&2; cat "$json.txt" >&2; return 1; }
 }
 floor_run() { # json args...
@@ -121,6 +139,32 @@ cluster_run() { # json args...
 }
 "$B" keygen --accounts 1-4 --keys-out "$TMP/keys.toml" --accounts-out "$TMP/accounts.toml" >&2
 mkdir -p "$TMP/single"; common 7700 "$TMP/single" > "$TMP/single/exchange.toml"
+if [ "$MODE" = overload ]; then
+  echo "# $(date -u +%FT%TZ)  $(nproc) cores  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)  load $(cut -d' ' -f1-3 /proc/loadavg)  fsync $FSYNC"
+  if [ -z "${RATE:-}" ]; then
+    SAVED=$DUR; DUR=20
+    cluster_run "$TMP/capacity.json" --closed --window 64 --connections 4
+    DUR=$SAVED
+    RATE=$(python3 -c "import json,sys; print(int(json.load(open(sys.argv[1]))['throughput_per_s']))" "$TMP/capacity.json")
+    echo "# sustainable: $RATE orders/s (closed loop 4 x 64, 20 s, $(cat "$TMP/capacity.json.leaderships") leaderships)"
+  fi
+  OFFER=$((2 * RATE))
+  echo "# overload: open loop at $OFFER orders/s (2 x $RATE) for $DUR s"
+  DRAIN=10 cluster_run "$TMP/overload.json" --rate "$OFFER" --connections 4
+  cat "$TMP/overload.json.txt"
+  python3 - "$TMP/overload.json" "$JSON_OUT" "$RATE" "$OFFER" "$DUR" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); out = sys.argv[2]
+r["leaderships"] = int(open(sys.argv[1] + ".leaderships").read().strip() or 0)
+r["sustainable_per_s"], r["offered_per_s"], r["duration_s"] = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+json.dump(r, open(out, "w"), indent=1)
+print(f"overload: {r['leaderships']} leadership(s) (1 = no change); sent {r['sent']}, acked "
+      f"{r['answered'] - r['busy']} ({r['throughput_per_s']:.0f}/s), busy {r['busy']}, unanswered {r['lost']}; "
+      f"ack p50/p99 {r['ack']['p50_us']:.0f}/{r['ack']['p99_us']:.0f} us, busy p50/p99 "
+      f"{r['busy_ack']['p50_us']:.0f}/{r['busy_ack']['p99_us']:.0f} us; JSON: {out}")
+PY
+  exit 0
+fi
 mkdir -p "$TMP/fsync-probe"
 "$F" fsync "$TMP/fsync-probe" "${FSYNCS:-1000}" > "$TMP/fsync.txt"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)

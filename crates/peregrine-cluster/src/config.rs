@@ -77,6 +77,15 @@ pub struct ClusterConfig {
     /// Default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub admin_listen: Option<String>,
+    /// Nice value of the node's Raft and sync threads (−20..=19; shipped −10, so
+    /// heartbeats, votes and acknowledgements run ahead of client work on a busy
+    /// machine; raising priority needs CAP_SYS_NICE or RLIMIT_NICE, else a warning
+    /// and the process's own). 0: leave the process's priority.
+    pub nice: i32,
+    /// Seconds between the leader's hash points (0: only at snapshot points): every
+    /// node hashes its state at the same log index and compares it with the
+    /// leader's, so replicas that diverge are found within this time.
+    pub hash_check_secs: u64,
 }
 
 impl Default for ClusterConfig {
@@ -102,6 +111,8 @@ impl Default for ClusterConfig {
             snapshot_retain: 3,
             prune: true,
             admin_listen: None,
+            nice: -10,
+            hash_check_secs: 60,
         }
     }
 }
@@ -160,6 +171,9 @@ impl ClusterConfig {
         if self.snapshot_retain == 0 {
             p.push("snapshot_retain must be ≥ 1".into());
         }
+        if !(-20..=19).contains(&self.nice) {
+            p.push("nice must be -20..=19".into());
+        }
         if p.is_empty() {
             Ok(())
         } else {
@@ -216,6 +230,7 @@ mod tests {
             (c.segment_bytes, c.snapshot_retain, c.prune),
             (64 << 20, 3, true)
         );
+        assert_eq!((c.nice, c.hash_check_secs), (-10, 60));
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The envelope of normal entries: the service's own data, or a state-hash check the
-//! leader adds after each snapshot point. raft-rs's own empty entries (a new
-//! leader's first entry) carry no envelope and are skipped.
+//! The envelope of normal entries: the service's own data, a state-hash check the
+//! leader adds after each snapshot point and each hash point, or a hash point (the
+//! leader's timer: every node hashes its state there). raft-rs's own empty entries
+//! (a new leader's first entry) carry no envelope and are skipped.
 
 /// Tag of an entry carrying the service's data.
 pub const TAG_APP: u8 = 1;
@@ -8,6 +9,10 @@ pub const TAG_APP: u8 = 1;
 pub const TAG_STATE_HASH: u8 = 2;
 /// Bytes of a state-hash entry.
 pub const STATE_HASH_LEN: usize = 48;
+/// Tag of a hash point.
+pub const TAG_HASH_POINT: u8 = 3;
+/// Bytes of a hash-point entry.
+pub const HASH_POINT_LEN: usize = 8;
 
 /// A decoded normal entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +23,9 @@ pub enum Envelope<'a> {
     App(&'a [u8]),
     /// "The state after applying `index` hashes to `hash`" (from the leader).
     StateHash { index: u64, hash: [u8; 32] },
+    /// Every node hashes its state after applying this entry (the leader then
+    /// replicates its own hash for the others to compare).
+    HashPoint,
 }
 
 /// Writes the envelope of service data into `out` (cleared first).
@@ -37,6 +45,13 @@ pub fn encode_state_hash(index: u64, hash: &[u8; 32]) -> [u8; STATE_HASH_LEN] {
     b
 }
 
+/// The bytes of a hash-point entry.
+pub fn encode_hash_point() -> [u8; HASH_POINT_LEN] {
+    let mut b = [0u8; HASH_POINT_LEN];
+    b[0] = TAG_HASH_POINT;
+    b
+}
+
 /// Decodes a normal entry's data.
 pub fn decode(data: &[u8]) -> Result<Envelope<'_>, String> {
     match data.first() {
@@ -52,6 +67,7 @@ pub fn decode(data: &[u8]) -> Result<Envelope<'_>, String> {
                 hash,
             })
         }
+        Some(&TAG_HASH_POINT) if data == encode_hash_point() => Ok(Envelope::HashPoint),
         Some(t) => Err(format!("entry tag {t} of {} bytes", data.len())),
     }
 }
@@ -74,6 +90,8 @@ mod tests {
             }
         );
         assert_eq!(decode(&[]).unwrap(), Envelope::Empty);
+        assert_eq!(decode(&encode_hash_point()).unwrap(), Envelope::HashPoint);
+        assert!(decode(&[TAG_HASH_POINT, 1, 0, 0, 0, 0, 0, 0]).is_err());
         assert!(decode(&[7, 1]).is_err());
         assert!(decode(&h[..40]).is_err());
     }

@@ -19,6 +19,7 @@ pub mod entry;
 pub mod error;
 pub mod log;
 pub mod node;
+mod os;
 pub mod runner;
 pub mod sm;
 pub mod transport;

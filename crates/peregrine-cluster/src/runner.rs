@@ -2,7 +2,12 @@
 //! [`TcpTransport`], ticks the clock, and takes commands (proposals, status,
 //! membership, leadership transfer) from other threads through a channel plus a
 //! wake-up. A [`Pump`] lets the service propose from inside the loop, with no
-//! hand-off (what the exchange's event loop does in phase 2, and what the bench does).
+//! hand-off (what the exchange's event loop does, and what the bench does).
+//!
+//! The node's thread never blocks on the disk: the journal's `fdatasync`s run on a
+//! [`Syncer`] thread, which wakes the loop when they are done. Both threads run at
+//! `[cluster] nice` (shipped −10), so heartbeats, votes and acknowledgements are
+//! scheduled ahead of client work on a busy machine.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,7 +17,9 @@ use std::time::{Duration, Instant};
 
 use crate::config::ClusterConfig;
 use crate::error::ClusterError;
+use crate::log::Syncer;
 use crate::node::{Event, MembershipChange, Node, NodeOptions, Status};
+use crate::os::{set_nice, utc_now};
 use crate::sm::StateMachine;
 use crate::transport::{TcpTransport, TransportOptions, TransportStats, Waker};
 
@@ -59,15 +66,22 @@ pub fn spawn<M: StateMachine + Send + 'static>(
         .map_err(|e| ClusterError::Config(vec![format!("listen {}: {e}", config.listen)]))?;
     let addr = transport.local_addr();
     let waker = transport.waker();
+    let nice = (config.nice != 0).then_some(config.nice);
+    let syncer = Syncer::spawn(node.durable().journal(), waker.clone(), nice)
+        .map_err(|e| ClusterError::Config(vec![format!("spawn the sync thread: {e}")]))?;
     let (tx, rx) = channel();
     let tick = config.tick();
     let id = config.node_id;
     let join = std::thread::Builder::new()
         .name(format!("cluster-node-{id}"))
         .spawn(move || {
+            if let Some(n) = nice {
+                set_nice("cluster-node", n);
+            }
             Loop {
                 node,
                 transport,
+                syncer,
                 rx,
                 tick,
                 pump,
@@ -144,6 +158,7 @@ impl<M> RunnerHandle<M> {
 struct Loop<M: StateMachine> {
     node: Node<M>,
     transport: TcpTransport,
+    syncer: Syncer,
     rx: Receiver<Command>,
     tick: Duration,
     pump: Option<Box<dyn Pump<M>>>,
@@ -159,8 +174,14 @@ impl<M: StateMachine> Loop<M> {
         loop {
             let now = Instant::now();
             let deadline = pump_at.map_or(next_tick, |p| p.min(next_tick));
+            // Committed entries left to apply: look at the network, do not wait.
+            let wait = if self.node.apply_backlog() > 0 {
+                Duration::ZERO
+            } else {
+                deadline.saturating_duration_since(now)
+            };
             self.transport
-                .poll(deadline.saturating_duration_since(now), &mut inbox)
+                .poll(wait, &mut inbox)
                 .map_err(|e| ClusterError::Config(vec![format!("poll: {e}")]))?;
             for m in inbox.drain(..) {
                 self.node.step(m);
@@ -171,6 +192,12 @@ impl<M: StateMachine> Loop<M> {
                     return Ok(self.into_sm());
                 }
             }
+            if self.syncer.failed() {
+                return Err(ClusterError::StateMachine(
+                    "the journal's fdatasync failed: stopping".into(),
+                ));
+            }
+            self.node.synced(self.syncer.durable())?;
             let now = Instant::now();
             if now >= next_tick {
                 self.node.tick();
@@ -200,6 +227,11 @@ impl<M: StateMachine> Loop<M> {
                 for (id, ok) in reports {
                     self.node.report_snapshot(id, ok);
                 }
+            }
+            if let Some(seq) = self.node.sync_target() {
+                self.syncer
+                    .request(self.node.durable().journal(), seq)
+                    .map_err(|e| ClusterError::Config(vec![format!("sync request: {e}")]))?;
             }
             self.events();
         }
@@ -236,16 +268,25 @@ impl<M: StateMachine> Loop<M> {
                 Event::PeerAdded { id, addr } => self.transport.set_peer(id, &addr),
                 Event::PeerRemoved { id } => self.transport.remove_peer(id),
                 Event::RoleChanged { role, leader, term } => {
-                    eprintln!("cluster[{id}]: {role:?} in term {term}, leader {leader:?}");
+                    eprintln!(
+                        "{} cluster[{id}]: {role:?} in term {term}, leader {leader:?}",
+                        utc_now()
+                    );
                 }
                 Event::HashMismatch { index } => {
                     eprintln!(
-                        "cluster[{id}]: STATE HASH MISMATCH at index {index}: replicas diverged"
+                        "{} cluster[{id}]: STATE HASH MISMATCH at index {index}: replicas diverged",
+                        utc_now()
                     );
                 }
-                Event::Removed => eprintln!("cluster[{id}]: removed from the cluster"),
+                Event::Removed => {
+                    eprintln!("{} cluster[{id}]: removed from the cluster", utc_now())
+                }
                 Event::SnapshotInstalled { index } => {
-                    eprintln!("cluster[{id}]: installed the leader's snapshot at index {index}");
+                    eprintln!(
+                        "{} cluster[{id}]: installed the leader's snapshot at index {index}",
+                        utc_now()
+                    );
                 }
                 Event::SnapshotTaken { .. } => {}
             }

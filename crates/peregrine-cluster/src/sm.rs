@@ -13,6 +13,13 @@ pub trait StateMachine {
     /// Applies the data of the committed entry `index` (exactly what was proposed).
     fn apply(&mut self, index: u64, data: &[u8]);
 
+    /// The entry `index` is committed (a majority holds it durably) and will be
+    /// applied: called in index order as soon as the node learns it, possibly well
+    /// before [`StateMachine::apply`], which the node paces. For what must not wait
+    /// for the apply (the exchange's leader releases its acknowledgements here).
+    /// Default: nothing.
+    fn committed(&mut self, _index: u64, _data: &[u8]) {}
+
     /// Encodes the state as of the last applied entry.
     fn snapshot(&mut self) -> Vec<u8>;
 

@@ -351,3 +351,232 @@ fn a_node_outside_the_voters_never_grants_a_vote() {
         assert!(!granted, "{kind:?} granted by a node outside the voters");
     }
 }
+
+/// Three nodes driven by hand: the test decides which node's journal becomes
+/// durable (`deferred_sync`: the node writes, the shell syncs and calls `synced`).
+mod deferred {
+    use std::collections::BTreeMap;
+
+    use peregrine_cluster::{Message, Node};
+    use peregrine_journal::FsyncPolicy;
+    use raft::eraftpb::MessageType;
+
+    use super::support::sim::{options, Recorder};
+
+    pub(super) struct Trio {
+        pub nodes: BTreeMap<u64, Node<Recorder>>,
+        _dirs: Vec<tempfile::TempDir>,
+        /// Every message sent, in order.
+        pub sent: Vec<Message>,
+    }
+
+    impl Trio {
+        pub(super) fn new() -> Self {
+            Self::with_hash_points(0)
+        }
+
+        /// With a hash point every `ticks` ticks of the leader.
+        pub(super) fn with_hash_points(ticks: u64) -> Self {
+            let mut nodes = BTreeMap::new();
+            let mut dirs = Vec::new();
+            for id in 1..=3 {
+                let dir = tempfile::tempdir().unwrap();
+                let mut o = options(id, 3, 5);
+                o.deferred_sync = true;
+                o.fsync = FsyncPolicy::Batch;
+                o.snapshot_every = 0;
+                o.hash_check_ticks = ticks;
+                nodes.insert(id, Node::open(dir.path(), o, Recorder::default()).unwrap());
+                dirs.push(dir);
+            }
+            Trio {
+                nodes,
+                _dirs: dirs,
+                sent: Vec::new(),
+            }
+        }
+
+        /// Advances every node, delivers every message to the nodes in `reach`,
+        /// and completes the syncs of the nodes in `sync`, until nothing moves.
+        pub(super) fn settle(&mut self, reach: &[u64], sync: &[u64]) {
+            for _ in 0..1_000 {
+                let mut moved = false;
+                for id in 1..=3 {
+                    let n = self.nodes.get_mut(&id).unwrap();
+                    if sync.contains(&id) {
+                        if let Some(t) = n.sync_target() {
+                            n.synced(t).unwrap();
+                            moved = true;
+                        }
+                    }
+                    n.advance().unwrap();
+                    let out = n.take_messages();
+                    moved |= !out.is_empty() || (sync.contains(&id) && n.sync_target().is_some());
+                    for m in out {
+                        self.sent.push(m.clone());
+                        if reach.contains(&m.to) && reach.contains(&m.from) {
+                            self.nodes.get_mut(&m.to).unwrap().step(m);
+                        }
+                    }
+                }
+                if !moved {
+                    return;
+                }
+            }
+            panic!("the trio never settled");
+        }
+
+        /// Appends responses node `id` sent since message `from` (accepting ones).
+        pub(super) fn acks_from(&self, id: u64, since: usize) -> usize {
+            self.sent[since..]
+                .iter()
+                .filter(|m| {
+                    m.from == id && m.msg_type == MessageType::MsgAppendResponse && !m.reject
+                })
+                .count()
+        }
+    }
+}
+
+/// A follower acknowledges an entry only once its journal is durable, the leader
+/// sends it before its own sync, and the entry commits once a majority (the leader
+/// counted only after its own sync) has it durable: with `deferred_sync`, the
+/// runner's sync thread decides when.
+#[test]
+fn acknowledgements_wait_for_the_sync_and_a_majority_of_syncs_commits() {
+    let mut t = deferred::Trio::new();
+    t.nodes.get_mut(&1).unwrap().campaign().unwrap();
+    t.settle(&[1, 2, 3], &[1, 2, 3]);
+    assert!(t.nodes[&1].is_leader());
+    let base = t.nodes[&1].commit();
+    let index = t.nodes.get_mut(&1).unwrap().propose(b"x").unwrap();
+    // Nobody syncs: the followers receive the entry but do not acknowledge it.
+    let before = t.sent.len();
+    t.settle(&[1, 2, 3], &[]);
+    assert!(
+        t.sent[before..]
+            .iter()
+            .any(|m| m.from == 1 && m.msg_type == raft::eraftpb::MessageType::MsgAppend),
+        "the leader sent the entry before its own sync"
+    );
+    assert_eq!((t.acks_from(2, before), t.acks_from(3, before)), (0, 0));
+    assert_eq!(t.nodes[&1].commit(), base);
+    // One follower syncs: with the leader not yet durable, one of three is no
+    // majority.
+    t.settle(&[1, 2, 3], &[2]);
+    assert!(t.acks_from(2, before) >= 1 && t.acks_from(3, before) == 0);
+    assert_eq!(t.nodes[&1].commit(), base, "committed on one sync of three");
+    // The leader's own sync makes two of three: committed and applied.
+    t.settle(&[1, 2, 3], &[1, 2]);
+    assert!(t.nodes[&1].commit() >= index);
+    assert!(t.nodes[&1]
+        .sm()
+        .applied
+        .iter()
+        .any(|(i, d)| *i == index && d == b"x"));
+    // The third follower, synced last, applies it too.
+    t.settle(&[1, 2, 3], &[1, 2, 3]);
+    assert!(t.nodes[&3].sm().applied.iter().any(|(i, _)| *i == index));
+}
+
+/// A leader that hears from no majority steps down within one election timeout
+/// (plus a tick), not the one to two timeouts of raft-rs's own check.
+#[test]
+fn a_leader_cut_off_steps_down_within_one_election_timeout() {
+    let mut t = deferred::Trio::new();
+    t.nodes.get_mut(&1).unwrap().campaign().unwrap();
+    t.settle(&[1, 2, 3], &[1, 2, 3]);
+    assert!(t.nodes[&1].is_leader());
+    let timeout = support::sim::options(1, 3, 5).election_tick;
+    let mut ticks = 0;
+    while t.nodes[&1].is_leader() {
+        assert!(ticks <= timeout + 1, "still leading after {ticks} ticks");
+        t.nodes.get_mut(&1).unwrap().tick();
+        t.settle(&[1], &[1, 2, 3]); // it reaches nobody, nobody reaches it
+        ticks += 1;
+    }
+    assert!(
+        ticks > timeout / 2,
+        "stepped down after {ticks} ticks: too early"
+    );
+    // With a majority it stays: 1 and 2 talk, 3 is cut off.
+    let mut t = deferred::Trio::new();
+    t.nodes.get_mut(&1).unwrap().campaign().unwrap();
+    t.settle(&[1, 2, 3], &[1, 2, 3]);
+    for _ in 0..5 * timeout {
+        t.nodes.get_mut(&1).unwrap().tick();
+        t.nodes.get_mut(&2).unwrap().tick();
+        t.settle(&[1, 2], &[1, 2, 3]);
+    }
+    assert!(
+        t.nodes[&1].is_leader(),
+        "a leader with its majority stepped down"
+    );
+}
+
+/// Proposals from the network are dropped: this cluster never forwards them (and
+/// raft-rs would parse their conf changes with rust-protobuf).
+#[test]
+fn a_proposal_from_the_network_is_dropped() {
+    let mut t = deferred::Trio::new();
+    t.nodes.get_mut(&1).unwrap().campaign().unwrap();
+    t.settle(&[1, 2, 3], &[1, 2, 3]);
+    let last = t.nodes[&1].status().last_index;
+    let mut m = peregrine_cluster::Message {
+        msg_type: raft::eraftpb::MessageType::MsgPropose,
+        from: 2,
+        to: 1,
+        ..Default::default()
+    };
+    m.entries = vec![raft::eraftpb::Entry {
+        entry_type: raft::eraftpb::EntryType::EntryConfChangeV2,
+        data: vec![0x13; 64].into(), // a start-group wire type, repeated
+        ..Default::default()
+    }]
+    .into();
+    let node = t.nodes.get_mut(&1).unwrap();
+    node.step(m);
+    node.advance().unwrap();
+    assert_eq!(node.status().last_index, last);
+    assert_eq!(node.error_counts().0, 1);
+}
+
+/// The leader's timer puts hash points in the log: with no snapshot point at all,
+/// every follower compares its state hash with the leader's; a replica whose state
+/// diverged is reported at the next point.
+#[test]
+fn hash_points_on_the_leaders_timer_compare_every_replica() {
+    let mut t = deferred::Trio::with_hash_points(5);
+    t.nodes.get_mut(&1).unwrap().campaign().unwrap();
+    t.settle(&[1, 2, 3], &[1, 2, 3]);
+    let all = [1, 2, 3];
+    let run = |t: &mut deferred::Trio, ticks: u32| {
+        for k in 0..ticks {
+            let _ = t
+                .nodes
+                .get_mut(&1)
+                .unwrap()
+                .propose(format!("d{k}").as_bytes());
+            for id in all {
+                t.nodes.get_mut(&id).unwrap().tick();
+            }
+            t.settle(&all, &all);
+        }
+    };
+    run(&mut t, 12);
+    for id in [2, 3] {
+        let s = t.nodes[&id].status();
+        assert!(s.hash_checks_ok >= 2, "node {id}: {s:?}");
+        assert_eq!(s.hash_mismatches, 0);
+    }
+    // Node 3's state diverges (a bug): the next hash point shows it there.
+    t.nodes
+        .get_mut(&3)
+        .unwrap()
+        .sm_mut()
+        .applied
+        .push((0, b"diverged".to_vec()));
+    run(&mut t, 6);
+    assert!(t.nodes[&3].status().hash_mismatches >= 1);
+    assert_eq!(t.nodes[&2].status().hash_mismatches, 0);
+}

@@ -103,11 +103,11 @@ pub fn run_opts(
         let core = core.try_map_log(|l| {
             Ok::<_, ExchangeError>(crate::durability::sabotage::ReleaseBeforeDurable::new(l))
         })?;
-        return serve(config, core, feed, reports, None, &stop, on_ready);
+        return serve(config, core, feed, reports, None, &stop, on_ready, &|| None);
     }
     let async_sync = section.fsync == FsyncPolicy::Batch && !config.commitments.enabled;
     if !async_sync {
-        return serve(config, core, feed, reports, None, &stop, on_ready);
+        return serve(config, core, feed, reports, None, &stop, on_ready, &|| None);
     }
     let core = core
         .try_map_log(|log| GroupCommit::spawn(log, section.sync_nice))
@@ -119,7 +119,7 @@ pub fn run_opts(
         ),
         None => None,
     };
-    serve(config, core, feed, reports, wake, &stop, on_ready)
+    serve(config, core, feed, reports, wake, &stop, on_ready, &|| None)
 }
 
 /// [`run`] with a given command log and no recovery (tests, benchmarks).
@@ -132,7 +132,7 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
     let venue = config.venue().map_err(ExchangeError::Config)?;
     let (mut core, feed) = build_core(&config, &venue, log)?;
     fund(&mut core, venue.balances.as_ref())?;
-    serve(config, core, feed, None, None, &stop, on_ready)
+    serve(config, core, feed, None, None, &stop, on_ready, &|| None)
 }
 
 /// Applies `[[balances.initial]]` when the venue starts with no history.
@@ -227,6 +227,9 @@ pub(crate) fn with_feed<L: CommandLog>(config: &Config, core: Core<L>, session_i
 }
 
 /// Binds the order-entry listener and runs the topology's threads until `stop`.
+/// `farewell`: the last message for every session at the stop, if any (the compact
+/// topology's; a cluster leader that lost its quorum).
+#[allow(clippy::too_many_arguments, reason = "one call per way of starting")]
 pub(crate) fn serve<L: CommandLog + Send + 'static>(
     config: Config,
     core: Core<L>,
@@ -235,6 +238,7 @@ pub(crate) fn serve<L: CommandLog + Send + 'static>(
     durable_signal: Option<OwnedFd>,
     stop: &Arc<AtomicBool>,
     on_ready: impl FnOnce(SocketAddr),
+    farewell: &dyn Fn() -> Option<peregrine_wire::v2::Outbound>,
 ) -> Result<RunSummary, ExchangeError> {
     let stopwatch = Stopwatch::new();
     let mut sockets = Sockets::bind(config.listen, SessionTable::slots_for(&config))
@@ -297,6 +301,7 @@ pub(crate) fn serve<L: CommandLog + Send + 'static>(
                 acks,
                 config.wait,
                 stop,
+                farewell,
             )
             .doing(|| "the exchange loop failed".into())?;
             if config.mode == MatchingMode::Continuous {

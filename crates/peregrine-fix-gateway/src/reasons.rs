@@ -1,14 +1,24 @@
 //! The exchange's reason codes in FIX terms: OrdRejReason (103) / CxlRejReason (102)
 //! plus Text (58). The table is the exchange's own (`peregrine_book::RejectReason`),
-//! so a new exchange reason shows up in the exhaustive test below.
+//! so a new exchange reason shows up in the exhaustive test below; the session
+//! layer's `busy` (the exchange at capacity) is an ExecutionReport reject with
+//! OrdRejReason 99 (Other) and a Text that says to send again later.
 
 use peregrine_book::{CancelReason, RejectReason};
 use peregrine_fix::app::{CxlRejReason, OrdRejReason};
+use peregrine_wire::reason::RejectCode;
+
+/// Text of the exchange's `busy` refusal (reason 19): the exchange is at capacity.
+pub const BUSY_TEXT: &str =
+    "busy: the exchange is at capacity, nothing was entered; send again after 10 ms or more";
 
 /// A NewOrder reject reason: OrdRejReason and Text.
 pub fn order_reject(code: u16) -> (OrdRejReason, &'static str) {
     use OrdRejReason as O;
     use RejectReason as R;
+    if code == RejectCode::Busy.code() {
+        return (O::Other, BUSY_TEXT);
+    }
     let Some(r) = RejectReason::from_code(code) else {
         return (O::Other, "rejected by the exchange (unknown reason code)");
     };
@@ -40,6 +50,9 @@ pub fn order_reject(code: u16) -> (OrdRejReason, &'static str) {
 pub fn cancel_reject(code: u16) -> (CxlRejReason, &'static str) {
     use CxlRejReason as C;
     use RejectReason as R;
+    if code == RejectCode::Busy.code() {
+        return (C::Other, BUSY_TEXT);
+    }
     let Some(r) = RejectReason::from_code(code) else {
         return (C::Other, "refused by the exchange (unknown reason code)");
     };
@@ -139,6 +152,9 @@ mod tests {
             "foreign and unknown look the same"
         );
         assert_eq!(order_reject(999).0, OrdRejReason::Other);
+        // The exchange at capacity: refused with a reason a trader can act on.
+        assert_eq!(order_reject(19), (OrdRejReason::Other, BUSY_TEXT));
+        assert_eq!(cancel_reject(19), (CxlRejReason::Other, BUSY_TEXT));
         assert_eq!(cancelled(6), (true, "GTD order expired"));
         assert!(!cancelled(1).0);
     }

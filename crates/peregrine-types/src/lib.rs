@@ -24,6 +24,7 @@ pub mod rng;
 pub mod rules;
 pub mod side;
 pub mod stamp;
+pub mod utc;
 
 pub use conditional::{AuctionKind, ListKind, TradingPhase, TrailUnit, TriggerKind};
 pub use decimal::DecimalError;
@@ -36,3 +37,4 @@ pub use qty::Qty;
 pub use rng::Rng;
 pub use rules::{FeeSchedule, FeeTier, Schedule, TimeOfDay, VolatilityRule};
 pub use side::Side;
+pub use utc::Utc;

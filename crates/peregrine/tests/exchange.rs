@@ -295,7 +295,8 @@ fn idle_sessions_get_heartbeats_and_silent_ones_are_dropped() {
 #[test]
 fn connections_beyond_max_sessions_are_refused() {
     with_timeout(60, || {
-        let ex = start("max_sessions = 2\n[market_data]\nenabled = false");
+        let ex =
+            start("max_sessions = 2\nmax_sessions_per_account = 2\n[market_data]\nenabled = false");
         let _a = Client::login(ex.addr, 1);
         let _b = Client::login(ex.addr, 2);
         let session_limit = peregrine_wire::reason::LoginCode::SessionLimit.reason().0;
@@ -336,5 +337,58 @@ fn logout_closes_the_session_and_keeps_resting_orders() {
             "only the first order rested"
         );
         assert!(matches!(b.recv_report(), Outbound::Cancelled(c) if c.cancelled_qty.lots() == 1));
+    });
+}
+
+/// Past `[backpressure]`'s limit on what waits for the journal's sync, orders are
+/// answered `Rejected` with reason `busy` at once (nothing entered, `report_seq` 0)
+/// instead of queueing: 50 orders in one write find one admitted command in flight.
+#[test]
+fn orders_past_the_backpressure_limit_are_refused_busy_at_once() {
+    use peregrine_wire::reason::RejectCode;
+    use peregrine_wire::v2::queries::OpenOrdersRequest;
+    use peregrine_wire::WireMessage;
+    with_timeout(60, || {
+        let journal = tempfile::tempdir().unwrap();
+        let ex = start(&format!(
+            "{NO_MD}\n[journal]\ndir = {:?}\nfsync = \"batch\"\n\
+             [backpressure]\nmax_in_flight = 1\nmax_delay_ms = 0\n",
+            journal.path().display().to_string()
+        ));
+        let mut c = Client::login(ex.addr, 1);
+        let mut bytes = Vec::new();
+        for i in 1..=50u64 {
+            let mut buf = [0u8; 512];
+            let o = order(i, Side::Buy, 9_000 + i as i64, 1, TimeInForce::Gtc);
+            let n = o.encode(&mut buf).unwrap();
+            bytes.extend_from_slice(&buf[..n]);
+        }
+        c.send_raw(&bytes);
+        let (mut acked, mut busy) = (0u32, 0u32);
+        while acked + busy < 50 {
+            match c.recv_report() {
+                Outbound::Accepted(_) => acked += 1,
+                Outbound::Rejected(r) if r.reason == RejectCode::Busy.reason() => {
+                    assert_eq!(r.report_seq, 0, "a busy refusal is not journaled: {r:?}");
+                    busy += 1;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(acked >= 1 && busy >= 1, "acked {acked}, busy {busy}");
+        // What was refused was not entered: the open orders are the acknowledged ones.
+        c.send(&OpenOrdersRequest {
+            request_id: 7,
+            account: None,
+            instrument: None,
+        });
+        let open = loop {
+            match c.recv_report() {
+                Outbound::OpenOrdersEnd(e) if e.request_id == 7 => break e.count,
+                Outbound::OpenOrder(_) => {}
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(open, acked);
     });
 }

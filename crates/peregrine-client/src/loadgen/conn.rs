@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use peregrine_types::{AccountId, ClientOrderId};
 use peregrine_wire::auth::AccountKey;
 use peregrine_wire::orders::NewOrder;
+use peregrine_wire::reason::RejectCode;
 use peregrine_wire::session::ClientHeartbeat;
 use peregrine_wire::v2::client::LoginParams;
 use peregrine_wire::v2::Outbound;
@@ -23,6 +24,17 @@ use crate::order_entry::{Connection, Rx};
 const TIMEOUT: Duration = Duration::from_secs(5);
 const TAG_SHIFT: u32 = 40;
 const TAG_MASK: u64 = (1 << TAG_SHIFT) - 1;
+
+/// How an order was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// `Accepted`.
+    Ack,
+    /// `Rejected` for a business reason.
+    Reject,
+    /// `Rejected` with reason `busy`: the exchange at capacity.
+    Busy,
+}
 
 /// One order's life, as the client sees it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -173,8 +185,11 @@ impl Conn {
         }
         self.expected_seq = m.session_seq() + 1;
         match m {
-            Outbound::Accepted(a) => self.answer(a.client_order_id, now, stats, false),
-            Outbound::Rejected(r) => self.answer(r.client_order_id, now, stats, true),
+            Outbound::Accepted(a) => self.answer(a.client_order_id, now, stats, Answer::Ack),
+            Outbound::Rejected(r) if r.reason == RejectCode::Busy.reason() => {
+                self.answer(r.client_order_id, now, stats, Answer::Busy)
+            }
+            Outbound::Rejected(r) => self.answer(r.client_order_id, now, stats, Answer::Reject),
             Outbound::Fill(f) if self.mine(f.client_order_id).is_some() => {
                 stats.fills += 1;
                 if f.role == LiquidityRole::Taker {
@@ -194,6 +209,13 @@ impl Conn {
                 stats.errors += 1;
                 0
             }
+            Outbound::LeaderRedirect(_) => {
+                // The leader lost its quorum and ended the session: what is
+                // outstanding stays unanswered (counted lost).
+                stats.redirected += 1;
+                self.alive = false;
+                0
+            }
             _ => 0,
         }
     }
@@ -205,7 +227,7 @@ impl Conn {
             .then(|| ((id.0 & TAG_MASK) as usize).wrapping_sub(1))
     }
 
-    fn answer(&mut self, id: ClientOrderId, now: u64, stats: &mut Stats, reject: bool) -> usize {
+    fn answer(&mut self, id: ClientOrderId, now: u64, stats: &mut Stats, how: Answer) -> usize {
         let Some(i) = self.mine(id) else {
             return 0; // another session's order
         };
@@ -219,9 +241,17 @@ impl Conn {
         }
         s.answered = true;
         self.outstanding -= 1;
-        stats.ack.saturating_record(now.saturating_sub(s.at).max(1));
-        if reject {
-            stats.rejects += 1;
+        let took = now.saturating_sub(s.at).max(1);
+        match how {
+            Answer::Ack => stats.ack.saturating_record(took),
+            Answer::Reject => {
+                stats.ack.saturating_record(took);
+                stats.rejects += 1;
+            }
+            Answer::Busy => {
+                stats.busy_ack.saturating_record(took);
+                stats.busy += 1;
+            }
         }
         1
     }

@@ -10,7 +10,9 @@
 //! The order mix ([`mix::order`]) is deterministic and self-balancing: a bid and an ask
 //! rest, then an IOC sell and an IOC buy each take one lot, so the book stays small and
 //! half the orders trade. Every order must be answered (`Accepted` or `Rejected`);
-//! those that are not by the end of the drain period are counted as lost.
+//! those that are not by the end of the drain period are counted as lost. A
+//! `Rejected` with reason `busy` (the exchange at capacity) is an answer, counted
+//! and timed apart from the acknowledgements.
 
 mod conn;
 mod report;
@@ -178,21 +180,24 @@ fn send_closed(
 fn summarize(args: &LoadgenParams, conns: &[Conn], stats: &Stats) -> Summary {
     let sent: u64 = conns.iter().map(|c| c.sent_count() as u64).sum();
     let lost: u64 = conns.iter().map(|c| c.outstanding as u64).sum();
-    let answered = stats.ack.len();
+    let decided = stats.ack.len();
     Summary {
         mode: if args.closed { "closed" } else { "open" }.into(),
         connections: conns.len(),
         target_rate: (!args.closed).then_some(args.rate),
         duration_s: args.duration,
         sent,
-        answered,
-        throughput_per_s: answered as f64 / args.duration,
+        answered: decided + stats.busy,
+        throughput_per_s: decided as f64 / args.duration,
         rejects: stats.rejects,
+        busy: stats.busy,
+        redirected: stats.redirected,
         fills: stats.fills,
         cancels: stats.cancels,
         errors: stats.errors,
         lost,
         ack: Percentiles::of(&stats.ack),
+        busy_ack: Percentiles::of(&stats.busy_ack),
         fill: Percentiles::of(&stats.fill),
     }
 }

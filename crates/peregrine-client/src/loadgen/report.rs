@@ -10,8 +10,14 @@ pub(super) struct Stats {
     pub ack: Histogram<u64>,
     /// Order → first taker Fill (crossing orders).
     pub fill: Histogram<u64>,
-    /// Rejected orders.
+    /// Order → `Rejected` with reason `busy` (the exchange at capacity).
+    pub busy_ack: Histogram<u64>,
+    /// Rejected orders (business reasons; `busy` apart).
     pub rejects: u64,
+    /// Orders refused `busy`.
+    pub busy: u64,
+    /// Sessions ended by a `LeaderRedirect` (a cluster leader that lost its quorum).
+    pub redirected: u64,
     /// Fills received (maker and taker).
     pub fills: u64,
     /// Cancelled reports received.
@@ -28,7 +34,10 @@ impl Stats {
         Stats {
             ack: h(),
             fill: h(),
+            busy_ack: h(),
             rejects: 0,
+            busy: 0,
+            redirected: 0,
             fills: 0,
             cancels: 0,
             errors: 0,
@@ -103,12 +112,17 @@ pub struct Summary {
     pub duration_s: f64,
     /// Orders sent.
     pub sent: u64,
-    /// Orders answered (Accepted or Rejected).
+    /// Orders answered (Accepted, Rejected, or refused `busy`).
     pub answered: u64,
-    /// Answered orders per second of sending.
+    /// Orders answered `Accepted` or `Rejected` for a business reason, per second of
+    /// sending (`busy` refusals apart).
     pub throughput_per_s: f64,
-    /// Rejected orders.
+    /// Rejected orders (business reasons; `busy` apart).
     pub rejects: u64,
+    /// Orders refused `busy` (the exchange at capacity: nothing entered).
+    pub busy: u64,
+    /// Sessions a cluster leader ended with `LeaderRedirect` (it lost its quorum).
+    pub redirected: u64,
     /// Fill reports received.
     pub fills: u64,
     /// Cancelled reports received.
@@ -117,8 +131,10 @@ pub struct Summary {
     pub errors: u64,
     /// Orders sent that never got an answer.
     pub lost: u64,
-    /// Order → ack latency.
+    /// Order → ack latency (`Accepted` or a business `Rejected`).
     pub ack: Percentiles,
+    /// Order → `busy` refusal latency.
+    pub busy_ack: Percentiles,
     /// Order → taker fill latency.
     pub fill: Percentiles,
 }
@@ -133,17 +149,19 @@ impl Summary {
             });
         format!(
             "loadgen: {} connections, rate {rate}, {:.2} s\n\
-             sent {}  answered {}  throughput {:.0}/s  rejects {}  fills {}  cancels {}  errors {}  lost {}\n\
-             {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n{}\n{}\n",
+             sent {}  answered {}  throughput {:.0}/s  rejects {}  busy {}  fills {}  cancels {}  errors {}  redirected {}  lost {}\n\
+             {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n{}\n{}\n{}\n",
             self.connections,
             self.duration_s,
             self.sent,
             self.answered,
             self.throughput_per_s,
             self.rejects,
+            self.busy,
             self.fills,
             self.cancels,
             self.errors,
+            self.redirected,
             self.lost,
             "latency µs",
             "count",
@@ -155,6 +173,7 @@ impl Summary {
             "max",
             self.ack.row("order→ack"),
             self.fill.row("order→fill"),
+            self.busy_ack.row("order→busy"),
         )
     }
 }

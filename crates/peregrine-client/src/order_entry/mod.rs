@@ -139,17 +139,6 @@ impl Connection {
                         retry_after_ms,
                     })
                 }
-                Step::Redirect {
-                    leader_id,
-                    address,
-                    retry_after_ms,
-                } => {
-                    return Err(ClientError::Redirected {
-                        leader_id,
-                        address: address.and_then(|a| a.as_text().map(str::to_owned)),
-                        retry_after_ms,
-                    })
-                }
                 Step::Instrument => {
                     if let Outbound::InstrumentDefinition(d) = msg {
                         instruments.push(d);
@@ -223,11 +212,26 @@ impl Connection {
         self.stream.write_all(&buf[..n]).map_err(io("sending"))
     }
 
-    /// Reads the next message (blocking, up to the timeout) and what it means.
+    /// Reads the next message (blocking, up to the timeout) and what it means. A
+    /// `LeaderRedirect` (a cluster node that is not the leader, instead of the
+    /// challenge; or a leader that lost its quorum, as a session's last message) is
+    /// [`ClientError::Redirected`]: log in where it says ([`LeaderWalk::failed`]).
     pub fn read_next(&mut self) -> Result<(Step, Outbound), ClientError> {
         loop {
             if let Some(m) = self.rx.next(Outbound::decode)? {
                 let step = self.session.on_message(&m, &self.key)?;
+                if let Step::Redirect {
+                    leader_id,
+                    address,
+                    retry_after_ms,
+                } = step
+                {
+                    return Err(ClientError::Redirected {
+                        leader_id,
+                        address: address.and_then(|a| a.as_text().map(str::to_owned)),
+                        retry_after_ms,
+                    });
+                }
                 return Ok((step, m));
             }
             let n = self.stream.read(self.rx.spare()).map_err(io("reading"))?;

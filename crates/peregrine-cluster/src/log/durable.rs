@@ -91,6 +91,9 @@ pub struct DurableLog {
     scratch: Vec<u8>,
     /// Journal seq of the newest snapshot file.
     snapshot_seq: u64,
+    /// The last journal seq known durable (synced here, or by the shell's sync
+    /// thread: [`DurableLog::mark_durable`]).
+    durable_seq: u64,
 }
 
 impl DurableLog {
@@ -129,9 +132,13 @@ impl DurableLog {
             prune: opts.prune,
             scratch: Vec::with_capacity(MAX_PAYLOAD),
             snapshot_seq: 0,
+            durable_seq: 0,
         };
         let mut rec = log.recover()?;
         rec.tail = report.truncated.map(|t| format!("{t:?}"));
+        // What recovery read may still be only in the page cache (a process crash):
+        // make it durable before raft-rs counts it as persisted.
+        log.commit()?;
         Ok((log, rec))
     }
 
@@ -257,13 +264,45 @@ impl DurableLog {
     /// Writes what was appended and syncs it under the fsync policy. Nothing
     /// appended before an `Ok` here is lost by a crash.
     pub fn commit(&mut self) -> Result<(), LogError> {
-        Ok(self.journal.commit()?)
+        self.journal.commit()?;
+        self.durable_seq = self.durable_seq.max(self.journal.last_seq().unwrap_or(0));
+        Ok(())
+    }
+
+    /// Writes what was appended to the page cache without syncing it (whatever the
+    /// policy): a sync thread makes it durable ([`crate::log::Syncer`]), and the
+    /// shell reports it with [`DurableLog::mark_durable`]. Returns the last seq
+    /// written. Under `fsync = "none"` that is as durable as it gets: it counts as
+    /// durable at once.
+    pub fn write(&mut self) -> Result<u64, LogError> {
+        self.journal.write()?;
+        let last = self.journal.last_seq().unwrap_or(0);
+        if self.journal.config().fsync == FsyncPolicy::None {
+            self.durable_seq = self.durable_seq.max(last);
+        }
+        Ok(last)
+    }
+
+    /// Records that a sync thread made everything through `seq` durable, and moves
+    /// the high-water mark up to it (one `pwrite`; the mark never runs ahead of
+    /// durable records).
+    pub fn mark_durable(&mut self, seq: u64) -> Result<(), LogError> {
+        if seq > self.durable_seq {
+            self.durable_seq = seq;
+            self.journal.write_mark(seq)?;
+        }
+        Ok(())
+    }
+
+    /// The last journal seq known durable.
+    pub fn durable_seq(&self) -> u64 {
+        self.durable_seq
     }
 
     /// Installs the leader's snapshot: the file (named by the next seq) first, then
     /// the marker record at that seq, committed. Returns the seq.
     pub fn install_snapshot(&mut self, snap: &Snapshot, hs: &HardState) -> Result<u64, LogError> {
-        self.journal.commit()?;
+        self.commit()?;
         let seq = self.next_seq();
         let file = SnapshotFile {
             snapshot: snap.clone(),
@@ -276,7 +315,7 @@ impl DurableLog {
             records::KIND_SNAPSHOT,
             &records::encode_snapshot_mark(meta.index, meta.term),
         )?;
-        self.journal.commit()?;
+        self.commit()?;
         self.snapshot_seq = seq;
         self.prune_covered()?;
         Ok(seq)
@@ -294,7 +333,7 @@ impl DurableLog {
             return Ok(());
         }
         // The entry's records must be on disk before a file names them.
-        self.journal.commit()?;
+        self.commit()?;
         let file = SnapshotFile {
             snapshot: snap.clone(),
             hard_state: hs.clone(),

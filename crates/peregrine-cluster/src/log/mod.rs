@@ -1,11 +1,14 @@
 //! The Raft log on `peregrine-journal`: record payloads, the durable journal +
-//! snapshot store and its recovery, and the in-memory view raft-rs reads.
+//! snapshot store and its recovery, the in-memory view raft-rs reads, and the sync
+//! thread that makes the journal durable off the node's thread.
 
 pub mod cache;
 pub mod durable;
 pub mod records;
 pub mod snapshot;
+pub mod sync;
 
 pub use cache::LogCache;
 pub use durable::{DurableLog, LogOptions, Recovered};
 pub use snapshot::{SnapshotData, SnapshotFile};
+pub use sync::Syncer;

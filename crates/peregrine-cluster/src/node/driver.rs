@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
 use peregrine_journal::Storage;
-use raft::eraftpb::{ConfState, Entry, EntryType, HardState, Message, Snapshot, SnapshotMetadata};
+use raft::eraftpb::{
+    ConfState, Entry, EntryType, HardState, Message, MessageType, Snapshot, SnapshotMetadata,
+};
 use raft::{RawNode, StateRole};
 
 use crate::entry::{self, Envelope};
@@ -79,6 +81,20 @@ struct Counters {
 /// How many recent snapshot-point hashes a node keeps to check the leader's.
 const HASH_MEMORY: usize = 64;
 
+/// A Ready whose entries and hard state were written and wait for a sync: its
+/// acknowledgements (a follower's append responses, votes) leave only once the
+/// journal is durable through `seq`.
+#[derive(Debug)]
+struct Persisting {
+    /// raft-rs's Ready number.
+    number: u64,
+    /// The journal seq that must be durable (0: nothing of its own to sync; it
+    /// completes with the Readies before it).
+    seq: u64,
+    /// Messages that may leave only after it is durable.
+    msgs: Vec<Message>,
+}
+
 /// One Raft member running a [`StateMachine`].
 pub struct Node<M: StateMachine> {
     raw: RawNode<LogCache>,
@@ -96,6 +112,17 @@ pub struct Node<M: StateMachine> {
     counters: Counters,
     removed: bool,
     scratch: Vec<u8>,
+    /// Readies written and waiting for their sync, oldest first.
+    persisting: VecDeque<Persisting>,
+    /// Committed entries not yet applied, in index order (applied in slices:
+    /// [`NodeOptions::apply_slice`]).
+    to_apply: VecDeque<Entry>,
+    /// Ticks since the node opened.
+    ticks: u64,
+    /// The tick each peer was last heard from (the leader's lease, `check_lease`).
+    heard: BTreeMap<u64, u64>,
+    /// Ticks as leader since the last hash point.
+    since_hash_point: u64,
 }
 
 impl<M: StateMachine> std::fmt::Debug for Node<M> {
@@ -194,6 +221,11 @@ impl<M: StateMachine> Node<M> {
             counters: Counters::default(),
             removed: false,
             scratch: Vec::new(),
+            persisting: VecDeque::new(),
+            to_apply: VecDeque::new(),
+            ticks: 0,
+            heard: BTreeMap::new(),
+            since_hash_point: 0,
         };
         for (id, addr) in node.peers.clone() {
             if id != node.opts.id {
@@ -205,11 +237,62 @@ impl<M: StateMachine> Node<M> {
 
     /// Advances the logical clock by one tick (heartbeats, election timeouts).
     pub fn tick(&mut self) -> bool {
+        self.ticks += 1;
+        self.check_lease();
+        self.hash_point_if_due();
         self.raw.tick()
     }
 
+    /// The leader proposes a hash point every `hash_check_ticks` ticks: every node
+    /// hashes its state there and the leader's hash is replicated for the others to
+    /// compare, so divergence shows within that time, not only at snapshot points.
+    fn hash_point_if_due(&mut self) {
+        let every = self.opts.hash_check_ticks;
+        if every == 0 || self.raw.raft.state != StateRole::Leader {
+            self.since_hash_point = 0;
+            return;
+        }
+        self.since_hash_point += 1;
+        if self.since_hash_point >= every {
+            self.since_hash_point = 0;
+            // A refusal (a transfer under way) just waits for the next point.
+            let _ = self
+                .raw
+                .propose(Vec::new(), entry::encode_hash_point().to_vec());
+        }
+    }
+
+    /// A leader that has not heard from a majority of the voters (itself included)
+    /// for an election timeout steps down at once: it could not commit anything, and
+    /// its sessions should go elsewhere. (raft-rs's own `check_quorum` runs once per
+    /// election timeout, so it notices between one and two timeouts after the cut.)
+    fn check_lease(&mut self) {
+        if self.raw.raft.state != StateRole::Leader {
+            return;
+        }
+        let window = self.opts.election_tick as u64;
+        let me = self.opts.id;
+        let voters = &self.raw.store().conf_state().voters;
+        let heard = voters
+            .iter()
+            .filter(|v| {
+                **v == me
+                    || self
+                        .heard
+                        .get(v)
+                        .is_some_and(|t| self.ticks.saturating_sub(*t) <= window)
+            })
+            .count();
+        if heard < voters.len() / 2 + 1 {
+            let term = self.raw.raft.term;
+            self.raw.raft.become_follower(term, raft::INVALID_ID);
+        }
+    }
+
     /// Feeds a message from a peer. Messages raft-rs refuses (from a removed peer, or
-    /// local message types) are counted and dropped.
+    /// local message types) are counted and dropped, as are proposals: this cluster
+    /// never forwards them, so one from the network is not ours (and raft-rs would
+    /// parse its conf changes with rust-protobuf: docs/cluster.md, "Supply chain").
     ///
     /// A node that is not a voter in its own configuration never grants a vote: a
     /// node that joins with an empty log (after a disk loss, under its old id), a
@@ -219,15 +302,19 @@ impl<M: StateMachine> Node<M> {
     /// leaders of one term, replicas apart, an acknowledged order lost). raft-rs lets
     /// any node vote.
     pub fn step(&mut self, m: Message) {
+        if m.msg_type == MessageType::MsgPropose {
+            self.counters.step_errors += 1;
+            return;
+        }
         let vote = matches!(
             m.get_msg_type(),
-            raft::eraftpb::MessageType::MsgRequestVote
-                | raft::eraftpb::MessageType::MsgRequestPreVote
+            MessageType::MsgRequestVote | MessageType::MsgRequestPreVote
         );
         if vote && !self.raw.store().conf_state().voters.contains(&self.opts.id) {
             self.counters.step_errors += 1;
             return;
         }
+        self.heard.insert(m.from, self.ticks);
         if self.raw.step(m).is_err() {
             self.counters.step_errors += 1;
         }
@@ -327,20 +414,37 @@ impl<M: StateMachine> Node<M> {
         }
     }
 
-    /// Handles everything raft-rs has ready: makes new entries and the hard state
-    /// durable (one journal commit), queues messages (a follower's acknowledgements
-    /// only after its entries are durable), applies committed entries, takes
-    /// snapshots. Call after every tick, step or proposal batch.
+    /// Handles everything raft-rs has ready: writes new entries and the hard state
+    /// to the journal (synced here, or by the shell: `deferred_sync`), queues
+    /// messages (a follower's acknowledgements only once its entries are durable),
+    /// and applies committed entries, at most [`NodeOptions::apply_slice`] of them
+    /// per call ([`Node::apply_backlog`] says how many wait), taking snapshots at
+    /// their points. Call after every tick, step or proposal batch.
     pub fn advance(&mut self) -> Result<(), ClusterError> {
-        while self.raw.has_ready() {
-            self.advance_once()?;
+        let mut budget = self.opts.apply_slice;
+        loop {
+            while self.raw.has_ready() {
+                self.advance_once()?;
+            }
+            self.apply_queued(&mut budget)?;
+            // Applied entries, or an installed snapshot (applied when installed).
+            if self.applied > self.raw.raft.raft_log.applied {
+                self.raw.advance_apply_to(self.applied);
+            }
             for data in std::mem::take(&mut self.to_propose) {
                 if self.raw.raft.state == StateRole::Leader {
                     let _ = self.raw.propose(Vec::new(), data.to_vec());
                 }
             }
+            if !self.raw.has_ready() {
+                return Ok(());
+            }
         }
-        Ok(())
+    }
+
+    /// Committed entries waiting to be applied.
+    pub fn apply_backlog(&self) -> usize {
+        self.to_apply.len()
     }
 
     fn advance_once(&mut self) -> Result<(), ClusterError> {
@@ -348,15 +452,17 @@ impl<M: StateMachine> Node<M> {
         if let Some(ss) = rd.ss() {
             self.note_role(ss.raft_state, ss.leader_id);
         }
-        // A leader's appends may leave before its own write: its own durability is
-        // counted only after `advance` below.
+        // A leader's appends leave before its own write (Raft thesis 10.2.1): the
+        // followers sync in parallel with it; its own durability counts only once
+        // its sync is done (`synced`).
         self.outbox.extend(rd.take_messages());
-        if !rd.snapshot().is_empty() {
+        let installed = !rd.snapshot().is_empty();
+        if installed {
             let snap = rd.snapshot().clone();
             self.install(snap)?;
         }
         let committed = rd.take_committed_entries();
-        self.apply_entries(committed)?;
+        self.queue_committed(committed);
         let entries = rd.take_entries();
         let mut seqs = Vec::with_capacity(entries.len());
         for e in &entries {
@@ -366,33 +472,89 @@ impl<M: StateMachine> Node<M> {
         if let Some(hs) = &hs {
             self.log.append_hard_state(hs)?;
         }
-        if !entries.is_empty() || rd.must_sync() {
-            self.log.commit()?;
+        let must_sync = !entries.is_empty() || rd.must_sync();
+        let mut seq = 0;
+        if must_sync || hs.is_some() {
+            let written = self.log.write()?;
+            if must_sync {
+                seq = written;
+            }
         }
+        // raft-rs reads the new entries from its storage before they are durable
+        // (it counts them as persisted only at `on_persist_ready`).
         let store = self.raw.mut_store();
         store.append(&entries, &seqs).map_err(LogError::Invalid)?;
         if let Some(hs) = hs {
             store.set_hard_state(hs);
         }
-        // Acknowledgements of the entries just made durable.
-        self.outbox.extend(rd.take_persisted_messages());
-        let mut light = self.raw.advance(rd);
-        if let Some(commit) = light.commit_index() {
-            self.raw.mut_store().set_commit(commit);
-            let hs = self.raw.store().hard_state().clone();
-            // Buffered, not synced: a lost commit index only delays re-applying.
-            self.log.append_hard_state(&hs)?;
+        let mut msgs = rd.take_persisted_messages();
+        // A heartbeat response acknowledges nothing durable: it leaves at once, so a
+        // slow disk never makes a leader believe it lost its followers.
+        msgs.retain(|m| {
+            let alive = m.msg_type == MessageType::MsgHeartbeatResponse;
+            if alive {
+                self.outbox.push(m.clone());
+            }
+            !alive
+        });
+        self.persisting.push_back(Persisting {
+            number: rd.number(),
+            seq,
+            msgs,
+        });
+        self.raw.advance_append_async(rd);
+        // An installed snapshot is applied at once, and raft-rs accepts an applied
+        // index only once persisted: that Ready syncs here.
+        if must_sync && (installed || !self.opts.deferred_sync) {
+            self.log.commit()?;
         }
-        self.outbox.extend(light.take_messages());
-        let committed = light.take_committed_entries();
-        self.apply_entries(committed)?;
-        self.raw.advance_apply_to(self.applied);
+        self.complete_persisted();
+        Ok(())
+    }
+
+    /// Completes every Ready the journal is now durable for, in order: raft-rs
+    /// counts its entries as persisted (a leader's own vote towards the commit) and
+    /// its acknowledgements leave.
+    fn complete_persisted(&mut self) {
+        let durable = self.log.durable_seq();
+        let mut last = None;
+        while self.persisting.front().is_some_and(|p| p.seq <= durable) {
+            if let Some(p) = self.persisting.pop_front() {
+                self.outbox.extend(p.msgs);
+                last = Some(p.number);
+            }
+        }
+        if let Some(number) = last {
+            self.raw.on_persist_ready(number);
+        }
+    }
+
+    /// The journal seq the shell's sync thread should make durable next, when
+    /// anything written waits for a sync (`deferred_sync`).
+    pub fn sync_target(&self) -> Option<u64> {
+        let want = self.persisting.iter().map(|p| p.seq).max()?;
+        (want > self.log.durable_seq()).then_some(want)
+    }
+
+    /// The shell's sync thread made the journal durable through `seq`: what waited
+    /// for it completes (call [`Node::advance`] after, then send the messages).
+    pub fn synced(&mut self, seq: u64) -> Result<(), ClusterError> {
+        if seq > self.log.durable_seq() {
+            self.log.mark_durable(seq)?;
+            self.complete_persisted();
+        }
         Ok(())
     }
 
     fn note_role(&mut self, state: StateRole, leader: u64) {
         let term = self.raw.raft.term;
         if (state, leader, term) != self.role {
+            if state == StateRole::Leader && self.role.0 != StateRole::Leader {
+                // A new leadership: every voter starts with a full lease window.
+                for v in &self.raw.store().conf_state().voters {
+                    self.heard.insert(*v, self.ticks);
+                }
+            }
             self.role = (state, leader, term);
             self.events.push(Event::RoleChanged {
                 role: state.into(),
@@ -402,11 +564,34 @@ impl<M: StateMachine> Node<M> {
         }
     }
 
-    fn apply_entries(&mut self, entries: Vec<Entry>) -> Result<(), ClusterError> {
+    /// Takes newly committed entries: tells the state machine at once
+    /// ([`StateMachine::committed`]) and queues them for [`Node::advance`] to apply.
+    fn queue_committed(&mut self, entries: Vec<Entry>) {
         for e in entries {
-            if e.index <= self.applied {
+            if e.index <= self.applied
+                || self
+                    .to_apply
+                    .back()
+                    .is_some_and(|last| e.index <= last.index)
+            {
                 continue;
             }
+            if e.entry_type == EntryType::EntryNormal {
+                if let Ok(Envelope::App(data)) = entry::decode(&e.data) {
+                    self.sm.committed(e.index, data);
+                }
+            }
+            self.to_apply.push_back(e);
+        }
+    }
+
+    /// Applies queued committed entries while `budget` lasts.
+    fn apply_queued(&mut self, budget: &mut usize) -> Result<(), ClusterError> {
+        while *budget > 0 {
+            let Some(e) = self.to_apply.pop_front() else {
+                return Ok(());
+            };
+            *budget -= 1;
             let added = match e.entry_type {
                 EntryType::EntryNormal => {
                     self.apply_normal(&e);
@@ -436,6 +621,14 @@ impl<M: StateMachine> Node<M> {
             Ok(Envelope::Empty) => {}
             Ok(Envelope::App(data)) => self.sm.apply(e.index, data),
             Ok(Envelope::StateHash { index, hash }) => self.check_hash(index, &hash),
+            Ok(Envelope::HashPoint) => {
+                let hash = self.sm.state_hash();
+                self.remember_hash(e.index, hash);
+                if self.raw.raft.state == StateRole::Leader {
+                    self.to_propose
+                        .push(entry::encode_state_hash(e.index, &hash));
+                }
+            }
             Err(_) => self.counters.bad_entries += 1,
         }
     }
@@ -570,6 +763,8 @@ impl<M: StateMachine> Node<M> {
         hs.commit = hs.commit.max(index);
         self.log.install_snapshot(&snap, &hs)?;
         self.raw.mut_store().install(snap);
+        // Committed entries still queued are inside the snapshot.
+        self.to_apply.retain(|e| e.index > index);
         for (id, addr) in data.peers {
             let addr = self.opts.known_peers.get(&id).cloned().unwrap_or(addr);
             if self.peers.insert(id, addr.clone()).as_ref() != Some(&addr) && id != self.opts.id {

@@ -43,6 +43,17 @@ pub struct NodeOptions {
     pub snapshot_retain: usize,
     /// Prune covered journal segments.
     pub prune: bool,
+    /// Leave the journal's `fdatasync` to the shell ([`crate::Node::sync_target`],
+    /// [`crate::Node::synced`]; the runner's sync thread) instead of syncing inline
+    /// in [`crate::Node::advance`] (tests and the simulator).
+    pub deferred_sync: bool,
+    /// Committed entries applied per [`crate::Node::advance`] at most (the shell
+    /// calls again while [`crate::Node::apply_backlog`] is not empty), so applying a
+    /// backlog never holds up heartbeats and acknowledgements; `usize::MAX`: all.
+    pub apply_slice: usize,
+    /// The leader proposes a hash point every this many ticks (0: only at snapshot
+    /// points): every node hashes its state there and compares with the leader's.
+    pub hash_check_ticks: u64,
 }
 
 impl NodeOptions {
@@ -69,6 +80,9 @@ impl NodeOptions {
             segment_bytes: c.segment_bytes,
             snapshot_retain: c.snapshot_retain,
             prune: c.prune,
+            deferred_sync: true,
+            apply_slice: 4,
+            hash_check_ticks: (c.hash_check_secs.saturating_mul(1_000) / c.tick_ms.max(1)),
         }
     }
 

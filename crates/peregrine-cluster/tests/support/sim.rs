@@ -189,6 +189,9 @@ pub(crate) fn options(id: u64, n: u64, seed: u64) -> NodeOptions {
         segment_bytes: 64 * 1024,
         snapshot_retain: 2,
         prune: true,
+        deferred_sync: false,
+        apply_slice: usize::MAX,
+        hash_check_ticks: 0,
     }
 }
 
@@ -334,6 +337,10 @@ impl Sim {
             };
             // kill -9: whatever the journal buffered is lost, nothing is flushed.
             std::mem::forget(node);
+            // Its connections break: what was on the way to it never arrives (a
+            // restarted process, or a wiped one, never sees the old incarnation's
+            // traffic, as over TCP).
+            self.net.retain(|f| f.msg.to != id);
             self.trace.push(format!("{} crash {id}", self.now));
         }
     }

@@ -167,6 +167,44 @@ pub(crate) fn decode(b: &[u8]) -> Result<(Stamp, Vec<(u64, Record)>), BatchError
     Ok((stamp, out))
 }
 
+/// The stamp and the first and last sequence numbers of a batch, from its header and
+/// first record only (what releasing a committed batch needs); `None` if `b` is too
+/// short to tell. Continuity is checked when the batch is applied ([`decode`]).
+pub(crate) fn peek(b: &[u8]) -> Option<(Stamp, u64, u64)> {
+    let mut c = [0u8; 4];
+    c.copy_from_slice(b.get(4..8)?);
+    let count = u64::from(u32::from_le_bytes(c));
+    let stamp = Stamp {
+        node: u64_at(b, 8).ok()?,
+        term: u64_at(b, 16).ok()?,
+    };
+    let first = u64_at(b, HEADER).ok()?;
+    let last = first.checked_add(count.checked_sub(1)?)?;
+    Some((stamp, first, last))
+}
+
+/// Appends the records of batch `next` to batch `acc` (one entry for several of the
+/// serving loop's batches) if both have the same stamp, `next` continues `acc`'s
+/// sequence, and the result stays within `max` bytes; returns whether it did.
+pub(crate) fn append(acc: &mut Vec<u8>, next: &[u8], max: usize) -> bool {
+    let (Some((sa, _, last)), Some((sb, first, _))) = (peek(acc), peek(next)) else {
+        return false;
+    };
+    if sa != sb || last.checked_add(1) != Some(first) || acc.len() + next.len() - HEADER > max {
+        return false;
+    }
+    let mut c = [0u8; 4];
+    c.copy_from_slice(&acc[4..8]);
+    let mut n = [0u8; 4];
+    n.copy_from_slice(&next[4..8]);
+    let Some(count) = u32::from_le_bytes(c).checked_add(u32::from_le_bytes(n)) else {
+        return false;
+    };
+    acc[4..8].copy_from_slice(&count.to_le_bytes());
+    acc.extend_from_slice(&next[HEADER..]);
+    true
+}
+
 /// Decodes `b` for a fuzz target: any input, never a panic.
 pub fn fuzz_decode(b: &[u8]) -> Result<usize, BatchError> {
     decode(b).map(|(_, r)| r.len())
@@ -245,6 +283,28 @@ mod tests {
         w.push(u64::MAX, &rec(1));
         w.push(0, &rec(2));
         assert!(matches!(decode(&w.finish()), Err(BatchError::Gap { .. })));
+    }
+
+    #[test]
+    fn consecutive_batches_of_one_leadership_merge_into_one() {
+        let mut acc = batch(10, 3);
+        assert_eq!(peek(&acc), Some((Stamp { node: 2, term: 7 }, 10, 12)));
+        assert!(append(&mut acc, &batch(13, 2), 1 << 16));
+        let (stamp, recs) = decode(&acc).unwrap();
+        assert_eq!(stamp, Stamp { node: 2, term: 7 });
+        let seqs: Vec<u64> = recs.iter().map(|(s, _)| *s).collect();
+        assert_eq!(seqs, vec![10, 11, 12, 13, 14]);
+        assert_eq!(peek(&acc), Some((Stamp { node: 2, term: 7 }, 10, 14)));
+        // Not continuing, another leadership, or too large: left alone.
+        let before = acc.clone();
+        assert!(!append(&mut acc, &batch(16, 1), 1 << 16));
+        let mut other = BatchWriter::default();
+        other.start(Stamp { node: 3, term: 7 });
+        other.push(15, &rec(15));
+        assert!(!append(&mut acc, &other.finish(), 1 << 16));
+        assert!(!append(&mut acc, &batch(15, 1), before.len()));
+        assert_eq!(acc, before);
+        assert_eq!(peek(&acc[..HEADER]), None);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use peregrine_exchange_core::reports::Retention;
 use super::admin::{Admin, NodeSlot};
 use super::log::ReplicatedLog;
 use super::pump::{Handover, LeaderPump};
-use super::redirect::{Port, Redirector};
+use super::redirect::{self, Port, Redirector};
 use super::sm::ExchangeSm;
 use super::Shared;
 use crate::config::Config;
@@ -164,6 +164,18 @@ pub fn run(
         // The serving loop stops when deposed, or when the process stops (the pump
         // passes the stop request on).
         let stop_serving = Arc::clone(&shared.stop_serving);
+        // Deposed (not stopping): the sessions are told where the leader is, or
+        // that none is known yet, and follow it like a redirect.
+        let me = cc.node_id;
+        let farewell = || {
+            // Relaxed: a stop request needs no ordering with other memory.
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            let leader = Some(shared.leader()).filter(|l| *l != me).unwrap_or(0);
+            let address = clients.get(&leader).map(String::as_str);
+            Some(redirect::redirect(leader, address, shared.engine_seq()).into())
+        };
         let served = serve(
             config.clone(),
             core,
@@ -172,6 +184,7 @@ pub fn run(
             Some(wake),
             &stop_serving,
             |_| {},
+            &farewell,
         );
         shared.depose();
         let stopped = stop_node(&slot);

@@ -2,11 +2,12 @@
 //! committed batch, on every node, the leader included.
 //!
 //! On a follower it *is* the exchange's state. On the leader it runs beside the
-//! serving core (which executed the batches first) and does three things: it tells
-//! the serving core how far its own batches are committed (`Shared::released`, the
-//! release watermark of the reports), it notices an entry of another leader (then
-//! this node was deposed), and it gives snapshots and state hashes at the same log
-//! indices as every other node, without touching the serving thread.
+//! serving core (which executed the batches first) and does three things: as each
+//! batch is committed it tells the serving core how far its own batches are
+//! committed (`Shared::released`, the release watermark of the reports) and
+//! notices a batch of another leader (then this node was deposed); and, applying
+//! the batches at the node's pace, it gives snapshots and state hashes at the same
+//! log indices as every other node, without touching the serving thread.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -141,7 +142,7 @@ impl StateMachine for ExchangeSm {
         if self.shared.failed() {
             return;
         }
-        let (stamp, records) = match batch::decode(data) {
+        let (_, records) = match batch::decode(data) {
             Ok(b) => b,
             Err(e) => return self.fail(format!("a committed entry is not a batch: {e}")),
         };
@@ -158,23 +159,30 @@ impl StateMachine for ExchangeSm {
             self.core.replay_record(*seq, rec);
             self.last_ts = rec.ts();
         }
-        match self.own {
-            Some(own) if own == stamp => {
+    }
+
+    /// A serving leader releases a batch's results as soon as it is committed (the
+    /// replica applies it later, at its own pace); a committed batch of another
+    /// leadership means this node was deposed.
+    fn committed(&mut self, _index: u64, data: &[u8]) {
+        let Some(own) = self.own else {
+            return;
+        };
+        match batch::peek(data) {
+            Some((stamp, _, last)) if stamp == own => {
                 // Release: the serving thread reads the watermark with Acquire.
-                self.shared
-                    .released
-                    .store(self.core.engine_seq(), Ordering::Release);
+                self.shared.released.store(last, Ordering::Release);
                 self.shared.signal();
             }
-            Some(_) => {
+            Some((stamp, _, _)) => {
                 log::warn!(
-                    "cluster: applied a batch of node {} term {} while serving: deposed",
+                    "cluster: a batch of node {} term {} was committed while serving: deposed",
                     stamp.node,
                     stamp.term
                 );
                 self.shared.depose();
             }
-            None => {}
+            None => self.fail("a committed entry is not a batch".into()),
         }
     }
 

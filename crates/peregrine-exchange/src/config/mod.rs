@@ -4,6 +4,7 @@
 //! `exchange.toml`) starts a working exchange on a laptop. [`Config::validate`] reports
 //! every problem at once; the engine receives the config by value.
 
+mod backpressure;
 mod sections;
 
 use std::net::SocketAddr;
@@ -21,6 +22,7 @@ use peregrine_types::{AccountId, InstrumentSpec};
 use peregrine_wire::md::packet::PacketFormat;
 use serde::{Deserialize, Serialize};
 
+pub use backpressure::BackpressureConfig;
 pub use sections::{
     AccessConfig, AccountConfig, MarketDataConfig, MetricsConfig, ReportsConfig, Topology,
 };
@@ -39,7 +41,9 @@ pub struct Config {
     /// refuses to start without an account: create them with `peregrine keygen`).
     pub accounts: Vec<AccountConfig>,
     /// A file of more `[[accounts]]` entries (what `peregrine keygen --accounts-out`
-    /// writes), read at load; relative to the working directory. Default: none.
+    /// writes), read at load. A relative path is taken relative to the config file's
+    /// directory when the file is there, else relative to the working directory (so
+    /// `--config cluster/node1.toml` finds `cluster/accounts.toml`). Default: none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accounts_file: Option<std::path::PathBuf>,
     /// Limits on connecting and logging in. Default: see [`AccessConfig`].
@@ -116,6 +120,9 @@ pub struct Config {
     pub fee_account: Option<AccountId>,
     /// Commitments (state hash + Merkle root per window). Default: off.
     pub commitments: CommitmentsSection,
+    /// When requests are refused `busy` instead of queued (single node and cluster
+    /// leader). Default: see [`BackpressureConfig`].
+    pub backpressure: BackpressureConfig,
     /// Replication over Raft (`peregrine exchange --cluster`; docs/cluster.md).
     /// Default: none (a single node).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,6 +162,7 @@ impl Default for Config {
             tick_capacity: 65_536,
             fee_account: None,
             commitments: CommitmentsSection::default(),
+            backpressure: BackpressureConfig::default(),
             cluster: None,
         }
     }
@@ -229,9 +237,22 @@ impl Config {
             path: path.display().to_string(),
             source: Box::new(source),
         })?;
+        config.resolve_accounts_file(path);
         config.load_accounts_file()?;
         config.validate().map_err(ConfigError::Invalid)?;
         Ok(config)
+    }
+
+    /// A relative `accounts_file` names a file beside the config at `path` if one is
+    /// there (else it stays relative to the working directory, as before).
+    fn resolve_accounts_file(&mut self, path: &Path) {
+        let (Some(file), Some(dir)) = (self.accounts_file.as_ref(), path.parent()) else {
+            return;
+        };
+        let beside = dir.join(file);
+        if file.is_relative() && beside.is_file() {
+            self.accounts_file = Some(beside);
+        }
     }
 
     /// Appends the `[[accounts]]` of `accounts_file`, if set.
@@ -569,6 +590,10 @@ mod tests {
             (64, 8, 10_000)
         );
         assert_eq!(c.reports.retain_per_account, 100_000);
+        assert_eq!(
+            (c.backpressure.max_in_flight, c.backpressure.max_delay_ms),
+            (100_000, 100)
+        );
         assert_eq!(c.arena_capacity, 65_536);
         assert_eq!(c.market_data, MarketDataConfig::default());
         assert!(c.market_data.enabled);
@@ -651,6 +676,35 @@ mod tests {
         assert_eq!(c.accounts.len(), 1);
         assert!(c.accounts[0].operator);
         assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_relative_accounts_file_is_found_beside_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("cluster");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(
+            sub.join("accounts.toml"),
+            format!(
+                "[[accounts]]\nid = 3\nstored_key = \"{}\"\n",
+                "ab".repeat(32)
+            ),
+        )
+        .unwrap();
+        let config = sub.join("node1.toml");
+        std::fs::write(&config, "accounts_file = \"accounts.toml\"\n").unwrap();
+        // The working directory is elsewhere (the crate's): only the config's
+        // directory holds the file.
+        let c = Config::load(&config).unwrap();
+        assert_eq!(c.accounts_file, Some(sub.join("accounts.toml")));
+        assert_eq!(c.accounts.len(), 1);
+        // Absolute paths and paths that are not beside the config are left alone.
+        let mut c = Config {
+            accounts_file: Some("elsewhere.toml".into()),
+            ..Config::default()
+        };
+        c.resolve_accounts_file(&config);
+        assert_eq!(c.accounts_file, Some("elsewhere.toml".into()));
     }
 
     #[test]

@@ -276,6 +276,11 @@ fn render_sessions(e: &mut Families, s: &SessionStats) {
         "Reports dropped: neither the session nor its account was connected.",
         s.undeliverable,
     );
+    e.single_counter(
+        "requests_refused_busy",
+        "Requests refused busy: the results waiting for their sync (replication) were past [backpressure]'s limits.",
+        s.busy,
+    );
 }
 
 fn render_depth(e: &mut Families, d: &DepthSnapshot, hub: &MetricsHub) {

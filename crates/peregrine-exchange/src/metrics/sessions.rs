@@ -119,6 +119,8 @@ pub(crate) struct SessionStats {
     pub outbound_bytes: u64,
     /// Reports dropped because neither the session nor its account was connected.
     pub undeliverable: u64,
+    /// Requests refused `busy` (backpressure).
+    pub busy: u64,
 }
 
 impl SessionStats {

@@ -23,6 +23,7 @@ use peregrine_exchange_core::dispatch::Dispatch;
 use peregrine_exchange_core::feed::PacketSink;
 use peregrine_exchange_core::{CommandLog, Core, Request};
 use peregrine_queue::WaitStrategy;
+use peregrine_wire::v2::Outbound;
 
 use crate::feed::FeedIo;
 use crate::metrics::ack::AckTimer;
@@ -248,6 +249,8 @@ const STOP_SYNC_WAIT: Duration = Duration::from_secs(2);
 /// Polls until `stop` is set; returns the order→ack timer (its summary is printed
 /// at the stop). Stage timing needs the core and the table on `acks`'s stopwatch
 /// (continuous mode; in batch mode requests wait for their tick and are not timed).
+/// At the stop, `farewell` may name a last message for every session (a cluster
+/// leader that lost its quorum tells them where to go: [`Sockets::farewell`]).
 #[allow(clippy::too_many_arguments)] // the parts of one loop, from its one caller
 pub(crate) fn run<L: CommandLog>(
     table: SessionTable,
@@ -258,6 +261,7 @@ pub(crate) fn run<L: CommandLog>(
     acks: AckTimer,
     wait: WaitStrategy,
     stop: &AtomicBool,
+    farewell: &dyn Fn() -> Option<Outbound>,
 ) -> std::io::Result<AckTimer> {
     let mut c = Compact::new(table, core, sockets, feed, dispatch, Some(acks));
     let mut idler = wait.idler();
@@ -272,11 +276,20 @@ pub(crate) fn run<L: CommandLog>(
             timeout = c.park_for();
         }
     }
-    c.core.end_batch()?;
-    let deadline = Instant::now() + STOP_SYNC_WAIT;
-    while c.core.durable_seq() < c.core.committed_seq() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
+    if let Some(notice) = farewell() {
+        // A deposed leader: its sessions' last message is where to go (no end of
+        // feed, no Disconnect after it; what it has not committed never will be).
+        c.shell.farewell(&mut c.table, notice, FAREWELL);
+    } else {
+        c.core.end_batch()?;
+        let deadline = Instant::now() + STOP_SYNC_WAIT;
+        while c.core.durable_seq() < c.core.committed_seq() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        c.finish();
     }
-    c.finish();
     Ok(c.acks.take().expect("run gave its loop a timer"))
 }
+
+/// How long the sessions of a deposed leader get to read its last message.
+const FAREWELL: Duration = Duration::from_millis(200);

@@ -7,6 +7,7 @@
 pub(crate) mod admission;
 pub(crate) mod compact;
 pub(crate) mod credentials;
+pub(crate) mod pressure;
 pub(crate) mod report;
 pub(crate) mod session;
 pub(crate) mod sockets;

@@ -7,10 +7,11 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use peregrine_exchange_core::Request;
 use peregrine_queue::poller::{ready, Poller, Ready};
+use peregrine_wire::v2::Outbound;
 
 use crate::net::session::conn::SessionIo;
 use crate::net::table::SessionTable;
@@ -150,6 +151,57 @@ impl Sockets {
         }
         self.streams[a.slot] = Some(stream);
         table.admit(a, peer);
+    }
+
+    /// The serving loop stopped because this node no longer leads: every logged-in
+    /// session gets `notice` ([`SessionTable::queue_farewell`]), then its sending
+    /// side is shut and its input read and dropped until the client closes or
+    /// `within` has passed (closing on unread input would reset the connection, and
+    /// a reset can overtake the notice). What is left is closed with the shell.
+    pub(crate) fn farewell(
+        &mut self,
+        table: &mut SessionTable,
+        notice: Outbound,
+        within: Duration,
+    ) {
+        let told = table.queue_farewell(notice);
+        let n = told.len();
+        let mut open: Vec<(usize, bool)> = told.into_iter().map(|slot| (slot, false)).collect();
+        let end = Instant::now() + within;
+        while !open.is_empty() && Instant::now() < end {
+            open.retain_mut(|(slot, shut)| {
+                if !*shut {
+                    if !table.flush_slot(*slot, self) {
+                        return true;
+                    }
+                    if let Ok(s) = self.stream(*slot) {
+                        let _ = s.shutdown(std::net::Shutdown::Write);
+                    }
+                    *shut = true;
+                }
+                !self.discard_input(*slot)
+            });
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        log::info!("{n} session(s) told where the leader is (or that none is known yet)");
+    }
+
+    /// Reads and drops what slot `slot` has waiting; true once the peer has closed
+    /// (or the socket failed or is gone).
+    fn discard_input(&mut self, slot: usize) -> bool {
+        let Ok(s) = self.stream(slot) else {
+            return true;
+        };
+        let mut sink = [0u8; 4096];
+        loop {
+            match s.read(&mut sink) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return true,
+            }
+        }
     }
 
     fn stream(&mut self, slot: usize) -> std::io::Result<&mut TcpStream> {

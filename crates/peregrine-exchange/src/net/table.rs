@@ -16,6 +16,9 @@
 //!   each session's own pace; a request's answer also reaches the requesting session.
 //!   Reports of an account with no session are retained, never dropped.
 //! * **Drop copies are read-only**: order requests are refused here, unsequenced.
+//! * **Backpressure**: past `[backpressure]`'s limits on what waits for its sync
+//!   (replication), orders are refused here with reason `busy`, unsequenced
+//!   ([`Pressure`]).
 //! * **Nothing leaves before it is durable.** Reports and answers of a batch wait in
 //!   the table until the journal's sync covers the batch ([`SessionTable::mark_batch`],
 //!   [`SessionTable::release`]); only then do they enter the streams.
@@ -54,6 +57,7 @@ use crate::metrics::hub::MetricsHub;
 use crate::metrics::sessions::{DisconnectReason, SessionStats};
 use crate::net::admission::{Admit, LoginThrottle, PendingConfig, PendingPool, ThrottleConfig};
 use crate::net::credentials::{Credentials, Grant, Refusal};
+use crate::net::pressure::Pressure;
 use crate::net::report::Report;
 use crate::net::session::conn::{Conn, ReadOutcome, SessionIo};
 use crate::net::session::protocol::{Delivery, EngineStatus, Step};
@@ -125,6 +129,7 @@ pub(crate) struct SessionTable {
     stats: SessionStats,
     metrics: Option<(Arc<MetricsHub>, Debounce)>,
     started: Instant,
+    pressure: Pressure,
     /// Negative control of the stall test (tests only): judge liveness on the clock
     /// alone, with no last read and no forgiveness of the loop's own stall.
     #[cfg(test)]
@@ -192,6 +197,7 @@ impl SessionTable {
             stats: SessionStats::default(),
             metrics: None,
             started: now,
+            pressure: Pressure::new((&config.backpressure).into()),
             #[cfg(test)]
             naive_liveness: false,
             disconnects: Vec::new(),
@@ -353,27 +359,37 @@ impl SessionTable {
     }
 
     /// A request of a logged-in session for the core, or `None` when it is refused
-    /// here (a drop copy is read-only).
+    /// here (a drop copy is read-only; past `[backpressure]`'s limits, `busy`).
     fn admit_request(&mut self, key: SessionKey, g: Grant, msg: Inbound) -> Option<Request> {
         let scope = match g.target {
             Some(a) => Scope::Account(a),
             None => Scope::All,
         };
-        if g.kind == SessionKind::DropCopy {
-            if let Some(refusal) = read_only_refusal(&msg, g.account, self.engine_status()) {
-                let now = self.now();
-                let store = &self.store;
-                if let Some(c) = self
-                    .slots
-                    .get_mut(key.slot())
-                    .and_then(Option::as_mut)
-                    .filter(|c| c.key == key)
-                {
-                    c.proto.answer(refusal, store, now);
-                }
-                self.mark_dirty(key.slot());
-                return None;
+        let code = if g.kind == SessionKind::DropCopy {
+            Some(RejectCode::ReadOnlySession)
+        } else if self
+            .pressure
+            // Relaxed: a display value written by the matching stage.
+            .refuses(&msg, self.engine_seq.load(Ordering::Relaxed))
+        {
+            Some(RejectCode::Busy)
+        } else {
+            None
+        };
+        if let Some(refusal) = code.and_then(|c| refusal(&msg, g.account, self.engine_status(), c))
+        {
+            let now = self.now();
+            let store = &self.store;
+            if let Some(c) = self
+                .slots
+                .get_mut(key.slot())
+                .and_then(Option::as_mut)
+                .filter(|c| c.key == key)
+            {
+                c.proto.answer(refusal, store, now);
             }
+            self.mark_dirty(key.slot());
+            return None;
         }
         Some(Request {
             key,
@@ -725,6 +741,7 @@ impl SessionTable {
             return;
         }
         let mut s = self.stats;
+        s.busy = self.pressure.refused();
         for sess in self.slots.iter().flatten() {
             s.connected += 1;
             s.logged_in += u64::from(sess.proto.grant().is_some());
@@ -735,6 +752,41 @@ impl SessionTable {
                 debounce.done(t);
             }
         }
+    }
+}
+
+impl SessionTable {
+    /// Queues `notice` as the last message of every logged-in session, after the
+    /// reports already released to it (a cluster leader that lost its quorum tells
+    /// them where the leader is, or that none is known yet; the shell writes it:
+    /// `Sockets::farewell`). Results held for replication are never released.
+    /// Returns the slots told.
+    pub(crate) fn queue_farewell(&mut self, notice: Outbound) -> Vec<usize> {
+        let engine = self.engine_status();
+        let now = self.now();
+        let mut told = Vec::new();
+        for (slot, c) in self.slots.iter_mut().enumerate() {
+            let Some(s) = c.as_mut() else {
+                continue;
+            };
+            if s.proto.grant().is_some() && s.proto.close.is_none() {
+                while s.proto.pump(&self.store, engine, now) {}
+                s.proto.enqueue(notice, now);
+                told.push(slot);
+            }
+        }
+        told
+    }
+
+    /// Writes what session `slot` has queued; true once all of it is written (or
+    /// the session failed or is gone).
+    pub(crate) fn flush_slot(&mut self, slot: usize, io: &mut impl SessionIo) -> bool {
+        let now = self.now();
+        let Some(s) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
+            return true;
+        };
+        s.flush(io, now);
+        s.proto.close.is_some() || s.proto.unsent() == 0
     }
 }
 
@@ -754,7 +806,13 @@ fn behind(c: &Conn, store: &ReportStore, engine: EngineStatus) -> bool {
 impl SessionTable {
     /// The batch ending at engine sequence number `seq` was committed: the reports
     /// and answers queued since the last mark belong to it (they wait for its sync).
+    /// Once per loop iteration: backpressure judges the next poll's requests by the
+    /// pipeline as it stands now.
     pub(crate) fn mark_batch(&mut self, seq: u64) {
+        let now =
+            u64::try_from(self.now().duration_since(self.started).as_nanos()).unwrap_or(u64::MAX);
+        self.pressure.marked(seq, now);
+        self.pressure.poll_started(now);
         for h in self.held.iter_mut().rev() {
             if h.batch != u64::MAX {
                 break;
@@ -766,6 +824,7 @@ impl SessionTable {
     /// Everything through `durable` is durable: the reports and answers of those
     /// batches enter the streams and the sessions' buffers. Returns whether any did.
     pub(crate) fn release(&mut self, durable: u64) -> bool {
+        self.pressure.released(durable);
         let mut any = false;
         while let Some(h) = self.held.front().copied() {
             if h.batch > durable {
@@ -871,10 +930,16 @@ impl Outbox for SessionTable {
     }
 }
 
-/// The refusal of an order request on a read-only (drop-copy) session, or `None` for
-/// requests a drop copy may make.
-fn read_only_refusal(msg: &Inbound, account: AccountId, e: EngineStatus) -> Option<Outbound> {
-    let reason = RejectCode::ReadOnlySession.reason();
+/// The refusal of an order request before sequencing, with `code`: on a read-only
+/// (drop-copy) session, or `busy` (backpressure); `None` for requests it does not
+/// cover.
+fn refusal(
+    msg: &Inbound,
+    account: AccountId,
+    e: EngineStatus,
+    code: RejectCode,
+) -> Option<Outbound> {
+    let reason = code.reason();
     let cancel_rejected = |client_order_id, order_id, instrument, kind| {
         Outbound::from(CancelRejected {
             session_seq: 0,
@@ -921,8 +986,12 @@ fn read_only_refusal(msg: &Inbound, account: AccountId, e: EngineStatus) -> Opti
             m.instrument,
             RequestKind::MassCancel,
         ),
-        Inbound::Deposit(d) => admin_refusal(d.request_id, d.account, d.asset, e),
-        Inbound::Withdraw(w) => admin_refusal(w.request_id, w.account, w.asset, e),
+        Inbound::Deposit(d) if code == RejectCode::ReadOnlySession => {
+            admin_refusal(d.request_id, d.account, d.asset, e)
+        }
+        Inbound::Withdraw(w) if code == RejectCode::ReadOnlySession => {
+            admin_refusal(w.request_id, w.account, w.asset, e)
+        }
         _ => return None,
     })
 }

@@ -66,9 +66,16 @@ pub fn refusal(r: Refusal) -> ApiError {
     }
 }
 
-/// An exchange reject reason as the API's error.
+/// An exchange reject reason as the API's error. The exchange's `busy` (it is at
+/// capacity, nothing was entered) is Binance's -1008 "server busy", HTTP 503 with
+/// `Retry-After: 1`.
 pub fn reject(code: u16) -> ApiError {
     use peregrine_book::RejectReason as R;
+    if code == peregrine_wire::reason::RejectCode::Busy.code() {
+        let mut e = refusal(Refusal::Busy);
+        e.retry_after = Some(1);
+        return e;
+    }
     match R::from_code(code) {
         Some(R::PriceOffTick | R::PriceOutOfBand | R::InvalidPrice) => {
             ApiError::filter("PRICE_FILTER")
@@ -554,4 +561,19 @@ pub async fn cancel_open_orders(State(app): State<Arc<App>>, req: Req) -> Respon
     }
     .await;
     reply(r)
+}
+
+#[cfg(test)]
+mod busy_tests {
+    use super::*;
+
+    #[test]
+    fn the_exchanges_busy_is_a_503_server_busy_with_retry_after() {
+        let e = reject(peregrine_wire::reason::RejectCode::Busy.code());
+        assert_eq!(e.status, axum::http::StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(e.code, -1008);
+        assert_eq!(e.retry_after, Some(1));
+        // Other reasons keep their mapping.
+        assert_eq!(reject(8).code, ApiError::bad_symbol().code);
+    }
 }

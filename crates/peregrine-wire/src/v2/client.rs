@@ -8,6 +8,7 @@
 //! Challenge ─▶ login() ─▶ LoginAccepted ─▶ InstrumentDefinition × n ─▶ ReplayStart
 //!   ─▶ (reports | OpenOrder… OpenOrdersEnd) ─▶ ReplayEnd ─▶ live
 //! LeaderRedirect (a cluster follower, instead of the Challenge) ─▶ closed
+//! LeaderRedirect (a cluster leader that lost its quorum, at any later point) ─▶ closed
 //! Disconnect (after the login, in any phase: the exchange closes the session) ─▶ closed
 //! ```
 //!
@@ -93,7 +94,9 @@ pub enum Step {
         retry_after_ms: u32,
     },
     /// A cluster node that is not the leader sent `LeaderRedirect` instead of the
-    /// challenge: the session is closed; log in at the leader instead.
+    /// challenge, or a leader that lost its quorum sent it as the last message of a
+    /// session: the session is closed; log in at the leader instead (with no leader
+    /// known, try the cluster's nodes after `retry_after_ms`).
     Redirect {
         /// The leader's node id; 0: no leader known yet.
         leader_id: u64,
@@ -272,7 +275,9 @@ impl ClientSession {
                 self.phase = Phase::AwaitAnswer;
                 Ok(Step::SendLogin(self.login(&c.nonce, key)))
             }
-            (Phase::AwaitChallenge, Outbound::LeaderRedirect(r)) => {
+            // First on a connection (a follower, instead of the challenge), or last on
+            // a session (a leader that lost its quorum, protocol document 4.10).
+            (_, Outbound::LeaderRedirect(r)) => {
                 self.phase = Phase::Closed;
                 let address = match r.address.as_text() {
                     Some(t) if !t.is_empty() => Some(r.address),
@@ -284,8 +289,6 @@ impl ClientSession {
                     retry_after_ms: r.retry_after_ms,
                 })
             }
-            // Only ever first on a connection (live traffic would otherwise take it).
-            (_, Outbound::LeaderRedirect(_)) => out_of_place,
             // The last message of a logged-in session, in any phase after the login.
             (Phase::AwaitChallenge | Phase::AwaitAnswer, Outbound::Disconnect(_)) => out_of_place,
             (_, Outbound::Disconnect(d)) => {

@@ -334,9 +334,9 @@ fn a_redirect_without_a_leader_carries_no_address_and_the_delay() {
 }
 
 #[test]
-fn a_redirect_anywhere_but_first_is_out_of_place() {
-    let redirect_type = LeaderRedirect::MSG_TYPE;
-    // After the challenge, during recovery, and live.
+fn a_redirect_ends_a_session_at_any_point_after_it_started() {
+    // A leader that lost its quorum tells its sessions where to go (or that no
+    // leader is known): after the challenge, during recovery, and live.
     for after in 1..=4 {
         let mut c = ClientSession::new(LoginParams::trading(A, 1));
         let mut x = Exchange::new();
@@ -349,11 +349,19 @@ fn a_redirect_anywhere_but_first_is_out_of_place() {
         let msgs: Vec<Outbound> = script[..after].iter().map(|f| f(&mut x)).collect();
         run(&mut c, &msgs).unwrap();
         assert_eq!(
-            c.on_message(&x.redirect(2, "leader:1", 0), &KEY),
-            Err(Violation::OutOfPlace(redirect_type)),
+            c.on_message(&x.redirect(0, "", 100), &KEY),
+            Ok(Step::Redirect {
+                leader_id: 0,
+                address: None,
+                retry_after_ms: 100
+            }),
             "after {after} messages"
         );
         assert_eq!(c.phase(), Phase::Closed);
+        assert!(
+            c.on_message(&x.heartbeat(1), &KEY).is_err(),
+            "nothing after the redirect"
+        );
     }
 }
 

@@ -21,6 +21,8 @@ pub(crate) struct Opts {
     /// The feed's UDP target (every node publishes there while it leads); `None`:
     /// market data off.
     pub market_data: Option<String>,
+    /// More config sections for every node (e.g. `[backpressure]`).
+    pub extra: String,
 }
 
 /// Nodes in a test cluster.
@@ -176,6 +178,12 @@ impl Cluster {
                 )
             })
             .collect();
+        // 20 ticks (200-400 ms) keeps the tests quick; `CLUSTER_ELECTION_TICKS=30`
+        // measures failover with the shipped default.
+        let election: usize = std::env::var("CLUSTER_ELECTION_TICKS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20);
         let mut nodes = Vec::new();
         for (i, p) in ports.iter().enumerate() {
             let id = i as u64 + 1;
@@ -185,10 +193,10 @@ impl Cluster {
             let raft = home.join("raft");
             let toml = format!(
                 "listen = \"127.0.0.1:{}\"\nrecovery_listen = \"127.0.0.1:{}\"\nwait = \"park\"\n\
-                 {}\
+                 {}{}\
                  [journal]\ndir = {:?}\n\
                  [cluster]\nnode_id = {id}\nlisten = \"127.0.0.1:{}\"\nadmin_listen = \"127.0.0.1:{}\"\n\
-                 election_ticks = 20\nsnapshot_every = 64\nlog_retain = 32\n{peers}{}",
+                 election_ticks = {election}\nsnapshot_every = 64\nlog_retain = 32\n{peers}{}",
                 p.client,
                 p.recovery,
                 opts.market_data
@@ -196,6 +204,7 @@ impl Cluster {
                     .map_or("[market_data]\nenabled = false\n".to_string(), |t| {
                         format!("[market_data]\ntarget = \"{t}\"\n")
                     }),
+                opts.extra,
                 raft.display().to_string(),
                 p.peer,
                 p.admin,
@@ -272,5 +281,15 @@ impl Cluster {
             std::thread::sleep(Duration::from_millis(50));
         }
         panic!("nodes did not converge: {last:?}\n{}", self.logs());
+    }
+}
+
+impl Cluster {
+    /// How many times a node took the leadership, from the logs ("Leader in term").
+    pub(crate) fn leaderships(&self) -> usize {
+        self.nodes
+            .iter()
+            .map(|n| n.log_text().matches(": Leader in term").count())
+            .sum()
     }
 }
