@@ -93,10 +93,7 @@ impl<B: Book> RecordedBook<B> {
             return Err(format!("order {r} is not in the book"));
         };
         if by > o.leaves {
-            return Err(format!(
-                "order {r} has {} open, {by} removed",
-                o.leaves
-            ));
+            return Err(format!("order {r} has {} open, {by} removed", o.leaves));
         }
         o.leaves -= by;
         let o = *o;
@@ -145,7 +142,9 @@ impl<B: Book> RecordedBook<B> {
         if self.events.iter().any(|e| matches!(e, Event::Fill(_))) {
             return Err(format!("order {r} crosses the recorded book"));
         }
-        if let Some(Event::Rejected(rj)) = self.events.iter().find(|e| matches!(e, Event::Rejected(_))) {
+        if let Some(Event::Rejected(rj)) =
+            self.events.iter().find(|e| matches!(e, Event::Rejected(_)))
+        {
             return Err(format!("order {r} refused by the book: {:?}", rj.reason));
         }
         self.orders.insert(
@@ -218,25 +217,55 @@ mod tests {
         r.apply(2, &add(2, Side::Buy, 9_990, 3)).unwrap();
         r.apply(3, &add(3, Side::Sell, 10_010, 4)).unwrap();
         // An execution shrinks order 1 in place: it stays first in its level.
-        r.apply(4, &L3::Execute { order_ref: 1, qty: 2 }).unwrap();
+        r.apply(
+            4,
+            &L3::Execute {
+                order_ref: 1,
+                qty: 2,
+            },
+        )
+        .unwrap();
         let mut ids = Vec::new();
-        r.book().for_each_order(&mut |o| ids.push((o.id.0, o.qty.lots())));
+        r.book()
+            .for_each_order(&mut |o| ids.push((o.id.0, o.qty.lots())));
         assert_eq!(ids, [(1, 3), (2, 3), (3, 4)]);
-        r.apply(5, &L3::Replace {
-            old_ref: 1,
-            new_ref: 7,
-            price: 9_990,
-            qty: 1,
-        })
+        r.apply(
+            5,
+            &L3::Replace {
+                old_ref: 1,
+                new_ref: 7,
+                price: 9_990,
+                qty: 1,
+            },
+        )
         .unwrap();
         ids.clear();
-        r.book().for_each_order(&mut |o| ids.push((o.id.0, o.qty.lots())));
+        r.book()
+            .for_each_order(&mut |o| ids.push((o.id.0, o.qty.lots())));
         assert_eq!(ids, [(2, 3), (7, 1), (3, 4)], "a replace goes to the back");
-        assert!(r.apply(6, &L3::Cancel { order_ref: 2, qty: 9 }).is_err());
+        assert!(r
+            .apply(
+                6,
+                &L3::Cancel {
+                    order_ref: 2,
+                    qty: 9
+                }
+            )
+            .is_err());
         assert!(r.apply(6, &L3::Delete { order_ref: 99 }).is_err());
-        assert!(r.apply(6, &add(8, Side::Buy, 10_010, 1)).is_err(), "crosses");
+        assert!(
+            r.apply(6, &add(8, Side::Buy, 10_010, 1)).is_err(),
+            "crosses"
+        );
         assert!(r.apply(6, &add(2, Side::Buy, 9_980, 1)).is_err(), "twice");
-        r.apply(7, &L3::Execute { order_ref: 3, qty: 4 }).unwrap();
+        r.apply(
+            7,
+            &L3::Execute {
+                order_ref: 3,
+                qty: 4,
+            },
+        )
+        .unwrap();
         assert_eq!(r.order(3), None);
         assert_eq!(r.len(), 2);
     }

@@ -51,14 +51,20 @@ impl<'de: 'a, 'a> Deserialize<'de> for Levels<'a> {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("price levels")
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
                 let mut v = Vec::new();
                 while let Some(l) = seq.next_element::<[&'de str; 2]>()? {
                     v.push(l);
                 }
                 Ok(Levels(v))
             }
-            fn visit_borrowed_str<E: serde::de::Error>(self, _: &'de str) -> Result<Self::Value, E> {
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                _: &'de str,
+            ) -> Result<Self::Value, E> {
                 Ok(Levels::default())
             }
             fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
@@ -139,7 +145,12 @@ impl Sync {
         })
     }
 
-    fn push_levels(&mut self, ts: (u64, u64), bids: &[[&str; 2]], asks: &[[&str; 2]]) -> Result<(), String> {
+    fn push_levels(
+        &mut self,
+        ts: (u64, u64),
+        bids: &[[&str; 2]],
+        asks: &[[&str; 2]],
+    ) -> Result<(), String> {
         for (side, levels) in [(Side::Buy, bids), (Side::Sell, asks)] {
             for l in levels {
                 let msg = self.level(side, l)?;
@@ -254,8 +265,8 @@ pub fn infer_units<R: Read>(src: R) -> Result<Units, DataError> {
     };
     while let Some((n, line)) = lines.next_line(FORMAT)? {
         let (_, json) = split_line(line).map_err(|why| DataError::line(FORMAT, n, why))?;
-        let w: Wrapped<'_> =
-            serde_json::from_str(json).map_err(|e| DataError::line(FORMAT, n, format!("JSON: {e}")))?;
+        let w: Wrapped<'_> = serde_json::from_str(json)
+            .map_err(|e| DataError::line(FORMAT, n, format!("JSON: {e}")))?;
         let mut see = |p: &str, q: &str| {
             u.price_decimals = u.price_decimals.max(significant_decimals(p));
             u.qty_decimals = u.qty_decimals.max(significant_decimals(q));

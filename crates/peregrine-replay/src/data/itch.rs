@@ -588,7 +588,10 @@ mod tests {
     fn samples() -> Vec<Msg> {
         let s = stock("AAPL");
         vec![
-            Msg::SystemEvent { h: h(1), code: b'Q' },
+            Msg::SystemEvent {
+                h: h(1),
+                code: b'Q',
+            },
             Msg::StockDirectory {
                 h: h(2),
                 stock: s,
@@ -712,7 +715,10 @@ mod tests {
     #[test]
     fn bad_bytes_are_typed_errors() {
         assert!(matches!(decode(&[]), Err(ItchError::Truncated { .. })));
-        assert!(matches!(decode(&[0, 5, b'A']), Err(ItchError::Truncated { .. })));
+        assert!(matches!(
+            decode(&[0, 5, b'A']),
+            Err(ItchError::Truncated { .. })
+        ));
         assert_eq!(decode(&[0, 1, b'Z']), Err(ItchError::UnknownType(b'Z')));
         assert!(matches!(
             decode(&[0, 3, b'D', 0, 0]),

@@ -71,7 +71,10 @@ mod tests {
                     1670026844751525000,1670026844759000000,1670026844762122000,0\n";
         let rows = read_rows(text.as_bytes()).unwrap();
         assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].req_ts, 1670026844751525000, "sorted by request time");
+        assert_eq!(
+            rows[0].req_ts, 1670026844751525000,
+            "sorted by request time"
+        );
         assert!(read_rows("1,2\n".as_bytes()).is_err());
         assert!(read_rows("5,6,4\n".as_bytes()).is_err());
         assert!(read_rows("1,2,3,4,5\n".as_bytes()).is_err());

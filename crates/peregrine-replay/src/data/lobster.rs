@@ -177,7 +177,15 @@ pub fn parse_book_row(
 }
 
 /// Writes one message line as LOBSTER does (the synthetic generator's writer).
-pub fn write_message(out: &mut String, ts: u64, kind: u8, id: u64, size: i64, price: i64, side: Side) {
+pub fn write_message(
+    out: &mut String,
+    ts: u64,
+    kind: u8,
+    id: u64,
+    size: i64,
+    price: i64,
+    side: Side,
+) {
     use std::fmt::Write;
     let dir = match side {
         Side::Buy => 1,
@@ -233,7 +241,10 @@ mod tests {
             s.next_msg().unwrap().unwrap().msg,
             L3::Execute { qty: 18, .. }
         ));
-        assert!(matches!(s.next_msg().unwrap().unwrap().msg, L3::Delete { .. }));
+        assert!(matches!(
+            s.next_msg().unwrap().unwrap().msg,
+            L3::Delete { .. }
+        ));
         assert_eq!(
             s.next_msg().unwrap().unwrap().msg,
             L3::Trade {

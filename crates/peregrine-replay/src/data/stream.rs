@@ -118,11 +118,13 @@ impl<R: Read> Lines<R> {
                 return Ok(None);
             }
             if !self.line.trim().is_empty() {
-                return Ok(Some((self.number, self.line.trim_end_matches(['\n', '\r']))));
+                return Ok(Some((
+                    self.number,
+                    self.line.trim_end_matches(['\n', '\r']),
+                )));
             }
         }
     }
-
 }
 
 #[cfg(test)]

@@ -48,7 +48,10 @@ mod tests {
         assert!(int(None, "x").is_err());
         assert_eq!(scaled(Some("2683.80000000"), 2, "p"), Ok(268_380));
         assert!(scaled(Some("2683.805"), 2, "p").is_err());
-        assert_eq!(seconds_ns(Some("34200.004241176"), "t"), Ok(34_200_004_241_176));
+        assert_eq!(
+            seconds_ns(Some("34200.004241176"), "t"),
+            Ok(34_200_004_241_176)
+        );
         assert_eq!(seconds_ns(Some("1"), "t"), Ok(1_000_000_000));
         assert!(seconds_ns(Some("-1"), "t").is_err());
         assert!(seconds_ns(Some("1.0000000001"), "t").is_err());

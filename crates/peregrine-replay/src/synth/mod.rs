@@ -15,9 +15,7 @@ mod writer;
 
 pub use writer::{ItchWriter, LobsterWriter, Sink};
 
-use peregrine_book::{
-    Action, Cancel, Command, Event, Ladder, NewOrder, OrderBook, Replace,
-};
+use peregrine_book::{Action, Cancel, Command, Event, Ladder, NewOrder, OrderBook, Replace};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, InstrumentStatus, OrderId, OrderType,
     Price, Qty, Rng, Side, StpMode, TimeInForce, Timestamp,
@@ -203,7 +201,13 @@ impl Flow {
         let qty = self.qty();
         let r = self.next_ref;
         self.next_ref += 1;
-        self.run(Action::New(new_order(r, side, price, qty, TimeInForce::Gtc)));
+        self.run(Action::New(new_order(
+            r,
+            side,
+            price,
+            qty,
+            TimeInForce::Gtc,
+        )));
         if self.rests(r) {
             self.remember(r, side, price);
             self.out.push(L3::Add {
@@ -274,11 +278,17 @@ impl Flow {
             return None;
         }
         let r = self.live[self.rng.below(self.live.len() as u64) as usize];
-        Some((r, self.book.order_qty(OrderId(r))?.lots(), *self.index.get(&r)?))
+        Some((
+            r,
+            self.book.order_qty(OrderId(r))?.lots(),
+            *self.index.get(&r)?,
+        ))
     }
 
     fn cancel(&mut self, partial: bool) {
-        let Some((r, leaves, slot)) = self.pick() else { return };
+        let Some((r, leaves, slot)) = self.pick() else {
+            return;
+        };
         if partial && leaves > 1 {
             let cut = self.rng.range(1, leaves as u64 - 1) as i64;
             self.run(Action::Replace(Replace {
@@ -306,7 +316,9 @@ impl Flow {
     }
 
     fn replace(&mut self) {
-        let Some((old, _, slot)) = self.pick() else { return };
+        let Some((old, _, slot)) = self.pick() else {
+            return;
+        };
         let side = slot.side;
         self.run(Action::Cancel(Cancel {
             instrument: InstrumentId(1),
@@ -323,7 +335,13 @@ impl Flow {
         }
         let new = self.next_ref;
         self.next_ref += 1;
-        self.run(Action::New(new_order(new, side, price, qty, TimeInForce::Gtc)));
+        self.run(Action::New(new_order(
+            new,
+            side,
+            price,
+            qty,
+            TimeInForce::Gtc,
+        )));
         if self.rests(new) {
             self.remember(new, side, price);
             self.out.push(L3::Replace {
@@ -360,7 +378,8 @@ impl Flow {
     /// One step of the flow: its messages in `self.out`.
     fn step(&mut self) {
         self.out.clear();
-        let gap = self.cfg.mean_gap_ns as f64 * -(1.0 - self.rng.below(1 << 53) as f64 / (1u64 << 53) as f64).ln();
+        let gap = self.cfg.mean_gap_ns as f64
+            * -(1.0 - self.rng.below(1 << 53) as f64 / (1u64 << 53) as f64).ln();
         self.ts += (gap as u64).max(1);
         let side = if self.rng.chance(1, 2) {
             Side::Buy

@@ -70,15 +70,16 @@ fn lobster_rows_follow_the_messages() {
     generate(&c, &mut w).unwrap();
     let mut m = LobsterMessages::new(&msgs[..]);
     let mut b = LobsterBook::new(&rows[..]);
-    let mut rebuilt = RecordedBook::new(OrderBook::<Ladder>::new(c.spec(), 100_000), InstrumentId(1));
+    let mut rebuilt =
+        RecordedBook::new(OrderBook::<Ladder>::new(c.spec(), 100_000), InstrumentId(1));
     let mut lines = 0;
     while let Some(r) = m.next_msg().unwrap() {
         assert!(b.next_row().unwrap());
         rebuilt.apply(r.exch_ts, &r.msg).unwrap();
         let mut asks = Vec::new();
-        rebuilt
-            .book()
-            .visit_depth(Side::Sell, 5, &mut |p, q, _| asks.push(Some((p.units(), q.lots()))));
+        rebuilt.book().visit_depth(Side::Sell, 5, &mut |p, q, _| {
+            asks.push(Some((p.units(), q.lots())))
+        });
         asks.resize(5, None);
         assert_eq!(asks, b.asks, "line {}", lines + 1);
         lines += 1;

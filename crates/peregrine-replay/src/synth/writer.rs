@@ -246,7 +246,11 @@ impl<M: Write, B: Write> LobsterWriter<M, B> {
         let Some(rebuilt) = self.rebuilt.as_mut() else {
             return Ok(());
         };
-        let before = |r: u64| rebuilt.order(r).map_or((Side::Buy, 0), |o| (o.side, o.price));
+        let before = |r: u64| {
+            rebuilt
+                .order(r)
+                .map_or((Side::Buy, 0), |o| (o.side, o.price))
+        };
         self.line.clear();
         let l = &mut self.line;
         match *msg {
@@ -288,8 +292,12 @@ impl<M: Write, B: Write> LobsterWriter<M, B> {
         self.bids.clear();
         let (asks, bids) = (&mut self.asks, &mut self.bids);
         let book = rebuilt.book();
-        book.visit_depth(Side::Sell, self.levels, &mut |p, q, _| asks.push((p.units(), q.lots())));
-        book.visit_depth(Side::Buy, self.levels, &mut |p, q, _| bids.push((p.units(), q.lots())));
+        book.visit_depth(Side::Sell, self.levels, &mut |p, q, _| {
+            asks.push((p.units(), q.lots()))
+        });
+        book.visit_depth(Side::Buy, self.levels, &mut |p, q, _| {
+            bids.push((p.units(), q.lots()))
+        });
         self.row.clear();
         lobster::write_book_row(&mut self.row, &self.asks, &self.bids, self.levels);
         self.book.write_all(self.row.as_bytes())
