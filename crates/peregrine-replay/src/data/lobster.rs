@@ -155,8 +155,7 @@ pub fn parse_book_row(
     asks.clear();
     bids.clear();
     let mut f = fields(line);
-    loop {
-        let Some(first) = f.next() else { break };
+    while let Some(first) = f.next() {
         let ap = int(Some(first), "ask price")?;
         let aq = int(f.next(), "ask size")?;
         let bp = int(f.next(), "bid price")?;
