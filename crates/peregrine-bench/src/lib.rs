@@ -4,9 +4,11 @@
 //! * [`book`]: the order-book bench (issue 2).
 //! * [`dispatch`]: the non-blocking dispatch bench of seed 000/001 (issue 5).
 //! * [`handoff`]: two-thread hand-off latency/throughput per queue candidate (issue 5).
+//! * [`replay`]: recorded L3 data through the exchange core, beside the decode floor (issue 30).
 #![deny(unsafe_code)]
 
 pub mod balances;
 pub mod book;
 pub mod dispatch;
 pub mod handoff;
+pub mod replay;

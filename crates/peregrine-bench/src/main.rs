@@ -27,6 +27,8 @@ enum Bench {
     Dispatch(peregrine_bench::dispatch::DispatchArgs),
     /// Two-thread hand-off latency and throughput for every queue candidate.
     Handoff(peregrine_bench::handoff::HandoffArgs),
+    /// Recorded L3 data through the exchange core, beside the decode-only floor.
+    Replay(peregrine_bench::replay::ReplayArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -35,5 +37,6 @@ fn main() -> anyhow::Result<()> {
         Bench::Balances(args) => peregrine_bench::balances::run(args),
         Bench::Dispatch(args) => peregrine_bench::dispatch::run(args),
         Bench::Handoff(args) => peregrine_bench::handoff::run(args),
+        Bench::Replay(args) => peregrine_bench::replay::run(args),
     }
 }

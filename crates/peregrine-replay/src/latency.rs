@@ -47,11 +47,11 @@ impl Interpolated {
         }
         let mut entry: Vec<(i64, i64)> = rows
             .iter()
-            .map(|r| (r.req_ts, (r.exch_ts - r.req_ts).max(0)))
+            .map(|r| (r.req_ts, r.exch_ts.saturating_sub(r.req_ts).max(0)))
             .collect();
         let mut response: Vec<(i64, i64)> = rows
             .iter()
-            .map(|r| (r.exch_ts, (r.resp_ts - r.exch_ts).max(0)))
+            .map(|r| (r.exch_ts, r.resp_ts.saturating_sub(r.exch_ts).max(0)))
             .collect();
         entry.sort_unstable();
         response.sort_unstable();
@@ -64,9 +64,9 @@ fn interpolate(points: &[(i64, i64)], x: i64) -> u64 {
     let i = points.partition_point(|p| p.0 <= x);
     let y = match (i.checked_sub(1).map(|j| points[j]), points.get(i)) {
         (Some(a), Some(b)) if b.0 > a.0 => {
-            let span = i128::from(b.0 - a.0);
-            let t = i128::from(x - a.0);
-            i128::from(a.1) + (i128::from(b.1 - a.1) * t) / span
+            let span = i128::from(b.0) - i128::from(a.0);
+            let t = i128::from(x) - i128::from(a.0);
+            i128::from(a.1) + (i128::from(b.1) - i128::from(a.1)).saturating_mul(t) / span
         }
         (Some(a), _) => i128::from(a.1),
         (None, Some(b)) => i128::from(b.1),
@@ -107,7 +107,7 @@ impl Latency {
             LatencyModel::Constant { entry_ns, .. } => *entry_ns,
             LatencyModel::Interpolated(i) => interpolate(&i.entry, clamp(t)),
         };
-        base + self.jitter()
+        base.saturating_add(self.jitter())
     }
 
     /// Response latency of an answer the venue made at `t`.
@@ -116,7 +116,7 @@ impl Latency {
             LatencyModel::Constant { response_ns, .. } => *response_ns,
             LatencyModel::Interpolated(i) => interpolate(&i.response, clamp(t)),
         };
-        base + self.jitter()
+        base.saturating_add(self.jitter())
     }
 }
 

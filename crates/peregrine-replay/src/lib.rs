@@ -20,8 +20,10 @@
 #![deny(unsafe_code)]
 
 pub mod attach;
+pub mod builtin;
 pub mod check;
 pub mod compare;
+pub mod config;
 pub mod data;
 pub mod joiner;
 pub mod l2;

@@ -26,6 +26,10 @@ impl Outbox for Discard {
     fn report(&mut self, _: AccountId, _: Outbound, _: SessionKey) {}
     #[inline]
     fn answer(&mut self, _: SessionKey, _: Outbound) {}
+    #[inline]
+    fn wants_reports(&self) -> bool {
+        false
+    }
 }
 
 /// Why a venue could not be built.

@@ -188,10 +188,11 @@ impl Sync {
                 if last <= prev {
                     return Ok(()); // older than the book
                 }
+                let next = prev.saturating_add(1);
                 let chained = match d.pu {
                     Some(pu) if self.applied > 0 => pu == prev,
-                    _ if self.applied > 0 => first == prev + 1,
-                    _ => first <= prev + 1,
+                    _ if self.applied > 0 => first == next,
+                    _ => first <= next,
                 };
                 if !chained {
                     self.gaps += 1;

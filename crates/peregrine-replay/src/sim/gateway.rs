@@ -65,6 +65,8 @@ pub struct Gateway {
     by_id: FxHashMap<u64, u64>,
     /// Fills, in the order the book made them.
     pub fills: Vec<StrategyFill>,
+    /// Each accepted order: client id and when the book accepted it (core time).
+    pub acks: Vec<(u64, u64)>,
 }
 
 fn sdk(kind: EventKind, client_id: u64, side: Side, instrument: u32) -> SdkEvent {
@@ -86,6 +88,7 @@ impl Gateway {
             sent: FxHashMap::default(),
             by_id: FxHashMap::default(),
             fills: Vec::new(),
+            acks: Vec::new(),
         }
     }
 
@@ -210,6 +213,7 @@ impl Gateway {
                         },
                     );
                     self.by_id.insert(a.id.0, a.client_id.0);
+                    self.acks.push((a.client_id.0, ts));
                     let mut e = sdk(EventKind::Ack, a.client_id.0, a.side, instrument);
                     e.price = a.price.units();
                     e.qty = a.qty.lots();

@@ -12,4 +12,5 @@ pub(crate) mod keygen;
 pub(crate) mod loadgen;
 pub(crate) mod logger;
 pub(crate) mod md;
+pub(crate) mod replay;
 pub(crate) mod verify;
