@@ -6,7 +6,7 @@ import json
 import pytest
 
 import peregrine
-from conftest import EXAMPLE, peregrine as run_bin
+from conftest import EXAMPLE, ROOT, peregrine as run_bin
 
 
 class Joiner(peregrine.Strategy):
@@ -112,3 +112,47 @@ def test_load_strategy_finds_the_one_subclass():
     assert type(s).__name__ == "Joiner" and isinstance(s, peregrine.Strategy)
     with pytest.raises(AttributeError):
         peregrine.load_strategy(f"{EXAMPLE}:Missing")
+
+
+DOCS_EXAMPLE = '''
+import peregrine
+
+class Joiner(peregrine.Strategy):
+    """Joins the best bid with one lot; joins again when filled."""
+    def on_start(self, api):
+        self.order = None
+    def on_book(self, api, book):
+        if self.order is None and book.best_bid:
+            self.order = api.send(book.venue, book.instrument, "buy", book.best_bid.price, 1, type="post_only")
+    def on_fill(self, api, ev):
+        if ev.leaves == 0: self.order = None
+    on_cancelled = on_reject = on_fill
+
+if __name__ == "__main__":
+    peregrine.main(Joiner())
+'''
+
+
+def test_the_ten_line_strategy_of_docs_python_md_replays(itch_day, tmp_path):
+    path = tmp_path / "joiner.py"
+    path.write_text(DOCS_EXAMPLE)
+    docs = (ROOT / "docs" / "python.md").read_text()
+    assert DOCS_EXAMPLE.strip() in docs, "the test runs the example docs/python.md shows"
+    r = peregrine.replay(peregrine.load_strategy(path), itch_day, symbol="SYNTH",
+                         entry_latency_us=50, response_latency_us=50, plots=tmp_path / "out")
+    assert r.strategy["fills"] > 0
+    assert (tmp_path / "out" / "equity.svg").exists()
+
+
+def test_binance_sample_under_queue_models():
+    sample = ROOT / "samples" / "binance-ethusdt-20240808-60s.gz"
+    ahead = {}
+    for model in ("risk-averse", "power:2"):
+        s = Joiner()
+        r = peregrine.replay(s, sample, queue_model=model, entry_latency_us=2000,
+                             response_latency_us=2000, feed_latency_us=1000)
+        assert r.data["l2"]["trades"] > 500
+        assert s.fills > 0
+        ahead[model] = r.data["l2"]["removed_ahead"]
+    # The model decides how much of the cancelled quantity was ahead of the order.
+    assert ahead["risk-averse"] < ahead["power:2"]

@@ -11,7 +11,8 @@ use crate::attach::{AttachError, Attached};
 use crate::check::{Rebuild, Snapshots};
 use crate::data::binance::{self, BinanceL2};
 use crate::data::itch_l3::ItchL3;
-use crate::data::lobster::{LobsterBook, LobsterMessages};
+use crate::data::lobster::LobsterBook;
+use crate::data::lobster_seed;
 use crate::data::stream::open;
 use crate::data::tardis::{self, TardisL2};
 use crate::data::{DataError, Units};
@@ -181,8 +182,8 @@ pub fn plan(options: Options) -> Result<Plan, SessionError> {
             profile::l3(&mut ItchL3::new(open(path)?, symbol))?,
             itch_units(),
         ),
-        Input::Lobster { messages, .. } => (
-            profile::l3(&mut LobsterMessages::new(open(messages)?))?,
+        Input::Lobster { messages, book } => (
+            profile::l3(&mut lobster_seed::open(messages, book.as_deref())?)?,
             itch_units(),
         ),
         Input::Binance { path } => {
@@ -279,7 +280,7 @@ pub fn run(plan: &Plan, strategy: Option<&mut dyn Attached>) -> Result<Report, S
             (out, Some(market.counts), None)
         }
         Input::Lobster { messages, book } => {
-            let mut src = LobsterMessages::new(open(messages)?);
+            let mut src = lobster_seed::open(messages, book.as_deref())?;
             let mut market = L3Market::new(plan.profile.max_live);
             let mut snapshots = match (o.check, book) {
                 (true, Some(b)) => Some(Snapshots::new(LobsterBook::new(open(b)?))),

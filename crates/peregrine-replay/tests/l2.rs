@@ -12,8 +12,7 @@ use peregrine_replay::session::{plan, run, Input, Options};
 use peregrine_types::InstrumentId;
 
 fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../samples/binance-ethusdt-20240808-60s.gz")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/binance-ethusdt-20240808-60s.gz")
 }
 
 fn joiner(qty: i64, tick: i64) -> Joiner {

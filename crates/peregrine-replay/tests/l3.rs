@@ -147,3 +147,26 @@ fn a_strategy_replay_is_deterministic_and_its_fills_hash_is_pinned() {
     let other = run(&plan(o).unwrap(), Some(&mut s)).unwrap();
     assert_ne!(other.strategy.unwrap().fills_hash, hashes[0]);
 }
+
+/// A LOBSTER day that starts mid-session (its first rows show orders no message
+/// added): seeded from the first order book row, the replay matches every later row.
+#[test]
+fn lobster_replay_of_a_day_that_starts_with_a_full_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, b) = lobster_files(dir.path(), &synth(12_000, 15), 200);
+    for p in [&m, &b] {
+        let text = std::fs::read_to_string(p).unwrap();
+        let cut: String = text.lines().skip(4_000).map(|l| format!("{l}\n")).collect();
+        std::fs::write(p, cut).unwrap();
+    }
+    let mut o = Options::new(Input::Lobster {
+        messages: m,
+        book: Some(b),
+    });
+    o.check = true;
+    let report = run(&plan(o).unwrap(), None).unwrap();
+    let check = report.check.expect("checked");
+    assert_eq!(check.mismatches, 0, "{}", check.render());
+    assert_eq!(report.l3.unwrap().unknown_refs, 0);
+    assert!(check.steps > 7_000);
+}

@@ -299,6 +299,7 @@ impl Fields<'_> {
 
 /// Decodes one length-prefixed message at the start of `buf`; returns it and the
 /// bytes consumed (prefix included).
+#[inline]
 pub fn decode(buf: &[u8]) -> Result<(Msg, usize), ItchError> {
     if buf.len() < 2 {
         return Err(ItchError::Truncated {
@@ -319,6 +320,7 @@ pub fn decode(buf: &[u8]) -> Result<(Msg, usize), ItchError> {
 }
 
 /// Decodes one message without its length prefix (`body` is exactly the message).
+#[inline]
 pub fn decode_body(body: &[u8]) -> Result<Msg, ItchError> {
     let Some(&kind) = body.first() else {
         return Err(ItchError::Truncated { needed: 1, have: 0 });

@@ -29,6 +29,7 @@ impl<R: Read> ItchMessages<R> {
     }
 
     /// The next message, `None` at the end of the stream.
+    #[inline]
     pub fn next_raw(&mut self) -> Result<Option<Msg>, DataError> {
         let offset = self.bytes.offset();
         let io = |source| DataError::Io {
@@ -64,6 +65,7 @@ impl<R: Read> ItchL3<R> {
         }
     }
 
+    #[inline]
     fn normalize(&self, m: &Msg) -> Option<L3> {
         Some(match *m {
             Msg::AddOrder {
@@ -137,6 +139,7 @@ impl<R: Read> ItchL3<R> {
 impl<R: Read> Source for ItchL3<R> {
     type Msg = L3;
 
+    #[inline]
     fn next_msg(&mut self) -> Result<Option<Recorded<L3>>, DataError> {
         while let Some(m) = self.msgs.next_raw()? {
             let h = m.header();

@@ -45,6 +45,22 @@ impl<R: Read> LobsterMessages<R> {
     }
 }
 
+/// Parses one message line into its time, the normalized message, and the side,
+/// price and size LOBSTER writes on every line (what [`super::lobster_seed`] needs for
+/// orders placed before the file starts).
+pub fn parse_line(line: &str) -> Result<(u64, L3, Side, i64, i64), String> {
+    let (ts, msg) = parse_message(line)?;
+    let mut f = fields(line).skip(3);
+    let size = int(f.next(), "size")?;
+    let price = int(f.next(), "price")?;
+    let side = if int(f.next(), "direction")? == 1 {
+        Side::Buy
+    } else {
+        Side::Sell
+    };
+    Ok((ts, msg, side, price, size))
+}
+
 /// Parses one message line.
 pub fn parse_message(line: &str) -> Result<(u64, L3), String> {
     let mut f = fields(line);

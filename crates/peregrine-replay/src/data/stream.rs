@@ -53,27 +53,35 @@ impl<R: Read> Bytes<R> {
 
     /// The bytes available now, refilled so that at least `want` are there unless the
     /// stream ends first.
+    #[inline]
     pub fn window(&mut self, want: usize) -> std::io::Result<&[u8]> {
         if self.end - self.start < want && !self.eof {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-            if self.buf.len() < want {
-                self.buf.resize(want.max(CHUNK), 0);
-            }
-            while self.end < want && !self.eof {
-                match self.src.read(&mut self.buf[self.end..]) {
-                    Ok(0) => self.eof = true,
-                    Ok(n) => self.end += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
+            self.refill(want)?;
         }
         Ok(&self.buf[self.start..self.end])
     }
 
+    #[cold]
+    fn refill(&mut self, want: usize) -> std::io::Result<()> {
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.buf.len() < want {
+            self.buf.resize(want.max(CHUNK), 0);
+        }
+        while self.end < want && !self.eof {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     /// Marks `n` bytes of the window consumed.
+    #[inline]
     pub fn consume(&mut self, n: usize) {
         let n = n.min(self.end - self.start);
         self.start += n;
