@@ -67,6 +67,10 @@ fn index_of(kind: Option<EventKind>) -> Option<usize> {
 
 /// Something waiting for the end of the batch.
 #[derive(Debug, Clone, Copy)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a reused buffer of copies: boxing would allocate per book version"
+)]
 enum Pending {
     Event(Event),
     Book(BookView),

@@ -233,6 +233,10 @@ fn line(
     }
 }
 
+/// One replay's outcome: the strategy's report, its fills, and its acks (client id,
+/// time).
+type OneReplay = (StrategyReport, Vec<StrategyFill>, Vec<(u64, u64)>);
+
 /// Runs one replay of `source` (L3 or L2) with the joiner; returns its report, fills
 /// and the acks' times.
 fn replay_one<S, M>(
@@ -241,7 +245,7 @@ fn replay_one<S, M>(
     spec: &peregrine_types::InstrumentSpec,
     capacity: usize,
     cfg: &CompareConfig,
-) -> Result<(StrategyReport, Vec<StrategyFill>, Vec<(u64, u64)>), SessionError>
+) -> Result<OneReplay, SessionError>
 where
     S: Source,
     M: sim::Market<Msg = S::Msg>,
