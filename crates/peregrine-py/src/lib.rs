@@ -1,7 +1,7 @@
 //! `peregrine._native`: the native half of the `peregrine` Python package
 //! (`python/peregrine/__init__.py` is the other): Python strategies over the order
-//! engine's shared-memory rings ([`live`]), and replays of recorded markets with a
-//! Python strategy attached ([`replay`]). docs/python.md.
+//! engine's shared-memory rings (`live.rs`), and replays of recorded markets with a
+//! Python strategy attached (`replay.rs`). docs/python.md.
 #![deny(unsafe_code)]
 
 mod adapter;
