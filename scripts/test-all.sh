@@ -4,7 +4,7 @@
 #   1. cargo test --workspace --release   (unit, property, differential, real processes)
 #   2. scripts/safety-checks.sh all       (loom, valgrind, checked profile, fuzz; docs/testing.md)
 #   3. scripts/prometheus-smoke.sh        (a real Prometheus and promtool against the exchange)
-#   4. tests/http/run.sh                  (python-binance, ccxt, schemathesis, Playwright + chromium)
+#   4. tests/http/run.sh                  (python-binance, ccxt + ccxt.pro, freqtrade, schemathesis, Playwright + chromium)
 #   5. tests/python/run.sh                (the `peregrine` Python package: wheel built by maturin, pytest)
 # Needs root for apt-get when a package is missing; everything else stays in the checkout.
 set -euo pipefail

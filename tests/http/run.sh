@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The HTTP gateway against real clients: python-binance, schemathesis, and Debian's
+# The HTTP gateway against real clients: python-binance, ccxt and ccxt.pro, freqtrade,
+# schemathesis, and Debian's
 # chromium driven by Playwright. Run after `cargo test --workspace --release` (which
 # builds target/release/peregrine) with tests/http/setup.sh sourced.
 set -euo pipefail

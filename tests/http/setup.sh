@@ -2,7 +2,8 @@
 # gateway's tests talk to (docs/http.md, "Tests"). Idempotent; needs root for apt.
 #   - PostgreSQL (Debian), started with pg_ctlcluster; exports PEREGRINE_TEST_POSTGRES
 #   - Chromium (Debian) for Playwright; never a browser download
-#   - a Python venv with python-binance, schemathesis, pytest, Playwright (PyPI)
+#   - a Python venv with python-binance, ccxt (and ccxt.pro), freqtrade, schemathesis,
+#     pytest, Playwright (PyPI)
 http_setup_start=$(date +%s)
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   need=""
@@ -23,6 +24,8 @@ HTTP_VENV="${HTTP_VENV:-$PWD/target/http-venv}"
 if [ ! -x "$HTTP_VENV/bin/pytest" ]; then
   python3 -m venv "$HTTP_VENV"
 fi
+pip_start=$(date +%s)
 "$HTTP_VENV/bin/pip" install -q -r tests/http/requirements.txt
+echo "http test venv (pip): $(( $(date +%s) - pip_start )) s"
 export HTTP_VENV
 echo "http test setup: $(( $(date +%s) - http_setup_start )) s"

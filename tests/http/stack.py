@@ -48,6 +48,7 @@ decimals = 0
 id = 2
 symbol = "USD"
 decimals = 2
+{more_assets}
 [[instruments]]
 id = 1
 symbol = "PGN-USD"
@@ -61,6 +62,31 @@ reference_price = 10000
 band = 5000
 status = "active"
 base = "PGN"
+quote = "USD"
+{more_instruments}
+"""
+
+# A second market for the pages' markets list (Stack(second_symbol=True)).
+XYZ_ASSET = """
+[[assets]]
+id = 3
+symbol = "XYZ"
+decimals = 1
+"""
+XYZ_INSTRUMENT = """
+[[instruments]]
+id = 2
+symbol = "XYZ-USD"
+price_decimals = 1
+qty_decimals = 1
+tick_size = 1
+lot_size = 1
+min_qty = 1
+max_qty = 100000
+reference_price = 200
+band = 100
+status = "active"
+base = "XYZ"
 quote = "USD"
 """
 
@@ -116,7 +142,8 @@ exchange = {{ addr = "{exchange}", account = 4, key_file = "{keys}" }}
 
 
 class Stack:
-    def __init__(self, engine=False, history_url=None, weight=6000, tick=5):
+    def __init__(self, engine=False, history_url=None, weight=6000, tick=5, second_symbol=False):
+        self.second_symbol = second_symbol
         self.tick = tick
         self.dir = tempfile.mkdtemp(prefix="peregrine-http-test-")
         self.procs = []
@@ -150,12 +177,14 @@ class Stack:
         initial = "\n".join(
             f'[[balances.initial]]\naccount = {a}\nasset = "{asset}"\namount = "{amt}"'
             for a in range(1, 5)
-            for asset, amt in (("USD", "10000000.00"), ("PGN", "100000"))
+            for asset, amt in (("USD", "10000000.00"), ("PGN", "100000")) + ((("XYZ", "5000.0"),) if self.second_symbol else ())
         )
         exchange_toml = os.path.join(self.dir, "exchange.toml")
         self.feed_port = free_port(socket.SOCK_DGRAM)
         with open(exchange_toml, "w") as f:
-            f.write(EXCHANGE.format(recovery=free_port(), feed=self.feed_port, initial=initial, accounts_file=accounts_file, tick=self.tick))
+            f.write(EXCHANGE.format(recovery=free_port(), feed=self.feed_port, initial=initial, accounts_file=accounts_file, tick=self.tick,
+                                    more_assets=XYZ_ASSET if self.second_symbol else "",
+                                    more_instruments=XYZ_INSTRUMENT if self.second_symbol else ""))
         ex = self._spawn("exchange", ["exchange", "--config", exchange_toml])
         self.exchange_addr = self._first_line(ex, "listening on ")
         engine_section = ""

@@ -54,6 +54,14 @@ pub enum ControlCmd {
         /// Give up after this long.
         timeout_ms: u64,
     },
+    /// Kill switch off (the strategy's, or every strategy's and the global one):
+    /// orders are accepted again.
+    Release {
+        /// Request id, echoed in the reply.
+        id: u64,
+        /// `None`: every strategy and the global switch.
+        strategy: Option<String>,
+    },
     /// Show or change risk limits; applied by the orchestrator between orders.
     Limits {
         /// Request id, echoed in the reply.
@@ -143,6 +151,10 @@ fn handle(stream: UnixStream, shared: &Shared) -> std::io::Result<()> {
         (Some("kill"), who) => {
             let who = who.filter(|w| *w != "*").map(str::to_owned);
             kill(shared, who, words.next())
+        }
+        (Some("release"), who) => {
+            let strategy = who.filter(|w| *w != "*").map(str::to_owned);
+            ask(shared, |id| ControlCmd::Release { id, strategy }, 1_000)
         }
         (Some("limits"), who) => limits(shared, who, words),
         (Some("shutdown"), None) => {

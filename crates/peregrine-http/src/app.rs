@@ -107,6 +107,24 @@ impl App {
             }
         }
         let pool = history::open(&config.history.url).await?;
+        // The ticker streams' last 24 hours, from the store.
+        let now = crate::market::feed::now_ms() as i64;
+        for (i, sym) in symbols.all().iter().enumerate() {
+            let id = sym.id().0;
+            let start = now - crate::market::ticker::DAY_MS;
+            let bars = history::read::klines(
+                &pool,
+                id,
+                crate::market::kline::Interval::M1,
+                Some(start),
+                Some(now),
+                1441,
+                now,
+            )
+            .await?;
+            let prev = history::read::last_trade_before(&pool, id, start.max(0) as u64).await?;
+            market.state(i).day = crate::market::ticker::Rolling::seed(bars, prev.map(|t| t.price));
+        }
         let writer_stats = Arc::new(WriterStats::default());
         let (feed_tx, feed_rx) = mpsc::channel::<FeedBatch>(FEED_QUEUE);
         let (orders_tx, orders_rx) = mpsc::unbounded_channel::<HistoryRecord>();

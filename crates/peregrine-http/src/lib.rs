@@ -36,7 +36,6 @@
 
 pub mod account;
 pub mod app;
-pub mod bench;
 pub mod config;
 pub mod dialect;
 pub mod history;

@@ -24,7 +24,7 @@ use tower::ServiceExt;
 use crate::app::App;
 use crate::dialect::error::ApiError;
 use crate::dialect::slots::{ConnGuard, PerIp};
-use crate::rest::{self, account, market, ops, stream, trade, ClientAddr};
+use crate::rest::{self, account, market, ops, replace, stream, trade, ClientAddr};
 use crate::ws::{api, conn};
 
 /// Every route.
@@ -50,6 +50,9 @@ pub fn router(app: Arc<App>) -> Router {
                 .get(trade::get_order),
         )
         .route("/api/v3/order/test", post(trade::test_order))
+        .route("/api/v3/order/cancelReplace", post(replace::cancel_replace))
+        // The contingent-order endpoints (`orderList/oco`, `orderList/oto`, ...)
+        // come here with the exchange's order lists (issue 31).
         .route(
             "/api/v3/openOrders",
             get(trade::open_orders).delete(trade::cancel_open_orders),
@@ -80,6 +83,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/ops/api/summary", get(ops::summary))
         .route("/ops/api/limits", get(ops::limits).post(ops::set_limits))
         .route("/ops/api/kill", post(ops::kill))
+        .route("/ops/api/release", post(ops::release))
         .merge(crate::ui::routes())
         .fallback(rest::not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -108,6 +112,7 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let per_ip = Arc::new(PerIp::default());
     let header_timeout = Duration::from_millis(limits.header_timeout_ms);
+    let max_body = limits.max_body_bytes;
     loop {
         // Relaxed: a stop flag.
         if app.stop.load(Ordering::Relaxed) {
@@ -136,11 +141,22 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
             let held = Arc::clone(&guard);
             let svc = hyper::service::service_fn(
                 move |mut req: hyper::Request<hyper::body::Incoming>| {
+                    // A body declared over the limit is answered before any of it
+                    // is read (hyper then closes the connection unread).
+                    let too_long = req
+                        .headers()
+                        .get(hyper::header::CONTENT_LENGTH)
+                        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+                        .is_some_and(|n| n > max_body as u64);
+                    if too_long {
+                        let r = body_too_large(max_body);
+                        return futures_util::future::Either::Left(std::future::ready(Ok(r)));
+                    }
                     req.extensions_mut()
                         .insert(crate::telemetry::Arrived(std::time::Instant::now()));
                     req.extensions_mut().insert(ClientAddr(addr));
                     req.extensions_mut().insert(Arc::clone(&guard));
-                    router.clone().oneshot(req.map(Body::new))
+                    futures_util::future::Either::Right(router.clone().oneshot(req.map(Body::new)))
                 },
             );
             let mut http = hyper::server::conn::http1::Builder::new();
@@ -154,6 +170,18 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) {
             drop(held);
         });
     }
+}
+
+/// The answer to a request whose declared body is over `limit` bytes: 413.
+pub fn body_too_large(limit: usize) -> Response {
+    let mut r = ApiError::bad(-1000, format!("Request body larger than {limit} bytes."))
+        .with_status(StatusCode::PAYLOAD_TOO_LARGE)
+        .into_response();
+    r.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    r
 }
 
 /// Binds `addr`.

@@ -2,8 +2,12 @@
 //! while another client keeps trading at the exchange, restarted, and the trades
 //! table (read back through the REST API) holds every trade exactly once. With
 //! SQLite always; with PostgreSQL when `PEREGRINE_TEST_POSTGRES` names a server
-//! (`.ci/run` starts one). The negative control: an exchange that keeps too little
-//! for replay, where the same run must report the hole instead of hiding it.
+//! (`tests/http/setup.sh`, sourced by `scripts/test-all.sh`, starts one and sets it).
+//! Under CI (`CI` set, as `.ci/run` is run) a missing server fails the PostgreSQL
+//! tests; elsewhere they say loudly (on the terminal, past the test harness's
+//! capture) that they did not run. The negative control, on both stores: an exchange
+//! that keeps too little for replay, where the same run must report the hole instead
+//! of hiding it.
 
 #[path = "support/http.rs"]
 mod http_support;
@@ -202,11 +206,49 @@ fn reports_while_the_gateway_is_down_are_replayed_on_restart() {
     });
 }
 
-/// A fresh database on the server named by `PEREGRINE_TEST_POSTGRES`.
-fn postgres_db() -> Option<String> {
-    let Ok(base) = std::env::var("PEREGRINE_TEST_POSTGRES") else {
-        eprintln!("SKIPPED: PEREGRINE_TEST_POSTGRES is not set (.ci/run sets it)");
-        return None;
+/// Whether a test with a real counterpart runs: `Ok(Some(value))` of its variable;
+/// `Ok(None)` (skip) when it is unset outside CI; `Err` when it is unset under CI,
+/// where every counterpart must be there.
+fn counterpart(value: Option<String>, ci: Option<String>) -> Result<Option<String>, String> {
+    match (value, ci) {
+        (Some(v), _) if !v.is_empty() => Ok(Some(v)),
+        (_, Some(ci)) if !ci.is_empty() && ci != "false" && ci != "0" => Err(
+            "PEREGRINE_TEST_POSTGRES is not set under CI: tests/http/setup.sh (sourced by \
+             scripts/test-all.sh) installs and starts PostgreSQL and sets it"
+                .into(),
+        ),
+        _ => Ok(None),
+    }
+}
+
+#[test]
+fn a_missing_counterpart_fails_under_ci_and_is_skipped_elsewhere() {
+    let pg = || Some("postgres://x/y".to_owned());
+    assert_eq!(counterpart(pg(), None), Ok(pg()));
+    assert_eq!(counterpart(pg(), Some("true".into())), Ok(pg()));
+    assert!(counterpart(None, Some("true".into())).is_err());
+    assert!(counterpart(Some(String::new()), Some("1".into())).is_err());
+    assert_eq!(counterpart(None, None), Ok(None));
+    assert_eq!(counterpart(None, Some("false".into())), Ok(None));
+}
+
+/// A fresh database on the server named by `PEREGRINE_TEST_POSTGRES` (see
+/// [`counterpart`] for when it is missing).
+fn postgres_db(test: &str) -> Option<String> {
+    let env = |k: &str| std::env::var(k).ok();
+    let base = match counterpart(env("PEREGRINE_TEST_POSTGRES"), env("CI")) {
+        Ok(Some(b)) => b,
+        Ok(None) => {
+            // Straight to stderr, not through the harness's capture: a skip is seen.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n*** SKIPPED {test}: PEREGRINE_TEST_POSTGRES is not set; it did NOT run \
+                 (source tests/http/setup.sh to start PostgreSQL) ***"
+            );
+            return None;
+        }
+        Err(e) => panic!("{e}"),
     };
     let name = format!(
         "peregrine_http_{}_{}",
@@ -234,14 +276,37 @@ fn postgres_db() -> Option<String> {
 
 #[test]
 fn postgres_writer_resumes_without_gap_or_duplicate() {
-    let Some(url) = postgres_db() else { return };
+    let Some(url) = postgres_db("postgres_writer_resumes_without_gap_or_duplicate") else {
+        return;
+    };
     with_timeout(180, move || {
         let (made, ids, gaps) = kill_and_resume(Opts {
             history: Some(url),
             ..Opts::default()
         });
+        assert!(made >= 500, "only {made} trades made");
         assert_eq!(gaps, 0);
         assert_eq!(ids.len() as u64, made);
         assert!(ids.iter().copied().eq(1..=made));
+    });
+}
+
+/// The negative control on PostgreSQL: the same run against an exchange that keeps
+/// too little for replay must show the hole.
+#[test]
+fn postgres_a_range_the_exchange_no_longer_holds_is_reported_not_hidden() {
+    let Some(url) =
+        postgres_db("postgres_a_range_the_exchange_no_longer_holds_is_reported_not_hidden")
+    else {
+        return;
+    };
+    with_timeout(180, move || {
+        let (made, ids, gaps) = kill_and_resume(Opts {
+            history: Some(url),
+            market_data: "replay_retain = 4".into(),
+            ..Opts::default()
+        });
+        assert!(gaps >= 1, "a lost range went unreported");
+        assert!((ids.len() as u64) < made, "nothing was lost?");
     });
 }

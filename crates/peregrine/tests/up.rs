@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 use peregrine_testkit::wait_until;
 use rustix::process::{kill_process, Pid, Signal};
 
+#[path = "support/http.rs"]
+mod http_support;
+
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Longest a whole `up` run may take here.
@@ -544,4 +547,92 @@ fn bad_flags_are_refused_before_anything_starts() {
     }
     // Nothing was written: the flags are checked before the run directory is used.
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+/// The demo market survives a person trading by hand through the HTTP gateway (at a
+/// port given with `--http-port`): a bid far below the market (the order that used
+/// to stop it), an ask far above, an order crossing the maker's quote, the kill
+/// switch engaged and released from the operations API, then every order cancelled.
+/// After each, the taker keeps getting fills at the exchange; the run ends with
+/// hardly any price-collar rejects.
+#[test]
+fn hand_orders_during_up_do_not_stop_the_market() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut up = Up::start(
+        &dir,
+        &["--duration", "60", "--http-port", &port.to_string()],
+    );
+    up.read_until("trade by hand:");
+    let url = format!("http://127.0.0.1:{port}");
+    assert!(
+        up.text.contains(&format!("trade by hand: {url}/")),
+        "{}",
+        up.text
+    );
+    let (_, shm) = announced(&up.text);
+    let http: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let call = |method: &str, path: &str, params: &str| {
+        let r = http_support::signed_with(
+            http,
+            method,
+            path,
+            "peregrine-demo-key",
+            "peregrine-demo-secret",
+            params,
+            http_support::now_ms(),
+        );
+        assert_eq!(r.status, 200, "{method} {path} {params}: {}", r.body);
+        r
+    };
+    let limit = |side: &str, qty: u32, price: &str| {
+        call(
+            "POST",
+            "/api/v3/order",
+            &format!("symbol=PGN-USD&side={side}&type=LIMIT&timeInForce=GTC&quantity={qty}&price={price}"),
+        )
+    };
+    // The market trades before anything is done by hand.
+    let trading = |what: &str| {
+        let before = taker_fills(&shm);
+        wait_until(
+            &format!("20 more taker fills after {what} (from {before})"),
+            Duration::from_secs(20),
+            || taker_fills(&shm) >= before + 20,
+        );
+    };
+    trading("the start");
+    limit("BUY", 3, "94.50");
+    trading("a bid far below the market");
+    limit("SELL", 3, "106.00");
+    trading("an ask far above it");
+    limit("BUY", 2, "101.00");
+    trading("an order crossing the maker's ask");
+    let killed = call("POST", "/ops/api/kill", "confirm=KILL").json();
+    assert_eq!(killed["ok"], true, "{killed}");
+    std::thread::sleep(Duration::from_secs(1));
+    let released = call("POST", "/ops/api/release", "").json();
+    assert_eq!(released["ok"], true, "{released}");
+    trading("the kill switch and its release");
+    call("DELETE", "/api/v3/openOrders", "symbol=PGN-USD");
+    trading("every hand order cancelled");
+    up.signal(Signal::INT);
+    let (status, out, err) = up.finish();
+    assert!(status.success(), "{out}\n{err}");
+    let collar: u64 = out
+        .lines()
+        .find(|l| l.starts_with("risk") && l.contains("price_collar"))
+        .map_or(0, |l| {
+            l.split_whitespace()
+                .nth(3)
+                .and_then(|n| n.replace(',', "").parse().ok())
+                .unwrap_or(0)
+        });
+    assert!(collar <= 20, "{collar} price-collar rejects:\n{out}");
 }

@@ -43,6 +43,10 @@ impl Orchestrator {
                 strategy,
                 timeout_ms,
             } => self.kill(id, strategy, timeout_ms, now),
+            ControlCmd::Release { id, strategy } => {
+                let (ok, text) = self.release(strategy);
+                let _ = self.shared.replies.push(ControlReply { id, ok, text });
+            }
             ControlCmd::Limits { id, scope, changes } => {
                 let (ok, text) = self.limits(scope, &changes);
                 let _ = self.shared.replies.push(ControlReply { id, ok, text });
@@ -102,6 +106,32 @@ impl Orchestrator {
                 }
             }
         }
+    }
+
+    /// Kill switch off: one strategy's, or (`None`) the global one and every
+    /// strategy's; journaled like the kill.
+    fn release(&mut self, strategy: Option<String>) -> (bool, String) {
+        let scopes: Vec<Option<u16>> = match strategy.as_deref().map(|n| self.strategy_index(n)) {
+            None => std::iter::once(None)
+                .chain((0..self.slots.len()).map(|i| Some(i as u16)))
+                .collect(),
+            Some(Ok(s)) => vec![Some(s)],
+            Some(Err(text)) => return (false, text),
+        };
+        for scope in scopes {
+            self.risk.unkill(scope.map(StrategyId));
+            self.log(&Rec::Kill {
+                scope: scope.unwrap_or(GLOBAL),
+                on: false,
+            });
+        }
+        (
+            true,
+            format!(
+                "released {}",
+                strategy.as_deref().unwrap_or("every strategy")
+            ),
+        )
     }
 
     fn kill(&mut self, id: u64, strategy: Option<String>, timeout_ms: u64, now: u64) {

@@ -318,6 +318,19 @@ fn kill_cancels_resting_orders_and_blocks_new_ones() {
     assert!(reply.ok && reply.id == 7, "{reply:?}");
     r.send(4, 1);
     assert_eq!(r.events(1)[0].reason, RiskReject::KillSwitch.code());
+    // Released: orders are accepted again.
+    shared
+        .commands
+        .push(ControlCmd::Release {
+            id: 8,
+            strategy: None,
+        })
+        .unwrap();
+    r.orch.housekeeping(now_ns());
+    let reply = shared.replies.pop().expect("a release reply");
+    assert!(reply.ok && reply.id == 8, "{reply:?}");
+    r.send(5, 1);
+    assert_ne!(r.events(1)[0].reason, RiskReject::KillSwitch.code());
 }
 
 #[test]

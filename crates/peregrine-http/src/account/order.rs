@@ -243,6 +243,9 @@ pub struct Order {
     pub update_ms: u64,
     /// Fills made on entry (for `newOrderRespType=FULL`).
     pub entry_fills: Vec<Fill>,
+    /// A market order by cost: the quote amount asked for (`quoteOrderQty`, price
+    /// units × quantity units; 0 otherwise). Kept while the gateway holds the order.
+    pub orig_quote: i64,
 }
 
 impl Order {

@@ -85,6 +85,8 @@ pub struct Draft {
     pub wire: NewOrder,
     /// Price the API shows (0 for market orders).
     pub shown_price: i64,
+    /// `quoteOrderQty` of a market order by cost (0: by quantity).
+    pub orig_quote: i64,
 }
 
 #[derive(Debug)]
@@ -477,6 +479,7 @@ impl AccountState {
             time_ms,
             update_ms: time_ms,
             entry_fills: Vec::new(),
+            orig_quote: 0,
         };
         self.adopt(order, o.time_ns, out);
     }
@@ -540,6 +543,7 @@ impl AccountState {
                 time_ms,
                 update_ms: time_ms,
                 entry_fills: Vec::new(),
+                orig_quote: d.orig_quote,
             },
             None => {
                 // Not placed by this process: another session of the account, or this
@@ -563,6 +567,7 @@ impl AccountState {
                     time_ms,
                     update_ms: time_ms,
                     entry_fills: Vec::new(),
+                    orig_quote: 0,
                 }
             }
         };
@@ -634,3 +639,7 @@ fn fail(w: Waiter, why: Failure) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;

@@ -190,7 +190,7 @@ pub fn check_timestamp(
         Some(w) => parse_u64(w).ok_or_else(|| ApiError::illegal_chars("recvWindow"))?,
     };
     if window == 0 || window > MAX_RECV_WINDOW {
-        return Err(ApiError::bad_recv_window());
+        return Err(ApiError::bad_recv_window(window));
     }
     if ts > now_ms.saturating_add(MAX_AHEAD_MS) {
         return Err(ApiError::timestamp_ahead());
@@ -275,6 +275,12 @@ mod tests {
             -1021
         );
         check_timestamp(Some(&(now - 59_000).to_string()), Some("60000"), now).unwrap();
+        assert_eq!(
+            check_timestamp(Some(&now.to_string()), Some("0"), now)
+                .unwrap_err()
+                .msg,
+            "recvWindow must be greater than 0."
+        );
         assert_eq!(
             check_timestamp(Some(&now.to_string()), Some("60001"), now)
                 .unwrap_err()

@@ -210,8 +210,12 @@ impl ApiError {
     }
 
     /// -1131 BAD_RECV_WINDOW.
-    pub fn bad_recv_window() -> ApiError {
-        Self::bad(-1131, "recvWindow must be less than 60000")
+    pub fn bad_recv_window(window: u64) -> ApiError {
+        if window == 0 {
+            Self::bad(-1131, "recvWindow must be greater than 0.")
+        } else {
+            Self::bad(-1131, "recvWindow must be less than 60000")
+        }
     }
 
     /// -1013 filter failure.

@@ -217,6 +217,7 @@ fn order(
         time_ms: u64_at(r, 13)?,
         update_ms: u64_at(r, 14)?,
         entry_fills: Vec::new(),
+        orig_quote: 0,
     }))
 }
 

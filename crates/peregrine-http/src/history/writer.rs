@@ -921,6 +921,7 @@ mod tests {
             time_ms: 1_000,
             update_ms: 1_000,
             entry_fills: Vec::new(),
+            orig_quote: 0,
         };
         HistoryRecord::Order(OrderRecord {
             account: 1,

@@ -138,6 +138,38 @@ impl Book {
         (bids, asks)
     }
 
+    /// What a market order spending (a buy) or raising (a sell) `quote` (price
+    /// units × quantity units) takes from this book: the quantity, in multiples of
+    /// `lot`, whose cost at the levels it would meet is at most `quote`, and the
+    /// worst price it reaches (`None`: not one lot).
+    pub fn qty_for_quote(&self, side: Side, quote: i128, lot: i64) -> (i64, Option<i64>) {
+        let lot = lot.max(1);
+        let levels: Box<dyn Iterator<Item = (&i64, &i64)>> = match side {
+            Side::Buy => Box::new(self.asks.iter()),
+            Side::Sell => Box::new(self.bids.iter().rev()),
+        };
+        let (mut left, mut qty, mut worst) = (quote, 0i64, None);
+        for (&p, &q) in levels {
+            let cost = i128::from(p) * i128::from(q);
+            let take = if cost <= left {
+                q
+            } else {
+                let lots = left / (i128::from(p) * i128::from(lot));
+                i64::try_from(lots).unwrap_or(0) * lot
+            };
+            if take == 0 {
+                break;
+            }
+            left -= i128::from(p) * i128::from(take);
+            qty += take;
+            worst = Some(p);
+            if take < q {
+                break;
+            }
+        }
+        (qty, worst)
+    }
+
     /// Best bid and best ask.
     pub fn best(&self) -> Top {
         (
@@ -151,6 +183,54 @@ impl Book {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_quote_amount_becomes_the_lots_it_buys_at_the_levels_it_meets() {
+        let mut b = Book::default();
+        b.set(Side::Sell, 100, 10);
+        b.set(Side::Sell, 200, 10);
+        b.set(Side::Buy, 90, 5);
+        // 10 at 100 (1000), then 2 lots of 2 at 200 (800): 1800 of 2000.
+        assert_eq!(b.qty_for_quote(Side::Buy, 2000, 2), (14, Some(200)));
+        assert_eq!(b.qty_for_quote(Side::Buy, 1000, 1), (10, Some(100)));
+        assert_eq!(b.qty_for_quote(Side::Buy, 99, 1), (0, None));
+        assert_eq!(b.qty_for_quote(Side::Buy, 1_000_000, 1), (20, Some(200)));
+        // A sell raises at most the quote: 3 at 90.
+        assert_eq!(b.qty_for_quote(Side::Sell, 300, 1), (3, Some(90)));
+    }
+
+    proptest! {
+        /// The quantity never costs more than the quote at the book's levels, and one
+        /// more would (or the side is used up).
+        #[test]
+        fn prop_quote_quantity_is_the_most_the_quote_buys(
+            asks in proptest::collection::btree_map(1i64..500, 1i64..20, 0..8),
+            quote in 0i128..20_000,
+        ) {
+            let mut b = Book::default();
+            for (&p, &q) in &asks {
+                b.set(Side::Sell, p, q);
+            }
+            let (qty, worst) = b.qty_for_quote(Side::Buy, quote, 1);
+            let cost = |n: i64| {
+                let (mut left, mut c) = (n, 0i128);
+                for (&p, &q) in &asks {
+                    let t = left.min(q);
+                    c += i128::from(p) * i128::from(t);
+                    left -= t;
+                }
+                (c, left)
+            };
+            let (c, left) = cost(qty);
+            prop_assert_eq!(left, 0);
+            prop_assert!(c <= quote);
+            let total: i64 = asks.values().sum();
+            if qty < total {
+                prop_assert!(cost(qty + 1).0 > quote);
+            }
+            prop_assert_eq!(worst.is_some(), qty > 0);
+        }
+    }
 
     #[test]
     fn changes_take_contiguous_ids() {

@@ -177,3 +177,34 @@ pub fn kline(sym: &Symbol, iv: Interval, bar: &Bar, closed: bool, now_ms: u64) -
     };
     serde_json::to_string(&ev).unwrap_or_default()
 }
+
+/// The `@bookTicker` event of `book`.
+pub fn book_ticker(sym: &Symbol, book: &super::book::Book) -> String {
+    let (bid, ask) = book.best();
+    let side = |l: Option<(i64, i64)>| {
+        l.map_or((String::new(), String::new()), |(p, q)| {
+            (sym.price(p), sym.qty(q))
+        })
+    };
+    let ((b, bid_qty), (a, ask_qty)) = (side(bid), side(ask));
+    let ev = BookTickerEvent {
+        u: book.update_id(),
+        s: &sym.spec.symbol,
+        b,
+        bid_qty,
+        a,
+        ask_qty,
+    };
+    serde_json::to_string(&ev).unwrap_or_default()
+}
+
+/// The `@depth<n>` event of `book`.
+pub fn partial(sym: &Symbol, book: &super::book::Book, n: usize) -> String {
+    let (bids, asks) = book.top(n);
+    let ev = PartialDepth {
+        last_update_id: book.update_id(),
+        bids: levels(sym, bids),
+        asks: levels(sym, asks),
+    };
+    serde_json::to_string(&ev).unwrap_or_default()
+}

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use peregrine_types::Side;
 
 use super::batch::FeedBatch;
-use super::events::{self, BookTickerEvent, DepthEvent, PartialDepth, TradeEvent};
+use super::events::{self, DepthEvent, TradeEvent};
 use super::kline::Interval;
+use super::ticker;
 use super::{LastTrade, Market, SymbolState};
 use crate::link::feed::FeedSink;
 use crate::link::{FeedEvent, FeedPos};
@@ -57,11 +58,21 @@ impl MarketFeed {
     }
 
     fn publish_trade(&self, idx: usize, t: &LastTrade, aggressor: Side, now: u64) {
+        let sym = &self.market.symbols.all()[idx];
+        let agg = &self.hub.symbols[idx].agg_trade;
+        if agg.wanted() {
+            // Each trade is its own aggregate (as `GET aggTrades` answers).
+            let ev = serde_json::json!({
+                "e": "aggTrade", "E": now, "s": sym.spec.symbol, "a": t.id,
+                "p": sym.price(t.price), "q": sym.qty(t.qty), "f": t.id, "l": t.id,
+                "T": t.time_ms, "m": aggressor == Side::Sell, "M": true,
+            });
+            agg.publish(ev.to_string());
+        }
         let topic = &self.hub.symbols[idx].trade;
         if !topic.wanted() {
             return;
         }
-        let sym = &self.market.symbols.all()[idx];
         let ev = TradeEvent {
             e: "trade",
             event_time: now,
@@ -106,13 +117,7 @@ impl MarketFeed {
             }
             st.partial_sent[l][speed] = id;
             let sym = &self.market.symbols.all()[idx];
-            let (bids, asks) = st.book.top(levels);
-            let ev = PartialDepth {
-                last_update_id: id,
-                bids: events::levels(sym, bids),
-                asks: events::levels(sym, asks),
-            };
-            topic.publish(serde_json::to_string(&ev).unwrap_or_default());
+            topic.publish(events::partial(sym, &st.book, levels));
         }
     }
 
@@ -123,25 +128,12 @@ impl MarketFeed {
         }
         st.top_sent = top;
         let topic = &self.hub.symbols[idx].book_ticker;
-        if !topic.wanted() {
-            return;
+        if topic.wanted() {
+            topic.publish(events::book_ticker(
+                &self.market.symbols.all()[idx],
+                &st.book,
+            ));
         }
-        let sym = &self.market.symbols.all()[idx];
-        let (b, bq) = top.0.map_or((String::new(), String::new()), |(p, q)| {
-            (sym.price(p), sym.qty(q))
-        });
-        let (a, aq) = top.1.map_or((String::new(), String::new()), |(p, q)| {
-            (sym.price(p), sym.qty(q))
-        });
-        let ev = BookTickerEvent {
-            u: st.book.update_id(),
-            s: &sym.spec.symbol,
-            b,
-            bid_qty: bq,
-            a,
-            ask_qty: aq,
-        };
-        topic.publish(serde_json::to_string(&ev).unwrap_or_default());
     }
 
     fn publish_klines(&self, idx: usize, st: &mut SymbolState, now: u64) {
@@ -160,6 +152,48 @@ impl MarketFeed {
             if topic.wanted() {
                 topic.publish(events::kline(sym, *iv, &bar, closed, now));
             }
+        }
+    }
+
+    /// `@ticker`, `@miniTicker` and the all-market arrays: every second, to whoever
+    /// listens (so a new subscriber has its first ticker within a second, trades or
+    /// not).
+    fn publish_tickers(&self, now: u64) {
+        let arr = self.hub.all_tickers.wanted();
+        let mini_arr = self.hub.all_mini_tickers.wanted();
+        let (mut full, mut mini) = (Vec::new(), Vec::new());
+        for (idx, sym) in self.market.symbols.all().iter().enumerate() {
+            let topics = &self.hub.symbols[idx];
+            let mut st = self.market.state(idx);
+            st.day.advance(now as i64);
+            if !(arr || mini_arr || topics.ticker.wanted() || topics.mini_ticker.wanted()) {
+                continue;
+            }
+            let stats = st.day.stats(now as i64);
+            if arr || topics.ticker.wanted() {
+                let ev = ticker::event(sym, &stats, st.book.best(), st.last, false, now);
+                if topics.ticker.wanted() {
+                    topics.ticker.publish(ev.to_string());
+                }
+                full.push(ev);
+            }
+            if mini_arr || topics.mini_ticker.wanted() {
+                let ev = ticker::event(sym, &stats, st.book.best(), st.last, true, now);
+                if topics.mini_ticker.wanted() {
+                    topics.mini_ticker.publish(ev.to_string());
+                }
+                mini.push(ev);
+            }
+        }
+        if arr && !full.is_empty() {
+            self.hub
+                .all_tickers
+                .publish(serde_json::Value::from(full).to_string());
+        }
+        if mini_arr && !mini.is_empty() {
+            self.hub
+                .all_mini_tickers
+                .publish(serde_json::Value::from(mini).to_string());
         }
     }
 
@@ -259,6 +293,9 @@ impl FeedSink for MarketFeed {
                 self.flush_partials(idx, &mut st, 0);
                 self.publish_klines(idx, &mut st, now);
             }
+        }
+        if slow {
+            self.publish_tickers(now);
         }
     }
 }

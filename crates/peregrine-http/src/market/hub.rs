@@ -26,6 +26,17 @@ pub struct StreamMsg {
     pub combined: Utf8Bytes,
 }
 
+impl StreamMsg {
+    /// Event `data` (JSON) of stream `name`, in both forms.
+    pub fn new(name: &str, data: String) -> StreamMsg {
+        let combined = format!("{{\"stream\":\"{name}\",\"data\":{data}}}");
+        StreamMsg {
+            raw: data.into(),
+            combined: combined.into(),
+        }
+    }
+}
+
 /// A shared message.
 pub type Msg = Arc<StreamMsg>;
 
@@ -52,11 +63,7 @@ impl Topic {
 
     /// Publishes `data` (JSON) to every subscriber.
     pub fn publish(&self, data: String) {
-        let combined = format!("{{\"stream\":\"{}\",\"data\":{}}}", self.name, data);
-        let _ = self.tx.send(Arc::new(StreamMsg {
-            raw: data.into(),
-            combined: combined.into(),
-        }));
+        let _ = self.tx.send(Arc::new(StreamMsg::new(&self.name, data)));
     }
 
     /// A new subscription.
@@ -67,6 +74,10 @@ impl Topic {
 
 /// Depth-diff speeds, in [`crate::market::book::Book::diffs`] order.
 pub const DIFF_SPEEDS: [(&str, u64); 3] = [("@0ms", 0), ("@100ms", 100), ("", 1000)];
+/// The all-market ticker arrays.
+pub const ALL_TICKERS: &str = "!ticker@arr";
+/// The all-market mini-ticker arrays.
+pub const ALL_MINI_TICKERS: &str = "!miniTicker@arr";
 /// Partial-depth levels.
 pub const PARTIAL_LEVELS: [usize; 3] = [5, 10, 20];
 /// Partial-depth speeds (index 0: 1000 ms, 1: 100 ms).
@@ -77,6 +88,12 @@ pub const PARTIAL_SPEEDS: [(&str, u64); 2] = [("", 1000), ("@100ms", 100)];
 pub struct SymbolTopics {
     /// `@trade`.
     pub trade: Topic,
+    /// `@aggTrade` (each trade is its own aggregate).
+    pub agg_trade: Topic,
+    /// `@ticker` (24 h rolling statistics, every second while they change).
+    pub ticker: Topic,
+    /// `@miniTicker`.
+    pub mini_ticker: Topic,
     /// `@bookTicker`.
     pub book_ticker: Topic,
     /// `@depth@0ms`, `@depth@100ms`, `@depth`.
@@ -87,11 +104,24 @@ pub struct SymbolTopics {
     pub kline: Vec<Topic>,
 }
 
+/// What a new subscriber of a state stream gets first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Initial {
+    /// The best bid and ask (`@bookTicker`).
+    Top,
+    /// The top levels (`@depth<N>`).
+    Levels(usize),
+}
+
 /// Every stream.
 #[derive(Debug)]
 pub struct Hub {
     /// Per symbol, in [`Symbols::all`] order.
     pub symbols: Vec<SymbolTopics>,
+    /// `!ticker@arr`: the tickers that changed in the last second, as an array.
+    pub all_tickers: Topic,
+    /// `!miniTicker@arr`.
+    pub all_mini_tickers: Topic,
     by_name: HashMap<String, (usize, Which)>,
     users: HashMap<u32, Topic>,
 }
@@ -99,6 +129,9 @@ pub struct Hub {
 #[derive(Debug, Clone, Copy)]
 enum Which {
     Trade,
+    AggTrade,
+    Ticker,
+    MiniTicker,
     BookTicker,
     Depth(usize),
     Partial(usize, usize),
@@ -119,6 +152,9 @@ impl Hub {
                 Topic::new(name, capacity)
             };
             let trade = mk("trade".into(), Which::Trade, &mut by_name);
+            let agg_trade = mk("aggTrade".into(), Which::AggTrade, &mut by_name);
+            let ticker = mk("ticker".into(), Which::Ticker, &mut by_name);
+            let mini_ticker = mk("miniTicker".into(), Which::MiniTicker, &mut by_name);
             let book_ticker = mk("bookTicker".into(), Which::BookTicker, &mut by_name);
             let depth = [0, 1, 2].map(|k| {
                 mk(
@@ -149,6 +185,9 @@ impl Hub {
                 .collect();
             list.push(SymbolTopics {
                 trade,
+                agg_trade,
+                ticker,
+                mini_ticker,
                 book_ticker,
                 depth,
                 partial,
@@ -161,6 +200,8 @@ impl Hub {
             .collect();
         Hub {
             symbols: list,
+            all_tickers: Topic::new(ALL_TICKERS.into(), capacity),
+            all_mini_tickers: Topic::new(ALL_MINI_TICKERS.into(), capacity),
             by_name,
             users,
         }
@@ -168,15 +209,34 @@ impl Hub {
 
     /// The stream called `name` (as a client writes it, lower-case symbol).
     pub fn topic(&self, name: &str) -> Option<&Topic> {
+        match name {
+            ALL_TICKERS => return Some(&self.all_tickers),
+            ALL_MINI_TICKERS => return Some(&self.all_mini_tickers),
+            _ => {}
+        }
         let &(i, w) = self.by_name.get(name)?;
         let s = &self.symbols[i];
         Some(match w {
             Which::Trade => &s.trade,
+            Which::AggTrade => &s.agg_trade,
+            Which::Ticker => &s.ticker,
+            Which::MiniTicker => &s.mini_ticker,
             Which::BookTicker => &s.book_ticker,
             Which::Depth(k) => &s.depth[k],
             Which::Partial(l, sp) => &s.partial[l][sp],
             Which::Kline(k) => &s.kline[k],
         })
+    }
+
+    /// For a stream whose events are states (`@bookTicker`, `@depth<N>`), the
+    /// symbol index and what a new subscriber is sent at once: a quiet market would
+    /// otherwise leave it waiting for the next change.
+    pub fn initial_state(&self, name: &str) -> Option<(usize, Initial)> {
+        match self.by_name.get(name)? {
+            (i, Which::BookTicker) => Some((*i, Initial::Top)),
+            (i, Which::Partial(l, _)) => Some((*i, Initial::Levels(PARTIAL_LEVELS[*l]))),
+            _ => None,
+        }
     }
 
     /// The user-data stream of `account`.
@@ -186,7 +246,7 @@ impl Hub {
 
     /// Number of stream names.
     pub fn len(&self) -> usize {
-        self.by_name.len()
+        self.by_name.len() + 2
     }
 
     /// No streams?
@@ -207,6 +267,11 @@ mod tests {
         let hub = Hub::new(&Symbols::new(&[spec]), &[1], 16);
         for name in [
             "pgn-usd@trade",
+            "pgn-usd@aggTrade",
+            "pgn-usd@ticker",
+            "pgn-usd@miniTicker",
+            "!ticker@arr",
+            "!miniTicker@arr",
             "pgn-usd@bookTicker",
             "pgn-usd@depth",
             "pgn-usd@depth@100ms",
@@ -223,6 +288,6 @@ mod tests {
         assert!(hub.topic("PGN-USD@trade").is_none());
         assert!(hub.topic("pgn-usd@depth7").is_none());
         assert!(hub.user(1).is_some() && hub.user(2).is_none());
-        assert_eq!(hub.len(), 2 + 3 + 6 + 16);
+        assert_eq!(hub.len(), 5 + 3 + 6 + 16 + 2);
     }
 }

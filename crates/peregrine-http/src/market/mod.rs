@@ -13,6 +13,7 @@ pub mod feed;
 pub mod hub;
 pub mod kline;
 pub mod symbols;
+pub mod ticker;
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -50,6 +51,8 @@ pub struct SymbolState {
     pub top_sent: book::Top,
     /// The feed has delivered this symbol's book at least once.
     pub synced: bool,
+    /// The last 24 hours, for the ticker streams.
+    pub day: ticker::Rolling,
 }
 
 impl SymbolState {
@@ -74,6 +77,7 @@ impl SymbolState {
             self.bars_dirty[k] = true;
         }
         self.last = Some(*t);
+        self.day.add(t, buyer_taker);
         closed
     }
 }

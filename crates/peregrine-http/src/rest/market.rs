@@ -13,8 +13,9 @@ use crate::dialect::error::{ApiError, ApiResult, ErrorBody};
 use crate::dialect::params::Params;
 use crate::history::read;
 use crate::market::feed::now_ms;
-use crate::market::kline::{roll_up, Bar, Interval};
-use crate::market::symbols::{format_i128, Symbol};
+use crate::market::kline::{Bar, Interval};
+use crate::market::symbols::Symbol;
+use crate::market::ticker::{avg, DayStats, DAY_MS};
 
 /// The symbol named by the mandatory `symbol` parameter: (index, symbol).
 pub fn symbol<'a>(app: &'a App, p: &mut Params) -> ApiResult<(usize, &'a Symbol)> {
@@ -394,15 +395,6 @@ pub async fn ui_klines(State(app): State<Arc<App>>, req: Req) -> Response {
     reply(klines_common(&app, &req).await)
 }
 
-/// `quote / qty` in price units, rounded half up.
-fn avg(quote: i128, qty: i64) -> i64 {
-    if qty <= 0 {
-        return 0;
-    }
-    let q = i128::from(qty);
-    ((quote * 2 + q) / (2 * q)) as i64
-}
-
 /// Average price over the last 5 minutes (from 1-minute bars).
 #[utoipa::path(get, path = "/api/v3/avgPrice", tag = "market",
     params(("symbol" = String, Query, description = "Symbol")),
@@ -442,7 +434,7 @@ pub async fn avg_price(State(app): State<Arc<App>>, req: Req) -> Response {
 async fn ticker24(app: &App, i: usize) -> ApiResult<Ticker24> {
     let sym = &app.market.symbols.all()[i];
     let now = now_ms() as i64;
-    let open_time = now - 86_400_000;
+    let open_time = now - DAY_MS;
     let bars = read::klines(
         &app.pool,
         sym.id().0,
@@ -454,76 +446,42 @@ async fn ticker24(app: &App, i: usize) -> ApiResult<Ticker24> {
     )
     .await
     .map_err(db)?;
-    let day = roll_up(Interval::Mo1, bars).into_iter().reduce(|mut a, b| {
-        a.merge(&b);
-        a
-    });
     let prev = read::last_trade_before(&app.pool, sym.id().0, open_time.max(0) as u64)
         .await
         .map_err(db)?;
+    let s = DayStats::from_bars(bars, prev.map(|t| t.price), now);
     let (bid, ask) = app.market.state(i).book.best();
     let last = app.market.state(i).last;
-    let zero_p = sym.price(0);
-    let zero_q = sym.qty(0);
     let lv = |l: Option<(i64, i64)>| {
-        l.map_or((zero_p.clone(), zero_q.clone()), |(p, q)| {
+        l.map_or((sym.price(0), sym.qty(0)), |(p, q)| {
             (sym.price(p), sym.qty(q))
         })
     };
     let (bp, bq) = lv(bid);
     let (ap, aq) = lv(ask);
-    Ok(match day {
-        Some(b) => {
-            let change = b.close - b.open;
-            // Percent with 3 decimals, from integers.
-            let pct = i128::from(change) * 100_000 / i128::from(b.open.max(1));
-            Ticker24 {
-                symbol: sym.spec.symbol.clone(),
-                price_change: sym.price(change),
-                price_change_percent: format_i128(pct, 3),
-                weighted_avg_price: sym.price(avg(b.quote_volume, b.volume)),
-                prev_close_price: prev.map_or(zero_p.clone(), |t| sym.price(t.price)),
-                last_price: sym.price(b.close),
-                last_qty: last.map_or(zero_q.clone(), |t| sym.qty(t.qty)),
-                bid_price: bp,
-                bid_qty: bq,
-                ask_price: ap,
-                ask_qty: aq,
-                open_price: sym.price(b.open),
-                high_price: sym.price(b.high),
-                low_price: sym.price(b.low),
-                volume: sym.qty(b.volume),
-                quote_volume: sym.quote_amount(b.quote_volume),
-                open_time: open_time.max(0) as u64,
-                close_time: now as u64,
-                first_id: b.first_trade as i64,
-                last_id: b.last_trade as i64,
-                count: b.trades,
-            }
-        }
-        None => Ticker24 {
-            symbol: sym.spec.symbol.clone(),
-            price_change: zero_p.clone(),
-            price_change_percent: format_i128(0, 3),
-            weighted_avg_price: zero_p.clone(),
-            prev_close_price: prev.map_or(zero_p.clone(), |t| sym.price(t.price)),
-            last_price: prev.map_or(zero_p.clone(), |t| sym.price(t.price)),
-            last_qty: zero_q.clone(),
-            bid_price: bp,
-            bid_qty: bq,
-            ask_price: ap,
-            ask_qty: aq,
-            open_price: zero_p.clone(),
-            high_price: zero_p.clone(),
-            low_price: zero_p,
-            volume: zero_q,
-            quote_volume: sym.quote_amount(0),
-            open_time: open_time.max(0) as u64,
-            close_time: now as u64,
-            first_id: -1,
-            last_id: -1,
-            count: 0,
-        },
+    let b = s.day;
+    Ok(Ticker24 {
+        symbol: sym.spec.symbol.clone(),
+        price_change: sym.price(s.change()),
+        price_change_percent: s.change_percent(),
+        weighted_avg_price: sym.price(s.weighted_avg()),
+        prev_close_price: sym.price(s.prev_close.unwrap_or(0)),
+        last_price: sym.price(s.last_price()),
+        last_qty: sym.qty(b.and(last).map_or(0, |t| t.qty)),
+        bid_price: bp,
+        bid_qty: bq,
+        ask_price: ap,
+        ask_qty: aq,
+        open_price: sym.price(b.map_or(0, |b| b.open)),
+        high_price: sym.price(b.map_or(0, |b| b.high)),
+        low_price: sym.price(b.map_or(0, |b| b.low)),
+        volume: sym.qty(b.map_or(0, |b| b.volume)),
+        quote_volume: sym.quote_amount(b.map_or(0, |b| b.quote_volume)),
+        open_time: s.open_time as u64,
+        close_time: s.close_time as u64,
+        first_id: b.map_or(-1, |b| b.first_trade as i64),
+        last_id: b.map_or(-1, |b| b.last_trade as i64),
+        count: b.map_or(0, |b| b.trades),
     })
 }
 

@@ -9,6 +9,7 @@ pub mod account;
 pub mod market;
 pub mod openapi;
 pub mod ops;
+pub mod replace;
 pub mod stream;
 pub mod trade;
 pub mod views;

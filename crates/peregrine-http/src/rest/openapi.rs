@@ -4,7 +4,7 @@
 use utoipa::OpenApi;
 
 use super::views::*;
-use super::{account, market, stream, trade};
+use super::{account, market, replace, stream, trade};
 use crate::dialect::error::ErrorBody;
 
 /// The document.
@@ -21,7 +21,7 @@ use crate::dialect::error::ErrorBody;
         market::historical_trades, market::agg_trades, market::klines, market::ui_klines,
         market::avg_price, market::ticker_24hr, market::ticker_price, market::book_ticker,
         trade::new_order, trade::test_order, trade::cancel_order, trade::get_order,
-        trade::open_orders, trade::cancel_open_orders,
+        trade::open_orders, trade::cancel_open_orders, replace::cancel_replace,
         account::account, account::all_orders, account::my_trades,
         stream::open, stream::keepalive, stream::close,
     ),

@@ -8,6 +8,8 @@
 //! * `POST /ops/api/limits` `strategy`, `set` (`key=value key=value`): change limits.
 //! * `POST /ops/api/kill` `strategy` (optional), `confirm=KILL`: the kill switch;
 //!   answers when the engine confirmed every cancel or gave up.
+//! * `POST /ops/api/release` `strategy` (optional): the kill switch off (without a
+//!   strategy: every strategy's and the global one).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -174,6 +176,31 @@ pub async fn kill(State(app): State<Arc<App>>, req: Req) -> Response {
             engine(&app)?,
             &format!("kill {strategy} 5000"),
             Duration::from_secs(8),
+        )
+        .await
+        .map_err(unreachable)?;
+        Ok(EngineReply {
+            ok: text.starts_with("ok"),
+            reply: text,
+        })
+    }
+    .await;
+    reply(r)
+}
+
+/// `POST /ops/api/release`: the kill switch off (one strategy, or every one).
+pub async fn release(State(app): State<Arc<App>>, req: Req) -> Response {
+    let r: ApiResult<EngineReply> = async {
+        let mut p = operator(&app, &req)?;
+        let strategy = p.opt("strategy").unwrap_or_else(|| "*".into());
+        p.finish()?;
+        if !strategy_ok(&strategy) {
+            return Err(ApiError::invalid_value("strategy"));
+        }
+        let text = request(
+            engine(&app)?,
+            &format!("release {strategy}"),
+            Duration::from_secs(5),
         )
         .await
         .map_err(unreachable)?;

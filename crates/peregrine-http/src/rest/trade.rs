@@ -32,7 +32,8 @@ pub fn valid_client_id(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b".:/_-".contains(&b))
 }
 
-fn client_id(p: &mut Params, name: &str) -> ApiResult<Option<String>> {
+/// An optional client-id parameter, checked.
+pub(crate) fn client_id(p: &mut Params, name: &str) -> ApiResult<Option<String>> {
     match p.opt(name) {
         None => Ok(None),
         Some(v) if valid_client_id(&v) => Ok(Some(v)),
@@ -95,13 +96,18 @@ pub fn reject(code: u16) -> ApiError {
 }
 
 /// A validated new order.
-struct Checked {
-    idx: usize,
-    draft: Draft,
-    resp: RespType,
+pub(crate) struct Checked {
+    pub(crate) idx: usize,
+    pub(crate) draft: Draft,
+    pub(crate) resp: RespType,
 }
 
-fn check_new(app: &App, account: peregrine_types::AccountId, p: &mut Params) -> ApiResult<Checked> {
+/// Reads and checks a new order's parameters (`symbol`, `side`, `type`, ...).
+pub(crate) fn check_new(
+    app: &App,
+    account: peregrine_types::AccountId,
+    p: &mut Params,
+) -> ApiResult<Checked> {
     let (idx, sym) = symbol(app, p)?;
     let side = parse_side(&p.req("side")?).ok_or_else(ApiError::bad_side)?;
     let kind = OrderType::parse(&p.req("type")?).ok_or_else(ApiError::bad_order_type)?;
@@ -112,12 +118,20 @@ fn check_new(app: &App, account: peregrine_types::AccountId, p: &mut Params) -> 
         (OrderType::LimitMaker, None) => Tif::Gtc,
         (_, Some(_)) => return Err(ApiError::not_required("timeInForce")),
     };
-    if p.opt("quoteOrderQty").is_some() {
-        return Err(ApiError::bad_combo(
-            "quoteOrderQty is not supported by this venue; send quantity.",
-        ));
-    }
-    let qty = amount(sym.parse_qty(&p.req("quantity")?), "quantity")?;
+    let by_cost = match (kind, p.opt("quoteOrderQty")) {
+        (_, None) => None,
+        (OrderType::Market, Some(q)) => Some(quote_amount(sym, &q)?),
+        (_, Some(_)) => return Err(ApiError::not_required("quoteOrderQty")),
+    };
+    let qty_text = match (p.opt("quantity"), by_cost) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_combo(
+                "quantity and quoteOrderQty cannot be sent together.",
+            ))
+        }
+        (None, None) => return Err(ApiError::mandatory("quantity")),
+        (q, _) => q,
+    };
     let price = match (kind, p.opt("price")) {
         (OrderType::Market, None) => None,
         (OrderType::Market, Some(_)) => return Err(ApiError::not_required("price")),
@@ -138,8 +152,31 @@ fn check_new(app: &App, account: peregrine_types::AccountId, p: &mut Params) -> 
             parse_stp(&s).ok_or_else(|| ApiError::invalid_value("selfTradePreventionMode"))?
         }
     };
+    // A market order by cost becomes the quantity the book shows for it, and goes
+    // no further than the worst price that quantity meets.
+    let (qty, limit) = match (qty_text, by_cost) {
+        (Some(t), _) => (amount(sym.parse_qty(&t), "quantity")?, None),
+        (None, Some(quote)) => {
+            let (qty, worst) = app.market.state(idx).book.qty_for_quote(
+                side,
+                i128::from(quote),
+                sym.spec.lot_size,
+            );
+            match worst {
+                Some(w) if qty >= sym.spec.min_qty => (qty, Some(w)),
+                _ => {
+                    return Err(ApiError::order_rejected(
+                        "Order book liquidity is less than LOT_SIZE filter minimum quantity.",
+                    ))
+                }
+            }
+        }
+        (None, None) => return Err(ApiError::mandatory("quantity")),
+    };
     check_filters(sym, price, qty)?;
-    let wire_price = price.unwrap_or_else(|| protection_price(sym, side));
+    let wire_price = price
+        .or(limit)
+        .unwrap_or_else(|| protection_price(sym, side));
     let mut st = app.accounts.lock(account);
     let client_order_id = match client_order_id {
         Some(c) => {
@@ -168,9 +205,23 @@ fn check_new(app: &App, account: peregrine_types::AccountId, p: &mut Params) -> 
                 stp,
             },
             shown_price: price.unwrap_or(0),
+            orig_quote: by_cost.unwrap_or(0),
         },
         resp,
     })
+}
+
+/// A `quoteOrderQty`: positive, with at most the quote amount's decimals (price
+/// and quantity decimals together).
+fn quote_amount(sym: &Symbol, text: &str) -> ApiResult<i64> {
+    if text.is_empty() || text.starts_with(['+', '-']) {
+        return Err(ApiError::illegal_chars("quoteOrderQty"));
+    }
+    match peregrine_types::decimal::parse_scaled(text, sym.quote_decimals()) {
+        Ok(v) if v > 0 => Ok(v),
+        Ok(_) => Err(ApiError::invalid_value("quoteOrderQty")),
+        Err(e) => amount(Err(e.into()), "quoteOrderQty"),
+    }
 }
 
 /// The symbol's filters: PRICE_FILTER (tick, band) and LOT_SIZE (step, min, max).
@@ -200,7 +251,8 @@ pub fn protection_price(sym: &Symbol, side: peregrine_types::Side) -> i64 {
     }
 }
 
-fn with_counts(mut r: Response, c: Option<OrderCounts>) -> Response {
+/// Adds the order-count headers.
+pub(crate) fn with_counts(mut r: Response, c: Option<OrderCounts>) -> Response {
     if let Some(c) = c {
         for (name, v) in [
             ("x-mbx-order-count-10s", c.ten_s),
@@ -261,21 +313,33 @@ pub async fn new_order(State(app): State<Arc<App>>, req: Req) -> Response {
         let (key, mut p) = app.authenticate(&req)?;
         let c = check_new(&app, key.account, &mut p)?;
         p.finish()?;
-        counts = Some(app.limits.charge_order(key.account.0, now_ms())?);
-        let sym = &app.market.symbols.all()[c.idx];
-        let (order, stamps) = app
-            .accounts
-            .place(key.account, c.draft, c.resp, (req.arrived, entered))
-            .await
-            .map_err(refusal)?;
-        let body = new_order_response(sym, &order, c.resp);
-        app.accounts
-            .stages
-            .record(&stamps, std::time::Instant::now());
-        Ok(body)
+        place_checked(&app, key.account, c, (req.arrived, entered), &mut counts).await
     }
     .await;
     with_counts(reply(r), counts)
+}
+
+/// Places a checked order: charges the account's order count (left in `counts`),
+/// sends it, and builds the answer `c.resp` asks for.
+pub(crate) async fn place_checked(
+    app: &App,
+    account: peregrine_types::AccountId,
+    c: Checked,
+    stamps: (std::time::Instant, std::time::Instant),
+    counts: &mut Option<OrderCounts>,
+) -> ApiResult<NewOrderResponse> {
+    *counts = Some(app.limits.charge_order(account.0, now_ms())?);
+    let sym = &app.market.symbols.all()[c.idx];
+    let (order, stamps) = app
+        .accounts
+        .place(account, c.draft, c.resp, stamps)
+        .await
+        .map_err(refusal)?;
+    let body = new_order_response(sym, &order, c.resp);
+    app.accounts
+        .stages
+        .record(&stamps, std::time::Instant::now());
+    Ok(body)
 }
 
 /// Test a new order: every check, nothing sent.
@@ -311,6 +375,18 @@ async fn find(
     if order_id.is_none() && orig.is_none() {
         return Err(ApiError::mandatory("orderId"));
     }
+    find_by(app, account, idx, order_id, orig).await
+}
+
+/// The order with `order_id` (or, without one, client id `orig`; with both, both
+/// must match) of symbol `idx`, from live state or history.
+pub(crate) async fn find_by(
+    app: &App,
+    account: peregrine_types::AccountId,
+    idx: usize,
+    order_id: Option<u64>,
+    orig: Option<String>,
+) -> ApiResult<Option<Order>> {
     let live = {
         let st = app.accounts.lock(account);
         match (order_id, &orig) {
@@ -366,7 +442,8 @@ pub async fn cancel_order(State(app): State<Arc<App>>, req: Req) -> Response {
     reply(r)
 }
 
-async fn cancel_one(
+/// Cancels one open order; the answer Binance gives for it.
+pub(crate) async fn cancel_one(
     app: &App,
     account: peregrine_types::AccountId,
     sym: &Symbol,

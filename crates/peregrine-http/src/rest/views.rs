@@ -316,7 +316,7 @@ pub struct NewOrderResponse {
 }
 
 /// The state part of an order answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Default, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OrderResult {
     /// Limit price (0 for market orders).
@@ -520,7 +520,7 @@ pub fn order_result(sym: &Symbol, o: &Order) -> OrderResult {
         price: sym.price(o.price),
         orig_qty: sym.qty(o.orig_qty),
         executed_qty: sym.qty(o.executed),
-        orig_quote_order_qty: sym.quote_amount(0),
+        orig_quote_order_qty: sym.quote_amount(i128::from(o.orig_quote)),
         cummulative_quote_qty: sym.quote_amount(o.cum_quote),
         status: o.status.name(),
         time_in_force: tif_name(o.tif),
@@ -552,7 +552,7 @@ pub fn order_view(sym: &Symbol, o: &Order) -> OrderView {
         update_time: o.update_ms,
         is_working: o.status.is_open(),
         working_time: o.time_ms,
-        orig_quote_order_qty: sym.quote_amount(0),
+        orig_quote_order_qty: sym.quote_amount(i128::from(o.orig_quote)),
         self_trade_prevention_mode: stp_name(o.stp),
     }
 }

@@ -1,7 +1,9 @@
 //! The web pages: a trading page (`/`) and an operations page (`/ops`), plain
-//! HTML, CSS and JavaScript modules compiled into the binary (no build step, no
-//! Node at build or run time), talking to the gateway's own REST and WebSocket API.
-//! Charts are small canvas drawings of our own (`assets/charts.js`).
+//! HTML, CSS and JavaScript modules compiled into the binary, talking to the
+//! gateway's own REST and WebSocket API. The price chart is TradingView's
+//! Lightweight Charts, which the build fetches from npm (`build.rs`; empty when the
+//! build had no npm, and the page then draws its own canvas candles); the depth chart
+//! is a small canvas drawing of our own (`assets/charts.js`).
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -46,6 +48,31 @@ pub const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("assets/trade.js"),
     ),
     (
+        "book.js",
+        "text/javascript; charset=utf-8",
+        include_str!("assets/book.js"),
+    ),
+    (
+        "pricechart.js",
+        "text/javascript; charset=utf-8",
+        include_str!("assets/pricechart.js"),
+    ),
+    (
+        "entry.js",
+        "text/javascript; charset=utf-8",
+        include_str!("assets/entry.js"),
+    ),
+    (
+        "account.js",
+        "text/javascript; charset=utf-8",
+        include_str!("assets/account.js"),
+    ),
+    (
+        "lightweight-charts.js",
+        "text/javascript; charset=utf-8",
+        include_str!(concat!(env!("OUT_DIR"), "/lightweight-charts.js")),
+    ),
+    (
         "ops.js",
         "text/javascript; charset=utf-8",
         include_str!("assets/ops.js"),
@@ -88,9 +115,23 @@ async fn config(State(app): State<Arc<App>>) -> Response {
             .find(|a| &a.api_key == k)
             .map(|a| serde_json::json!({"apiKey": a.api_key, "secretKey": a.secret_key, "operator": a.operator}))
     });
+    // Instruments by id, for the operations page (the engine reports ids and units).
+    let instruments: Vec<serde_json::Value> = app
+        .market
+        .symbols
+        .all()
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "id": s.id().0, "symbol": s.spec.symbol, "base": s.base, "quote": s.quote,
+                "priceDecimals": s.spec.price_decimals, "qtyDecimals": s.spec.qty_decimals,
+            })
+        })
+        .collect();
     crate::rest::ok(&serde_json::json!({
         "prefill": prefill,
         "engine": app.engine.is_some(),
+        "instruments": instruments,
     }))
 }
 
@@ -100,6 +141,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/", get(index))
         .route("/ops", get(ops_page))
         .route("/ui/config.json", get(config))
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/ui/{name}", get(file))
 }
 
@@ -122,7 +164,7 @@ mod tests {
         for part in all.split("/ui/").skip(1) {
             let name: String = part
                 .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '_')
+                .take_while(|c| c.is_ascii_alphanumeric() || ".-_".contains(*c))
                 .collect();
             if name.is_empty() || name == "config.json" {
                 continue;

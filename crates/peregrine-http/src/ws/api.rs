@@ -18,7 +18,8 @@ use futures_util::stream::{BoxStream, SelectAll};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Map, Value};
 
-use super::conn::{subscription, Item, WRITE_TIMEOUT};
+use super::conn::{close, subscription, too_big, Item, WRITE_TIMEOUT};
+use super::methods::{self, error};
 use crate::app::App;
 use crate::dialect::auth;
 use crate::dialect::error::ApiError;
@@ -41,26 +42,6 @@ pub async fn ws_api(
             let _slot = slot;
             run(app, ip, socket).await;
         })
-}
-
-fn error(id: &Value, e: &ApiError) -> Value {
-    json!({"id": id, "status": e.status.as_u16(), "error": {"code": e.code, "msg": e.msg}})
-}
-
-/// The signed payload of WebSocket API params: every param but `signature`,
-/// sorted by name, as `k=v&...` (form-encoded).
-pub fn ws_payload(params: &Map<String, Value>) -> String {
-    let mut keys: Vec<&String> = params.keys().filter(|k| *k != "signature").collect();
-    keys.sort();
-    let mut ser = form_urlencoded::Serializer::new(String::new());
-    for k in keys {
-        let v = match &params[k] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        ser.append_pair(k, &v);
-    }
-    ser.finish()
 }
 
 struct Session {
@@ -97,6 +78,25 @@ impl Session {
         }
     }
 
+    /// Answers one request: the stream methods here, the rest through
+    /// [`methods::call`] (which charges the endpoint's weight itself).
+    async fn answer(&mut self, ip: std::net::IpAddr, req: Map<String, Value>) -> Value {
+        let id = req.get("id").cloned().unwrap_or(Value::Null);
+        let method = req.get("method").and_then(Value::as_str).unwrap_or("");
+        let empty = Map::new();
+        let params = req
+            .get("params")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        if methods::known(method) {
+            return methods::call(&self.app, ip, &id, method, params).await;
+        }
+        match self.app.limits.charge_weight(ip, 1, now_ms()) {
+            Err(e) => error(&id, &e),
+            Ok(_) => self.handle(&id, method, params),
+        }
+    }
+
     fn subscribe(&mut self, params: &Map<String, Value>) -> Result<u64, ApiError> {
         let key = self
             .app
@@ -106,7 +106,9 @@ impl Session {
             .get("signature")
             .and_then(Value::as_str)
             .ok_or_else(|| ApiError::mandatory("signature"))?;
-        if !key.verify(ws_payload(params).as_bytes(), sig) {
+        if !(key.verify(methods::payload(params, false).as_bytes(), sig)
+            || key.verify(methods::payload(params, true).as_bytes(), sig))
+        {
             return Err(ApiError::bad_signature());
         }
         let ts = params.get("timestamp").map(|v| match v {
@@ -158,21 +160,14 @@ async fn run(app: Arc<App>, ip: std::net::IpAddr, socket: WebSocket) {
                 let text = match incoming {
                     Some(Ok(Message::Text(t))) => t,
                     Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                    Some(Err(e)) if too_big(&e) => {
+                        close(&mut tx, 1009, "message too big").await;
+                        return;
+                    }
                     _ => return,
                 };
                 let answer = match serde_json::from_str::<Value>(&text) {
-                    Ok(Value::Object(req)) => {
-                        let id = req.get("id").cloned().unwrap_or(Value::Null);
-                        match s.app.limits.charge_weight(ip, 1, now_ms()) {
-                            Err(e) => error(&id, &e),
-                            Ok(_) => {
-                                let method = req.get("method").and_then(Value::as_str).unwrap_or("");
-                                let empty = Map::new();
-                                let params = req.get("params").and_then(Value::as_object).unwrap_or(&empty);
-                                s.handle(&id, method, params)
-                            }
-                        }
-                    }
+                    Ok(Value::Object(req)) => s.answer(ip, req).await,
                     _ => error(&Value::Null, &ApiError::bad(-1000, "Request must be a JSON object.")),
                 };
                 if tokio::time::timeout(WRITE_TIMEOUT, tx.send(Message::Text(Utf8Bytes::from(answer.to_string())))).await.map_or(true, |r| r.is_err()) {
@@ -194,7 +189,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            ws_payload(v.as_object().unwrap()),
+            methods::payload(v.as_object().unwrap(), false),
             "apiKey=abc&recvWindow=5000&timestamp=1700000000000"
         );
     }

@@ -30,8 +30,9 @@ use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::app::App;
 use crate::dialect::slots::ConnGuard;
+use crate::market::events;
 use crate::market::feed::now_ms;
-use crate::market::hub::Msg;
+use crate::market::hub::{Initial, Msg, StreamMsg};
 
 /// Server ping interval.
 pub const PING_EVERY: Duration = Duration::from_secs(20);
@@ -106,7 +107,9 @@ pub async fn ws_root(State(app): State<Arc<App>>, slot: Slot, up: WebSocketUpgra
     upgrade(app, up, Vec::new(), false, None, slot)
 }
 
-/// `/ws/<streams or listen key>`.
+/// `/ws/<streams or listen key>`. As Binance: any path is accepted; the names that
+/// are streams are subscribed, the others (ccxt.pro's `/ws/0`, a connection it then
+/// fills with `SUBSCRIBE`) are ignored.
 pub async fn ws_path(
     State(app): State<Arc<App>>,
     Path(path): Path<String>,
@@ -116,28 +119,29 @@ pub async fn ws_path(
     if let Some(account) = app.listen_keys.account(&path) {
         return upgrade(app, up, Vec::new(), false, Some((path, account)), slot);
     }
-    let names: Vec<String> = path
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let names = known(&app, &path);
     upgrade(app, up, names, false, None, slot)
 }
 
-/// `/stream?streams=...`.
+/// `/stream?streams=...` (also with no streams, then `SUBSCRIBE`).
 pub async fn combined(
     State(app): State<Arc<App>>,
     Query(q): Query<StreamsQuery>,
     slot: Slot,
     up: WebSocketUpgrade,
 ) -> Response {
-    let names: Vec<String> = q
-        .streams
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let names = known(&app, &q.streams);
     upgrade(app, up, names, true, None, slot)
+}
+
+/// The stream names in `a/b/c` that exist (at most one more than the limit, so an
+/// over-long list is refused, not cut).
+fn known(app: &App, list: &str) -> Vec<String> {
+    list.split('/')
+        .filter(|s| app.hub.topic(s).is_some())
+        .take(app.config.ws.max_streams_per_connection + 1)
+        .map(str::to_owned)
+        .collect()
 }
 
 fn bad_request(msg: &str) -> Response {
@@ -160,11 +164,6 @@ fn upgrade(
     if names.len() > w.max_streams_per_connection {
         return bad_request("Too many streams requested.");
     }
-    for n in &names {
-        if app.hub.topic(n).is_none() {
-            return bad_request(&format!("Invalid stream name {n:?}."));
-        }
-    }
     let max = w.max_message_bytes;
     up.max_message_size(max)
         .max_frame_size(max)
@@ -186,6 +185,27 @@ fn upgrade(
             }
             c.run(socket).await;
         })
+}
+
+/// Whether a read failed because the client's message was over the size limit
+/// (answered with close code 1009, "message too big").
+pub fn too_big(e: &axum::Error) -> bool {
+    use tokio_tungstenite::tungstenite::Error;
+    std::error::Error::source(e)
+        .and_then(|inner| inner.downcast_ref::<Error>())
+        .is_some_and(|e| matches!(e, Error::Capacity(_)))
+}
+
+/// Sends a close frame (best effort, bounded).
+pub async fn close(tx: &mut SplitSink<WebSocket, Message>, code: u16, why: &str) {
+    let _ = tokio::time::timeout(
+        Duration::from_millis(500),
+        tx.send(Message::Close(Some(CloseFrame {
+            code,
+            reason: Utf8Bytes::from(why),
+        }))),
+    )
+    .await;
 }
 
 struct Conn {
@@ -222,6 +242,20 @@ impl Conn {
         self.subs
             .push(subscription(topic.subscribe(), Arc::clone(&cancel)));
         self.names.insert(name.to_owned(), cancel);
+        // A state stream starts with the current state (taken after subscribing, so
+        // no change falls between the two).
+        if let Some((idx, initial)) = self.app.hub.initial_state(name) {
+            let sym = &self.app.market.symbols.all()[idx];
+            let st = self.app.market.state(idx);
+            let data = match initial {
+                Initial::Top => events::book_ticker(sym, &st.book),
+                Initial::Levels(n) => events::partial(sym, &st.book, n),
+            };
+            drop(st);
+            let msg = Arc::new(StreamMsg::new(name, data));
+            self.subs
+                .push(futures_util::stream::once(async move { Item::Msg(msg) }).boxed());
+        }
         true
     }
 
@@ -385,6 +419,10 @@ impl Conn {
                     let text = match incoming {
                         Some(Ok(Message::Text(t))) => t,
                         Some(Ok(Message::Binary(_))) => break "binary frames are not accepted",
+                        Some(Err(e)) if too_big(&e) => {
+                            close(&mut tx, 1009, "message too big").await;
+                            return;
+                        }
                         Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
                         Some(Ok(_)) => continue,
                     };
@@ -418,14 +456,7 @@ impl Conn {
                 }
             }
         };
-        let _ = tokio::time::timeout(
-            Duration::from_millis(500),
-            tx.send(Message::Close(Some(CloseFrame {
-                code: 1008,
-                reason: Utf8Bytes::from(why),
-            }))),
-        )
-        .await;
+        close(&mut tx, 1008, why).await;
     }
 }
 

@@ -3,3 +3,4 @@
 //! [`crate::market::hub`]'s; listen keys are [`crate::dialect::listen`]'s.
 pub mod api;
 pub mod conn;
+pub mod methods;

@@ -16,6 +16,14 @@
 //! * A quote more than `requote_ticks` from its target is moved there with a replace
 //!   once the venue has acknowledged it (one replace in flight per quote); a side that
 //!   would take the position beyond `max_inventory` is not quoted.
+//! * Orders a person places by hand: a best level further than `max_deviation` from
+//!   the last trade (the reference) is not the market, so an order far away does not
+//!   move the mid; the mid and both quotes stay within `max_deviation` of the last
+//!   trade, inside the engine's price collar around it, whatever the book shows. A
+//!   refused order or replace (a risk limit, the kill switch) holds new ones back
+//!   for 1, 2, 4, ... up to [`MAX_HOLD`] timer ticks, so a refusing venue or engine
+//!   sees a few attempts a second, not a flood, and quoting resumes by itself once
+//!   they are accepted again.
 
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
@@ -48,6 +56,9 @@ pub struct MakerConfig {
     /// How far the quoted mid leans towards `mid`, per mille: 0 follows the book
     /// alone, 1000 ignores it.
     pub anchor_per_mille: i64,
+    /// How far from the last trade (before one: `mid`) its quotes, its mid and the
+    /// best levels it takes for the market may be, price units (0: no limit).
+    pub max_deviation: i64,
     /// Random seed (unused by the quoting logic; kept for the CLI's `--seed`).
     pub seed: u64,
 }
@@ -65,10 +76,15 @@ impl Default for MakerConfig {
             requote_ticks: 0,
             interval_ns: 1_000_000,
             anchor_per_mille: 0,
+            // Within the shipped configs' price collar (500) around the last trade.
+            max_deviation: 300,
             seed: 1,
         }
     }
 }
+
+/// The longest pause after refusals, timer ticks.
+pub const MAX_HOLD: u32 = 256;
 
 #[derive(Debug, Clone, Copy)]
 struct Quote {
@@ -91,8 +107,16 @@ pub struct Maker {
     /// Prices quoted lately, per side (order prices and replace targets, newest
     /// last): the feed may still show any of them.
     recent: [[i64; RECENT]; 2],
+    /// The last trade at its venue (its own fills included), price units.
+    last_trade: Option<i64>,
+    /// Timer ticks before it sends again (after a refusal).
+    hold: u32,
+    /// The current pause length after refusals, ticks (0: none refused lately).
+    backoff: u32,
     /// Replaces sent.
     pub replaces: u64,
+    /// Orders and replaces refused.
+    pub refused: u64,
 }
 
 impl Maker {
@@ -103,7 +127,11 @@ impl Maker {
             position: 0,
             quotes: [None, None],
             recent: [[0; RECENT]; 2],
+            last_trade: None,
+            hold: 0,
+            backoff: 0,
             replaces: 0,
+            refused: 0,
             cfg,
         }
     }
@@ -118,13 +146,42 @@ impl Maker {
         self.mid
     }
 
-    /// Target price of `side`: around the mid, skewed against the inventory.
+    /// The price the market trades at: the last trade, else the configured mid.
+    pub fn reference(&self) -> i64 {
+        self.last_trade.unwrap_or(self.cfg.mid)
+    }
+
+    /// `price` kept within `max_deviation` of the reference.
+    fn bounded(&self, price: i64) -> i64 {
+        let d = self.cfg.max_deviation;
+        if d <= 0 {
+            return price;
+        }
+        let r = self.reference();
+        price.clamp(r - d, r + d)
+    }
+
+    /// Target price of `side`: around the mid, skewed against the inventory, within
+    /// `max_deviation` of the last trade.
     pub fn target(&self, side: Side) -> i64 {
         let skewed = self.mid - self.position * self.cfg.skew_per_lot;
-        match side {
+        self.bounded(match side {
             Side::Buy => skewed - self.cfg.half_spread,
             Side::Sell => skewed + self.cfg.half_spread,
-        }
+        })
+    }
+
+    /// Whether `level` is too far from the last trade to be the market.
+    fn far(&self, level: &crate::md::Level) -> bool {
+        self.cfg.max_deviation > 0
+            && (level.price.units() - self.reference()).abs() > self.cfg.max_deviation
+    }
+
+    /// A refusal: hold new orders back, twice as long as the last time.
+    fn refused(&mut self) {
+        self.refused += 1;
+        self.backoff = (self.backoff * 2).clamp(1, MAX_HOLD);
+        self.hold = self.backoff;
     }
 
     fn room(&self, side: Side) -> bool {
@@ -156,11 +213,14 @@ impl Maker {
     /// The mid this book implies, if any. A best level that may be only this maker's
     /// own quote says nothing about the market: were it counted, a book the maker
     /// alone quotes (a venue without other flow) would feed its own skew back into its
-    /// mid and walk the price away. Then the lean towards the anchor.
+    /// mid and walk the price away. Nor does one far from the last trade (an order
+    /// placed by hand away from the market). Then the lean towards the anchor, and
+    /// the bound around the last trade.
     fn observe(&mut self, book: &BookView) {
         let h = self.cfg.half_spread;
-        let others =
-            |side: Side, l: Option<crate::md::Level>| l.filter(|l| !self.maybe_own(side, l));
+        let others = |side: Side, l: Option<crate::md::Level>| {
+            l.filter(|l| !self.maybe_own(side, l) && !self.far(l))
+        };
         let (bid, ask) = (
             others(Side::Buy, book.best_bid()),
             others(Side::Sell, book.best_ask()),
@@ -173,10 +233,13 @@ impl Maker {
         };
         let w = self.cfg.anchor_per_mille.clamp(0, 1_000);
         // Truncates towards zero: no pull either way inside 1000 / w units.
-        self.mid = seen + (self.cfg.mid - seen) * w / 1_000;
+        self.mid = self.bounded(seen + (self.cfg.mid - seen) * w / 1_000);
     }
 
     fn requote(&mut self, api: &mut Api, side: Side) {
+        if self.hold > 0 {
+            return;
+        }
         let target = self.target(side);
         match self.quotes[side.index()] {
             Some(q)
@@ -258,10 +321,12 @@ impl Strategy for Maker {
         if let Some(q) = self.quote_mut(ev.client_id) {
             q.acked = true;
         }
+        self.backoff = 0;
     }
 
     fn on_reject(&mut self, _api: &mut Api, ev: &Event) {
         self.done(ev.client_id);
+        self.refused();
     }
 
     fn on_replaced(&mut self, _api: &mut Api, ev: &Event) {
@@ -269,6 +334,7 @@ impl Strategy for Maker {
             q.price = ev.price;
             q.replacing = false;
         }
+        self.backoff = 0;
     }
 
     fn on_replace_reject(&mut self, _api: &mut Api, ev: &Event) {
@@ -276,9 +342,17 @@ impl Strategy for Maker {
         if let Some(q) = self.quote_mut(ev.client_id) {
             q.replacing = false;
         }
+        self.refused();
+    }
+
+    fn on_trade(&mut self, _api: &mut Api, trade: &crate::md::Trade) {
+        if trade.venue == self.cfg.venue && trade.instrument == self.cfg.instrument {
+            self.last_trade = Some(trade.price.units());
+        }
     }
 
     fn on_fill(&mut self, api: &mut Api, ev: &Event) {
+        self.last_trade = Some(ev.price);
         self.position += match ev.side() {
             Side::Buy => ev.qty,
             Side::Sell => -ev.qty,
@@ -296,6 +370,7 @@ impl Strategy for Maker {
     }
 
     fn on_timer(&mut self, api: &mut Api, _now_ns: u64) {
+        self.hold = self.hold.saturating_sub(1);
         self.requote_both(api);
     }
 
@@ -305,167 +380,5 @@ impl Strategy for Maker {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::md::Level;
-
-    fn lvl(p: i64) -> Level {
-        Level {
-            price: Price::from_raw(p),
-            qty: Qty::from_raw(1),
-            orders: 1,
-        }
-    }
-
-    #[test]
-    fn quotes_follow_the_book_and_skew_against_inventory() {
-        let mut m = Maker::new(MakerConfig::default());
-        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(99)], &[lvl(103)]));
-        assert_eq!(m.mid(), 101);
-        assert_eq!((m.target(Side::Buy), m.target(Side::Sell)), (99, 103));
-        m.position = 4; // long: both quotes lower, so it sells sooner
-        assert_eq!((m.target(Side::Buy), m.target(Side::Sell)), (95, 99));
-        m.observe(&BookView::new(0, InstrumentId(1), &[], &[lvl(110)]));
-        assert_eq!(m.mid(), 108);
-        m.observe(&BookView::default());
-        assert_eq!(m.mid(), 108, "an empty book keeps the last mid");
-        m.position = 10;
-        assert!(!m.room(Side::Buy) && m.room(Side::Sell));
-    }
-
-    #[test]
-    fn its_own_quotes_do_not_move_its_mid() {
-        let mut m = Maker::new(MakerConfig::default());
-        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(99)], &[lvl(103)]));
-        assert_eq!(m.mid(), 101);
-        // Short 3: its skewed quotes 102/106 are the whole book; the mid stays.
-        m.position = -3;
-        m.quoted(Side::Buy, 102);
-        m.quoted(Side::Sell, 106);
-        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(102)], &[lvl(106)]));
-        assert_eq!(m.mid(), 101, "its own skew does not feed back");
-        // Someone else's ask below its own: that side counts.
-        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(102)], &[lvl(104)]));
-        assert_eq!(m.mid(), 102);
-        // More than its size at its price: others are there too.
-        let big = Level {
-            price: Price::from_raw(102),
-            qty: Qty::from_raw(m.cfg.qty + 1),
-            orders: 2,
-        };
-        m.observe(&BookView::new(0, InstrumentId(1), &[big], &[lvl(106)]));
-        assert_eq!(m.mid(), 102 + m.cfg.half_spread);
-        // Two orders at its price: one is someone else's.
-        let two = Level {
-            orders: 2,
-            ..lvl(106)
-        };
-        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(102)], &[two]));
-        assert_eq!(m.mid(), 106 - m.cfg.half_spread);
-    }
-
-    #[test]
-    fn a_quote_the_feed_shows_late_is_still_its_own() {
-        let mut m = Maker::new(MakerConfig::default());
-        // It quoted 98/102, then moved its bid to 97 and the venue acknowledged the
-        // replace; the feed still shows the bid at 98.
-        m.quoted(Side::Buy, 98);
-        m.quoted(Side::Sell, 102);
-        m.quoted(Side::Buy, 97);
-        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(98)], &[lvl(102)]));
-        assert_eq!(m.mid(), 10_000, "neither side is anyone else's");
-        // A price it quoted RECENT moves ago is forgotten.
-        for p in 0..RECENT as i64 {
-            m.quoted(Side::Buy, 90 - p);
-        }
-        m.observe(&BookView::new(0, InstrumentId(1), &[lvl(98)], &[]));
-        assert_eq!(m.mid(), 98 + m.cfg.half_spread);
-    }
-
-    #[test]
-    fn the_anchor_pulls_the_mid_towards_the_reference() {
-        let cfg = MakerConfig {
-            anchor_per_mille: 100,
-            ..MakerConfig::default()
-        };
-        let mut m = Maker::new(cfg);
-        // Someone else's quotes around 10_500: 10% of the way back to 10_000.
-        m.observe(&BookView::new(
-            0,
-            InstrumentId(1),
-            &[lvl(10_499)],
-            &[lvl(10_501)],
-        ));
-        assert_eq!(m.mid(), 10_450);
-        // An empty book: the mid converges on the reference.
-        for _ in 0..200 {
-            m.observe(&BookView::default());
-        }
-        assert!((m.mid() - 10_000).abs() < 10, "{}", m.mid());
-        // Without an anchor the book alone sets it.
-        let mut free = Maker::new(MakerConfig::default());
-        free.observe(&BookView::new(
-            0,
-            InstrumentId(1),
-            &[lvl(10_499)],
-            &[lvl(10_501)],
-        ));
-        assert_eq!(free.mid(), 10_500);
-    }
-
-    /// A venue where the maker alone rests orders and takers fill its quotes (its
-    /// inventory walks within the limit); the feed shows the book 0 to 2 moves late.
-    /// Returns how far its mid got from the start. `forgetful` keeps only its
-    /// current quote as "own" (the rule before the recent prices).
-    fn drift_with_a_late_feed(m: &mut Maker, forgetful: bool) -> i64 {
-        let mut rng = peregrine_types::Rng::new(7);
-        let mut shown = std::collections::VecDeque::new();
-        let start = m.mid();
-        let mut worst = 0;
-        for _ in 0..20_000 {
-            // A fill moves the position one lot, towards flat near the limit.
-            let up = match m.position {
-                p if p >= 8 => false,
-                p if p <= -8 => true,
-                _ => rng.chance(1, 2),
-            };
-            m.position += if up { 1 } else { -1 };
-            let (bid, ask) = (m.target(Side::Buy), m.target(Side::Sell));
-            if forgetful {
-                m.recent = [[bid; RECENT], [ask; RECENT]];
-            } else {
-                m.quoted(Side::Buy, bid);
-                m.quoted(Side::Sell, ask);
-            }
-            shown.push_back((bid, ask));
-            while shown.len() > 1 + rng.below(3) as usize {
-                shown.pop_front();
-            }
-            let (b, a) = shown[0];
-            m.observe(&BookView::new(0, InstrumentId(1), &[lvl(b)], &[lvl(a)]));
-            worst = worst.max((m.mid() - start).abs());
-        }
-        worst
-    }
-
-    #[test]
-    fn a_late_feed_does_not_walk_the_mid() {
-        let mut m = Maker::new(MakerConfig::default());
-        assert_eq!(drift_with_a_late_feed(&mut m, false), 0);
-        // Negative control: knowing only its current quote, the same flow walks it.
-        let mut forgetful = Maker::new(MakerConfig::default());
-        let walked = drift_with_a_late_feed(&mut forgetful, true);
-        assert!(walked > 100, "the control must walk: {walked}");
-        // The anchor holds even the forgetful maker (a walk of up to 8 units per
-        // update against a pull of 1%: within about 800).
-        let anchored = MakerConfig {
-            anchor_per_mille: 10,
-            ..MakerConfig::default()
-        };
-        let held = drift_with_a_late_feed(&mut Maker::new(anchored), true);
-        assert!(
-            held <= 800 && held * 4 < walked,
-            "{held} (unanchored: {walked})"
-        );
-    }
-}
+#[path = "maker_tests.rs"]
+mod tests;

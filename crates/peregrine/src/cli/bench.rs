@@ -14,7 +14,7 @@ use anyhow::bail;
 #[command(disable_help_flag = true)]
 pub(crate) struct BenchArgs {
     /// The benchmark and its options: `book`, `balances`, `dispatch`, `handoff`,
-    /// `exchange` (`peregrine bench --help` lists them).
+    /// `http` (`peregrine bench --help` lists them).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub args: Vec<OsString>,
 }

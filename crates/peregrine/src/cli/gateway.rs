@@ -23,8 +23,9 @@ enum GatewayCommand {
     /// the exchange (docs/http.md).
     Http(HttpArgs),
     /// Measure the HTTP gateway: REST order latency beside the native protocol,
-    /// WebSocket fan-out, history writer lag (docs/performance.md).
-    Bench(BenchArgs),
+    /// WebSocket fan-out, history writer lag (docs/performance.md). The same as
+    /// `peregrine bench http` (it runs the `peregrine-bench` binary).
+    Bench(super::bench::BenchArgs),
 }
 
 /// `peregrine gateway fix`.
@@ -42,38 +43,6 @@ pub(crate) struct FixArgs {
     /// Override the config's `store_dir`.
     #[arg(long)]
     store_dir: Option<PathBuf>,
-}
-
-/// `peregrine gateway bench`.
-#[derive(Debug, Args)]
-pub(crate) struct BenchArgs {
-    /// REST order rates, orders/s (open loop), comma separated.
-    #[arg(long, value_delimiter = ',', default_value = "1000,5000")]
-    pub rates: Vec<u64>,
-    /// Seconds per measurement.
-    #[arg(long, default_value_t = 5.0)]
-    pub duration: f64,
-    /// WebSocket subscribers in the fan-out test.
-    #[arg(long, default_value_t = 1000)]
-    pub subscribers: usize,
-    /// Feed events per second in the fan-out test.
-    #[arg(long, default_value_t = 100)]
-    pub fanout_rate: u64,
-    /// Orders per second in the writer test.
-    #[arg(long, default_value_t = 100_000)]
-    pub writer_rate: u64,
-    /// HTTP connections of the REST client.
-    #[arg(long, default_value_t = 8)]
-    pub connections: usize,
-    /// The gateway's async worker threads (as `gateway http --threads`).
-    #[arg(long, default_value_t = 2)]
-    pub gateway_threads: usize,
-    /// Only these parts: rest, fanout, writer (comma separated).
-    #[arg(long, value_delimiter = ',')]
-    pub only: Vec<String>,
-    /// Save the tables as JSON.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
 }
 
 /// `peregrine gateway http`.
@@ -99,38 +68,12 @@ pub(crate) fn run(args: GatewayArgs) -> anyhow::Result<()> {
     }
 }
 
-fn bench(a: BenchArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        a.duration > 0.0 && a.duration < 3600.0,
-        "--duration: 0..3600 s"
-    );
-    anyhow::ensure!(
-        a.rates.iter().all(|r| *r > 0) && a.fanout_rate > 0 && a.writer_rate > 0,
-        "rates must be positive"
-    );
-    let settings = peregrine_http::bench::BenchSettings {
-        exe: std::env::current_exe().context("finding the peregrine executable")?,
-        rates: a.rates,
-        duration: a.duration,
-        subscribers: a.subscribers,
-        fanout_rate: a.fanout_rate,
-        writer_rate: a.writer_rate,
-        only: a.only,
-        connections: a.connections,
-        gateway_threads: a.gateway_threads.max(1),
-    };
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("peregrine gateway bench (load average: {})", load.trim());
-    let tables = peregrine_http::bench::run(&settings)?;
-    for t in &tables {
-        println!("{t}");
-    }
-    if let Some(path) = a.json {
-        std::fs::write(&path, peregrine_http::bench::to_json(load.trim(), &tables))
-            .with_context(|| format!("writing {}", path.display()))?;
-        println!("saved {}", path.display());
-    }
-    Ok(())
+/// `peregrine gateway bench ARGS` is `peregrine bench http ARGS`: the bench lives in
+/// the `peregrine-bench` binary (not linked into this one).
+fn bench(a: super::bench::BenchArgs) -> anyhow::Result<()> {
+    let mut args = vec![std::ffi::OsString::from("http")];
+    args.extend(a.args);
+    super::bench::run(super::bench::BenchArgs { args })
 }
 
 fn http(args: HttpArgs) -> anyhow::Result<()> {

@@ -44,7 +44,7 @@ const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
 /// The FIX gateway's process name (and log file stem).
 const FIX_GATEWAY: &str = "fix-gateway";
 
-/// `peregrine up [--duration S] [--dir DIR] [--port-base P] [--quiet] [--keep]`.
+/// `peregrine up [--duration S] [--dir DIR] [--port-base P] [--http-port P] [--quiet] [--keep]`.
 #[derive(Debug, Args)]
 pub(crate) struct UpArgs {
     /// Stop after this many seconds (default: run until Ctrl-C).
@@ -59,6 +59,10 @@ pub(crate) struct UpArgs {
     /// (default: free ports picked at start).
     #[arg(long)]
     port_base: Option<u16>,
+    /// The HTTP gateway's port on 127.0.0.1 (the trading and operations pages, the
+    /// Binance-style API; default: a free port, printed at start).
+    #[arg(long)]
+    http_port: Option<u16>,
     /// No live progress lines.
     #[arg(long)]
     quiet: bool,
@@ -143,6 +147,7 @@ pub(crate) fn run(args: UpArgs) -> anyhow::Result<()> {
         templates,
         ports,
         strategy_names: Vec::new(),
+        http_port: args.http_port,
     };
     let result = session.go(ports, args.duration);
     drop(session); // terminates whatever still runs (only after a failure)
@@ -211,6 +216,7 @@ struct Session {
     templates: plan::Templates,
     ports: Ports,
     strategy_names: Vec<String>,
+    http_port: Option<u16>,
 }
 
 impl Session {
@@ -388,15 +394,16 @@ impl Session {
             .context("the exchange logged no recovery address")?;
         let text = plan::gateway_toml(exchange, recovery, &self.dir, &self.socket());
         std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
-        self.spawn(
-            "gateway",
-            vec![
-                "gateway".into(),
-                "http".into(),
-                "--config".into(),
-                path_arg(&config),
-            ],
-        )?;
+        let mut args = vec![
+            "gateway".into(),
+            "http".into(),
+            "--config".into(),
+            path_arg(&config),
+        ];
+        if let Some(port) = self.http_port {
+            args.extend(["--listen".into(), format!("127.0.0.1:{port}")]);
+        }
+        self.spawn("gateway", args)?;
         let log = self.dir.join("gateway.log");
         let mut url = None;
         self.wait_until("the HTTP gateway", |_| {

@@ -1,11 +1,24 @@
 // The operations page: the order engine's summary (strategies, positions and PnL,
 // the 7-segment latency table, venues, rejects) every second, its risk limits, and
-// the kill switch behind a typed confirmation. Needs an operator API key.
+// the kill switch behind a typed confirmation, and its release. Needs an operator
+// API key. Prices and PnL are shown with the instrument's decimals and currency
+// (the engine reports integer units).
 
-import { call, currentKey, el } from './api.js';
+import { call, currentKey, el, fromUnits } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 const num = (v) => (v === null || v === undefined ? '–' : Number(v).toLocaleString());
+const instruments = new Map();
+/** Integer units with `dec` decimals, grouped, exact. */
+const units = (v, dec) => {
+  if (v === null || v === undefined) return '–';
+  const t = fromUnits(BigInt(v), dec);
+  const [i, f] = t.split('.');
+  const neg = i.startsWith('-');
+  const g = (neg ? i.slice(1) : i).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${neg ? '-' : ''}${g}${f ? `.${f}` : ''}`;
+};
+const us = (ns) => (ns === null || ns === undefined ? '–' : (Number(ns) / 1000).toFixed(1));
 
 async function refresh() {
   try {
@@ -15,13 +28,22 @@ async function refresh() {
     $('totals').textContent = `orders ${num(s.orders)} · acks ${num(s.acks)} · fills ${num(s.fills)} · cancels ${num(s.cancels)} · rejects ${num(s.rejects)} · open ${num(s.open_orders)}`;
     $('strategies').replaceChildren(...s.strategies.map((x) => el('tr', { 'data-strategy': x.name },
       el('td', {}, x.name), el('td', {}, x.state), el('td', {}, x.pid ?? '–'), el('td', {}, x.open),
-      el('td', { class: x.killed ? 'killed' : '' }, x.killed ? 'ON' : 'off'))));
-    $('positions').replaceChildren(...s.positions.map((p) => el('tr', {},
-      el('td', {}, p.strategy), el('td', {}, p.instrument), el('td', {}, num(p.net)), el('td', {}, num(p.fills)),
-      el('td', {}, num(p.avg)), el('td', {}, num(p.realized)), el('td', {}, num(p.unrealized)), el('td', {}, num(p.total)))));
+      el('td', { class: x.killed ? 'killed' : '' }, x.killed ? 'ON' : 'off'),
+      el('td', {}, x.killed ? el('button', { 'data-testid': `release-${x.name}`, onclick: () => release(x.name) }, 'release') : ''))));
+    $('positions').replaceChildren(...s.positions.map((p) => {
+      const i = instruments.get(p.instrument);
+      const pd = i ? i.priceDecimals : 0;
+      const qd = i ? i.qtyDecimals : 0;
+      const money = (v) => `${units(v, pd + qd)}${i ? ` ${i.quote}` : ''}`;
+      return el('tr', { 'data-position': p.strategy },
+        el('td', {}, p.strategy), el('td', {}, i ? i.symbol : p.instrument), el('td', {}, units(p.net, qd)),
+        el('td', {}, num(p.fills)), el('td', {}, p.avg === null ? '–' : units(p.avg, pd)),
+        el('td', {}, money(p.realized)), el('td', {}, money(p.unrealized)),
+        el('td', { class: String(p.total).startsWith('-') ? 'down' : 'up' }, money(p.total)));
+    }));
     $('latency').replaceChildren(...s.latency.map((r) => el('tr', {},
-      el('td', {}, r.name), el('td', {}, num(r.n)), el('td', {}, num(r.p50)), el('td', {}, num(r.p99)),
-      el('td', {}, num(r.p999)), el('td', {}, num(r.max)))));
+      el('td', {}, r.name), el('td', {}, num(r.n)), el('td', {}, us(r.p50)), el('td', {}, us(r.p99)),
+      el('td', {}, us(r.p999)), el('td', {}, us(r.max)))));
     $('venues').replaceChildren(...s.venues.map((v) => el('tr', {},
       el('td', {}, v.name), el('td', {}, num(v.open)), el('td', {}, num(v.tally.orders ?? v.tally.routed)),
       el('td', {}, num(v.tally.fills)), el('td', {}, num(v.tally.rejects)))));
@@ -82,8 +104,23 @@ async function engage() {
   refresh();
 }
 
+async function release(strategy) {
+  try {
+    const r = await call('POST', '/ops/api/release', strategy ? { strategy } : {}, true);
+    $('rresult').textContent = r.reply;
+    $('rresult').className = r.ok ? 'ok' : 'error';
+  } catch (e) {
+    $('rresult').textContent = e.message;
+    $('rresult').className = 'error';
+  }
+  refresh();
+}
+
 async function main() {
   await currentKey();
+  const cfg = await (await fetch('/ui/config.json')).json();
+  for (const i of cfg.instruments || []) instruments.set(i.id, i);
+  $('release').addEventListener('click', () => release(null));
   $('kill').addEventListener('click', killDialog);
   $('kcancel').addEventListener('click', () => { $('modal').hidden = true; });
   $('kconfirm').addEventListener('input', () => { $('kgo').disabled = $('kconfirm').value !== 'KILL'; });

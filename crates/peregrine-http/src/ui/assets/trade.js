@@ -1,186 +1,142 @@
-// The trading page: book ladder and depth chart, candles, trade tape, order entry
-// checked against tick and lot, open orders with cancel, fills, balances. Market
-// data comes from one combined stream; the book follows Binance's documented
-// snapshot-then-diff procedure; the account's changes from the user-data stream.
+// The trading page: markets list and 24 h statistics, the book (book.js), the price
+// chart (pricechart.js), the trade tape, order entry (entry.js) and the account
+// (account.js). Market data comes from one combined stream (the book by Binance's
+// documented snapshot-then-diff procedure); the account's changes from the
+// user-data stream.
 
-import { call, socket, currentKey, saveKey, forgetKey, loadKey, rules, validate, toUnits, el, time } from './api.js';
-import { drawDepth, drawCandles } from './charts.js';
+import { call, socket, currentKey, saveKey, forgetKey, loadKey, rules, el, time } from './api.js';
+import { Book } from './book.js';
+import { PriceChart } from './pricechart.js';
+import { Entry } from './entry.js';
+import { Account } from './account.js';
 
 const $ = (id) => document.getElementById(id);
-const LEVELS = 12;
 const state = {
-  info: null, sym: null, rules: null, lower: '',
-  book: { bids: new Map(), asks: new Map(), lastUpdateId: 0, synced: false, buffer: [], fetching: false },
-  bars: [], interval: '1m', trades: [], open: [], stream: null, user: null, listenKey: null,
+  info: null, sym: null, symInfo: null, rules: null, lower: '', interval: '1m',
+  trades: [], stream: null, user: null, listenKey: null, tickers: new Map(),
 };
+
+const say = (text, ok) => {
+  $('result').textContent = text;
+  $('result').className = ok ? 'ok' : 'error';
+};
+const book = new Book((price) => entry.pick(price));
+window.peregrineBook = book; // for tests and the curious
+const chart = new PriceChart($('candles'));
+const account = new Account({
+  sym: () => state.sym,
+  rules: () => state.rules,
+  say,
+  onOpen: (open) => {
+    book.mine = new Set(open.map((o) => `${o.side}:${o.price}`));
+    book.render();
+    entry.check();
+  },
+});
+const entry = new Entry({
+  sym: () => state.sym,
+  info: () => state.symInfo,
+  rules: () => state.rules,
+  free: (asset) => account.free(asset),
+  say,
+  placed: () => account.refresh(),
+});
 
 // ---------- market data ----------
 
-function sortedLevels(map, desc) {
-  const d = state.rules.pd;
-  return [...map.entries()]
-    .map(([p, q]) => [p, q, toUnits(p, d)])
-    .sort((a, b) => (desc ? (b[2] > a[2] ? 1 : -1) : (a[2] > b[2] ? 1 : -1)))
-    .map(([p, q]) => [p, q]);
-}
-
-function applyLevels(side, levels) {
-  for (const [p, q] of levels) {
-    if (Number(q) === 0) side.delete(p); else side.set(p, q);
-  }
-}
-
-async function resyncBook() {
-  const b = state.book;
-  if (b.fetching) return;
-  b.fetching = true;
-  b.synced = false;
-  try {
-    const snap = await call('GET', '/api/v3/depth', { symbol: state.sym, limit: 1000 });
-    b.bids = new Map(snap.bids);
-    b.asks = new Map(snap.asks);
-    b.lastUpdateId = snap.lastUpdateId;
-    b.synced = true;
-    const pending = b.buffer.filter((e) => e.u > b.lastUpdateId);
-    b.buffer = [];
-    let first = true;
-    for (const e of pending) {
-      if (first && !(e.U <= b.lastUpdateId + 1 && e.u >= b.lastUpdateId + 1)) { b.fetching = false; return resyncBook(); }
-      first = false;
-      if (!onDiff(e)) return;
-    }
-  } catch (e) {
-    setTimeout(resyncBook, 1000);
-  } finally {
-    b.fetching = false;
-  }
-  renderBook();
-}
-
-/** Applies one diff event; false (and a resync) if it does not follow on. */
-function onDiff(e) {
-  const b = state.book;
-  if (!b.synced) { b.buffer.push(e); return true; }
-  if (e.u <= b.lastUpdateId) return true;
-  if (e.U !== b.lastUpdateId + 1) { b.buffer = [e]; resyncBook(); return false; }
-  applyLevels(b.bids, e.b);
-  applyLevels(b.asks, e.a);
-  b.lastUpdateId = e.u;
-  return true;
-}
-
-let bookQueued = false;
-function renderBook() {
-  if (bookQueued) return;
-  bookQueued = true;
-  requestAnimationFrame(() => {
-    bookQueued = false;
-    const bids = sortedLevels(state.book.bids, true);
-    const asks = sortedLevels(state.book.asks, false);
-    const mine = new Set(state.open.map((o) => `${o.side}:${o.price}`));
-    const rows = (levels, cls, side) => {
-      let total = 0;
-      const out = levels.slice(0, LEVELS).map(([p, q]) => {
-        total += Number(q);
-        const tr = el('tr', { class: `${cls}${mine.has(`${side}:${p}`) ? ' mine' : ''}`, 'data-price': p },
-          el('td', {}, p), el('td', {}, q), el('td', {}, total.toLocaleString()));
-        tr.addEventListener('click', () => { $('price').value = p; check(); });
-        return tr;
-      });
-      return out;
-    };
-    $('asks').replaceChildren(...rows(asks, 'ask', 'SELL').reverse());
-    $('bids').replaceChildren(...rows(bids, 'bid', 'BUY'));
-    const spread = bids.length && asks.length ? `spread ${(Number(asks[0][0]) - Number(bids[0][0])).toFixed(state.rules.pd)}` : 'no spread';
-    $('spread').replaceChildren(el('tr', { class: 'spread' }, el('td', { colspan: 3 }, spread)));
-    drawDepth($('depth'), bids.slice(0, 50), asks.slice(0, 50));
-  });
+/** Runs `fn` at most once per animation frame, however often it is asked for. */
+function perFrame(fn) {
+  let queued = false;
+  return () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => { queued = false; fn(); });
+  };
 }
 
 function onTrade(t) {
   state.trades.unshift({ time: t.T, price: t.p, qty: t.q, sell: t.m });
   state.trades.length = Math.min(state.trades.length, 40);
-  $('last').textContent = t.p;
   renderTape();
 }
 
-function renderTape() {
+const renderTape = perFrame(() => {
+  if (state.trades.length) $('last').textContent = state.trades[0].price;
   $('tape').replaceChildren(...state.trades.map((t) =>
     el('tr', { class: t.sell ? 's' : 'b' }, el('td', {}, time(t.time)), el('td', {}, t.price), el('td', {}, t.qty))));
+});
+
+/** The 24 h statistics in the header (REST answer or `@ticker` event). */
+function showStats(s) {
+  const pct = s.P ?? s.priceChangePercent;
+  const change = s.p ?? s.priceChange;
+  $('st-change').textContent = `${change} (${pct}%)`;
+  $('st-change').className = String(change).startsWith('-') ? 'down' : 'up';
+  $('st-high').textContent = s.h ?? s.highPrice;
+  $('st-low').textContent = s.l ?? s.lowPrice;
+  $('st-volume').textContent = `${s.v ?? s.volume} ${state.symInfo.baseAsset}`;
+  $('st-quote').textContent = `${s.q ?? s.quoteVolume} ${state.symInfo.quoteAsset}`;
 }
 
-function onKline(k) {
-  if (k.i !== state.interval) return;
-  const bar = [k.t, k.o, k.h, k.l, k.c, k.v, k.T];
-  const last = state.bars[state.bars.length - 1];
-  if (last && last[0] === k.t) state.bars[state.bars.length - 1] = bar;
-  else if (!last || k.t > last[0]) state.bars.push(bar);
-  state.bars = state.bars.slice(-300);
-  drawCandles($('candles'), state.bars);
-}
+/** The markets list: every symbol's last price and 24 h change, one row per
+ * symbol made once and updated in place (a row is never replaced under a click). */
+const symbolRows = new Map();
+const renderSymbols = perFrame(() => {
+  if (!symbolRows.size) {
+    $('symbols').replaceChildren(...state.info.symbols.map((s) => {
+      const tr = el('tr', { 'data-symbol': s.symbol }, el('td', {}, s.symbol), el('td', {}, '–'), el('td', {}, ''));
+      tr.addEventListener('pointerdown', () => selectSymbol(s.symbol));
+      symbolRows.set(s.symbol, tr);
+      return tr;
+    }));
+  }
+  for (const [name, tr] of symbolRows) {
+    const t = state.tickers.get(name) || {};
+    const open = Number(t.o ?? t.openPrice);
+    const last = t.c ?? t.lastPrice ?? '–';
+    const pct = open > 0 ? (((Number(last) - open) / open) * 100).toFixed(2) : '0.00';
+    tr.classList.toggle('on', name === state.sym);
+    tr.children[1].textContent = last;
+    tr.children[2].textContent = `${pct}%`;
+    tr.children[2].className = pct.startsWith('-') ? 'down' : 'up';
+  }
+});
 
 async function loadHistory() {
-  const [bars, trades] = await Promise.all([
-    call('GET', '/api/v3/klines', { symbol: state.sym, interval: state.interval, limit: 200 }),
-    call('GET', '/api/v3/trades', { symbol: state.sym, limit: 40 }),
+  const sym = state.sym;
+  const [bars, trades, stats] = await Promise.all([
+    call('GET', '/api/v3/klines', { symbol: sym, interval: state.interval, limit: 500 }),
+    call('GET', '/api/v3/trades', { symbol: sym, limit: 40 }),
+    call('GET', '/api/v3/ticker/24hr', { symbol: sym }),
   ]);
-  state.bars = bars;
-  drawCandles($('candles'), state.bars);
+  if (sym !== state.sym) return;
+  chart.load(state.rules, state.interval, bars);
   state.trades = trades.reverse().map((t) => ({ time: t.time, price: t.price, qty: t.qty, sell: t.isBuyerMaker }));
-  if (state.trades.length) $('last').textContent = state.trades[0].price;
   renderTape();
+  showStats(stats);
 }
 
 function connectMarket() {
   state.stream && state.stream.close();
   const s = state.lower;
-  const streams = [`${s}@depth@100ms`, `${s}@trade`, `${s}@kline_${state.interval}`].join('/');
-  state.book.synced = false;
-  state.book.buffer = [];
+  const streams = [`${s}@depth@100ms`, `${s}@trade`, `${s}@kline_${state.interval}`, `${s}@ticker`, '!miniTicker@arr'].join('/');
+  book.reset(state.sym, state.rules);
   state.stream = socket(`/stream?streams=${streams}`, (m) => {
     const d = m.data;
-    if (d.e === 'depthUpdate') { if (onDiff(d)) renderBook(); }
+    if (m.stream === '!miniTicker@arr') {
+      for (const t of d) state.tickers.set(t.s, t);
+      renderSymbols();
+    } else if (d.e === 'depthUpdate') { if (book.diff(d)) book.render(); }
     else if (d.e === 'trade') onTrade(d);
-    else if (d.e === 'kline') onKline(d.k);
-  }, () => { resyncBook(); loadHistory(); }, (up) => {
+    else if (d.e === 'kline') chart.update(d.k);
+    else if (d.e === '24hrTicker') showStats(d);
+  }, () => { book.resync(); loadHistory(); }, (up) => {
     $('feed').textContent = up ? 'market live' : 'market reconnecting';
     $('feed').className = `pill ${up ? 'up' : 'down'}`;
   });
 }
 
 // ---------- account ----------
-
-async function refreshAccount() {
-  if (!loadKey()) return;
-  try {
-    const [open, fills, acct] = await Promise.all([
-      call('GET', '/api/v3/openOrders', { symbol: state.sym }, true),
-      call('GET', '/api/v3/myTrades', { symbol: state.sym, limit: 30 }, true),
-      call('GET', '/api/v3/account', {}, true),
-    ]);
-    state.open = open;
-    $('open').replaceChildren(...open.map((o) => el('tr', { 'data-order-id': o.orderId },
-      el('td', {}, o.orderId), el('td', {}, o.clientOrderId), el('td', {}, o.side), el('td', {}, o.type),
-      el('td', {}, o.price), el('td', {}, o.origQty), el('td', {}, o.executedQty), el('td', {}, o.status),
-      el('td', {}, el('button', { 'data-testid': `cancel-${o.orderId}`, onclick: () => cancel(o.orderId) }, 'cancel')))));
-    $('fills').replaceChildren(...fills.reverse().map((t) => el('tr', {},
-      el('td', {}, time(t.time)), el('td', {}, t.id), el('td', {}, t.orderId), el('td', {}, t.isBuyer ? 'BUY' : 'SELL'),
-      el('td', {}, t.price), el('td', {}, t.qty), el('td', {}, t.isMaker ? 'maker' : 'taker'))));
-    $('balances').replaceChildren(...(acct.balances.length ? acct.balances.map((b) =>
-      el('tr', {}, el('td', {}, b.asset), el('td', {}, b.free), el('td', {}, b.locked)))
-      : [el('tr', {}, el('td', { colspan: 3, class: 'muted' }, 'the exchange keeps no balances'))]));
-    renderBook();
-  } catch (e) {
-    $('user').textContent = `account: ${e.message}`;
-    $('user').className = 'pill down';
-  }
-}
-
-let refreshTimer = null;
-function refreshSoon() {
-  clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(refreshAccount, 30);
-}
 
 async function connectUser() {
   state.user && state.user.close();
@@ -194,8 +150,8 @@ async function connectUser() {
     const { listenKey } = await call('POST', '/api/v3/userDataStream', {}, 'key');
     state.listenKey = listenKey;
     state.user = socket(`/ws/${listenKey}`, (ev) => {
-      if (ev.e === 'executionReport' || ev.e === 'outboundAccountPosition') refreshSoon();
-    }, refreshAccount, (up) => {
+      if (ev.e === 'executionReport' || ev.e === 'outboundAccountPosition') account.soon();
+    }, () => account.refresh(), (up) => {
       $('user').textContent = up ? `account live (${key.apiKey})` : 'account reconnecting';
       $('user').className = `pill ${up ? 'up' : 'down'}`;
     });
@@ -205,74 +161,30 @@ async function connectUser() {
   }
 }
 
-async function cancel(orderId) {
-  try {
-    await call('DELETE', '/api/v3/order', { symbol: state.sym, orderId }, true);
-    $('result').textContent = `order ${orderId} cancelled`;
-    $('result').className = 'ok';
-  } catch (e) {
-    $('result').textContent = e.message;
-    $('result').className = 'error';
-  }
-  refreshAccount();
-}
-
-// ---------- order entry ----------
-
-function side() { return document.querySelector('input[name=side]:checked').value; }
-
-function check() {
-  const type = $('type').value;
-  $('tifrow').style.display = type === 'LIMIT' ? '' : 'none';
-  $('pricerow').style.display = type === 'MARKET' ? 'none' : '';
-  $('order').className = side() === 'BUY' ? 'buy' : 'sell';
-  const msg = ($('qty').value || $('price').value) ? validate(state.rules, type, $('price').value, $('qty').value) : '';
-  $('check').textContent = msg;
-  $('submit').disabled = !!msg;
-  return !msg;
-}
-
-async function submit(e) {
-  e.preventDefault();
-  if (!check()) return;
-  const type = $('type').value;
-  const params = { symbol: state.sym, side: side(), type, quantity: $('qty').value.trim(), newOrderRespType: 'RESULT' };
-  if (type !== 'MARKET') params.price = $('price').value.trim();
-  if (type === 'LIMIT') params.timeInForce = $('tif').value;
-  try {
-    const r = await call('POST', '/api/v3/order', params, true);
-    $('result').textContent = `order ${r.orderId} ${r.status || 'accepted'}`;
-    $('result').className = 'ok';
-  } catch (err) {
-    $('result').textContent = err.message;
-    $('result').className = 'error';
-  }
-  refreshAccount();
-}
-
 // ---------- start ----------
 
 function selectSymbol(name) {
+  if (name === state.sym) return;
   state.sym = name;
   const info = state.info.symbols.find((s) => s.symbol === name);
+  state.symInfo = info;
   state.rules = rules(info);
   state.lower = name.toLowerCase();
+  $('symname').textContent = name;
+  book.setRules(state.rules);
   const pf = info.filters.find((f) => f.filterType === 'PRICE_FILTER');
   const lf = info.filters.find((f) => f.filterType === 'LOT_SIZE');
   $('rules').textContent = `tick ${pf.tickSize} · price ${pf.minPrice}–${pf.maxPrice} · lot ${lf.stepSize} · qty ${lf.minQty}–${lf.maxQty}`;
+  renderSymbols();
   connectMarket();
-  refreshAccount();
-  check();
+  account.refresh();
+  entry.check();
 }
 
 async function main() {
   state.info = await call('GET', '/api/v3/exchangeInfo');
-  $('symbol').replaceChildren(...state.info.symbols.map((s) => el('option', {}, s.symbol)));
-  $('symbol').addEventListener('change', (e) => selectSymbol(e.target.value));
+  book.mount($('group'));
   $('interval').addEventListener('change', (e) => { state.interval = e.target.value; connectMarket(); });
-  for (const id of ['type', 'price', 'qty']) $(id).addEventListener('input', check);
-  document.querySelectorAll('input[name=side]').forEach((r) => r.addEventListener('change', check));
-  $('order').addEventListener('submit', submit);
   $('keyform').addEventListener('submit', (e) => {
     e.preventDefault();
     saveKey($('apikey').value.trim(), $('secret').value.trim(), false);
@@ -281,13 +193,14 @@ async function main() {
   $('forget').addEventListener('click', () => { forgetKey(); connectUser(); });
   const key = await currentKey();
   if (key) $('apikey').value = key.apiKey;
+  for (const t of await call('GET', '/api/v3/ticker/24hr', { type: 'MINI' })) state.tickers.set(t.symbol, t);
   selectSymbol(state.info.symbols[0].symbol);
   connectUser();
-  setInterval(refreshAccount, 5000);
+  setInterval(() => account.refresh(), 5000);
   setInterval(() => {
     if (state.listenKey) call('PUT', '/api/v3/userDataStream', { listenKey: state.listenKey }, 'key').catch(() => {});
   }, 30 * 60 * 1000);
-  window.addEventListener('resize', () => { renderBook(); drawCandles($('candles'), state.bars); });
+  window.addEventListener('resize', () => { book.render(); chart.resize(); });
 }
 
 main().catch((e) => { $('feed').textContent = `error: ${e.message}`; $('feed').className = 'pill down'; });

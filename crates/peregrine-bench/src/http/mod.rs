@@ -1,6 +1,7 @@
-//! `peregrine gateway bench`: the gateway's numbers for docs/performance.md, in one
-//! command. It starts its own exchange and gateway processes (the running
-//! executable's `exchange` and `gateway http`), then measures:
+//! `peregrine bench http` (also `peregrine gateway bench`): the HTTP gateway's numbers
+//! for docs/performance.md, in one command. It starts its own exchange and gateway
+//! processes (`exchange` and `gateway http` of the `peregrine` executable beside this
+//! one, or `--peregrine PATH`), then measures:
 //!
 //! 1. **REST order → response**, open loop at each rate: signed `POST /api/v3/order`
 //!    (an IOC limit that cannot trade: the exchange answers `Accepted` then
@@ -32,7 +33,90 @@ pub mod writer;
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 pub use report::{Row, Table};
+
+/// `peregrine bench http`.
+#[derive(Debug, clap::Args)]
+pub struct HttpArgs {
+    /// REST order rates, orders/s (open loop), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1000,5000")]
+    pub rates: Vec<u64>,
+    /// Seconds per measurement.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
+    /// WebSocket subscribers in the fan-out test.
+    #[arg(long, default_value_t = 1000)]
+    pub subscribers: usize,
+    /// Feed events per second in the fan-out test.
+    #[arg(long, default_value_t = 100)]
+    pub fanout_rate: u64,
+    /// Orders per second in the writer test.
+    #[arg(long, default_value_t = 100_000)]
+    pub writer_rate: u64,
+    /// HTTP connections of the REST client.
+    #[arg(long, default_value_t = 8)]
+    pub connections: usize,
+    /// The gateway's async worker threads (as `gateway http --threads`).
+    #[arg(long, default_value_t = 2)]
+    pub gateway_threads: usize,
+    /// Only these parts: rest, fanout, writer (comma separated).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Save the tables as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// The `peregrine` executable that runs the exchange and the gateway (default:
+    /// the one beside this binary).
+    #[arg(long)]
+    pub peregrine: Option<PathBuf>,
+}
+
+/// Runs `peregrine bench http`: the tables on stdout (and in `--json`).
+pub fn main(a: HttpArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        a.duration > 0.0 && a.duration < 3600.0,
+        "--duration: 0..3600 s"
+    );
+    anyhow::ensure!(
+        a.rates.iter().all(|r| *r > 0) && a.fanout_rate > 0 && a.writer_rate > 0,
+        "rates must be positive"
+    );
+    let exe = match a.peregrine {
+        Some(p) => p,
+        None => std::env::current_exe()
+            .context("finding this executable")?
+            .with_file_name("peregrine"),
+    };
+    anyhow::ensure!(
+        exe.is_file(),
+        "no peregrine executable at {} (build it: cargo build --release -p peregrine, or pass --peregrine PATH)",
+        exe.display()
+    );
+    let settings = BenchSettings {
+        exe,
+        rates: a.rates,
+        duration: a.duration,
+        subscribers: a.subscribers,
+        fanout_rate: a.fanout_rate,
+        writer_rate: a.writer_rate,
+        only: a.only,
+        connections: a.connections,
+        gateway_threads: a.gateway_threads.max(1),
+    };
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("peregrine bench http (load average: {})", load.trim());
+    let tables = run(&settings)?;
+    for t in &tables {
+        println!("{t}");
+    }
+    if let Some(path) = a.json {
+        std::fs::write(&path, to_json(load.trim(), &tables))
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!("saved {}", path.display());
+    }
+    Ok(())
+}
 
 /// Settings of a run.
 #[derive(Debug, Clone)]

@@ -73,7 +73,7 @@ impl Stack {
         let dir = std::env::temp_dir().join(format!(
             "peregrine-gateway-bench-{}-{}",
             std::process::id(),
-            crate::market::feed::now_ms()
+            peregrine_http::market::feed::now_ms()
         ));
         std::fs::create_dir_all(&dir)?;
         let dir = tempdir::Dir(dir);

@@ -20,7 +20,7 @@ use peregrine_wire::md::L2Update;
 
 use super::report::{hist, Row, Table};
 use super::{pace, BenchError};
-use crate::market::feed::now_ms;
+use peregrine_http::market::feed::now_ms;
 
 /// How long the subscribers have to connect.
 const CONNECT_WAIT: Duration = Duration::from_secs(60);
@@ -315,8 +315,8 @@ fn measure(
 }
 
 /// The subscribers' WebSocket settings: a small read buffer, for the reason in
-/// [`crate::ws::conn::READ_BUFFER`] (the client shares the machine with the gateway).
+/// [`peregrine_http::ws::conn::READ_BUFFER`] (the client shares the machine with the gateway).
 fn client_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
     tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
-        .read_buffer_size(crate::ws::conn::READ_BUFFER)
+        .read_buffer_size(peregrine_http::ws::conn::READ_BUFFER)
 }

@@ -15,8 +15,8 @@ use peregrine_wire::v2::Outbound;
 
 use super::report::{hist, Row, Table};
 use super::{pace, BenchError};
-use crate::link::session::encode_request;
-use crate::link::{Kind, NewOrder, Request, Stp, Tif};
+use peregrine_http::link::session::encode_request;
+use peregrine_http::link::{Kind, NewOrder, Request, Stp, Tif};
 
 /// Open loop at `rate` orders/s for `secs`: IOC buys at 50.00 from account 2 (a
 /// protocol v2 session, its key from `keys`), latency from the scheduled send time to

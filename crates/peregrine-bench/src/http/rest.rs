@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use super::report::{hist, Row, Table};
 use super::{pace, BenchError};
-use crate::dialect::auth::sign_hex;
-use crate::market::feed::now_ms;
-use crate::telemetry::{difference, quantile, StageSnapshot};
+use peregrine_http::dialect::auth::sign_hex;
+use peregrine_http::market::feed::now_ms;
+use peregrine_http::telemetry::{difference, quantile, StageSnapshot};
 
 /// API key and secret of the bench's account 1 (the stack configures it).
 pub const KEY: (&str, &str) = ("bench-key-one", "bench-secret-one");

@@ -11,12 +11,12 @@ use peregrine_types::Side;
 
 use super::report::{hist, Row, Table};
 use super::BenchError;
-use crate::account::order::{ExecType, Fill, Order, OrderType, Status};
-use crate::account::record::{HistoryRecord, OrderRecord};
-use crate::account::state::Change;
-use crate::history::writer::{Writer, WriterStats};
-use crate::link::{Stp, Tif};
-use crate::market::batch::{FeedBatch, TradeRow};
+use peregrine_http::account::order::{ExecType, Fill, Order, OrderType, Status};
+use peregrine_http::account::record::{HistoryRecord, OrderRecord};
+use peregrine_http::account::state::Change;
+use peregrine_http::history::writer::{Writer, WriterStats};
+use peregrine_http::link::{Stp, Tif};
+use peregrine_http::market::batch::{FeedBatch, TradeRow};
 
 /// Runs the writer at `rate` orders/s for `secs`.
 pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
@@ -32,7 +32,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
     let (orders_tx, orders_rx) = tokio::sync::mpsc::unbounded_channel::<HistoryRecord>();
     let writer = rt
         .block_on(async {
-            let pool = crate::history::open(&url).await?;
+            let pool = peregrine_http::history::open(&url).await?;
             Writer::new(pool, Vec::new(), 4096, Arc::clone(&stats)).await
         })
         .map_err(|e| BenchError::Other(e.to_string()))?;
@@ -81,6 +81,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
                 time_ms: now / 1_000_000,
                 update_ms: now / 1_000_000,
                 entry_fills: Vec::new(),
+                orig_quote: 0,
             };
             let _ = orders_tx.send(HistoryRecord::Order(OrderRecord {
                 account: 1,
