@@ -2,6 +2,7 @@
 `peregrine replay --python`): fills, determinism, plots, and a strategy that raises."""
 
 import json
+import sys
 
 import pytest
 
@@ -57,8 +58,9 @@ def test_replay_fills_and_determinism(itch_day, tmp_path):
 
 
 def test_cli_replays_a_python_file_with_plots(itch_day, tmp_path):
+    # --python-bin: this interpreter (the venv's), not whichever python3 is on PATH.
     out = run_bin("replay", "itch", itch_day, "--symbol", "SYNTH", "--python", EXAMPLE,
-                  "--entry-latency-us", 50, "--json", tmp_path / "r.json", "--plots", tmp_path)
+                  "--python-bin", sys.executable, "--entry-latency-us", 50, "--json", tmp_path / "r.json", "--plots", tmp_path)
     assert "strategy:" in out.stdout
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["strategy"]["fills"] > 0
