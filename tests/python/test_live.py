@@ -1,10 +1,13 @@
 """Python strategies live against `peregrine engine` over its shared-memory rings:
 both callback modes trade, and a strategy that raises is reported and stopped while
-the engine and the other strategies go on."""
+the engine and the other strategies go on; `peregrine up --python` runs one beside the
+Rust strategies."""
+
+import sys
 
 import pytest
 
-from conftest import EXAMPLE, python_strategy
+from conftest import EXAMPLE, peregrine as run_bin, python_strategy
 
 RAISES = '''
 import peregrine
@@ -42,3 +45,19 @@ def test_a_raising_strategy_is_stopped_and_the_engine_goes_on(engine_factory, tm
     assert int(gout.split("events: ack ")[1].split()[0]) > 0
     assert engine.alive()
     assert "bad" in engine.stats()
+
+
+def test_up_runs_the_python_strategy_beside_the_rust_ones(tmp_path):
+    """`peregrine up --python FILE`: the file trades on the simulated venue as strategy
+    `py`, the summary shows it like any other, and it is stopped cleanly at the end."""
+    out = run_bin("up", "--python", EXAMPLE, "--python-bin", sys.executable,
+                  "--duration", 3, "--quiet", "--plain", "--dir", tmp_path / "run",
+                  timeout=180).stdout
+    rows = [l.split() for l in out.splitlines() if l.startswith("py ")]
+    assert rows, out
+    # strategy venue state open net fills ...
+    name, venue, state, _open, _net, fills = rows[0][:6]
+    assert (venue, state) == ("sim", "alive"), out
+    assert int(fills.replace(",", "")) > 0, out
+    assert any(l.split()[:3] == ["py", "exit", "0"] for l in out.splitlines()), out
+    assert "no child process left" in out, out

@@ -219,6 +219,21 @@ def load_strategy(spec):
     return found[0]()
 
 
+def _die_with_peregrine_up():
+    """Started by ``peregrine up`` (``PEREGRINE_UP_PID`` set): SIGTERM when it dies,
+    even by ``kill -9``, as its Rust children get (``prctl(PR_SET_PDEATHSIG)``)."""
+    parent = os.environ.get("PEREGRINE_UP_PID")
+    if not parent or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    if str(os.getppid()) != parent:  # up was gone before the call above
+        sys.exit("peregrine: the `peregrine up` that started this process is gone; exiting")
+
+
 def main(strategy, argv=None):
     """The command line of a strategy file run as a script: it runs ``strategy``
     live. ``--name`` (default: the file's name), ``--engine``, ``--dir``, ``--mode``,
@@ -236,6 +251,7 @@ def main(strategy, argv=None):
     p.add_argument("--core", type=int)
     p.add_argument("--no-receipts", action="store_true")
     a = p.parse_args(argv)
+    _die_with_peregrine_up()
     summary = run(
         strategy,
         name=a.name,

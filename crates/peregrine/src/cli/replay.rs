@@ -12,7 +12,7 @@
 //!
 //! With `--python FILE.py`, the replay runs in the Python package's process
 //! (`python3 -m peregrine replay`), which calls the same replay with the strategy
-//! class defined in the file: the file that runs live against an engine (docs/python.md).
+//! class defined in the file: the one that `peregrine up --python FILE.py` runs live.
 
 use std::path::PathBuf;
 
