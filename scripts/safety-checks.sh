@@ -40,14 +40,15 @@ loom() {
   # changes every crate's build.
   RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
     CARGO_TARGET_DIR=target/loom \
-    cargo test -p peregrine-queue --lib --release loom_models
+    cargo test -p peregrine-queue --lib --profile "${TEST_PROFILE:-release}" loom_models
 }
 
-# Paths of the test executables cargo built for the given crates (release profile).
+# Paths of the test executables cargo built for the given crates (the test profile:
+# TEST_PROFILE, which scripts/test-all.sh sets to `ci`; release when run alone).
 test_binaries() {
   local args=()
   for c in "$@"; do args+=(-p "$c"); done
-  cargo test --release --no-run --message-format=json "${args[@]}" 2>/dev/null |
+  cargo test --profile "${TEST_PROFILE:-release}" --no-run --message-format=json "${args[@]}" 2>/dev/null |
     python3 -c '
 import json, sys
 for line in sys.stdin:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test, on a fresh Debian machine with the pinned Rust toolchain (README's second
 # command; .ci/run calls it). Installs what the tests talk to, then runs:
-#   1. cargo test --workspace --release   (unit, property, differential, real processes)
+#   1. cargo test --workspace --profile ci (unit, property, differential, real processes;
+#                                           the ci profile is release without LTO: Cargo.toml)
 #   2. scripts/safety-checks.sh all       (loom, valgrind, checked profile, fuzz; docs/testing.md)
 #   3. scripts/prometheus-smoke.sh        (a real Prometheus and promtool against the exchange)
 #   4. tests/http/run.sh                  (python-binance, ccxt + ccxt.pro, freqtrade, schemathesis, Playwright + chromium)
@@ -29,6 +30,12 @@ command -v valgrind >/dev/null || need="$need valgrind"
 command -v prometheus >/dev/null || need="$need prometheus"
 # `ip` (iproute2) for the cluster's network-namespace partition test.
 command -v ip >/dev/null || need="$need iproute2"
+# Python with venv (the HTTP clients' suite, the FIX/Python scripts), curl (the smoke
+# scripts), npm (peregrine-http's build fetches Lightweight Charts with `npm pack`).
+command -v python3 >/dev/null || need="$need python3"
+python3 -c 'import venv, ensurepip' 2>/dev/null || need="$need python3-venv"
+command -v curl >/dev/null || need="$need curl"
+command -v npm >/dev/null || need="$need npm"
 [ -z "$need" ] || apt_install $need
 # QuickFIX's own FIX 4.4 dictionary validates what we send (~40 s to fetch once).
 scripts/quickfix-spec.sh || echo "warning: QuickFIX's FIX44.xml not fetched; the FIX interop tests run without it"
@@ -36,17 +43,20 @@ scripts/quickfix-spec.sh || echo "warning: QuickFIX's FIX44.xml not fetched; the
 # shellcheck source=../tests/http/setup.sh
 source tests/http/setup.sh
 start=$(date +%s)
-cargo test --workspace --release
+export TEST_PROFILE="${TEST_PROFILE:-ci}"
+cargo test --workspace --profile "$TEST_PROFILE"
 echo "cargo test: $(( $(date +%s) - start )) s"
+# The binary that build made, for the suites below that start it themselves.
+export PEREGRINE_BIN="$PWD/target/$TEST_PROFILE/peregrine"
 # 10 s per target keeps CI well inside its 90 minutes with 22 targets (each prints its
 # inputs and inputs/s; docs/testing.md has what 10M inputs per target would take).
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}" scripts/safety-checks.sh all
 start=$(date +%s)
-PEREGRINE_BIN=target/release/peregrine scripts/prometheus-smoke.sh
+scripts/prometheus-smoke.sh
 echo "prometheus smoke: $(( $(date +%s) - start )) s"
 bash tests/http/run.sh
-# The Python package (docs/python.md): its wheel, built from the release artifacts
-# above, and its pytest suite (replays, live strategies against `peregrine engine`).
+# The Python package (docs/python.md): its wheel, built in the profile above (reusing
+# its artifacts), and its pytest suite (replays, live strategies against `peregrine engine`).
 # shellcheck source=../tests/python/setup.sh
 source tests/python/setup.sh
 bash tests/python/run.sh

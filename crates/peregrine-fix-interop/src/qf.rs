@@ -186,13 +186,10 @@ impl ApplicationCallback for Recorder {
     }
 }
 
-/// A free TCP port on loopback (bound then released).
+/// A free TCP port on loopback, outside the kernel's ephemeral range
+/// ([`peregrine_testkit::free_port`]).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    peregrine_testkit::free_port()
 }
 
 /// QuickFIX's log: every raw message it received, and its events (printed too when

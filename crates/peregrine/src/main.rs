@@ -21,8 +21,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Benchmarks: runs the separate `peregrine-bench` binary (book, balances,
-    /// dispatch, handoff, exchange).
+    /// Benchmarks: runs the separate `peregrine-bench` binary (`peregrine bench --help`
+    /// lists them).
     Bench(cli::bench::BenchArgs),
     /// Run the exchange (order entry over TCP, market data over UDP).
     Exchange(cli::exchange::ExchangeArgs),
@@ -62,11 +62,40 @@ enum JournalCommand {
     Replay(cli::journal::ReplayArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     up::die_with_parent();
     cli::logger::init();
     let cli = Cli::parse();
-    match cli.command {
+    match run(cli.command) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", error_text(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// An error and its causes, each cause only when its text is not already part of the
+/// message before it (a config error wraps the parser's message, which would otherwise
+/// print twice). A backtrace only when `RUST_BACKTRACE` asks for one.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut out = format!("error: {e}");
+    let mut shown = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !shown.contains(text.trim()) {
+            out.push_str(&format!("\n  caused by: {text}"));
+            shown = text;
+        }
+    }
+    if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+        out.push_str(&format!("\n\n{}", e.backtrace()));
+    }
+    out
+}
+
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Bench(args) => cli::bench::run(args),
         Command::Exchange(args) => cli::exchange::run(args),
         Command::Journal(JournalCommand::Replay(args)) => cli::journal::replay(args),

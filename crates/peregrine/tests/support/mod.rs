@@ -301,13 +301,9 @@ pub(crate) fn cancel(client_id: u64, order_id: OrderId) -> Cancel {
     }
 }
 
-/// A port that was free a moment ago.
+/// A port that was free a moment ago, outside the kernel's ephemeral range.
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    peregrine_testkit::free_port()
 }
 
 /// A child process killed when dropped, with its stdout.
