@@ -16,32 +16,17 @@ use std::io::Read;
 
 use peregrine_book::{Book, Event, ReferenceBook};
 use peregrine_types::{InstrumentSpec, Price, Side};
-use serde::Serialize;
 
 use crate::data::lobster::{BookLevel, LobsterBook};
 use crate::data::{DataError, L3};
 use crate::l3::L3Market;
+pub use crate::outcome::CheckReport;
+use crate::outcome::Checker;
 use crate::recorded::RecordedBook;
-use crate::sim::Checker;
 use crate::venue::Venue;
 
 /// Mismatches kept in the report.
 const KEEP: usize = 10;
-
-/// What the checks found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct CheckReport {
-    /// What was checked against.
-    pub against: String,
-    /// Steps checked.
-    pub steps: u64,
-    /// Full order-by-order comparisons.
-    pub full: u64,
-    /// Mismatches found.
-    pub mismatches: u64,
-    /// The first few: message number and what differed.
-    pub first: Vec<String>,
-}
 
 impl CheckReport {
     fn mismatch(&mut self, step: u64, what: String) {
@@ -274,7 +259,7 @@ impl<R: Read> Checker<L3Market> for Snapshots<R> {
         _: &L3Market,
     ) -> Result<(), DataError> {
         // The opening book's orders (a day that starts mid-session) have no row.
-        if matches!(msg, L3::Add { order_ref, .. } if *order_ref >= crate::data::lobster_seed::SEED_BASE)
+        if matches!(msg, L3::Add { order_ref, .. } if *order_ref >= crate::lobster_seed::SEED_BASE)
         {
             return Ok(());
         }

@@ -31,8 +31,9 @@ use peregrine_wire::v2::Inbound;
 use rustc_hash::FxHashMap;
 
 use crate::data::L3;
+use crate::outcome::Market;
+pub use crate::outcome::{L3Counts, OffBook};
 use crate::recorded::MARKET;
-use crate::sim::Market;
 use crate::venue::Venue;
 
 /// A recorded order as the file describes it: its id in the core, side, price, and
@@ -43,33 +44,6 @@ struct Entry {
     side: Side,
     price: i64,
     leaves: i64,
-}
-
-/// What a recorded message did that is not a book change: a trade the strategy
-/// should see although the visible book did not trade.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OffBook {
-    /// Aggressor side.
-    pub aggressor: Side,
-    /// Price.
-    pub price: i64,
-    /// Quantity.
-    pub qty: i64,
-}
-
-/// Counts of what the recorded messages did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct L3Counts {
-    /// Messages applied.
-    pub messages: u64,
-    /// Requests sent to the core.
-    pub requests: u64,
-    /// Messages naming an order the file never added (ignored).
-    pub unknown_refs: u64,
-    /// Recorded orders the core refused (price outside the band, book full).
-    pub refused: u64,
-    /// Messages acting on an order the core no longer holds (a strategy took it).
-    pub gone: u64,
 }
 
 /// The recorded market: reference → core order.

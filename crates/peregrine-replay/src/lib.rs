@@ -29,6 +29,8 @@ pub mod joiner;
 pub mod l2;
 pub mod l3;
 pub mod latency;
+pub mod lobster_seed;
+pub mod outcome;
 pub mod profile;
 pub mod recorded;
 pub mod report;

@@ -46,7 +46,7 @@ impl<R: Read> LobsterMessages<R> {
 }
 
 /// Parses one message line into its time, the normalized message, and the side,
-/// price and size LOBSTER writes on every line (what [`super::lobster_seed`] needs for
+/// price and size LOBSTER writes on every line (what [`crate::lobster_seed`] needs for
 /// orders placed before the file starts).
 pub fn parse_line(line: &str) -> Result<(u64, L3, Side, i64, i64), String> {
     let (ts, msg) = parse_message(line)?;

@@ -17,7 +17,6 @@ pub mod itch;
 pub mod itch_l3;
 pub mod latency;
 pub mod lobster;
-pub mod lobster_seed;
 pub mod stream;
 pub mod tardis;
 pub mod text;

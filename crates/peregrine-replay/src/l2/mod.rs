@@ -31,34 +31,12 @@ use peregrine_types::{
 };
 use peregrine_wire::orders::{Cancel, NewOrder, Replace};
 use peregrine_wire::v2::Inbound;
-use serde::Serialize;
 
 use crate::data::L2;
-use crate::l3::OffBook;
+pub use crate::outcome::L2Counts;
+use crate::outcome::{Market, OffBook};
 use crate::recorded::MARKET;
-use crate::sim::Market;
 use crate::venue::Venue;
-
-/// Counts of what the recorded levels did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct L2Counts {
-    /// Messages applied.
-    pub messages: u64,
-    /// Requests sent to the core.
-    pub requests: u64,
-    /// Quantity added to levels.
-    pub added: i64,
-    /// Quantity cancelled from levels.
-    pub removed: i64,
-    /// Of it, taken from ahead of a strategy order (the model's choice).
-    pub removed_ahead: i64,
-    /// Trades replayed.
-    pub trades: u64,
-    /// Snapshots (the book cleared).
-    pub clears: u64,
-    /// Recorded orders the core refused (outside the band, book full).
-    pub refused: u64,
-}
 
 /// One order of a level, as the replay needs it.
 #[derive(Debug, Clone, Copy)]

@@ -9,7 +9,7 @@ use peregrine_types::decimal::format_scaled;
 use peregrine_types::Side;
 use serde::Serialize;
 
-use crate::sim::gateway::StrategyFill;
+use crate::outcome::StrategyFill;
 
 /// One point of the equity curve and of the book.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -297,11 +297,11 @@ pub struct Report {
     pub state_hash: String,
     /// Recorded messages that named unknown orders, were refused, or acted on orders
     /// a strategy had taken (L3).
-    pub l3: Option<crate::l3::L3Counts>,
+    pub l3: Option<crate::outcome::L3Counts>,
     /// The L2 market's counts.
-    pub l2: Option<crate::l2::L2Counts>,
+    pub l2: Option<crate::outcome::L2Counts>,
     /// The book checks, if on.
-    pub check: Option<crate::check::CheckReport>,
+    pub check: Option<crate::outcome::CheckReport>,
     /// The strategy, if one was attached.
     pub strategy: Option<StrategyReport>,
     /// The strategy's fills.

@@ -18,6 +18,7 @@ use peregrine_wire::orders::{Cancel, NewOrder, Replace};
 use peregrine_wire::v2::Inbound;
 use rustc_hash::FxHashMap;
 
+pub use crate::outcome::StrategyFill;
 use crate::venue::{Venue, STRATEGY};
 
 /// A strategy order the venue holds.
@@ -34,25 +35,6 @@ struct Open {
 struct Sent {
     t1: u64,
     side: Side,
-}
-
-/// One fill of the strategy's, for the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct StrategyFill {
-    /// When the book made it (core time), ns.
-    pub ts: u64,
-    /// The strategy's client order id.
-    pub client_id: u64,
-    /// Buy or sell.
-    pub side: Side,
-    /// Price (units).
-    pub price: i64,
-    /// Quantity (units).
-    pub qty: i64,
-    /// Open after the fill.
-    pub leaves: i64,
-    /// The strategy's order was resting (maker) rather than taking.
-    pub maker: bool,
 }
 
 /// Translates between the strategy and the venue.

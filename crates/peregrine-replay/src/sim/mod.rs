@@ -25,40 +25,14 @@ use peregrine_strategy::msg::{Event as SdkEvent, EventKind, Request, RequestKind
 use peregrine_types::{stamp, Side};
 
 use crate::attach::{Attached, Delivery};
-use crate::check::CheckReport;
 use crate::data::{DataError, Recorded, Source};
-use crate::l3::OffBook;
 use crate::latency::Latency;
+use crate::outcome::{CheckReport, OffBook};
+pub use crate::outcome::{Checker, Market};
 use crate::report::Recorder;
 use crate::venue::Venue;
 use gateway::Gateway;
 use md::{MdItem, MdQueue};
-
-/// A recorded market fed into the core.
-pub trait Market {
-    /// Its messages.
-    type Msg: Copy;
-    /// Applies one message at core time `ts`; a trade the book did not show is
-    /// returned for the strategy's market data.
-    fn apply(&mut self, venue: &mut Venue, ts: u64, msg: &Self::Msg) -> Option<OffBook>;
-}
-
-/// A check run after every recorded message.
-pub trait Checker<M: Market> {
-    /// After message number `step` (from 1) was applied at `ts`.
-    fn step(
-        &mut self,
-        step: u64,
-        ts: u64,
-        msg: &M::Msg,
-        venue: &Venue,
-        market: &M,
-    ) -> Result<(), DataError>;
-    /// After the last message.
-    fn finish(&mut self, step: u64, venue: &Venue);
-    /// The findings.
-    fn report(&self) -> CheckReport;
-}
 
 /// Which clock a recorded message's core time comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,9 +21,9 @@ use std::io::Read;
 use peregrine_types::Side;
 use rustc_hash::FxHashMap;
 
-use super::lobster::{parse_line, BookLevel};
-use super::stream::Lines;
-use super::{DataError, Recorded, Source, L3};
+use crate::data::lobster::{parse_line, BookLevel};
+use crate::data::stream::Lines;
+use crate::data::{DataError, Recorded, Source, L3};
 
 const FORMAT: &str = "LOBSTER message";
 
@@ -47,7 +47,7 @@ pub struct SeededLobster<R> {
 
 impl<R: Read> SeededLobster<R> {
     /// The messages of `src`, with the opening book of its first order book row
-    /// (`asks`, `bids`, as [`super::lobster::LobsterBook`] reads them).
+    /// (`asks`, `bids`, as [`crate::data::lobster::LobsterBook`] reads them).
     pub fn new(src: R, asks: Vec<BookLevel>, bids: Vec<BookLevel>) -> SeededLobster<R> {
         SeededLobster {
             lines: Lines::new(src),
@@ -191,7 +191,7 @@ impl<R: Read> Source for SeededLobster<R> {
 #[derive(Debug)]
 pub enum Lobster<R> {
     /// Without an order book file: the book starts empty.
-    Plain(super::lobster::LobsterMessages<R>),
+    Plain(crate::data::lobster::LobsterMessages<R>),
     /// With one: the orders of its first row that no message added are seeded.
     Seeded(SeededLobster<R>),
 }
@@ -201,11 +201,11 @@ pub fn open(
     messages: &std::path::Path,
     book: Option<&std::path::Path>,
 ) -> Result<Lobster<Box<dyn Read + Send>>, DataError> {
-    let src = super::stream::open(messages)?;
+    let src = crate::data::stream::open(messages)?;
     Ok(match book {
-        None => Lobster::Plain(super::lobster::LobsterMessages::new(src)),
+        None => Lobster::Plain(crate::data::lobster::LobsterMessages::new(src)),
         Some(b) => {
-            let mut rows = super::lobster::LobsterBook::new(super::stream::open(b)?);
+            let mut rows = crate::data::lobster::LobsterBook::new(crate::data::stream::open(b)?);
             if !rows.next_row()? {
                 return Err(DataError::Inconsistent(format!("{}: no rows", b.display())));
             }
