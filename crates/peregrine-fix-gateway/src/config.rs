@@ -51,10 +51,58 @@ pub struct GatewayConfig {
     /// the core to the exchange and the clients.
     #[serde(default = "default_wait")]
     pub wait: WaitStrategy,
+    /// How inbound FIX messages are checked against the FIX 4.4 dictionary
+    /// (`[validation]`; every check on by default).
+    #[serde(default)]
+    pub validation: ValidationConfig,
     /// The instruments clients may trade, by Symbol (55).
     pub instruments: Vec<InstrumentConfig>,
     /// The FIX sessions.
     pub sessions: Vec<SessionEntry>,
+}
+
+/// `[validation]`: QuickFIX's settings of the same names, strict by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ValidationConfig {
+    /// Check messages against the dictionary at all (`UseDataDictionary`).
+    pub use_data_dictionary: bool,
+    /// Refuse a header field after the body, Reject 14 (`ValidateFieldsOutOfOrder`).
+    pub validate_fields_out_of_order: bool,
+    /// Refuse user-defined tags (5000 and above) the dictionary does not define,
+    /// Reject 0 (`ValidateUserDefinedFields`).
+    pub validate_user_defined_fields: bool,
+    /// Ignore tags below 5000 the dictionary does not know or does not define for
+    /// the message type, instead of Reject 0 / 2 (`AllowUnknownMsgFields`).
+    pub allow_unknown_msg_fields: bool,
+    /// Check SendingTime against the clock, within `max_clock_skew_secs`
+    /// (`CheckLatency`).
+    pub check_latency: bool,
+}
+
+impl Default for ValidationConfig {
+    fn default() -> Self {
+        let v = peregrine_fix::dict::Validation::default();
+        ValidationConfig {
+            use_data_dictionary: v.use_data_dictionary,
+            validate_fields_out_of_order: v.fields_out_of_order,
+            validate_user_defined_fields: v.user_defined_fields,
+            allow_unknown_msg_fields: v.allow_unknown_message_fields,
+            check_latency: true,
+        }
+    }
+}
+
+impl ValidationConfig {
+    /// The session layer's form.
+    pub fn dictionary(&self) -> peregrine_fix::dict::Validation {
+        peregrine_fix::dict::Validation {
+            use_data_dictionary: self.use_data_dictionary,
+            fields_out_of_order: self.validate_fields_out_of_order,
+            user_defined_fields: self.validate_user_defined_fields,
+            allow_unknown_message_fields: self.allow_unknown_msg_fields,
+        }
+    }
 }
 
 /// An instrument as the gateway maps it (the exchange's instrument list).
@@ -82,6 +130,16 @@ pub struct SessionEntry {
     pub password: Option<String>,
     /// The exchange account it trades for (its key is in `keys_file`).
     pub account: u32,
+    /// Start both sequence numbers again at every Logon (QuickFIX `ResetOnLogon`).
+    #[serde(default)]
+    pub reset_on_logon: bool,
+    /// Start both sequence numbers again after every Logout (`ResetOnLogout`).
+    #[serde(default)]
+    pub reset_on_logout: bool,
+    /// Start both sequence numbers again whenever the connection ends
+    /// (`ResetOnDisconnect`).
+    #[serde(default)]
+    pub reset_on_disconnect: bool,
 }
 
 fn default_comp_id() -> String {
@@ -259,6 +317,28 @@ account = 1
         );
         assert!(!c.fsync);
         assert_eq!(c.wait, WaitStrategy::SpinThenPark);
+        let v = c.validation;
+        assert!(v.use_data_dictionary && v.validate_fields_out_of_order);
+        assert!(v.validate_user_defined_fields && !v.allow_unknown_msg_fields);
+        assert!(v.check_latency);
+        assert_eq!(v.dictionary(), peregrine_fix::dict::Validation::default());
+        let s = &c.sessions[0];
+        assert!(!s.reset_on_logon && !s.reset_on_logout && !s.reset_on_disconnect);
+    }
+
+    #[test]
+    fn validation_and_resets_are_read() {
+        let text = format!(
+            "{EXAMPLE}reset_on_logon = true\nreset_on_disconnect = true\n\
+             [validation]\nvalidate_user_defined_fields = false\ncheck_latency = false\n"
+        );
+        let c: GatewayConfig = toml::from_str(&text).unwrap();
+        assert!(c.sessions[0].reset_on_logon && c.sessions[0].reset_on_disconnect);
+        assert!(!c.sessions[0].reset_on_logout);
+        assert!(!c.validation.validate_user_defined_fields && !c.validation.check_latency);
+        assert!(c.validation.use_data_dictionary);
+        let bad = format!("{EXAMPLE}[validation]\nvalidate_everything = true\n");
+        assert!(toml::from_str::<GatewayConfig>(&bad).is_err());
     }
 
     #[test]

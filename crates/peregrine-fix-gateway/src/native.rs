@@ -100,8 +100,9 @@ impl NativeConn {
             if now < self.next_connect {
                 return false;
             }
-            self.connect(bridge, now);
-            return true;
+            // Only an attempt is work: a round's end that only sets the next one is
+            // not (an idle loop with the exchange down must be able to park).
+            return self.connect(bridge, now);
         }
         let mut busy = false;
         if readable {
@@ -347,13 +348,14 @@ impl NativeConn {
 
     /// Connects to the node the walk names (a failure passes to the next node at
     /// the next pump), or waits as it says.
-    fn connect(&mut self, bridge: &Bridge, now: u64) {
+    /// Tries the next address (returns `true`), or only schedules the next round.
+    fn connect(&mut self, bridge: &Bridge, now: u64) -> bool {
         let addr = match self.walk.next() {
             Next::Try(addr) => addr,
             Next::Wait(d) => {
                 let d = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
                 self.next_connect = now.saturating_add(d);
-                return;
+                return false;
             }
         };
         self.addr = Some(addr);
@@ -362,11 +364,11 @@ impl NativeConn {
             Ok(s) => s,
             Err(e) => {
                 self.down(&format!("connecting to {addr}: {e}"));
-                return;
+                return true;
             }
         };
         if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
-            return;
+            return true;
         }
         *self.rx = RecvBuffer::new();
         self.out.clear();
@@ -378,6 +380,7 @@ impl NativeConn {
         self.last_tx = 0;
         self.stream = Some(stream);
         self.watch = Watch::default();
+        true
     }
 
     /// Logs a failed attempt once per kind in a row, whichever node it was at (a
@@ -440,7 +443,7 @@ mod tests {
         let store = FileStore::open(&dir.join("s"), Durability::OsBuffer, 1).unwrap();
         let session = Session::new(SessionConfig::new(Role::Acceptor, "PEREGRINE", "C1"), store);
         let instruments: Arc<[InstrumentConfig]> = Vec::new().into();
-        Bridge::new(session, instruments, 1000).unwrap()
+        Bridge::new(session, 1, instruments, 1000).unwrap()
     }
 
     /// An address nothing listens on.

@@ -6,6 +6,7 @@
 //! wall clock as the session's clock). The gateway has its own shell; this one
 //! exists so the session layer is tested against a third-party engine on its own.
 
+pub mod acceptance;
 pub mod qf;
 
 use peregrine_types::wall_ns;

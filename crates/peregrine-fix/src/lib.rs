@@ -9,6 +9,10 @@
 //!   [`codec::Message`] is a view of a framed message whose fields are slices of the
 //!   input; [`codec::Encoder`] writes a message into a reusable buffer, BodyLength and
 //!   CheckSum included, without allocating once warm.
+//! * [`dict`]: the FIX 4.4 data dictionary and [`dict::validate`], which checks a
+//!   message against it (known tags, formats, enumerations, fields of the message
+//!   type, repeating groups, required fields) in one pass, configurable like
+//!   QuickFIX's validation settings.
 //! * [`session`]: the FIX session layer as a state machine driven by
 //!   (bytes in, time) → (bytes out, application messages, actions): Logon with
 //!   password, Heartbeat/TestRequest, ResendRequest answered from a persistent
@@ -28,5 +32,6 @@
 
 pub mod app;
 pub mod codec;
+pub mod dict;
 pub mod session;
 pub mod store;

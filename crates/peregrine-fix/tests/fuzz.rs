@@ -1,7 +1,12 @@
-//! The fuzz targets' contract on stable (fuzz/fuzz_targets/fix_decode.rs and
-//! fix_store_scan.rs run it under libFuzzer): no input makes the codec, the
-//! application decoders, the session or the store scanner panic, and what they
-//! report stays inside the input.
+//! The fuzz targets' contract on stable (fuzz/fuzz_targets/fix_decode.rs,
+//! fix_framer_stream.rs and fix_store_scan.rs run it under libFuzzer): no input
+//! makes the codec, the application decoders, the session or the store scanner
+//! panic, and what they report stays inside the input; and in a stream of good
+//! and garbled messages read in chunks of any size, every good message is
+//! delivered, in order (`support/stream.rs`).
+
+#[path = "support/stream.rs"]
+mod stream;
 
 use peregrine_fix::app::{
     ExecutionReportView, NewOrderSingle, OrderCancelReplaceRequest, OrderCancelRequest,
@@ -19,7 +24,7 @@ fn run_all(data: &[u8]) {
     let mut at = 0;
     while at < data.len() {
         match frame(&data[at..], limits) {
-            Ok(Some(Frame::Message { len })) => {
+            Some(Frame::Message { len }) => {
                 assert!(len <= limits.max_message());
                 if let Ok(m) = Message::parse(&data[at..at + len]) {
                     let _ = NewOrderSingle::decode(&m);
@@ -31,8 +36,8 @@ fn run_all(data: &[u8]) {
                 }
                 at += len;
             }
-            Ok(Some(Frame::Garbled { len, .. })) => at += len,
-            Ok(None) | Err(_) => break,
+            Some(Frame::Garbled { len, .. }) => at += len,
+            None => break,
         }
     }
     let mut config = SessionConfig::new(Role::Acceptor, "PGN", "CLIENT");
@@ -100,8 +105,36 @@ fn the_seed_corpus_runs_clean() {
     assert!(n >= 8);
 }
 
+/// Each kind of garble, on its own between two good messages, read whole and one
+/// byte at a time.
+#[test]
+fn every_kind_of_garble_lets_the_next_message_through() {
+    for pick in 5..16u8 {
+        for k in 0..8u8 {
+            let (s, expected) = stream::build(&[0, 3, pick, 20, k, 0, 0]);
+            for chunks in [&[usize::MAX][..], &[1], &[3, 11, 64]] {
+                let (delivered, _) = stream::deliver(&s, chunks);
+                assert_eq!(delivered, expected, "pick {pick} k {k} chunks {chunks:?}");
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    /// The demand: a stream of good and garbled messages, every good
+    /// message after a garbled one delivered (but the one a too-long BodyLength
+    /// claims), whatever sizes the reads come in.
+    #[test]
+    fn prop_every_good_message_after_a_garbled_one_is_delivered(
+        choices in proptest::collection::vec(any::<u8>(), 0..120),
+        chunks in proptest::collection::vec(1usize..300, 1..8),
+    ) {
+        let (s, expected) = stream::build(&choices);
+        let (delivered, _) = stream::deliver(&s, &chunks);
+        prop_assert_eq!(delivered, expected);
+    }
 
     #[test]
     fn prop_random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..600)) {

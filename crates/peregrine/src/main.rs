@@ -66,6 +66,12 @@ fn main() -> std::process::ExitCode {
     up::die_with_parent();
     cli::logger::init();
     let cli = Cli::parse();
+    if std::env::var_os("PEREGRINE_PARSE_ONLY").is_some() {
+        // Checks a command line without running it (the documented-commands test:
+        // crates/peregrine/tests/cli/documented.rs).
+        println!("{:?}", cli.command);
+        return std::process::ExitCode::SUCCESS;
+    }
     match run(cli.command) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

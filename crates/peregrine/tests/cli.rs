@@ -144,3 +144,6 @@ fn admin_cluster_status_and_a_misdirected_transfer() {
         ]
     );
 }
+
+#[path = "cli/documented.rs"]
+mod documented;

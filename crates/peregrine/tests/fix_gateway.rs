@@ -2,8 +2,11 @@
 //! the gateway → the exchange, plus a native client of another account as the
 //! counterparty. Every order type, fills, cancel/replace, status, mass cancel,
 //! rejects with reasons, a disconnect with reports resent on return, a sequence
-//! reset, and bad input on the FIX port.
+//! reset, and bad input on the FIX port. `acceptance`: the session rules over the
+//! socket, by definitions (Peregrine's own in CI; QuickFIX's by hand).
 
+#[path = "fix_gateway/acceptance.rs"]
+mod acceptance;
 mod support;
 
 use std::io::{Read, Write};

@@ -5,6 +5,7 @@
 //! of the bridge's state is written to the session's store after the FIX messages it
 //! produced (`persist`), with the exchange report sequence number reached.
 
+mod exec_id;
 mod mass_cancel;
 mod orders;
 mod persist;
@@ -15,6 +16,7 @@ mod status;
 pub use persist::{replay_state_record, StateRecordError};
 pub(crate) use requests::push_native;
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use peregrine_fix::session::Session;
@@ -28,6 +30,8 @@ use orders::OrderTable;
 pub struct Bridge {
     /// The FIX session (its store holds its sequence numbers and sent messages).
     pub session: Session<FileStore>,
+    /// The exchange account the session trades for (its ExecIDs' prefix).
+    account: u32,
     instruments: Arc<[InstrumentConfig]>,
     table: OrderTable,
     /// Native requests encoded and not yet written.
@@ -43,15 +47,23 @@ pub struct Bridge {
     /// The stored `next_report`.
     stored_report: u64,
     scratch: Vec<u8>,
+    /// ClOrdIDs of the latest orders the gateway refused itself (never sent to the
+    /// exchange, so not in the order table), for PossResend; at most
+    /// [`REFUSED_KEPT`], not stored.
+    refused: VecDeque<Vec<u8>>,
 }
 
+/// How many refused ClOrdIDs a session remembers for PossResend.
+const REFUSED_KEPT: usize = 1024;
+
 impl Bridge {
-    /// A bridge for `session`; native ids start from `id_start` (the wall clock in
-    /// ns, so a restarted gateway does not reuse them).
-    /// The bridge's orders, requests in flight and report stream position are
-    /// restored from the session's store.
+    /// A bridge for `session`, trading for exchange account `account`; native ids
+    /// start from `id_start` (the wall clock in ns, so a restarted gateway does not
+    /// reuse them). The bridge's orders, requests in flight and report stream
+    /// position are restored from the session's store.
     pub fn new(
         mut session: Session<FileStore>,
+        account: u32,
         instruments: Arc<[InstrumentConfig]>,
         id_start: u64,
     ) -> Result<Self, StoreError> {
@@ -59,6 +71,7 @@ impl Bridge {
         let next_report = persist::restore(session.store_mut(), &mut table, instruments.len())?;
         Ok(Bridge {
             session,
+            account,
             instruments,
             table,
             native_out: Vec::with_capacity(4096),
@@ -67,7 +80,31 @@ impl Bridge {
             current_report: None,
             stored_report: next_report,
             scratch: Vec::new(),
+            refused: VecDeque::new(),
         })
+    }
+
+    /// The FIX session logged on; `reset`: its sequence numbers started again (a
+    /// new FIX session: the ClOrdIDs the gateway refused in the last one are
+    /// forgotten; orders that reached the exchange stay).
+    pub fn logged_on(&mut self, reset: bool) {
+        if reset {
+            self.refused.clear();
+        }
+    }
+
+    /// Whether ClOrdID `cl` was seen on this session: an order in the table, or one
+    /// of the latest the gateway refused.
+    fn seen_cl_ord_id(&self, cl: &[u8]) -> bool {
+        self.table.by_cl_ord_id(cl).is_some() || self.refused.iter().any(|r| r == cl)
+    }
+
+    /// Remembers a refused order's ClOrdID (the oldest forgotten beyond the limit).
+    fn note_refused(&mut self, cl: &[u8]) {
+        if self.refused.len() == REFUSED_KEPT {
+            self.refused.pop_front();
+        }
+        self.refused.push_back(cl.to_vec());
     }
 
     /// Where the native session resumes the account's report stream (0: live).

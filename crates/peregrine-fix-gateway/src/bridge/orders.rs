@@ -93,8 +93,8 @@ impl OrderTable {
         self.next_native
     }
 
-    /// A fresh ExecID (for reports the gateway makes itself; a report made from an
-    /// exchange report takes that report's sequence number).
+    /// A fresh number for a report the gateway makes itself (its ExecID,
+    /// `bridge::exec_id`), or for the OrderID of a mass cancel report.
     pub(super) fn exec_id(&mut self) -> u64 {
         self.next_exec += 1;
         self.dirty_counters = true;

@@ -220,7 +220,7 @@ impl Bridge {
         text: Option<&str>,
         now: u64,
     ) -> Result<(), StoreError> {
-        let exec_id = self.current_report.unwrap_or_else(|| self.table.exec_id());
+        let exec_id = self.exec_id();
         let o = self.table.order(i);
         let Some(s) = o.state else { return Ok(()) };
         let spec = &self.instruments[o.instrument];
@@ -232,7 +232,7 @@ impl Bridge {
             order_id: o.order_id,
             cl_ord_id: cl,
             orig_cl_ord_id: orig,
-            exec_id,
+            exec_id: exec_id.as_bytes(),
             exec_type: t.exec_type,
             ord_status: t.ord_status,
             symbol: spec.symbol.as_bytes(),

@@ -63,7 +63,7 @@ impl Bridge {
                     ref_msg_type: msg.msg_type(),
                     ref_id: None,
                     reason: BusinessRejectReason::UnsupportedMessageType,
-                    text: "unsupported message type",
+                    text: "Unsupported Message Type",
                 };
                 self.session.send_app(b"j", now, |w| j.encode(w))?;
                 Ok(())
@@ -71,8 +71,64 @@ impl Bridge {
         };
         match result {
             Ok(()) => Ok(()),
+            // The dictionary passed it: what Peregrine's dialect still refuses (a
+            // field FIX leaves optional, a value it cannot take) is a business reject.
+            Err(Refusal::Field(e)) if self.session.config().validation.use_data_dictionary => {
+                self.business_reject(msg, e, now).or_else(|r| match r {
+                    Refusal::Store(e) => Err(e),
+                    Refusal::Field(_) => Ok(()),
+                })
+            }
             Err(Refusal::Field(e)) => self.session.reject_app(msg, e, now),
             Err(Refusal::Store(e)) => Err(e),
+        }
+    }
+
+    /// Refuses a request the dictionary accepted but the dialect does not take
+    /// (`e` from its decoder), with the request's own reject message.
+    fn business_reject(
+        &mut self,
+        msg: &Message<'_>,
+        e: FieldError,
+        now: u64,
+    ) -> Result<(), Refusal> {
+        let text = match e {
+            FieldError::Missing(tag) => format!("tag {tag} required"),
+            other => other.to_string(),
+        };
+        let (cl, orig) = (raw(msg, tags::CL_ORD_ID), raw(msg, tags::ORIG_CL_ORD_ID));
+        let reason = match e {
+            FieldError::Missing(tags::ORDER_QTY) | FieldError::Value(tags::ORDER_QTY) => {
+                OrdRejReason::IncorrectQuantity
+            }
+            _ => OrdRejReason::Other,
+        };
+        match msg.msg_type() {
+            b"D" => self.reject_new(msg, reason, &text, now),
+            b"F" | b"G" => {
+                let to = if msg.msg_type() == b"F" {
+                    CxlRejResponseTo::Cancel
+                } else {
+                    CxlRejResponseTo::Replace
+                };
+                self.cancel_reject(None, cl, orig, to, CxlRejReason::Other, &text, now)
+            }
+            _ => {
+                let j = BusinessMessageReject {
+                    ref_seq: msg.header.msg_seq_num,
+                    ref_msg_type: msg.msg_type(),
+                    ref_id: (cl != b"NONE").then_some(cl),
+                    reason: match e {
+                        FieldError::Missing(_) => {
+                            BusinessRejectReason::ConditionallyRequiredFieldMissing
+                        }
+                        _ => BusinessRejectReason::Other,
+                    },
+                    text: &text,
+                };
+                self.session.send_app(b"j", now, |w| j.encode(w))?;
+                Ok(())
+            }
         }
     }
 
@@ -144,13 +200,14 @@ impl Bridge {
         text: &str,
         now: u64,
     ) -> Result<(), Refusal> {
+        self.note_refused(raw(msg, tags::CL_ORD_ID));
         let side = app::Side::from_value(raw(msg, tags::SIDE)).unwrap_or(app::Side::Buy);
-        let exec_id = self.table.exec_id();
+        let exec_id = self.gateway_exec_id();
         let er = ExecutionReport {
             order_id: 0,
             cl_ord_id: raw(msg, tags::CL_ORD_ID),
             orig_cl_ord_id: None,
-            exec_id,
+            exec_id: exec_id.as_bytes(),
             exec_type: ExecType::Rejected,
             ord_status: OrdStatus::Rejected,
             symbol: raw(msg, tags::SYMBOL),
@@ -175,6 +232,11 @@ impl Bridge {
     }
 
     fn new_order(&mut self, msg: &Message<'_>, now: u64) -> Result<(), Refusal> {
+        // PossResend=Y of an order this session has seen (taken or refused): ignored,
+        // as FIX asks (its reports went out the first time).
+        if msg.header.poss_resend && self.seen_cl_ord_id(raw(msg, tags::CL_ORD_ID)) {
+            return Ok(());
+        }
         let d = match NewOrderSingle::decode(msg) {
             Ok(d) => d,
             Err(AppError::Field(e)) => return Err(Refusal::Field(e)),

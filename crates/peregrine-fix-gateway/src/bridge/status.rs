@@ -9,7 +9,7 @@ use super::Bridge;
 impl Bridge {
     pub(super) fn status(&mut self, msg: &Message<'_>, now: u64) -> Result<(), Refusal> {
         let h = OrderStatusRequest::decode(msg).map_err(Refusal::from_app)?;
-        let exec_id = self.table.exec_id();
+        let exec_id = self.gateway_exec_id();
         let found = self.table.by_cl_ord_id(h.cl_ord_id).and_then(|i| {
             let o = self.table.order(i);
             o.state.map(|s| (o, s))
@@ -19,7 +19,7 @@ impl Bridge {
                 order_id: 0,
                 cl_ord_id: h.cl_ord_id,
                 orig_cl_ord_id: None,
-                exec_id,
+                exec_id: exec_id.as_bytes(),
                 exec_type: ExecType::OrderStatus,
                 ord_status: OrdStatus::Rejected,
                 symbol: h.symbol,
@@ -48,7 +48,7 @@ impl Bridge {
             order_id: o.order_id,
             cl_ord_id: &o.cl_ord_id,
             orig_cl_ord_id: None,
-            exec_id,
+            exec_id: exec_id.as_bytes(),
             exec_type: t.exec_type,
             ord_status: t.ord_status,
             symbol: spec.symbol.as_bytes(),

@@ -33,6 +33,11 @@ impl Harness {
         Harness::open(tempfile::tempdir().unwrap(), 1)
     }
 
+    /// A session trading for exchange account `account`.
+    fn of_account(account: u32) -> Harness {
+        Harness::open_as(tempfile::tempdir().unwrap(), 1, account)
+    }
+
     /// The gateway stops (its store flushed, as every native write and FIX write
     /// does) and starts again on the same store; the client logs on again.
     fn restart(mut self) -> Harness {
@@ -43,6 +48,10 @@ impl Harness {
     }
 
     fn open(dir: tempfile::TempDir, seq: u64) -> Harness {
+        Harness::open_as(dir, seq, 1)
+    }
+
+    fn open_as(dir: tempfile::TempDir, seq: u64, account: u32) -> Harness {
         let store = FileStore::open(&dir.path().join("s"), Durability::OsBuffer, T0).unwrap();
         let session = Session::new(SessionConfig::new(Role::Acceptor, "PEREGRINE", "C1"), store);
         let instruments: Arc<[InstrumentConfig]> = vec![InstrumentConfig {
@@ -53,7 +62,7 @@ impl Harness {
         }]
         .into();
         let mut h = Harness {
-            bridge: Bridge::new(session, instruments, 1000).unwrap(),
+            bridge: Bridge::new(session, account, instruments, 1000).unwrap(),
             enc: Encoder::default(),
             seq,
             _dir: dir,
@@ -67,11 +76,19 @@ impl Harness {
     }
 
     fn msg(&mut self, t: &str, fields: &[(u32, &str)]) -> Vec<u8> {
+        self.msg_with(t, &[], fields)
+    }
+
+    /// A message with extra header fields (`header`, after SendingTime).
+    fn msg_with(&mut self, t: &str, header: &[(u32, &str)], fields: &[(u32, &str)]) -> Vec<u8> {
         let mut w = self.enc.start(t.as_bytes());
         w.bytes(49, b"C1")
             .bytes(56, b"PEREGRINE")
             .uint(34, self.seq)
             .timestamp(52, T0, Precision::Millis);
+        for (tag, v) in header {
+            w.bytes(*tag, v.as_bytes());
+        }
         self.seq += 1;
         for (tag, v) in fields {
             w.bytes(*tag, v.as_bytes());
@@ -95,7 +112,7 @@ impl Harness {
         self.bridge.session.consume_outbound(bytes.len());
         let mut out = Vec::new();
         let mut at = 0;
-        while let Ok(Some(Frame::Message { len })) = frame(&bytes[at..], FrameLimits::default()) {
+        while let Some(Frame::Message { len }) = frame(&bytes[at..], FrameLimits::default()) {
             let m = Message::parse(&bytes[at..at + len]).unwrap();
             let fields = Fields::new(m.body())
                 .flatten()
@@ -556,10 +573,11 @@ fn a_restarted_bridge_resumes_the_report_stream_where_its_store_says() {
     assert_eq!(
         ers,
         vec![
-            // o2 acknowledged; ExecID is the exchange's report sequence number.
-            s("o2", "0", "0.0", "1.0", "3"),
+            // o2 acknowledged; ExecID is the account and the exchange's report
+            // sequence number.
+            s("o2", "0", "0.0", "1.0", "1-3"),
             // o1's cumulative quantity carried over the restart: 2.0 + 2.0 of 5.0.
-            s("o1", "F", "4.0", "1.0", "4"),
+            s("o1", "F", "4.0", "1.0", "1-4"),
         ]
     );
     assert_eq!(h.bridge.resume_point(), 5);
@@ -657,4 +675,168 @@ fn a_mass_cancel_is_reported_with_the_exchange_count() {
         .map(|(t, f)| (t.as_str(), get(f, 150).or(get(f, 533))))
         .collect();
     assert_eq!(kinds, vec![("8", Some("4")), ("r", Some("1"))]);
+}
+
+/// What the dictionary accepts but Peregrine's dialect does not take (a field FIX
+/// leaves optional, such as OrderQty): each request's own business reject, never a
+/// session Reject (the issue: `38=abc` got a business reject, a missing field a
+/// session one; the dictionary now answers the first with Reject 6).
+#[test]
+fn requests_the_dialect_does_not_take_get_business_rejects() {
+    let mut h = Harness::new();
+    let no_qty = h.msg(
+        "D",
+        &[
+            (11, "q1"),
+            (55, "PGN-USD"),
+            (54, "1"),
+            (40, "2"),
+            (44, "1"),
+            (60, "20231114-22:13:20"),
+        ],
+    );
+    h.feed(&no_qty);
+    let not_a_qty = h.msg(
+        "D",
+        &[
+            (11, "q2"),
+            (55, "PGN-USD"),
+            (54, "1"),
+            (38, "abc"),
+            (40, "2"),
+            (44, "1"),
+            (60, "20231114-22:13:20"),
+        ],
+    );
+    h.feed(&not_a_qty);
+    let status_no_symbol = h.msg("H", &[(11, "q1"), (54, "1")]);
+    h.feed(&status_no_symbol);
+    let out = h.out();
+    assert!(h.native().is_empty());
+    let summary: Vec<_> = out
+        .iter()
+        .map(|(t, f)| {
+            (
+                t.as_str(),
+                get(f, 150),
+                get(f, 103).or(get(f, 373)).or(get(f, 380)),
+                get(f, 58),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("8", Some("8"), Some("13"), Some("tag 38 required")),
+            (
+                "3",
+                None,
+                Some("6"),
+                Some("Incorrect data format for value")
+            ),
+            ("j", None, Some("5"), Some("tag 55 required")),
+        ]
+    );
+}
+
+/// A message type FIX 4.4 has and the gateway does not take: BusinessMessageReject
+/// 380=3 "Unsupported Message Type" (QuickFIX 2r).
+#[test]
+fn an_unsupported_message_type_gets_a_business_message_reject() {
+    let mut h = Harness::new();
+    let er = h.msg(
+        "8",
+        &[
+            (37, "id"),
+            (17, "id"),
+            (150, "0"),
+            (39, "0"),
+            (55, "X"),
+            (54, "1"),
+            (151, "100"),
+            (14, "0"),
+            (6, "0.0"),
+        ],
+    );
+    h.feed(&er);
+    let out = h.out();
+    assert_eq!(out.len(), 1);
+    let (t, f) = &out[0];
+    assert_eq!(
+        (t.as_str(), get(f, 45), get(f, 372), get(f, 380), get(f, 58)),
+        (
+            "j",
+            Some("2"),
+            Some("8"),
+            Some("3"),
+            Some("Unsupported Message Type")
+        )
+    );
+}
+
+/// PossResend=Y of an order already seen on the session (taken, or refused by the
+/// gateway) is ignored; of one never seen, processed (FIX 4.4 test cases 19a, 19b).
+#[test]
+fn poss_resend_of_a_seen_order_is_ignored() {
+    let mut h = Harness::new();
+    let fields = |cl: &'static str, symbol: &'static str| {
+        [
+            (11, cl),
+            (55, symbol),
+            (54, "1"),
+            (38, "1"),
+            (40, "2"),
+            (44, "1"),
+            (60, "20231114-22:13:20"),
+        ]
+    };
+    let refused = h.msg("D", &fields("r1", "NOPE"));
+    h.feed(&refused);
+    let taken = h.msg("D", &fields("t1", "PGN-USD"));
+    h.feed(&taken);
+    assert_eq!(h.out().len(), 1, "the refusal");
+    assert_eq!(h.native().len(), 1, "the order taken");
+    for cl in ["r1", "t1"] {
+        let again = h.msg_with("D", &[(97, "Y")], &fields(cl, "PGN-USD"));
+        h.feed(&again);
+    }
+    assert!(h.out().is_empty() && h.native().is_empty(), "seen: ignored");
+    let new = h.msg_with("D", &[(97, "Y")], &fields("n1", "PGN-USD"));
+    h.feed(&new);
+    assert_eq!(h.native().len(), 1, "never seen: processed");
+    // A sequence reset starts a new FIX session: what the gateway refused in the
+    // last one is forgotten (orders the exchange took are not).
+    h.bridge.logged_on(true);
+    let again = h.msg_with("D", &[(97, "Y")], &fields("r1", "NOPE"));
+    h.feed(&again);
+    assert_eq!(h.out().len(), 1, "refused again, not ignored");
+    let again = h.msg_with("D", &[(97, "Y")], &fields("t1", "PGN-USD"));
+    h.feed(&again);
+    assert!(h.native().is_empty() && h.out().is_empty());
+}
+
+/// ExecIDs are unique across the venue: two accounts' reports with the same number
+/// in their own streams get different ExecIDs (the issue: both got `3`).
+#[test]
+fn exec_ids_name_the_account() {
+    let mut ids = Vec::new();
+    for account in [1, 2] {
+        let mut h = Harness::of_account(account);
+        let n = order(&mut h, "e1", "1");
+        accept_as(&mut h, &n, 43, 3);
+        let out = h.out();
+        ids.push(get(&out[0].1, 17).unwrap().to_string());
+        // A report the gateway makes itself: its own series, the account's too.
+        let status = h.msg("H", &[(11, "e1"), (55, "PGN-USD"), (54, "1")]);
+        h.feed(&status);
+        let out = h.out();
+        let gateway_id = get(&out[0].1, 17).unwrap().to_string();
+        assert!(
+            gateway_id.starts_with(&format!("{account}-G")),
+            "{gateway_id}"
+        );
+        ids.push(gateway_id);
+    }
+    assert_eq!((ids[0].as_str(), ids[2].as_str()), ("1-3", "2-3"));
+    assert_ne!(ids[1], ids[3]);
 }

@@ -124,6 +124,11 @@ fn open_slots(config: &GatewayConfig, limits: FrameLimits) -> Result<Vec<Slot>, 
         fix.heartbeat_bounds = (config.heartbeat_bounds[0], config.heartbeat_bounds[1]);
         fix.limits = limits;
         fix.max_clock_skew_ns = config.max_clock_skew_secs * 1_000_000_000;
+        fix.check_latency = config.validation.check_latency;
+        fix.validation = config.validation.dictionary();
+        fix.reset_on_logon = s.reset_on_logon;
+        fix.reset_on_logout = s.reset_on_logout;
+        fix.reset_on_disconnect = s.reset_on_disconnect;
         let path = config
             .store_dir
             .join(format!("{}-{}.fixstore", config.comp_id, s.comp_id));
@@ -143,7 +148,12 @@ fn open_slots(config: &GatewayConfig, limits: FrameLimits) -> Result<Vec<Slot>, 
                 path: config.keys_file.display().to_string(),
                 account: s.account,
             })?;
-        let bridge = Bridge::new(Session::new(fix, store), Arc::clone(&instruments), id_start)?;
+        let bridge = Bridge::new(
+            Session::new(fix, store),
+            s.account,
+            Arc::clone(&instruments),
+            id_start,
+        )?;
         if bridge.resume_point() != 0 {
             eprintln!(
                 "fix-gateway: {}: resuming account {}'s report stream at {}",

@@ -29,6 +29,8 @@ pub(super) struct Slot {
     pub fix_ready: bool,
     /// This iteration: the slot is in the loop's list of slots to serve.
     pub queued: bool,
+    /// A FIX message taken from the session's gap queue, being handled.
+    backlog: Vec<u8>,
 }
 
 impl Slot {
@@ -41,6 +43,7 @@ impl Slot {
             native_ready: false,
             fix_ready: false,
             queued: false,
+            backlog: Vec::new(),
         }
     }
 
@@ -94,32 +97,28 @@ impl Slot {
                 break; // NeedMore: the rest of the frame comes with the next readiness
             };
             used += len;
-            match event {
-                Some(Event::App(m)) => {
-                    if let Err(e) = self.bridge.on_fix_app(&m, now) {
+            close = on_event(&mut self.bridge, &self.comp_id, event, now);
+            // Messages that waited behind a gap this one filled, in order.
+            while close.is_none() {
+                match self.bridge.session.take_queued(&mut self.backlog) {
+                    Ok(false) => break,
+                    Ok(true) => {}
+                    Err(e) => {
                         eprintln!("fix-gateway: {}: store failed: {e}", self.comp_id);
                         close = Some("store failed");
+                        break;
                     }
                 }
-                Some(Event::LoggedOn {
-                    reset,
-                    heartbeat_secs,
-                }) => eprintln!(
-                    "fix-gateway: {} logged on (HeartBtInt {heartbeat_secs}{})",
-                    self.comp_id,
-                    if reset { ", sequence reset" } else { "" }
-                ),
-                Some(Event::Disconnect(r)) => close = Some(r.text()),
-                Some(Event::Rejected {
-                    ref_seq,
-                    reason,
-                    ref_tag,
-                }) => eprintln!(
-                    "fix-gateway: {}: rejected message {ref_seq}: {} (tag {ref_tag:?})",
-                    self.comp_id,
-                    reason.text()
-                ),
-                _ => {}
+                close = match self.bridge.session.receive_queued(&self.backlog, now) {
+                    Ok(Received::Consumed { event, .. }) => {
+                        on_event(&mut self.bridge, &self.comp_id, event, now)
+                    }
+                    Ok(Received::NeedMore) => None,
+                    Err(e) => {
+                        eprintln!("fix-gateway: {}: store failed: {e}", self.comp_id);
+                        Some("store failed")
+                    }
+                };
             }
         }
         link.consume(used);
@@ -160,5 +159,52 @@ impl Slot {
         }
         self.bridge.session.disconnected();
         true
+    }
+}
+
+/// Acts on what the session reported; returns why the connection must close, if it
+/// must.
+fn on_event(
+    bridge: &mut Bridge,
+    comp_id: &str,
+    event: Option<Event<'_>>,
+    now: u64,
+) -> Option<&'static str> {
+    match event {
+        Some(Event::App(m)) => {
+            if let Err(e) = bridge.on_fix_app(&m, now) {
+                eprintln!("fix-gateway: {comp_id}: store failed: {e}");
+                return Some("store failed");
+            }
+            None
+        }
+        Some(Event::LoggedOn {
+            reset,
+            heartbeat_secs,
+        }) => {
+            bridge.logged_on(reset);
+            eprintln!(
+                "fix-gateway: {comp_id} logged on (HeartBtInt {heartbeat_secs}{})",
+                if reset { ", sequence reset" } else { "" }
+            );
+            None
+        }
+        Some(Event::Disconnect(r)) => Some(r.text()),
+        Some(Event::Rejected {
+            ref_seq,
+            reason,
+            ref_tag,
+        }) => {
+            eprintln!(
+                "fix-gateway: {comp_id}: rejected message {ref_seq}: {} (tag {ref_tag:?})",
+                reason.text()
+            );
+            None
+        }
+        Some(Event::Garbled(g)) => {
+            eprintln!("fix-gateway: {comp_id}: garbled input ignored: {g}");
+            None
+        }
+        _ => None,
     }
 }

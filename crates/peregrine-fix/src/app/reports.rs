@@ -44,8 +44,8 @@ pub struct ExecutionReport<'a> {
     pub cl_ord_id: &'a [u8],
     /// OrigClOrdID (41), on cancels and replaces.
     pub orig_cl_ord_id: Option<&'a [u8]>,
-    /// ExecID (17), unique per report.
-    pub exec_id: u64,
+    /// ExecID (17), unique per report across the venue (a FIX String).
+    pub exec_id: &'a [u8],
     /// ExecType (150).
     pub exec_type: ExecType,
     /// OrdStatus (39).
@@ -93,7 +93,7 @@ impl ExecutionReport<'_> {
         if let Some(o) = self.orig_cl_ord_id {
             w.bytes(t::ORIG_CL_ORD_ID, o);
         }
-        w.uint(t::EXEC_ID, self.exec_id)
+        w.bytes(t::EXEC_ID, self.exec_id)
             .char(t::EXEC_TYPE, self.exec_type.byte())
             .char(t::ORD_STATUS, self.ord_status.byte());
         if let Some(r) = self.ord_rej_reason {

@@ -208,7 +208,7 @@ fn execution_report_encodes_exact_decimals_and_decodes_back() {
         order_id: 42,
         cl_ord_id: b"o-1",
         orig_cl_ord_id: None,
-        exec_id: 9,
+        exec_id: b"9",
         exec_type: t2.exec_type,
         ord_status: t2.ord_status,
         symbol: b"PGN-USD",

@@ -234,7 +234,7 @@ mod tests {
         let m = w.seal().to_vec();
         assert_eq!(
             frame(&m, FrameLimits::default()),
-            Ok(Some(Frame::Message { len: m.len() }))
+            Some(Frame::Message { len: m.len() })
         );
         let p = Message::parse(&m).unwrap();
         assert_eq!(p.header.msg_seq_num, 12);
@@ -274,7 +274,7 @@ mod tests {
             let m = w.seal().to_vec();
             assert_eq!(
                 frame(&m, FrameLimits { max_body: 20_000 }),
-                Ok(Some(Frame::Message { len: m.len() }))
+                Some(Frame::Message { len: m.len() })
             );
         }
     }

@@ -2,39 +2,29 @@
 
 use thiserror::Error;
 
-/// A byte stream that cannot be framed at all: the connection cannot continue (the
-/// session answers with a Logout naming the reason, then disconnects).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
-pub enum FrameError {
-    /// The stream does not start with `8=FIX.4.4␁9=`.
-    #[error("message does not start with 8=FIX.4.4 then 9=BodyLength")]
-    BadBeginString,
-    /// BodyLength is not 1 to 9 digits ended by SOH.
-    #[error("BodyLength (9) is not a number")]
-    BadBodyLength,
-    /// BodyLength declares more than the configured maximum; refused from its digits,
-    /// before anything more is buffered.
-    #[error("BodyLength {declared} above the maximum {max}")]
-    BodyLengthTooLarge {
-        /// The value declared (saturated).
-        declared: u64,
-        /// The configured maximum body length.
-        max: usize,
-    },
-    /// BodyLength was wrong and no trailer (`10=nnn␁`) was found within the maximum
-    /// message size: the stream cannot be resynchronised.
-    #[error("no CheckSum trailer within {max} bytes")]
-    NoTrailer {
-        /// The configured maximum message size.
-        max: usize,
-    },
-}
-
-/// A message that could be delimited but not trusted: the session skips its bytes,
-/// answers with a Reject (SessionRejectReason 5, RefTagID 9 or 10) and does not
-/// advance the inbound sequence number, so the next message asks for a resend.
+/// Bytes that are not a message to trust: the session skips them without a Reject
+/// and without taking a sequence number (FIX: a garbled message is ignored; the next
+/// good one shows the gap and asks for a resend).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum Garble {
+    /// Bytes before the start of a message (`8=FIX`).
+    #[error("bytes before the start of a message")]
+    Junk,
+    /// A message start whose BeginString or BodyLength (the second field) is
+    /// malformed.
+    #[error("BeginString or BodyLength malformed")]
+    Header,
+    /// BodyLength declares more than the configured maximum; refused from its digits,
+    /// before anything more is buffered.
+    #[error("BodyLength {declared} above the maximum")]
+    BodyLengthTooLarge {
+        /// The value declared.
+        declared: u64,
+    },
+    /// No trailer (`␁10=`) where BodyLength says, nor before the next message starts
+    /// or the maximum message size is reached.
+    #[error("no CheckSum trailer")]
+    NoTrailer,
     /// The trailer was not where BodyLength said; it was found further on.
     #[error("BodyLength {declared} wrong: the body is {actual} bytes")]
     BodyLength {
@@ -44,22 +34,27 @@ pub enum Garble {
         actual: usize,
     },
     /// The CheckSum does not match the bytes.
-    #[error("CheckSum {declared:03} wrong: computed {computed:03}")]
+    #[error("CheckSum {declared:?} wrong: computed {computed:03}")]
     CheckSum {
-        /// As declared in field 10 (three digits, so up to 999).
-        declared: u16,
+        /// As declared in field 10, when it is three digits.
+        declared: Option<u16>,
         /// As computed.
         computed: u8,
     },
+    /// BeginString, BodyLength and MsgType are not the first three fields, or
+    /// CheckSum is not the last (found while reading the fields).
+    #[error("BeginString, BodyLength, MsgType not first, or CheckSum not last")]
+    Structure,
 }
 
 /// Why a field of a framed message is malformed; each maps to one
 /// SessionRejectReason (see `session::reject`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum FieldError {
-    /// The tag is not a positive decimal number (SessionRejectReason 0).
+    /// The tag is not a positive decimal number (SessionRejectReason 0); the number
+    /// written, when it is one (`0`, `-1`), for RefTagID.
     #[error("invalid tag number")]
-    InvalidTag,
+    InvalidTag(Option<i32>),
     /// `tag=` with nothing after it (SessionRejectReason 4).
     #[error("tag {0} has no value")]
     NoValue(u32),
@@ -92,7 +87,7 @@ impl FieldError {
     /// The tag the error is about, when there is one (RefTagID of the Reject).
     pub const fn tag(self) -> Option<u32> {
         match self {
-            FieldError::InvalidTag | FieldError::TooManyFields => None,
+            FieldError::InvalidTag(_) | FieldError::TooManyFields => None,
             FieldError::NoValue(t)
             | FieldError::Malformed(t)
             | FieldError::Repeated(t)
@@ -100,6 +95,17 @@ impl FieldError {
             | FieldError::Missing(t)
             | FieldError::Format(t)
             | FieldError::Value(t) => Some(t),
+        }
+    }
+
+    /// RefTagID (371) of the Reject: the tag, or the invalid number as written.
+    pub const fn ref_tag_id(self) -> Option<i64> {
+        match self {
+            FieldError::InvalidTag(Some(t)) => Some(t as i64),
+            _ => match self.tag() {
+                Some(t) => Some(t as i64),
+                None => None,
+            },
         }
     }
 }

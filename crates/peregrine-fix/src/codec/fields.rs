@@ -88,18 +88,43 @@ impl<'a> Iterator for Fields<'a> {
 
 /// Parses the tag at the start of `rest`: `(tag, index of '=')`.
 fn parse_tag(rest: &[u8]) -> Result<(u32, usize), FieldError> {
-    let mut tag: u32 = 0;
-    for (i, &b) in rest.iter().enumerate() {
-        match b {
-            b'=' if i > 0 => return Ok((tag, i)),
-            b'0'..=b'9' if i < 9 && !(i == 0 && b == b'0') => {
-                tag = tag * 10 + u32::from(b - b'0');
-            }
-            SOH if i > 0 => return Err(FieldError::Malformed(tag)),
-            _ => return Err(FieldError::InvalidTag),
-        }
+    // A tag is at most 9 digits; '-' may precede an invalid one (RefTagID -1).
+    const MAX: usize = 10;
+    let window = &rest[..rest.len().min(MAX + 1)];
+    match window.iter().position(|&b| b == b'=' || b == SOH) {
+        Some(0) => Err(FieldError::InvalidTag(None)),
+        Some(i) if rest[i] == b'=' => match number(&rest[..i]) {
+            Some(n) if n > 0 && rest[0] != b'0' => Ok((n as u32, i)),
+            n => Err(FieldError::InvalidTag(n)),
+        },
+        // `58␁`, or `58` at the end of the bytes: a field cut short.
+        Some(i) => Err(cut_short(&rest[..i])),
+        None if window.len() <= MAX => Err(cut_short(window)),
+        None => Err(FieldError::InvalidTag(None)),
     }
-    Err(FieldError::Malformed(tag))
+}
+
+/// A tag with no `=` after it.
+fn cut_short(text: &[u8]) -> FieldError {
+    match number(text) {
+        Some(n) if n > 0 => FieldError::Malformed(n as u32),
+        _ => FieldError::InvalidTag(None),
+    }
+}
+
+/// `-`? and 1 to 9 digits.
+fn number(text: &[u8]) -> Option<i32> {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits
+        .iter()
+        .fold(0i32, |acc, &d| acc * 10 + i32::from(d - b'0'));
+    Some(if negative { -n } else { n })
 }
 
 #[cfg(test)]
@@ -143,11 +168,18 @@ mod tests {
 
     #[test]
     fn bad_fields_are_typed_errors_then_the_iterator_stops() {
-        assert_eq!(all(b"=x\x01"), vec![Err(FieldError::InvalidTag)]);
-        assert_eq!(all(b"0=x\x01"), vec![Err(FieldError::InvalidTag)]);
-        assert_eq!(all(b"01=x\x01"), vec![Err(FieldError::InvalidTag)]);
-        assert_eq!(all(b"a=x\x01"), vec![Err(FieldError::InvalidTag)]);
-        assert_eq!(all(b"1234567890=x\x01"), vec![Err(FieldError::InvalidTag)]);
+        assert_eq!(all(b"=x\x01"), vec![Err(FieldError::InvalidTag(None))]);
+        assert_eq!(all(b"0=x\x01"), vec![Err(FieldError::InvalidTag(Some(0)))]);
+        assert_eq!(
+            all(b"-1=x\x01"),
+            vec![Err(FieldError::InvalidTag(Some(-1)))]
+        );
+        assert_eq!(all(b"01=x\x01"), vec![Err(FieldError::InvalidTag(Some(1)))]);
+        assert_eq!(all(b"a=x\x01"), vec![Err(FieldError::InvalidTag(None))]);
+        assert_eq!(
+            all(b"1234567890=x\x01"),
+            vec![Err(FieldError::InvalidTag(None))]
+        );
         assert_eq!(all(b"58=\x0111=a\x01"), vec![Err(FieldError::NoValue(58))]);
         assert_eq!(all(b"58\x01"), vec![Err(FieldError::Malformed(58))]);
         assert_eq!(all(b"58=abc"), vec![Err(FieldError::Malformed(58))]);

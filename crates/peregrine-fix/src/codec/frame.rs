@@ -1,24 +1,53 @@
-//! Framing: find one whole message at the start of a byte stream, with bounded memory.
+//! Framing: find one message at the start of a byte stream, with bounded memory, and
+//! tell a garbled message from a good one without ever losing the good one after it.
 //!
 //! [`frame`] looks only at the bytes it is given and never buffers: the caller keeps
-//! its receive buffer and calls again when more bytes arrive. A BodyLength above
-//! [`FrameLimits::max_body`] is refused from its digits alone, so a hostile length
-//! never makes anyone wait for (or allocate) gigabytes.
+//! its receive buffer and calls again when more bytes arrive. The rules (FIX session
+//! protocol, "garbled messages"): a message starts with `8=FIX…␁9=n␁`; BodyLength
+//! `n` says where `␁10=` must be. What cannot be trusted is reported as
+//! [`Frame::Garbled`] with the number of bytes to skip, and the session ignores it
+//! (no Reject, no sequence number):
+//!
+//! * bytes before a message start (`8=FIX`) are skipped up to the next start;
+//! * a start whose BeginString or BodyLength is malformed, or whose BodyLength is
+//!   above [`FrameLimits::max_body`] (refused from its digits alone), is skipped up
+//!   to the next start;
+//! * otherwise the trailer is looked for from where BodyLength puts it onwards: found
+//!   there with the right CheckSum, the message is good; found there with a wrong
+//!   one, or found further on (BodyLength too short, or too long: the declared length
+//!   then covers the next message too, which is lost with it, as the definitions of
+//!   the FIX session test cases and QuickFIX's acceptance suite expect), the message
+//!   ends with that trailer and is garbled. The trailer is `10=` and one to three
+//!   characters (so a damaged `10=0` still ends its own message); if the start of
+//!   another message comes first (`␁8=FIX`, or `8=FIX.4.4␁9=` cut into a field),
+//!   the garbled one ends there and the next is framed on its own.
 
-use super::error::{FrameError, Garble};
+use super::error::Garble;
 use super::SOH;
 
 /// The only BeginString this codec speaks.
 pub const BEGIN_STRING: &[u8] = b"FIX.4.4";
 
-/// `8=FIX.4.4␁9=`: every message starts with these 12 bytes.
+/// `8=FIX.4.4␁9=`: every message of ours starts with these 12 bytes.
 pub(crate) const PREFIX: &[u8] = b"8=FIX.4.4\x019=";
 
-/// `10=nnn␁`: every message ends with these 7 bytes.
+/// `10=nnn␁`: every well-formed message ends with these 7 bytes.
 pub(crate) const TRAILER_LEN: usize = 7;
+
+/// What every message start begins with, whatever its FIX version.
+const START: &[u8] = b"8=FIX";
+
+/// `␁10=`: the start of the trailer.
+const TRAILER_TAG: &[u8] = b"\x0110=";
+
+/// Longest BeginString value accepted (`FIXT.1.1` is 8).
+const MAX_BEGIN_STRING: usize = 16;
 
 /// Most digits BodyLength may have.
 const MAX_LENGTH_DIGITS: usize = 9;
+
+/// Most characters a CheckSum value may have and still be taken as one.
+const MAX_CHECKSUM_CHARS: usize = 3;
 
 /// Bounds on what one message may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,8 +58,9 @@ pub struct FrameLimits {
 }
 
 impl FrameLimits {
-    /// Bytes around the body: `8=FIX.4.4␁9=` + 9 digits + SOH + `10=nnn␁`.
-    pub const OVERHEAD: usize = PREFIX.len() + MAX_LENGTH_DIGITS + 1 + TRAILER_LEN;
+    /// Bytes around the body: `8=` + the longest BeginString + SOH + `9=` + 9 digits +
+    /// SOH + `10=nnn␁`.
+    pub const OVERHEAD: usize = 2 + MAX_BEGIN_STRING + 1 + 2 + MAX_LENGTH_DIGITS + 1 + TRAILER_LEN;
 
     /// The largest whole message these limits allow.
     pub const fn max_message(self) -> usize {
@@ -45,128 +75,277 @@ impl Default for FrameLimits {
     }
 }
 
-/// One delimited message at the start of the buffer.
+/// One delimited message, or bytes to skip, at the start of the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Frame {
-    /// A message of `len` bytes whose BodyLength and CheckSum are right.
+    /// A message of `len` bytes whose BodyLength and CheckSum are right. Its
+    /// BeginString may be another FIX version's (the session checks it).
     Message {
         /// Bytes of the whole message, `8=` through the final SOH.
         len: usize,
     },
-    /// `len` bytes that look like one message whose BodyLength or CheckSum is wrong:
-    /// skip them.
+    /// `len` bytes that are not a trustworthy message: skip them.
     Garbled {
-        /// Bytes to skip.
+        /// Bytes to skip (at least 1).
         len: usize,
         /// What was wrong.
         garble: Garble,
     },
 }
 
-/// Looks for one message at the start of `buf`.
-///
-/// `Ok(None)`: the bytes so far are a valid beginning; read more. `Ok(Some(..))`: a
-/// message (or a garbled one) is delimited. `Err`: the stream cannot be framed.
-pub fn frame(buf: &[u8], limits: FrameLimits) -> Result<Option<Frame>, FrameError> {
-    let seen = buf.len().min(PREFIX.len());
-    if buf[..seen] != PREFIX[..seen] {
-        return Err(FrameError::BadBeginString);
+/// Looks for one message at the start of `buf`. `None`: the bytes so far may be the
+/// beginning of one; read more. Never asks for more than
+/// [`FrameLimits::max_message`] bytes before deciding.
+pub fn frame(buf: &[u8], limits: FrameLimits) -> Option<Frame> {
+    if buf.is_empty() {
+        return None;
     }
-    if buf.len() < PREFIX.len() {
-        return Ok(None);
+    if !buf.starts_with(START) {
+        if START.starts_with(buf) {
+            return None;
+        }
+        return Some(skip(buf, Garble::Junk));
     }
-    let Some((declared, body_start)) = body_length(buf, limits)? else {
-        return Ok(None);
+    // BeginString: `8=FIX…␁`.
+    let Some(bs_len) = position_within(&buf[2..], SOH, MAX_BEGIN_STRING + 1) else {
+        return if buf.len() < 2 + MAX_BEGIN_STRING + 1 {
+            None
+        } else {
+            Some(skip(buf, Garble::Header))
+        };
     };
-    let trailer_at = body_start + declared;
-    let total = trailer_at + TRAILER_LEN;
-    if buf.len() < total {
-        // Either the rest has not arrived, or BodyLength is too large; a later call
-        // with more bytes tells which (bounded by `max_body`).
-        return Ok(None);
+    if !buf[2..2 + bs_len]
+        .iter()
+        .all(|&c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'.')
+    {
+        return Some(skip(buf, Garble::Header));
     }
-    if declared == 0 || buf[trailer_at - 1] != SOH || !is_trailer(&buf[trailer_at..total]) {
-        return resync(buf, body_start, declared, limits);
+    // BodyLength: `9=digits␁`, the second field.
+    let length_at = 2 + bs_len + 1;
+    let (declared, body_start) = match body_length(&buf[length_at..]) {
+        Length::NeedMore => return None,
+        Length::Bad => return Some(skip(buf, Garble::Header)),
+        Length::Value(n, used) => (n, length_at + used),
+    };
+    if declared > limits.max_body as u64 {
+        return Some(skip(buf, Garble::BodyLengthTooLarge { declared }));
     }
-    let declared_sum = trailer_value(&buf[trailer_at..total]);
-    let computed = checksum(&buf[..trailer_at]);
-    if declared_sum != u16::from(computed) {
-        return Ok(Some(Frame::Garbled {
-            len: total,
-            garble: Garble::CheckSum {
-                declared: declared_sum,
-                computed,
-            },
-        }));
-    }
-    Ok(Some(Frame::Message { len: total }))
+    end_of(buf, body_start, declared as usize, limits)
 }
 
-/// Parses BodyLength after the prefix: `Ok(Some((length, body_start)))`.
-fn body_length(buf: &[u8], limits: FrameLimits) -> Result<Option<(usize, usize)>, FrameError> {
-    let mut value: u64 = 0;
-    for (i, &b) in buf[PREFIX.len()..].iter().enumerate() {
-        if b == SOH {
-            if i == 0 {
-                return Err(FrameError::BadBodyLength);
+/// Where the message whose body starts at `body_start` ends, BodyLength `declared`.
+fn end_of(buf: &[u8], body_start: usize, declared: usize, limits: FrameLimits) -> Option<Frame> {
+    // The SOH that ends the body, where BodyLength says: `␁10=` must start there.
+    let expected_at = (body_start + declared)
+        .saturating_sub(1)
+        .max(body_start - 1);
+    let found = |p: usize, value_len: usize| {
+        let end = p + TRAILER_TAG.len() + value_len + 1;
+        let value = &buf[p + TRAILER_TAG.len()..end - 1];
+        trailer(buf, (p, end), value, expected_at, body_start, declared)
+    };
+    // Cut short: another message starts inside the declared body, before any
+    // trailer (a complete message with too long a BodyLength has its trailer first).
+    match next_start_in_body(buf, body_start, expected_at) {
+        Start::NeedMore => return None,
+        Start::At(at) => return Some(no_trailer(at)),
+        Start::None => {}
+    }
+    // The good case: the trailer is where BodyLength says.
+    if buf.get(expected_at) == Some(&SOH) {
+        if let Look::Trailer { value_len } = look(&buf[expected_at + 1..]) {
+            return Some(found(expected_at, value_len));
+        }
+    }
+    let last_at = body_start + limits.max_body - 1;
+    for p in expected_at.. {
+        if p > last_at {
+            return Some(skip(buf, Garble::NoTrailer));
+        }
+        let rest = buf.get(p..).filter(|r| !r.is_empty())?;
+        if rest[0] == SOH {
+            match look(&rest[1..]) {
+                Look::NeedMore => return None,
+                Look::Nothing => {}
+                Look::NextMessage => return Some(no_trailer(p + 1)),
+                Look::Trailer { value_len } => return Some(found(p, value_len)),
             }
-            return Ok(Some((value as usize, PREFIX.len() + i + 1)));
-        }
-        if !b.is_ascii_digit() || i >= MAX_LENGTH_DIGITS {
-            return Err(FrameError::BadBodyLength);
-        }
-        value = value * 10 + u64::from(b - b'0');
-        if value > limits.max_body as u64 {
-            return Err(FrameError::BodyLengthTooLarge {
-                declared: value,
-                max: limits.max_body,
-            });
+        } else if rest.len() < PREFIX.len() && PREFIX.starts_with(rest) {
+            return None;
+        } else if rest.starts_with(PREFIX) {
+            // Cut short inside a field, the next message right after it.
+            return Some(no_trailer(p));
         }
     }
-    Ok(None)
+    None
 }
 
-/// The trailer was not where BodyLength said: find the real one (the first
-/// `␁10=nnn␁` after the body start) within the maximum message size.
-fn resync(
+/// `len` bytes without a trailer before the next message.
+fn no_trailer(len: usize) -> Frame {
+    Frame::Garbled {
+        len,
+        garble: Garble::NoTrailer,
+    }
+}
+
+enum Start {
+    NeedMore,
+    At(usize),
+    None,
+}
+
+/// A message start (`␁8=FIX`, or `8=FIX.4.4␁9=` cut into a field) beginning in
+/// `[body_start, body_end)` with no trailer (`␁10=`) before it. One SIMD search of
+/// the body for `8=FIX`, which a well-formed body never holds after a SOH.
+fn next_start_in_body(buf: &[u8], body_start: usize, body_end: usize) -> Start {
+    let window = &buf[body_start..buf.len().min(body_end + START.len() - 1)];
+    for i in memchr::memmem::find_iter(window, START).map(|i| body_start + i) {
+        if i >= body_end {
+            break;
+        }
+        let rest = &buf[i..];
+        let is_start = buf[i - 1] == SOH || rest.starts_with(PREFIX);
+        if !is_start {
+            if rest.len() < PREFIX.len() && PREFIX.starts_with(rest) {
+                return Start::NeedMore;
+            }
+            continue;
+        }
+        if memchr::memmem::find(&buf[body_start - 1..i], TRAILER_TAG).is_some() {
+            return Start::None; // its own trailer first: too long a BodyLength
+        }
+        return Start::At(i);
+    }
+    Start::None
+}
+
+/// The verdict once the trailer `␁10=value␁` is found at `p` (ending at `end`);
+/// BodyLength (`declared`) put it at `expected_at`.
+fn trailer(
     buf: &[u8],
+    (p, end): (usize, usize),
+    value: &[u8],
+    expected_at: usize,
     body_start: usize,
     declared: usize,
-    limits: FrameLimits,
-) -> Result<Option<Frame>, FrameError> {
-    let window_end = buf.len().min(body_start + limits.max_body + TRAILER_LEN);
-    // The SOH that ends the body is at `k`; the trailer starts at `k + 1`.
-    let mut k = body_start;
-    while k + TRAILER_LEN < window_end {
-        if buf[k] == SOH && is_trailer(&buf[k + 1..k + 1 + TRAILER_LEN]) {
-            let actual = k + 1 - body_start;
-            return Ok(Some(Frame::Garbled {
-                len: k + 1 + TRAILER_LEN,
-                garble: Garble::BodyLength { declared, actual },
-            }));
-        }
-        k += 1;
+) -> Frame {
+    if p != expected_at {
+        return Frame::Garbled {
+            len: end,
+            garble: Garble::BodyLength {
+                declared,
+                actual: p + 1 - body_start,
+            },
+        };
     }
-    if buf.len() >= body_start + limits.max_body + TRAILER_LEN {
-        return Err(FrameError::NoTrailer {
-            max: limits.max_message(),
+    let computed = checksum(&buf[..=p]);
+    let declared = (value.len() == MAX_CHECKSUM_CHARS && value.iter().all(u8::is_ascii_digit))
+        .then(|| {
+            value
+                .iter()
+                .fold(0u16, |acc, &d| acc * 10 + u16::from(d - b'0'))
         });
+    if declared == Some(u16::from(computed)) {
+        Frame::Message { len: end }
+    } else {
+        Frame::Garbled {
+            len: end,
+            garble: Garble::CheckSum { declared, computed },
+        }
     }
-    Ok(None)
 }
 
-/// `10=nnn␁`.
-fn is_trailer(t: &[u8]) -> bool {
-    t.len() == TRAILER_LEN
-        && &t[..3] == b"10="
-        && t[3..6].iter().all(u8::is_ascii_digit)
-        && t[6] == SOH
+/// What follows a SOH inside a message being framed.
+enum Look {
+    /// Too few bytes to tell.
+    NeedMore,
+    /// An ordinary field.
+    Nothing,
+    /// `10=` and a value of `value_len` characters ended by SOH.
+    Trailer { value_len: usize },
+    /// `8=FIX`: another message starts.
+    NextMessage,
 }
 
-fn trailer_value(t: &[u8]) -> u16 {
-    t[3..6]
-        .iter()
-        .fold(0u16, |acc, &d| acc * 10 + u16::from(d - b'0'))
+fn look(rest: &[u8]) -> Look {
+    let tag = &TRAILER_TAG[1..];
+    if rest.len() < tag.len() && tag.starts_with(rest) {
+        return Look::NeedMore;
+    }
+    if rest.starts_with(tag) {
+        let value = &rest[tag.len()..];
+        let window = value.len().min(MAX_CHECKSUM_CHARS + 1);
+        return match value[..window].iter().position(|&b| b == SOH) {
+            Some(n) => Look::Trailer { value_len: n },
+            None if value.len() <= MAX_CHECKSUM_CHARS => Look::NeedMore,
+            None => Look::Nothing,
+        };
+    }
+    if rest.len() < START.len() && START.starts_with(rest) {
+        return Look::NeedMore;
+    }
+    if rest.starts_with(START) {
+        return Look::NextMessage;
+    }
+    Look::Nothing
+}
+
+enum Length {
+    NeedMore,
+    Bad,
+    /// The value and the bytes `9=digits␁` took.
+    Value(u64, usize),
+}
+
+/// Parses `9=digits␁` at the start of `b`.
+fn body_length(b: &[u8]) -> Length {
+    const TAG: &[u8] = b"9=";
+    if b.len() < TAG.len() {
+        return if TAG.starts_with(b) {
+            Length::NeedMore
+        } else {
+            Length::Bad
+        };
+    }
+    if !b.starts_with(TAG) {
+        return Length::Bad;
+    }
+    let mut value: u64 = 0;
+    for (i, &c) in b[TAG.len()..].iter().enumerate() {
+        if c == SOH {
+            return if i == 0 {
+                Length::Bad
+            } else {
+                Length::Value(value, TAG.len() + i + 1)
+            };
+        }
+        if !c.is_ascii_digit() || i >= MAX_LENGTH_DIGITS {
+            return Length::Bad;
+        }
+        value = value * 10 + u64::from(c - b'0');
+    }
+    Length::NeedMore
+}
+
+/// Index of `byte` among the first `within` bytes of `b`.
+fn position_within(b: &[u8], byte: u8, within: usize) -> Option<usize> {
+    b[..b.len().min(within)].iter().position(|&c| c == byte)
+}
+
+/// Garbled bytes from the start of `buf` up to the next message start after its
+/// first byte; without one, all but a tail that may be the beginning of one.
+fn skip(buf: &[u8], garble: Garble) -> Frame {
+    let len = match buf[1..].windows(START.len()).position(|w| w == START) {
+        Some(at) => at + 1,
+        None => {
+            let keep = (1..START.len())
+                .rev()
+                .find(|&k| k < buf.len() && buf.ends_with(&START[..k]))
+                .unwrap_or(0);
+            buf.len() - keep
+        }
+    };
+    Frame::Garbled { len, garble }
 }
 
 /// The FIX CheckSum: the sum of the bytes modulo 256.
@@ -177,134 +356,4 @@ pub(crate) fn checksum(bytes: &[u8]) -> u8 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn msg(body: &str) -> Vec<u8> {
-        let mut m = format!("8=FIX.4.4\x019={}\x01{}", body.len(), body).into_bytes();
-        let sum = checksum(&m);
-        m.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
-        m
-    }
-
-    const LIMITS: FrameLimits = FrameLimits { max_body: 256 };
-
-    #[test]
-    fn frames_a_whole_message_and_waits_for_a_partial_one() {
-        let m = msg("35=0\x0149=A\x0156=B\x0134=1\x0152=20240101-00:00:00\x01");
-        assert_eq!(frame(&m, LIMITS), Ok(Some(Frame::Message { len: m.len() })));
-        for cut in 0..m.len() {
-            assert_eq!(frame(&m[..cut], LIMITS), Ok(None), "cut at {cut}");
-        }
-        let mut two = m.clone();
-        two.extend_from_slice(&m);
-        assert_eq!(
-            frame(&two, LIMITS),
-            Ok(Some(Frame::Message { len: m.len() }))
-        );
-    }
-
-    #[test]
-    fn bad_begin_string_is_fatal_from_the_first_wrong_byte() {
-        assert_eq!(frame(b"8=FIX.4.2", LIMITS), Err(FrameError::BadBeginString));
-        assert_eq!(frame(b"X", LIMITS), Err(FrameError::BadBeginString));
-        assert_eq!(
-            frame(b"8=FIX.4.4\x0135=", LIMITS),
-            Err(FrameError::BadBeginString)
-        );
-    }
-
-    #[test]
-    fn huge_body_length_is_refused_from_its_digits() {
-        assert_eq!(
-            frame(b"8=FIX.4.4\x019=257", LIMITS),
-            Err(FrameError::BodyLengthTooLarge {
-                declared: 257,
-                max: 256
-            })
-        );
-        assert!(matches!(
-            frame(b"8=FIX.4.4\x019=99999999999999999999\x01", LIMITS),
-            Err(FrameError::BodyLengthTooLarge { .. })
-        ));
-        assert_eq!(
-            frame(b"8=FIX.4.4\x019=\x01", LIMITS),
-            Err(FrameError::BadBodyLength)
-        );
-        assert_eq!(
-            frame(b"8=FIX.4.4\x019=1a", LIMITS),
-            Err(FrameError::BadBodyLength)
-        );
-    }
-
-    #[test]
-    fn wrong_checksum_is_garbled_with_both_values() {
-        let mut m = msg("35=0\x0134=1\x01");
-        let n = m.len();
-        m[n - 2] = if m[n - 2] == b'9' { b'8' } else { b'9' };
-        assert!(matches!(
-            frame(&m, LIMITS),
-            Ok(Some(Frame::Garbled { len, garble: Garble::CheckSum { .. } })) if len == n
-        ));
-    }
-
-    #[test]
-    fn wrong_body_length_resyncs_on_the_real_trailer() {
-        let good = msg("35=0\x0134=1\x01");
-        let text = String::from_utf8(good.clone()).unwrap();
-        // Too short a BodyLength.
-        let short = text.replacen("9=10", "9=5", 1).into_bytes();
-        assert_eq!(
-            frame(&short, LIMITS),
-            Ok(Some(Frame::Garbled {
-                len: short.len(),
-                garble: Garble::BodyLength {
-                    declared: 5,
-                    actual: 10
-                }
-            }))
-        );
-        // Too long: waits until enough bytes arrive, then finds the first trailer.
-        let long = text.replacen("9=10", "9=40", 1).into_bytes();
-        assert_eq!(frame(&long, LIMITS), Ok(None));
-        let mut more = long.clone();
-        more.extend_from_slice(&good);
-        more.extend_from_slice(&good);
-        assert_eq!(
-            frame(&more, LIMITS),
-            Ok(Some(Frame::Garbled {
-                len: long.len(),
-                garble: Garble::BodyLength {
-                    declared: 40,
-                    actual: 10
-                }
-            }))
-        );
-    }
-
-    #[test]
-    fn no_trailer_within_the_limit_is_fatal() {
-        let mut junk = b"8=FIX.4.4\x019=5\x01".to_vec();
-        junk.extend(std::iter::repeat_n(b'x', 300));
-        assert_eq!(
-            frame(&junk, LIMITS),
-            Err(FrameError::NoTrailer {
-                max: LIMITS.max_message()
-            })
-        );
-    }
-
-    #[test]
-    fn checksum_above_255_never_matches() {
-        let mut m = msg("35=0\x01");
-        let n = m.len();
-        m[n - 4..n - 1].copy_from_slice(b"999");
-        assert!(matches!(
-            frame(&m, LIMITS),
-            Ok(Some(Frame::Garbled {
-                garble: Garble::CheckSum { .. },
-                ..
-            }))
-        ));
-    }
-}
+mod tests;

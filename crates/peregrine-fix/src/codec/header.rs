@@ -4,22 +4,58 @@
 
 use super::error::FieldError;
 use super::fields::Fields;
-use super::frame::{PREFIX, TRAILER_LEN};
+use super::frame::TRAILER_LEN;
 use super::tags::{self, is_header, is_trailer};
 use super::time::parse_utc_timestamp;
 use super::value::{parse_bool, parse_u64};
 use super::SOH;
 
+/// The routing fields of the standard header, as received: a session-level answer
+/// (a Reject) is routed back by swapping them (OnBehalfOf ↔ DeliverTo).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Route<'a> {
+    /// OnBehalfOfCompID (115), OnBehalfOfSubID (116), OnBehalfOfLocationID (144).
+    pub on_behalf_of: [Option<&'a [u8]>; 3],
+    /// DeliverToCompID (128), DeliverToSubID (129), DeliverToLocationID (145).
+    pub deliver_to: [Option<&'a [u8]>; 3],
+}
+
+impl<'a> Route<'a> {
+    /// OnBehalfOf* tags, in the order of [`Route::on_behalf_of`].
+    pub const ON_BEHALF_OF: [u32; 3] = [115, 116, 144];
+    /// DeliverTo* tags, in the order of [`Route::deliver_to`].
+    pub const DELIVER_TO: [u32; 3] = [128, 129, 145];
+
+    fn set(&mut self, tag: u32, value: &'a [u8]) {
+        if let Some(i) = Self::ON_BEHALF_OF.iter().position(|&t| t == tag) {
+            self.on_behalf_of[i] = Some(value);
+        } else if let Some(i) = Self::DELIVER_TO.iter().position(|&t| t == tag) {
+            self.deliver_to[i] = Some(value);
+        }
+    }
+
+    /// Whether no routing field was given.
+    pub fn is_empty(&self) -> bool {
+        self.on_behalf_of
+            .iter()
+            .chain(&self.deliver_to)
+            .all(Option::is_none)
+    }
+}
+
 /// The standard header fields the session layer reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StandardHeader<'a> {
+    /// BeginString (8): `FIX.4.4` for every message this session accepts.
+    pub begin_string: &'a [u8],
     /// MsgType (35).
     pub msg_type: &'a [u8],
     /// SenderCompID (49).
     pub sender_comp_id: &'a [u8],
     /// TargetCompID (56).
     pub target_comp_id: &'a [u8],
-    /// MsgSeqNum (34), positive.
+    /// MsgSeqNum (34). 0 is kept (a SequenceReset in reset mode may carry it; for
+    /// anything else it is too low).
     pub msg_seq_num: u64,
     /// SendingTime (52), nanoseconds since the Unix epoch.
     pub sending_time: u64,
@@ -53,6 +89,35 @@ pub struct ParseError<'a> {
     pub msg_seq_num: Option<u64>,
 }
 
+impl ParseError<'_> {
+    /// Whether the message is garbled rather than malformed (FIX: BeginString,
+    /// BodyLength and MsgType not the first three fields, or CheckSum not the last):
+    /// it is ignored, not rejected.
+    pub fn is_garbled(&self) -> bool {
+        matches!(
+            self.error,
+            FieldError::OutOfOrder(tags::BEGIN_STRING | tags::BODY_LENGTH | tags::CHECK_SUM)
+                | FieldError::OutOfOrder(tags::MSG_TYPE)
+        ) || self.error == FieldError::Malformed(tags::BODY_LENGTH)
+    }
+}
+
+/// How strictly [`Message::parse_with`] reads the field order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// A header field after the first body field is an error (SessionRejectReason
+    /// 14); otherwise it is taken as part of the header wherever it is.
+    pub header_fields_first: bool,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            header_fields_first: true,
+        }
+    }
+}
+
 /// One bit per header tag the view checks for repeats.
 fn header_bit(tag: u32) -> u32 {
     match tag {
@@ -84,110 +149,89 @@ fn header_bit(tag: u32) -> u32 {
     }
 }
 
+/// Header values as found, before their formats are checked.
+#[derive(Default)]
+struct Raw<'a> {
+    msg_type: &'a [u8],
+    sender: Option<&'a [u8]>,
+    target: Option<&'a [u8]>,
+    seq: Option<&'a [u8]>,
+    sending_time: Option<&'a [u8]>,
+    poss_dup: Option<&'a [u8]>,
+    poss_resend: Option<&'a [u8]>,
+    orig_sending_time: Option<&'a [u8]>,
+}
+
+impl<'a> Raw<'a> {
+    fn set(&mut self, tag: u32, v: &'a [u8]) {
+        match tag {
+            tags::MSG_TYPE => self.msg_type = v,
+            tags::SENDER_COMP_ID => self.sender = Some(v),
+            tags::TARGET_COMP_ID => self.target = Some(v),
+            tags::MSG_SEQ_NUM => self.seq = Some(v),
+            tags::SENDING_TIME => self.sending_time = Some(v),
+            tags::POSS_DUP_FLAG => self.poss_dup = Some(v),
+            tags::POSS_RESEND => self.poss_resend = Some(v),
+            tags::ORIG_SENDING_TIME => self.orig_sending_time = Some(v),
+            _ => {}
+        }
+    }
+}
+
 impl<'a> Message<'a> {
+    /// [`Message::parse_with`] the default (strict) options.
+    pub fn parse(raw: &'a [u8]) -> Result<Message<'a>, ParseError<'a>> {
+        Self::parse_with(raw, ParseOptions::default())
+    }
+
     /// Parses the header of a framed message (as delimited by
     /// [`super::frame::frame`]); checks the field order (35 first; header, then body,
     /// then trailer), header repeats, the required header tags and their formats.
-    pub fn parse(raw: &'a [u8]) -> Result<Message<'a>, ParseError<'a>> {
-        let fail = |error, msg_type| ParseError {
+    pub fn parse_with(raw: &'a [u8], options: ParseOptions) -> Result<Message<'a>, ParseError<'a>> {
+        let mut h = Raw::default();
+        let (begin_string, content) = content(raw).ok_or(ParseError {
+            error: FieldError::Malformed(tags::BODY_LENGTH),
+            msg_type: &[],
+            msg_seq_num: None,
+        })?;
+        let (body_start, end) = scan(content, options, &mut h).map_err(|error| ParseError {
             error,
-            msg_type,
-            msg_seq_num: find_seq(raw),
+            msg_type: h.msg_type,
+            msg_seq_num: h.seq.and_then(parse_u64).or_else(|| find_seq(raw)),
+        })?;
+        let fail = |error| ParseError {
+            error,
+            msg_type: h.msg_type,
+            msg_seq_num: h.seq.and_then(parse_u64),
         };
-        let content =
-            content(raw).ok_or_else(|| fail(FieldError::Malformed(tags::BODY_LENGTH), &[]))?;
-        let mut msg_type: &[u8] = &[];
-        let mut sender: Option<&[u8]> = None;
-        let mut target: Option<&[u8]> = None;
-        let mut seq: Option<&[u8]> = None;
-        let mut sending_time: Option<&[u8]> = None;
-        let mut poss_dup: Option<&[u8]> = None;
-        let mut poss_resend: Option<&[u8]> = None;
-        let mut orig_sending_time: Option<&[u8]> = None;
-        let mut seen: u32 = 0;
-        let mut body_start: Option<usize> = None;
-        let mut trailer_start: Option<usize> = None;
-        let mut fields = Fields::new(content);
-        let mut first = true;
-        loop {
-            let at = fields.position();
-            let Some(field) = fields.next() else { break };
-            let field = field.map_err(|e| fail(e, msg_type))?;
-            let tag = field.tag;
-            if first {
-                if tag != tags::MSG_TYPE {
-                    return Err(fail(FieldError::OutOfOrder(tags::MSG_TYPE), msg_type));
-                }
-                first = false;
-            }
-            if matches!(tag, 8..=10) {
-                return Err(fail(FieldError::OutOfOrder(tag), msg_type));
-            }
-            if trailer_start.is_some() && !is_trailer(tag) {
-                return Err(fail(FieldError::OutOfOrder(tag), msg_type));
-            }
-            if is_header(tag) {
-                if body_start.is_some() || trailer_start.is_some() {
-                    return Err(fail(FieldError::OutOfOrder(tag), msg_type));
-                }
-                let bit = header_bit(tag);
-                if bit < 24 {
-                    if seen & (1 << bit) != 0 {
-                        return Err(fail(FieldError::Repeated(tag), msg_type));
-                    }
-                    seen |= 1 << bit;
-                }
-                let v = Some(field.value);
-                match tag {
-                    tags::MSG_TYPE => msg_type = field.value,
-                    tags::SENDER_COMP_ID => sender = v,
-                    tags::TARGET_COMP_ID => target = v,
-                    tags::MSG_SEQ_NUM => seq = v,
-                    tags::SENDING_TIME => sending_time = v,
-                    tags::POSS_DUP_FLAG => poss_dup = v,
-                    tags::POSS_RESEND => poss_resend = v,
-                    tags::ORIG_SENDING_TIME => orig_sending_time = v,
-                    _ => {}
-                }
-            } else if is_trailer(tag) {
-                trailer_start.get_or_insert(at);
-            } else {
-                body_start.get_or_insert(at);
-            }
-        }
-        let end = trailer_start.unwrap_or(content.len());
-        let body = &content[body_start.unwrap_or(end).min(end)..end];
-        let required =
-            |v: Option<&'a [u8]>, tag| v.ok_or_else(|| fail(FieldError::Missing(tag), msg_type));
-        let sender_comp_id = required(sender, tags::SENDER_COMP_ID)?;
-        let target_comp_id = required(target, tags::TARGET_COMP_ID)?;
-        let seq = required(seq, tags::MSG_SEQ_NUM)?;
-        let sending_time = required(sending_time, tags::SENDING_TIME)?;
+        let required = |v: Option<&'a [u8]>, tag| v.ok_or_else(|| fail(FieldError::Missing(tag)));
+        let sender_comp_id = required(h.sender, tags::SENDER_COMP_ID)?;
+        let target_comp_id = required(h.target, tags::TARGET_COMP_ID)?;
+        let seq = required(h.seq, tags::MSG_SEQ_NUM)?;
+        let sending_time = required(h.sending_time, tags::SENDING_TIME)?;
         let msg_seq_num =
-            parse_u64(seq).ok_or_else(|| fail(FieldError::Format(tags::MSG_SEQ_NUM), msg_type))?;
-        if msg_seq_num == 0 {
-            return Err(fail(FieldError::Value(tags::MSG_SEQ_NUM), msg_type));
-        }
+            parse_u64(seq).ok_or_else(|| fail(FieldError::Format(tags::MSG_SEQ_NUM)))?;
         let flag = |v: Option<&[u8]>, tag| match v {
             None => Ok(false),
-            Some(v) => parse_bool(v).ok_or_else(|| fail(FieldError::Value(tag), msg_type)),
+            Some(v) => parse_bool(v).ok_or_else(|| fail(FieldError::Value(tag))),
         };
-        let time = |v: &[u8], tag| {
-            parse_utc_timestamp(v).ok_or_else(|| fail(FieldError::Format(tag), msg_type))
-        };
+        let time =
+            |v: &[u8], tag| parse_utc_timestamp(v).ok_or_else(|| fail(FieldError::Format(tag)));
         let header = StandardHeader {
-            msg_type,
+            begin_string,
+            msg_type: h.msg_type,
             sender_comp_id,
             target_comp_id,
             msg_seq_num,
             sending_time: time(sending_time, tags::SENDING_TIME)?,
-            poss_dup: flag(poss_dup, tags::POSS_DUP_FLAG)?,
-            poss_resend: flag(poss_resend, tags::POSS_RESEND)?,
-            orig_sending_time: match orig_sending_time {
+            poss_dup: flag(h.poss_dup, tags::POSS_DUP_FLAG)?,
+            poss_resend: flag(h.poss_resend, tags::POSS_RESEND)?,
+            orig_sending_time: match h.orig_sending_time {
                 Some(v) => Some(time(v, tags::ORIG_SENDING_TIME)?),
                 None => None,
             },
         };
+        let body = &content[body_start.unwrap_or(end).min(end)..end];
         Ok(Message { raw, header, body })
     }
 
@@ -201,7 +245,8 @@ impl<'a> Message<'a> {
         self.header.msg_type
     }
 
-    /// The body: every field after the standard header and before the trailer.
+    /// The body: every field after the standard header and before the trailer (with
+    /// `header_fields_first` off, header fields found among them stay in it).
     pub fn body(&self) -> &'a [u8] {
         self.body
     }
@@ -210,105 +255,90 @@ impl<'a> Message<'a> {
     pub fn fields(&self) -> Fields<'a> {
         Fields::new(self.body)
     }
+
+    /// The routing fields of the header.
+    pub fn route(&self) -> Route<'a> {
+        route_of(self.raw)
+    }
 }
 
-/// The bytes between `9=n␁` and `10=nnn␁`.
-fn content(raw: &[u8]) -> Option<&[u8]> {
-    if raw.len() < PREFIX.len() + 2 + TRAILER_LEN || !raw.starts_with(PREFIX) {
-        return None;
+/// The routing fields of `raw` (a framed message), read up to the first field that
+/// cannot be read: for routing back the Reject of a message that did not parse.
+pub fn route_of(raw: &[u8]) -> Route<'_> {
+    let mut route = Route::default();
+    if let Some((_, content)) = content(raw) {
+        for field in Fields::new(content).map_while(Result::ok) {
+            route.set(field.tag, field.value);
+        }
     }
-    let soh = raw[PREFIX.len()..].iter().position(|&b| b == SOH)? + PREFIX.len();
-    let start = soh + 1;
-    let end = raw.len() - TRAILER_LEN;
-    (start <= end).then(|| &raw[start..end])
+    route
+}
+
+/// Reads every field of `content` into `h`; returns where the body starts (if any)
+/// and where the trailer starts.
+fn scan<'a>(
+    content: &'a [u8],
+    options: ParseOptions,
+    h: &mut Raw<'a>,
+) -> Result<(Option<usize>, usize), FieldError> {
+    let mut seen: u32 = 0;
+    let mut body_start: Option<usize> = None;
+    let mut trailer_start: Option<usize> = None;
+    let mut fields = Fields::new(content);
+    let mut first = true;
+    loop {
+        let at = fields.position();
+        let Some(field) = fields.next() else { break };
+        let field = field?;
+        let tag = field.tag;
+        if first && tag != tags::MSG_TYPE {
+            return Err(FieldError::OutOfOrder(tags::MSG_TYPE));
+        }
+        first = false;
+        if matches!(tag, 8..=10) {
+            return Err(FieldError::OutOfOrder(tag));
+        }
+        if trailer_start.is_some() && !is_trailer(tag) {
+            return Err(FieldError::OutOfOrder(tag));
+        }
+        if is_header(tag) {
+            if trailer_start.is_some() || (body_start.is_some() && options.header_fields_first) {
+                return Err(FieldError::OutOfOrder(tag));
+            }
+            let bit = header_bit(tag);
+            if bit < 24 {
+                if seen & (1 << bit) != 0 {
+                    return Err(FieldError::Repeated(tag));
+                }
+                seen |= 1 << bit;
+            }
+            h.set(tag, field.value);
+        } else if is_trailer(tag) {
+            trailer_start.get_or_insert(at);
+        } else {
+            body_start.get_or_insert(at);
+        }
+    }
+    Ok((body_start, trailer_start.unwrap_or(content.len())))
+}
+
+/// BeginString's value and the bytes between `9=n␁` and `10=nnn␁`.
+fn content(raw: &[u8]) -> Option<(&[u8], &[u8])> {
+    let rest = raw.strip_prefix(b"8=")?;
+    let bs = rest.iter().position(|&b| b == SOH)?;
+    let after = rest[bs + 1..].strip_prefix(b"9=")?;
+    let soh = after.iter().position(|&b| b == SOH)?;
+    let start = raw.len() - after.len() + soh + 1;
+    let end = raw.len().checked_sub(TRAILER_LEN)?;
+    (start <= end).then(|| (&rest[..bs], &raw[start..end]))
 }
 
 /// MsgSeqNum found by a lenient scan, for a Reject of a message that did not parse.
 pub(crate) fn find_seq(raw: &[u8]) -> Option<u64> {
     let at = raw.windows(4).position(|w| w == b"\x0134=")? + 4;
     let len = raw[at..].iter().position(|&b| b == SOH)?;
-    parse_u64(&raw[at..at + len]).filter(|&s| s > 0)
+    parse_u64(&raw[at..at + len])
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::codec::frame::checksum;
-
-    fn msg(body: &str) -> Vec<u8> {
-        let mut m = format!("8=FIX.4.4\x019={}\x01{}", body.len(), body).into_bytes();
-        let sum = checksum(&m);
-        m.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
-        m
-    }
-
-    const HDR: &str = "35=D\x0149=CLIENT\x0156=PGN\x0134=7\x0152=20240101-10:00:00.000\x01";
-
-    #[test]
-    fn parses_the_header_and_leaves_the_body() {
-        let m = msg(&format!("{HDR}11=abc\x0155=PGN-USD\x01"));
-        let p = Message::parse(&m).unwrap();
-        assert_eq!(p.header.msg_type, b"D");
-        assert_eq!(p.header.sender_comp_id, b"CLIENT");
-        assert_eq!(p.header.target_comp_id, b"PGN");
-        assert_eq!(p.header.msg_seq_num, 7);
-        assert!(!p.header.poss_dup);
-        assert_eq!(p.body(), b"11=abc\x0155=PGN-USD\x01");
-        assert_eq!(p.fields().count(), 2);
-    }
-
-    fn err(body: &str) -> (FieldError, Option<u64>) {
-        let m = msg(body);
-        let e = Message::parse(&m).unwrap_err();
-        (e.error, e.msg_seq_num)
-    }
-
-    #[test]
-    fn each_header_rule_has_its_error() {
-        assert_eq!(err("49=A\x0135=D\x01").0, FieldError::OutOfOrder(35));
-        assert_eq!(
-            err(&format!("{HDR}11=a\x0134=8\x01")),
-            (FieldError::OutOfOrder(34), Some(7))
-        );
-        assert_eq!(err(&format!("{HDR}49=X\x01")).0, FieldError::Repeated(49));
-        assert_eq!(
-            err("35=D\x0149=A\x0156=B\x0152=20240101-10:00:00\x01").0,
-            FieldError::Missing(34)
-        );
-        assert_eq!(
-            err("35=D\x0149=A\x0134=1\x0152=20240101-10:00:00\x01").0,
-            FieldError::Missing(56)
-        );
-        assert_eq!(
-            err("35=D\x0149=A\x0156=B\x0134=x\x0152=20240101-10:00:00\x01").0,
-            FieldError::Format(34)
-        );
-        assert_eq!(
-            err("35=D\x0149=A\x0156=B\x0134=0\x0152=20240101-10:00:00\x01").0,
-            FieldError::Value(34)
-        );
-        assert_eq!(
-            err("35=D\x0149=A\x0156=B\x0134=1\x0152=yesterday\x01").0,
-            FieldError::Format(52)
-        );
-        assert_eq!(err(&format!("{HDR}43=X\x01")).0, FieldError::Value(43));
-        assert_eq!(err(&format!("{HDR}11=\x01")).0, FieldError::NoValue(11));
-        assert_eq!(
-            err(&format!("{HDR}93=1\x0189=x\x0111=a\x01")).0,
-            FieldError::OutOfOrder(11)
-        );
-        assert_eq!(err(&format!("{HDR}9=5\x01")).0, FieldError::OutOfOrder(9));
-    }
-
-    #[test]
-    fn garbage_never_panics() {
-        for raw in [
-            &b""[..],
-            b"8=FIX.4.4\x019=",
-            b"8=FIX.4.4\x019=1\x0110=000\x01",
-            b"8=FIX.4.4\x019=0\x0110=000\x01",
-        ] {
-            assert!(Message::parse(raw).is_err());
-        }
-    }
-}
+mod tests;

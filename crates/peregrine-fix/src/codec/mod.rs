@@ -10,13 +10,13 @@ mod error;
 mod fields;
 mod frame;
 pub(crate) mod header;
-pub use header::ParseError;
+pub use header::{route_of, ParseError, ParseOptions, Route};
 pub mod tags;
 pub mod time;
 pub mod value;
 
 pub use encode::{Encoder, MessageWriter};
-pub use error::{FieldError, FrameError, Garble};
+pub use error::{FieldError, Garble};
 pub use fields::{Fields, RawField};
 #[cfg(test)]
 pub(crate) use frame::checksum as frame_checksum;

@@ -1,7 +1,7 @@
 //! For an acceptor shell: which configured session a new connection's first message
 //! is for, before any session is attached to the connection.
 
-use crate::codec::{frame, Frame, FrameLimits, Message};
+use crate::codec::{frame, Frame, FrameLimits, Message, BEGIN_STRING};
 
 use super::outbound::msg_type;
 
@@ -23,10 +23,10 @@ pub struct LogonIdentity<'a> {
 )]
 pub fn identify_logon(buf: &[u8], limits: FrameLimits) -> Result<Option<LogonIdentity<'_>>, ()> {
     match frame(buf, limits) {
-        Ok(None) => Ok(None),
-        Ok(Some(Frame::Message { len })) => {
+        None => Ok(None),
+        Some(Frame::Message { len }) => {
             let msg = Message::parse(&buf[..len]).map_err(|_| ())?;
-            if msg.msg_type() != msg_type::LOGON {
+            if msg.msg_type() != msg_type::LOGON || msg.header.begin_string != BEGIN_STRING {
                 return Err(());
             }
             Ok(Some(LogonIdentity {
@@ -34,6 +34,6 @@ pub fn identify_logon(buf: &[u8], limits: FrameLimits) -> Result<Option<LogonIde
                 target_comp_id: msg.header.target_comp_id,
             }))
         }
-        Ok(Some(Frame::Garbled { .. })) | Err(_) => Err(()),
+        Some(Frame::Garbled { .. }) => Err(()),
     }
 }

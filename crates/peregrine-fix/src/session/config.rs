@@ -2,6 +2,7 @@
 
 use crate::codec::time::Precision;
 use crate::codec::FrameLimits;
+use crate::dict::Validation;
 
 /// Which side opens the connection and sends the first Logon.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +32,25 @@ pub struct SessionConfig {
     pub username: Option<String>,
     /// Initiator: Password (554) to send. Acceptor: the Password required, if any.
     pub password: Option<String>,
-    /// Initiator: reset both sequence numbers at every Logon (ResetSeqNumFlag 141=Y).
+    /// Reset both sequence numbers at every Logon (QuickFIX `ResetOnLogon`). The
+    /// initiator sends its Logon with ResetSeqNumFlag 141=Y; the acceptor starts the
+    /// sequence again when a Logon arrives, whatever number it carries.
     pub reset_on_logon: bool,
-    /// Largest |SendingTime − now| accepted, in ns (SessionRejectReason 10 beyond).
+    /// Reset both sequence numbers once a Logout exchange ends (`ResetOnLogout`).
+    pub reset_on_logout: bool,
+    /// Reset both sequence numbers whenever the connection ends
+    /// (`ResetOnDisconnect`).
+    pub reset_on_disconnect: bool,
+    /// Check SendingTime against our clock (`CheckLatency`).
+    pub check_latency: bool,
+    /// Largest |SendingTime − now| accepted, in ns (SessionRejectReason 10 beyond;
+    /// `MaxLatency`).
     pub max_clock_skew_ns: u64,
+    /// How inbound messages are checked against the FIX 4.4 dictionary.
+    pub validation: Validation,
+    /// Bytes of messages that arrived ahead of a gap kept to be processed once the
+    /// gap is filled; beyond it they are dropped (the resend brings them again).
+    pub max_queued_bytes: usize,
     /// How long to wait for a Logon (acceptor: the peer's first message; initiator:
     /// the answer), in ns.
     pub logon_timeout_ns: u64,
@@ -54,8 +70,9 @@ const SECOND: u64 = 1_000_000_000;
 
 impl SessionConfig {
     /// A configuration with the defaults: 30 s heartbeat (bounds 1..=300 s), no
-    /// credentials, 120 s clock skew, 10 s logon and logout timeouts, 8 KiB bodies,
-    /// millisecond timestamps, 4 MiB of unsent output.
+    /// credentials, no resets, 120 s clock skew, every dictionary check on, 10 s logon
+    /// and logout timeouts, 8 KiB bodies, millisecond timestamps, 4 MiB of unsent
+    /// output, 1 MiB of messages queued behind a gap.
     pub fn new(role: Role, sender_comp_id: &str, target_comp_id: &str) -> Self {
         SessionConfig {
             role,
@@ -66,7 +83,12 @@ impl SessionConfig {
             username: None,
             password: None,
             reset_on_logon: false,
+            reset_on_logout: false,
+            reset_on_disconnect: false,
+            check_latency: true,
             max_clock_skew_ns: 120 * SECOND,
+            validation: Validation::default(),
+            max_queued_bytes: 1 << 20,
             logon_timeout_ns: 10 * SECOND,
             logout_timeout_ns: 10 * SECOND,
             limits: FrameLimits::default(),
@@ -132,7 +154,12 @@ mod tests {
         assert_eq!(c.logon_timeout_ns, 10 * SECOND);
         assert_eq!(c.limits.max_body, 8192);
         assert_eq!(c.max_outbound_bytes, 4 << 20);
-        assert!(!c.reset_on_logon);
+        assert!(!c.reset_on_logon && !c.reset_on_logout && !c.reset_on_disconnect);
+        assert!(c.check_latency);
+        assert_eq!(c.validation, Validation::default());
+        assert!(c.validation.use_data_dictionary && c.validation.fields_out_of_order);
+        assert!(c.validation.user_defined_fields && !c.validation.allow_unknown_message_fields);
+        assert_eq!(c.max_queued_bytes, 1 << 20);
         assert_eq!(c.validate(), Ok(()));
     }
 

@@ -1,6 +1,6 @@
 //! What the session tells its caller.
 
-use crate::codec::{FrameError, Garble, Message};
+use crate::codec::{Garble, Message};
 
 use super::reject::SessionRejectReason;
 
@@ -24,16 +24,17 @@ pub enum Event<'a> {
         ref_seq: u64,
         /// Why.
         reason: SessionRejectReason,
-        /// The tag at fault, if any.
-        ref_tag: Option<u32>,
+        /// The tag at fault, if any (RefTagID: an invalid tag may be 0 or negative).
+        ref_tag: Option<i64>,
     },
-    /// The peer rejected one of our messages at session level (35=3), or a
-    /// garbled inbound message was skipped. Informational.
+    /// The peer rejected one of our messages at session level (35=3).
+    /// Informational.
     PeerRejected {
         /// RefSeqNum (45) of our message.
         ref_seq: u64,
     },
-    /// A garbled message was skipped (and answered with a Reject).
+    /// Garbled bytes were skipped (no answer, no sequence number: the next good
+    /// message shows the gap). Informational.
     Garbled(Garble),
     /// The peer asked for a resend of `begin..=end` (0 = to the last), and got it.
     ResendServed {
@@ -80,8 +81,10 @@ pub enum DisconnectReason {
     CompIdProblem,
     /// SendingTime too far from our clock.
     SendingTime,
-    /// The byte stream cannot be framed.
-    Framing(FrameError),
+    /// A message of another FIX version (BeginString) on a logged-on session.
+    IncorrectBeginString,
+    /// A Logon with ResetSeqNumFlag whose MsgSeqNum is not 1.
+    BadReset,
     /// The peer does not read: unsent output passed the limit.
     SlowConsumer,
     /// A second Logon on a logged-on connection.
@@ -106,7 +109,8 @@ impl DisconnectReason {
             Self::NoSeqNum => "MsgSeqNum missing or invalid",
             Self::CompIdProblem => "CompID problem",
             Self::SendingTime => "SendingTime accuracy problem",
-            Self::Framing(_) => "garbled byte stream",
+            Self::IncorrectBeginString => "Incorrect BeginString",
+            Self::BadReset => "ResetSeqNumFlag with MsgSeqNum other than 1",
             Self::SlowConsumer => "output not read: slow consumer",
             Self::DuplicateLogon => "Logon received on a logged-on session",
             Self::Requested => "logout",

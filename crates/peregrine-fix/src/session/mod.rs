@@ -15,9 +15,12 @@
 //! has a unit test in `session/tests`.
 
 mod acceptor;
+mod admin;
 mod config;
 mod event;
+mod gap;
 mod inbound;
+mod logon;
 mod outbound;
 mod reject;
 mod timers;
@@ -32,6 +35,8 @@ pub use reject::SessionRejectReason;
 
 use crate::codec::Encoder;
 use crate::store::{MessageStore, StoreError};
+
+use gap::{Gap, Queue};
 
 /// Where the session is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,10 +76,16 @@ pub struct Session<S: MessageStore> {
     /// TestReqID (as a counter) of a TestRequest we sent and that is unanswered.
     test_request: Option<u64>,
     test_counter: u64,
-    /// The highest inbound MsgSeqNum seen while a ResendRequest of ours is open.
-    resend_until: Option<u64>,
-    /// Whether the Logon being answered/sent reset the sequence numbers.
+    /// The inbound gap we asked a resend for, while it is open.
+    gap: Option<Gap>,
+    /// Messages that arrived ahead of the gap, to process once it is filled.
+    queue: Queue,
+    /// Whether the Logon being answered/sent carries ResetSeqNumFlag=Y.
     logon_reset: bool,
+    /// A reset the store refused when the connection ended, to do at the next one.
+    reset_pending: bool,
+    /// The message being handled came from the queue (its checks at arrival hold).
+    from_queue: bool,
 }
 
 impl<S: MessageStore> Session<S> {
@@ -93,8 +104,11 @@ impl<S: MessageStore> Session<S> {
             last_received: 0,
             test_request: None,
             test_counter: 0,
-            resend_until: None,
+            gap: None,
+            queue: Queue::default(),
             logon_reset: false,
+            reset_pending: false,
+            from_queue: false,
         }
     }
 
@@ -132,8 +146,12 @@ impl<S: MessageStore> Session<S> {
         self.last_received = now;
         self.last_sent = now;
         self.test_request = None;
-        self.resend_until = None;
+        self.forget_inbound();
         self.logon_reset = false;
+        if self.reset_pending {
+            self.store.reset(now)?;
+            self.reset_pending = false;
+        }
         if self.config.role == Role::Initiator {
             if self.config.reset_on_logon {
                 self.store.reset(now)?;
@@ -147,12 +165,24 @@ impl<S: MessageStore> Session<S> {
 
     /// The connection is gone (closed by either side). Unsent output is dropped:
     /// everything sequenced is in the store for the resend after the next Logon.
+    /// With `reset_on_disconnect` both sequence numbers start again (if the store
+    /// refuses now, at the next [`Session::connect`]).
     pub fn disconnected(&mut self) {
         self.state = State::Disconnected;
         self.out.clear();
         self.out_start = 0;
         self.test_request = None;
-        self.resend_until = None;
+        self.forget_inbound();
+        if self.config.reset_on_disconnect {
+            let now = self.last_received.max(self.last_sent);
+            self.reset_pending = self.store.reset(now).is_err();
+        }
+    }
+
+    /// Forgets the inbound gap and the messages queued behind it.
+    fn forget_inbound(&mut self) {
+        self.gap = None;
+        self.queue.clear();
     }
 
     /// Bytes to write to the socket. Flushes the store first, so no message can reach

@@ -1,7 +1,7 @@
 //! Everything the session sends: the standard header, the administrative messages,
 //! application messages, and resends.
 
-use crate::codec::{tags, Encoder, FieldError, Message, MessageWriter};
+use crate::codec::{tags, Encoder, FieldError, Message, MessageWriter, Route};
 use crate::store::{MessageStore, StoreError};
 
 use super::config::SessionConfig;
@@ -199,20 +199,34 @@ impl<S: MessageStore> Session<S> {
         Ok(())
     }
 
-    /// Sends a session-level Reject of the inbound message `ref_seq`.
+    /// Sends a session-level Reject of the inbound message `ref_seq`, routed back
+    /// the way it came (its OnBehalfOf fields become our DeliverTo fields and the
+    /// other way round).
+    #[allow(clippy::too_many_arguments, reason = "one Reject's fields")]
     pub(crate) fn send_reject(
         &mut self,
         ref_seq: u64,
         ref_msg_type: &[u8],
         reason: SessionRejectReason,
-        ref_tag: Option<u32>,
+        ref_tag: Option<i64>,
         text: &str,
+        route: Route<'_>,
         now: u64,
     ) -> Result<(), StoreError> {
         self.send_admin(msg_type::REJECT, now, |w| {
+            for (tags, values) in [
+                (Route::DELIVER_TO, route.on_behalf_of),
+                (Route::ON_BEHALF_OF, route.deliver_to),
+            ] {
+                for (tag, value) in tags.into_iter().zip(values) {
+                    if let Some(v) = value {
+                        w.bytes(tag, v);
+                    }
+                }
+            }
             w.uint(tags::REF_SEQ_NUM, ref_seq);
             if let Some(tag) = ref_tag {
-                w.uint(tags::REF_TAG_ID, u64::from(tag));
+                w.int(tags::REF_TAG_ID, tag);
             }
             if !ref_msg_type.is_empty() {
                 w.bytes(tags::REF_MSG_TYPE, ref_msg_type);
@@ -237,16 +251,19 @@ impl<S: MessageStore> Session<S> {
             msg.header.msg_seq_num,
             msg.msg_type(),
             reason,
-            error.tag(),
+            error.ref_tag_id(),
             reason.text(),
+            msg.route(),
             now,
         )
     }
 
-    /// Sends a Logout and waits for the answer (state `LogoutSent`).
-    pub(crate) fn send_logout(&mut self, text: &str, now: u64) -> Result<(), StoreError> {
+    /// Sends a Logout, with Text (58) if given.
+    pub(crate) fn send_logout(&mut self, text: Option<&str>, now: u64) -> Result<(), StoreError> {
         self.send_admin(msg_type::LOGOUT, now, |w| {
-            w.text(tags::TEXT, text);
+            if let Some(text) = text {
+                w.text(tags::TEXT, text);
+            }
         })?;
         Ok(())
     }
@@ -266,7 +283,7 @@ impl<S: MessageStore> Session<S> {
     /// (or after `logout_timeout_ns`).
     pub fn logout(&mut self, text: &str, now: u64) -> Result<(), StoreError> {
         if matches!(self.state, State::Active) {
-            self.send_logout(text, now)?;
+            self.send_logout(Some(text), now)?;
             self.state = State::LogoutSent { at: now };
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! SessionRejectReason (373) and what each malformed input maps to.
 
-use crate::codec::{FieldError, Garble};
+use crate::codec::FieldError;
+use crate::dict::Violation;
 
 /// FIX 4.4 SessionRejectReason values Peregrine sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,6 +11,8 @@ pub enum SessionRejectReason {
     InvalidTagNumber = 0,
     /// 1: a required tag is missing.
     RequiredTagMissing = 1,
+    /// 2: a FIX 4.4 tag that this message type does not have.
+    TagNotDefinedForMsgType = 2,
     /// 4: `tag=` with no value.
     TagWithoutValue = 4,
     /// 5: the value is not allowed (an unknown enum value, a wrong BodyLength or
@@ -27,6 +30,10 @@ pub enum SessionRejectReason {
     TagAppearsMoreThanOnce = 13,
     /// 14: a tag out of the required order (header after body, body after trailer).
     TagOutOfOrder = 14,
+    /// 15: a repeating group's entry does not start with its first field.
+    RepeatingGroupFieldsOutOfOrder = 15,
+    /// 16: a NumInGroup that does not match the group's entries.
+    IncorrectNumInGroupCount = 16,
     /// 99: anything else.
     Other = 99,
 }
@@ -42,6 +49,7 @@ impl SessionRejectReason {
         match self {
             Self::InvalidTagNumber => "Invalid tag number",
             Self::RequiredTagMissing => "Required tag missing",
+            Self::TagNotDefinedForMsgType => "Tag not defined for this message type",
             Self::TagWithoutValue => "Tag specified without a value",
             Self::ValueIncorrect => "Value is incorrect (out of range) for this tag",
             Self::IncorrectDataFormat => "Incorrect data format for value",
@@ -50,6 +58,8 @@ impl SessionRejectReason {
             Self::InvalidMsgType => "Invalid MsgType",
             Self::TagAppearsMoreThanOnce => "Tag appears more than once",
             Self::TagOutOfOrder => "Tag specified out of required order",
+            Self::RepeatingGroupFieldsOutOfOrder => "Repeating group fields out of order",
+            Self::IncorrectNumInGroupCount => "Incorrect NumInGroup count for repeating group",
             Self::Other => "Other",
         }
     }
@@ -58,7 +68,7 @@ impl SessionRejectReason {
 impl From<FieldError> for SessionRejectReason {
     fn from(e: FieldError) -> Self {
         match e {
-            FieldError::InvalidTag => Self::InvalidTagNumber,
+            FieldError::InvalidTag(_) => Self::InvalidTagNumber,
             FieldError::NoValue(_) => Self::TagWithoutValue,
             FieldError::Malformed(_) | FieldError::Format(_) => Self::IncorrectDataFormat,
             FieldError::Repeated(_) => Self::TagAppearsMoreThanOnce,
@@ -70,18 +80,19 @@ impl From<FieldError> for SessionRejectReason {
     }
 }
 
-/// A garbled message: reason 5 with RefTagID 9 (BodyLength) or 10 (CheckSum).
-pub(crate) fn garble_reject(g: Garble) -> (SessionRejectReason, u32, &'static str) {
-    match g {
-        Garble::BodyLength { .. } => (
-            SessionRejectReason::ValueIncorrect,
-            9,
-            "BodyLength does not match the message",
-        ),
-        Garble::CheckSum { .. } => (
-            SessionRejectReason::ValueIncorrect,
-            10,
-            "CheckSum does not match the message",
-        ),
+impl From<Violation> for SessionRejectReason {
+    fn from(v: Violation) -> Self {
+        match v {
+            Violation::InvalidMsgType => Self::InvalidMsgType,
+            Violation::Field(e) => e.into(),
+            Violation::InvalidTag(_) => Self::InvalidTagNumber,
+            Violation::NotDefinedForMessage(_) => Self::TagNotDefinedForMsgType,
+            Violation::Format(_) => Self::IncorrectDataFormat,
+            Violation::Value(_) => Self::ValueIncorrect,
+            Violation::Repeated(_) => Self::TagAppearsMoreThanOnce,
+            Violation::GroupOrder(_) => Self::RepeatingGroupFieldsOutOfOrder,
+            Violation::GroupCount(_) => Self::IncorrectNumInGroupCount,
+            Violation::Missing(_) => Self::RequiredTagMissing,
+        }
     }
 }

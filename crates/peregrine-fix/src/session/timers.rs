@@ -8,9 +8,10 @@ use super::{Session, State};
 
 impl<S: MessageStore> Session<S> {
     /// Call whenever time has passed (at least once a second or so): sends a
-    /// Heartbeat after an interval of silence, a TestRequest after an interval
-    /// (+20%) of hearing nothing, and disconnects after a second such interval, or
-    /// when a Logon or Logout is not answered in time.
+    /// Heartbeat after an interval of silence (none while our TestRequest is
+    /// unanswered), a TestRequest after an interval (+20%) of hearing nothing, and
+    /// disconnects after a second such interval, or when a Logon or Logout is not
+    /// answered in time.
     pub fn poll(&mut self, now: u64) -> Result<Option<Event<'static>>, StoreError> {
         match self.state {
             State::AwaitingLogon { since }
@@ -31,13 +32,15 @@ impl<S: MessageStore> Session<S> {
         let silent_in = now.saturating_sub(self.last_received);
         let grace = hb / 5;
         if self.test_request.is_some() && silent_in >= 2 * (hb + grace) {
-            self.send_logout(DisconnectReason::HeartbeatTimeout.text(), now)?;
+            self.send_logout(Some(DisconnectReason::HeartbeatTimeout.text()), now)?;
             return Ok(self.close(DisconnectReason::HeartbeatTimeout));
         }
         if self.test_request.is_none() && silent_in >= hb + grace {
             self.send_test_request(now)?;
         }
-        if now.saturating_sub(self.last_sent) >= hb {
+        // While our TestRequest waits for its answer it stands for our heartbeat:
+        // the question is whether the peer is there.
+        if self.test_request.is_none() && now.saturating_sub(self.last_sent) >= hb {
             self.send_heartbeat(None, now)?;
         }
         Ok(None)

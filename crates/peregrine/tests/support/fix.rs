@@ -140,6 +140,17 @@ pub(crate) fn start_gateway_at(
     )
 }
 
+/// Starts a gateway on the config file `config` (written by the caller), its log
+/// `dir/log`.
+pub(crate) fn start_gateway_from(config: &Path, dir: &Path, log: &str) -> Proc {
+    spawn(
+        &["gateway", "fix", "--config"],
+        config,
+        &dir.join(log),
+        "fix gateway listening on ",
+    )
+}
+
 /// A native v2 session of account 2 (keys in `dir/keys.toml`), logged in live.
 pub(crate) struct Counterparty {
     conn: Connection,

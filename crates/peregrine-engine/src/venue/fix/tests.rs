@@ -101,11 +101,12 @@ impl ScriptedVenue {
         cum: i64,
         price: i64,
     ) {
+        let exec_id = wall_ns().to_string();
         let er = ExecutionReport {
             order_id: 77,
             cl_ord_id: cl.as_bytes(),
             orig_cl_ord_id: orig.map(str::as_bytes),
-            exec_id: wall_ns(),
+            exec_id: exec_id.as_bytes(),
             exec_type,
             ord_status: status,
             symbol: b"PGN-USD",

@@ -1,8 +1,10 @@
-//! Logon, Logout, heartbeats and timeouts.
+//! Logon (FIX 4.4 test cases 1a–1e), ResetSeqNumFlag, and the session settings
+//! ResetOnLogon, ResetOnLogout and ResetOnDisconnect.
 
 use super::*;
 use crate::session::State;
 
+/// 1a: a valid Logon is answered with a Logon; both numbers move on.
 #[test]
 fn logon_is_answered_with_logon_and_sequences_advance() {
     let (s, _) = logged_on();
@@ -27,8 +29,10 @@ fn logon_answer_carries_encrypt_method_and_the_heartbeat_in_force() {
     );
     let out = drain(&mut s);
     assert_eq!((out[0].get(98), out[0].get(108)), (Some("0"), Some("45")));
+    assert_eq!(out[0].get(141), None, "no reset asked, none answered");
 }
 
+/// 1d (authentication): refused with a Logout that takes no sequence number.
 #[test]
 fn wrong_password_gets_an_unsequenced_logout_and_the_session_numbers_do_not_move() {
     for extra in [&[(554, "wrong")][..], &[]] {
@@ -75,6 +79,52 @@ fn encrypt_method_other_than_none_is_refused() {
     ));
 }
 
+/// 1c: a Logon from or to someone else is refused.
+#[test]
+fn logon_with_wrong_comp_ids_is_refused() {
+    for (sender, target) in [("WT", "PGN"), ("CLIENT", "DLSI")] {
+        let mut s = acceptor();
+        let mut p = Peer {
+            sender,
+            target,
+            ..Peer::new()
+        };
+        assert_eq!(
+            feed(&mut s, &p.logon(T0, &[(554, "secret")]), T0),
+            vec![Ev::Disconnect(DisconnectReason::LogonRefused(
+                "CompID problem"
+            ))]
+        );
+    }
+}
+
+/// 1d: a Logon with SendingTime far off, of another FIX version, or garbled, ends
+/// the connection.
+#[test]
+fn invalid_logons_end_the_connection() {
+    let mut s = acceptor();
+    let mut p = Peer::new();
+    let old = p.logon(T0 - 3600 * SEC, &[(554, "secret")]);
+    assert_eq!(
+        feed(&mut s, &old, T0),
+        vec![Ev::Disconnect(DisconnectReason::LogonRefused(
+            "SendingTime accuracy problem"
+        ))]
+    );
+    let logon = Peer::new().logon(T0, &[(554, "secret")]);
+    let mut s = acceptor();
+    assert_eq!(
+        feed(&mut s, &reframe(&logon, "FIX.3.9"), T0),
+        vec![Ev::Disconnect(DisconnectReason::NotLogon)]
+    );
+    let mut s = acceptor();
+    assert_eq!(
+        feed(&mut s, &with_body_length(&logon, 40), T0),
+        vec![Ev::Disconnect(DisconnectReason::NotLogon)]
+    );
+}
+
+/// 1e: the first message is not a Logon: disconnect without an answer.
 #[test]
 fn first_message_not_a_logon_disconnects_without_an_answer() {
     let mut s = acceptor();
@@ -97,6 +147,7 @@ fn no_logon_in_time_disconnects() {
     );
 }
 
+/// ResetSeqNumFlag at Logon: both numbers back to 1, the flag echoed.
 #[test]
 fn reset_seq_num_flag_resets_both_numbers_and_is_echoed() {
     let (mut s, mut p) = logged_on();
@@ -133,6 +184,7 @@ fn reset_flag_with_a_sequence_number_other_than_one_is_refused() {
     ));
 }
 
+/// 2c at Logon: too low is a Logout naming both numbers.
 #[test]
 fn logon_with_a_sequence_number_too_low_is_logged_out() {
     let (mut s, mut p) = logged_on();
@@ -147,9 +199,16 @@ fn logon_with_a_sequence_number_too_low_is_logged_out() {
             received: 1
         })]
     );
-    assert_eq!(types(&drain(&mut s)), vec!["5"]);
+    let out = drain(&mut s);
+    assert_eq!(types(&out), vec!["5"]);
+    assert_eq!(
+        out[0].get(58),
+        Some("MsgSeqNum too low, expecting 2 but received 1")
+    );
 }
 
+/// 1a: a Logon too high logs on, then asks for the gap (QuickFIX
+/// 1a_ValidLogonMsgSeqNumTooHigh).
 #[test]
 fn logon_with_a_sequence_number_too_high_logs_on_then_asks_for_a_resend() {
     let mut s = acceptor();
@@ -165,8 +224,19 @@ fn logon_with_a_sequence_number_too_high_logs_on_then_asks_for_a_resend() {
     let out = drain(&mut s);
     assert_eq!(types(&out), vec!["A", "2"]);
     assert_eq!((out[1].get(7), out[1].get(16)), (Some("1"), Some("0")));
+    // The gap filled, the Logon's own number is consumed too.
+    let gf = p.raw(
+        "4",
+        1,
+        T0,
+        &[(43, "Y"), (122, "20231114-22:13:19")],
+        &[(123, "Y"), (36, "4")],
+    );
+    assert_eq!(feed(&mut s, &gf, T0), vec![]);
+    assert_eq!(s.store().next_target_seq(), 5);
 }
 
+/// A second Logon without ResetSeqNumFlag on a logged-on connection.
 #[test]
 fn a_second_logon_on_a_logged_on_connection_is_logged_out() {
     let (mut s, mut p) = logged_on();
@@ -178,6 +248,113 @@ fn a_second_logon_on_a_logged_on_connection_is_logged_out() {
     assert_eq!(types(&drain(&mut s)), vec!["5"]);
 }
 
+/// A Logon with ResetSeqNumFlag=Y and MsgSeqNum 1 on a logged-on session resets
+/// both numbers there and then, answered by our Logon 1 with 141=Y (QuickFIX
+/// SessionReset).
+#[test]
+fn a_logon_with_reset_seq_num_flag_resets_the_live_session() {
+    let (mut s, mut p) = logged_on();
+    for _ in 0..8 {
+        feed(&mut s, &p.msg("0", T0, &[]), T0);
+    }
+    feed(&mut s, &p.msg("1", T0, &[(112, "1")]), T0);
+    assert_eq!(drain(&mut s)[0].seq, 2);
+    p.seq = 1;
+    let reset = p.logon(T0, &[(141, "Y")]);
+    assert_eq!(
+        feed(&mut s, &reset, T0),
+        vec![Ev::LoggedOn {
+            reset: true,
+            hb: 30
+        }]
+    );
+    let out = drain(&mut s);
+    assert_eq!(
+        (types(&out), out[0].seq, out[0].get(141)),
+        (vec!["A"], 1, Some("Y"))
+    );
+    feed(&mut s, &p.msg("1", T0, &[(112, "1")]), T0);
+    let out = drain(&mut s);
+    assert_eq!((out[0].msg_type.as_str(), out[0].seq), ("0", 2));
+    assert!(s.is_logged_on());
+    // Not number 1: refused.
+    let (mut s, mut p) = logged_on();
+    p.seq = 3;
+    let bad = p.logon(T0, &[(141, "Y")]);
+    assert_eq!(
+        feed(&mut s, &bad, T0),
+        vec![Ev::Disconnect(DisconnectReason::BadReset)]
+    );
+}
+
+/// ResetOnLogon (acceptor): every Logon starts both sequences again, whatever the
+/// numbers were; the answer carries no 141=Y unless the peer's Logon did.
+#[test]
+fn reset_on_logon_starts_every_logon_at_one() {
+    let mut c = acceptor_config();
+    c.reset_on_logon = true;
+    let mut store = MemoryStore::new(T0);
+    store.advance_sender_seq(40).unwrap();
+    store.set_next_target_seq(30).unwrap();
+    let mut s = Session::new(c, store);
+    s.connect(T0).unwrap();
+    let mut p = Peer::new();
+    assert_eq!(
+        feed(&mut s, &p.logon(T0, &[(554, "secret")]), T0),
+        vec![Ev::LoggedOn {
+            reset: true,
+            hb: 30
+        }]
+    );
+    let out = drain(&mut s);
+    assert_eq!((out[0].seq, out[0].get(141)), (1, None));
+    assert_eq!(s.store().next_target_seq(), 2);
+}
+
+/// ResetOnLogout: after the Logout exchange both numbers are 1 again.
+#[test]
+fn reset_on_logout_starts_the_next_session_at_one() {
+    let mut c = acceptor_config();
+    c.reset_on_logout = true;
+    let mut s = Session::new(c, MemoryStore::new(T0));
+    s.connect(T0).unwrap();
+    let mut p = Peer::new();
+    feed(&mut s, &p.logon(T0, &[(554, "secret")]), T0);
+    feed(&mut s, &p.msg("0", T0, &[]), T0);
+    assert_eq!(
+        feed(&mut s, &p.msg("5", T0, &[]), T0),
+        vec![Ev::Disconnect(DisconnectReason::PeerLogout)]
+    );
+    assert_eq!(types(&drain(&mut s)), vec!["A", "5"]);
+    assert_eq!(
+        (s.store().next_sender_seq(), s.store().next_target_seq()),
+        (1, 1)
+    );
+}
+
+/// ResetOnDisconnect: however the connection ends, both numbers are 1 again.
+#[test]
+fn reset_on_disconnect_starts_the_next_session_at_one() {
+    let mut c = acceptor_config();
+    c.reset_on_disconnect = true;
+    let mut s = Session::new(c, MemoryStore::new(T0));
+    s.connect(T0).unwrap();
+    let mut p = Peer::new();
+    feed(&mut s, &p.logon(T0, &[(554, "secret")]), T0);
+    send_order_ack(&mut s, T0, "a");
+    drain(&mut s);
+    s.disconnected();
+    assert_eq!(
+        (s.store().next_sender_seq(), s.store().next_target_seq()),
+        (1, 1)
+    );
+    // Without the setting, the numbers carry over.
+    let (mut s, _) = logged_on();
+    s.disconnected();
+    assert_eq!(s.store().next_target_seq(), 2);
+}
+
+/// 1b: the shell names the session from the Logon before attaching one.
 #[test]
 fn identify_logon_names_the_session_before_one_is_attached() {
     let mut p = Peer::new();
@@ -195,93 +372,6 @@ fn identify_logon_names_the_session_before_one_is_attached() {
     );
     assert!(crate::session::identify_logon(&p.msg("D", T0, &[]), FrameLimits::default()).is_err());
     assert!(crate::session::identify_logon(b"GET / HTTP/1.1\r\n", FrameLimits::default()).is_err());
-}
-
-#[test]
-fn heartbeat_after_an_interval_of_silence() {
-    let (mut s, _) = logged_on();
-    assert_eq!(s.poll(T0 + 29 * SEC).unwrap(), None);
-    assert!(drain(&mut s).is_empty());
-    s.poll(T0 + 30 * SEC).unwrap();
-    let out = drain(&mut s);
-    assert_eq!(types(&out), vec!["0"]);
-    assert_eq!(out[0].get(112), None);
-}
-
-#[test]
-fn test_request_after_silence_then_disconnect_if_still_silent() {
-    let (mut s, _) = logged_on();
-    s.poll(T0 + 36 * SEC).unwrap();
-    let out = drain(&mut s);
-    assert!(types(&out).contains(&"1"), "{:?}", types(&out));
-    assert_eq!(s.poll(T0 + 71 * SEC).unwrap(), None);
-    assert_eq!(
-        s.poll(T0 + 72 * SEC).unwrap(),
-        Some(Event::Disconnect(DisconnectReason::HeartbeatTimeout))
-    );
-    assert!(types(&drain(&mut s)).contains(&"5"));
-}
-
-#[test]
-fn an_answer_to_the_test_request_keeps_the_session() {
-    let (mut s, mut p) = logged_on();
-    s.poll(T0 + 36 * SEC).unwrap();
-    let test_id = drain(&mut s)
-        .iter()
-        .find(|o| o.msg_type == "1")
-        .unwrap()
-        .get(112)
-        .unwrap()
-        .to_string();
-    let hb = p.msg("0", T0 + 37 * SEC, &[(112, &test_id)]);
-    assert_eq!(feed(&mut s, &hb, T0 + 37 * SEC), vec![]);
-    assert_eq!(s.poll(T0 + 72 * SEC).unwrap(), None);
-    assert!(s.is_logged_on());
-}
-
-#[test]
-fn test_request_is_answered_with_its_id() {
-    let (mut s, mut p) = logged_on();
-    assert_eq!(
-        feed(&mut s, &p.msg("1", T0, &[(112, "ping-7")]), T0),
-        vec![]
-    );
-    let out = drain(&mut s);
-    assert_eq!((types(&out), out[0].get(112)), (vec!["0"], Some("ping-7")));
-}
-
-#[test]
-fn peer_logout_is_answered_then_disconnects() {
-    let (mut s, mut p) = logged_on();
-    assert_eq!(
-        feed(&mut s, &p.msg("5", T0, &[]), T0),
-        vec![Ev::Disconnect(DisconnectReason::PeerLogout)]
-    );
-    assert_eq!(types(&drain(&mut s)), vec!["5"]);
-    assert_eq!(s.state(), State::Closing);
-}
-
-#[test]
-fn our_logout_waits_for_the_answer_or_times_out() {
-    let (mut s, mut p) = logged_on();
-    s.logout("end of day", T0).unwrap();
-    let out = drain(&mut s);
-    assert_eq!(
-        (types(&out), out[0].get(58)),
-        (vec!["5"], Some("end of day"))
-    );
-    assert_eq!(
-        feed(&mut s, &p.msg("5", T0, &[]), T0),
-        vec![Ev::Disconnect(DisconnectReason::LogoutComplete)]
-    );
-    assert!(drain(&mut s).is_empty());
-
-    let (mut s, _) = logged_on();
-    s.logout("bye", T0).unwrap();
-    assert_eq!(
-        s.poll(T0 + 10 * SEC).unwrap(),
-        Some(Event::Disconnect(DisconnectReason::LogoutTimeout))
-    );
 }
 
 #[test]
@@ -337,6 +427,43 @@ fn initiator_reset_on_logon_sends_the_flag_from_one() {
     s.connect(T0).unwrap();
     let out = drain(&mut s);
     assert_eq!((out[0].seq, out[0].get(141)), (1, Some("Y")));
+}
+
+/// 13b: a Logout is answered with a Logout (without Text), then the connection
+/// closes.
+#[test]
+fn peer_logout_is_answered_then_disconnects() {
+    let (mut s, mut p) = logged_on();
+    assert_eq!(
+        feed(&mut s, &p.msg("5", T0, &[]), T0),
+        vec![Ev::Disconnect(DisconnectReason::PeerLogout)]
+    );
+    let out = drain(&mut s);
+    assert_eq!((types(&out), out[0].get(58)), (vec!["5"], None));
+    assert_eq!(s.state(), State::Closing);
+}
+
+#[test]
+fn our_logout_waits_for_the_answer_or_times_out() {
+    let (mut s, mut p) = logged_on();
+    s.logout("end of day", T0).unwrap();
+    let out = drain(&mut s);
+    assert_eq!(
+        (types(&out), out[0].get(58)),
+        (vec!["5"], Some("end of day"))
+    );
+    assert_eq!(
+        feed(&mut s, &p.msg("5", T0, &[]), T0),
+        vec![Ev::Disconnect(DisconnectReason::LogoutComplete)]
+    );
+    assert!(drain(&mut s).is_empty());
+
+    let (mut s, _) = logged_on();
+    s.logout("bye", T0).unwrap();
+    assert_eq!(
+        s.poll(T0 + 10 * SEC).unwrap(),
+        Some(Event::Disconnect(DisconnectReason::LogoutTimeout))
+    );
 }
 
 #[test]

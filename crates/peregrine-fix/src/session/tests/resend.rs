@@ -1,4 +1,5 @@
-//! Answering ResendRequest from the store, and the store across a restart.
+//! Answering ResendRequest from the store (FIX 4.4 test case 8), and the store
+//! across a restart.
 
 use super::*;
 use crate::store::{Durability, FileStore};
@@ -105,7 +106,7 @@ fn a_file_store_keeps_numbers_and_messages_across_a_restart() {
         feed(&mut s, &p.logon(T0, &[(554, "secret")]), T0);
         send_order_ack(&mut s, T0, "before-restart");
         drain(&mut s); // `outbound` flushes the store before bytes may leave
-        feed(&mut s, &p.msg("D", T0, &[(11, "x")]), T0);
+        feed(&mut s, &p.msg("D", T0, &order("x")), T0);
         drain(&mut s);
     }
     let store = FileStore::open(&path, Durability::OsBuffer, T0 + SEC).unwrap();
