@@ -6,6 +6,7 @@
 #   2. scripts/safety-checks.sh all       (loom, valgrind, checked profile, fuzz; docs/testing.md)
 #   3. scripts/prometheus-smoke.sh        (a real Prometheus and promtool against the exchange)
 #   4. tests/http/run.sh                  (python-binance, ccxt + ccxt.pro, freqtrade, schemathesis, Playwright + chromium)
+#   5. tests/python/run.sh                (the `peregrine` Python package: wheel built by maturin, pytest)
 # Needs root for apt-get when a package is missing; everything else stays in the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,10 +61,15 @@ cargo test --profile "$TEST_PROFILE" -p peregrine-sim --features sabotage --test
 cargo test --profile "$TEST_PROFILE" -p peregrine --features sabotage --test crash \
   --test exchange_cluster -- sabotage negative_control
 echo "negative controls (sabotage build): $(( $(date +%s) - start )) s"
-# 10 s per target keeps CI well inside its 90 minutes with 17 targets (each prints its
+# 10 s per target keeps CI well inside its 90 minutes with 22 targets (each prints its
 # inputs and inputs/s; docs/testing.md has what 10M inputs per target would take).
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}" scripts/safety-checks.sh all
 start=$(date +%s)
 scripts/prometheus-smoke.sh
 echo "prometheus smoke: $(( $(date +%s) - start )) s"
 bash tests/http/run.sh
+# The Python package (docs/python.md): its wheel, built in the profile above (reusing
+# its artifacts), and its pytest suite (replays, live strategies against `peregrine engine`).
+# shellcheck source=../tests/python/setup.sh
+source tests/python/setup.sh
+bash tests/python/run.sh

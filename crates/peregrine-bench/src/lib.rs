@@ -7,6 +7,7 @@
 //! * [`handoff`]: two-thread hand-off latency/throughput per queue candidate (issue 5).
 //! * [`http`]: the HTTP gateway (REST order round trip beside the native protocol and
 //!   a TCP floor, WebSocket fan-out, history writer lag); also `peregrine gateway bench`.
+//! * [`replay`]: recorded L3 data through the exchange core, beside the decode floor (issue 30).
 #![deny(unsafe_code)]
 
 pub mod balances;
@@ -15,3 +16,4 @@ pub mod dispatch;
 pub mod engine;
 pub mod handoff;
 pub mod http;
+pub mod replay;

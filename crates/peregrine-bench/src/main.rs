@@ -29,6 +29,8 @@ enum Bench {
     Handoff(peregrine_bench::handoff::HandoffArgs),
     /// The order engine's benches: submit hand-off, journal, UDP floor.
     Engine(peregrine_bench::engine::EngineArgs),
+    /// Recorded L3 data through the exchange core, beside the decode-only floor.
+    Replay(peregrine_bench::replay::ReplayArgs),
     /// The HTTP gateway: REST orders, WebSocket fan-out, history writer.
     Http(peregrine_bench::http::HttpArgs),
 }
@@ -40,6 +42,7 @@ fn main() -> anyhow::Result<()> {
         Bench::Dispatch(args) => peregrine_bench::dispatch::run(args),
         Bench::Handoff(args) => peregrine_bench::handoff::run(args),
         Bench::Engine(args) => peregrine_bench::engine::run(args),
+        Bench::Replay(args) => peregrine_bench::replay::run(args),
         Bench::Http(args) => peregrine_bench::http::main(args),
     }
 }

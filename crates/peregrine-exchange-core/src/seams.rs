@@ -46,6 +46,13 @@ pub trait Outbox {
     /// An answer outside the stream (`report_seq` 0: query answers, refusals before
     /// sequencing), to the requesting session only.
     fn answer(&mut self, to: SessionKey, msg: Outbound);
+    /// Whether this outbox takes order reports at all. One that does not (a replay
+    /// of recorded data, which reads the book events instead) gets none, and the
+    /// accounts' report streams are not numbered for it: the core skips building them.
+    #[inline]
+    fn wants_reports(&self) -> bool {
+        true
+    }
 }
 
 /// Whose orders a session may see and query.

@@ -16,6 +16,19 @@ pub enum ApiError {
     Full,
 }
 
+/// What a strategy knows of its kill switch, from the answers to its own orders: the
+/// engine refuses every new order of a strategy whose kill switch is on with reason
+/// [`crate::msg::reason::KILL_SWITCH`], and accepts none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KillSwitch {
+    /// No order answered yet.
+    Unknown,
+    /// The last answer was an ack (or a replace that took effect): trading.
+    Off,
+    /// The last answer was a refusal by the kill switch.
+    On,
+}
+
 /// A strategy's handle on the engine: the producer end of its submit ring. Client
 /// order ids are assigned here, increasing from 1.
 #[derive(Debug)]
@@ -25,6 +38,9 @@ pub struct Api {
     next_client_id: u64,
     sent: u64,
     full: u64,
+    /// Simulated time, when a replay drives the strategy (`None`: the real clock).
+    sim_now: Option<u64>,
+    kill: KillSwitch,
 }
 
 impl Api {
@@ -35,7 +51,41 @@ impl Api {
             next_client_id: 1,
             sent: 0,
             full: 0,
+            sim_now: None,
+            kill: KillSwitch::Unknown,
         }
+    }
+
+    /// An `Api` over a submit ring and board that something other than the runner
+    /// attached: a replay (`peregrine-replay`) that drives the strategy in simulated
+    /// time, in its own process, through the same calls.
+    pub fn over(tx: ShmSpscProducer<Request>, board: Option<BoardReader>) -> Api {
+        Api::new(tx, board)
+    }
+
+    /// Sets simulated time (`Some`): from now on [`Api::now_ns`] and the `t1` stamp of
+    /// every request read it instead of the clock. A replay sets it before each
+    /// callback; the runner never does.
+    pub fn set_sim_time(&mut self, now: Option<u64>) {
+        self.sim_now = now;
+    }
+
+    /// Notes the answer `ev` to one of the strategy's orders (the runner and a replay
+    /// call it for every event): it moves [`Api::kill_switch`].
+    pub fn observe(&mut self, ev: &crate::msg::Event) {
+        use crate::msg::EventKind;
+        match ev.kind() {
+            Some(EventKind::Reject) if ev.reason == crate::msg::reason::KILL_SWITCH => {
+                self.kill = KillSwitch::On;
+            }
+            Some(EventKind::Ack | EventKind::Replaced) => self.kill = KillSwitch::Off,
+            _ => {}
+        }
+    }
+
+    /// The kill switch as the answers to this strategy's orders show it.
+    pub fn kill_switch(&self) -> KillSwitch {
+        self.kill
     }
 
     /// Sends a new GTC limit order; returns its client order id.
@@ -58,7 +108,7 @@ impl Api {
             client_id: self.next_client_id,
             ..order
         };
-        self.send_raw(Request::new_order(&order, now_ns()))?;
+        self.send_raw(Request::new_order(&order, self.now_ns()))?;
         self.next_client_id += 1;
         Ok(order.client_id)
     }
@@ -78,7 +128,7 @@ impl Api {
 
     /// Asks the engine to cancel an open order.
     pub fn cancel(&mut self, client_id: u64) -> Result<(), ApiError> {
-        self.send_raw(Request::cancel(client_id, now_ns()))
+        self.send_raw(Request::cancel(client_id, self.now_ns()))
     }
 
     /// Asks the engine to change an open order's limit price and open quantity (what
@@ -91,7 +141,12 @@ impl Api {
         new_price: Price,
         new_qty: Qty,
     ) -> Result<(), ApiError> {
-        self.send_raw(Request::replace(client_id, new_price, new_qty, now_ns()))
+        self.send_raw(Request::replace(
+            client_id,
+            new_price,
+            new_qty,
+            self.now_ns(),
+        ))
     }
 
     /// Pushes a raw request as is (the runner's heartbeats; tests use it to send
@@ -109,9 +164,10 @@ impl Api {
         }
     }
 
-    /// The clock timestamps are read from (`CLOCK_MONOTONIC` ns).
+    /// The clock timestamps are read from (`CLOCK_MONOTONIC` ns), or simulated time
+    /// under a replay ([`Api::set_sim_time`]).
     pub fn now_ns(&self) -> u64 {
-        now_ns()
+        self.sim_now.unwrap_or_else(now_ns)
     }
 
     /// Requests pushed so far.
@@ -122,5 +178,51 @@ impl Api {
     /// Pushes refused because the ring was full.
     pub fn full(&self) -> u64 {
         self.full
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msg::{reason, Event, EventKind};
+    use peregrine_queue::shm::ShmSpsc;
+
+    /// Simulated time stamps requests; the kill switch follows the answers.
+    #[test]
+    fn sim_time_and_kill_switch_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let ring = ShmSpsc::<Request>::create(&dir.path().join("s"), 8).unwrap();
+        let mut rx = ring.consumer().unwrap();
+        let mut api = Api::over(ring.producer().unwrap(), None);
+        api.set_sim_time(Some(42));
+        assert_eq!(api.now_ns(), 42);
+        let id = api
+            .send_order(
+                0,
+                InstrumentId(1),
+                Side::Buy,
+                Price::from_raw(1),
+                Qty::from_raw(1),
+            )
+            .unwrap();
+        api.cancel(id).unwrap();
+        assert_eq!(rx.try_pop().unwrap().t1, 42);
+        assert_eq!(rx.try_pop().unwrap().t1, 42);
+        api.set_sim_time(None);
+        assert!(api.now_ns() > 42);
+        assert_eq!(api.kill_switch(), KillSwitch::Unknown);
+        let ev = |kind: EventKind, r: u16| Event {
+            kind: kind as u8,
+            reason: r,
+            ..Event::default()
+        };
+        api.observe(&ev(EventKind::Reject, 101));
+        assert_eq!(api.kill_switch(), KillSwitch::Unknown, "another reason");
+        api.observe(&ev(EventKind::Reject, reason::KILL_SWITCH));
+        assert_eq!(api.kill_switch(), KillSwitch::On);
+        api.observe(&ev(EventKind::Fill, 0));
+        assert_eq!(api.kill_switch(), KillSwitch::On);
+        api.observe(&ev(EventKind::Ack, 0));
+        assert_eq!(api.kill_switch(), KillSwitch::Off);
     }
 }

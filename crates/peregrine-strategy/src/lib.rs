@@ -68,7 +68,7 @@ pub mod paths;
 pub mod runner;
 pub mod strategy;
 
-pub use api::{Api, ApiError};
+pub use api::{Api, ApiError, KillSwitch};
 pub use msg::{Command, Event, EventKind, NewOrder, Request};
 pub use runner::{run, RunSummary, RunnerConfig, RunnerError};
 pub use strategy::Strategy;

@@ -22,6 +22,9 @@ use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeIn
 /// `peregrine_engine::RiskReject`; a venue's own reason is passed through as
 /// [`reason::VENUE`] + its code).
 pub mod reason {
+    /// The strategy's kill switch (or the global one) is on: the risk check's code
+    /// (`peregrine_engine`'s `RiskReject::KillSwitch`).
+    pub const KILL_SWITCH: u16 = 103;
     /// The request had an unknown kind or side byte.
     pub const MALFORMED: u16 = 201;
     /// The venue index is not configured.

@@ -279,6 +279,9 @@ pub fn run<S: Strategy>(
                 busy = true;
             }
         }
+        if busy {
+            strategy.on_batch_end(&mut api);
+        }
         idle_turns = if busy { 0 } else { idle_turns.wrapping_add(1) };
         // A clock read costs ~23 ns, as long as a whole ring hand-off: while idle, look
         // at the clock (timers, heartbeat, deadline) every 32 turns only, so an event
@@ -442,39 +445,22 @@ impl RingFiles {
 }
 
 fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev: &Event) {
-    match ev.kind() {
-        Some(EventKind::Ack) => {
-            summary.events[0] += 1;
-            summary.record(ev);
-            s.on_ack(api, ev);
-        }
-        Some(EventKind::Reject) => {
-            summary.events[1] += 1;
-            summary.record(ev);
-            s.on_reject(api, ev);
-        }
-        Some(EventKind::Fill) => {
-            summary.events[2] += 1;
-            s.on_fill(api, ev);
-        }
-        Some(EventKind::Cancelled) => {
-            summary.events[3] += 1;
-            s.on_cancelled(api, ev);
-        }
-        Some(EventKind::CancelReject) => {
-            summary.events[4] += 1;
-            s.on_cancel_reject(api, ev);
-        }
-        Some(EventKind::Replaced) => {
-            summary.events[6] += 1;
-            s.on_replaced(api, ev);
-        }
-        Some(EventKind::ReplaceReject) => {
-            summary.events[7] += 1;
-            s.on_replace_reject(api, ev);
-        }
-        None => summary.events[5] += 1,
+    let slot = match ev.kind() {
+        Some(EventKind::Ack) => 0,
+        Some(EventKind::Reject) => 1,
+        Some(EventKind::Fill) => 2,
+        Some(EventKind::Cancelled) => 3,
+        Some(EventKind::CancelReject) => 4,
+        Some(EventKind::Replaced) => 6,
+        Some(EventKind::ReplaceReject) => 7,
+        None => 5,
+    };
+    summary.events[slot] += 1;
+    if slot <= 1 {
+        summary.record(ev);
     }
+    api.observe(ev);
+    s.on_event(api, ev);
 }
 
 /// Attaches both rings, retrying until the engine has created them (and, after a

@@ -4,7 +4,7 @@ use peregrine_types::InstrumentId;
 
 use crate::api::Api;
 use crate::md::{BookView, Trade};
-use crate::msg::Event;
+use crate::msg::{Event, EventKind};
 
 /// A trading strategy driven by the [`runner`](crate::runner). All methods have empty
 /// defaults; implement the ones you need. Callbacks run on the runner's thread, one at
@@ -44,5 +44,22 @@ pub trait Strategy {
     /// The runner stops once this returns true (checked after every event and timer).
     fn finished(&self) -> bool {
         false
+    }
+    /// After each turn of the runner that handled events or market data (before
+    /// timers): a strategy that collects events can act on them as one batch here.
+    fn on_batch_end(&mut self, _api: &mut Api) {}
+    /// Calls the callback for `ev`'s kind (nothing for an unknown kind): how the
+    /// runner and a replay deliver every order event.
+    fn on_event(&mut self, api: &mut Api, ev: &Event) {
+        match ev.kind() {
+            Some(EventKind::Ack) => self.on_ack(api, ev),
+            Some(EventKind::Reject) => self.on_reject(api, ev),
+            Some(EventKind::Fill) => self.on_fill(api, ev),
+            Some(EventKind::Cancelled) => self.on_cancelled(api, ev),
+            Some(EventKind::CancelReject) => self.on_cancel_reject(api, ev),
+            Some(EventKind::Replaced) => self.on_replaced(api, ev),
+            Some(EventKind::ReplaceReject) => self.on_replace_reject(api, ev),
+            None => {}
+        }
     }
 }

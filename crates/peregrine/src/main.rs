@@ -48,6 +48,9 @@ enum Command {
     Gateway(cli::gateway::GatewayArgs),
     /// Run the whole stack (exchange, engine, strategies) until Ctrl-C; print a summary.
     Up(up::UpArgs),
+    /// Replay recorded market data (ITCH 5.0, LOBSTER, Binance, Tardis) through the
+    /// exchange core in simulated time, with a strategy attached as live.
+    Replay(cli::replay::ReplayArgs),
     /// Check commitments against the journal, or prove a trade's inclusion.
     #[command(subcommand)]
     Verify(cli::verify::VerifyCommand),
@@ -129,5 +132,6 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Gateway(args) => cli::gateway::run(args),
         Command::Verify(cmd) => cli::verify::run(cmd),
         Command::Sim(args) => cli::sim::run(args),
+        Command::Replay(args) => cli::replay::run(args),
     }
 }

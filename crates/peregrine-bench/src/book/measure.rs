@@ -105,6 +105,56 @@ fn chunk_len(s: &Scenario) -> usize {
     (s.steps.len() / 20).clamp(1, 1_024)
 }
 
+/// The throughput method of every bench here: a run timed in consecutive chunks of
+/// `len` steps (the clock is read only between chunks), whose median chunk time gives
+/// steps per second; preemption on a loaded machine spoils some chunks, not the
+/// figure. [`Chunks::step`] after each step; [`Chunks::finish`] at the end.
+#[derive(Debug)]
+pub(crate) struct Chunks<'c> {
+    clock: &'c quanta::Clock,
+    len: usize,
+    done: usize,
+    start: u64,
+    last: u64,
+    chunk_ns: Vec<f64>,
+}
+
+impl<'c> Chunks<'c> {
+    /// Starts timing now, in chunks of `len` steps.
+    pub(crate) fn start(clock: &'c quanta::Clock, len: usize) -> Chunks<'c> {
+        let now = clock.raw();
+        Chunks {
+            clock,
+            len: len.max(1),
+            done: 0,
+            start: now,
+            last: now,
+            chunk_ns: Vec::new(),
+        }
+    }
+
+    /// One step done.
+    #[inline]
+    pub(crate) fn step(&mut self) {
+        self.done += 1;
+        if self.done.is_multiple_of(self.len) {
+            let now = self.clock.raw();
+            self.chunk_ns
+                .push(self.clock.delta_as_nanos(self.last, now) as f64);
+            self.last = now;
+        }
+    }
+
+    /// Whole time and the complete chunks' times (ns).
+    pub(crate) fn finish(self) -> (f64, Vec<f64>) {
+        let end = self.clock.raw();
+        (
+            self.clock.delta_as_nanos(self.start, end) as f64,
+            self.chunk_ns,
+        )
+    }
+}
+
 /// One untimed replay: whole time and per-chunk times (ns).
 struct Replay {
     total_ns: f64,
@@ -118,22 +168,12 @@ fn replay<C: Candidate>(s: &Scenario, clock: &quanta::Clock) -> Replay {
     for op in &s.setup {
         book.apply(op);
     }
-    let len = chunk_len(s);
-    let mut chunk_ns = Vec::with_capacity(s.steps.len() / len + 1);
-    let a = clock.raw();
-    let mut last = a;
+    let mut chunks = Chunks::start(clock, chunk_len(s));
     for (i, (op, _)) in s.steps.iter().enumerate() {
         book.apply_next(op, &s.steps[i + 1..]);
-        if (i + 1) % len == 0 {
-            let now = clock.raw();
-            chunk_ns.push(clock.delta_as_nanos(last, now) as f64);
-            last = now;
-        }
+        chunks.step();
     }
-    let b = clock.raw();
+    let (total_ns, chunk_ns) = chunks.finish();
     std::hint::black_box(&book);
-    Replay {
-        total_ns: clock.delta_as_nanos(a, b) as f64,
-        chunk_ns,
-    }
+    Replay { total_ns, chunk_ns }
 }

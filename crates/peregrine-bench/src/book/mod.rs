@@ -7,7 +7,7 @@
 //! untimed replay of the whole step list. See `docs/performance.md`.
 
 mod candidates;
-mod measure;
+pub(crate) mod measure;
 pub mod phase7;
 mod workload;
 

@@ -18,11 +18,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         for side in [Side::Buy, Side::Sell] {
             let mut h = self.levels.best(side);
             while let Some(hh) = h {
-                let mut slot = self.levels.level(hh).head;
-                while slot != NIL {
-                    f(&self.resting(slot));
-                    slot = self.arena.get(slot).next;
-                }
+                self.visit_fifo(hh, f);
                 h = self.levels.next_worse(side, hh);
             }
         }
@@ -60,6 +56,36 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             display: Qty::from_raw(display),
             shown: n.qty,
             list,
+        }
+    }
+
+    /// The orders of the level behind `handle`, first in line first.
+    fn visit_fifo(&self, handle: u32, f: &mut dyn FnMut(&RestingOrder)) {
+        let mut slot = self.levels.level(handle).head;
+        while slot != NIL {
+            f(&self.resting(slot));
+            slot = self.arena.get(slot).next;
+        }
+    }
+
+    /// The handle of the occupied level at `price` on `side` (`None` for an empty
+    /// level, or a price off the band or the tick grid).
+    fn level_handle(&self, side: Side, price: Price) -> Option<u32> {
+        self.spec.check_price(price).ok()?;
+        self.levels.find(side, price.units())
+    }
+
+    /// The level at `price` on `side`: total open quantity and order count (`None`:
+    /// no order rests there).
+    pub fn level_at(&self, side: Side, price: Price) -> Option<(Qty, u32)> {
+        let l = self.levels.level(self.level_handle(side, price)?);
+        Some((Qty::from_raw(l.total), l.count))
+    }
+
+    /// Calls `f` for every order resting at `price` on `side`, first in line first.
+    pub fn visit_level(&self, side: Side, price: Price, f: &mut dyn FnMut(&RestingOrder)) {
+        if let Some(h) = self.level_handle(side, price) {
+            self.visit_fifo(h, f);
         }
     }
 
@@ -255,5 +281,56 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             }
         });
         err.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Action, Command, Event, Ladder, NewOrder, OrderBook};
+    use peregrine_types::{
+        AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty,
+        Side, StpMode, TimeInForce, Timestamp,
+    };
+
+    #[test]
+    fn level_at_and_visit_level() {
+        let mut b = OrderBook::<Ladder>::new(InstrumentSpec::example(1), 16);
+        let mut ev: Vec<Event> = Vec::new();
+        for (id, qty) in [(1, 5), (2, 3)] {
+            let o = NewOrder {
+                instrument: InstrumentId(1),
+                id: OrderId(id),
+                client_id: ClientOrderId(id),
+                account: AccountId(1),
+                side: Side::Buy,
+                order_type: OrderType::Limit,
+                tif: TimeInForce::Gtc,
+                stp: StpMode::None,
+                price: Price::from_raw(9_990),
+                qty: Qty::from_raw(qty),
+                expire_at: Timestamp(0),
+            };
+            let ts = Timestamp(id);
+            b.execute(
+                &Command {
+                    ts,
+                    action: Action::New(o),
+                },
+                &mut ev,
+            );
+        }
+        let p = Price::from_raw(9_990);
+        assert_eq!(b.level_at(Side::Buy, p), Some((Qty::from_raw(8), 2)));
+        assert_eq!(b.level_at(Side::Sell, p), None);
+        assert_eq!(
+            b.level_at(Side::Buy, Price::from_raw(1)),
+            None,
+            "off the band"
+        );
+        assert_eq!(b.level_at(Side::Buy, Price::from_raw(9_991)), None);
+        let mut ids = Vec::new();
+        b.visit_level(Side::Buy, p, &mut |o| ids.push(o.id.0));
+        assert_eq!(ids, [1, 2]);
+        b.visit_level(Side::Buy, Price::from_raw(-5), &mut |_| panic!("no level"));
     }
 }

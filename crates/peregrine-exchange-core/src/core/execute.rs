@@ -364,13 +364,16 @@ impl<L: CommandLog> Core<L> {
     /// account's stream (stamped with the account's next report sequence number), the
     /// feed.
     fn emit(&mut self, ctx: &Ctx, ts: Timestamp, from: SessionKey, out: &mut impl Outbox) {
+        let reporting = out.wants_reports();
         for i in 0..self.events.len() {
             let ev = self.events[i];
             self.metrics.on_event(&ev);
             self.track(&ev);
-            for (account, msg) in reports::reports_for(&ev, ctx).into_iter().flatten() {
-                let msg = self.stamp(account, msg);
-                out.report(account, msg, from);
+            if reporting {
+                for (account, msg) in reports::reports_for(&ev, ctx).into_iter().flatten() {
+                    let msg = self.stamp(account, msg);
+                    out.report(account, msg, from);
+                }
             }
             self.forget_done(&ev);
             if let (Some(feed), Some(m)) = (self.feed.as_mut(), route::feed_for(&ev, ts)) {

@@ -12,5 +12,6 @@ pub(crate) mod keygen;
 pub(crate) mod loadgen;
 pub(crate) mod logger;
 pub(crate) mod md;
+pub(crate) mod replay;
 pub(crate) mod sim;
 pub(crate) mod verify;

@@ -61,7 +61,9 @@ impl Session {
                 problems.push(format!("gateway {}", ended_text(ended)));
             }
         }
-        let strategy = |p: &&mut Proc| STRATEGIES.iter().any(|s| s.name == p.name);
+        let strategy = |p: &&mut Proc| {
+            STRATEGIES.iter().any(|s| s.name == p.name) || p.name == super::python::NAME
+        };
         for p in self.procs.list.iter_mut().filter(strategy) {
             p.terminate();
         }

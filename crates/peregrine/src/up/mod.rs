@@ -12,6 +12,7 @@
 mod finish;
 mod plan;
 mod procs;
+mod python;
 mod report;
 mod supervise;
 mod tui;
@@ -88,6 +89,13 @@ pub(crate) struct UpArgs {
     /// Plain progress lines even when stdout is a terminal (no live view).
     #[arg(long)]
     plain: bool,
+    /// Also run this Python strategy file (docs/python.md) as strategy `py` on the
+    /// simulated venue; needs the `peregrine` Python package in --python-bin's reach.
+    #[arg(long, value_name = "FILE")]
+    python: Option<PathBuf>,
+    /// The interpreter for --python (a virtual environment's `bin/python`).
+    #[arg(long, value_name = "PY", default_value = "python3")]
+    python_bin: PathBuf,
 }
 
 /// Runs `peregrine up`.
@@ -150,6 +158,20 @@ pub(crate) fn run(args: UpArgs) -> anyhow::Result<()> {
         sup: supervise::Supervisor::default(),
         t0: Instant::now(),
         http_port: args.http_port,
+        python: match &args.python {
+            Some(file) => Some(python::PythonStrategy {
+                file: std::path::absolute(file)
+                    .with_context(|| format!("the Python strategy {}", file.display()))?,
+                // A path (not a bare name looked up in PATH) is made absolute: the
+                // processes start in the run directory.
+                interpreter: if args.python_bin.components().count() > 1 {
+                    std::path::absolute(&args.python_bin)?
+                } else {
+                    args.python_bin.clone()
+                },
+            }),
+            None => None,
+        },
     };
     let result = session.go(ports, args.duration);
     drop(session); // terminates whatever still runs (only after a failure)
@@ -224,6 +246,7 @@ struct Session {
     /// When `up` started (restarts are reported relative to it).
     t0: Instant,
     http_port: Option<u16>,
+    python: Option<python::PythonStrategy>,
 }
 
 impl Session {
@@ -357,9 +380,12 @@ impl Session {
     fn start_engine(&mut self, exchange: SocketAddr) -> anyhow::Result<()> {
         let config = self.dir.join("engine.toml");
         let key_file = self.key_file();
-        let text = self
+        let mut text = self
             .templates
             .engine_toml(&self.run_values(exchange, &key_file));
+        if self.python.is_some() {
+            text.push_str(python::ENGINE_SECTION);
+        }
         let parsed = peregrine_engine::config::EngineConfig::from_toml(&text, &config)
             .with_context(|| format!("the engine config for this run ({})", config.display()))?;
         self.strategy_names = parsed.strategies.iter().map(|s| s.name.clone()).collect();
@@ -437,7 +463,17 @@ impl Session {
             let args = self.strategy_args(s);
             self.spawn(s.name, args)?;
         }
-        let names: Vec<&str> = planned.iter().map(|s| s.name).collect();
+        let mut names: Vec<&str> = planned.iter().map(|s| s.name).collect();
+        if let Some(py) = &self.python {
+            let p = Proc::spawn(
+                &py.interpreter,
+                python::NAME,
+                &py.args(&self.shm),
+                &self.dir,
+            )?;
+            self.procs.list.push(p);
+            names.push(python::NAME);
+        }
         let socket = self.socket();
         self.wait_until("every strategy to attach", |_| {
             summary::fetch(&socket, CONTROL_TIMEOUT).is_ok_and(|s| {
@@ -488,6 +524,7 @@ impl Session {
                     .get(s.venue(self.venues) as usize)
                     .copied()
             })
+            .or((name == python::NAME).then_some("sim"))
             .unwrap_or("?")
             .to_owned()
     }
@@ -588,6 +625,13 @@ impl Session {
                 s.kind,
                 s.venue(self.venues),
                 self.venue_name(s.name)
+            );
+        }
+        if let Some(file) = self.python.as_ref().map(|py| py.file.display().to_string()) {
+            println!(
+                "  {:<11} pid {:<8} python {file} on venue 0 (sim)",
+                python::NAME,
+                self.pid(python::NAME),
             );
         }
         if !self.venues.exchange {

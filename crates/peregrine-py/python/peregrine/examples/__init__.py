@@ -1,0 +1,1 @@
+"""Example strategies: ``python -m peregrine.examples.joiner --name py``."""
