@@ -74,6 +74,9 @@ impl SteppedClusterNode {
         cc.validate().map_err(ExchangeError::Config)?;
         let mut node_opts = NodeOptions::from_config(cc);
         node_opts.randomize_election = false;
+        // No sync thread here: the node syncs the (simulated) disk inline in
+        // `advance`, deterministically.
+        node_opts.deferred_sync = false;
         let round = open_round(config, env, &node_opts)?;
         Ok(SteppedClusterNode {
             config: config.clone(),
