@@ -84,7 +84,9 @@ pub struct TaggedMsg {
 
 impl core::fmt::Debug for TaggedMsg {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("TaggedMsg").field("kind", &self.kind).finish()
+        f.debug_struct("TaggedMsg")
+            .field("kind", &self.kind)
+            .finish()
     }
 }
 
@@ -145,8 +147,7 @@ pub struct Transport {
     /// Enqueues one report: 1 on success, 0 when full.
     pub push: Option<unsafe extern "C" fn(handle: *mut c_void, report: *const Report) -> i32>,
     /// Dequeues up to `max` reports (consumer side).
-    pub drain:
-        Option<unsafe extern "C" fn(handle: *mut c_void, out: *mut Report, max: u32) -> u32>,
+    pub drain: Option<unsafe extern "C" fn(handle: *mut c_void, out: *mut Report, max: u32) -> u32>,
     /// Publishes buffered writes.
     pub flush: Option<unsafe extern "C" fn(handle: *mut c_void)>,
     /// Destroys a queue.

@@ -17,8 +17,8 @@
 //! report kind in the ABI: a new order is refused without any report, a modify gets
 //! a ModifyReject and the order stays as it was. Each is counted in [`Stats`].
 
-use peregrine_book::{Event, EventSink, OrderBook, ReferenceBook};
 use peregrine_book::{Action, Cancel, Command, NewOrder};
+use peregrine_book::{Event, EventSink, OrderBook, ReferenceBook};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, InstrumentStatus, OrderId, OrderType,
     Price, Qty, Side, StpMode, TimeInForce, Timestamp,
@@ -245,7 +245,13 @@ impl<B: Matcher> Adapter<B> {
     }
 
     #[inline]
-    fn run<R: ReportSink>(&mut self, cmd: &Command, out: &mut R, seq: u64, step: Step) -> (bool, bool) {
+    fn run<R: ReportSink>(
+        &mut self,
+        cmd: &Command,
+        out: &mut R,
+        seq: u64,
+        step: Step,
+    ) -> (bool, bool) {
         let mut t = Translate {
             out,
             seq,

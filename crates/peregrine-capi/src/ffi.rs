@@ -89,7 +89,9 @@ pub extern "C" fn engine_shutdown() {
 #[no_mangle]
 pub unsafe extern "C" fn engine_on_new_order(order: *const NewOrderMsg) {
     // SAFETY: the caller passes a valid message or null.
-    let Some(m) = (unsafe { order.as_ref() }) else { return };
+    let Some(m) = (unsafe { order.as_ref() }) else {
+        return;
+    };
     if let Some(e) = engine().as_mut() {
         e.adapter.on_new(m, &mut e.sink);
     }
@@ -102,7 +104,9 @@ pub unsafe extern "C" fn engine_on_new_order(order: *const NewOrderMsg) {
 #[no_mangle]
 pub unsafe extern "C" fn engine_on_cancel(cancel: *const CancelMsg) {
     // SAFETY: the caller passes a valid message or null.
-    let Some(m) = (unsafe { cancel.as_ref() }) else { return };
+    let Some(m) = (unsafe { cancel.as_ref() }) else {
+        return;
+    };
     if let Some(e) = engine().as_mut() {
         e.adapter.on_cancel(m, &mut e.sink);
     }
@@ -115,7 +119,9 @@ pub unsafe extern "C" fn engine_on_cancel(cancel: *const CancelMsg) {
 #[no_mangle]
 pub unsafe extern "C" fn engine_on_modify(modify: *const ModifyMsg) {
     // SAFETY: the caller passes a valid message or null.
-    let Some(m) = (unsafe { modify.as_ref() }) else { return };
+    let Some(m) = (unsafe { modify.as_ref() }) else {
+        return;
+    };
     if let Some(e) = engine().as_mut() {
         e.adapter.on_modify(m, &mut e.sink);
     }
@@ -178,7 +184,9 @@ pub extern "C" fn engine_query_depth_at(price_ticks: i64, side: u8) -> u64 {
 /// (input outside the domain: see docs/capi.md).
 #[no_mangle]
 pub extern "C" fn peregrine_capi_refused_new() -> u64 {
-    engine().as_ref().map_or(0, |e| e.adapter.stats().refused_new)
+    engine()
+        .as_ref()
+        .map_or(0, |e| e.adapter.stats().refused_new)
 }
 
 /// Peregrine's own addition: how many modifies of a resting order were answered

@@ -18,6 +18,8 @@ pub mod adapter;
 pub mod ffi;
 pub mod matcher;
 
-pub use abi::{CancelMsg, ModifyMsg, MsgBody, NewOrderMsg, Report, ReportKind, TaggedMsg, Transport};
+pub use abi::{
+    CancelMsg, ModifyMsg, MsgBody, NewOrderMsg, Report, ReportKind, TaggedMsg, Transport,
+};
 pub use adapter::{challenge_spec, Adapter, ReportSink, Stats, CAPACITY, MAX_PRICE_TICKS};
 pub use matcher::Matcher;
