@@ -45,22 +45,28 @@ say() { printf '>>> %s\n' "$*"; }
 
 # --- upstream sources from local mirrors (optional) ------------------------------
 # third_party/<dir> as the benchmark's build scripts expect it, from owner+name.
+# mirror DIR NAME... : the first NAME (owner+name) found under --mirrors.
 mirror() {
-    local name="$1" dir="$2"
+    local dir="$1" name
+    shift
     [ -n "$MIRRORS" ] || return 0
     [ -d "$BENCH/third_party/$dir/.git" ] && return 0
-    if [ -d "$MIRRORS/$name/repo" ]; then
-        mkdir -p "$BENCH/third_party"
-        git clone --quiet "$MIRRORS/$name/repo" "$BENCH/third_party/$dir"
-    fi
+    for name in "$@"; do
+        if [ -d "$MIRRORS/$name/repo" ]; then
+            mkdir -p "$BENCH/third_party"
+            git clone --quiet "$MIRRORS/$name/repo" "$BENCH/third_party/$dir"
+            return 0
+        fi
+    done
 }
-mirror ObjectComputing+liquibook liquibook
-mirror ajtulloch+quantcup-orderbook quantcup
-mirror llc-993+matching-core llc993_matching_core
-mirror geseq+cpp-orderbook cpp_orderbook
-mirror geseq+cpp-decimal cpp_decimal
-mirror geseq+cpp-pool cpp_pool
-mirror hroptatyr+clob hroptatyr_clob
+# Liquibook's pinned commit is also in enewhuis/liquibook, its home before it moved.
+mirror liquibook ObjectComputing+liquibook enewhuis+liquibook
+mirror quantcup ajtulloch+quantcup-orderbook
+mirror llc993_matching_core llc-993+matching-core
+mirror cpp_orderbook geseq+cpp-orderbook
+mirror cpp_decimal geseq+cpp-decimal
+mirror cpp_pool geseq+cpp-pool
+mirror hroptatyr_clob hroptatyr+clob
 
 # --- builds -----------------------------------------------------------------------
 say "harness"
