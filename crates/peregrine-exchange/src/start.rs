@@ -91,8 +91,8 @@ pub fn run_opts(
     let host = startup::Host::os();
     let log = startup::open(&host, &section, options.accept_loss)?;
     let (core, feed) = build_core(&config, &venue, log)?;
-    let (mut core, reports) = startup::recover(&host, &config, &section, &venue, core)?;
-    fund(&mut core, venue.balances.as_ref())?;
+    // (Recovery applies the initial balances of a venue with no history.)
+    let (core, reports) = startup::recover(&host, &config, &section, &venue, core)?;
     // Group commit off the matching thread, unless every command syncs anyway, or
     // nothing does, or commitments are on (a commitment must never cover a command
     // that is not durable: they keep the synchronous commit).

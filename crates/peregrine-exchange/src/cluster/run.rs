@@ -155,8 +155,9 @@ pub fn run(
         let log = ReplicatedLog::new(stamp, to_node, waker, Arc::clone(&shared));
         let core = core.try_map_log(|_| Ok::<_, ExchangeError>(log))?;
         let (mut core, feed) = attach_feed(&config, core)?;
-        let reports = core.take_reports();
+        // Funded while the streams are collected (the store holds those reports).
         fund(&mut core, venue.balances.as_ref())?;
+        let reports = core.take_reports();
         let wake = shared
             .wake_fd()
             .try_clone_to_owned()

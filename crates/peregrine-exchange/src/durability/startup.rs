@@ -101,6 +101,11 @@ pub(crate) fn recover(
         // Seeded with the state and the report streams' retained reports.
         core = core.with_snapshots(Box::new(snapshots));
     }
+    // The initial balances of a venue with no history, while the streams are still
+    // collected: their reports are numbered by the core, so the store must hold them
+    // too (else the next report of a funded account jumps the store's count and its
+    // session is cut off as behind the retention).
+    crate::start::fund(&mut core, venue.balances.as_ref())?;
     let reports = core.take_reports();
     Ok((core, reports))
 }

@@ -142,8 +142,9 @@ impl SteppedClusterNode {
         let log = ReplicatedLog::new(stamp, r.to_node.clone(), waker, Arc::clone(&r.shared));
         let mut core = core.try_map_log(|_| Ok::<_, ExchangeError>(VenueLog::Replicated(log)))?;
         let venue = config.venue().map_err(ExchangeError::Config)?;
-        let reports = core.take_reports();
+        // Funded while the streams are collected (the store holds those reports).
         crate::start::fund(&mut core, venue.balances.as_ref())?;
+        let reports = core.take_reports();
         r.serving = Some(SteppedVenue::serve(&config, &env, core, reports, opts)?);
         Ok(())
     }

@@ -39,7 +39,7 @@ use crate::error::{ExchangeError, IoContext};
 use crate::net::compact::{Compact, FeedPort};
 use crate::net::sources::{Nonces, SessionClock};
 use crate::net::table::SessionTable;
-use crate::start::{core_for, fund, with_feed};
+use crate::start::{core_for, with_feed};
 
 pub use cluster::SteppedClusterNode;
 pub(crate) use log::VenueLog;
@@ -126,8 +126,7 @@ impl SteppedVenue {
         let mut rng = Rng::new(env.seed);
         let core = core_for(config, &venue, log, clock.clone())?;
         let core = with_feed(config, core, rng.next_u64());
-        let (mut core, reports) = startup::recover(&host, config, &section, &venue, core)?;
-        fund(&mut core, venue.balances.as_ref())?;
+        let (core, reports) = startup::recover(&host, config, &section, &venue, core)?;
         let core = core.try_map_log(|l| VenueLog::for_section(l, &section, config, opts))?;
         Self::serve(config, env, core, reports, opts)
     }
