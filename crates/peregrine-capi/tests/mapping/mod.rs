@@ -1,0 +1,4 @@
+mod differential;
+mod ffi;
+mod rules;
+mod util;
