@@ -146,7 +146,7 @@ impl SteppedClusterNode {
         let mut core = core.try_map_log(|_| Ok::<_, ExchangeError>(VenueLog::Replicated(log)))?;
         let venue = config.venue().map_err(ExchangeError::Config)?;
         // Funded while the streams are collected (the store holds those reports).
-        crate::start::fund(&mut core, venue.balances.as_ref())?;
+        crate::durability::startup::fund(&mut core, venue.balances.as_ref())?;
         let reports = core.take_reports();
         r.serving = Some(SteppedVenue::serve(&config, &env, core, reports, opts)?);
         Ok(())

@@ -113,7 +113,9 @@ impl<W: Write> Printer<W> {
     }
 
     fn level(&self, l: Option<Level>) -> String {
-        l.map_or("-".into(), |(p, q)| format!("{}@{}", self.qty(q), self.price(p)))
+        l.map_or("-".into(), |(p, q)| {
+            format!("{}@{}", self.qty(q), self.price(p))
+        })
     }
 
     fn top(&self, book: &L2Book) -> String {

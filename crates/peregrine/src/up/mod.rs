@@ -17,7 +17,6 @@ mod report;
 mod supervise;
 mod tui;
 
-
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -678,7 +677,8 @@ impl Session {
             if now >= next_line {
                 // After a stall, the next line comes a second from now, not a burst of
                 // lines catching up (each would cover a sliver of a second).
-                next_line = (next_line + Duration::from_secs(1)).max(now + Duration::from_millis(500));
+                next_line =
+                    (next_line + Duration::from_secs(1)).max(now + Duration::from_millis(500));
                 // The engine may be restarting: no line this second.
                 let Ok(s) = self.summary() else {
                     if !self.quiet {

@@ -152,7 +152,10 @@ fn start(
         .stdout(out)
         .stderr(err)
         .process_group(0)
-        .env(crate::cli::parent::PARENT_ENV, std::process::id().to_string())
+        .env(
+            crate::cli::parent::PARENT_ENV,
+            std::process::id().to_string(),
+        )
         .spawn()
         .with_context(|| format!("starting the {name} process ({})", exe.display()))
 }

@@ -224,7 +224,15 @@ mod tests {
             }],
             ..EngineSummary::default()
         };
-        let v = view(&s, None, &Procs::default(), 3.0, &[book], &["sim".into()], &[]);
+        let v = view(
+            &s,
+            None,
+            &Procs::default(),
+            3.0,
+            &[book],
+            &["sim".into()],
+            &[],
+        );
         let mut t = Terminal::new(TestBackend::new(100, 30)).unwrap();
         t.draw(|f| render(f, &v)).unwrap();
         let screen: String = t
