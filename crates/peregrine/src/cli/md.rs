@@ -78,9 +78,9 @@ pub(crate) fn run(args: MdArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints events as lines: prices and quantities in the instrument's decimals, times
-/// as UTC (RFC 3339, milliseconds: the convention of every timestamp Peregrine
-/// prints). A closed stdout (`peregrine md | head`) ends the run quietly.
+/// Prints events as lines: prices and quantities in the instrument's decimals, the
+/// exchange's time of each book change, trade and commitment at the end (`at` UTC,
+/// RFC 3339 with milliseconds: the convention of every timestamp Peregrine prints). A closed stdout (`peregrine md | head`) ends the run quietly.
 struct Printer<W: Write> {
     spec: InstrumentSpec,
     stdout: W,
@@ -132,28 +132,28 @@ impl<W: Write> Printer<W> {
                 book,
                 exchange_time,
                 ..
-            } => format!("{} {}", Utc(exchange_time), self.top(book)),
+            } => format!("{} at {}", self.top(book), Utc(exchange_time)),
             MdEvent::Level { .. } => return None,
             MdEvent::RecoveryFailed { error, retry_in } => format!(
                 "recovery failed: {error}; retrying in {} ms, then with backoff until a snapshot",
                 retry_in.as_millis()
             ),
             MdEvent::Trade { seq, trade: t, .. } => format!(
-                "{} #{seq} TRADE {}@{} aggressor {:?} id {}",
-                Utc(t.engine_time.0),
+                "#{seq} TRADE {}@{} aggressor {:?} id {} at {}",
                 self.qty(t.qty.lots()),
                 self.price(t.price.units()),
                 t.aggressor_side,
-                t.trade_id
+                t.trade_id,
+                Utc(t.engine_time.0)
             ),
             MdEvent::Commitment { seq, commitment: c } => format!(
-                "{} #{seq} COMMITMENT tick {} tx {} trades {} state {} root {}",
-                Utc(c.timestamp.0),
+                "#{seq} COMMITMENT tick {} tx {} trades {} state {} root {} at {}",
                 c.tick_seq,
                 c.tx_count,
                 c.trade_count,
                 hex(&c.state_hash),
-                hex(&c.merkle_root)
+                hex(&c.merkle_root),
+                Utc(c.timestamp.0)
             ),
             MdEvent::Phase { seq, status: m } => {
                 let ends = if m.ends_at.0 == 0 {
