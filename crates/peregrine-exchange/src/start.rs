@@ -130,8 +130,15 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
 ) -> Result<RunSummary, ExchangeError> {
     let venue = config.venue().map_err(ExchangeError::Config)?;
     let (mut core, feed) = build_core(&config, &venue, log)?;
+    // Funded while the streams are collected: the store holds the funding reports the
+    // core numbered (else the accounts' first live reports jump the store's count).
+    let retention = peregrine_exchange_core::reports::Retention {
+        per_account: config.reports.retain_per_account,
+    };
+    core.collect_reports(ReportStore::new(retention), 1);
     startup::fund(&mut core, venue.balances.as_ref())?;
-    serve(config, core, feed, None, None, &stop, on_ready, &|| None)
+    let reports = core.take_reports();
+    serve(config, core, feed, reports, None, &stop, on_ready, &|| None)
 }
 
 /// The core over `log` with its feed, and the feed's sockets (UDP, recovery service).
