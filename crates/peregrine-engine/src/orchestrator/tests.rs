@@ -94,6 +94,7 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         counters: Arc::clone(&counters),
         stop: Arc::clone(&stop),
         wait: WaitStrategy::SpinThenYield.into(),
+        bell: None,
         journal: None,
         log: crate::log::EngineLog::stderr_direct(),
     };
