@@ -90,9 +90,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     let board = peregrine_strategy::md::BoardWriter::create(&board_path, &map.keys())?;
     // Before the rings: a strategy that finds its rings finds the bell.
     let bell_path = paths::doorbell(&dir);
-    let bell = Arc::new(
-        Doorbell::create(&bell_path).map_err(|e| StartError::Io(e.0, e.1))?,
-    );
+    let bell = Arc::new(Doorbell::create(&bell_path).map_err(|e| StartError::Io(e.0, e.1))?);
     let (mut links, mut files) = create_rings(cfg, &dir)?;
     files.push(bell_path);
     files.push(board_path);

@@ -134,6 +134,11 @@ impl Doorbell {
         self.word(ARMED).store(0, Ordering::Relaxed);
     }
 
+    /// Whether the sleeper is armed (about to sleep or sleeping).
+    pub fn armed(&self) -> bool {
+        self.word(ARMED).load(Ordering::Relaxed) != 0
+    }
+
     /// Rings that woke (or would have woken) a sleeper so far.
     pub fn wakes(&self) -> u32 {
         self.word(SEQ).load(Ordering::Relaxed)
@@ -163,7 +168,10 @@ mod tests {
         engine.wait(ticket, Duration::from_secs(30));
         engine.disarm();
         t.join().unwrap();
-        assert!(start.elapsed() < Duration::from_secs(30), "woken by the ring");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "woken by the ring"
+        );
         assert_eq!(engine.wakes(), 1);
     }
 

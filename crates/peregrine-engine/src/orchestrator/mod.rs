@@ -27,11 +27,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use peregrine_strategy::doorbell::Doorbell;
 use peregrine_orchestrator as core;
 use peregrine_orchestrator::{Completion, Input, Outputs};
 use peregrine_queue::clock::now_ns;
 use peregrine_queue::{IdlePolicy, Producer};
+use peregrine_strategy::doorbell::Doorbell;
 use peregrine_strategy::msg::RequestKind;
 
 use crate::config::EngineConfig;
