@@ -23,13 +23,15 @@ mode() { # bin name config strategy-args...
     local engine=$!
     for _ in $(seq 1 100); do [ -S "$DIR/control.sock" ] && break; sleep 0.05; done
     printf '%-3s %-12s ' "$(basename "$bin" | sed 's/.*-//')" "$name"
-    timeout 120 "$bin" strategy pinger --engine latency --count "$N" --duration 100 "$@" 2>/dev/null \
-        | grep -m1 -E "round trip|t8-t1" || echo "(no round-trip line)"
+    local out
+    out=$(timeout 120 "$bin" strategy pinger --engine latency --count "$N" --duration 100 "$@" 2>/dev/null || true)
+    grep -m1 "round trip" <<<"$out" || echo "(no round-trip line)"
     "$bin" engine --dir "$DIR" shutdown >/dev/null 2>&1 || true
     wait "$engine" || true
 }
 for r in $(seq 1 "$ROUNDS"); do
-    echo "## round $r  floor: $(target/release/peregrine bench engine floor --rounds "$N" --core 1 --echo-core 0 | tail -1)"
+    # The floor needs target/release/peregrine-bench (cargo build --release -p peregrine-bench).
+    echo "## round $r  floor: $(target/release/peregrine bench engine floor --rounds "$N" --core 1 --echo-core 0 2>/dev/null | tail -1 || echo 'not run (no peregrine-bench)')"
     for bin in "$A" "$B"; do
         mode "$bin" engine-only scripts/engine-latency.toml --wait busy-spin --core 1 --venue 9 --no-receipts
         mode "$bin" park scripts/engine-latency-park.toml --wait spin-yield
