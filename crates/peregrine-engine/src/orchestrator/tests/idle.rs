@@ -15,8 +15,10 @@ fn sleeping(mut r: Rig) -> (Rig, std::thread::JoinHandle<Orchestrator>) {
     let placeholder = {
         // The rig keeps a second orchestrator it never drives, so it can lend this
         // one to the thread.
-        let mut cfg = EngineConfig::default();
-        cfg.shm_dir = Some(r._dir.path().to_owned());
+        let cfg = EngineConfig {
+            shm_dir: Some(r._dir.path().to_owned()),
+            ..EngineConfig::default()
+        };
         Orchestrator::new(
             &cfg,
             Vec::new(),
