@@ -159,9 +159,11 @@ r["leaderships"] = int(open(sys.argv[1] + ".leaderships").read().strip() or 0)
 r["sustainable_per_s"], r["offered_per_s"], r["duration_s"] = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 json.dump(r, open(out, "w"), indent=1)
 print(f"overload: {r['leaderships']} leadership(s) (1 = no change); sent {r['sent']}, acked "
-      f"{r['answered'] - r['busy']} ({r['throughput_per_s']:.0f}/s), busy {r['busy']}, unanswered {r['lost']}; "
+      f"{r['answered'] - r['busy']} ({r['throughput_per_s']:.0f}/s), busy {r['busy']}, unanswered {r['lost']} "
+      f"(never written by the client {r['unsent']}); "
       f"ack p50/p99 {r['ack']['p50_us']:.0f}/{r['ack']['p99_us']:.0f} us, busy p50/p99 "
-      f"{r['busy_ack']['p50_us']:.0f}/{r['busy_ack']['p99_us']:.0f} us; JSON: {out}")
+      f"{r['busy_ack']['p50_us']:.0f}/{r['busy_ack']['p99_us']:.0f} us, client lag behind its schedule p50/p99 "
+      f"{r['send_lag']['p50_us']:.0f}/{r['send_lag']['p99_us']:.0f} us; JSON: {out}")
 PY
   exit 0
 fi
