@@ -241,3 +241,48 @@ impl StateMachine for ExchangeSm {
         self.core.state_hash().0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_book::{Action, Command};
+    use peregrine_exchange_core::codec::command::Record;
+
+    /// A batch of `n` tick commands from seq `first`, by leader `stamp`.
+    fn ticks(stamp: Stamp, first: u64, n: u64) -> Vec<u8> {
+        let mut w = batch::BatchWriter::default();
+        w.start(stamp);
+        for s in first..first + n {
+            let ts = Timestamp(1_000 + s);
+            w.push(s, &Record::Command(Command { ts, action: Action::Tick }));
+        }
+        w.finish()
+    }
+
+    #[test]
+    fn a_serving_leader_releases_no_further_than_its_replicas_apply_allows() {
+        let config = crate::config::Config::default();
+        let venue = config.venue().unwrap();
+        let shared = Arc::new(Shared::new().unwrap());
+        let retention = Retention {
+            per_account: config.reports.retain_per_account,
+        };
+        let mut sm = ExchangeSm::new(&venue, retention, Arc::clone(&shared)).unwrap();
+        let stamp = Stamp { node: 1, term: 2 };
+        sm.take_for_serving(stamp).unwrap();
+        let released = || shared.released.load(Ordering::Acquire);
+        let n = MAX_APPLY_LAG + 1_000;
+        let b = ticks(stamp, 1, n);
+        // Committed, not yet applied: released only up to the lag.
+        sm.committed(3, &b);
+        assert_eq!(released(), MAX_APPLY_LAG);
+        // Applied: the rest is released.
+        sm.apply(3, &b);
+        assert_eq!(sm.engine_seq(), n);
+        assert_eq!(released(), n);
+        // A small batch committed ahead of the apply is released at once.
+        let small = ticks(stamp, n + 1, 10);
+        sm.committed(4, &small);
+        assert_eq!(released(), n + 10);
+    }
+}
