@@ -7,6 +7,7 @@
 #   FSYNC=none scripts/bench-cluster.sh
 #   scripts/bench-cluster.sh overload # the cluster at 2x its sustainable rate, 5 minutes
 #   scripts/bench-cluster.sh failover # 50 kill -9 of the leader under load
+#   SKIP_BUILD=1 scripts/bench-cluster.sh ...   # reuse target/release/peregrine
 #
 # `overload`: first the sustainable rate R, the cluster's throughput in closed loop
 # with 4 x 64 orders outstanding (20 s; or give RATE=R), then an open-loop run at 2R
@@ -51,7 +52,8 @@ case $MODE in
 esac
 FSYNC=${FSYNC:-batch}
 ROWS=${ROWS:-"open10k open100k max"}
-cargo build --release -p peregrine >&2
+# SKIP_BUILD=1: use target/release/peregrine as it is (a rerun of the same build).
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release -p peregrine >&2
 gcc -O2 -Wall -o target/release/peregrine-floor scripts/floor.c
 B=$PWD/target/release/peregrine
 F=$PWD/target/release/peregrine-floor
