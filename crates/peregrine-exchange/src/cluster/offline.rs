@@ -41,8 +41,8 @@ pub fn replay_cluster_log(config: &Config) -> Result<ClusterReplay, ExchangeErro
     let retention = Retention {
         per_account: config.reports.retain_per_account,
     };
-    let mut sm = ExchangeSm::new(&venue, retention, Arc::clone(&shared))
-        .map_err(ExchangeError::Cluster)?;
+    let mut sm =
+        ExchangeSm::new(&venue, retention, Arc::clone(&shared)).map_err(ExchangeError::Cluster)?;
     let log = peregrine_cluster::log::replay_offline(&journal.dir, cc.snapshot_every, &mut sm)
         .map_err(|e| ExchangeError::Cluster(e.to_string()))?;
     if let Some(why) = shared.failure() {

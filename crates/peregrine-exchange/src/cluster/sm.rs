@@ -185,8 +185,7 @@ impl StateMachine for ExchangeSm {
             self.core.replay_record(*seq, rec);
             self.last_ts = rec.ts();
         }
-        if self.own.is_some() && self.committed_own > self.shared.released.load(Ordering::Relaxed)
-        {
+        if self.own.is_some() && self.committed_own > self.shared.released.load(Ordering::Relaxed) {
             self.release();
         }
     }
@@ -254,7 +253,13 @@ mod tests {
         w.start(stamp);
         for s in first..first + n {
             let ts = Timestamp(1_000 + s);
-            w.push(s, &Record::Command(Command { ts, action: Action::Tick }));
+            w.push(
+                s,
+                &Record::Command(Command {
+                    ts,
+                    action: Action::Tick,
+                }),
+            );
         }
         w.finish()
     }
