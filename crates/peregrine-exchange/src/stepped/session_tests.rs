@@ -160,12 +160,18 @@ impl Harness {
     /// Connects `conn` and logs it in as `account`; returns how the login ended.
     fn login(&mut self, conn: ConnId, account: u32) -> Step {
         let peer: SocketAddr = ([10, 0, 0, (conn % 250) as u8 + 1], 4000).into();
+        self.login_with(conn, account, key(account), peer)
+    }
+
+    /// Connects `conn` from `peer` and logs it in as `account` with `key` (the
+    /// account's or not); returns how the login ended.
+    fn login_with(&mut self, conn: ConnId, account: u32, key: AccountKey, peer: SocketAddr) -> Step {
         self.venue.connect(conn, peer);
         self.clients.insert(
             conn,
             Client {
                 session: ClientSession::new(LoginParams::trading(AccountId(account), 0)),
-                key: key(account),
+                key,
                 rx: Vec::new(),
                 got: Vec::new(),
                 last: None,
@@ -402,4 +408,29 @@ fn a_stall_drops_no_session_whose_input_is_queued_and_naive_liveness_would() {
             );
         }
     }
+}
+
+/// Failed logins do not reveal which accounts exist: wrong proofs from a fresh address
+/// each time are throttled at the same attempt for a real account (1) and for an id
+/// no account has (999), through the exchange's own login path. (With failures for
+/// unknown ids counted against the address only, a real account was refused on the
+/// 5th try from fresh addresses and an unknown one never: issue 34.)
+#[test]
+fn an_unknown_account_is_throttled_at_the_same_attempt_as_a_real_one() {
+    let first_throttled = |account: u32| {
+        let mut h = Harness::start(|_| {});
+        let throttled = LoginCode::Throttled.code();
+        (0..8u8).find(|&i| {
+            let peer: SocketAddr = ([10, 1, 0, i + 1], 4000).into();
+            let step = h.login_with(100 + ConnId::from(i), account, key(200), peer);
+            match step {
+                Step::Rejected { reason, .. } if reason == throttled => true,
+                Step::Rejected { .. } => false,
+                other => panic!("attempt {i} of account {account}: {other:?}"),
+            }
+        })
+    };
+    let real = first_throttled(1);
+    assert!(real.is_some(), "a real account's guesses are throttled");
+    assert_eq!(real, first_throttled(999), "an unknown id the same");
 }
