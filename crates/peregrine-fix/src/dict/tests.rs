@@ -307,6 +307,8 @@ mod differential {
         ];
         let value = prop_oneof![
             4 => proptest::sample::select(VALUES).prop_map(str::to_string),
+            2 => "[ -~]",
+            1 => "[0-9A-Za-z]( [0-9A-Za-z]){0,2}",
             1 => "[ -~]{1,6}",
         ];
         (tag, value).prop_filter("a value", |(_, v)| !v.is_empty())
