@@ -1,6 +1,6 @@
 //! One message against the dictionary: one pass over the body, nothing allocated.
 
-use crate::codec::time::parse_utc_timestamp;
+use crate::codec::time::is_utc_timestamp;
 use crate::codec::value::parse_u64;
 use crate::codec::{FieldError, Message};
 
@@ -224,7 +224,7 @@ pub(crate) fn format_ok(ty: FieldType, v: &[u8]) -> bool {
         FieldType::Char => v.len() == 1,
         FieldType::Boolean => v == b"Y" || v == b"N",
         FieldType::MonthYear => month_year(v),
-        FieldType::UtcTimestamp => parse_utc_timestamp(v).is_some(),
+        FieldType::UtcTimestamp => is_utc_timestamp(v),
         FieldType::UtcTimeOnly => time_only(v),
         FieldType::Date => date(v),
     }
