@@ -513,6 +513,10 @@ fn order(h: &mut Harness, cl: &str, qty: &str) -> peregrine_wire::orders::NewOrd
 }
 
 fn fill(h: &mut Harness, cl: ClientOrderId, qty: i64, leaves: i64, seq: u64) {
+    fill_with_fee(h, cl, qty, leaves, seq, 0);
+}
+
+fn fill_with_fee(h: &mut Harness, cl: ClientOrderId, qty: i64, leaves: i64, seq: u64, fee: i64) {
     h.bridge
         .on_native(
             &Outbound::Fill(Fill {
@@ -532,11 +536,40 @@ fn fill(h: &mut Harness, cl: ClientOrderId, qty: i64, leaves: i64, seq: u64) {
                 report_seq: seq,
                 account: AccountId(1),
                 fee_asset: 0,
-                fee: 0,
+                fee,
             }),
             T0,
         )
         .unwrap();
+}
+
+/// Each fill carries the venue's fee for it as Commission (12), an absolute amount
+/// (CommType 13 = 3) of the quote asset: the exchange's fee is in a price unit times
+/// a quantity unit (PGN-USD: 2 + 1 decimals), a rebate is negative, and a fill
+/// without a fee says 0. Reports that are not fills carry none.
+#[test]
+fn fills_carry_the_venues_fee_as_commission() {
+    let mut h = Harness::new();
+    let o1 = order(&mut h, "o1", "5");
+    accept_as(&mut h, &o1, 50, 1);
+    fill_with_fee(&mut h, o1.client_order_id, 10, 40, 2, 12_345);
+    fill_with_fee(&mut h, o1.client_order_id, 10, 30, 3, -250);
+    fill_with_fee(&mut h, o1.client_order_id, 10, 20, 4, 0);
+    let out = h.out();
+    assert_eq!(out.len(), 4);
+    assert_eq!((get(&out[0].1, 12), get(&out[0].1, 13)), (None, None), "the New");
+    let commissions: Vec<_> = out[1..]
+        .iter()
+        .map(|(_, m)| (get(m, 150), get(m, 12), get(m, 13)))
+        .collect();
+    assert_eq!(
+        commissions,
+        [
+            (Some("F"), Some("12.345"), Some("3")),
+            (Some("F"), Some("-0.250"), Some("3")),
+            (Some("F"), Some("0.000"), Some("3")),
+        ]
+    );
 }
 
 #[test]

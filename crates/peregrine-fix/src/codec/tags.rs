@@ -42,6 +42,10 @@ pub const CUM_QTY: u32 = 14;
 pub const EXEC_ID: u32 = 17;
 pub const EXEC_INST: u32 = 18;
 pub const LAST_PX: u32 = 31;
+/// Commission (12): a fill's fee (Amt).
+pub const COMMISSION: u32 = 12;
+/// CommType (13): how Commission is given (3 = absolute).
+pub const COMM_TYPE: u32 = 13;
 pub const LAST_QTY: u32 = 32;
 pub const ORDER_ID: u32 = 37;
 pub const ORDER_QTY: u32 = 38;
