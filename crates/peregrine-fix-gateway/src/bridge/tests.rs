@@ -557,7 +557,11 @@ fn fills_carry_the_venues_fee_as_commission() {
     fill_with_fee(&mut h, o1.client_order_id, 10, 20, 4, 0);
     let out = h.out();
     assert_eq!(out.len(), 4);
-    assert_eq!((get(&out[0].1, 12), get(&out[0].1, 13)), (None, None), "the New");
+    assert_eq!(
+        (get(&out[0].1, 12), get(&out[0].1, 13)),
+        (None, None),
+        "the New"
+    );
     let commissions: Vec<_> = out[1..]
         .iter()
         .map(|(_, m)| (get(m, 150), get(m, 12), get(m, 13)))

@@ -157,4 +157,3 @@ fn in_enum(ty: FieldType, values: &[&[u8]], v: &[u8]) -> bool {
         _ => one(v),
     }
 }
-

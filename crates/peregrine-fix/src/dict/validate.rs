@@ -183,7 +183,9 @@ pub fn validate(msg: &Message<'_>, v: &Validation) -> Result<(), Violation> {
         if !sets.required.within(&seen) {
             // The first missing one in the standard's order.
             let missing = def.required.iter().find(|&&t| !seen.contains(t));
-            return Err(Violation::Missing(*missing.expect("a required tag not seen")));
+            return Err(Violation::Missing(
+                *missing.expect("a required tag not seen"),
+            ));
         }
     }
     Ok(())
