@@ -46,6 +46,30 @@ impl Bridge {
                 o.state = Some(state);
                 self.report(i, t, None, None, None, now)
             }
+            // A stop, stop-limit or iceberg (protocol version 3): accepted like any
+            // order (a parked stop is New until it triggers).
+            Outbound::AcceptedExt(m) if m.list_id.0 == 0 => {
+                let native = m.client_order_id.0;
+                let Some(i) = self.take_new(native) else {
+                    return Ok(());
+                };
+                let o = self.table.order_mut(i);
+                o.order_id = m.order_id.0;
+                let (state, t) = OrderState::accepted(m.qty.lots(), m.price.units());
+                o.state = Some(state);
+                self.report(i, t, None, None, None, now)
+            }
+            // Its trigger was reached: ExecType D (Restated), ExecRestatementReason 8.
+            Outbound::Triggered(m) => {
+                let Some(i) = self.table.by_native(m.client_order_id.0) else {
+                    return Ok(());
+                };
+                let Some(state) = self.table.order(i).state else {
+                    return Ok(());
+                };
+                let t = state.triggered();
+                self.report(i, t, None, None, Some("triggered"), now)
+            }
             Outbound::Rejected(m) => {
                 let native = m.client_order_id.0;
                 let Some(i) = self.take_new(native) else {

@@ -26,7 +26,7 @@ pub use reports::{
 };
 pub use requests::{
     msg_type as request_type, NewOrderSingle, OrderCancelReplaceRequest, OrderCancelRequest,
-    OrderMassCancelRequest, OrderStatusRequest, OrderTerms,
+    OrderExtras, OrderMassCancelRequest, OrderStatusRequest, OrderTerms,
 };
 
 #[cfg(test)]

@@ -84,6 +84,9 @@ pub struct ExecutionReport<'a> {
     pub qty_decimals: u32,
 }
 
+/// ExecRestatementReason (378) 8: Market (Exchange) Option.
+pub(crate) const RESTATED_BY_THE_MARKET: u64 = 8;
+
 /// CommType (13) 3: an absolute amount.
 pub const COMM_TYPE_ABSOLUTE: u8 = b'3';
 
@@ -98,6 +101,20 @@ impl ExecutionReport<'_> {
     /// of 10^-(price decimals + quantity decimals) (a price unit times a quantity
     /// unit, as the venue charges it); negative for a rebate.
     pub fn encode_with_commission(
+        &self,
+        w: &mut MessageWriter<'_>,
+        precision: Precision,
+        commission: Option<i64>,
+    ) {
+        self.encode_body(w, precision, commission);
+        if self.exec_type == ExecType::Restated {
+            // Required with ExecType D: 8, Market (Exchange) Option (the venue's
+            // trigger restated the order).
+            w.uint(t::EXEC_RESTATEMENT_REASON, RESTATED_BY_THE_MARKET);
+        }
+    }
+
+    fn encode_body(
         &self,
         w: &mut MessageWriter<'_>,
         precision: Precision,
