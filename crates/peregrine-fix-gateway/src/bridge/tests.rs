@@ -1063,8 +1063,9 @@ mod stops_and_icebergs {
         );
     }
 
-    /// A stop without StopPx, StopPx on a limit order, a post-only stop and a zero
-    /// MaxFloor are refused before the exchange, each with its reason.
+    /// A stop without StopPx, StopPx on a limit order, a post-only stop, a zero
+    /// MaxFloor and a trailing offset (not mapped yet) are refused before the
+    /// exchange, each with its reason.
     #[test]
     fn stop_and_iceberg_refusals_name_the_field() {
         let mut h = Harness::new();
@@ -1081,6 +1082,10 @@ mod stops_and_icebergs {
             (
                 vec![(40, "2"), (44, "100"), (111, "0")],
                 "MaxFloor must be positive",
+            ),
+            (
+                vec![(40, "3"), (44, "90"), (99, "95"), (211, "-1")],
+                "PegOffsetValue (211) not supported",
             ),
         ] {
             assert!(order_ext(&mut h, "x", &extra).is_empty(), "{extra:?}");

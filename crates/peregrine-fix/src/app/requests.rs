@@ -161,7 +161,7 @@ impl<'a> NewOrderSingle<'a> {
 
     /// Decodes a D with its StopPx (99) and MaxFloor (111), in one pass.
     pub fn decode_with_extras(msg: &Message<'a>) -> Result<(Self, OrderExtras<'a>), AppError> {
-        let [cl, account, time, a, b, c, d, e, f, g, h, i, stop_px, max_floor] = collect(
+        let [cl, account, time, a, b, c, d, e, f, g, h, i, stop_px, max_floor, peg] = collect(
             msg,
             [
                 t::CL_ORD_ID,
@@ -178,8 +178,18 @@ impl<'a> NewOrderSingle<'a> {
                 TERM_TAGS[8],
                 t::STOP_PX,
                 t::MAX_FLOOR,
+                t::PEG_OFFSET_VALUE,
             ],
         )?;
+        if peg.is_some() {
+            // A trailing stop's offset: refused, never ignored (the order would
+            // otherwise rest without the trail its sender asked for).
+            return Err(AppError::Unsupported {
+                tag: t::PEG_OFFSET_VALUE,
+                text:
+                    "PegOffsetValue (211) not supported: no trailing or pegged orders over FIX yet",
+            });
+        }
         let d = NewOrderSingle {
             cl_ord_id: id(cl, t::CL_ORD_ID)?,
             account,

@@ -43,6 +43,8 @@ pub const EXEC_ID: u32 = 17;
 pub const EXEC_INST: u32 = 18;
 /// StopPx (99): a stop or stop-limit order's trigger price.
 pub const STOP_PX: u32 = 99;
+/// PegOffsetValue (211): a pegged or trailing order's offset.
+pub const PEG_OFFSET_VALUE: u32 = 211;
 /// MaxFloor (111): the most of an order shown at a time (an iceberg).
 pub const MAX_FLOOR: u32 = 111;
 pub const LAST_PX: u32 = 31;
