@@ -337,7 +337,8 @@ fn quickfix_trades_through_the_gateway() {
 /// QuickFIX as the client: a stop-limit buy (OrdType 4, StopPx 99) and a stop sell
 /// (OrdType 3) stay New until a trade reaches their trigger, are then restated
 /// (ExecType D, ExecRestatementReason 8) and fill; an iceberg (MaxFloor 111 of 1)
-/// fills 3 lots, so it refilled twice; every fill carries Commission with CommType 3.
+/// fills 3 lots in three fills of 1, so it refilled twice; fills carry Commission
+/// with CommType 3.
 #[test]
 fn stops_stop_limits_and_icebergs_trigger_and_refill_through_the_gateway() {
     let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
@@ -449,6 +450,17 @@ fn stops_stop_limits_and_icebergs_trigger_and_refill_through_the_gateway() {
     wait_until("the iceberg refilled and filled 3", WAIT, || {
         has(&qf, "ICE", &[(150, "F"), (39, "1"), (14, "3"), (151, "2")])
     });
+    // Three fills of the one part shown at a time (an order showing all 5 would
+    // have filled 3 at once).
+    let parts: Vec<_> = about(&qf, "ICE")
+        .iter()
+        .filter(|m| m.field(150) == Some("F"))
+        .map(|m| m.field(32).map(str::to_string))
+        .collect();
+    assert_eq!(
+        parts,
+        [Some("1".to_string()), Some("1".into()), Some("1".into())]
+    );
 
     initiator.stop().unwrap();
     wait_until("logged out", WAIT, || qf.logouts() >= 1);
