@@ -18,7 +18,7 @@
 //! a ModifyReject and the order stays as it was. Each is counted in [`Stats`].
 
 use peregrine_book::{Action, Cancel, Command, NewOrder};
-use peregrine_book::{Event, EventSink, OrderBook, ReferenceBook};
+use peregrine_book::{Event, EventSink, Ladder, OpenIds, OrderBook, ReferenceBook};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, InstrumentStatus, OrderId, OrderType,
     Price, Qty, Side, StpMode, TimeInForce, Timestamp,
@@ -77,23 +77,28 @@ pub struct Stats {
     pub refused_modify: u64,
 }
 
+/// The book the library ships: the ladder of price levels and the open-addressing
+/// id table, since the ABI's order ids are the client's (sparse, in any order), not
+/// the dense increasing ids the exchange assigns and the default id window expects.
+pub type CapiBook = OrderBook<Ladder, OpenIds>;
+
 /// The challenge's engine over one Peregrine book.
 #[derive(Debug)]
-pub struct Adapter<B: Matcher = OrderBook> {
+pub struct Adapter<B: Matcher = CapiBook> {
     book: B,
     spec: InstrumentSpec,
     stats: Stats,
 }
 
-impl Adapter<OrderBook> {
-    /// The shipped configuration: the fast book with its defaults (ladder levels,
-    /// id window) over [`challenge_spec`], room for [`CAPACITY`] orders.
+impl Adapter<CapiBook> {
+    /// The shipped configuration: [`CapiBook`] over [`challenge_spec`], room for
+    /// [`CAPACITY`] orders.
     pub fn new() -> Self {
-        Adapter::with_book(OrderBook::new(challenge_spec(), CAPACITY))
+        Adapter::with_book(CapiBook::new(challenge_spec(), CAPACITY))
     }
 }
 
-impl Default for Adapter<OrderBook> {
+impl Default for Adapter<CapiBook> {
     fn default() -> Self {
         Self::new()
     }
