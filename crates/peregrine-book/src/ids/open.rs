@@ -58,7 +58,11 @@ pub struct OpenIds {
 impl OpenIds {
     /// An empty table for `capacity` live ids, starting at `MIN_ACTIVE` entries.
     pub fn new(capacity: usize) -> OpenIds {
-        let max = capacity.max(1).saturating_mul(2).next_power_of_two().max(MIN_ACTIVE);
+        let max = capacity
+            .max(1)
+            .saturating_mul(2)
+            .next_power_of_two()
+            .max(MIN_ACTIVE);
         let active = MIN_ACTIVE.min(max);
         OpenIds {
             table: crate::memory::filled_vec(max, VACANT),
@@ -223,10 +227,7 @@ mod tests {
         // Ids whose home is the last bucket: their chain wraps to the start.
         let mut t = OpenIds::new(64);
         let last = t.mask;
-        let ids: Vec<u64> = (0u64..)
-            .filter(|&id| t.home(id) == last)
-            .take(4)
-            .collect();
+        let ids: Vec<u64> = (0u64..).filter(|&id| t.home(id) == last).take(4).collect();
         for (s, &id) in ids.iter().enumerate() {
             t.insert(id, s as u32);
         }
