@@ -149,7 +149,9 @@ struct Translate<'a, R: ReportSink> {
 }
 
 impl<R: ReportSink> EventSink for Translate<'_, R> {
-    #[inline]
+    // Always inlined, so that the book's events the ABI has no report for (level
+    // updates, accepted replaces) are never built.
+    #[inline(always)]
     fn push(&mut self, event: Event) {
         let r = match event {
             Event::Accepted(a) if self.step == Step::New => Report {
