@@ -47,6 +47,9 @@ source tests/http/setup.sh
 export PEREGRINE_CI="${PEREGRINE_CI:-1}"
 start=$(date +%s)
 export TEST_PROFILE="${TEST_PROFILE:-ci}"
+# The simulator's "random" seeds start at a fixed place in CI, so a CI result can be
+# reproduced; exploring fresh seeds is `peregrine sim --seeds N` (docs/testing.md).
+export PEREGRINE_SIM_FROM="${PEREGRINE_SIM_FROM:-1000000}"
 cargo test --workspace --profile "$TEST_PROFILE"
 echo "cargo test: $(( $(date +%s) - start )) s"
 # The binary that build made, kept aside for the suites below that start it

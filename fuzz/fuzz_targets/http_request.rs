@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
     })
     .parse_price(query);
     if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(text) {
-        let _ = peregrine_http::ws::api::ws_payload(&m);
+        let _ = peregrine_http::ws::methods::payload(&m, false);
+        let _ = peregrine_http::ws::methods::payload(&m, true);
     }
 });

@@ -11,7 +11,7 @@
 //!   strategy ([`peregrine_replay::sim::run`]): every message becomes requests to a
 //!   fresh exchange core ([`peregrine_exchange_core::Core`]) that matches them.
 //!
-//! Throughput is the book bench's method ([`crate::book::measure::Chunks`]): each run
+//! Throughput is the book bench's method (`book::measure::Chunks`): each run
 //! timed in chunks of 65,536 messages, messages per second from the median chunk of
 //! all repeats; the whole-run rate is printed beside it.
 

@@ -94,7 +94,7 @@ impl Request {
     /// matching stage when a session that asked for it ends without a `Logout`. It
     /// comes from no session ([`SessionKey::RECOVERED`]: its `MassCancelDone` reaches
     /// the account's stream only), with client order id
-    /// [`crate::reports::CANCEL_ON_DISCONNECT`]; it is sequenced and journaled like
+    /// `crate::reports::CANCEL_ON_DISCONNECT`; it is sequenced and journaled like
     /// any mass cancel (in batch mode, in the next tick).
     pub fn cancel_on_disconnect(account: AccountId) -> Self {
         let msg = Inbound::MassCancel(peregrine_wire::orders::MassCancel {

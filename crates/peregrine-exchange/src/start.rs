@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use peregrine_exchange_core::balances::BalanceSetup;
 use peregrine_exchange_core::dispatch::{Dispatch, MatchingMode, Sequencer};
 use peregrine_exchange_core::feed::Feed;
 use peregrine_exchange_core::reports::ReportStore;
@@ -131,27 +130,15 @@ pub fn run_with_log<L: CommandLog + Send + 'static>(
 ) -> Result<RunSummary, ExchangeError> {
     let venue = config.venue().map_err(ExchangeError::Config)?;
     let (mut core, feed) = build_core(&config, &venue, log)?;
-    fund(&mut core, venue.balances.as_ref())?;
-    serve(config, core, feed, None, None, &stop, on_ready, &|| None)
-}
-
-/// Applies `[[balances.initial]]` when the venue starts with no history.
-pub(crate) fn fund<L: CommandLog>(
-    core: &mut Core<L>,
-    setup: Option<&BalanceSetup>,
-) -> Result<(), ExchangeError> {
-    let Some(s) = setup else {
-        return Ok(());
+    // Funded while the streams are collected: the store holds the funding reports the
+    // core numbered (else the accounts' first live reports jump the store's count).
+    let retention = peregrine_exchange_core::reports::Retention {
+        per_account: config.reports.retain_per_account,
     };
-    let n = core
-        .fund_initial(&s.initial)
-        .doing(|| "journaling the initial balances".into())?;
-    log::info!(
-        "balances on: {} instrument(s) with assets, {} admin account(s), {n} initial deposit(s) applied",
-        s.instruments.len(),
-        s.policy.admins.len()
-    );
-    Ok(())
+    core.collect_reports(ReportStore::new(retention), 1);
+    startup::fund(&mut core, venue.balances.as_ref())?;
+    let reports = core.take_reports();
+    serve(config, core, feed, reports, None, &stop, on_ready, &|| None)
 }
 
 /// The core over `log` with its feed, and the feed's sockets (UDP, recovery service).

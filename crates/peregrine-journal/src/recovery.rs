@@ -90,7 +90,7 @@ pub struct RecoveryReport {
     /// A loss the caller accepted with [`LossPolicy::Accept`]. Log it loudly.
     pub accepted_loss: Option<AcceptedLoss>,
     /// Records past the committed high-water mark that were written again and synced
-    /// before anything counted them (see [`recover`]'s rewrite of the unmarked tail).
+    /// before anything counted them (see `recover`'s rewrite of the unmarked tail).
     pub rewritten: u64,
 }
 

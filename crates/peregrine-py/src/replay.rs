@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use peregrine_replay::attach::{Attached, Delivery, Harness};
+use peregrine_replay::attach::{deliver_through, Attached, Delivery, Harness};
 use peregrine_replay::config::ReplayConfig;
 use peregrine_replay::session::{self, SessionError};
 use peregrine_strategy::msg::Request;
@@ -25,24 +25,8 @@ struct PyAttached {
 
 impl Attached for PyAttached {
     fn deliver(&mut self, now: u64, d: Delivery<'_>, out: &mut Vec<Request>) -> Result<(), String> {
-        if let Delivery::Book(b) = d {
-            self.harness.publish(b);
-        }
-        let api = self.harness.api(now);
-        let s = &mut self.strategy;
-        match d {
-            Delivery::Start => s.on_start(api),
-            Delivery::Event(ev) => {
-                api.observe(ev);
-                s.on_event(api, ev);
-            }
-            Delivery::Book(b) => s.on_book(api, b.instrument, b),
-            Delivery::Trade(t) => s.on_trade(api, t),
-            Delivery::Timer => s.on_timer(api, now),
-        }
-        s.on_batch_end(api);
-        self.harness.drain(out);
-        match &s.error {
+        deliver_through(&mut self.harness, &mut self.strategy, now, d, out);
+        match &self.strategy.error {
             Some(e) => Err(e.to_string()),
             None => Ok(()),
         }

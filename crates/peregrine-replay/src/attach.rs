@@ -139,25 +139,37 @@ impl<S: Strategy> InProcess<S> {
     }
 }
 
+/// Hands one delivery to `strategy` through `harness` (the book published to its
+/// board first), then moves what the strategy submitted into `out`: the one delivery
+/// path of every SDK strategy in a replay, in process or in Python.
+pub fn deliver_through<S: Strategy>(
+    harness: &mut Harness,
+    strategy: &mut S,
+    now: u64,
+    d: Delivery<'_>,
+    out: &mut Vec<Request>,
+) {
+    if let Delivery::Book(b) = d {
+        harness.publish(b);
+    }
+    let api = harness.api(now);
+    match d {
+        Delivery::Start => strategy.on_start(api),
+        Delivery::Event(ev) => {
+            api.observe(ev);
+            strategy.on_event(api, ev);
+        }
+        Delivery::Book(b) => strategy.on_book(api, b.instrument, b),
+        Delivery::Trade(t) => strategy.on_trade(api, t),
+        Delivery::Timer => strategy.on_timer(api, now),
+    }
+    strategy.on_batch_end(api);
+    harness.drain(out);
+}
+
 impl<S: Strategy> Attached for InProcess<S> {
     fn deliver(&mut self, now: u64, d: Delivery<'_>, out: &mut Vec<Request>) -> Result<(), String> {
-        if let Delivery::Book(b) = d {
-            self.harness.publish(b);
-        }
-        let api = self.harness.api(now);
-        let s = &mut self.strategy;
-        match d {
-            Delivery::Start => s.on_start(api),
-            Delivery::Event(ev) => {
-                api.observe(ev);
-                s.on_event(api, ev);
-            }
-            Delivery::Book(b) => s.on_book(api, b.instrument, b),
-            Delivery::Trade(t) => s.on_trade(api, t),
-            Delivery::Timer => s.on_timer(api, now),
-        }
-        s.on_batch_end(api);
-        self.harness.drain(out);
+        deliver_through(&mut self.harness, &mut self.strategy, now, d, out);
         Ok(())
     }
 

@@ -75,6 +75,9 @@ enum Fact {
     },
 }
 
+/// `CancelCode::Expired`: a GTD order reached its expiry.
+const EXPIRED: u16 = 6;
+
 fn fact_of(msg: &Outbound) -> Option<Fact> {
     Some(match msg {
         Outbound::Accepted(a) => Fact::Accepted {
@@ -348,6 +351,34 @@ impl Oracle {
                 .flatten()
                 .filter_map(|&(a, r)| self.get(a, r))
                 .collect();
+            // A command no client asked for: the venue's own `Tick` that expires the
+            // GTD orders due (docs/protocol.md 4.7); every report it made is an
+            // expiry. The reference books expire the same orders at its time.
+            if !reports.is_empty()
+                && reports
+                    .iter()
+                    .all(|r| matches!(r, Outbound::Cancelled(c) if c.reason.0 == EXPIRED))
+            {
+                let tick = peregrine_book::Command {
+                    ts: reports[0].engine_time(),
+                    action: peregrine_book::Action::Tick,
+                };
+                events.clear();
+                for b in books.values_mut() {
+                    b.execute(&tick, &mut events);
+                }
+                let want = facts_of_events(&events, None);
+                let mut got: Vec<Fact> = reports.iter().filter_map(fact_of).collect();
+                got.sort();
+                if want != got {
+                    return Err(format!(
+                        "command {seq} (a GTD expiry tick): the reference book's reports \
+                         differ from what the clients received\n  reference: {want:?}\n  \
+                         received:  {got:?}"
+                    ));
+                }
+                continue;
+            }
             let (account, req, ts) = self.identify(seq, &reports)?;
             events.clear();
             let mut mass = None;

@@ -31,7 +31,7 @@
 //!   caller-provided buffer; decoding borrows the input; errors ([`DecodeError`],
 //!   [`EncodeError`]) are small `Copy` enums. `tests/alloc.rs` proves with a counting
 //!   global allocator that encoding and decoding never allocate.
-//! * **Stream framing.** [`decode`] (and each family's `decode`) takes the bytes
+//! * **Stream framing.** `decode` (and each family's `decode`) takes the bytes
 //!   received so far and returns the message and the bytes consumed, or
 //!   [`DecodeError::Incomplete`] for a partial frame, or a protocol error. Garbage is
 //!   reported as early as possible: a bad length after two bytes.

@@ -1,11 +1,19 @@
-//! `peregrine`: one binary for every part of the stack.
+//! `peregrine`: one binary for every part of the stack. Its cargo features choose the
+//! parts (all by default): `engine` (`engine`, `strategy`), `gateways` (`gateway fix`,
+//! `gateway http`), `up` (both, and the live view), `sim`, `replay`. A venue-only
+//! build, `--no-default-features`, keeps the exchange and its tools (`exchange`,
+//! `loadgen`, `md`, `admin`, `keygen`, `journal`, `verify`, `bench`) and links none of
+//! tokio, axum, sqlx, ratatui or the engine.
 #![deny(unsafe_code)]
 
 use clap::{Parser, Subcommand};
 
 mod cli;
+#[cfg(feature = "engine")]
 mod engine_cmd;
+#[cfg(feature = "engine")]
 mod strategy_cmd;
+#[cfg(feature = "up")]
 mod up;
 
 #[derive(Debug, Parser)]
@@ -39,21 +47,27 @@ enum Command {
     Journal(JournalCommand),
     /// Subscribe to the market-data feed and print one instrument's top of book and trades.
     Md(cli::md::MdArgs),
+    #[cfg(feature = "engine")]
     /// The order engine: run it, or query / kill / stop a running one.
     Engine(engine_cmd::EngineArgs),
+    #[cfg(feature = "engine")]
     /// Run an example strategy against a running engine.
     Strategy(strategy_cmd::StrategyArgs),
+    #[cfg(feature = "gateways")]
     /// Gateways to the exchange for other clients: `gateway fix` (FIX 4.4 acceptor),
     /// `gateway http` (Binance-style REST, WebSocket streams, history store, web UI).
     Gateway(cli::gateway::GatewayArgs),
+    #[cfg(feature = "up")]
     /// Run the whole stack (exchange, engine, strategies) until Ctrl-C; print a summary.
     Up(up::UpArgs),
+    #[cfg(feature = "replay")]
     /// Replay recorded market data (ITCH 5.0, LOBSTER, Binance, Tardis) through the
     /// exchange core in simulated time, with a strategy attached as live.
     Replay(cli::replay::ReplayArgs),
     /// Check commitments against the journal, or prove a trade's inclusion.
     #[command(subcommand)]
     Verify(cli::verify::VerifyCommand),
+    #[cfg(feature = "sim")]
     /// The deterministic simulator of the venue: the production exchange over a
     /// simulated disk, network and clock, with faults and an oracle, seed by seed.
     Sim(cli::sim::SimArgs),
@@ -66,7 +80,7 @@ enum JournalCommand {
 }
 
 fn main() -> std::process::ExitCode {
-    up::die_with_parent();
+    cli::parent::die_with_parent();
     let cli = Cli::parse();
     if std::env::var_os("PEREGRINE_PARSE_ONLY").is_some() {
         // Checks a command line without running it (the documented-commands test:
@@ -74,8 +88,12 @@ fn main() -> std::process::ExitCode {
         println!("{:?}", cli.command);
         return std::process::ExitCode::SUCCESS;
     }
-    if !matches!(cli.command, Command::Sim(_)) {
-        // The simulator captures the production code's logs into its own trace.
+    // The simulator captures the production code's logs into its own trace.
+    #[cfg(feature = "sim")]
+    let own_logger = !matches!(cli.command, Command::Sim(_));
+    #[cfg(not(feature = "sim"))]
+    let own_logger = true;
+    if own_logger {
         cli::logger::init();
     }
     let result = run(cli.command);
@@ -126,12 +144,18 @@ fn run(command: Command) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        #[cfg(feature = "engine")]
         Command::Engine(args) => engine_cmd::run(args),
+        #[cfg(feature = "engine")]
         Command::Strategy(args) => strategy_cmd::run(args),
+        #[cfg(feature = "up")]
         Command::Up(args) => up::run(args),
+        #[cfg(feature = "gateways")]
         Command::Gateway(args) => cli::gateway::run(args),
         Command::Verify(cmd) => cli::verify::run(cmd),
+        #[cfg(feature = "sim")]
         Command::Sim(args) => cli::sim::run(args),
+        #[cfg(feature = "replay")]
         Command::Replay(args) => cli::replay::run(args),
     }
 }

@@ -240,7 +240,7 @@ fn idle_recovery_connections_do_not_keep_md_from_its_snapshot() {
         let out = md.read_until("BOOK");
         drop(flood);
         assert!(out.contains("snapshot as of #2"), "{out}");
-        assert!(out.contains("BOOK bid 7@9990 | ask 4@10005"), "{out}");
+        assert!(out.contains("BOOK bid 7@99.90 | ask 4@100.05"), "{out}");
     });
 }
 

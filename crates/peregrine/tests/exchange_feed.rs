@@ -179,9 +179,9 @@ fn md_subscriber_starts_from_a_snapshot_and_follows_the_feed() {
         early.push_str(&md.wait_output());
         let out = early;
         assert!(out.contains("snapshot as of #2"), "{out}");
-        assert!(out.contains("BOOK bid 7@9990 | ask 4@10005"), "{out}");
-        assert!(out.contains("TRADE 1@10005 aggressor Buy"), "{out}");
-        assert!(out.contains("BOOK bid 7@9990 | ask 3@10005"), "{out}");
+        assert!(out.contains("BOOK bid 7@99.90 | ask 4@100.05"), "{out}");
+        assert!(out.contains("TRADE 1@100.05 aggressor Buy"), "{out}");
+        assert!(out.contains("BOOK bid 7@99.90 | ask 3@100.05"), "{out}");
         assert!(!out.contains("GAP"), "{out}");
     });
 }
@@ -232,9 +232,12 @@ fn md_subscriber_heals_lost_packets_by_replay() {
         assert!(out.contains("GAP"), "{out}");
         assert!(out.contains("by replay"), "{out}");
         assert!(!out.contains("recovered from snapshot"), "{out}");
-        assert!(out.contains("TRADE 1@10001 aggressor Buy"), "{out}");
+        assert!(out.contains("TRADE 1@100.01 aggressor Buy"), "{out}");
         let last = out.lines().rfind(|l| l.starts_with("BOOK")).unwrap();
-        assert_eq!(last, "BOOK bid 1@9000 | ask 2@10002", "{out}");
+        assert!(
+            last.starts_with("BOOK bid 1@90.00 | ask 2@100.02 at "),
+            "{out}"
+        );
     });
 }
 

@@ -52,14 +52,14 @@ fn md_follows_exchange_restarts_including_one_within_the_same_second() {
             .spawn()
             .unwrap();
         let mut md = KillOnDrop::new(md);
-        md.read_until("BOOK bid 7@9990 | ask 4@10005");
+        md.read_until("BOOK bid 7@99.90 | ask 4@100.05");
 
         // A graceful restart (SIGTERM), then a change made by the new process.
         let (status, _) = ex.terminate();
         assert!(status.success(), "{status:?}");
         let ex = start(&extra);
         place(&ex, 3, Side::Buy, 10_005, 1, TimeInForce::Ioc);
-        let seen = md.read_until("BOOK bid 7@9990 | ask 3@10005");
+        let seen = md.read_until("BOOK bid 7@99.90 | ask 3@100.05");
         assert!(seen.contains("new feed session"), "{seen}");
         assert!(
             !seen.contains("BOOK bid - |"),
@@ -82,7 +82,11 @@ fn md_follows_exchange_restarts_including_one_within_the_same_second() {
             // Each attempt moves the best ask down one tick with a new resting sell.
             let price = 10_004 - attempt as i64;
             place(&ex, 10 + attempt, Side::Sell, price, 2, TimeInForce::Gtc);
-            let seen = md.read_until(&format!("BOOK bid 7@9990 | ask 2@{price}"));
+            let seen = md.read_until(&format!(
+                "BOOK bid 7@99.90 | ask 2@{}.{:02}",
+                price / 100,
+                price % 100
+            ));
             assert!(seen.contains("new feed session"), "{seen}");
             assert!(
                 !seen.contains("BOOK bid - |"),

@@ -236,7 +236,12 @@ fn a_missing_counterpart_fails_under_ci_and_is_skipped_elsewhere() {
 /// [`counterpart`] for when it is missing).
 fn postgres_db(test: &str) -> Option<String> {
     let env = |k: &str| std::env::var(k).ok();
-    let base = match counterpart(env("PEREGRINE_TEST_POSTGRES"), env("CI")) {
+    // Under CI either way: the runner's `CI`, or `PEREGRINE_CI` (scripts/test-all.sh).
+    let ci = ["CI", "PEREGRINE_CI"]
+        .into_iter()
+        .filter_map(env)
+        .find(|v| !v.is_empty() && v != "false" && v != "0");
+    let base = match counterpart(env("PEREGRINE_TEST_POSTGRES"), ci) {
         Ok(Some(b)) => b,
         Ok(None) => {
             // Straight to stderr, not through the harness's capture: a skip is seen.

@@ -62,7 +62,9 @@ fn contents(journal: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut v: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(journal)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
+        // The directory lock holds the pid of the last process that took it: not
+        // journal content.
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "LOCK"))
         .map(|p| {
             let b = std::fs::read(&p).unwrap();
             (p, b)

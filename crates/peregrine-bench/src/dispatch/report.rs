@@ -47,26 +47,11 @@ impl Machine {
     }
 }
 
-/// Now as `YYYY-MM-DD HH:MM UTC`, from the Unix clock (civil-from-days).
+/// Now as `YYYY-MM-DD HH:MM UTC` (from [`peregrine_types::Utc`], the one calendar
+/// conversion of the workspace).
 pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60
-    )
+    let t = peregrine_types::Utc::now().to_string(); // 2026-11-28T04:26:00.125Z
+    format!("{} {} UTC", &t[..10], &t[11..16])
 }
 
 /// Writes report.md, results.json and rt-venue-p99.svg into `out`; returns the Markdown.

@@ -9,7 +9,7 @@
 //!
 //! The venue's rules live beside it, sized the same way: a table of per-slot
 //! extensions (iceberg reserve, list membership; read only when a node's flags say
-//! so), the parked orders (stops, pending list legs; [`crate::park`]), the live
+//! so), the parked orders (stops, pending list legs; `crate::park`), the live
 //! lists, market-maker protection, and the activation queue that runs a trigger
 //! cascade inside one command (`cascade.rs`). Plain orders pay a flag test per fill
 //! and one check per command for all of it.

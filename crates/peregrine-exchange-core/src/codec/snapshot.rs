@@ -728,7 +728,7 @@ mod tests {
     }
 
     #[test]
-    fn the_retained_reports_round_trip_in_versions_5_and_6() {
+    fn the_retained_reports_round_trip_in_versions_9_and_10() {
         use peregrine_wire::v2::reports::Rejected;
         let spec = peregrine_types::InstrumentSpec::example(3);
         let e: MatchingEngine = MatchingEngine::new(&[spec], 16).unwrap();
@@ -751,7 +751,7 @@ mod tests {
         }
         let counters = store.counters();
         let blob = encode_with(&e, 6, Timestamp(6), &counters, Some(&store));
-        assert_eq!(blob[0], VERSION_STORE);
+        assert_eq!(blob[0], VERSION_VENUE_STORE);
         let s = decode(&blob).unwrap();
         assert_eq!(s.reports.as_ref(), Some(&store));
         assert_eq!(s.report_next, counters);

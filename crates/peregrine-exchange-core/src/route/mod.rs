@@ -1,7 +1,7 @@
 //! Translations between the wire and the matching core: inbound requests to
 //! [`Command`]s, core events to private reports ([`reports`]: which account's stream
 //! each belongs to) and to feed messages, instrument specs to definitions
-//! ([`reference`]). Pure functions, unit tested.
+//! ([`reference`](mod@reference)). Pure functions, unit tested.
 
 pub mod reference;
 pub mod reports;

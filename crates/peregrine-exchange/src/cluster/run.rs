@@ -19,8 +19,9 @@ use super::redirect::{self, Port, Redirector};
 use super::sm::ExchangeSm;
 use super::Shared;
 use crate::config::Config;
+use crate::durability::startup::fund;
 use crate::error::{ExchangeError, IoContext};
-use crate::start::{attach_feed, fund, serve, RunSummary};
+use crate::start::{attach_feed, serve, RunSummary};
 
 fn cluster_err(e: impl std::fmt::Display) -> ExchangeError {
     ExchangeError::Cluster(e.to_string())

@@ -12,6 +12,8 @@ use crate::config::Config;
 use crate::durability::commitments;
 use crate::durability::snapshots::{ReplicaFactory, Snapshotter};
 use crate::error::{ExchangeError, IoContext};
+use peregrine_exchange_core::balances::BalanceSetup;
+use peregrine_exchange_core::journal::CommandLog;
 
 /// Where a node runs: the server's threads and file system, or a deterministic
 /// simulator's storage and clock with every helper stepped on the caller's thread.
@@ -105,7 +107,7 @@ pub(crate) fn recover(
     // collected: their reports are numbered by the core, so the store must hold them
     // too (else the next report of a funded account jumps the store's count and its
     // session is cut off as behind the retention).
-    crate::start::fund(&mut core, venue.balances.as_ref())?;
+    fund(&mut core, venue.balances.as_ref())?;
     let reports = core.take_reports();
     Ok((core, reports))
 }
@@ -139,4 +141,23 @@ pub(crate) fn open(
         );
     }
     Ok(JournalLog::new(journal))
+}
+
+/// Applies `[[balances.initial]]` when the venue starts with no history.
+pub(crate) fn fund<L: CommandLog>(
+    core: &mut Core<L>,
+    setup: Option<&BalanceSetup>,
+) -> Result<(), ExchangeError> {
+    let Some(s) = setup else {
+        return Ok(());
+    };
+    let n = core
+        .fund_initial(&s.initial)
+        .doing(|| "journaling the initial balances".into())?;
+    log::info!(
+        "balances on: {} instrument(s) with assets, {} admin account(s), {n} initial deposit(s) applied",
+        s.instruments.len(),
+        s.policy.admins.len()
+    );
+    Ok(())
 }

@@ -74,6 +74,9 @@ impl SteppedClusterNode {
         cc.validate().map_err(ExchangeError::Config)?;
         let mut node_opts = NodeOptions::from_config(cc);
         node_opts.randomize_election = false;
+        // No sync thread here: the node syncs the (simulated) disk inline in
+        // `advance`, deterministically.
+        node_opts.deferred_sync = false;
         let round = open_round(config, env, &node_opts)?;
         Ok(SteppedClusterNode {
             config: config.clone(),
@@ -143,7 +146,7 @@ impl SteppedClusterNode {
         let mut core = core.try_map_log(|_| Ok::<_, ExchangeError>(VenueLog::Replicated(log)))?;
         let venue = config.venue().map_err(ExchangeError::Config)?;
         // Funded while the streams are collected (the store holds those reports).
-        crate::start::fund(&mut core, venue.balances.as_ref())?;
+        crate::durability::startup::fund(&mut core, venue.balances.as_ref())?;
         let reports = core.take_reports();
         r.serving = Some(SteppedVenue::serve(&config, &env, core, reports, opts)?);
         Ok(())

@@ -3,8 +3,8 @@
 //! (`peregrine-sim`, `peregrine sim`) runs.
 //!
 //! It is the server's code, not a copy: the same start-up recovery from the journal
-//! and the newest snapshot ([`crate::durability::startup`]), the same group commit
-//! ([`crate::durability::group_commit`], its sync stepped instead of on a thread), the
+//! and the newest snapshot (`crate::durability::startup`), the same group commit
+//! (`crate::durability::group_commit`, its sync stepped instead of on a thread), the
 //! same snapshot replica (stepped), the same session table, and one iteration of the
 //! same compact loop per [`SteppedVenue::step`]. What differs is only where the I/O
 //! goes: the journal's files through the caller's [`Storage`], the sessions through

@@ -6,7 +6,7 @@
 //! * **Replay**: [`ReplayRequest`] names a feed session, a first sequence number and a
 //!   count. The server answers [`ReplayResponse`] with the count it will actually send
 //!   (fewer if the range is not retained; 0 with a reason code if none), then exactly
-//!   that many feed messages ([`Trade`], [`L2Update`], [`Commitment`]) in sequence
+//!   that many feed messages (`Trade`, `L2Update`, `Commitment`) in sequence
 //!   order, unchanged.
 //! * **Snapshot**: [`SnapshotRequest`] names an instrument. The server answers
 //!   [`SnapshotHeader`], `level_count` [`SnapshotLevel`]s (bids best first, then asks

@@ -42,6 +42,9 @@ pub(crate) fn run(args: ExchangeArgs) -> anyhow::Result<()> {
         accept_loss: args.accept_loss,
     };
     let ready = |addr| {
+        // What start-up logged is on stderr before the ready line is on stdout (a
+        // supervisor reading both in that order finds it).
+        super::logger::flush();
         let mut out = std::io::stdout();
         let _ = writeln!(out, "listening on {addr}");
         let _ = out.flush();

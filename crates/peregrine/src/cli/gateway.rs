@@ -89,6 +89,7 @@ fn http(args: HttpArgs) -> anyhow::Result<()> {
     }
     peregrine_http::run(config, args.threads, stop, |addr| {
         let mut out = std::io::stdout();
+        super::logger::flush();
         let _ = writeln!(out, "http gateway on http://{addr}");
         let _ = out.flush();
     })?;
@@ -115,6 +116,7 @@ fn fix(args: FixArgs) -> anyhow::Result<()> {
     }
     let sessions = config.sessions.len();
     peregrine_fix_gateway::run(config, &stop, |addr| {
+        super::logger::flush();
         println!("fix gateway listening on {addr} ({sessions} sessions)");
     })?;
     println!("fix gateway stopped");

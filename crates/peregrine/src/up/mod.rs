@@ -17,8 +17,6 @@ mod report;
 mod supervise;
 mod tui;
 
-pub(crate) use procs::die_with_parent;
-
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -56,8 +54,10 @@ pub(crate) struct UpArgs {
     /// run in DIR are replaced.
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// Exchange ports: order entry P, market data P+1, snapshot recovery P+2
-    /// (default: free ports picked at start).
+    /// Six consecutive ports: exchange order entry P, market data P+1, snapshot
+    /// recovery P+2, exchange metrics P+3, engine metrics P+4, FIX gateway P+5
+    /// (default: free ports picked at start). The web gateway's port is
+    /// `--http-port`.
     #[arg(long)]
     port_base: Option<u16>,
     /// The HTTP gateway's port on 127.0.0.1 (the trading and operations pages, the
@@ -264,7 +264,17 @@ impl Session {
         self.t0 = started;
         if self.live_view {
             let venues = self.venues.names().into_iter().map(String::from).collect();
-            self.tui = Some(tui::Tui::start(&self.shm, Arc::clone(&self.stop), venues));
+            let strategy_venues = self
+                .strategy_names
+                .iter()
+                .map(|n| (n.clone(), self.venue_name(n)))
+                .collect();
+            self.tui = Some(tui::Tui::start(
+                &self.shm,
+                Arc::clone(&self.stop),
+                venues,
+                strategy_venues,
+            ));
         }
         let watched = self.watch(duration.map(Duration::from_secs_f64), started);
         self.tui = None; // the terminal is ours again
@@ -665,7 +675,10 @@ impl Session {
                 return Ok(());
             }
             if now >= next_line {
-                next_line += Duration::from_secs(1);
+                // After a stall, the next line comes a second from now, not a burst of
+                // lines catching up (each would cover a sliver of a second).
+                next_line =
+                    (next_line + Duration::from_secs(1)).max(now + Duration::from_millis(500));
                 // The engine may be restarting: no line this second.
                 let Ok(s) = self.summary() else {
                     if !self.quiet {

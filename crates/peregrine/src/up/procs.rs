@@ -29,32 +29,6 @@ pub(super) struct Proc {
     pub restarts: Vec<String>,
 }
 
-/// Set by `peregrine up` in its children's environment: its own pid.
-pub(super) const PARENT_ENV: &str = "PEREGRINE_UP_PID";
-
-/// In a child of `peregrine up` (the [`PARENT_ENV`] variable is set): asks the kernel
-/// to send SIGTERM when `up` dies, even by `kill -9`, so no exchange, engine or
-/// strategy outlives it; exits at once if `up` is already gone. Does nothing in a
-/// process started any other way.
-pub(crate) fn die_with_parent() {
-    let Some(parent) = std::env::var(PARENT_ENV)
-        .ok()
-        .and_then(|p| p.parse::<i32>().ok())
-    else {
-        return;
-    };
-    let _ = rustix::process::set_parent_process_death_signal(Some(Signal::TERM));
-    // If `up` died before the call above, this process was already re-parented.
-    if rustix::process::getppid()
-        .map(Pid::as_raw_nonzero)
-        .map(|p| p.get())
-        != Some(parent)
-    {
-        eprintln!("peregrine: the `peregrine up` that started this process is gone; exiting");
-        std::process::exit(1);
-    }
-}
-
 impl Proc {
     /// Starts `exe args...` in `dir`, logging to `dir/<name>.log`.
     pub(super) fn spawn(
@@ -178,7 +152,10 @@ fn start(
         .stdout(out)
         .stderr(err)
         .process_group(0)
-        .env(PARENT_ENV, std::process::id().to_string())
+        .env(
+            crate::cli::parent::PARENT_ENV,
+            std::process::id().to_string(),
+        )
         .spawn()
         .with_context(|| format!("starting the {name} process ({})", exe.display()))
 }

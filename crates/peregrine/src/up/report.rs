@@ -8,15 +8,33 @@ use peregrine_engine::summary::EngineSummary;
 use peregrine_engine::units::InstrumentInfo;
 pub(super) use peregrine_engine::units::{fmt_count, fmt_ns};
 
-/// One progress line, every number over the last second (`prev` is the summary
-/// `dt_s` seconds earlier): orders, replaces, fills per venue, rejects, and the
-/// round trip and market-data latency of the engine's last whole 1-second window.
+/// One progress line: the numbers of [`rate_parts`] after the run's elapsed time and
+/// the window they cover (`dt_s`, the time since `prev`; about a second).
 pub(super) fn progress_line(
     elapsed_s: f64,
     now: &EngineSummary,
     prev: Option<&EngineSummary>,
     dt_s: f64,
 ) -> String {
+    let window = if (dt_s - 1.0).abs() < 0.05 || prev.is_none() {
+        "1 s".to_owned()
+    } else {
+        format!("{dt_s:.1} s")
+    };
+    format!(
+        "[{elapsed_s:>6.1} s] last {window}: {}",
+        rate_parts(now, prev, dt_s).join("  ")
+    )
+}
+
+/// The live numbers, each over the window since `prev` (`dt_s` seconds earlier) and
+/// shown per second: orders, replaces, fills per venue, rejects, open orders, and the
+/// round trip and market-data latency of the engine's last whole 1-second window.
+pub(super) fn rate_parts(
+    now: &EngineSummary,
+    prev: Option<&EngineSummary>,
+    dt_s: f64,
+) -> Vec<String> {
     let per_s = |f: &dyn Fn(&EngineSummary) -> u64| -> String {
         match prev {
             Some(p) if dt_s > 0.0 => {
@@ -44,15 +62,18 @@ pub(super) fn progress_line(
         format!("rt p50 {} p99 {}", fmt_ns(r.p50), fmt_ns(r.p99))
     });
     let md = window("md venue").map_or("md -".to_owned(), |r| format!("md p50 {}", fmt_ns(r.p50)));
-    format!(
-        "[{elapsed_s:>6.1} s] last 1 s: orders {}/s (replaces {}/s)  fills/s {}  rejects {}/s  \
-         open {}  {rt}  {md}",
-        per_s(&|s: &EngineSummary| s.orders),
-        per_s(&|s: &EngineSummary| s.replace_requests),
-        fills.join(", "),
-        per_s(&|s: &EngineSummary| s.rejects),
-        now.open_orders,
-    )
+    vec![
+        format!(
+            "orders {}/s (replaces {}/s)",
+            per_s(&|s: &EngineSummary| s.orders),
+            per_s(&|s: &EngineSummary| s.replace_requests)
+        ),
+        format!("fills/s {}", fills.join(", ")),
+        format!("rejects {}/s", per_s(&|s: &EngineSummary| s.rejects)),
+        format!("open {}", now.open_orders),
+        rt,
+        md,
+    ]
 }
 
 /// The latency table: the 7 segments, the round trip and the two derived rows.

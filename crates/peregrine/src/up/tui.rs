@@ -29,6 +29,8 @@ pub(super) struct Tui {
     shm: std::path::PathBuf,
     stop: Arc<AtomicBool>,
     venues: Vec<String>,
+    /// Each strategy's venue, for the positions table.
+    strategy_venues: Vec<(String, String)>,
 }
 
 /// Everything one frame shows, as text blocks.
@@ -48,13 +50,19 @@ pub(super) struct View {
 
 impl Tui {
     /// Takes over the terminal.
-    pub(super) fn start(shm: &Path, stop: Arc<AtomicBool>, venues: Vec<String>) -> Tui {
+    pub(super) fn start(
+        shm: &Path,
+        stop: Arc<AtomicBool>,
+        venues: Vec<String>,
+        strategy_venues: Vec<(String, String)>,
+    ) -> Tui {
         Tui {
             term: ratatui::init(),
             board: None,
             shm: shm.to_owned(),
             stop,
             venues,
+            strategy_venues,
         }
     }
 
@@ -74,7 +82,15 @@ impl Tui {
             .as_ref()
             .map(|b| (0..b.slots()).filter_map(|i| b.read(i)).collect())
             .unwrap_or_default();
-        let view = view(s, prev, procs, elapsed_s, &books, &self.venues);
+        let view = view(
+            s,
+            prev,
+            procs,
+            elapsed_s,
+            &books,
+            &self.venues,
+            &self.strategy_venues,
+        );
         let _ = self.term.draw(|f| render(f, &view));
         while event::poll(Duration::ZERO).unwrap_or(false) {
             if let Ok(Event::Key(k)) = event::read() {
@@ -103,6 +119,7 @@ pub(super) fn view(
     elapsed_s: f64,
     books: &[BookView],
     venues: &[String],
+    strategy_venues: &[(String, String)],
 ) -> View {
     let books = books
         .iter()
@@ -127,7 +144,7 @@ pub(super) fn view(
             (format!(" {venue} {} (v{}) ", info.symbol, b.seq), t)
         })
         .collect();
-    let rates = report::progress_line(elapsed_s, s, prev, 1.0);
+    let rates = report::rate_parts(s, prev, 1.0).join("\n");
     let mut problems = report::rejects_lines(s);
     problems += &super::supervise::restarts_text(procs);
     View {
@@ -139,8 +156,13 @@ pub(super) fn view(
             s.open_orders
         ),
         books,
-        strategies: report::positions_table(s, &|_| String::new()),
-        rates: rates.replace("  ", "\n"),
+        strategies: report::positions_table(s, &|name| {
+            strategy_venues
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or_else(String::new, |(_, v)| v.clone())
+        }),
+        rates,
         problems,
     }
 }
@@ -202,7 +224,15 @@ mod tests {
             }],
             ..EngineSummary::default()
         };
-        let v = view(&s, None, &Procs::default(), 3.0, &[book], &["sim".into()]);
+        let v = view(
+            &s,
+            None,
+            &Procs::default(),
+            3.0,
+            &[book],
+            &["sim".into()],
+            &[],
+        );
         let mut t = Terminal::new(TestBackend::new(100, 30)).unwrap();
         t.draw(|f| render(f, &v)).unwrap();
         let screen: String = t
@@ -219,6 +249,10 @@ mod tests {
             "peregrine up: 3 s",
             "last second",
             "restarts",
+            // Every rate line fits the box (at 3 s the elapsed time's padding used to
+            // split one more line off and push the market-data latency out).
+            "open 0",
+            "md -",
         ] {
             assert!(screen.contains(needle), "{needle:?} not on screen");
         }
