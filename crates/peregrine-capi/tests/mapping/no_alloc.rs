@@ -97,6 +97,10 @@ fn the_shipped_book_allocates_nothing_per_message_while_its_id_table_grows() {
         peak > 4_096,
         "the book grew past the id table's first sizes (peak {peak} live orders)"
     );
-    assert!(reports.0 > 60_000, "the stream did real work ({} reports)", reports.0);
+    assert!(
+        reports.0 > 60_000,
+        "the stream did real work ({} reports)",
+        reports.0
+    );
     assert_eq!(n, 0, "allocations on the message path");
 }
