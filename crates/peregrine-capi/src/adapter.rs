@@ -418,6 +418,11 @@ impl<B: Matcher> Adapter<B> {
             },
         };
         self.book.prefetch(&cmd, stage);
+        if let (Msg::New(n), Stage::Ids) = (m, stage) {
+            // The duplicate-id check reads the id-table entry, which for client ids
+            // is anywhere: a cancel's first stage loads exactly that entry.
+            self.book.prefetch(&cancel_cmd(n.order_id), Stage::Ids);
+        }
     }
 
     /// Best bid in ticks, `i64::MIN` when no bid rests.

@@ -64,12 +64,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     #[inline]
     pub fn prefetch(&self, cmd: &Command, stage: Stage) {
         match (&cmd.action, stage) {
-            (Action::New(o), Stage::Ids) => {
-                // The duplicate-id check reads the id table: with client-chosen ids
-                // that entry is anywhere.
-                self.ids.prefetch(o.id.0);
-                self.levels.prefetch(o.side, o.price.units());
-            }
+            (Action::New(o), Stage::Ids) => self.levels.prefetch(o.side, o.price.units()),
             (Action::New(o), Stage::Nodes) => self.prefetch_tail(o.side, o.price.units()),
             (Action::Cancel(c), Stage::Ids) => self.ids.prefetch(c.id.0),
             (Action::Replace(r), Stage::Ids) => {
