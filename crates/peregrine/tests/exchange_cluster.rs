@@ -96,12 +96,23 @@ fn the_leader_serves_and_followers_redirect_to_it() {
             if i == leader {
                 continue;
             }
-            let r = Connection::connect(
-                n.client,
-                LoginParams::trading(AccountId(1), 0),
-                key(1),
-                Duration::from_secs(5),
-            );
+            // The order is committed with one follower: the other may not have heard
+            // from the leader yet on a loaded machine ("no leader known", id 0).
+            let until = Instant::now() + Duration::from_secs(20);
+            let r = loop {
+                let r = Connection::connect(
+                    n.client,
+                    LoginParams::trading(AccountId(1), 0),
+                    key(1),
+                    Duration::from_secs(5),
+                );
+                match r {
+                    Err(ClientError::Redirected { leader_id: 0, .. }) if Instant::now() < until => {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    r => break r,
+                }
+            };
             match r {
                 Err(ClientError::Redirected {
                     leader_id, address, ..
