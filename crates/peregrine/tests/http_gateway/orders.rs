@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use super::http_support::{get, signed, wait_for, Opts, Stack};
+use super::http_support::{
+    get, signed, try_request, wait_for, ws, ws_next, Opts, Stack, KEYS,
+};
 use super::support::with_timeout;
 
 const SYM: &str = "symbol=PGN-USD";
@@ -121,7 +123,21 @@ fn stops_icebergs_order_lists_and_fees_through_the_binance_dialect() {
         let ice_id = ice["orderId"].as_u64().unwrap();
         assert_eq!(order(&stack, 0, ice_id)["icebergQty"], "2");
 
-        // An OCO: the limit-maker leg fills, the stop leg is cancelled, the list is done.
+        // An OCO: the limit-maker leg fills, the stop leg expires, the list is done;
+        // the owner's user-data stream says so.
+        let key = try_request(
+            stack.http,
+            "POST",
+            "/api/v3/userDataStream",
+            &[("X-MBX-APIKEY", KEYS[1].1)],
+            "",
+        )
+        .unwrap()
+        .json()["listenKey"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let mut user = ws(stack.http, &format!("/ws/{key}"));
         let r = signed(
             stack.http,
             "POST",
@@ -160,6 +176,36 @@ fn stops_icebergs_order_lists_and_fees_through_the_binance_dialect() {
         assert_eq!(order(&stack, 1, stop_leg)["status"], "EXPIRED", "the other leg expires, as on Binance");
         let open = signed(stack.http, "GET", "/api/v3/openOrderList", 1, "").json();
         assert_eq!(open.as_array().map(Vec::len), Some(0), "{open}");
+        let mut seen = Vec::new();
+        while let Some(ev) = ws_next(&mut user) {
+            let done = ev["e"] == "listStatus" && ev["L"] == "ALL_DONE";
+            seen.push(ev);
+            if done {
+                break;
+            }
+        }
+        let starts: Vec<&serde_json::Value> = seen.iter().filter(|e| e["e"] == "listStatus").collect();
+        assert_eq!(starts.len(), 2, "{seen:?}");
+        assert_eq!(
+            (starts[0]["l"].as_str(), starts[0]["c"].as_str(), starts[0]["C"].as_str()),
+            (Some("EXEC_STARTED"), Some("OCO"), Some("my-oco"))
+        );
+        assert_eq!(starts[0]["O"].as_array().map(Vec::len), Some(2), "{seen:?}");
+        let stop_new = seen
+            .iter()
+            .find(|e| e["e"] == "executionReport" && e["i"].as_u64() == Some(stop_leg))
+            .expect("the stop leg's executionReport");
+        assert_eq!(
+            (stop_new["o"].as_str(), stop_new["P"].as_str(), stop_new["w"].as_bool(), stop_new["g"].as_u64()),
+            (Some("STOP_LOSS_LIMIT"), Some("90.00"), Some(false), Some(list_id)),
+            "{stop_new}"
+        );
+        let trade = seen
+            .iter()
+            .find(|e| e["e"] == "executionReport" && e["x"] == "TRADE")
+            .expect("the limit leg's trade");
+        // 100 ppm maker fee of 104.00.
+        assert_eq!((trade["n"].as_str(), trade["N"].as_str()), (Some("0.01"), Some("USD")), "{trade}");
 
         // Another list, cancelled as a whole.
         let r = signed(
