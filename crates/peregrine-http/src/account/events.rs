@@ -166,8 +166,7 @@ pub fn execution_report(sym: &Symbol, ch: &Change, now_ms: u64) -> String {
         quote_order_qty: sym.quote_amount(0),
         working_time: o.working_ms.map_or(-1, |w| w as i64),
         d: (o.ext.trail_bps != 0).then_some(o.ext.trail_bps),
-        trailing_time: (o.ext.trail_bps != 0)
-            .then(|| o.working_ms.map_or(-1, |w| w as i64)),
+        trailing_time: (o.ext.trail_bps != 0).then(|| o.working_ms.map_or(-1, |w| w as i64)),
         stp: stp_name(o.stp),
     };
     debug_assert!(o.status != Status::Rejected);

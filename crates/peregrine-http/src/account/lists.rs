@@ -72,8 +72,5 @@ pub struct ListDraft {
     pub leg_coids: Vec<u64>,
 }
 
-/// The answer to a new-list or cancel-list request.
-pub type ListAnswer = Result<OrderList, super::state::Failure>;
-
 /// The lists an account keeps in memory (older ones are forgotten).
 pub const LISTS_KEPT: usize = 1_024;

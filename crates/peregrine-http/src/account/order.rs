@@ -75,9 +75,7 @@ impl OrderType {
     /// The exchange's kind.
     pub fn kind(self) -> Kind {
         match self {
-            OrderType::Limit | OrderType::StopLossLimit | OrderType::TakeProfitLimit => {
-                Kind::Limit
-            }
+            OrderType::Limit | OrderType::StopLossLimit | OrderType::TakeProfitLimit => Kind::Limit,
             OrderType::Market | OrderType::StopLoss | OrderType::TakeProfit => Kind::Market,
             OrderType::LimitMaker => Kind::PostOnly,
         }

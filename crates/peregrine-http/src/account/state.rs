@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use peregrine_types::Side;
 use tokio::sync::oneshot;
 
-use super::lists::{ListAnswer, ListDraft, OrderList, LISTS_KEPT};
+use super::lists::{ListDraft, OrderList, LISTS_KEPT};
 use super::order::{ExecType, Fill, Order, OrderType, Status};
 use crate::link::{Kind, ListReport, ListState, NewOrder, OpenOrder, Report, Stp, Tif};
 
@@ -40,6 +40,8 @@ pub enum Failure {
 pub type NewAnswer = Result<Order, Failure>;
 /// The answer to a cancel request.
 pub type CancelAnswer = Result<Order, Failure>;
+/// The answer to a new-list or cancel-list request.
+pub type ListAnswer = Result<OrderList, Failure>;
 /// The answer to a balance request: (available, reserved).
 pub type BalanceAnswer = Result<(i64, i64), Failure>;
 
@@ -537,7 +539,9 @@ impl AccountState {
                     parked,
                     list_id,
                 };
-                self.accepted(order_id, coid, price, qty, side, foreign, cond, time_ns, out);
+                self.accepted(
+                    order_id, coid, price, qty, side, foreign, cond, time_ns, out,
+                );
             }
             Report::Triggered { order_id, time_ns } => {
                 let Some(o) = self.orders.get_mut(&order_id) else {

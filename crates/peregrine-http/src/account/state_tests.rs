@@ -714,7 +714,10 @@ mod conditional {
         let ch = apply(&mut st, parked(10, 1, 0));
         assert_eq!(ch[0].order.working_ms, None);
         let o = answer(&mut rx).unwrap().unwrap();
-        assert_eq!((o.kind, o.ext.stop_price, o.list_id), (OrderType::StopLossLimit, 99, -1));
+        assert_eq!(
+            (o.kind, o.ext.stop_price, o.list_id),
+            (OrderType::StopLossLimit, 99, -1)
+        );
         let ch = apply(
             &mut st,
             Report::Triggered {
@@ -722,7 +725,10 @@ mod conditional {
                 time_ns: 7_000_000,
             },
         );
-        assert_eq!((ch[0].exec, ch[0].order.working_ms), (ExecType::Working, Some(7)));
+        assert_eq!(
+            (ch[0].exec, ch[0].order.working_ms),
+            (ExecType::Working, Some(7))
+        );
         assert_eq!(ch[0].exec.name(), "NEW");
         let mut f = fill(10, 1, 5, 98, 2, 0, true);
         if let Report::Fill { fee, .. } = &mut f {
@@ -771,10 +777,16 @@ mod conditional {
         apply(&mut st, list(ListState::Accepted, 1, 1));
         apply(&mut st, parked(30, 2, 30));
         apply(&mut st, accepted(31, 3, Side::Sell, 104, 2));
-        assert!(answer(&mut rx).is_none(), "answered before the end of the read");
+        assert!(
+            answer(&mut rx).is_none(),
+            "answered before the end of the read"
+        );
         st.end_of_read();
         let l = answer(&mut rx).unwrap().unwrap();
-        assert_eq!((l.list_id, l.legs.clone(), l.client_list_id.as_str()), (30, vec![30, 31], "my-list"));
+        assert_eq!(
+            (l.list_id, l.legs.clone(), l.client_list_id.as_str()),
+            (30, vec![30, 31], "my-list")
+        );
         assert_eq!(st.order(30).unwrap().client_order_id, "below");
         assert_eq!(st.order(30).unwrap().list_id, 30);
         assert_eq!(st.take_list_changes().len(), 1);

@@ -4,7 +4,8 @@
 //! Everything above this module speaks [`Request`], [`Report`] and [`FeedEvent`],
 //! plain gateway types with no wire layout in them; only [`session`] (order entry),
 //! [`feed`] (the UDP feed) and [`recovery`] (snapshots and replay) know
-//! `peregrine-wire`. They speak protocol v2: one order-entry session per account,
+//! `peregrine-wire`. They speak protocol v2 (with v3's conditional orders, order
+//! lists and fees on the order-entry session): one order-entry session per account,
 //! logged in with the account's key and resuming the account's report stream where
 //! the history store left it; the feed; and the recovery service.
 

@@ -45,20 +45,20 @@ use peregrine_types::{
     TrailUnit,
 };
 use peregrine_wire::auth::AccountKey;
+use peregrine_wire::field::{ListLeg, ListState as WireListState, OrderStage};
 use peregrine_wire::stream::RecvBuffer;
 use peregrine_wire::v2::client::{ClientSession, LoginParams, Step};
 use peregrine_wire::v2::queries::OpenOrdersRequest;
-use peregrine_wire::v2::{Cancel, ClientHeartbeat, NewOrder as WireNew, Outbound};
-use peregrine_wire::field::{ListLeg, ListState as WireListState, OrderStage};
 use peregrine_wire::v2::venue::{CancelList, NewOrderExt, NewOrderList};
+use peregrine_wire::v2::{Cancel, ClientHeartbeat, NewOrder as WireNew, Outbound};
 use peregrine_wire::{LiquidityRole, WireMessage};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use super::{
-    CancelCause, Ext, Kind, ListReport, ListState, NewOrder, OpenOrder, Report, ReportSink, Request,
-    Stp, Tif,
+    CancelCause, Ext, Kind, ListReport, ListState, NewOrder, OpenOrder, Report, ReportSink,
+    Request, Stp, Tif,
 };
 
 /// Receive buffer per session.
@@ -699,7 +699,11 @@ pub fn to_report(m: &Outbound) -> Option<Report> {
                 stop_price: a.stop_price.units(),
                 // Ticks are not offered by this gateway; an order in ticks placed
                 // elsewhere shows no trailing delta.
-                trail_bps: if a.trail_unit == TrailUnit::Bps { a.trail } else { 0 },
+                trail_bps: if a.trail_unit == TrailUnit::Bps {
+                    a.trail
+                } else {
+                    0
+                },
                 display_qty: a.display_qty.lots(),
             },
             parked: a.stage != OrderStage::Active,
@@ -905,12 +909,21 @@ mod tests {
         match m {
             Inbound::NewOrderExt(n) => {
                 assert_eq!(
-                    (n.client_order_id.0, n.stop_price.units(), n.display_qty.lots(), n.trail),
+                    (
+                        n.client_order_id.0,
+                        n.stop_price.units(),
+                        n.display_qty.lots(),
+                        n.trail
+                    ),
                     (7, 9_900, 1, 0)
                 );
                 assert_eq!(
                     (n.trigger, n.trail_unit, n.order_type),
-                    (peregrine_types::TriggerKind::StopLoss, TrailUnit::None, OrderType::Limit)
+                    (
+                        peregrine_types::TriggerKind::StopLoss,
+                        TrailUnit::None,
+                        OrderType::Limit
+                    )
                 );
             }
             other => panic!("{other:?}"),
@@ -943,7 +956,11 @@ mod tests {
             Inbound::NewOrderList(l) => {
                 let legs = l.legs();
                 assert_eq!(
-                    (legs[0].client_order_id.0, legs[1].client_order_id.0, legs[1].price.units()),
+                    (
+                        legs[0].client_order_id.0,
+                        legs[1].client_order_id.0,
+                        legs[1].price.units()
+                    ),
                     (9, 10, 10_400)
                 );
                 assert_eq!(legs[1].order_type, OrderType::PostOnly);

@@ -235,3 +235,35 @@ pub async fn my_trades(State(app): State<Arc<App>>, req: Req) -> Response {
     .await;
     reply(r)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::market::symbols::Symbol;
+    use peregrine_types::{FeeSchedule, InstrumentSpec};
+
+    fn with_fees(id: u32, maker: i64, taker: i64) -> Symbol {
+        let mut spec = InstrumentSpec::example(id);
+        spec.fees = Some(FeeSchedule {
+            maker_ppm: maker,
+            taker_ppm: taker,
+            tiers: Vec::new(),
+        });
+        Symbol::new(spec)
+    }
+
+    #[test]
+    fn rates_are_binance_fractions_of_the_fee_schedule() {
+        assert_eq!(rate(500), "0.00050000");
+        assert_eq!(rate(-20), "-0.00002000");
+        assert_eq!(account_rates(&[]), (0, 0));
+        // The highest of each over the instruments (an instrument without fees: 0).
+        let syms = [
+            with_fees(1, -20, 50),
+            with_fees(2, 10, 40),
+            Symbol::new(InstrumentSpec::example(3)),
+        ];
+        assert_eq!(account_rates(&syms), (10, 50));
+        assert_eq!(account_rates(&syms[..1]), (-20, 50));
+    }
+}

@@ -84,7 +84,10 @@ fn view(sym: &Symbol, l: &OrderList, legs: &[Option<Order>], reports: bool) -> O
             .map(|(&id, o)| ListOrderRef {
                 symbol: sym.spec.symbol.clone(),
                 order_id: id,
-                client_order_id: o.as_ref().map(|o| o.client_order_id.clone()).unwrap_or_default(),
+                client_order_id: o
+                    .as_ref()
+                    .map(|o| o.client_order_id.clone())
+                    .unwrap_or_default(),
             })
             .collect(),
         order_reports: reports.then(|| {
@@ -284,9 +287,20 @@ pub async fn new_oco(State(app): State<Arc<App>>, req: Req) -> Response {
         let above = leg(&app, key.account, &mut p, &base, "above")?;
         let below = leg(&app, key.account, &mut p, &base, "below")?;
         p.finish()?;
-        check_types(&[(&above, CONTINGENT, "aboveType"), (&below, CONTINGENT, "belowType")])?;
-        place(&app, key.account, idx, list_id, ListKind::Oco, vec![below, above], &mut counts)
-            .await
+        check_types(&[
+            (&above, CONTINGENT, "aboveType"),
+            (&below, CONTINGENT, "belowType"),
+        ])?;
+        place(
+            &app,
+            key.account,
+            idx,
+            list_id,
+            ListKind::Oco,
+            vec![below, above],
+            &mut counts,
+        )
+        .await
     }
     .await;
     with_counts(reply(r), counts)
@@ -329,9 +343,20 @@ pub async fn new_oto(State(app): State<Arc<App>>, req: Req) -> Response {
         let working = leg(&app, key.account, &mut p, &base, "working")?;
         let pending = leg(&app, key.account, &mut p, &base, "pending")?;
         p.finish()?;
-        check_types(&[(&working, WORKING, "workingType"), (&pending, PENDING, "pendingType")])?;
-        place(&app, key.account, idx, list_id, ListKind::Oto, vec![working, pending], &mut counts)
-            .await
+        check_types(&[
+            (&working, WORKING, "workingType"),
+            (&pending, PENDING, "pendingType"),
+        ])?;
+        place(
+            &app,
+            key.account,
+            idx,
+            list_id,
+            ListKind::Oto,
+            vec![working, pending],
+            &mut counts,
+        )
+        .await
     }
     .await;
     with_counts(reply(r), counts)

@@ -3,8 +3,8 @@
 
 use utoipa::OpenApi;
 
-use super::views::*;
 use super::lists::{ListOrderRef, OrderListView};
+use super::views::*;
 use super::{account, lists, market, replace, stream, trade};
 use crate::dialect::error::ErrorBody;
 

@@ -22,9 +22,9 @@ use crate::dialect::error::{ApiError, ApiResult, ErrorBody};
 use crate::dialect::limits::OrderCounts;
 use crate::dialect::params::Params;
 use crate::link::{Ext, NewOrder, Stp, Tif};
-use peregrine_types::TriggerKind;
 use crate::market::feed::now_ms;
 use crate::market::symbols::{AmountError, Symbol};
+use peregrine_types::TriggerKind;
 
 /// `newClientOrderId` and friends: `^[\.A-Z\:/a-z0-9_-]{1,36}$`.
 pub fn valid_client_id(s: &str) -> bool {
@@ -240,12 +240,7 @@ pub(crate) fn check_new(
 /// The trigger (`stopPrice`, `trailingDelta`) and iceberg (`icebergQty`) of a new
 /// order of type `kind`, checked against what the type allows and the symbol's
 /// filters.
-pub(crate) fn check_ext(
-    sym: &Symbol,
-    kind: OrderType,
-    tif: Tif,
-    p: &mut Params,
-) -> ApiResult<Ext> {
+pub(crate) fn check_ext(sym: &Symbol, kind: OrderType, tif: Tif, p: &mut Params) -> ApiResult<Ext> {
     let trigger = kind.trigger();
     let stop = p.opt("stopPrice");
     let trail = p.opt("trailingDelta");

@@ -4,15 +4,19 @@
 
 use std::time::Duration;
 
-use super::http_support::{
-    get, signed, try_request, wait_for, ws, ws_next, Opts, Stack, KEYS,
-};
+use super::http_support::{get, signed, try_request, wait_for, ws, ws_next, Opts, Stack, KEYS};
 use super::support::with_timeout;
 
 const SYM: &str = "symbol=PGN-USD";
 
 fn post(stack: &Stack, k: usize, params: &str) -> serde_json::Value {
-    let r = signed(stack.http, "POST", "/api/v3/order", k, &format!("{SYM}&{params}"));
+    let r = signed(
+        stack.http,
+        "POST",
+        "/api/v3/order",
+        k,
+        &format!("{SYM}&{params}"),
+    );
     assert_eq!(r.status, 200, "{params}: {}", r.body);
     r.json()
 }
@@ -48,7 +52,10 @@ fn stops_icebergs_order_lists_and_fees_through_the_binance_dialect() {
         let buy = limit(&stack, 1, "BUY", 1, "100.00");
         assert_eq!(buy["status"], "FILLED", "{buy}");
         assert_eq!(
-            (buy["fills"][0]["commission"].as_str(), buy["fills"][0]["commissionAsset"].as_str()),
+            (
+                buy["fills"][0]["commission"].as_str(),
+                buy["fills"][0]["commissionAsset"].as_str()
+            ),
             (Some("0.05"), Some("USD")),
             "{buy}"
         );
@@ -71,13 +78,31 @@ fn stops_icebergs_order_lists_and_fees_through_the_binance_dialect() {
         assert_eq!((bad.status, bad.code()), (400, -2010), "{}", bad.body);
         assert!(bad.body.contains("trigger immediately"), "{}", bad.body);
         for (params, code) in [
-            ("side=SELL&type=STOP_LOSS_LIMIT&timeInForce=GTC&quantity=2&price=98.50", -1102),
-            ("side=SELL&type=LIMIT&timeInForce=GTC&quantity=2&price=98.50&stopPrice=99.00", -1106),
-            ("side=SELL&type=STOP_LOSS&quantity=2&stopPrice=99.00&trailingDelta=50", -2010),
+            (
+                "side=SELL&type=STOP_LOSS_LIMIT&timeInForce=GTC&quantity=2&price=98.50",
+                -1102,
+            ),
+            (
+                "side=SELL&type=LIMIT&timeInForce=GTC&quantity=2&price=98.50&stopPrice=99.00",
+                -1106,
+            ),
+            (
+                "side=SELL&type=STOP_LOSS&quantity=2&stopPrice=99.00&trailingDelta=50",
+                -2010,
+            ),
             ("side=SELL&type=MARKET&quantity=2&icebergQty=1", -1106),
-            ("side=SELL&type=LIMIT&timeInForce=GTC&quantity=2&price=98.50&icebergQty=2", -2010),
+            (
+                "side=SELL&type=LIMIT&timeInForce=GTC&quantity=2&price=98.50&icebergQty=2",
+                -2010,
+            ),
         ] {
-            let r = signed(stack.http, "POST", "/api/v3/order", 1, &format!("{SYM}&{params}"));
+            let r = signed(
+                stack.http,
+                "POST",
+                "/api/v3/order",
+                1,
+                &format!("{SYM}&{params}"),
+            );
             assert_eq!((r.status, r.code()), (400, code), "{params}: {}", r.body);
         }
         let stop = post(
@@ -86,10 +111,18 @@ fn stops_icebergs_order_lists_and_fees_through_the_binance_dialect() {
             "side=SELL&type=STOP_LOSS_LIMIT&timeInForce=GTC&quantity=2&price=98.50&stopPrice=99.00&newOrderRespType=RESULT",
         );
         let stop_id = stop["orderId"].as_u64().unwrap();
-        assert_eq!((stop["status"].as_str(), stop["workingTime"].as_i64()), (Some("NEW"), Some(-1)), "{stop}");
+        assert_eq!(
+            (stop["status"].as_str(), stop["workingTime"].as_i64()),
+            (Some("NEW"), Some(-1)),
+            "{stop}"
+        );
         let o = order(&stack, 1, stop_id);
         assert_eq!(
-            (o["type"].as_str(), o["stopPrice"].as_str(), o["isWorking"].as_bool()),
+            (
+                o["type"].as_str(),
+                o["stopPrice"].as_str(),
+                o["isWorking"].as_bool()
+            ),
             (Some("STOP_LOSS_LIMIT"), Some("99.00"), Some(false)),
             "{o}"
         );
@@ -151,29 +184,48 @@ fn stops_icebergs_order_lists_and_fees_through_the_binance_dialect() {
         assert_eq!(r.status, 200, "{}", r.body);
         let oco = r.json();
         assert_eq!(
-            (oco["contingencyType"].as_str(), oco["listStatusType"].as_str(), oco["listClientOrderId"].as_str()),
+            (
+                oco["contingencyType"].as_str(),
+                oco["listStatusType"].as_str(),
+                oco["listClientOrderId"].as_str()
+            ),
             (Some("OCO"), Some("EXEC_STARTED"), Some("my-oco")),
             "{oco}"
         );
         let list_id = oco["orderListId"].as_u64().unwrap();
         let reports = oco["orderReports"].as_array().unwrap();
         assert_eq!(reports.len(), 2, "{oco}");
-        let types: Vec<&str> = reports.iter().map(|o| o["type"].as_str().unwrap()).collect();
+        let types: Vec<&str> = reports
+            .iter()
+            .map(|o| o["type"].as_str().unwrap())
+            .collect();
         assert_eq!(types, ["STOP_LOSS_LIMIT", "LIMIT_MAKER"]);
-        assert!(reports.iter().all(|o| o["orderListId"].as_u64() == Some(list_id)));
+        assert!(reports
+            .iter()
+            .all(|o| o["orderListId"].as_u64() == Some(list_id)));
         let open = signed(stack.http, "GET", "/api/v3/openOrderList", 1, "").json();
         assert_eq!(open.as_array().map(Vec::len), Some(1), "{open}");
         let fill = limit(&stack, 2, "BUY", 1, "104.00");
         assert_eq!(fill["status"], "FILLED", "{fill}");
         assert!(wait_for(Duration::from_secs(5), || {
-            signed(stack.http, "GET", "/api/v3/orderList", 1, &format!("orderListId={list_id}"))
-                .json()["listOrderStatus"]
+            signed(
+                stack.http,
+                "GET",
+                "/api/v3/orderList",
+                1,
+                &format!("orderListId={list_id}"),
+            )
+            .json()["listOrderStatus"]
                 == "ALL_DONE"
         }));
         let stop_leg = reports[0]["orderId"].as_u64().unwrap();
         let limit_leg = reports[1]["orderId"].as_u64().unwrap();
         assert_eq!(order(&stack, 1, limit_leg)["status"], "FILLED");
-        assert_eq!(order(&stack, 1, stop_leg)["status"], "EXPIRED", "the other leg expires, as on Binance");
+        assert_eq!(
+            order(&stack, 1, stop_leg)["status"],
+            "EXPIRED",
+            "the other leg expires, as on Binance"
+        );
         let open = signed(stack.http, "GET", "/api/v3/openOrderList", 1, "").json();
         assert_eq!(open.as_array().map(Vec::len), Some(0), "{open}");
         let mut seen = Vec::new();
@@ -184,10 +236,15 @@ fn stops_icebergs_order_lists_and_fees_through_the_binance_dialect() {
                 break;
             }
         }
-        let starts: Vec<&serde_json::Value> = seen.iter().filter(|e| e["e"] == "listStatus").collect();
+        let starts: Vec<&serde_json::Value> =
+            seen.iter().filter(|e| e["e"] == "listStatus").collect();
         assert_eq!(starts.len(), 2, "{seen:?}");
         assert_eq!(
-            (starts[0]["l"].as_str(), starts[0]["c"].as_str(), starts[0]["C"].as_str()),
+            (
+                starts[0]["l"].as_str(),
+                starts[0]["c"].as_str(),
+                starts[0]["C"].as_str()
+            ),
             (Some("EXEC_STARTED"), Some("OCO"), Some("my-oco"))
         );
         assert_eq!(starts[0]["O"].as_array().map(Vec::len), Some(2), "{seen:?}");
@@ -196,8 +253,18 @@ fn stops_icebergs_order_lists_and_fees_through_the_binance_dialect() {
             .find(|e| e["e"] == "executionReport" && e["i"].as_u64() == Some(stop_leg))
             .expect("the stop leg's executionReport");
         assert_eq!(
-            (stop_new["o"].as_str(), stop_new["P"].as_str(), stop_new["w"].as_bool(), stop_new["g"].as_u64()),
-            (Some("STOP_LOSS_LIMIT"), Some("90.00"), Some(false), Some(list_id)),
+            (
+                stop_new["o"].as_str(),
+                stop_new["P"].as_str(),
+                stop_new["w"].as_bool(),
+                stop_new["g"].as_u64()
+            ),
+            (
+                Some("STOP_LOSS_LIMIT"),
+                Some("90.00"),
+                Some(false),
+                Some(list_id)
+            ),
             "{stop_new}"
         );
         let trade = seen
@@ -205,7 +272,11 @@ fn stops_icebergs_order_lists_and_fees_through_the_binance_dialect() {
             .find(|e| e["e"] == "executionReport" && e["x"] == "TRADE")
             .expect("the limit leg's trade");
         // 100 ppm maker fee of 104.00.
-        assert_eq!((trade["n"].as_str(), trade["N"].as_str()), (Some("0.01"), Some("USD")), "{trade}");
+        assert_eq!(
+            (trade["n"].as_str(), trade["N"].as_str()),
+            (Some("0.01"), Some("USD")),
+            "{trade}"
+        );
 
         // Another list, cancelled as a whole.
         let r = signed(
