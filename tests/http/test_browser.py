@@ -236,12 +236,34 @@ def test_a_stop_limit_and_an_iceberg_through_the_ticket(page, stack, rest):
     page.get_by_test_id("iceberg-qty").fill("2")
     expect(page.get_by_test_id("order-check")).to_have_text("")
     page.get_by_test_id("submit").click()
+    # (The stop's answer is still there until the iceberg's arrives.)
+    expect(page.get_by_test_id("order-result")).not_to_have_text(f"order {stop_id} NEW", timeout=10000)
     expect(page.get_by_test_id("order-result")).to_have_text(re.compile(r"order \d+ NEW"), timeout=10000)
     ice_id = int(re.search(r"order (\d+)", page.get_by_test_id("order-result").inner_text()).group(1))
+    assert rest.get_order(symbol="PGN-USD", orderId=ice_id)["icebergQty"] == "2"
     expect(page.locator(f'#open tr[data-order-id="{ice_id}"]')).to_contain_text("show 2", timeout=10000)
     ask = page.locator('#asks tr[data-price="148.00"]')
     expect(ask.locator("td").nth(1)).to_have_text("2", timeout=10000)
     page.get_by_test_id("iceberg-qty").fill("")
+    # An OCO: a limit-maker leg above and a stop-limit leg below; cancelling one
+    # leg ends the list.
+    page.get_by_test_id("type").select_option("OCO")
+    expect(page.get_by_test_id("iceberg-qty")).to_be_hidden()
+    page.get_by_test_id("price").fill("147.00")
+    page.get_by_test_id("qty").fill("1")
+    page.get_by_test_id("stop-price").fill("61.00")
+    page.get_by_test_id("oco-stop-limit").fill("60.50")
+    expect(page.get_by_test_id("order-check")).to_have_text("")
+    page.get_by_test_id("submit").click()
+    expect(page.get_by_test_id("order-result")).to_have_text(re.compile(r"list \d+ EXECUTING"), timeout=10000)
+    list_id = int(re.search(r"list (\d+)", page.get_by_test_id("order-result").inner_text()).group(1))
+    legs = page.locator("#open tr", has_text=f"list {list_id}")
+    expect(legs).to_have_count(2, timeout=10000)
+    assert sorted(o["type"] for o in rest.get_open_orders(symbol="PGN-USD") if o["orderListId"] == list_id) == \
+        ["LIMIT_MAKER", "STOP_LOSS_LIMIT"]
+    page.get_by_test_id(f"cancel-{list_id}").click()
+    expect(legs).to_have_count(0, timeout=10000)
+    page.get_by_test_id("type").select_option("LIMIT")
     for oid in (stop_id, ice_id):
         page.get_by_test_id(f"cancel-{oid}").click()
         expect(page.locator(f'#open tr[data-order-id="{oid}"]')).to_have_count(0, timeout=10000)

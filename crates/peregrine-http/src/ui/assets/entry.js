@@ -20,12 +20,12 @@ function amount(text) {
 /** Types with a limit price. */
 const hasPrice = (t) => !['MARKET', 'STOP_LOSS', 'TAKE_PROFIT'].includes(t);
 /** Stop and take-profit types. */
-const isStop = (t) => t.startsWith('STOP_LOSS') || t.startsWith('TAKE_PROFIT');
+const isStop = (t) => t.startsWith('STOP_LOSS') || t.startsWith('TAKE_PROFIT') || t === 'OCO';
 
 export class Entry {
   constructor(ctx) {
     this.ctx = ctx; // { sym(), info(), rules(), free(asset), say(text, ok), placed() }
-    for (const id of ['type', 'price', 'qty', 'tif', 'stop', 'trail', 'iceberg']) $(id).addEventListener('input', () => this.changed(id));
+    for (const id of ['type', 'price', 'qty', 'tif', 'stop', 'trail', 'iceberg', 'ocolimit']) $(id).addEventListener('input', () => this.changed(id));
     $('total').addEventListener('input', () => this.fromTotal());
     document.querySelectorAll('input[name=side]').forEach((r) => r.addEventListener('change', () => this.changed('side')));
     document.querySelectorAll('.pcts button').forEach((b) => b.addEventListener('click', () => this.percent(BigInt(b.dataset.pct))));
@@ -110,7 +110,9 @@ export class Entry {
     $('pricerow').style.display = hasPrice(type) ? '' : 'none';
     $('stoprow').style.display = stop ? '' : 'none';
     $('trailrow').style.display = type.startsWith('STOP_LOSS') ? '' : 'none';
-    $('icebergrow').style.display = hasPrice(type) ? '' : 'none';
+    $('icebergrow').style.display = hasPrice(type) && type !== 'OCO' ? '' : 'none';
+    $('ocorow').style.display = type === 'OCO' ? '' : 'none';
+    if (type === 'OCO') $('tifrow').style.display = 'none';
     $('order').className = this.side() === 'BUY' ? 'buy' : 'sell';
     $('avail').textContent = this.available();
     let msg = '';
@@ -122,6 +124,10 @@ export class Entry {
       msg = validate(r, hasPrice(type) ? 'LIMIT' : 'MARKET', $('price').value, $('qty').value);
     }
     if (!msg && stop) msg = this.checkStop(r, type);
+    if (!msg && type === 'OCO' && $('ocolimit').value.trim()) {
+      const m = validate(r, 'LIMIT', $('ocolimit').value, fromUnits(r.minQty, r.qd));
+      msg = m ? m.replace('Price', 'Stop limit price') : '';
+    }
     if (!msg && hasPrice(type) && $('iceberg').value.trim()) msg = this.checkIceberg(r);
     $('check').textContent = msg;
     $('submit').disabled = !!msg;
@@ -132,6 +138,7 @@ export class Entry {
   checkStop(r, type) {
     const sp = $('stop').value.trim();
     const tr = $('trail').value.trim();
+    if (type === 'OCO') return sp ? (validate(r, 'LIMIT', sp, fromUnits(r.minQty, r.qd)) || '').replace('Price', 'Stop price') : 'An OCO needs a stop price';
     if (sp && tr) return 'Give a stop price or a trailing offset, not both';
     if (tr) {
       if (type.startsWith('TAKE_PROFIT')) return 'Trailing take-profit orders are not offered';
@@ -154,10 +161,38 @@ export class Entry {
     return '';
   }
 
+  /** An OCO: a limit-maker leg at the price and a stop leg at the stop price (a
+   * stop-limit with the stop limit price, else a stop-market); for a sell the
+   * limit leg is above, for a buy below. */
+  async submitOco() {
+    const sell = this.side() === 'SELL';
+    const [lim, stp] = sell ? ['above', 'below'] : ['below', 'above'];
+    const params = { symbol: this.ctx.sym(), side: this.side(), quantity: $('qty').value.trim() };
+    params[`${lim}Type`] = 'LIMIT_MAKER';
+    params[`${lim}Price`] = $('price').value.trim();
+    params[`${stp}StopPrice`] = $('stop').value.trim();
+    const sl = $('ocolimit').value.trim();
+    if (sl) {
+      params[`${stp}Type`] = 'STOP_LOSS_LIMIT';
+      params[`${stp}Price`] = sl;
+      params[`${stp}TimeInForce`] = 'GTC';
+    } else {
+      params[`${stp}Type`] = 'STOP_LOSS';
+    }
+    try {
+      const r = await call('POST', '/api/v3/orderList/oco', params, true);
+      this.ctx.say(`list ${r.orderListId} ${r.listOrderStatus}`, true);
+    } catch (err) {
+      this.ctx.say(err.message, false);
+    }
+    this.ctx.placed();
+  }
+
   async submit(e) {
     e.preventDefault();
     if (!this.check()) return;
     const type = $('type').value;
+    if (type === 'OCO') { await this.submitOco(); return; }
     const params = { symbol: this.ctx.sym(), side: this.side(), type, newOrderRespType: 'RESULT' };
     const qty = $('qty').value.trim();
     if (type === 'MARKET' && !qty) params.quoteOrderQty = $('total').value.trim();
