@@ -307,7 +307,9 @@ fn ack_without_majority(env: &[(&str, &str)]) -> Cut {
     // timeout and closes the session).
     let o = order(2, Side::Buy, 9_001, 1, TimeInForce::Gtc);
     let sent = Instant::now();
-    let r = c.request(&o, RequestRef::NewOrder(ClientOrderId(2)), |_| {});
+    // A `busy` refusal (a timer's batch waiting for its replication past
+    // `max_delay_ms`) is not an answer to this question: the order is sent again.
+    let r = request_taken(&mut c, &o, 2);
     let cut = match r {
         Ok(Outbound::Accepted(_)) => Cut::Acked,
         Err(ClientError::Redirected { leader_id, .. }) => {
@@ -322,7 +324,7 @@ fn ack_without_majority(env: &[(&str, &str)]) -> Cut {
     let (mut c, _) = cluster.login(1, 0);
     let o = order(3, Side::Buy, 9_002, 1, TimeInForce::Gtc);
     assert!(matches!(
-        c.request(&o, RequestRef::NewOrder(ClientOrderId(3)), |_| {}),
+        request_taken(&mut c, &o, 3),
         Ok(Outbound::Accepted(_))
     ));
     cluster.converged(Duration::from_secs(30));
