@@ -58,7 +58,14 @@ fn instruments() -> String {
 
 /// A running venue in one configuration.
 enum Venue {
-    Single(Exchange, tempfile::TempDir),
+    Single(
+        Exchange,
+        #[allow(
+            dead_code,
+            reason = "held: the journal's directory lives as long as the venue"
+        )]
+        tempfile::TempDir,
+    ),
     Cluster(Cluster),
 }
 
