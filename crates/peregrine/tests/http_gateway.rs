@@ -4,6 +4,8 @@
 
 #[path = "support/http.rs"]
 mod http_support;
+#[path = "http_gateway/orders.rs"]
+mod orders;
 mod support;
 
 use std::io::{Read, Write};
