@@ -290,6 +290,19 @@ impl Client {
                         out.close = true;
                     }
                 }
+                Step::Other if self.role == Role::Trader && unsequenced_refusal(&msg) => {
+                    // Refused before sequencing (backpressure `busy`): answered, and
+                    // no report in the stream (issue 27: the client once waited for
+                    // a report that never comes, seed 843163084).
+                    out.notes
+                        .push(format!("client {}: refused unsequenced: {msg:?}", self.id));
+                    answer(
+                        &msg,
+                        &mut self.open,
+                        &mut self.outstanding,
+                        &mut self.answered,
+                    );
+                }
                 Step::Instrument | Step::SnapshotOrder | Step::Other => {}
             }
         }
@@ -425,6 +438,16 @@ impl Client {
     /// A probe is finished (its replay checked, or refused).
     pub fn probe_done(&self) -> bool {
         self.link.as_ref().is_some_and(|l| l.done)
+    }
+}
+
+/// A request's refusal that was not sequenced (`report_seq` 0: backpressure's
+/// `busy`): the answer to the request, but no report of the account's stream.
+fn unsequenced_refusal(msg: &Outbound) -> bool {
+    match msg {
+        Outbound::Rejected(r) => r.report_seq == 0,
+        Outbound::CancelRejected(r) => r.report_seq == 0,
+        _ => false,
     }
 }
 

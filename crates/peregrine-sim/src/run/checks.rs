@@ -118,10 +118,16 @@ impl Sim {
             match c.role {
                 Role::Trader => {
                     if !c.outstanding.is_empty() {
+                        let sent: Vec<String> = c
+                            .outstanding
+                            .iter()
+                            .map(|(cid, o)| format!("{cid} at {} ms on {}", o.at / MS, o.conn))
+                            .collect();
                         why.push(format!(
-                            "client {}: {} request(s) unanswered",
+                            "client {}: {} request(s) unanswered ({})",
                             c.id,
-                            c.outstanding.len()
+                            c.outstanding.len(),
+                            sent.join(", ")
                         ));
                     }
                     let next = v.next_report_seq(c.account);
@@ -147,6 +153,36 @@ impl Sim {
         why
     }
 
+    /// Each node's state, for a liveness report: up or down, its Raft role, term,
+    /// commit, applied and last index, and the serving venue's sequence numbers.
+    fn node_states(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (n, node) in self.nodes.iter().enumerate() {
+            let mut s = format!("node {n}: ");
+            match node.proc.as_ref() {
+                None => s.push_str("down"),
+                Some(crate::run::Proc::Single(_)) => s.push_str("up"),
+                Some(crate::run::Proc::Cluster(c)) => {
+                    let st = c.status();
+                    s.push_str(&format!(
+                        "{:?} of term {}, commit {}, applied {}, last {}",
+                        st.role, st.term, st.commit, st.applied, st.last_index
+                    ));
+                }
+            }
+            if let Some(v) = node.venue_ref() {
+                s.push_str(&format!(
+                    ", serving: engine seq {}, durable {}, sync wanted {}",
+                    v.engine_seq(),
+                    v.durable_seq(),
+                    v.sync_wanted()
+                ));
+            }
+            out.push(s);
+        }
+        out
+    }
+
     /// The node that serves order entry now.
     pub(crate) fn serving(&self) -> Option<usize> {
         (0..self.nodes.len()).find(|&n| self.nodes[n].venue_ref().is_some())
@@ -161,12 +197,14 @@ impl Sim {
         }
         let deadline = (self.cfg.duration_ms + self.cfg.settle_ms) * MS;
         if self.now >= deadline {
+            let nodes = self.node_states();
             self.fail(
                 "liveness: everything answered once faults stop",
                 format!(
-                    "{} ms after the faults stopped: {}",
+                    "{} ms after the faults stopped: {}\n  nodes: {}",
                     self.cfg.settle_ms,
-                    why.join("; ")
+                    why.join("; "),
+                    nodes.join("; ")
                 ),
             );
         }
