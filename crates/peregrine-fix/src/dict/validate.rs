@@ -65,7 +65,7 @@ struct Open {
 const MAX_DEPTH: usize = 4;
 
 /// Checks `msg` against the dictionary (see the module docs of `dict`): one pass
-/// over the body, each field checked by table lookups ([`super::tables`]).
+/// over the body, each field checked by table lookups (`dict::tables`).
 pub fn validate(msg: &Message<'_>, v: &Validation) -> Result<(), Violation> {
     if !v.use_data_dictionary {
         return Ok(());

@@ -3,7 +3,7 @@
 //! `openOrderList` and `allOrderList`.
 //!
 //! Each leg's parameters are read as one order's (`symbol`, `side`, `type`,
-//! `price`, `stopPrice`, ...: [`check_new`]) from the prefixed names Binance uses
+//! `price`, `stopPrice`, ...: `check_new`) from the prefixed names Binance uses
 //! (`aboveType`, `belowStopPrice`, `workingPrice`, `pendingAboveType`, ...); the
 //! exchange enters every leg or none and runs the list's rules (`docs/orders.md`).
 
