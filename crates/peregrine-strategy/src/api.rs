@@ -107,13 +107,24 @@ impl Api {
 
     /// Sends a new order of any type and time in force (see [`NewOrder`]'s builders:
     /// `NewOrder::limit(..).ioc()`, `NewOrder::market(..)`, `.post_only()`,
-    /// `.gtd(expiry)`, `.stp(mode)`); its `client_id` is assigned here and returned.
+    /// `.gtd(expiry)`, `.stp(mode)`, `.stop(price)`, `.take_profit(price)`,
+    /// `.trailing_ticks(n)`, `.trailing_bps(n)`, `.iceberg(display)`); its
+    /// `client_id` is assigned here and returned. A stop or an iceberg goes as two
+    /// records (its extension, then the order), pushed together or not at all.
     pub fn send(&mut self, order: NewOrder) -> Result<u64, ApiError> {
         let order = NewOrder {
             client_id: self.next_client_id,
             ..order
         };
-        self.send_raw(Request::new_order(&order, self.now_ns()))?;
+        let now = self.now_ns();
+        if !order.ext.is_plain() {
+            if !self.tx.has_room(2) {
+                self.full += 1;
+                return Err(ApiError::Full);
+            }
+            self.push_quiet(Request::ext(&order, now))?;
+        }
+        self.send_raw(Request::new_order(&order, now))?;
         self.next_client_id += 1;
         Ok(order.client_id)
     }
@@ -158,6 +169,20 @@ impl Api {
     pub(crate) fn with_doorbell(mut self, doorbell: Option<Doorbell>) -> Api {
         self.doorbell = doorbell;
         self
+    }
+
+    /// Pushes without ringing the doorbell (the first record of a group).
+    fn push_quiet(&mut self, request: Request) -> Result<(), ApiError> {
+        match self.tx.try_push(request) {
+            Ok(()) => {
+                self.sent += 1;
+                Ok(())
+            }
+            Err(_) => {
+                self.full += 1;
+                Err(ApiError::Full)
+            }
+        }
     }
 
     /// Pushes a raw request as is (the runner's heartbeats; tests use it to send
