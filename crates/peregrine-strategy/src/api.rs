@@ -226,6 +226,32 @@ mod tests {
     use crate::msg::{reason, Event, EventKind};
     use peregrine_queue::shm::ShmSpsc;
 
+    /// A stop goes as its extension record and its order, both or neither: a ring with
+    /// room for one refuses it whole.
+    #[test]
+    fn a_stop_is_pushed_whole_or_not_at_all() {
+        use crate::msg::{Command, NewOrder};
+        let dir = tempfile::tempdir().unwrap();
+        let ring = ShmSpsc::<Request>::create(&dir.path().join("s"), 2).unwrap();
+        let mut rx = ring.consumer().unwrap();
+        let mut api = Api::over(ring.producer().unwrap(), None);
+        let stop = NewOrder::limit(
+            0,
+            InstrumentId(1),
+            Side::Sell,
+            Price::from_raw(90),
+            Qty::from_raw(1),
+        )
+        .stop(Price::from_raw(99));
+        api.cancel(7).unwrap();
+        assert_eq!(api.send(stop), Err(ApiError::Full));
+        assert!(matches!(rx.try_pop().unwrap().decode(), Ok(Command::Cancel { .. })));
+        assert_eq!(rx.try_pop(), None, "no half of the stop");
+        let id = api.send(stop).unwrap();
+        assert!(matches!(rx.try_pop().unwrap().decode(), Ok(Command::Ext { client_id, .. }) if client_id == id));
+        assert!(matches!(rx.try_pop().unwrap().decode(), Ok(Command::New(o)) if o.client_id == id));
+    }
+
     /// Simulated time stamps requests; the kill switch follows the answers.
     #[test]
     fn sim_time_and_kill_switch_state() {

@@ -640,6 +640,43 @@ mod tests {
         assert_eq!(offset_of!(Request, expire_at), 56);
     }
 
+    /// A stop's extension record carries every attribute and decodes back; a bad
+    /// trigger or trail byte is a typed error.
+    #[test]
+    fn extension_records_round_trip() {
+        let base = NewOrder {
+            client_id: 4,
+            ..NewOrder::limit(
+                0,
+                InstrumentId(1),
+                Side::Sell,
+                Price::from_raw(90),
+                Qty::from_raw(5),
+            )
+        };
+        for o in [
+            base.stop(Price::from_raw(99)),
+            base.take_profit(Price::from_raw(120)).iceberg(Qty::from_raw(2)),
+            base.trailing_ticks(3),
+            base.trailing_bps(25).iceberg(Qty::from_raw(1)),
+            base.iceberg(Qty::from_raw(2)),
+        ] {
+            assert!(!o.ext.is_plain());
+            assert_eq!(
+                Request::ext(&o, 1).decode(),
+                Ok(Command::Ext {
+                    client_id: 4,
+                    ext: o.ext
+                })
+            );
+        }
+        assert!(base.ext.is_plain());
+        let mut bad = Request::ext(&base.stop(Price::from_raw(1)), 1);
+        bad.side = 3;
+        assert!(matches!(bad.decode(), Err(DecodeError::BadOrderFields(3, ..))));
+        assert_eq!(EventKind::from_u8(8), Some(EventKind::Triggered));
+    }
+
     #[test]
     fn event_layout() {
         assert_eq!(size_of::<Event>(), 128);
