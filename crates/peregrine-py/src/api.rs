@@ -203,7 +203,20 @@ impl PyApi {
     ) -> PyResult<Option<u64>> {
         let t = if post_only { "post_only" } else { "limit" };
         self.send(
-            venue, instrument, "buy", price, qty, t, Some(tif), stp, 0, None, None, None, None, None,
+            venue,
+            instrument,
+            "buy",
+            price,
+            qty,
+            t,
+            Some(tif),
+            stp,
+            0,
+            None,
+            None,
+            None,
+            None,
+            None,
         )
     }
 
@@ -222,7 +235,20 @@ impl PyApi {
     ) -> PyResult<Option<u64>> {
         let t = if post_only { "post_only" } else { "limit" };
         self.send(
-            venue, instrument, "sell", price, qty, t, Some(tif), stp, 0, None, None, None, None, None,
+            venue,
+            instrument,
+            "sell",
+            price,
+            qty,
+            t,
+            Some(tif),
+            stp,
+            0,
+            None,
+            None,
+            None,
+            None,
+            None,
         )
     }
 

@@ -245,10 +245,15 @@ mod tests {
         .stop(Price::from_raw(99));
         api.cancel(7).unwrap();
         assert_eq!(api.send(stop), Err(ApiError::Full));
-        assert!(matches!(rx.try_pop().unwrap().decode(), Ok(Command::Cancel { .. })));
+        assert!(matches!(
+            rx.try_pop().unwrap().decode(),
+            Ok(Command::Cancel { .. })
+        ));
         assert_eq!(rx.try_pop(), None, "no half of the stop");
         let id = api.send(stop).unwrap();
-        assert!(matches!(rx.try_pop().unwrap().decode(), Ok(Command::Ext { client_id, .. }) if client_id == id));
+        assert!(
+            matches!(rx.try_pop().unwrap().decode(), Ok(Command::Ext { client_id, .. }) if client_id == id)
+        );
         assert!(matches!(rx.try_pop().unwrap().decode(), Ok(Command::New(o)) if o.client_id == id));
     }
 

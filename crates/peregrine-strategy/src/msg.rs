@@ -656,7 +656,8 @@ mod tests {
         };
         for o in [
             base.stop(Price::from_raw(99)),
-            base.take_profit(Price::from_raw(120)).iceberg(Qty::from_raw(2)),
+            base.take_profit(Price::from_raw(120))
+                .iceberg(Qty::from_raw(2)),
             base.trailing_ticks(3),
             base.trailing_bps(25).iceberg(Qty::from_raw(1)),
             base.iceberg(Qty::from_raw(2)),
@@ -673,7 +674,10 @@ mod tests {
         assert!(base.ext.is_plain());
         let mut bad = Request::ext(&base.stop(Price::from_raw(1)), 1);
         bad.side = 3;
-        assert!(matches!(bad.decode(), Err(DecodeError::BadOrderFields(3, ..))));
+        assert!(matches!(
+            bad.decode(),
+            Err(DecodeError::BadOrderFields(3, ..))
+        ));
         assert_eq!(EventKind::from_u8(8), Some(EventKind::Triggered));
     }
 

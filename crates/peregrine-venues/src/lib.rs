@@ -16,9 +16,7 @@ pub mod fix;
 pub mod log;
 pub mod sim;
 
-use peregrine_types::{
-    InstrumentId, OrderExt, OrderType, Price, Qty, Side, StpMode, TimeInForce,
-};
+use peregrine_types::{InstrumentId, OrderExt, OrderType, Price, Qty, Side, StpMode, TimeInForce};
 
 use crate::feed::MarketFeed;
 

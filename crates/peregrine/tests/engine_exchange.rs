@@ -231,7 +231,10 @@ fn events_of(
             .filter(|e| e.client_id == client_id)
             .map(|e| (e.kind(), e.reason))
             .collect();
-        if want.iter().all(|k| kinds.iter().any(|(s, _)| *s == Some(*k))) {
+        if want
+            .iter()
+            .all(|k| kinds.iter().any(|(s, _)| *s == Some(*k)))
+        {
             return;
         }
         let refused = kinds.iter().any(|(s, _)| *s == Some(EventKind::Reject));
@@ -322,8 +325,15 @@ fn a_strategy_stop_is_triggered_by_a_trade_on_the_exchange() {
             vec![EventKind::Ack, EventKind::Triggered, EventKind::Fill],
             "{of_stop:?}"
         );
-        assert_eq!((of_stop[1].price, of_stop[1].qty), (9900, 9900), "trigger, last");
-        assert_eq!((of_stop[2].price, of_stop[2].qty, of_stop[2].leaves), (9900, 1, 0));
+        assert_eq!(
+            (of_stop[1].price, of_stop[1].qty),
+            (9900, 9900),
+            "trigger, last"
+        );
+        assert_eq!(
+            (of_stop[2].price, of_stop[2].qty, of_stop[2].leaves),
+            (9900, 1, 0)
+        );
         let bid_fills: i64 = seen
             .iter()
             .filter(|e| e.client_id == bid && e.kind() == Some(EventKind::Fill))

@@ -157,7 +157,11 @@ fn risk_counts_a_parked_stop_in_full() {
     let out = send(&mut c, 0, &sell_stop(1, 5));
     assert_eq!(
         events(&out),
-        vec![(0, Some(EventKind::Reject), RiskReject::MaxOrderNotional.code())]
+        vec![(
+            0,
+            Some(EventKind::Reject),
+            RiskReject::MaxOrderNotional.code()
+        )]
     );
     assert!(gateway_new(&send(&mut c, 0, &sell_stop(2, 4))).is_some());
     // The parked stop's 4 count on the sell side: 2 more would pass 5.
