@@ -4,7 +4,7 @@ use peregrine_fix::app::{
     self, decimal_units, AppError, BusinessMessageReject, BusinessRejectReason, CxlRejReason,
     CxlRejResponseTo, ExecType, ExecutionReport, NewOrderSingle, OrdRejReason, OrdStatus, OrdType,
     OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest, OrderExtras, OrderTerms,
-    TimeInForce,
+    TimeInForce, TrailOffsetUnit,
 };
 use peregrine_fix::codec::{tags, FieldError, Message, Precision};
 use peregrine_types::{
@@ -322,7 +322,17 @@ impl Bridge {
         };
         let native = self.table.native_id();
         let spec = &self.instruments[n.instrument];
-        if stop_price == 0 && display_qty == 0 {
+        let (trail, trail_unit) = match extras.trail {
+            Some(t) => (
+                t.value,
+                match t.unit {
+                    TrailOffsetUnit::Ticks => TrailUnit::Ticks,
+                    TrailOffsetUnit::BasisPoints => TrailUnit::Bps,
+                },
+            ),
+            None => (0, TrailUnit::None),
+        };
+        if stop_price == 0 && display_qty == 0 && trail == 0 {
             push_native(
                 &mut self.native_out,
                 &NewOrder {
@@ -339,7 +349,8 @@ impl Bridge {
             );
         } else {
             // A stop (FIX's stop triggers against the order: a stop-loss), a
-            // stop-limit, or an iceberg: protocol version 3's NewOrderExt.
+            // stop-limit, a trailing stop (ExecInst a), or an iceberg: protocol
+            // version 3's NewOrderExt.
             push_native(
                 &mut self.native_out,
                 &NewOrderExt {
@@ -350,17 +361,17 @@ impl Bridge {
                     stop_price: Price::from_raw(stop_price),
                     display_qty: Qty::from_raw(display_qty),
                     instrument: InstrumentId(spec.id),
-                    trail: 0,
+                    trail,
                     side: d.terms.side.to_peregrine(),
                     order_type: n.order_type,
                     tif: n.tif,
                     stp: n.stp,
-                    trigger: if stop_price != 0 {
+                    trigger: if stop_price != 0 || trail != 0 {
                         TriggerKind::StopLoss
                     } else {
                         TriggerKind::None
                     },
-                    trail_unit: TrailUnit::None,
+                    trail_unit,
                     reserved: Pad,
                 },
             );

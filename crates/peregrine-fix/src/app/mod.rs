@@ -26,7 +26,8 @@ pub use reports::{
 };
 pub use requests::{
     msg_type as request_type, NewOrderSingle, OrderCancelReplaceRequest, OrderCancelRequest,
-    OrderExtras, OrderMassCancelRequest, OrderStatusRequest, OrderTerms,
+    OrderExtras, OrderMassCancelRequest, OrderStatusRequest, OrderTerms, TrailOffset,
+    TrailOffsetUnit,
 };
 
 #[cfg(test)]
