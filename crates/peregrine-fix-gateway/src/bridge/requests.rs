@@ -163,14 +163,16 @@ impl Bridge {
             }
         };
         let order_type = match (t.ord_type, t.post_only) {
-            (OrdType::Market | OrdType::Stop, false) => OrderType::Market,
+            (OrdType::Market | OrdType::Stop | OrdType::MarketIfTouched, false) => {
+                OrderType::Market
+            }
             (OrdType::Market, true) => {
                 return Err((
                     OrdRejReason::UnsupportedCharacteristic,
                     "a market order cannot be post-only",
                 ))
             }
-            (OrdType::Stop | OrdType::StopLimit, true) => {
+            (OrdType::Stop | OrdType::StopLimit | OrdType::MarketIfTouched, true) => {
                 return Err((
                     OrdRejReason::UnsupportedCharacteristic,
                     "a stop order cannot be post-only",
@@ -182,7 +184,9 @@ impl Bridge {
         let tif = match t.time_in_force {
             // A stop waits for its trigger however long (until cancelled); what it
             // becomes is a market order, which trades at once or not at all.
-            TimeInForce::Gtc if t.ord_type == OrdType::Stop => peregrine_types::TimeInForce::Ioc,
+            TimeInForce::Gtc if matches!(t.ord_type, OrdType::Stop | OrdType::MarketIfTouched) => {
+                peregrine_types::TimeInForce::Ioc
+            }
             TimeInForce::Gtc => peregrine_types::TimeInForce::Gtc,
             TimeInForce::Ioc => peregrine_types::TimeInForce::Ioc,
             TimeInForce::Fok => peregrine_types::TimeInForce::Fok,
@@ -366,7 +370,10 @@ impl Bridge {
                     order_type: n.order_type,
                     tif: n.tif,
                     stp: n.stp,
-                    trigger: if stop_price != 0 || trail != 0 {
+                    // OrdType J (market if touched) is the core's take-profit.
+                    trigger: if d.terms.ord_type == OrdType::MarketIfTouched {
+                        TriggerKind::TakeProfit
+                    } else if stop_price != 0 || trail != 0 {
                         TriggerKind::StopLoss
                     } else {
                         TriggerKind::None

@@ -1257,4 +1257,53 @@ mod stops_and_icebergs {
             );
         }
     }
+
+    /// OrdType J (Market If Touched) with StopPx is the core's take-profit market
+    /// order (IOC once triggered); a trailing J, a J without StopPx and a post-only J
+    /// are refused (the core has no trailing take-profit).
+    #[test]
+    fn market_if_touched_is_the_cores_take_profit() {
+        let mut h = Harness::new();
+        let native = order_ext(&mut h, "tp", &[(40, "J"), (99, "97"), (44, "99")]);
+        let [Inbound::NewOrderExt(n)] = native.as_slice() else {
+            panic!("{native:?}")
+        };
+        assert_eq!(
+            (n.trigger, n.stop_price.units(), n.order_type, n.tif),
+            (
+                TriggerKind::TakeProfit,
+                9700,
+                OrderType::Market,
+                peregrine_types::TimeInForce::Ioc
+            )
+        );
+        let n = *n;
+        h.bridge.on_native(&accepted_ext(&n, 80, 1), T0).unwrap();
+        let out = h.out();
+        assert_eq!(
+            out.iter()
+                .map(|(_, m)| (get(m, 150), get(m, 40)))
+                .collect::<Vec<_>>(),
+            [(Some("0"), Some("J"))]
+        );
+        for (extra, text) in [
+            (
+                vec![(40, "J"), (44, "99"), (18, "a"), (211, "5"), (836, "2")],
+                "only with OrdType 3 (stop) or 4 (stop-limit)",
+            ),
+            (vec![(40, "J"), (44, "99")], "StopPx (99) required"),
+            (
+                vec![(40, "J"), (44, "99"), (99, "97"), (18, "6")],
+                "cannot be post-only",
+            ),
+        ] {
+            assert!(order_ext(&mut h, "x", &extra).is_empty(), "{extra:?}");
+            let out = h.out();
+            let [(_, er)] = out.as_slice() else {
+                panic!("{out:?} for {extra:?}")
+            };
+            assert_eq!(get(er, 150), Some("8"));
+            assert!(get(er, 58).unwrap().contains(text), "{:?}", get(er, 58));
+        }
+    }
 }

@@ -51,10 +51,16 @@ fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
     let ord_type_raw = req(ord_type, t::ORD_TYPE)?;
     let ord_type = OrdType::from_value(ord_type_raw).ok_or(AppError::Unsupported {
         tag: t::ORD_TYPE,
-        text: "OrdType not supported: 1 (market), 2 (limit), 3 (stop) or 4 (stop-limit)",
+        text: "OrdType not supported: 1 (market), 2 (limit), 3 (stop), 4 (stop-limit) or J (market if touched)",
     })?;
     let time_in_force = match tif {
-        None if matches!(ord_type, OrdType::Market | OrdType::Stop) => TimeInForce::Ioc,
+        None if matches!(
+            ord_type,
+            OrdType::Market | OrdType::Stop | OrdType::MarketIfTouched
+        ) =>
+        {
+            TimeInForce::Ioc
+        }
         None => TimeInForce::Gtc,
         Some(v) => TimeInForce::from_value(v)
             .filter(|&f| f != TimeInForce::Day)
@@ -228,17 +234,20 @@ impl<'a> OrderExtras<'a> {
         ord_type: OrdType,
         trail: Option<TrailOffset>,
     ) -> Result<Self, AppError> {
-        let stop = matches!(ord_type, OrdType::Stop | OrdType::StopLimit);
+        let stop = matches!(
+            ord_type,
+            OrdType::Stop | OrdType::StopLimit | OrdType::MarketIfTouched
+        );
         if stop && stop_px.is_none() && trail.is_none() {
             return Err(AppError::Unsupported {
                 tag: t::STOP_PX,
-                text: "StopPx (99) required with OrdType 3 (stop) or 4 (stop-limit)",
+                text: "StopPx (99) required with OrdType 3 (stop), 4 (stop-limit) or J (market if touched)",
             });
         }
         if !stop && stop_px.is_some() {
             return Err(AppError::Unsupported {
                 tag: t::STOP_PX,
-                text: "StopPx (99) only with OrdType 3 (stop) or 4 (stop-limit)",
+                text: "StopPx (99) only with OrdType 3 (stop), 4 (stop-limit) or J (market if touched)",
             });
         }
         Ok(OrderExtras {
