@@ -46,7 +46,7 @@ pub struct OrderTerms<'a> {
 }
 
 /// Decodes the terms from collected values `[55, 54, 38, 40, 44, 59, 126, 18, 2964]`.
-fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
+pub(super) fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
     let [symbol, side, qty, ord_type, price, tif, expire, exec_inst, stp] = v;
     let ord_type_raw = req(ord_type, t::ORD_TYPE)?;
     let ord_type = OrdType::from_value(ord_type_raw).ok_or(AppError::Unsupported {
@@ -101,7 +101,7 @@ fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
     })
 }
 
-const TERM_TAGS: [u32; 9] = [
+pub(super) const TERM_TAGS: [u32; 9] = [
     t::SYMBOL,
     t::SIDE,
     t::ORDER_QTY,
@@ -155,7 +155,7 @@ fn exec_inst_has(exec_inst: Option<&[u8]>, code: &[u8]) -> bool {
 /// A peg field without ExecInst `a` is refused (Peregrine has no pegged orders),
 /// and so is every combination the matching core cannot honour (`docs/fix.md`,
 /// "Trailing stops").
-fn trail_offset(
+pub(super) fn trail_offset(
     exec_inst: Option<&[u8]>,
     value: Option<&[u8]>,
     move_type: Option<&[u8]>,
@@ -228,7 +228,7 @@ fn trail_offset(
 }
 
 impl<'a> OrderExtras<'a> {
-    fn check(
+    pub(super) fn check(
         stop_px: Option<&'a [u8]>,
         max_floor: Option<&'a [u8]>,
         ord_type: OrdType,
