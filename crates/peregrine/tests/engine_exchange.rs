@@ -334,12 +334,25 @@ fn a_strategy_stop_is_triggered_by_a_trade_on_the_exchange() {
             (of_stop[2].price, of_stop[2].qty, of_stop[2].leaves),
             (9900, 1, 0)
         );
-        let bid_fills: i64 = seen
-            .iter()
-            .filter(|e| e.client_id == bid && e.kind() == Some(EventKind::Fill))
-            .map(|e| e.qty)
-            .sum();
-        assert_eq!(bid_fills, 2, "the bid traded with the sell and the stop");
+        // The bid's second fill (the stop's trade) may come after the stop's own.
+        let bid_fills = |seen: &[peregrine_strategy::msg::Event]| -> i64 {
+            seen.iter()
+                .filter(|e| e.client_id == bid && e.kind() == Some(EventKind::Fill))
+                .map(|e| e.qty)
+                .sum()
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while bid_fills(&seen) < 2 && std::time::Instant::now() < deadline {
+            match rx.try_pop() {
+                Some(ev) => seen.push(ev),
+                None => std::thread::sleep(Duration::from_millis(2)),
+            }
+        }
+        assert_eq!(
+            bid_fills(&seen),
+            2,
+            "the bid traded with the sell and the stop"
+        );
         assert!(!log().contains("unknown id"), "{}", log());
     });
 }
