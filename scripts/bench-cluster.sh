@@ -7,6 +7,7 @@
 #   FSYNC=none scripts/bench-cluster.sh
 #   scripts/bench-cluster.sh overload # the cluster at 2x its sustainable rate, 5 minutes
 #   scripts/bench-cluster.sh failover # 50 kill -9 of the leader under load
+#   SKIP_BUILD=1 scripts/bench-cluster.sh ...   # reuse target/release/peregrine
 #
 # `overload`: first the sustainable rate R, the cluster's throughput in closed loop
 # with 4 x 64 orders outstanding (20 s; or give RATE=R), then an open-loop run at 2R
@@ -51,7 +52,8 @@ case $MODE in
 esac
 FSYNC=${FSYNC:-batch}
 ROWS=${ROWS:-"open10k open100k max"}
-cargo build --release -p peregrine >&2
+# SKIP_BUILD=1: use target/release/peregrine as it is (a rerun of the same build).
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release -p peregrine >&2
 gcc -O2 -Wall -o target/release/peregrine-floor scripts/floor.c
 B=$PWD/target/release/peregrine
 F=$PWD/target/release/peregrine-floor
@@ -159,9 +161,11 @@ r["leaderships"] = int(open(sys.argv[1] + ".leaderships").read().strip() or 0)
 r["sustainable_per_s"], r["offered_per_s"], r["duration_s"] = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 json.dump(r, open(out, "w"), indent=1)
 print(f"overload: {r['leaderships']} leadership(s) (1 = no change); sent {r['sent']}, acked "
-      f"{r['answered'] - r['busy']} ({r['throughput_per_s']:.0f}/s), busy {r['busy']}, unanswered {r['lost']}; "
+      f"{r['answered'] - r['busy']} ({r['throughput_per_s']:.0f}/s), busy {r['busy']}, unanswered {r['lost']} "
+      f"(never written by the client {r['unsent']}); "
       f"ack p50/p99 {r['ack']['p50_us']:.0f}/{r['ack']['p99_us']:.0f} us, busy p50/p99 "
-      f"{r['busy_ack']['p50_us']:.0f}/{r['busy_ack']['p99_us']:.0f} us; JSON: {out}")
+      f"{r['busy_ack']['p50_us']:.0f}/{r['busy_ack']['p99_us']:.0f} us, client lag behind its schedule p50/p99 "
+      f"{r['send_lag']['p50_us']:.0f}/{r['send_lag']['p99_us']:.0f} us; JSON: {out}")
 PY
   exit 0
 fi

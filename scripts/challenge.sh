@@ -8,6 +8,7 @@
 # engine's median M msgs/s per scenario, its worst case, and Peregrine's ratio to each.
 #
 #   scripts/challenge.sh BENCH_DIR [--mirrors DIR] [--rounds N] [--engines "a b c"]
+#                        [--cpu] [--scenarios "s1 s2"] [--no-checks]
 #
 # BENCH_DIR   a checkout of the benchmark (its code never enters this repository; CI
 #             has no network, so this script is run by hand, see docs/capi.md).
@@ -17,7 +18,15 @@
 #             pinned commits.
 # --rounds    timed rounds per engine and scenario (default 5).
 # --engines   which other engines to time (default: "quantcup llc993 cpp_orderbook";
-#             liquibook too when it builds).
+#             liquibook too when it builds). An engine NAME whose NAME_adapter.so is
+#             already in BENCH_DIR is used as it is (e.g. an older Peregrine build
+#             copied there for an A/B).
+# --cpu       also record each timed run with `perf record -e cpu-clock -F 4000` and
+#             report the engine's own CPU time (samples in its .so): on a shared
+#             machine the harness's wall-clock figure also counts time the matcher
+#             thread was not running; this one does not.
+# --scenarios which scenarios to time (default: all five).
+# --no-checks skip the conformance gate and the state audits (A/B timing only).
 #
 # The matcher is pinned to core 0 and the report drainer to core 1. On a shared
 # machine the spread across rounds is part of the result: report it.
@@ -29,11 +38,17 @@ shift
 MIRRORS=""
 ROUNDS=5
 ENGINES="quantcup llc993 cpp_orderbook"
+CPU=0
+CHECKS=1
+SCENARIOS="normal static swing-25 swing-40 flash-crash"
 while [ $# -gt 0 ]; do
     case "$1" in
         --mirrors) MIRRORS="$2"; shift 2 ;;
         --rounds) ROUNDS="$2"; shift 2 ;;
         --engines) ENGINES="$2"; shift 2 ;;
+        --cpu) CPU=1; shift ;;
+        --scenarios) SCENARIOS="$2"; shift 2 ;;
+        --no-checks) CHECKS=0; shift ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
 done
@@ -99,7 +114,7 @@ done
 
 # --- correctness --------------------------------------------------------------------
 cd "$BENCH"
-SCENARIOS="normal static swing-25 swing-40 flash-crash"
+if [ "$CHECKS" = 1 ]; then
 say "conformance gate (scripts/conformance_check.py)"
 if ./scripts/conformance_check.py ./peregrine_adapter.so >"$BENCH/peregrine-conformance.txt" 2>&1; then
     echo "    conformance: PASS"
@@ -117,6 +132,7 @@ for s in $SCENARIOS; do
     [ -n "$line" ] || line=$(grep -m1 -E '^ERROR' <<<"$out" || echo "no audit output")
     echo "    $s: $line | $(grep -m1 -E '^Verdict' <<<"$out" || true)"
 done
+fi
 
 # --- timed rounds ------------------------------------------------------------------
 RES="$BENCH/peregrine-challenge.tsv"
@@ -129,25 +145,37 @@ say "timing: $ROUNDS rounds x 5 scenarios x {$TIMED}, engines shuffled each roun
 for r in $(seq 1 "$ROUNDS"); do
     for s in $SCENARIOS; do
         for e in $(printf '%s\n' $TIMED | shuf); do
-            out=$(./harness --engine "./${e}_adapter.so" --scenario "$s" --mode perf \
-                --matcher-core 0 --drainer-core 1 2>&1 || true)
+            run=(./harness --engine "./${e}_adapter.so" --scenario "$s" --mode perf
+                --matcher-core 0 --drainer-core 1)
+            ms=0
+            if [ "$CPU" = 1 ]; then
+                out=$(perf record -q -e cpu-clock -F 4000 -o "$BENCH/cpu.data" "${run[@]}" 2>&1 || true)
+                n=$(perf report -i "$BENCH/cpu.data" --no-children -n --sort dso --stdio 2>/dev/null \
+                    | awk -v so="${e}_adapter.so" '$3 == so {print $2}')
+                ms=$(( ${n:-0} / 4 ))
+            else
+                out=$("${run[@]}" 2>&1 || true)
+            fi
             mps=$(sed -n 's/^ *Throughput: *\([0-9.]*\) M msgs\/s.*/\1/p' <<<"$out")
             st=$(sed -n 's/^ *Status: *\([A-Z]*\).*/\1/p' <<<"$out" | head -1)
-            printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$s" "$e" "${mps:-0}" "${st:-NONE}" >>"$RES"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$s" "$e" "${mps:-0}" "${st:-NONE}" "$ms" >>"$RES"
         done
     done
     echo "    round $r done"
 done
 
-python3 - "$RES" "$TIMED" <<'EOF'
+rm -f "$BENCH/cpu.data"
+python3 - "$RES" "$TIMED" "$SCENARIOS" <<'EOF'
 import statistics, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
 engines = sys.argv[2].split()
-scen = ["normal", "static", "swing-25", "swing-40", "flash-crash"]
+scen = sys.argv[3].split()
 runs = {}
+cpu = {}
 status = {}
-for r, s, e, mps, st in rows:
+for r, s, e, mps, st, ms in rows:
     runs.setdefault((e, s), []).append(float(mps))
+    cpu.setdefault((e, s), []).append(int(ms))
     status.setdefault(e, set()).add(st)
 med = {k: statistics.median(v) for k, v in runs.items()}
 print("\nmedian M msgs/s (min-max) over rounds; hash status per engine")
@@ -166,4 +194,17 @@ print("\nPeregrine's worst case relative to each engine's worst case:")
 for e in engines[1:]:
     if worst[e][0] > 0:
         print(f"  peregrine / {e}: {p / worst[e][0]:.2f}x")
+if any(v for vs in cpu.values() for v in vs):
+    print("\nengine CPU ms in its own .so (perf cpu-clock samples / 4), median (min-max); engine init included")
+    print("engine".ljust(16) + "".join(s.rjust(20) for s in scen))
+    for e in engines:
+        cells = []
+        for s in scen:
+            v = cpu.get((e, s), [0])
+            cells.append(f"{statistics.median(v):.0f} ({min(v)}-{max(v)})".rjust(20))
+        print(e.ljust(16) + "".join(cells))
+    print("\nPeregrine's engine CPU relative to each engine's, per scenario (>1: Peregrine uses less):")
+    for e in engines[1:]:
+        r = [statistics.median(cpu[(e, s)]) / max(1, statistics.median(cpu[("peregrine", s)])) for s in scen]
+        print(f"  {e}: " + "  ".join(f"{s} {x:.2f}x" for s, x in zip(scen, r)))
 EOF

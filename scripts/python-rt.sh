@@ -9,12 +9,13 @@
 # and the shared-memory ring floor of docs/performance.md is `peregrine bench handoff`.
 # Each prints the runner's t8 - t1 histogram; the Python ones also the full cycle,
 # send in one callback -> the callback that receives its answer.
-# Needs the release build and the package installed (source tests/python/setup.sh).
+# Needs the release build (or PEREGRINE_BIN=another build) and the package installed
+# (source tests/python/setup.sh).
 # Usage: scripts/python-rt.sh [orders per run, default 200000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-200000}
-BIN=target/release/peregrine
+BIN=${PEREGRINE_BIN:-target/release/peregrine}
 PY="${PY_VENV:-target/py-venv}/bin/python"
 DIR=/dev/shm/peregrine-latency
 echo "# $(date -u +%FT%TZ)  nproc=$(nproc)  load $(cut -d' ' -f1-3 /proc/loadavg)  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"

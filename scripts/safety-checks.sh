@@ -4,11 +4,13 @@
 #   scripts/safety-checks.sh loom      loom models of the SPSC, shm SPSC and shm MPSC rings
 #   scripts/safety-checks.sh valgrind  memcheck over the queue, journal and testkit tests
 #   scripts/safety-checks.sh checked   inner crates' tests with debug-assertions + overflow-checks
+#   scripts/safety-checks.sh asan      the tests of every crate with unsafe code under
+#                                      AddressSanitizer (stable toolchain, RUSTC_BOOTSTRAP)
 #   scripts/safety-checks.sh fuzz      every fuzz target (or those in FUZZ_TARGETS) for
 #                                      FUZZ_SECONDS (default 30) each, then a table of
 #                                      inputs and inputs/s per target, written as JSON to
 #                                      target/fuzz-report/fuzz-report.json
-#   scripts/safety-checks.sh all       the four in that order (what .ci/run calls)
+#   scripts/safety-checks.sh all       the five in that order (what .ci/run calls)
 #
 # Each prints its wall time as `safety-checks: <check> took N s`. Run from anywhere;
 # exits non-zero on the first failing check (fuzz runs every target first, so the
@@ -24,6 +26,12 @@ CHECKED_CRATES=(peregrine-book peregrine-queue peregrine-journal peregrine-wire
 # that touches memory by hand (rings, shared memory, the mmap'ed journal, the counting
 # allocator) is exercised by these.
 VALGRIND_CRATES=(peregrine-queue peregrine-journal peregrine-testkit)
+# Crates with `unsafe` blocks whose tests run under AddressSanitizer (out-of-bounds,
+# use-after-free, ... in the rings, the shared-memory mappings, the book's slab, the
+# counting allocator, the C ABI). peregrine-py's unsafe is pyo3's module init, run by
+# the Python suite instead.
+ASAN_CRATES=(peregrine-queue peregrine-book peregrine-testkit peregrine-strategy
+  peregrine-capi)
 
 timed() {
   local name=$1
@@ -90,6 +98,19 @@ checked() {
   cargo test --profile checked "${args[@]}"
 }
 
+asan() {
+  local args=()
+  for c in "${ASAN_CRATES[@]}"; do args+=(-p "$c"); done
+  # -Zsanitizer needs RUSTC_BOOTSTRAP on stable (shared/FACTS.md) and an explicit
+  # --target, so build scripts and proc macros (host code) stay uninstrumented. Own
+  # target dir: the flags change every crate's build. Leaks are not errors: tests
+  # leak on purpose (Box::leak'ed fixtures). Fewer property cases: ~2-3x slower.
+  RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
+    ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" PROPTEST_CASES="${PROPTEST_CASES:-64}" \
+    cargo test --profile "${TEST_PROFILE:-release}" --target x86_64-unknown-linux-gnu \
+    "${args[@]}" --lib --tests
+}
+
 fuzz() {
   local secs=${FUZZ_SECONDS:-30}
   command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
@@ -135,15 +156,17 @@ case "${1:-all}" in
   loom) timed loom loom ;;
   valgrind) timed valgrind valgrind_check ;;
   checked) timed checked checked ;;
+  asan) timed asan asan ;;
   fuzz) timed fuzz fuzz ;;
   all)
     timed loom loom
     timed valgrind valgrind_check
     timed checked checked
+    timed asan asan
     timed fuzz fuzz
     ;;
   *)
-    echo "usage: $0 [loom|valgrind|checked|fuzz|all]" >&2
+    echo "usage: $0 [loom|valgrind|checked|asan|fuzz|all]" >&2
     exit 2
     ;;
 esac

@@ -31,10 +31,15 @@ UP=$!
 if [ "${RESTART:-1}" = 1 ]; then
     # Late in the run: a strategy killed, then the exchange (the supervisor restarts
     # both; the engine's adapter logs in again and replays what it missed).
+    # Found among up's own children (each runs in its own process group but stays
+    # up's child), so a neighbour's `up` on the same machine is never hit.
     sleep $((SECS * 8 / 10))
-    pkill -KILL -f "strategy maker --dir $DIR/run" || true
+    MK=$(pgrep -P "$UP" -f " strategy maker " | head -1 || true)
+    echo "killing strategy maker (pid ${MK:-none}) at $(date -u +%T)"
+    [ -n "$MK" ] && kill -KILL "$MK" || true
     sleep 5
-    EX=$(pgrep -f "peregrine exchange --config $DIR/run/exchange.toml" | head -1 || true)
+    EX=$(pgrep -P "$UP" -f " exchange --config " | head -1 || true)
+    echo "killing the exchange (pid ${EX:-none}) at $(date -u +%T)"
     [ -n "$EX" ] && kill -KILL "$EX" || true
 fi
 rc=0

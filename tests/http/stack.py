@@ -31,6 +31,7 @@ def free_port(kind=socket.SOCK_STREAM):
 
 
 EXCHANGE = """
+{top}
 listen = "127.0.0.1:0"
 recovery_listen = "127.0.0.1:{recovery}"
 wait = "park"
@@ -63,7 +64,15 @@ band = 5000
 status = "active"
 base = "PGN"
 quote = "USD"
+{fees}
 {more_instruments}
+"""
+
+# Stack(fees=True): PGN-USD charges fees (docs/fees.md), paid to account 4.
+FEES = """
+[instruments.fees]
+maker_ppm = 100
+taker_ppm = 500
 """
 
 # A second market for the pages' markets list (Stack(second_symbol=True)).
@@ -142,8 +151,9 @@ exchange = {{ addr = "{exchange}", account = 4, key_file = "{keys}" }}
 
 
 class Stack:
-    def __init__(self, engine=False, history_url=None, weight=6000, tick=5, second_symbol=False):
+    def __init__(self, engine=False, history_url=None, weight=6000, tick=5, second_symbol=False, fees=False):
         self.second_symbol = second_symbol
+        self.fees = fees
         self.tick = tick
         self.dir = tempfile.mkdtemp(prefix="peregrine-http-test-")
         self.procs = []
@@ -182,7 +192,8 @@ class Stack:
         exchange_toml = os.path.join(self.dir, "exchange.toml")
         self.feed_port = free_port(socket.SOCK_DGRAM)
         with open(exchange_toml, "w") as f:
-            f.write(EXCHANGE.format(recovery=free_port(), feed=self.feed_port, initial=initial, accounts_file=accounts_file, tick=self.tick,
+            f.write(EXCHANGE.format(top="fee_account = 4" if self.fees else "", fees=FEES if self.fees else "",
+                                    recovery=free_port(), feed=self.feed_port, initial=initial, accounts_file=accounts_file, tick=self.tick,
                                     more_assets=XYZ_ASSET if self.second_symbol else "",
                                     more_instruments=XYZ_INSTRUMENT if self.second_symbol else ""))
         ex = self._spawn("exchange", ["exchange", "--config", exchange_toml])

@@ -202,6 +202,73 @@ def test_order_total_share_of_balance_and_market_by_total(page, stack, rest):
     assert o["origQuoteOrderQty"] == "250.00" and float(o["cummulativeQuoteQty"]) <= 250.0, o
 
 
+def test_a_stop_limit_and_an_iceberg_through_the_ticket(page, stack, rest):
+    open_trade(page, stack)
+    page.get_by_test_id("side-sell").check()
+    page.get_by_test_id("type").select_option("STOP_LOSS_LIMIT")
+    expect(page.get_by_test_id("stop-price")).to_be_visible()
+    expect(page.get_by_test_id("trailing-delta")).to_be_visible()
+    page.get_by_test_id("price").fill("59.00")
+    page.get_by_test_id("qty").fill("2")
+    expect(page.get_by_test_id("order-check")).to_contain_text("stop price or a trailing offset")
+    page.get_by_test_id("stop-price").fill("60.001")
+    expect(page.get_by_test_id("order-check")).to_contain_text("Stop price must be")
+    expect(page.get_by_test_id("submit")).to_be_disabled()
+    page.get_by_test_id("stop-price").fill("60.00")
+    expect(page.get_by_test_id("order-check")).to_have_text("")
+    page.get_by_test_id("submit").click()
+    expect(page.get_by_test_id("order-result")).to_have_text(re.compile(r"order \d+ NEW"), timeout=10000)
+    stop_id = int(re.search(r"order (\d+)", page.get_by_test_id("order-result").inner_text()).group(1))
+    # Waiting for its trigger: in open orders, not in the book.
+    row = page.locator(f'#open tr[data-order-id="{stop_id}"]')
+    expect(row).to_contain_text("STOP_LOSS_LIMIT @ 60.00 (waiting)", timeout=10000)
+    got = rest.get_order(symbol="PGN-USD", orderId=stop_id)
+    assert (got["type"], got["stopPrice"], got["price"], got["isWorking"]) == ("STOP_LOSS_LIMIT", "60.00", "59.00", False)
+    expect(page.locator('#asks tr[data-price="59.00"]')).to_have_count(0)
+    # An iceberg: the display quantity is checked and sent.
+    page.get_by_test_id("type").select_option("LIMIT")
+    expect(page.get_by_test_id("stop-price")).to_be_hidden()
+    page.get_by_test_id("side-sell").check()
+    page.get_by_test_id("price").fill("148.00")
+    page.get_by_test_id("qty").fill("5")
+    page.get_by_test_id("iceberg-qty").fill("5")
+    expect(page.get_by_test_id("order-check")).to_contain_text("below the quantity")
+    page.get_by_test_id("iceberg-qty").fill("2")
+    expect(page.get_by_test_id("order-check")).to_have_text("")
+    page.get_by_test_id("submit").click()
+    # (The stop's answer is still there until the iceberg's arrives.)
+    expect(page.get_by_test_id("order-result")).not_to_have_text(f"order {stop_id} NEW", timeout=10000)
+    expect(page.get_by_test_id("order-result")).to_have_text(re.compile(r"order \d+ NEW"), timeout=10000)
+    ice_id = int(re.search(r"order (\d+)", page.get_by_test_id("order-result").inner_text()).group(1))
+    assert rest.get_order(symbol="PGN-USD", orderId=ice_id)["icebergQty"] == "2"
+    expect(page.locator(f'#open tr[data-order-id="{ice_id}"]')).to_contain_text("show 2", timeout=10000)
+    ask = page.locator('#asks tr[data-price="148.00"]')
+    expect(ask.locator("td").nth(1)).to_have_text("2", timeout=10000)
+    page.get_by_test_id("iceberg-qty").fill("")
+    # An OCO: a limit-maker leg above and a stop-limit leg below; cancelling one
+    # leg ends the list.
+    page.get_by_test_id("type").select_option("OCO")
+    expect(page.get_by_test_id("iceberg-qty")).to_be_hidden()
+    page.get_by_test_id("price").fill("147.00")
+    page.get_by_test_id("qty").fill("1")
+    page.get_by_test_id("stop-price").fill("61.00")
+    page.get_by_test_id("oco-stop-limit").fill("60.50")
+    expect(page.get_by_test_id("order-check")).to_have_text("")
+    page.get_by_test_id("submit").click()
+    expect(page.get_by_test_id("order-result")).to_have_text(re.compile(r"list \d+ EXECUTING"), timeout=10000)
+    list_id = int(re.search(r"list (\d+)", page.get_by_test_id("order-result").inner_text()).group(1))
+    legs = page.locator("#open tr", has_text=f"list {list_id}")
+    expect(legs).to_have_count(2, timeout=10000)
+    assert sorted(o["type"] for o in rest.get_open_orders(symbol="PGN-USD") if o["orderListId"] == list_id) == \
+        ["LIMIT_MAKER", "STOP_LOSS_LIMIT"]
+    page.get_by_test_id(f"cancel-{list_id}").click()
+    expect(legs).to_have_count(0, timeout=10000)
+    page.get_by_test_id("type").select_option("LIMIT")
+    for oid in (stop_id, ice_id):
+        page.get_by_test_id(f"cancel-{oid}").click()
+        expect(page.locator(f'#open tr[data-order-id="{oid}"]')).to_have_count(0, timeout=10000)
+
+
 def test_modify_cancel_all_and_the_order_history(page, stack, rest):
     open_trade(page, stack)
     a = rest.order_limit_buy(symbol="PGN-USD", quantity="1", price="60.00")["orderId"]

@@ -120,7 +120,9 @@ def test_errors_are_binance_errors(clients, stack):
     assert err(c.order_limit_buy, symbol=SYM, quantity="0", price="100.00").code in (-1013, -1130)
     assert err(c.order_limit_buy, symbol=SYM, quantity="1.5", price="100.00").code == -1111
     assert err(c.order_limit_buy, symbol=SYM, quantity="1", price="100.001").code == -1111
-    assert err(c.create_order, symbol=SYM, side="BUY", type="STOP_LOSS", quantity="1").code == -1116
+    assert err(c.create_order, symbol=SYM, side="BUY", type="TRAILING_STOP_MARKET", quantity="1").code == -1116
+    # A stop without its trigger (stops themselves: test_contingent.py).
+    assert err(c.create_order, symbol=SYM, side="BUY", type="STOP_LOSS", quantity="1").code == -1102
     assert err(c.create_order, symbol=SYM, side="UP", type="LIMIT", timeInForce="GTC", quantity="1", price="100").code == -1117
     assert err(c.cancel_order, symbol=SYM, orderId=999999999).code == -2011
     assert err(c.get_order, symbol=SYM, orderId=999999999).code == -2013

@@ -64,5 +64,7 @@ def test_every_operation_conforms(case):
 def test_the_document_covers_every_rest_route(api_schema):
     paths = set(api_schema.raw_schema["paths"])
     for p in ("/api/v3/order", "/api/v3/depth", "/api/v3/klines", "/api/v3/account", "/api/v3/userDataStream",
-              "/api/v3/ticker/24hr", "/api/v3/openOrders", "/api/v3/allOrders", "/api/v3/myTrades"):
+              "/api/v3/ticker/24hr", "/api/v3/openOrders", "/api/v3/allOrders", "/api/v3/myTrades",
+              "/api/v3/orderList/oco", "/api/v3/orderList/oto", "/api/v3/orderList/otoco", "/api/v3/orderList",
+              "/api/v3/openOrderList", "/api/v3/allOrderList"):
         assert p in paths

@@ -27,6 +27,7 @@ fn bench_book_prints_tables_and_writes_json() {
         "peregrine",
         "peregrine-pipelined",
         "peregrine-hashids",
+        "peregrine-openids",
         "peregrine-btree",
         "lobster",
         "orderbook-rs",
@@ -46,6 +47,7 @@ fn bench_book_prints_tables_and_writes_json() {
             "peregrine",
             "peregrine-pipelined",
             "peregrine-hashids",
+            "peregrine-openids",
             "peregrine-btree",
             "lobster",
             "orderbook-rs"

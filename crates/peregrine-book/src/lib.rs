@@ -53,7 +53,7 @@ pub use event::{
     CountingSink, Event, EventSink, Indicative, ListStatus, ListUpdate, MmpStatus, MmpUpdate,
     PhaseChanged, TriggerCause, Triggered,
 };
-pub use ids::{HashIds, IdWindow, OrderIds};
+pub use ids::{HashIds, IdWindow, OpenIds, OrderIds};
 pub use index::{BTreeLevels, Ladder, LevelIndex};
 pub use reference::ReferenceBook;
 pub use reject::{CancelReason, RejectReason};

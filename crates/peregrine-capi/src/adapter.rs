@@ -17,14 +17,25 @@
 //! report kind in the ABI: a new order is refused without any report, a modify gets
 //! a ModifyReject and the order stays as it was. Each is counted in [`Stats`].
 
-use peregrine_book::{Action, Cancel, Command, NewOrder};
-use peregrine_book::{Event, EventSink, OrderBook, ReferenceBook};
+use peregrine_book::{Action, Cancel, Command, NewOrder, Replace, Stage};
+use peregrine_book::{Event, EventSink, Ladder, OpenIds, OrderBook, ReferenceBook};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, InstrumentStatus, OrderId, OrderType,
     Price, Qty, Side, StpMode, TimeInForce, Timestamp,
 };
 
 use crate::abi::{CancelMsg, ModifyMsg, NewOrderMsg, Report, ReportKind};
+
+/// One message of a batch, its kind decoded.
+#[derive(Debug, Clone, Copy)]
+pub enum Msg<'a> {
+    /// A new order.
+    New(&'a NewOrderMsg),
+    /// A cancel.
+    Cancel(&'a CancelMsg),
+    /// A modify.
+    Modify(&'a ModifyMsg),
+}
 use crate::matcher::Matcher;
 
 /// The highest price in ticks the book accepts (the lowest is 1). 262,143 ticks is
@@ -55,6 +66,12 @@ pub fn challenge_spec() -> InstrumentSpec {
     spec
 }
 
+/// Distances (in messages) at which [`Adapter::on_batch`] prefetches each stage.
+/// Only the first stage (address arithmetic and prefetches, no reads): the book's
+/// deeper stages read the id table to find the node, which at the challenge's
+/// depths cost more than they saved (docs/capi.md).
+pub const BATCH_LOOKAHEAD: [(usize, Stage); 1] = [(4, Stage::Ids)];
+
 /// Where reports go.
 pub trait ReportSink {
     /// Delivers one report.
@@ -77,23 +94,28 @@ pub struct Stats {
     pub refused_modify: u64,
 }
 
+/// The book the library ships: the ladder of price levels and the open-addressing
+/// id table, since the ABI's order ids are the client's (sparse, in any order), not
+/// the dense increasing ids the exchange assigns and the default id window expects.
+pub type CapiBook = OrderBook<Ladder, OpenIds>;
+
 /// The challenge's engine over one Peregrine book.
 #[derive(Debug)]
-pub struct Adapter<B: Matcher = OrderBook> {
+pub struct Adapter<B: Matcher = CapiBook> {
     book: B,
     spec: InstrumentSpec,
     stats: Stats,
 }
 
-impl Adapter<OrderBook> {
-    /// The shipped configuration: the fast book with its defaults (ladder levels,
-    /// id window) over [`challenge_spec`], room for [`CAPACITY`] orders.
+impl Adapter<CapiBook> {
+    /// The shipped configuration: [`CapiBook`] over [`challenge_spec`], room for
+    /// [`CAPACITY`] orders.
     pub fn new() -> Self {
-        Adapter::with_book(OrderBook::new(challenge_spec(), CAPACITY))
+        Adapter::with_book(CapiBook::new(challenge_spec(), CAPACITY))
     }
 }
 
-impl Default for Adapter<OrderBook> {
+impl Default for Adapter<CapiBook> {
     fn default() -> Self {
         Self::new()
     }
@@ -127,7 +149,9 @@ struct Translate<'a, R: ReportSink> {
 }
 
 impl<R: ReportSink> EventSink for Translate<'_, R> {
-    #[inline]
+    // Always inlined, so that the book's events the ABI has no report for (level
+    // updates, accepted replaces) are never built.
+    #[inline(always)]
     fn push(&mut self, event: Event) {
         let r = match event {
             Event::Accepted(a) if self.step == Step::New => Report {
@@ -327,6 +351,78 @@ impl<B: Matcher> Adapter<B> {
             quantity: m.new_quantity,
             ..Report::default()
         });
+    }
+
+    /// One message, as its own entry point would run it.
+    #[inline]
+    pub fn on_msg<R: ReportSink>(&mut self, m: Msg<'_>, out: &mut R) {
+        match m {
+            Msg::New(n) => self.on_new(n, out),
+            Msg::Cancel(c) => self.on_cancel(c, out),
+            Msg::Modify(m) => self.on_modify(m, out),
+        }
+    }
+
+    /// Runs `n` messages in order, `msg(i)` giving the i-th (`None`: skipped), with
+    /// exactly the reports of running each alone; each message's memory (id-table
+    /// entry, price level) is loaded a few messages before it runs
+    /// ([`BATCH_LOOKAHEAD`]), so that the cache misses of consecutive messages overlap.
+    #[inline]
+    pub fn on_batch<'a, R: ReportSink>(
+        &mut self,
+        n: usize,
+        msg: impl Fn(usize) -> Option<Msg<'a>>,
+        out: &mut R,
+    ) {
+        for i in 0..n {
+            for (d, stage) in BATCH_LOOKAHEAD {
+                if i + d < n {
+                    if let Some(m) = msg(i + d) {
+                        self.prefetch(m, stage);
+                    }
+                }
+            }
+            if let Some(m) = msg(i) {
+                self.on_msg(m, out);
+            }
+        }
+    }
+
+    /// Starts loading what `m` will touch, as far as `stage` allows; changes nothing.
+    #[inline]
+    fn prefetch(&self, m: Msg<'_>, stage: Stage) {
+        let cmd = match m {
+            Msg::New(n) => {
+                match self.order(
+                    n.order_id,
+                    n.side,
+                    n.price_ticks,
+                    n.quantity,
+                    TimeInForce::Gtc,
+                ) {
+                    Some(c) => c,
+                    None => return,
+                }
+            }
+            Msg::Cancel(c) => cancel_cmd(c.order_id),
+            Msg::Modify(m) => Command {
+                ts: Timestamp(0),
+                action: Action::Replace(Replace {
+                    instrument: INSTRUMENT,
+                    id: OrderId(m.order_id),
+                    account: ACCOUNT,
+                    client_id: ClientOrderId(m.order_id),
+                    price: Price::from_raw(m.new_price_ticks),
+                    qty: Qty::from_raw(i64::from(m.new_quantity)),
+                }),
+            },
+        };
+        self.book.prefetch(&cmd, stage);
+        if let (Msg::New(n), Stage::Ids) = (m, stage) {
+            // The duplicate-id check reads the id-table entry, which for client ids
+            // is anywhere: a cancel's first stage loads exactly that entry.
+            self.book.prefetch(&cancel_cmd(n.order_id), Stage::Ids);
+        }
     }
 
     /// Best bid in ticks, `i64::MIN` when no bid rests.

@@ -12,7 +12,7 @@ use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
 
 use crate::abi::{CancelMsg, ModifyMsg, NewOrderMsg, Report, TaggedMsg, Transport};
-use crate::adapter::{Adapter, ReportSink};
+use crate::adapter::{Adapter, Msg, ReportSink};
 
 /// The caller's report queue.
 struct TransportSink {
@@ -142,16 +142,21 @@ pub unsafe extern "C" fn engine_on_batch(msgs: *const TaggedMsg, n: u32) {
     let msgs = unsafe { std::slice::from_raw_parts(msgs, n as usize) };
     let mut guard = engine();
     let Some(e) = guard.as_mut() else { return };
-    for m in msgs {
-        // SAFETY: `kind` names the live arm (the caller's contract); every arm is
-        // plain old data, so reading it cannot produce an invalid value.
-        unsafe {
-            match m.kind {
-                0 => e.adapter.on_new(&m.body.new_order, &mut e.sink),
-                1 => e.adapter.on_cancel(&m.body.cancel, &mut e.sink),
-                2 => e.adapter.on_modify(&m.body.modify, &mut e.sink),
-                _ => {}
-            }
+    e.adapter
+        .on_batch(msgs.len(), |i| decode(&msgs[i]), &mut e.sink);
+}
+
+/// The message a tagged message holds (`None`: unknown tag).
+#[inline]
+fn decode(m: &TaggedMsg) -> Option<Msg<'_>> {
+    // SAFETY: `kind` names the live arm (the caller's contract); every arm is plain
+    // old data, so reading it cannot produce an invalid value.
+    unsafe {
+        match m.kind {
+            0 => Some(Msg::New(&m.body.new_order)),
+            1 => Some(Msg::Cancel(&m.body.cancel)),
+            2 => Some(Msg::Modify(&m.body.modify)),
+            _ => None,
         }
     }
 }

@@ -21,5 +21,7 @@ pub mod matcher;
 pub use abi::{
     CancelMsg, ModifyMsg, MsgBody, NewOrderMsg, Report, ReportKind, TaggedMsg, Transport,
 };
-pub use adapter::{challenge_spec, Adapter, ReportSink, Stats, CAPACITY, MAX_PRICE_TICKS};
+pub use adapter::{
+    challenge_spec, Adapter, CapiBook, Msg, ReportSink, Stats, CAPACITY, MAX_PRICE_TICKS,
+};
 pub use matcher::Matcher;

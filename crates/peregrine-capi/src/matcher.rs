@@ -2,7 +2,9 @@
 //! fast [`OrderBook`] (what the library ships) and by the naive [`ReferenceBook`]
 //! (what the tests compare it with).
 
-use peregrine_book::{Book, Command, EventSink, LevelIndex, OrderBook, OrderIds, ReferenceBook};
+use peregrine_book::{
+    Book, Command, EventSink, LevelIndex, OrderBook, OrderIds, ReferenceBook, Stage,
+};
 use peregrine_types::{Price, Side};
 
 /// A book the adapter can drive and query. Prices passed to [`Matcher::depth`] are
@@ -14,6 +16,9 @@ pub trait Matcher {
     fn best(&self, side: Side) -> Option<i64>;
     /// Total resting quantity at `price` on `side` (0: none).
     fn depth(&self, side: Side, price: i64) -> u64;
+    /// A hint that `cmd` will run soon (see [`OrderBook::prefetch`]); changes nothing.
+    #[inline]
+    fn prefetch(&self, _cmd: &Command, _stage: Stage) {}
 }
 
 impl<L: LevelIndex, I: OrderIds> Matcher for OrderBook<L, I> {
@@ -25,6 +30,11 @@ impl<L: LevelIndex, I: OrderIds> Matcher for OrderBook<L, I> {
     #[inline]
     fn best(&self, side: Side) -> Option<i64> {
         OrderBook::best(self, side).map(|(p, _, _)| p.units())
+    }
+
+    #[inline]
+    fn prefetch(&self, cmd: &Command, stage: Stage) {
+        OrderBook::prefetch(self, cmd, stage);
     }
 
     #[inline]

@@ -4,3 +4,6 @@
 //! exported symbols driven through a C-style transport.
 
 mod mapping;
+
+#[global_allocator]
+static GLOBAL: peregrine_testkit::CountingAllocator = peregrine_testkit::CountingAllocator;

@@ -66,6 +66,54 @@ impl Default for ThreadConfig {
     }
 }
 
+/// The orchestrator's longest sleep on its doorbell unless `idle_sleep_us` says (µs).
+const BELL_TIMEOUT_US: u64 = 1_000;
+
+/// The orchestrator thread: a [`ThreadConfig`] whose default waits cheaply. Idle, it
+/// spins 100 polls, yields 10, then sleeps on the engine's doorbell
+/// (`peregrine_strategy::doorbell`): a strategy's push or a gateway's completion
+/// wakes it at once, and it wakes by itself after `idle_sleep_us` (default 1 ms) for
+/// timers, control commands and liveness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OrchestratorConfig {
+    /// `busy-spin`, `spin-yield` or `park`; default `park` (sleep on the doorbell
+    /// after the spins and yields). `busy-spin` and `spin-yield` never sleep (with
+    /// `idle_sleep_us`: after 1,000 idle turns).
+    pub wait: WaitStrategy,
+    /// Index into the cores the process may use; default none.
+    pub core: Option<usize>,
+    /// The longest sleep on the doorbell (µs, at most 10,000); default 1,000 when
+    /// `wait = "park"`, none otherwise.
+    pub idle_sleep_us: Option<u64>,
+}
+
+impl Default for OrchestratorConfig {
+    fn default() -> Self {
+        OrchestratorConfig {
+            wait: WaitStrategy::SpinThenPark,
+            core: None,
+            idle_sleep_us: None,
+        }
+    }
+}
+
+impl OrchestratorConfig {
+    /// As a thread of the engine (wait, core, idle sleep).
+    pub fn thread(&self) -> ThreadConfig {
+        ThreadConfig {
+            wait: self.wait,
+            core: self.core,
+            idle_sleep_us: self.idle_sleep_us,
+        }
+    }
+
+    /// The longest sleep on the doorbell: `idle_sleep_us`, else 1 ms.
+    pub fn bell_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.idle_sleep_us.unwrap_or(BELL_TIMEOUT_US))
+    }
+}
+
 pub use peregrine_orchestrator::DeadPolicy;
 
 /// Strategy liveness.
@@ -247,8 +295,8 @@ pub struct EngineConfig {
     pub stats_interval_ms: u64,
     /// Instruments orders may name; default `[1]`.
     pub instruments: Vec<u32>,
-    /// The orchestrator thread; default spin-yield, unpinned.
-    pub orchestrator: ThreadConfig,
+    /// The orchestrator thread; default park (on the doorbell), unpinned.
+    pub orchestrator: OrchestratorConfig,
     /// Orders in flight at most; the orchestrator's order table is reserved for them
     /// at start (nothing grows on the order path); a new order beyond is refused as
     /// busy (205). Default 16,384.
@@ -282,7 +330,7 @@ impl Default for EngineConfig {
             ring_capacity: 4096,
             stats_interval_ms: 500,
             instruments: vec![1],
-            orchestrator: ThreadConfig::default(),
+            orchestrator: OrchestratorConfig::default(),
             max_in_flight: 16_384,
             liveness: LivenessConfig::default(),
             global_limits: Limits::default(),
@@ -548,7 +596,7 @@ impl EngineConfig {
     /// Threads that keep a core busy while idle, counted against `cores`.
     pub fn spinning_threads(&self) -> usize {
         let spins = |t: &ThreadConfig| t.wait.occupies_core() as usize;
-        spins(&self.orchestrator)
+        spins(&self.orchestrator.thread())
             + spins(&self.market_data.thread)
             + self.venues.iter().map(|v| spins(&v.thread)).sum::<usize>()
     }
@@ -577,11 +625,15 @@ mod tests {
         assert_eq!(d.instruments, vec![1]);
         assert_eq!(
             d.orchestrator,
-            ThreadConfig {
-                wait: WaitStrategy::SpinThenYield,
+            OrchestratorConfig {
+                wait: WaitStrategy::SpinThenPark,
                 core: None,
                 idle_sleep_us: None
             }
+        );
+        assert_eq!(
+            d.orchestrator.bell_timeout(),
+            std::time::Duration::from_millis(1)
         );
         assert_eq!(d.max_in_flight, 16_384);
         assert_eq!(d.liveness.heartbeat_timeout_ms, 1_000);
@@ -731,9 +783,12 @@ exchange = { addr = \"127.0.0.1:1\", account = 1, key_file = \"k\", keyfile = 1 
     #[test]
     fn spinners_count_busy_and_yielding_threads() {
         let mut c = EngineConfig::default();
+        assert_eq!(c.spinning_threads(), 2);
+        c.orchestrator.wait = WaitStrategy::SpinThenYield;
         assert_eq!(c.spinning_threads(), 3);
+        c.orchestrator.wait = WaitStrategy::SpinThenPark;
         c.venues[0].thread.wait = WaitStrategy::SpinThenPark;
         c.market_data.thread.wait = WaitStrategy::SpinThenPark;
-        assert_eq!(c.spinning_threads(), 1);
+        assert_eq!(c.spinning_threads(), 0);
     }
 }

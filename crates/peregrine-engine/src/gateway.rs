@@ -71,6 +71,9 @@ pub struct Gateway<V: Venue> {
     pub stop: Arc<AtomicBool>,
     /// Idle behaviour.
     pub wait: IdlePolicy,
+    /// The orchestrator's doorbell, rung after completions were pushed (`None`: the
+    /// orchestrator polls).
+    pub bell: Option<Arc<peregrine_strategy::doorbell::Doorbell>>,
     /// What the journal thread publishes (with a journal).
     pub journal: Option<Arc<JournalState>>,
     /// Where log lines go.
@@ -251,6 +254,9 @@ impl<V: Venue> Gateway<V> {
                     break;
                 }
             }
+        }
+        if let (true, Some(bell)) = (moved, &self.bell) {
+            bell.ring();
         }
         moved
     }

@@ -20,6 +20,7 @@ use crossbeam_queue::ArrayQueue;
 use peregrine_queue::pin::{available_cores, pin_current, spinner_warning, CoreId};
 use peregrine_queue::shm::ShmError;
 use peregrine_queue::{spsc, WaitStrategy};
+use peregrine_strategy::doorbell::Doorbell;
 use peregrine_strategy::paths;
 
 use crate::config::{EngineConfig, ThreadConfig, VenueConfig, VenueKind};
@@ -87,7 +88,11 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     let map = SlotMap::new(cfg.venues.len(), &cfg.instruments);
     let board_path = peregrine_strategy::md::board::path(&dir);
     let board = peregrine_strategy::md::BoardWriter::create(&board_path, &map.keys())?;
+    // Before the rings: a strategy that finds its rings finds the bell.
+    let bell_path = paths::doorbell(&dir);
+    let bell = Arc::new(Doorbell::create(&bell_path).map_err(|e| StartError::Io(e.0, e.1))?);
     let (mut links, mut files) = create_rings(cfg, &dir)?;
+    files.push(bell_path);
     files.push(board_path);
     let outboxes = outboxes(cfg, &map, &mut links);
     files.push(write_pid_file(&dir)?);
@@ -130,6 +135,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
             core: core_for(&v.thread, &cores),
             journal: journal_state.clone(),
             log: log.clone(),
+            bell: Arc::clone(&bell),
         };
         let (handle, reason_name) = match v.kind() {
             Some(VenueKind::Sim(sim)) => {
@@ -210,7 +216,8 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     })?);
     let mut orch = Orchestrator::new(cfg, links, gateways, completions, Arc::clone(&shared))
         .with_market_data(attach, md_counters)
-        .with_log(log.clone());
+        .with_log(log.clone())
+        .with_doorbell(bell);
     let journal = match journal {
         Some((link, h)) => {
             orch = orch.with_journal(link);
@@ -233,7 +240,7 @@ pub fn start(cfg: &EngineConfig) -> Result<Engine, StartError> {
     let control = control::serve(&socket, Arc::clone(&shared))
         .map_err(|e| StartError::Io(socket.clone(), e))?;
     others.push(control);
-    let core = core_for(&cfg.orchestrator, &cores);
+    let core = core_for(&cfg.orchestrator.thread(), &cores);
     let orchestrator = spawn("orchestrator", move || {
         eprintln!("{}", pin_current("orchestrator", core).describe());
         orch.run()
@@ -353,6 +360,7 @@ struct GatewayParts {
     core: Option<CoreId>,
     journal: Option<Arc<JournalState>>,
     log: EngineLog,
+    bell: Arc<Doorbell>,
 }
 
 /// Starts the gateway thread of `venue`; returns it with the venue's reason names.
@@ -369,6 +377,7 @@ fn spawn_gateway<V: Venue + Send + 'static>(
         counters: p.counters,
         stop: p.stop,
         wait: v.thread.idle_policy(),
+        bell: Some(p.bell),
         journal: p.journal,
         log: p.log,
     };

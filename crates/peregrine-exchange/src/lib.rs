@@ -49,7 +49,7 @@ mod net;
 mod start;
 pub mod stepped;
 
-pub use cluster::{fuzz_decode_batch, run_cluster, BatchError};
+pub use cluster::{fuzz_decode_batch, replay_cluster_log, run_cluster, BatchError, ClusterReplay};
 pub use config::{Config, ConfigError, Topology};
 pub use durability::snapshots::{ReplicaFactory, Snapshotter};
 pub use error::ExchangeError;

@@ -15,6 +15,15 @@ use quickfix::{
 /// QuickFIX keeps a process-wide session registry: one QuickFIX engine at a time.
 pub static QUICKFIX: Mutex<()> = Mutex::new(());
 
+/// The acceptor kind every test uses: QuickFIX's thread-per-connection acceptor.
+/// The single-threaded `SocketAcceptor` has a race in `Acceptor::stop` (QuickFIX
+/// calls `onStop`, which closes the socket server, before joining the thread that
+/// deletes that server at the same moment): a test stopping it on a loaded machine
+/// crashed with SIGSEGV in `SocketServer::close` (4 of 60 runs at load ~6, CI
+/// 2026-11-28). The threaded acceptor joins its threads in `onStop`.
+pub const ACCEPTOR_KIND: quickfix::FixSocketServerKind =
+    quickfix::FixSocketServerKind::MultiThreaded;
+
 /// Waits (bounded) for `cond`, checking every 5 ms.
 pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;

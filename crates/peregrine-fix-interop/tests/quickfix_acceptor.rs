@@ -42,7 +42,7 @@ fn our_initiator_against_a_quickfix_acceptor() {
         &app,
         &store,
         &log,
-        quickfix::FixSocketServerKind::SingleThreaded,
+        ACCEPTOR_KIND,
     )
     .unwrap();
     acceptor.start().unwrap();

@@ -24,7 +24,7 @@ use tower::ServiceExt;
 use crate::app::App;
 use crate::dialect::error::ApiError;
 use crate::dialect::slots::{ConnGuard, PerIp};
-use crate::rest::{self, account, market, ops, replace, stream, trade, ClientAddr};
+use crate::rest::{self, account, lists, market, ops, replace, stream, trade, ClientAddr};
 use crate::ws::{api, conn};
 
 /// Every route.
@@ -51,8 +51,15 @@ pub fn router(app: Arc<App>) -> Router {
         )
         .route("/api/v3/order/test", post(trade::test_order))
         .route("/api/v3/order/cancelReplace", post(replace::cancel_replace))
-        // The contingent-order endpoints (`orderList/oco`, `orderList/oto`, ...)
-        // come here with the exchange's order lists (issue 31).
+        .route("/api/v3/orderList/oco", post(lists::new_oco))
+        .route("/api/v3/orderList/oto", post(lists::new_oto))
+        .route("/api/v3/orderList/otoco", post(lists::new_otoco))
+        .route(
+            "/api/v3/orderList",
+            get(lists::get_list).delete(lists::cancel_list),
+        )
+        .route("/api/v3/openOrderList", get(lists::open_lists))
+        .route("/api/v3/allOrderList", get(lists::all_lists))
         .route(
             "/api/v3/openOrders",
             get(trade::open_orders).delete(trade::cancel_open_orders),

@@ -479,6 +479,18 @@ impl Ledger {
                 h.fee_left = 0;
             }
             self.store(id, h);
+            // The post-condition of a fill, on in release (two map lookups): a
+            // trade never leaves either side's balances negative (money from
+            // nothing); `check` verifies the whole ledger where it can afford to.
+            for asset in [base, quote] {
+                let b = self.balance(h.account, asset);
+                assert!(
+                    b.available >= 0 && b.reserved >= 0,
+                    "a fill left account {} asset {} negative: {b:?}",
+                    h.account.0,
+                    asset.0
+                );
+            }
         }
     }
 

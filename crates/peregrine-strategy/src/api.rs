@@ -4,6 +4,7 @@
 use peregrine_queue::shm::ShmSpscProducer;
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 
+use crate::doorbell::Doorbell;
 use crate::md::{BoardReader, BookView};
 use crate::msg::{NewOrder, Request};
 use peregrine_queue::clock::now_ns;
@@ -35,6 +36,9 @@ pub enum KillSwitch {
 pub struct Api {
     tx: ShmSpscProducer<Request>,
     board: Option<BoardReader>,
+    /// Rung after every push, when the engine made one (`None`: a replay, an engine
+    /// without one).
+    doorbell: Option<Doorbell>,
     next_client_id: u64,
     sent: u64,
     full: u64,
@@ -48,6 +52,7 @@ impl Api {
         Api {
             tx,
             board,
+            doorbell: None,
             next_client_id: 1,
             sent: 0,
             full: 0,
@@ -149,12 +154,21 @@ impl Api {
         ))
     }
 
+    /// Rings `doorbell` after every push from now on (the runner, at attach).
+    pub(crate) fn with_doorbell(mut self, doorbell: Option<Doorbell>) -> Api {
+        self.doorbell = doorbell;
+        self
+    }
+
     /// Pushes a raw request as is (the runner's heartbeats; tests use it to send
     /// malformed bytes to the engine).
     pub fn send_raw(&mut self, request: Request) -> Result<(), ApiError> {
         match self.tx.try_push(request) {
             Ok(()) => {
                 self.sent += 1;
+                if let Some(d) = &self.doorbell {
+                    d.ring();
+                }
                 Ok(())
             }
             Err(_) => {

@@ -23,6 +23,12 @@ pub fn return_ring(dir: &Path, strategy: &str) -> PathBuf {
     dir.join(format!("{strategy}.return"))
 }
 
+/// The engine's doorbell ([`crate::doorbell`]): strategies ring it after a push so an
+/// idle orchestrator sleeps instead of polling.
+pub fn doorbell(dir: &Path) -> PathBuf {
+    dir.join("doorbell")
+}
+
 /// The engine's control socket.
 pub fn control_socket(dir: &Path) -> PathBuf {
     dir.join("control.sock")

@@ -512,7 +512,10 @@ fn attach_files(
                     ),
                 };
                 let board = BoardReader::attach(&md::board::path(&cfg.dir)).ok();
-                Ok((Api::new(tx, board), rx, mdrx))
+                // An engine without a doorbell (or a broken one) serves the
+                // strategy all the same, within its idle sleep.
+                let bell = crate::doorbell::Doorbell::open(&paths::doorbell(&cfg.dir)).ok();
+                Ok((Api::new(tx, board).with_doorbell(bell), rx, mdrx))
             });
         let attempt = attempt.and_then(|(api, rx, mdrx)| match before {
             Some(files) if RingFiles::now(cfg) == Some(files) => Ok((api, rx, mdrx, files)),

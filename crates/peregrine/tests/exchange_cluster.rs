@@ -25,6 +25,26 @@ use peregrine_wire::v2::{Outbound, RequestRef};
 use support::cluster::{Cluster, N};
 use support::{cancel, key, order, with_timeout};
 
+/// Sends `o` (new order `id`) and waits for its answer; a `busy` refusal (reason 19:
+/// on a loaded machine a replication round can pass `[backpressure] max_delay_ms`) is
+/// sent again after 10 ms, as docs/cluster.md tells clients to (nothing was entered).
+fn request_taken(
+    c: &mut Connection,
+    o: &peregrine_wire::orders::NewOrder,
+    id: u64,
+) -> Result<Outbound, ClientError> {
+    loop {
+        match c.request(o, RequestRef::NewOrder(ClientOrderId(id)), |_| {})? {
+            Outbound::Rejected(r)
+                if r.reason == peregrine_wire::reason::RejectCode::Busy.reason() =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return Ok(other),
+        }
+    }
+}
+
 /// Places resting orders one at a time and records each acknowledged id, until the
 /// connection breaks or `stop`.
 fn drive(mut c: Connection, base: u64, acked: Arc<Mutex<Vec<OrderId>>>, stop: Arc<AtomicBool>) {
@@ -36,7 +56,7 @@ fn drive(mut c: Connection, base: u64, acked: Arc<Mutex<Vec<OrderId>>>, stop: Ar
         let price = if side == Side::Buy { 9_000 } else { 11_000 } + (i % 50) as i64;
         let id = base + i;
         let o = order(id, side, price, 1, TimeInForce::Gtc);
-        match c.request(&o, RequestRef::NewOrder(ClientOrderId(id)), |_| {}) {
+        match request_taken(&mut c, &o, id) {
             Ok(Outbound::Accepted(a)) => acked.lock().unwrap().push(a.order_id),
             Ok(other) => panic!("order {id}: {other:?}"),
             Err(_) => return, // the leader died
@@ -76,12 +96,23 @@ fn the_leader_serves_and_followers_redirect_to_it() {
             if i == leader {
                 continue;
             }
-            let r = Connection::connect(
-                n.client,
-                LoginParams::trading(AccountId(1), 0),
-                key(1),
-                Duration::from_secs(5),
-            );
+            // The order is committed with one follower: the other may not have heard
+            // from the leader yet on a loaded machine ("no leader known", id 0).
+            let until = Instant::now() + Duration::from_secs(20);
+            let r = loop {
+                let r = Connection::connect(
+                    n.client,
+                    LoginParams::trading(AccountId(1), 0),
+                    key(1),
+                    Duration::from_secs(5),
+                );
+                match r {
+                    Err(ClientError::Redirected { leader_id: 0, .. }) if Instant::now() < until => {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    r => break r,
+                }
+            };
             match r {
                 Err(ClientError::Redirected {
                     leader_id, address, ..
@@ -276,7 +307,9 @@ fn ack_without_majority(env: &[(&str, &str)]) -> Cut {
     // timeout and closes the session).
     let o = order(2, Side::Buy, 9_001, 1, TimeInForce::Gtc);
     let sent = Instant::now();
-    let r = c.request(&o, RequestRef::NewOrder(ClientOrderId(2)), |_| {});
+    // A `busy` refusal (a timer's batch waiting for its replication past
+    // `max_delay_ms`) is not an answer to this question: the order is sent again.
+    let r = request_taken(&mut c, &o, 2);
     let cut = match r {
         Ok(Outbound::Accepted(_)) => Cut::Acked,
         Err(ClientError::Redirected { leader_id, .. }) => {
@@ -291,7 +324,7 @@ fn ack_without_majority(env: &[(&str, &str)]) -> Cut {
     let (mut c, _) = cluster.login(1, 0);
     let o = order(3, Side::Buy, 9_002, 1, TimeInForce::Gtc);
     assert!(matches!(
-        c.request(&o, RequestRef::NewOrder(ClientOrderId(3)), |_| {}),
+        request_taken(&mut c, &o, 3),
         Ok(Outbound::Accepted(_))
     ));
     cluster.converged(Duration::from_secs(30));
@@ -333,12 +366,63 @@ fn place(cluster: &Cluster, first: u64, n: u64) -> Vec<OrderId> {
     (first..first + n)
         .map(|id| {
             let o = order(id, Side::Buy, 8_000 + (id % 50) as i64, 1, TimeInForce::Gtc);
-            match c.request(&o, RequestRef::NewOrder(ClientOrderId(id)), |_| {}) {
+            match request_taken(&mut c, &o, id) {
                 Ok(Outbound::Accepted(a)) => a.order_id,
                 other => panic!("order {id}: {other:?}"),
             }
         })
         .collect()
+}
+
+/// `peregrine journal replay` / `verify journal` on a stopped node's config: the
+/// Raft log replayed offline (from the newest snapshot: 150 orders pass
+/// `snapshot_every` 64 twice) prints the engine seq and state hash every node
+/// reported on its admin endpoint, and the replicated hash checks match.
+#[test]
+fn a_stopped_nodes_log_replays_offline_to_the_hash_it_reported() {
+    with_timeout(180, || {
+        let mut cluster = Cluster::start();
+        place(&cluster, 1, 150);
+        let seq = cluster.converged(Duration::from_secs(30));
+        let s = cluster.nodes[0].status().unwrap();
+        let hash = s["current_state"]["hash"].as_str().unwrap().to_string();
+        for n in &mut cluster.nodes {
+            n.signal(rustix::process::Signal::TERM);
+            if let Some(mut c) = n.child.take() {
+                c.wait().unwrap();
+            }
+        }
+        let want = format!("engine_seq {seq} state_hash {hash}");
+        for n in &cluster.nodes {
+            let out = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+                .args(["journal", "replay", "--config"])
+                .arg(&n.config)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && text.contains(&want),
+                "node {}: want {want:?}\n{text}{}",
+                n.id,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(text.contains("0 mismatched"), "{text}");
+            let out = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+                .args(["verify", "journal", "--dir"])
+                .arg(&n.raft)
+                .arg("--config")
+                .arg(&n.config)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && text.contains(&want) && text.contains("OK: "),
+                "node {} verify: {text}{}",
+                n.id,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    });
 }
 
 #[test]
@@ -418,20 +502,24 @@ fn a_wiped_follower_rejoins_and_catches_up_from_a_snapshot() {
         cluster.nodes[f].set_join();
         cluster.nodes[f].start();
         let peer = cluster.nodes[f].peer.clone();
-        let lead = &cluster.nodes[leader];
-        let (code, body) = lead
-            .admin_call("POST", &format!("/cluster/add?id={id}&addr={peer}"))
-            .unwrap();
-        assert_eq!(code, 202, "{body}");
+        // At whichever node leads now (a loaded machine may have moved the
+        // leadership between the two remaining voters meanwhile).
+        let at_leader = |path: &str| {
+            support::wait_until(path, Duration::from_secs(30), || {
+                (0..N).filter(|&i| i != f).any(|i| {
+                    cluster.nodes[i]
+                        .admin_call("POST", path)
+                        .is_some_and(|(code, _)| code == 202)
+                })
+            })
+        };
+        at_leader(&format!("/cluster/add?id={id}&addr={peer}"));
         support::wait_until("the learner caught up", Duration::from_secs(30), || {
             cluster.nodes[f]
                 .status()
                 .is_some_and(|s| s["engine_seq"].as_u64() >= Some(ids.len() as u64))
         });
-        let (code, body) = lead
-            .admin_call("POST", &format!("/cluster/promote?id={id}&addr={peer}"))
-            .unwrap();
-        assert_eq!(code, 202, "{body}");
+        at_leader(&format!("/cluster/promote?id={id}&addr={peer}"));
         let seq = cluster.converged(Duration::from_secs(30));
         assert!(seq >= ids.len() as u64);
         let s = cluster.nodes[f].status().unwrap();
@@ -558,19 +646,30 @@ fn market_data_follows_the_leader_across_a_failover() {
 /// `[backpressure]` limit. Every order is answered, acknowledged or refused `busy`
 /// (none goes unanswered), and the leadership holds throughout (a change would leave
 /// the deposed leader's executed orders unanswered). `CLUSTER_OVERLOAD_SECS`
-/// lengthens the run (default 3 s; the 5-minute run is `scripts/bench-cluster.sh
+/// lengthens the run (default 2 s; the 5-minute run is `scripts/bench-cluster.sh
 /// overload`).
+///
+/// Out of the default run: it passed 6 of 6 runs alone and 11 of 12 runs of the
+/// whole file, but one whole-file run (2026-11-28 06:34 UTC, load ~9) left orders
+/// unanswered and the cause was not captured; a test that fails one run in a dozen
+/// for a reason nobody knows cannot gate CI. `cargo test --profile ci -p peregrine
+/// --test exchange_cluster overload -- --ignored` runs it (docs/testing.md, Known
+/// gaps).
 #[test]
-#[ignore = "not yet true on a loaded 2-core machine: in the full suite (2026-11-28 03:40 UTC) a follower started an election 2 s in and 594 orders went unanswered; issue 29 stays open (docs/testing.md, Known gaps)"]
+#[ignore = "one whole-file run in twelve left orders unanswered, cause not found (docs/testing.md)"]
 fn overload_is_answered_busy_and_the_leadership_holds() {
     use peregrine_client::loadgen::{self, LoadgenParams};
     let secs: f64 = std::env::var("CLUSTER_OVERLOAD_SECS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3.0);
+        .unwrap_or(2.0);
     with_timeout(120 + 2 * secs as u64, move || {
+        // Alone among this binary's clusters (three more nodes on two cores would
+        // starve these), with the shipped election timing (30 ticks of 10 ms).
         let cluster = Cluster::start_with(&support::cluster::Opts {
             extra: "[backpressure]\nmax_in_flight = 512\nmax_delay_ms = 20\n".into(),
+            election_ticks: Some(30),
+            exclusive: true,
             ..Default::default()
         });
         let (_, leader) = cluster.login(1, 0);
@@ -579,11 +678,12 @@ fn overload_is_answered_busy_and_the_leadership_holds() {
             accounts: (1..=4).map(|a| (AccountId(a), key(a))).collect(),
             spec: peregrine_types::InstrumentSpec::example(1),
             connections: 4,
-            rate: 200_000,
+            rate: 100_000,
             closed: false,
             window: 1,
             duration: secs,
-            drain: 10.0,
+            drain: 20.0,
+            // Yields its core when idle: the nodes need both.
             wait: peregrine_queue::WaitStrategy::SpinThenPark,
         })
         .unwrap_or_else(|e| panic!("loadgen: {e}\n{}", cluster.logs()));
@@ -593,7 +693,7 @@ fn overload_is_answered_busy_and_the_leadership_holds() {
         assert_eq!((summary.errors, summary.redirected), (0, 0));
         assert!(
             summary.busy > 0,
-            "never busy at 200k/s offered: {summary:?}"
+            "never busy at 100k/s offered: {summary:?}"
         );
         assert_eq!(cluster.leaderships(), 1, "{}", cluster.logs());
         let s = cluster.nodes[leader].status().unwrap();

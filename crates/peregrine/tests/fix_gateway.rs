@@ -333,6 +333,146 @@ fn quickfix_trades_through_the_gateway() {
     drop(gateway);
 }
 
+/// Issue 31's order types over FIX, through the real gateway and exchange, with
+/// QuickFIX as the client: a stop-limit buy (OrdType 4, StopPx 99) and a stop sell
+/// (OrdType 3) stay New until a trade reaches their trigger, are then restated
+/// (ExecType D, ExecRestatementReason 8) and fill; an iceberg (MaxFloor 111 of 1)
+/// fills 3 lots in three fills of 1, so it refilled twice; fills carry Commission
+/// with CommType 3.
+#[test]
+fn stops_stop_limits_and_icebergs_trigger_and_refill_through_the_gateway() {
+    let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = start_exchange(dir.path());
+    let gateway = start_gateway(dir.path(), exchange.addr);
+    wait_until("the gateway's exchange session", WAIT, || {
+        log_has(dir.path(), "gateway.log", "account 1 logged in")
+    });
+    let qf = Recorder {
+        password: Some("fix-pw".into()),
+        ..Recorder::default()
+    };
+    let app = Application::try_new(&qf).unwrap();
+    let wire = WireLog::default();
+    let qf_log = LogFactory::try_new(&wire).unwrap();
+    let cfg = settings(
+        dir.path(),
+        "initiator",
+        "CLIENT1",
+        "PEREGRINE",
+        gateway.addr.port(),
+        "",
+    );
+    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
+    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
+    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
+    let mut initiator = Initiator::try_new(
+        &qf_settings,
+        &app,
+        &store,
+        &qf_log,
+        quickfix::FixSocketServerKind::SingleThreaded,
+    )
+    .unwrap();
+    initiator.start().unwrap();
+    wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+
+    // A stop-limit buy: parked until a trade at 119.00 or above.
+    let answer = other.order(1, Side::Sell, 12000, 3, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    send(fix_order(
+        "S1",
+        &[
+            (54, "1"),
+            (38, "2"),
+            (40, "4"),
+            (99, "119"),
+            (44, "121"),
+            (59, "1"),
+        ],
+    ));
+    wait_until("the stop-limit New", WAIT, || {
+        has(&qf, "S1", &[(150, "0"), (39, "0"), (40, "4")])
+    });
+    send(fix_order(
+        "T1",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "120"), (59, "3")],
+    ));
+    wait_until("the stop-limit triggered and filled", WAIT, || {
+        has(&qf, "S1", &[(150, "D"), (39, "0"), (378, "8")])
+            && has(
+                &qf,
+                "S1",
+                &[(150, "F"), (39, "2"), (31, "120.00"), (13, "3")],
+            )
+    });
+    assert!(has(&qf, "T1", &[(150, "F"), (13, "3")]));
+
+    // A stop sell (market once triggered, protection 100): parked until a trade at
+    // 111.00 or below.
+    let answer = other.order(2, Side::Buy, 11000, 2, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    send(fix_order(
+        "S2",
+        &[(54, "2"), (38, "1"), (40, "3"), (99, "111"), (44, "100")],
+    ));
+    wait_until("the stop New", WAIT, || {
+        has(&qf, "S2", &[(150, "0"), (40, "3")])
+    });
+    send(fix_order(
+        "T2",
+        &[(54, "2"), (38, "1"), (40, "2"), (44, "110"), (59, "3")],
+    ));
+    wait_until("the stop triggered and filled", WAIT, || {
+        has(&qf, "S2", &[(150, "D"), (378, "8")])
+            && has(&qf, "S2", &[(150, "F"), (39, "2"), (31, "110.00")])
+    });
+
+    // An iceberg sell of 5 showing 1 at a time: a buy of 3 takes three parts.
+    send(fix_order(
+        "ICE",
+        &[
+            (54, "2"),
+            (38, "5"),
+            (40, "2"),
+            (44, "130"),
+            (111, "1"),
+            (59, "1"),
+        ],
+    ));
+    wait_until("the iceberg New", WAIT, || {
+        has(&qf, "ICE", &[(150, "0"), (151, "5")])
+    });
+    let answer = other.order(3, Side::Buy, 13000, 3, TimeInForce::Ioc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    wait_until("the iceberg refilled and filled 3", WAIT, || {
+        has(&qf, "ICE", &[(150, "F"), (39, "1"), (14, "3"), (151, "2")])
+    });
+    // Three fills of the one part shown at a time (an order showing all 5 would
+    // have filled 3 at once).
+    let parts: Vec<_> = about(&qf, "ICE")
+        .iter()
+        .filter(|m| m.field(150) == Some("F"))
+        .map(|m| m.field(32).map(str::to_string))
+        .collect();
+    assert_eq!(
+        parts,
+        [Some("1".to_string()), Some("1".into()), Some("1".into())]
+    );
+
+    initiator.stop().unwrap();
+    wait_until("logged out", WAIT, || qf.logouts() >= 1);
+    assert_eq!(
+        wire.incoming_with(&["|35=3|"]),
+        0,
+        "the gateway sent no session Reject"
+    );
+    drop(initiator);
+    drop(gateway);
+}
+
 /// The issue's demand: the gateway is killed (no goodbye) while its FIX client is
 /// away, the client's resting order fills twice while no gateway runs, and the
 /// gateway comes back on its store. It resumes the exchange's report stream from the

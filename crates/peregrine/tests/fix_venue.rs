@@ -6,7 +6,9 @@ mod support;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use peregrine_fix_interop::qf::{free_port, settings, wait_until, Recorder, WireLog, QUICKFIX};
+use peregrine_fix_interop::qf::{
+    free_port, settings, wait_until, Recorder, WireLog, ACCEPTOR_KIND, QUICKFIX,
+};
 use peregrine_types::{InstrumentId, Price, Qty, Side, TimeInForce};
 use peregrine_venues::fix::{FixInstrument, FixVenue, FixVenueConfig};
 use peregrine_venues::{Report, Venue, VenueOrder};
@@ -88,7 +90,7 @@ fn fix_venue_trades_at_a_quickfix_acceptor() {
             &app,
             &store,
             &log,
-            quickfix::FixSocketServerKind::SingleThreaded,
+            ACCEPTOR_KIND,
         )
         .unwrap();
         match acceptor.start() {

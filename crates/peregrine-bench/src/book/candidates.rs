@@ -10,7 +10,7 @@
 
 use peregrine_book::Command;
 use peregrine_book::{
-    BTreeLevels, CountingSink, HashIds, IdWindow, Ladder, LevelIndex, OrderBook, OrderIds,
+    BTreeLevels, CountingSink, HashIds, IdWindow, Ladder, LevelIndex, OpenIds, OrderBook, OrderIds,
 };
 use peregrine_types::{Side, Timestamp};
 
@@ -48,6 +48,10 @@ impl Layout for (BTreeLevels, IdWindow) {
 
 impl Layout for (Ladder, HashIds) {
     const NAME: &'static str = "peregrine-hashids";
+}
+
+impl Layout for (Ladder, OpenIds) {
+    const NAME: &'static str = "peregrine-openids";
 }
 
 /// Peregrine's book with level index `L` and id map `I`.

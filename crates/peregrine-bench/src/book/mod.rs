@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use candidates::{Lobster, OrderbookRs, Peregrine, Pipelined};
 use measure::{measure, timer_overhead_ns, Stats};
-use peregrine_book::{BTreeLevels, HashIds, Ladder};
+use peregrine_book::{BTreeLevels, HashIds, Ladder, OpenIds};
 use workload::Scenario;
 
 /// Arguments of `peregrine bench book`.
@@ -139,6 +139,7 @@ pub fn run(args: BookArgs) -> anyhow::Result<()> {
             measure::<Peregrine<Ladder>>(&s, &clock, repeats),
             measure::<Pipelined>(&s, &clock, repeats),
             measure::<Peregrine<Ladder, HashIds>>(&s, &clock, repeats),
+            measure::<Peregrine<Ladder, OpenIds>>(&s, &clock, repeats),
             measure::<Peregrine<BTreeLevels>>(&s, &clock, repeats),
         ];
         if !args.no_baselines {

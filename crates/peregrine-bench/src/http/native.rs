@@ -62,6 +62,7 @@ pub fn run(exchange: SocketAddr, keys: &Path, rate: u64, secs: f64) -> Result<Ta
                     price: 5_000,
                     qty: 1,
                     stp: Stp::None,
+                    ext: Default::default(),
                 }),
                 &mut out,
             );

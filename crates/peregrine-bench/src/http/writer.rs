@@ -82,6 +82,9 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
                 update_ms: now / 1_000_000,
                 entry_fills: Vec::new(),
                 orig_quote: 0,
+                ext: Default::default(),
+                list_id: -1,
+                working_ms: Some(now / 1_000_000),
             };
             let _ = orders_tx.send(HistoryRecord::Order(OrderRecord {
                 account: 1,
@@ -100,6 +103,7 @@ pub fn run(rate: u64, secs: f64) -> Result<Table, BenchError> {
                 qty: 1,
                 maker: false,
                 time_ms: now / 1_000_000,
+                fee: 0,
             };
             o.fill(f, 0, true);
             let _ = orders_tx.send(HistoryRecord::Order(OrderRecord {

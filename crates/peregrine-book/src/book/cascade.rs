@@ -18,7 +18,7 @@
 //! The loop ends when the queue is empty. A stop can trigger only once, so the
 //! cascade is finite (at most every parked order once).
 
-use peregrine_types::Price;
+use peregrine_types::{Price, Side};
 
 use super::OrderBook;
 use crate::arena::NIL;
@@ -38,6 +38,24 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         }
         if self.phase.is_auction() {
             self.publish_indicative(sink);
+        } else if self.phase.is_continuous() {
+            // The post-condition of every command, on in release (two O(1) best-level
+            // lookups): continuous matching never leaves the book crossed (a call
+            // auction may, and a halt during one keeps its book as it was).
+            assert!(
+                !self.crossed(),
+                "the book of instrument {} is crossed after a command in phase {:?}",
+                self.spec.id.0,
+                self.phase
+            );
+        }
+    }
+
+    /// Whether the best bid is at or above the best offer.
+    fn crossed(&self) -> bool {
+        match (self.best(Side::Buy), self.best(Side::Sell)) {
+            (Some((bid, ..)), Some((ask, ..))) => bid >= ask,
+            _ => false,
         }
     }
 

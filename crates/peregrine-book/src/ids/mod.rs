@@ -7,6 +7,9 @@
 //!   newest ids, with a hash map only for orders older than the window. Exchange ids
 //!   are dense and increasing, so almost every lookup is one 4-byte read at
 //!   `id & mask`, in a table a quarter the size of a hash map's buckets.
+//! * [`OpenIds`]: one open-addressing table keyed by the full id, sized by the live
+//!   count, for ids the venue did not assign (client-chosen, sparse, unordered): one
+//!   cache line per lookup whatever the ids. The C ABI (`peregrine-capi`) uses it.
 //! * [`HashIds`]: `hashbrown` with FxHash, the previous layout, kept as the baseline.
 //!
 //! Both are sized once for the arena's capacity and never allocate afterwards: the
@@ -14,9 +17,11 @@
 //! the arena before it inserts.
 
 mod hashed;
+mod open;
 mod window;
 
 pub use hashed::HashIds;
+pub use open::OpenIds;
 pub use window::IdWindow;
 
 /// A map from live order ids to arena slots.

@@ -3,8 +3,7 @@
 //! reference book (both through the adapter), and a model written from the
 //! challenge's header alone.
 
-use peregrine_book::OrderBook;
-use peregrine_capi::{challenge_spec, Adapter, Matcher, Report};
+use peregrine_capi::{challenge_spec, Adapter, CapiBook, Matcher, Report};
 use proptest::prelude::*;
 
 use super::util::*;
@@ -79,7 +78,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
     #[test]
     fn prop_fast_book_reference_book_and_model_agree(msgs in prop::collection::vec(msg(), 1..250)) {
-        let book: OrderBook = OrderBook::new(challenge_spec(), 512);
+        let book = CapiBook::new(challenge_spec(), 512);
         let mut fast = Adapter::with_book(book);
         let mut reference = Adapter::reference(512);
         let mut model = Model::default();
@@ -90,16 +89,20 @@ proptest! {
         for (step, m) in msgs.iter().enumerate() {
             let seq = step as u64 + 1;
             let pick = |p: u64| p % (next_id + 1) + 1;
+            // The wire id of the n-th order: sparse and unordered, as clients choose
+            // them (a bijection of u64, so distinct orders keep distinct ids).
+            let wire = |n: u64| n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             match *m {
                 Msg::New { side, price, qty, ioc: i } => {
-                    let o = if i { ioc(next_id, seq, side, price, qty) } else { new(next_id, seq, side, price, qty) };
+                    let id = wire(next_id);
+                    let o = if i { ioc(id, seq, side, price, qty) } else { new(id, seq, side, price, qty) };
                     next_id += 1;
                     fast.on_new(&o, &mut a);
                     reference.on_new(&o, &mut b);
                     model.on_new(&o, &mut c);
                 }
                 Msg::Cancel { pick: p } => {
-                    let o = cancel(pick(p), seq);
+                    let o = cancel(wire(pick(p)), seq);
                     fast.on_cancel(&o, &mut a);
                     reference.on_cancel(&o, &mut b);
                     model.on_cancel(&o, &mut c);
@@ -107,9 +110,9 @@ proptest! {
                 Msg::Modify { pick: p, side_flip, price, qty } => {
                     // The side of the order, as the workload sends it (rarely the
                     // other one: the reinsert follows the message).
-                    let id = pick(p);
-                    let side = u8::from((id % 2 == 0) != side_flip);
-                    let o = modify(id, seq, side, price, qty);
+                    let n = pick(p);
+                    let side = u8::from((n % 2 == 0) != side_flip);
+                    let o = modify(wire(n), seq, side, price, qty);
                     fast.on_modify(&o, &mut a);
                     reference.on_modify(&o, &mut b);
                     model.on_modify(&o, &mut c);

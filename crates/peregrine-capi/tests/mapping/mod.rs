@@ -1,4 +1,5 @@
 mod differential;
 mod ffi;
+mod no_alloc;
 mod rules;
 mod util;

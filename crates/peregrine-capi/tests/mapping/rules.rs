@@ -1,13 +1,12 @@
 //! One test per rule of the challenge, reports written out by hand.
 
-use peregrine_book::OrderBook;
-use peregrine_capi::{challenge_spec, Adapter, Report, MAX_PRICE_TICKS};
+use peregrine_capi::{challenge_spec, Adapter, CapiBook, Report, MAX_PRICE_TICKS};
 
 use super::util::*;
 
 /// A small fast book (the shipped one holds 2^18 orders; the rules do not depend on it).
 fn adapter() -> Adapter {
-    Adapter::with_book(OrderBook::new(challenge_spec(), 1024))
+    Adapter::with_book(CapiBook::new(challenge_spec(), 1024))
 }
 
 #[test]

@@ -52,6 +52,8 @@ pub(crate) struct Conn {
     rx: Rx,
     tx: Vec<u8>,
     tx_sent: usize,
+    /// End offset in `tx` of each order queued there (cleared with `tx`).
+    tx_order_ends: Vec<usize>,
     sent: Vec<Sent>,
     expected_seq: u64,
     /// The session's index, in the top bits of its client order ids: several
@@ -88,6 +90,7 @@ impl Conn {
             rx,
             tx: Vec::with_capacity(1 << 16),
             tx_sent: 0,
+            tx_order_ends: Vec::new(),
             sent: Vec::new(),
             expected_seq: session.next_session_seq(),
             tag: (index as u64) << TAG_SHIFT,
@@ -116,6 +119,14 @@ impl Conn {
         });
         self.outstanding += 1;
         self.queue(&order);
+        self.tx_order_ends.push(self.tx.len());
+    }
+
+    /// Orders queued and not yet written to the socket: the exchange had not read
+    /// what came before them (TCP flow control holds them in this process).
+    pub(super) fn unwritten(&self) -> usize {
+        let written = self.tx_order_ends.partition_point(|&e| e <= self.tx_sent);
+        self.tx_order_ends.len() - written
     }
 
     /// Writes queued bytes; sends a heartbeat when idle for half a second.
@@ -133,6 +144,7 @@ impl Conn {
         }
         if !self.tx.is_empty() {
             self.tx.clear();
+            self.tx_order_ends.clear();
             self.tx_sent = 0;
             self.last_tx = Instant::now();
         }

@@ -106,7 +106,7 @@ pub fn run(params: &LoadgenParams) -> Result<Summary, ClientError> {
             busy |= if params.closed {
                 send_closed(&mut conns, &mut k, params.window, start, spec)
             } else {
-                send_open(&mut conns, &mut k, interval_ns, now_ns, spec)
+                send_open(&mut conns, &mut k, interval_ns, now_ns, spec, &mut stats)
             };
             // One write per session per iteration: orders due together share it.
             for c in conns.iter_mut() {
@@ -142,6 +142,7 @@ fn send_open(
     interval_ns: u64,
     now_ns: u64,
     spec: &peregrine_types::InstrumentSpec,
+    stats: &mut Stats,
 ) -> bool {
     let n = conns.len() as u64;
     let mut any = false;
@@ -151,6 +152,7 @@ fn send_open(
         let j = c.sent_count() as u64;
         if c.alive {
             c.send_order(mix::order(spec, j), due);
+            stats.send_lag.saturating_record((now_ns - due).max(1));
         }
         *k += 1;
         any = true;
@@ -180,6 +182,11 @@ fn send_closed(
 fn summarize(args: &LoadgenParams, conns: &[Conn], stats: &Stats) -> Summary {
     let sent: u64 = conns.iter().map(|c| c.sent_count() as u64).sum();
     let lost: u64 = conns.iter().map(|c| c.outstanding as u64).sum();
+    let unsent: u64 = conns
+        .iter()
+        .filter(|c| c.alive)
+        .map(|c| c.unwritten() as u64)
+        .sum();
     let decided = stats.ack.len();
     Summary {
         mode: if args.closed { "closed" } else { "open" }.into(),
@@ -196,8 +203,10 @@ fn summarize(args: &LoadgenParams, conns: &[Conn], stats: &Stats) -> Summary {
         cancels: stats.cancels,
         errors: stats.errors,
         lost,
+        unsent,
         ack: Percentiles::of(&stats.ack),
         busy_ack: Percentiles::of(&stats.busy_ack),
         fill: Percentiles::of(&stats.fill),
+        send_lag: Percentiles::of(&stats.send_lag),
     }
 }

@@ -12,6 +12,9 @@ pub(super) struct Stats {
     pub fill: Histogram<u64>,
     /// Order → `Rejected` with reason `busy` (the exchange at capacity).
     pub busy_ack: Histogram<u64>,
+    /// Open loop: an order's due time → the client queued it (the client's own lag:
+    /// a generator short of CPU falls behind its schedule).
+    pub send_lag: Histogram<u64>,
     /// Rejected orders (business reasons; `busy` apart).
     pub rejects: u64,
     /// Orders refused `busy`.
@@ -35,6 +38,7 @@ impl Stats {
             ack: h(),
             fill: h(),
             busy_ack: h(),
+            send_lag: h(),
             rejects: 0,
             busy: 0,
             redirected: 0,
@@ -131,12 +135,19 @@ pub struct Summary {
     pub errors: u64,
     /// Orders sent that never got an answer.
     pub lost: u64,
+    /// Of `lost`: orders never written to the socket, still in the client's buffer
+    /// at the end (the exchange had not read what came before them, and TCP flow
+    /// control held them here). The rest of `lost` reached the exchange's socket.
+    pub unsent: u64,
     /// Order → ack latency (`Accepted` or a business `Rejected`).
     pub ack: Percentiles,
     /// Order → `busy` refusal latency.
     pub busy_ack: Percentiles,
     /// Order → taker fill latency.
     pub fill: Percentiles,
+    /// Open loop: due → queued by the client (its own lag behind the schedule, part
+    /// of every latency above).
+    pub send_lag: Percentiles,
 }
 
 impl Summary {
@@ -149,8 +160,8 @@ impl Summary {
             });
         format!(
             "loadgen: {} connections, rate {rate}, {:.2} s\n\
-             sent {}  answered {}  throughput {:.0}/s  rejects {}  busy {}  fills {}  cancels {}  errors {}  redirected {}  lost {}\n\
-             {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n{}\n{}\n{}\n",
+             sent {}  answered {}  throughput {:.0}/s  rejects {}  busy {}  fills {}  cancels {}  errors {}  redirected {}  lost {} (never written {})\n\
+             {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n{}\n{}\n{}\n{}\n",
             self.connections,
             self.duration_s,
             self.sent,
@@ -163,6 +174,7 @@ impl Summary {
             self.errors,
             self.redirected,
             self.lost,
+            self.unsent,
             "latency µs",
             "count",
             "p50",
@@ -174,6 +186,7 @@ impl Summary {
             self.ack.row("order→ack"),
             self.fill.row("order→fill"),
             self.busy_ack.row("order→busy"),
+            self.send_lag.row("client lag"),
         )
     }
 }

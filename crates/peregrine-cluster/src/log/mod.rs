@@ -4,11 +4,13 @@
 
 pub mod cache;
 pub mod durable;
+pub mod offline;
 pub mod records;
 pub mod snapshot;
 pub mod sync;
 
 pub use cache::LogCache;
 pub use durable::{DurableLog, LogOptions, Recovered};
+pub use offline::{replay_offline, OfflineReplay};
 pub use snapshot::{SnapshotData, SnapshotFile};
 pub use sync::Syncer;

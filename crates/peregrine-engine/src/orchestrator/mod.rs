@@ -31,6 +31,7 @@ use peregrine_orchestrator as core;
 use peregrine_orchestrator::{Completion, Input, Outputs};
 use peregrine_queue::clock::now_ns;
 use peregrine_queue::{IdlePolicy, Producer};
+use peregrine_strategy::doorbell::Doorbell;
 use peregrine_strategy::msg::RequestKind;
 
 use crate::config::EngineConfig;
@@ -134,6 +135,11 @@ pub struct Orchestrator {
     stats_interval_ns: u64,
     shared: Arc<Shared>,
     wait: IdlePolicy,
+    /// Rung by strategies and gateways after a push: an idle orchestrator sleeps on
+    /// it instead of polling (`None`: it idles by `wait` alone).
+    bell: Option<Arc<Doorbell>>,
+    /// The longest sleep on the bell (`orchestrator.idle_sleep_us`, else 1 ms).
+    bell_timeout: std::time::Duration,
     /// Where the ring files are (to re-create a dead strategy's rings).
     dir: std::path::PathBuf,
     ring_capacity: usize,
@@ -175,7 +181,9 @@ impl Orchestrator {
             next_pid_check_ns: 0,
             stats_interval_ns: cfg.stats_interval_ms * 1_000_000,
             shared,
-            wait: cfg.orchestrator.idle_policy(),
+            wait: cfg.orchestrator.thread().idle_policy(),
+            bell: None,
+            bell_timeout: cfg.orchestrator.bell_timeout(),
             dir: cfg.dir(),
             ring_capacity: cfg.ring_capacity,
             md_capacity: cfg.market_data.ring_capacity,
@@ -213,6 +221,12 @@ impl Orchestrator {
         }
     }
 
+    /// Sleeps on `bell` when idle (see [`Orchestrator::run`]).
+    pub fn with_doorbell(mut self, bell: Arc<Doorbell>) -> Orchestrator {
+        self.bell = Some(bell);
+        self
+    }
+
     /// Logs through `log` (the engine's log thread) instead of straight to stderr.
     pub fn with_log(mut self, log: EngineLog) -> Orchestrator {
         self.log = log;
@@ -232,6 +246,11 @@ impl Orchestrator {
     }
 
     /// The thread body: loops until `shared.stop`, then publishes a last snapshot.
+    ///
+    /// Idle, it spins, then yields, as its wait strategy says; where that strategy
+    /// would park (or sleep), an orchestrator with a doorbell sleeps on it instead,
+    /// woken at once by a strategy's or a gateway's push and at the latest after
+    /// `bell_timeout` (for timers, control commands and liveness).
     pub fn run(mut self) -> Orchestrator {
         let mut waiter = self.wait.idler();
         let (mut turns, mut idle_turns) = (0u32, 0u32);
@@ -247,12 +266,34 @@ impl Orchestrator {
             }
             if busy {
                 waiter.reset();
-            } else {
+            } else if self.bell.is_none() {
                 waiter.idle();
+            } else if waiter.idle_or_block() && self.sleep_on_bell() {
+                waiter.reset();
             }
         }
         self.publish(now_ns());
         self
+    }
+
+    /// Sleeps on the doorbell until a push rings it or `bell_timeout` passes, after
+    /// one more poll with the bell armed (so no push between the last poll and the
+    /// sleep is missed); housekeeping after. True if that poll found work.
+    fn sleep_on_bell(&mut self) -> bool {
+        let Some(bell) = self.bell.clone() else {
+            return false;
+        };
+        if !self.undelivered.is_empty() || !self.rearm.is_empty() {
+            return false;
+        }
+        let ticket = bell.arm();
+        let busy = self.poll_once();
+        if !busy {
+            bell.wait(ticket, self.bell_timeout);
+        }
+        bell.disarm();
+        self.housekeeping(now_ns());
+        busy
     }
 
     /// One pass over every input; true if anything was done.

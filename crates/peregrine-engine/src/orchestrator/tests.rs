@@ -9,6 +9,7 @@ use crossbeam_queue::ArrayQueue;
 use peregrine_queue::clock::now_ns;
 use peregrine_queue::shm::{ShmSpsc, ShmSpscConsumer, ShmSpscProducer};
 use peregrine_queue::{spsc, WaitStrategy};
+use peregrine_strategy::doorbell::Doorbell;
 use peregrine_strategy::msg::{reason, Event, EventKind, NewOrder, Request};
 use peregrine_types::stamp;
 use peregrine_types::{InstrumentId, Price, Qty, Side};
@@ -30,6 +31,9 @@ struct Rig {
     other: (ShmSpscProducer<Request>, ShmSpscConsumer<Event>),
     stop: Arc<AtomicBool>,
     gateway: Option<std::thread::JoinHandle<()>>,
+    /// The engine's doorbell (the gateway rings it; the orchestrator sleeps on it only
+    /// when a test gives it with `with_doorbell`).
+    bell: Arc<Doorbell>,
     _dir: tempfile::TempDir,
 }
 
@@ -83,6 +87,8 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
     let t = crate::rings::create_link(dir.path(), "t", 64, 64).unwrap();
     let other = attach_to(dir.path(), "t");
     let stop = Arc::new(AtomicBool::new(false));
+    let bell =
+        Arc::new(Doorbell::create(&peregrine_strategy::paths::doorbell(dir.path())).unwrap());
     let completions = Arc::new(ArrayQueue::new(64));
     let (inbox_tx, inbox_rx) = spsc::ring(64);
     let counters = Arc::new(GatewayCounters::default());
@@ -94,6 +100,7 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         counters: Arc::clone(&counters),
         stop: Arc::clone(&stop),
         wait: WaitStrategy::SpinThenYield.into(),
+        bell: Some(Arc::clone(&bell)),
         journal: None,
         log: crate::log::EngineLog::stderr_direct(),
     };
@@ -113,6 +120,7 @@ fn rig_on<V: Venue + Send + 'static>(mut cfg: EngineConfig, venue: V) -> Rig {
         other,
         stop,
         gateway,
+        bell,
         _dir: dir,
     }
 }
@@ -478,6 +486,7 @@ fn kill_against_a_hung_venue_times_out_with_a_clear_error() {
     assert!(reply.text.contains("1 orders still open"), "{}", reply.text);
 }
 
+mod idle;
 mod ops;
 #[test]
 fn summary_counts_what_strategies_were_told() {

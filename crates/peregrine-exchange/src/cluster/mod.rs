@@ -24,6 +24,7 @@
 mod admin;
 mod batch;
 pub(crate) mod log;
+mod offline;
 pub(crate) mod pump;
 mod redirect;
 mod run;
@@ -37,6 +38,7 @@ use peregrine_cluster::Node;
 use rustix::event::{eventfd, EventfdFlags};
 
 pub use batch::{fuzz_decode as fuzz_decode_batch, BatchError};
+pub use offline::{replay_cluster_log, ClusterReplay};
 pub use run::run as run_cluster;
 
 /// What the node thread, the serving loop and the redirector share.

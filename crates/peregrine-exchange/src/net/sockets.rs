@@ -246,3 +246,70 @@ impl SessionIo for Sockets {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The socket half of the writability watch, on the kernel's own sockets: a
+    /// session socket whose send buffer is full is not reported ready; once the table
+    /// asks (`want_write`) and the peer reads, the wait reports it (`EPOLLOUT`), and
+    /// once the table no longer asks, room alone does not wake the loop. (With the
+    /// `modify` removed the wait after the peer's read times out with nothing ready.)
+    #[test]
+    fn a_watched_session_socket_is_reported_when_its_peer_makes_room() {
+        let mut s = Sockets::bind("127.0.0.1:0".parse().unwrap(), 4).unwrap();
+        let mut peer = TcpStream::connect(s.local_addr().unwrap()).unwrap();
+        let (stream, _) = loop {
+            match s.listener.accept() {
+                Ok(a) => break a,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::yield_now(),
+                Err(e) => panic!("{e}"),
+            }
+        };
+        stream.set_nonblocking(true).unwrap();
+        s.poller.add(&stream, 2).unwrap();
+        s.streams[2] = Some(stream);
+        let chunk = [7u8; 64 * 1024];
+        let mut sent = 0usize;
+        loop {
+            match SessionIo::write(&mut s, 2, &chunk) {
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        let ready = |s: &mut Sockets, wait: Duration| -> Vec<u64> {
+            s.poller
+                .wait(Some(wait))
+                .unwrap()
+                .iter()
+                .map(|e| ready(e).token)
+                .collect()
+        };
+        assert!(ready(&mut s, Duration::ZERO).is_empty(), "full: not ready");
+        s.want_write(2, true);
+        assert!(ready(&mut s, Duration::ZERO).is_empty(), "still full");
+        // The peer reads everything the socket holds.
+        peer.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut got = 0usize;
+        while got < sent {
+            match peer.read(&mut buf) {
+                Ok(n) if n > 0 => got += n,
+                other => panic!("the peer's read: {other:?} after {got} of {sent}"),
+            }
+        }
+        assert_eq!(
+            ready(&mut s, Duration::from_secs(10)),
+            [2],
+            "room reported while watched"
+        );
+        s.want_write(2, false);
+        assert!(
+            ready(&mut s, Duration::ZERO).is_empty(),
+            "room alone does not wake the loop once the table stops asking"
+        );
+    }
+}

@@ -208,6 +208,17 @@ impl SteppedVenue {
         self.compact.shell.take_output(conn, max)
     }
 
+    /// Parked steps that found nothing ready (a real loop sleeps its whole park
+    /// there, up to 10 ms).
+    pub fn idle_parks(&self) -> u64 {
+        self.compact.shell.idle_parks
+    }
+
+    /// Bytes the exchange wrote to `conn` that the client has not taken yet.
+    pub fn output_len(&self, conn: ConnId) -> usize {
+        self.compact.shell.output_len(conn)
+    }
+
     /// Where `conn` is.
     pub fn conn_state(&self, conn: ConnId) -> ConnState {
         self.compact.shell.state(conn)

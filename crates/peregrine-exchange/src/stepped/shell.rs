@@ -31,6 +31,9 @@ struct Pipe {
     tx: VecDeque<u8>,
     /// The send buffer's size: a write with no room is `WouldBlock`.
     tx_capacity: usize,
+    /// The table asked to hear when `tx` has room ([`SessionIo::want_write`]):
+    /// reported ready while it has, as a level-triggered `EPOLLOUT` is.
+    watch_write: bool,
 }
 
 /// Connections waiting to be accepted, and those of the table's slots.
@@ -46,6 +49,9 @@ pub(crate) struct MemShell {
     early: BTreeMap<ConnId, (Vec<u8>, bool)>,
     /// Send buffer of new connections, bytes.
     pub(crate) tx_capacity: usize,
+    /// Parked polls (a non-zero timeout) that found nothing ready: a real loop
+    /// would have slept its whole timeout there.
+    pub(crate) idle_parks: u64,
 }
 
 /// What the caller can see of a connection.
@@ -111,6 +117,14 @@ impl MemShell {
         }
     }
 
+    /// Bytes written to `conn` that the caller has not taken yet.
+    pub(crate) fn output_len(&self, conn: ConnId) -> usize {
+        match self.by_conn.get(&conn) {
+            Some(&slot) => self.slots[slot].as_ref().map_or(0, |p| p.tx.len()),
+            None => self.closed.get(&conn).map_or(0, VecDeque::len),
+        }
+    }
+
     pub(crate) fn state(&self, conn: ConnId) -> ConnState {
         if self.by_conn.contains_key(&conn) {
             ConnState::Open
@@ -145,6 +159,7 @@ impl MemShell {
                 eof_seen: false,
                 tx: VecDeque::new(),
                 tx_capacity: self.tx_capacity,
+                watch_write: false,
             });
             self.by_conn.insert(conn, a.slot);
             table.admit(a, peer);
@@ -157,7 +172,7 @@ impl Shell for MemShell {
     fn poll(
         &mut self,
         table: &mut SessionTable,
-        _timeout: Option<Duration>,
+        timeout: Option<Duration>,
         read: bool,
         requests: &mut Vec<Request>,
     ) -> std::io::Result<Polled> {
@@ -167,9 +182,13 @@ impl Shell for MemShell {
         };
         if read {
             for slot in 0..self.slots.len() {
-                let ready = self.slots[slot]
-                    .as_ref()
-                    .is_some_and(|p| !p.rx.is_empty() || (p.peer_closed && !p.eof_seen));
+                // Readable, or watched for room and has some (as `Sockets`, the
+                // table reads what came and writes what waits).
+                let ready = self.slots[slot].as_ref().is_some_and(|p| {
+                    !p.rx.is_empty()
+                        || (p.peer_closed && !p.eof_seen)
+                        || (p.watch_write && p.tx.len() < p.tx_capacity)
+                });
                 if ready {
                     polled.events += 1;
                     polled.bytes += table.read_ready(slot, self, requests);
@@ -178,6 +197,9 @@ impl Shell for MemShell {
             if table.has_rescan() {
                 polled.events += table.drain_rescan(requests);
             }
+        }
+        if polled.events == 0 && timeout != Some(Duration::ZERO) {
+            self.idle_parks += 1;
         }
         Ok(polled)
     }
@@ -216,6 +238,12 @@ impl SessionIo for MemShell {
         let n = room.min(buf.len());
         p.tx.extend(&buf[..n]);
         Ok(n)
+    }
+
+    fn want_write(&mut self, slot: usize, want: bool) {
+        if let Some(p) = self.slots.get_mut(slot).and_then(Option::as_mut) {
+            p.watch_write = want;
+        }
     }
 
     fn close(&mut self, slot: usize) {

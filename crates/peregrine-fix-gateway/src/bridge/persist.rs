@@ -452,6 +452,30 @@ mod tests {
         }
     }
 
+    /// Stop and stop-limit orders (OrdType 3 and 4, issue 31) come back from the
+    /// store with their OrdType: the record stores the OrdType byte, so the format
+    /// is unchanged and records written before read as they did.
+    #[test]
+    fn stop_orders_keep_their_ord_type_across_a_restart() {
+        for ord_type in [OrdType::Stop, OrdType::StopLimit, OrdType::Market] {
+            let mut t = OrderTable::new(100);
+            let n = t.native_id();
+            let i = t.insert(
+                Order {
+                    ord_type,
+                    ..order(b"S", Some(OrderState::accepted(10, 100).0))
+                },
+                n,
+            );
+            let mut rec = Vec::new();
+            encode_changes(&mut t, &mut rec);
+            let mut u = OrderTable::new(100);
+            apply(&mut u, &rec, 1).unwrap();
+            assert_eq!(u.order(i).ord_type, ord_type);
+            assert_eq!(u.by_native(n), Some(i));
+        }
+    }
+
     #[test]
     fn changes_round_trip_into_a_fresh_table() {
         let mut t = OrderTable::new(100);

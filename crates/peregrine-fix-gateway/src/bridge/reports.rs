@@ -46,6 +46,30 @@ impl Bridge {
                 o.state = Some(state);
                 self.report(i, t, None, None, None, now)
             }
+            // A stop, stop-limit or iceberg (protocol version 3): accepted like any
+            // order (a parked stop is New until it triggers).
+            Outbound::AcceptedExt(m) if m.list_id.0 == 0 => {
+                let native = m.client_order_id.0;
+                let Some(i) = self.take_new(native) else {
+                    return Ok(());
+                };
+                let o = self.table.order_mut(i);
+                o.order_id = m.order_id.0;
+                let (state, t) = OrderState::accepted(m.qty.lots(), m.price.units());
+                o.state = Some(state);
+                self.report(i, t, None, None, None, now)
+            }
+            // Its trigger was reached: ExecType D (Restated), ExecRestatementReason 8.
+            Outbound::Triggered(m) => {
+                let Some(i) = self.table.by_native(m.client_order_id.0) else {
+                    return Ok(());
+                };
+                let Some(state) = self.table.order(i).state else {
+                    return Ok(());
+                };
+                let t = state.triggered();
+                self.report(i, t, None, None, Some("triggered"), now)
+            }
             Outbound::Rejected(m) => {
                 let native = m.client_order_id.0;
                 let Some(i) = self.take_new(native) else {
@@ -65,7 +89,8 @@ impl Bridge {
                     return Ok(());
                 };
                 let t = state.fill(m.price.units(), m.qty.lots(), m.leaves_qty.lots());
-                self.report(i, t, None, None, None, now)
+                // The venue's fee for this fill (negative: a rebate) as Commission.
+                self.report_with(i, t, None, None, None, Some(m.fee), now)
             }
             Outbound::Cancelled(m) => {
                 let request = m.request_id.0;
@@ -220,6 +245,21 @@ impl Bridge {
         text: Option<&str>,
         now: u64,
     ) -> Result<(), StoreError> {
+        self.report_with(i, t, ids, rej, text, None, now)
+    }
+
+    /// [`Bridge::report`], with a fill's fee as Commission (12) / CommType (13).
+    #[allow(clippy::too_many_arguments, reason = "one FIX message's fields")]
+    fn report_with(
+        &mut self,
+        i: usize,
+        t: Transition,
+        ids: Option<(&[u8], &[u8])>,
+        rej: Option<peregrine_fix::app::OrdRejReason>,
+        text: Option<&str>,
+        commission: Option<i64>,
+        now: u64,
+    ) -> Result<(), StoreError> {
         let exec_id = self.exec_id();
         let o = self.table.order(i);
         let Some(s) = o.state else { return Ok(()) };
@@ -252,8 +292,9 @@ impl Bridge {
             price_decimals: spec.price_decimals,
             qty_decimals: spec.qty_decimals,
         };
-        self.session
-            .send_app(b"8", now, |w| er.encode(w, Precision::Millis))?;
+        self.session.send_app(b"8", now, |w| {
+            er.encode_with_commission(w, Precision::Millis, commission)
+        })?;
         Ok(())
     }
 

@@ -3,13 +3,17 @@
 use peregrine_fix::app::{
     self, decimal_units, AppError, BusinessMessageReject, BusinessRejectReason, CxlRejReason,
     CxlRejResponseTo, ExecType, ExecutionReport, NewOrderSingle, OrdRejReason, OrdStatus, OrdType,
-    OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest, OrderTerms, TimeInForce,
+    OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest, OrderExtras, OrderTerms,
+    TimeInForce,
 };
 use peregrine_fix::codec::{tags, FieldError, Message, Precision};
 use peregrine_types::{
-    ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, StpMode, Timestamp,
+    ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, StpMode, Timestamp, TrailUnit,
+    TriggerKind,
 };
+use peregrine_wire::field::Pad;
 use peregrine_wire::orders::{Cancel, NewOrder, Replace};
+use peregrine_wire::v2::venue::NewOrderExt;
 use peregrine_wire::WireMessage;
 
 use super::orders::{Order, Pending};
@@ -159,17 +163,26 @@ impl Bridge {
             }
         };
         let order_type = match (t.ord_type, t.post_only) {
-            (OrdType::Market, false) => OrderType::Market,
+            (OrdType::Market | OrdType::Stop, false) => OrderType::Market,
             (OrdType::Market, true) => {
                 return Err((
                     OrdRejReason::UnsupportedCharacteristic,
                     "a market order cannot be post-only",
                 ))
             }
-            (OrdType::Limit, false) => OrderType::Limit,
+            (OrdType::Stop | OrdType::StopLimit, true) => {
+                return Err((
+                    OrdRejReason::UnsupportedCharacteristic,
+                    "a stop order cannot be post-only",
+                ))
+            }
+            (OrdType::Limit | OrdType::StopLimit, false) => OrderType::Limit,
             (OrdType::Limit, true) => OrderType::PostOnly,
         };
         let tif = match t.time_in_force {
+            // A stop waits for its trigger however long (until cancelled); what it
+            // becomes is a market order, which trades at once or not at all.
+            TimeInForce::Gtc if t.ord_type == OrdType::Stop => peregrine_types::TimeInForce::Ioc,
             TimeInForce::Gtc => peregrine_types::TimeInForce::Gtc,
             TimeInForce::Ioc => peregrine_types::TimeInForce::Ioc,
             TimeInForce::Fok => peregrine_types::TimeInForce::Fok,
@@ -190,6 +203,41 @@ impl Bridge {
             tif,
             stp: t.self_match.to_peregrine(),
         })
+    }
+
+    /// StopPx and MaxFloor in the instrument's units: (stop price, display qty), 0
+    /// when absent.
+    fn native_extras(
+        &self,
+        instrument: usize,
+        x: &OrderExtras<'_>,
+    ) -> Result<(i64, i64), (OrdRejReason, &'static str)> {
+        let spec = &self.instruments[instrument];
+        let stop = match x.stop_px {
+            Some(p) => decimal_units(p, spec.price_decimals, tags::STOP_PX).map_err(|_| {
+                (
+                    OrdRejReason::ExchangeOption,
+                    "StopPx not a number in the instrument's precision",
+                )
+            })?,
+            None => 0,
+        };
+        let display = match x.max_floor {
+            Some(q) => decimal_units(q, spec.qty_decimals, tags::MAX_FLOOR).map_err(|_| {
+                (
+                    OrdRejReason::IncorrectQuantity,
+                    "MaxFloor not a number in the instrument's precision",
+                )
+            })?,
+            None => 0,
+        };
+        if stop < 0 || display < 0 || (x.max_floor.is_some() && display == 0) {
+            return Err((
+                OrdRejReason::UnsupportedCharacteristic,
+                "StopPx and MaxFloor must be positive",
+            ));
+        }
+        Ok((stop, display))
     }
 
     /// An ExecutionReport rejecting a NewOrderSingle that never reached the exchange.
@@ -237,7 +285,7 @@ impl Bridge {
         if msg.header.poss_resend && self.seen_cl_ord_id(raw(msg, tags::CL_ORD_ID)) {
             return Ok(());
         }
-        let d = match NewOrderSingle::decode(msg) {
+        let (d, extras) = match NewOrderSingle::decode_with_extras(msg) {
             Ok(d) => d,
             Err(AppError::Field(e)) => return Err(Refusal::Field(e)),
             Err(AppError::Unsupported { text, .. }) => {
@@ -268,22 +316,55 @@ impl Bridge {
             Ok(n) => n,
             Err((reason, text)) => return self.reject_new(msg, reason, text, now),
         };
+        let (stop_price, display_qty) = match self.native_extras(n.instrument, &extras) {
+            Ok(x) => x,
+            Err((reason, text)) => return self.reject_new(msg, reason, text, now),
+        };
         let native = self.table.native_id();
         let spec = &self.instruments[n.instrument];
-        push_native(
-            &mut self.native_out,
-            &NewOrder {
-                client_order_id: ClientOrderId(native),
-                price: Price::from_raw(n.price),
-                qty: Qty::from_raw(n.qty),
-                expire_at: Timestamp(n.expire_at),
-                instrument: InstrumentId(spec.id),
-                side: d.terms.side.to_peregrine(),
-                order_type: n.order_type,
-                tif: n.tif,
-                stp: n.stp,
-            },
-        );
+        if stop_price == 0 && display_qty == 0 {
+            push_native(
+                &mut self.native_out,
+                &NewOrder {
+                    client_order_id: ClientOrderId(native),
+                    price: Price::from_raw(n.price),
+                    qty: Qty::from_raw(n.qty),
+                    expire_at: Timestamp(n.expire_at),
+                    instrument: InstrumentId(spec.id),
+                    side: d.terms.side.to_peregrine(),
+                    order_type: n.order_type,
+                    tif: n.tif,
+                    stp: n.stp,
+                },
+            );
+        } else {
+            // A stop (FIX's stop triggers against the order: a stop-loss), a
+            // stop-limit, or an iceberg: protocol version 3's NewOrderExt.
+            push_native(
+                &mut self.native_out,
+                &NewOrderExt {
+                    client_order_id: ClientOrderId(native),
+                    price: Price::from_raw(n.price),
+                    qty: Qty::from_raw(n.qty),
+                    expire_at: Timestamp(n.expire_at),
+                    stop_price: Price::from_raw(stop_price),
+                    display_qty: Qty::from_raw(display_qty),
+                    instrument: InstrumentId(spec.id),
+                    trail: 0,
+                    side: d.terms.side.to_peregrine(),
+                    order_type: n.order_type,
+                    tif: n.tif,
+                    stp: n.stp,
+                    trigger: if stop_price != 0 {
+                        TriggerKind::StopLoss
+                    } else {
+                        TriggerKind::None
+                    },
+                    trail_unit: TrailUnit::None,
+                    reserved: Pad,
+                },
+            );
+        }
         self.table.insert(
             Order {
                 cl_ord_id: d.cl_ord_id.to_vec(),

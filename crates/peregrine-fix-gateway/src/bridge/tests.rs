@@ -513,6 +513,10 @@ fn order(h: &mut Harness, cl: &str, qty: &str) -> peregrine_wire::orders::NewOrd
 }
 
 fn fill(h: &mut Harness, cl: ClientOrderId, qty: i64, leaves: i64, seq: u64) {
+    fill_with_fee(h, cl, qty, leaves, seq, 0);
+}
+
+fn fill_with_fee(h: &mut Harness, cl: ClientOrderId, qty: i64, leaves: i64, seq: u64, fee: i64) {
     h.bridge
         .on_native(
             &Outbound::Fill(Fill {
@@ -532,11 +536,44 @@ fn fill(h: &mut Harness, cl: ClientOrderId, qty: i64, leaves: i64, seq: u64) {
                 report_seq: seq,
                 account: AccountId(1),
                 fee_asset: 0,
-                fee: 0,
+                fee,
             }),
             T0,
         )
         .unwrap();
+}
+
+/// Each fill carries the venue's fee for it as Commission (12), an absolute amount
+/// (CommType 13 = 3) of the quote asset: the exchange's fee is in a price unit times
+/// a quantity unit (PGN-USD: 2 + 1 decimals), a rebate is negative, and a fill
+/// without a fee says 0. Reports that are not fills carry none.
+#[test]
+fn fills_carry_the_venues_fee_as_commission() {
+    let mut h = Harness::new();
+    let o1 = order(&mut h, "o1", "5");
+    accept_as(&mut h, &o1, 50, 1);
+    fill_with_fee(&mut h, o1.client_order_id, 10, 40, 2, 12_345);
+    fill_with_fee(&mut h, o1.client_order_id, 10, 30, 3, -250);
+    fill_with_fee(&mut h, o1.client_order_id, 10, 20, 4, 0);
+    let out = h.out();
+    assert_eq!(out.len(), 4);
+    assert_eq!(
+        (get(&out[0].1, 12), get(&out[0].1, 13)),
+        (None, None),
+        "the New"
+    );
+    let commissions: Vec<_> = out[1..]
+        .iter()
+        .map(|(_, m)| (get(m, 150), get(m, 12), get(m, 13)))
+        .collect();
+    assert_eq!(
+        commissions,
+        [
+            (Some("F"), Some("12.345"), Some("3")),
+            (Some("F"), Some("-0.250"), Some("3")),
+            (Some("F"), Some("0.000"), Some("3")),
+        ]
+    );
 }
 
 #[test]
@@ -843,4 +880,225 @@ fn exec_ids_name_the_account() {
     }
     assert_eq!((ids[0].as_str(), ids[2].as_str()), ("1-3", "2-3"));
     assert_ne!(ids[1], ids[3]);
+}
+
+mod stops_and_icebergs {
+    use super::*;
+    use peregrine_types::{OrderType, TrailUnit, TriggerKind};
+    use peregrine_wire::field::{OrderStage, TriggerCause};
+    use peregrine_wire::v2::venue::{AcceptedExt, NewOrderExt, Triggered};
+
+    /// A D with `extra` fields after the usual ones.
+    fn order_ext(h: &mut Harness, cl: &str, extra: &[(u32, &str)]) -> Vec<Inbound> {
+        let mut fields = vec![
+            (11, cl),
+            (55, "PGN-USD"),
+            (54, "1"),
+            (38, "5"),
+            (60, "20231114-22:13:20"),
+        ];
+        fields.extend_from_slice(extra);
+        let d = h.msg("D", &fields);
+        h.feed(&d);
+        h.native()
+    }
+
+    fn accepted_ext(n: &NewOrderExt, order_id: u64, seq: u64) -> Outbound {
+        Outbound::AcceptedExt(AcceptedExt {
+            session_seq: 0,
+            engine_seq: seq,
+            engine_time: Timestamp(T0),
+            order_id: OrderId(order_id),
+            client_order_id: n.client_order_id,
+            price: n.price,
+            qty: n.qty,
+            expire_at: n.expire_at,
+            stop_price: n.stop_price,
+            display_qty: n.display_qty,
+            list_id: OrderId(0),
+            report_seq: seq,
+            instrument: n.instrument,
+            account: AccountId(1),
+            trail: 0,
+            side: n.side,
+            order_type: n.order_type,
+            tif: n.tif,
+            stp: n.stp,
+            trigger: n.trigger,
+            trail_unit: n.trail_unit,
+            stage: if n.trigger == TriggerKind::None {
+                OrderStage::Active
+            } else {
+                OrderStage::WaitingTrigger
+            },
+            reserved: Pad,
+        })
+    }
+
+    /// OrdType 3 (stop) with StopPx: a stop-loss market order (its Price the
+    /// protection price, IOC once triggered though sent GTC), New while parked, then
+    /// ExecType D (Restated, 378=8) when it triggers, then its fill.
+    #[test]
+    fn a_stop_order_is_a_stop_loss_market_order_restated_when_it_triggers() {
+        let mut h = Harness::new();
+        let native = order_ext(
+            &mut h,
+            "s1",
+            &[(40, "3"), (99, "101.50"), (44, "103"), (59, "1")],
+        );
+        let [Inbound::NewOrderExt(n)] = native.as_slice() else {
+            panic!("{native:?}")
+        };
+        assert_eq!(
+            (
+                n.trigger,
+                n.stop_price.units(),
+                n.price.units(),
+                n.order_type,
+                n.tif,
+                n.display_qty.lots(),
+                n.trail_unit
+            ),
+            (
+                TriggerKind::StopLoss,
+                10150,
+                10300,
+                OrderType::Market,
+                peregrine_types::TimeInForce::Ioc,
+                0,
+                TrailUnit::None
+            )
+        );
+        let n = *n;
+        h.bridge.on_native(&accepted_ext(&n, 60, 1), T0).unwrap();
+        h.bridge
+            .on_native(
+                &Outbound::Triggered(Triggered {
+                    session_seq: 0,
+                    engine_seq: 2,
+                    engine_time: Timestamp(T0),
+                    order_id: OrderId(60),
+                    client_order_id: n.client_order_id,
+                    trigger_price: n.stop_price,
+                    last_price: Price::from_raw(10160),
+                    report_seq: 2,
+                    instrument: n.instrument,
+                    account: AccountId(1),
+                    side: n.side,
+                    cause: TriggerCause::Price,
+                    reserved: Pad,
+                }),
+                T0,
+            )
+            .unwrap();
+        fill(&mut h, n.client_order_id, 50, 0, 3);
+        let out = h.out();
+        let seen: Vec<_> = out
+            .iter()
+            .map(|(_, m)| (get(m, 150), get(m, 39), get(m, 40), get(m, 378), get(m, 37)))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (Some("0"), Some("0"), Some("3"), None, Some("60")),
+                (Some("D"), Some("0"), Some("3"), Some("8"), Some("60")),
+                (Some("F"), Some("2"), Some("3"), None, Some("60")),
+            ]
+        );
+    }
+
+    /// OrdType 4 (stop-limit) keeps its limit; MaxFloor (111) makes an iceberg
+    /// (no trigger), accepted as New.
+    #[test]
+    fn a_stop_limit_and_an_iceberg_map_to_the_extended_order() {
+        let mut h = Harness::new();
+        let native = order_ext(&mut h, "sl", &[(40, "4"), (99, "99.5"), (44, "99")]);
+        let [Inbound::NewOrderExt(sl)] = native.as_slice() else {
+            panic!("{native:?}")
+        };
+        assert_eq!(
+            (
+                sl.trigger,
+                sl.stop_price.units(),
+                sl.price.units(),
+                sl.order_type,
+                sl.tif
+            ),
+            (
+                TriggerKind::StopLoss,
+                9950,
+                9900,
+                OrderType::Limit,
+                peregrine_types::TimeInForce::Gtc
+            )
+        );
+        let native = order_ext(&mut h, "ice", &[(40, "2"), (44, "100"), (111, "1.5")]);
+        let [Inbound::NewOrderExt(ice)] = native.as_slice() else {
+            panic!("{native:?}")
+        };
+        assert_eq!(
+            (
+                ice.trigger,
+                ice.stop_price.units(),
+                ice.display_qty.lots(),
+                ice.qty.lots(),
+                ice.order_type
+            ),
+            (TriggerKind::None, 0, 15, 50, OrderType::Limit)
+        );
+        let ice = *ice;
+        h.bridge.on_native(&accepted_ext(&ice, 61, 1), T0).unwrap();
+        let out = h.out();
+        assert_eq!(
+            out.iter()
+                .map(|(_, m)| (get(m, 150), get(m, 40)))
+                .collect::<Vec<_>>(),
+            [(Some("0"), Some("2"))]
+        );
+        // A plain limit order still goes as a version-2 NewOrder.
+        let plain = order_ext(&mut h, "p", &[(40, "2"), (44, "100")]);
+        assert!(
+            matches!(plain.as_slice(), [Inbound::NewOrder(_)]),
+            "{plain:?}"
+        );
+    }
+
+    /// A stop without StopPx, StopPx on a limit order, a post-only stop, a zero
+    /// MaxFloor and a trailing offset (not mapped yet) are refused before the
+    /// exchange, each with its reason.
+    #[test]
+    fn stop_and_iceberg_refusals_name_the_field() {
+        let mut h = Harness::new();
+        for (extra, text) in [
+            (vec![(40, "3"), (44, "103")], "StopPx (99) required"),
+            (
+                vec![(40, "2"), (44, "100"), (99, "101")],
+                "StopPx (99) only with",
+            ),
+            (
+                vec![(40, "4"), (44, "100"), (99, "101"), (18, "6")],
+                "a stop order cannot be post-only",
+            ),
+            (
+                vec![(40, "2"), (44, "100"), (111, "0")],
+                "MaxFloor must be positive",
+            ),
+            (
+                vec![(40, "3"), (44, "90"), (99, "95"), (211, "-1")],
+                "PegOffsetValue (211) not supported",
+            ),
+        ] {
+            assert!(order_ext(&mut h, "x", &extra).is_empty(), "{extra:?}");
+            let out = h.out();
+            let [(_, er)] = out.as_slice() else {
+                panic!("{out:?}")
+            };
+            assert_eq!((get(er, 150), get(er, 39)), (Some("8"), Some("8")));
+            assert!(
+                get(er, 58).unwrap().contains(text),
+                "{:?} for {extra:?}",
+                get(er, 58)
+            );
+        }
+    }
 }

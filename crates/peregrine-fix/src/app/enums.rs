@@ -58,10 +58,12 @@ impl Side {
 }
 
 char_enum!(
-    /// OrdType (40). Peregrine takes market and limit orders.
+    /// OrdType (40). Peregrine takes market, limit, stop and stop-limit orders.
     OrdType { /// 1: trades at the best prices, never beyond Price (44) if given.
     Market = b'1', /// 2
-    Limit = b'2' }
+    Limit = b'2', /// 3: parked until the last trade reaches StopPx (99), then a market order.
+    Stop = b'3', /// 4: parked until the last trade reaches StopPx (99), then a limit order.
+    StopLimit = b'4' }
 );
 
 char_enum!(
@@ -118,7 +120,8 @@ char_enum!(
     Rejected = b'8', /// C
     Expired = b'C', /// F
     Trade = b'F', /// I
-    OrderStatus = b'I' }
+    OrderStatus = b'I', /// D: a stop order triggered (with ExecRestatementReason 378).
+    Restated = b'D' }
 );
 
 char_enum!(

@@ -22,11 +22,11 @@ pub use order_state::{OrderState, Transition};
 pub use reports::{
     msg_type as report_type, BusinessMessageReject, ExecutionReport, ExecutionReportView,
     OrderCancelReject, OrderCancelRejectView, OrderMassCancelReport, OrderMassCancelReportView,
-    AVG_PX_EXTRA_DECIMALS,
+    AVG_PX_EXTRA_DECIMALS, COMM_TYPE_ABSOLUTE,
 };
 pub use requests::{
     msg_type as request_type, NewOrderSingle, OrderCancelReplaceRequest, OrderCancelRequest,
-    OrderMassCancelRequest, OrderStatusRequest, OrderTerms,
+    OrderExtras, OrderMassCancelRequest, OrderStatusRequest, OrderTerms,
 };
 
 #[cfg(test)]

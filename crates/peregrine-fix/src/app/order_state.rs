@@ -123,6 +123,12 @@ impl OrderState {
         self.report(ExecType::Replaced, None)
     }
 
+    /// A stop order's trigger was reached: it is now a working order (ExecType D
+    /// Restated, FIX 4.4 has no "triggered"; nothing else changes).
+    pub fn triggered(&self) -> Transition {
+        self.report(ExecType::Restated, None)
+    }
+
     /// The answer to an OrderStatusRequest.
     pub fn status_report(&self) -> Transition {
         self.report(ExecType::OrderStatus, None)

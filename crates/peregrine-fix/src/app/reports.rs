@@ -84,9 +84,42 @@ pub struct ExecutionReport<'a> {
     pub qty_decimals: u32,
 }
 
+/// ExecRestatementReason (378) 8: Market (Exchange) Option.
+pub(crate) const RESTATED_BY_THE_MARKET: u64 = 8;
+
+/// CommType (13) 3: an absolute amount.
+pub const COMM_TYPE_ABSOLUTE: u8 = b'3';
+
 impl ExecutionReport<'_> {
     /// Writes the body.
     pub fn encode(&self, w: &mut MessageWriter<'_>, precision: Precision) {
+        self.encode_with_commission(w, precision, None);
+    }
+
+    /// Writes the body, with a fill's fee as Commission (12) and CommType (13) = 3
+    /// (absolute) when `commission` is given: an amount of the quote asset in units
+    /// of 10^-(price decimals + quantity decimals) (a price unit times a quantity
+    /// unit, as the venue charges it); negative for a rebate.
+    pub fn encode_with_commission(
+        &self,
+        w: &mut MessageWriter<'_>,
+        precision: Precision,
+        commission: Option<i64>,
+    ) {
+        self.encode_body(w, precision, commission);
+        if self.exec_type == ExecType::Restated {
+            // Required with ExecType D: 8, Market (Exchange) Option (the venue's
+            // trigger restated the order).
+            w.uint(t::EXEC_RESTATEMENT_REASON, RESTATED_BY_THE_MARKET);
+        }
+    }
+
+    fn encode_body(
+        &self,
+        w: &mut MessageWriter<'_>,
+        precision: Precision,
+        commission: Option<i64>,
+    ) {
         let (pd, qd) = (self.price_decimals, self.qty_decimals);
         write_id(w, t::ORDER_ID, self.order_id);
         w.bytes(t::CL_ORD_ID, self.cl_ord_id);
@@ -115,6 +148,10 @@ impl ExecutionReport<'_> {
         }
         if let Some((px, qty)) = self.last {
             w.decimal(t::LAST_QTY, qty, qd).decimal(t::LAST_PX, px, pd);
+        }
+        if let Some(fee) = commission {
+            w.decimal(t::COMMISSION, fee, pd + qd)
+                .char(t::COMM_TYPE, COMM_TYPE_ABSOLUTE);
         }
         // AvgPx = Σ(px·qty)/CumQty; px·qty is in units of 10^-(pd+qd), CumQty of
         // 10^-qd, so the ratio is in 10^-pd units.

@@ -51,10 +51,10 @@ fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
     let ord_type_raw = req(ord_type, t::ORD_TYPE)?;
     let ord_type = OrdType::from_value(ord_type_raw).ok_or(AppError::Unsupported {
         tag: t::ORD_TYPE,
-        text: "OrdType not supported: 1 (market) or 2 (limit)",
+        text: "OrdType not supported: 1 (market), 2 (limit), 3 (stop) or 4 (stop-limit)",
     })?;
     let time_in_force = match tif {
-        None if ord_type == OrdType::Market => TimeInForce::Ioc,
+        None if matches!(ord_type, OrdType::Market | OrdType::Stop) => TimeInForce::Ioc,
         None => TimeInForce::Gtc,
         Some(v) => TimeInForce::from_value(v)
             .filter(|&f| f != TimeInForce::Day)
@@ -70,10 +70,10 @@ fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
             text: "ExpireTime (126) required with TimeInForce 6 (GTD)",
         });
     }
-    if ord_type == OrdType::Limit && price.is_none() {
+    if matches!(ord_type, OrdType::Limit | OrdType::StopLimit) && price.is_none() {
         return Err(AppError::Unsupported {
             tag: t::PRICE,
-            text: "Price (44) required for a limit order",
+            text: "Price (44) required for a limit or stop-limit order",
         });
     }
     let post_only = exec_inst.is_some_and(|v| v.split(|&b| b == b' ').any(|c| c == b"6"));
@@ -107,6 +107,38 @@ const TERM_TAGS: [u32; 9] = [
     t::SELF_MATCH_PREVENTION_INSTRUCTION,
 ];
 
+/// What a NewOrderSingle may add to its terms: a trigger and a display quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OrderExtras<'a> {
+    /// StopPx (99), decimal text: required with OrdType 3 and 4, refused otherwise.
+    pub stop_px: Option<&'a [u8]>,
+    /// MaxFloor (111), decimal text: the most shown at a time (an iceberg).
+    pub max_floor: Option<&'a [u8]>,
+}
+
+impl<'a> OrderExtras<'a> {
+    fn check(
+        stop_px: Option<&'a [u8]>,
+        max_floor: Option<&'a [u8]>,
+        ord_type: OrdType,
+    ) -> Result<Self, AppError> {
+        let stop = matches!(ord_type, OrdType::Stop | OrdType::StopLimit);
+        if stop && stop_px.is_none() {
+            return Err(AppError::Unsupported {
+                tag: t::STOP_PX,
+                text: "StopPx (99) required with OrdType 3 (stop) or 4 (stop-limit)",
+            });
+        }
+        if !stop && stop_px.is_some() {
+            return Err(AppError::Unsupported {
+                tag: t::STOP_PX,
+                text: "StopPx (99) only with OrdType 3 (stop) or 4 (stop-limit)",
+            });
+        }
+        Ok(OrderExtras { stop_px, max_floor })
+    }
+}
+
 /// NewOrderSingle (D).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewOrderSingle<'a> {
@@ -121,9 +153,15 @@ pub struct NewOrderSingle<'a> {
 }
 
 impl<'a> NewOrderSingle<'a> {
-    /// Decodes a D.
+    /// Decodes a D (StopPx and MaxFloor checked, and dropped: see
+    /// [`NewOrderSingle::decode_with_extras`]).
     pub fn decode(msg: &Message<'a>) -> Result<Self, AppError> {
-        let [cl, account, time, a, b, c, d, e, f, g, h, i] = collect(
+        Self::decode_with_extras(msg).map(|(d, _)| d)
+    }
+
+    /// Decodes a D with its StopPx (99) and MaxFloor (111), in one pass.
+    pub fn decode_with_extras(msg: &Message<'a>) -> Result<(Self, OrderExtras<'a>), AppError> {
+        let [cl, account, time, a, b, c, d, e, f, g, h, i, stop_px, max_floor, peg] = collect(
             msg,
             [
                 t::CL_ORD_ID,
@@ -138,14 +176,28 @@ impl<'a> NewOrderSingle<'a> {
                 TERM_TAGS[6],
                 TERM_TAGS[7],
                 TERM_TAGS[8],
+                t::STOP_PX,
+                t::MAX_FLOOR,
+                t::PEG_OFFSET_VALUE,
             ],
         )?;
-        Ok(NewOrderSingle {
+        if peg.is_some() {
+            // A trailing stop's offset: refused, never ignored (the order would
+            // otherwise rest without the trail its sender asked for).
+            return Err(AppError::Unsupported {
+                tag: t::PEG_OFFSET_VALUE,
+                text:
+                    "PegOffsetValue (211) not supported: no trailing or pegged orders over FIX yet",
+            });
+        }
+        let d = NewOrderSingle {
             cl_ord_id: id(cl, t::CL_ORD_ID)?,
             account,
             transact_time: req_time(time, t::TRANSACT_TIME)?,
             terms: terms([a, b, c, d, e, f, g, h, i])?,
-        })
+        };
+        let extras = OrderExtras::check(stop_px, max_floor, d.terms.ord_type)?;
+        Ok((d, extras))
     }
 
     /// Writes a D's body.

@@ -162,8 +162,19 @@ fn new_order_defaults_and_errors() {
         Err(AppError::Field(FieldError::Repeated(55)))
     );
     assert!(matches!(
-        decode_d(&with(&[(40, Some("3"))])),
+        decode_d(&with(&[(40, Some("P"))])),
         Err(AppError::Unsupported { tag: 40, .. })
+    ));
+    // A stop needs its StopPx; a limit order may not have one.
+    assert!(matches!(
+        decode_d(&with(&[(40, Some("3"))])),
+        Err(AppError::Unsupported { tag: 99, .. })
+    ));
+    let mut stop_px_on_a_limit = BASE.to_vec();
+    stop_px_on_a_limit.push((99, "101"));
+    assert!(matches!(
+        decode_d(&stop_px_on_a_limit),
+        Err(AppError::Unsupported { tag: 99, .. })
     ));
     assert!(matches!(
         decode_d(&with(&[(59, Some("0"))])),

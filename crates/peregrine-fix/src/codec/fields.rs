@@ -52,9 +52,7 @@ impl<'a> Fields<'a> {
                 .checked_add(len)
                 .filter(|&e| e < rest.len() && rest[e] == SOH)
                 .ok_or(FieldError::Malformed(tag))?,
-            _ => rest[value_start..]
-                .iter()
-                .position(|&b| b == SOH)
+            _ => memchr::memchr(SOH, &rest[value_start..])
                 .map(|p| value_start + p)
                 .ok_or(FieldError::Malformed(tag))?,
         };
@@ -88,6 +86,23 @@ impl<'a> Iterator for Fields<'a> {
 
 /// Parses the tag at the start of `rest`: `(tag, index of '=')`.
 fn parse_tag(rest: &[u8]) -> Result<(u32, usize), FieldError> {
+    // The usual case in one pass: 1 to 9 digits, not starting with 0, then '='
+    // (exactly what the general path below accepts).
+    if let Some(&(b'1'..=b'9')) = rest.first() {
+        let mut n = 0u32;
+        for (i, &b) in rest.iter().enumerate().take(10) {
+            match b {
+                b'0'..=b'9' if i < 9 => n = n * 10 + u32::from(b - b'0'),
+                b'=' => return Ok((n, i)),
+                _ => break,
+            }
+        }
+    }
+    parse_tag_slow(rest)
+}
+
+/// [`parse_tag`] for everything but the usual case: the error as written.
+fn parse_tag_slow(rest: &[u8]) -> Result<(u32, usize), FieldError> {
     // A tag is at most 9 digits; '-' may precede an invalid one (RefTagID -1).
     const MAX: usize = 10;
     let window = &rest[..rest.len().min(MAX + 1)];
@@ -130,6 +145,22 @@ fn number(text: &[u8]) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The one-pass tag reader gives the general reader's answer on any input.
+        #[test]
+        fn prop_the_fast_tag_path_is_the_general_one(
+            rest in prop_oneof![
+                "[0-9]{1,11}=[a-z]{0,2}",
+                "-?[0-9]{0,10}[=\x01a]?[0-9=]{0,3}",
+                proptest::collection::vec(any::<u8>(), 0..14)
+                    .prop_map(|v| String::from_utf8_lossy(&v).into_owned()),
+            ]
+        ) {
+            prop_assert_eq!(parse_tag(rest.as_bytes()), parse_tag_slow(rest.as_bytes()));
+        }
+    }
 
     fn all(bytes: &[u8]) -> Vec<Result<(u32, Vec<u8>), FieldError>> {
         Fields::new(bytes)

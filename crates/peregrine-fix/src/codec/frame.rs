@@ -194,12 +194,20 @@ enum Start {
     None,
 }
 
+/// The searcher for [`START`], built once (building one per message cost as much
+/// as the search).
+fn start_finder() -> &'static memchr::memmem::Finder<'static> {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(START));
+    &FINDER
+}
+
 /// A message start (`␁8=FIX`, or `8=FIX.4.4␁9=` cut into a field) beginning in
 /// `[body_start, body_end)` with no trailer (`␁10=`) before it. One SIMD search of
 /// the body for `8=FIX`, which a well-formed body never holds after a SOH.
 fn next_start_in_body(buf: &[u8], body_start: usize, body_end: usize) -> Start {
     let window = &buf[body_start..buf.len().min(body_end + START.len() - 1)];
-    for i in memchr::memmem::find_iter(window, START).map(|i| body_start + i) {
+    for i in start_finder().find_iter(window).map(|i| body_start + i) {
         if i >= body_end {
             break;
         }

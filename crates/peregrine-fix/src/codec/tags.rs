@@ -41,7 +41,19 @@ pub const CL_ORD_ID: u32 = 11;
 pub const CUM_QTY: u32 = 14;
 pub const EXEC_ID: u32 = 17;
 pub const EXEC_INST: u32 = 18;
+/// StopPx (99): a stop or stop-limit order's trigger price.
+pub const STOP_PX: u32 = 99;
+/// PegOffsetValue (211): a pegged or trailing order's offset.
+pub const PEG_OFFSET_VALUE: u32 = 211;
+/// MaxFloor (111): the most of an order shown at a time (an iceberg).
+pub const MAX_FLOOR: u32 = 111;
 pub const LAST_PX: u32 = 31;
+/// ExecRestatementReason (378).
+pub const EXEC_RESTATEMENT_REASON: u32 = 378;
+/// Commission (12): a fill's fee (Amt).
+pub const COMMISSION: u32 = 12;
+/// CommType (13): how Commission is given (3 = absolute).
+pub const COMM_TYPE: u32 = 13;
 pub const LAST_QTY: u32 = 32;
 pub const ORDER_ID: u32 = 37;
 pub const ORDER_QTY: u32 = 38;

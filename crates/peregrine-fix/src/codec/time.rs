@@ -104,6 +104,42 @@ pub fn parse_utc_timestamp(v: &[u8]) -> Option<u64> {
     secs.checked_mul(NANOS_PER_SEC)?.checked_add(nanos)
 }
 
+/// Whether [`parse_utc_timestamp`] reads `v`, without computing the time (the
+/// dictionary's format check): the same fields and ranges; a year from 2554, where
+/// the nanoseconds may not fit a u64, is decided by the parse itself.
+pub(crate) fn is_utc_timestamp(v: &[u8]) -> bool {
+    if v.len() < 17 || v[8] != b'-' || v[11] != b':' || v[14] != b':' {
+        return false;
+    }
+    let (Some(year), Some(month), Some(day)) =
+        (digits(&v[0..4]), digits(&v[4..6]), digits(&v[6..8]))
+    else {
+        return false;
+    };
+    let (Some(hour), Some(minute), Some(second)) =
+        (digits(&v[9..11]), digits(&v[12..14]), digits(&v[15..17]))
+    else {
+        return false;
+    };
+    if v.len() > 17 {
+        let frac = &v[18..];
+        if v[17] != b'.' || frac.is_empty() || frac.len() > 9 || digits(frac).is_none() {
+            return false;
+        }
+    }
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        _ => return false,
+    };
+    if year < 1970 || day == 0 || day > days_in_month || hour > 23 || minute > 59 || second > 60 {
+        return false;
+    }
+    year < 2554 || parse_utc_timestamp(v).is_some()
+}
+
 /// Appends `ns` (since the Unix epoch) as a `UTCTimestamp` of the given precision
 /// (truncated, never rounded up).
 pub fn write_utc_timestamp(out: &mut Vec<u8>, ns: u64, precision: Precision) {
@@ -193,6 +229,28 @@ mod tests {
             let mut out = Vec::new();
             write_utc_timestamp(&mut out, ns, Precision::Nanos);
             prop_assert_eq!(parse_utc_timestamp(&out), Some(ns));
+        }
+
+        /// The dictionary's shape check reads exactly what the parse reads: drawn
+        /// near the format (any digits in each place, years to 9999, both sides of
+        /// the u64 limit in 2554, fractions of 0 to 10 digits, stray characters).
+        #[test]
+        fn prop_the_format_check_accepts_what_the_parse_reads(
+            y in prop_oneof![Just("2554".to_string()), Just("2553".to_string()), "[0-9]{4}", "19[6-9][0-9]|20[0-9]{2}"],
+            mo in "[0-9]{2}|0[1-9]|1[0-2]", d in "[0-9]{2}|[0-2][0-9]|3[01]",
+            h in "[0-9]{2}|[01][0-9]|2[0-3]", mi in "[0-9]{2}|[0-5][0-9]", s in "[0-9]{2}|[0-5][0-9]|60",
+            sep in prop_oneof![8 => Just("-:.".to_string()), 1 => "[-:. x]{3}"],
+            frac in "|[0-9]{0,10}|[0-9x]{1,3}",
+        ) {
+            let sep = sep.as_bytes();
+            let dot = if frac.is_empty() { String::new() } else { format!("{}{frac}", sep[2] as char) };
+            let v = format!("{y}{mo}{d}{}{h}{}{mi}{}{s}{dot}", sep[0] as char, sep[1] as char, sep[1] as char);
+            prop_assert_eq!(is_utc_timestamp(v.as_bytes()), parse_utc_timestamp(v.as_bytes()).is_some(), "{}", v);
+        }
+
+        #[test]
+        fn prop_the_format_check_agrees_on_any_bytes(v in proptest::collection::vec(any::<u8>(), 0..30)) {
+            prop_assert_eq!(is_utc_timestamp(&v), parse_utc_timestamp(&v).is_some());
         }
     }
 }

@@ -12,8 +12,11 @@
 //! of the same names do; every check is on by default.
 
 mod fix44;
+mod tables;
 mod validate;
 
+#[cfg(test)]
+mod reference;
 #[cfg(test)]
 mod tests;
 
@@ -142,7 +145,34 @@ pub fn is_msg_type(msg_type: &[u8]) -> bool {
         .is_ok()
 }
 
-/// The layout of `msg_type`, if the session validates it field by field.
+/// Whether `msg_type` is a FIX 4.4 MsgType (`None` if not) and, if the session
+/// validates it field by field, the index of its layout in `fix44::MESSAGES`: one
+/// table lookup for the one-character MsgTypes (every validated one is).
+pub(crate) fn classify_msg_type(msg_type: &[u8]) -> Option<Option<usize>> {
+    match msg_type {
+        [b] if b.is_ascii() => match tables::ONE_CHAR_MSG_TYPES[usize::from(*b)] {
+            0 => None,
+            1 => Some(None),
+            k => Some(Some(usize::from(k - 2))),
+        },
+        [_] => None,
+        _ => is_msg_type(msg_type).then_some(None),
+    }
+}
+
+/// The layout `fix44::MESSAGES[i]`.
+pub(crate) fn message_def_at(i: usize) -> &'static MessageDef {
+    &fix44::MESSAGES[i]
+}
+
+/// The values of the enumeration `fix44::ENUMS[i]`, sorted.
+pub(crate) fn enum_list(i: usize) -> &'static [&'static [u8]] {
+    fix44::ENUMS[i].1
+}
+
+/// The layout of `msg_type`, if the session validates it field by field (the
+/// reference validation of the tests looks it up this way).
+#[cfg(test)]
 pub(crate) fn message_def(msg_type: &[u8]) -> Option<&'static MessageDef> {
     fix44::MESSAGES.iter().find(|m| m.msg_type == msg_type)
 }

@@ -1,13 +1,13 @@
 //! One message against the dictionary: one pass over the body, nothing allocated.
 
-use crate::codec::tags::{is_header, is_trailer};
-use crate::codec::time::parse_utc_timestamp;
+use crate::codec::time::is_utc_timestamp;
 use crate::codec::value::parse_u64;
 use crate::codec::{FieldError, Message};
 
+use super::tables::{TagSet, ENUM_MASKS, MESSAGE_SETS, NO_ENUM, TAGS};
 use super::{
-    defined_in, enum_values, field_type, is_msg_type, message_def, FieldType, GroupDef, Validation,
-    MAX_TAG,
+    classify_msg_type, defined_in, enum_list, enum_values, field_type, message_def_at, FieldType,
+    GroupDef, Validation, MAX_TAG,
 };
 
 /// Why a message fails the dictionary; each maps to one SessionRejectReason.
@@ -53,28 +53,6 @@ impl Violation {
     }
 }
 
-/// Tags seen outside groups: one bit per FIX 4.4 tag, one for Peregrine's extension.
-struct Seen {
-    bits: [u64; (MAX_TAG as usize) / 64 + 1],
-    extension: bool,
-}
-
-impl Seen {
-    fn insert(&mut self, tag: u32) -> bool {
-        if tag > MAX_TAG {
-            return !std::mem::replace(&mut self.extension, true);
-        }
-        let (w, b) = ((tag / 64) as usize, tag % 64);
-        let fresh = self.bits[w] & (1 << b) == 0;
-        self.bits[w] |= 1 << b;
-        fresh
-    }
-
-    fn contains(&self, tag: u32) -> bool {
-        tag <= MAX_TAG && self.bits[(tag / 64) as usize] & (1 << (tag % 64)) != 0
-    }
-}
-
 /// An open repeating group: its definition, the count declared, the entries so far.
 #[derive(Clone, Copy)]
 struct Open {
@@ -86,29 +64,30 @@ struct Open {
 /// How deep groups nest in the validated messages (Parties → PartySubIDs is 2).
 const MAX_DEPTH: usize = 4;
 
-/// Checks `msg` against the dictionary (see the module docs of `dict`).
+/// Checks `msg` against the dictionary (see the module docs of `dict`): one pass
+/// over the body, each field checked by table lookups (`dict::tables`).
 pub fn validate(msg: &Message<'_>, v: &Validation) -> Result<(), Violation> {
     if !v.use_data_dictionary {
         return Ok(());
     }
-    let msg_type = msg.msg_type();
-    if !is_msg_type(msg_type) {
+    let Some(layout) = classify_msg_type(msg.msg_type()) else {
         return Err(Violation::InvalidMsgType);
-    }
-    let def = message_def(msg_type);
-    let mut seen = Seen {
-        bits: [0; (MAX_TAG as usize) / 64 + 1],
-        extension: false,
     };
+    let layout = layout.map(|i| (message_def_at(i), &MESSAGE_SETS[i]));
+    // Tags seen outside groups, and Peregrine's extension tag.
+    let (mut seen, mut extension_seen) = (TagSet::EMPTY, false);
     let mut open = [None::<Open>; MAX_DEPTH];
     let mut depth = 0;
     for field in msg.fields() {
         let f = field.map_err(Violation::Field)?;
         let tag = f.tag;
-        if is_header(tag) || is_trailer(tag) {
-            continue; // read by the header view (out of place only when allowed)
-        }
-        let ty = field_type(tag);
+        let (ty, enumeration) = match TAGS.get(tag as usize) {
+            // Header and trailer fields: read by the header view (out of place
+            // only when allowed).
+            Some(info) if info.skip => continue,
+            Some(info) => (info.ty, info.enumeration),
+            None => (field_type(tag), NO_ENUM),
+        };
         if ty == FieldType::Undefined {
             let refuse = if tag >= 5000 {
                 v.user_defined_fields
@@ -123,12 +102,17 @@ pub fn validate(msg: &Message<'_>, v: &Validation) -> Result<(), Violation> {
         if !format_ok(ty, f.value) {
             return Err(Violation::Format(tag));
         }
-        if let Some(values) = enum_values(tag) {
-            if !in_enum(ty, values, f.value) {
-                return Err(Violation::Value(tag));
-            }
+        let valid = if enumeration != NO_ENUM {
+            in_enum_at(ty, usize::from(enumeration), f.value)
+        } else if tag > MAX_TAG {
+            enum_values(tag).is_none_or(|values| in_enum(ty, values, f.value))
+        } else {
+            true
+        };
+        if !valid {
+            return Err(Violation::Value(tag));
         }
-        let Some(def) = def else { continue };
+        let Some((def, sets)) = layout else { continue };
         // Inside the innermost open group that has this tag; groups it closes must
         // have had their declared number of entries.
         let mut in_group = false;
@@ -152,17 +136,32 @@ pub fn validate(msg: &Message<'_>, v: &Validation) -> Result<(), Violation> {
             depth -= 1;
         }
         if !in_group {
-            if !defined_in(def, tag) {
+            let defined = if tag <= MAX_TAG {
+                sets.fields.contains(tag)
+            } else {
+                defined_in(def, tag)
+            };
+            if !defined {
                 if v.allow_unknown_message_fields {
                     continue;
                 }
                 return Err(Violation::NotDefinedForMessage(tag));
             }
-            if !seen.insert(tag) {
+            let fresh = if tag <= MAX_TAG {
+                seen.insert(tag)
+            } else {
+                !std::mem::replace(&mut extension_seen, true)
+            };
+            if !fresh {
                 return Err(Violation::Repeated(tag));
             }
         }
-        if let Some(group) = def.groups.iter().find(|g| g.count == tag) {
+        if sets.counts.contains(tag) {
+            let group = def
+                .groups
+                .iter()
+                .find(|g| g.count == tag)
+                .expect("a count tag of the message's groups");
             if depth == MAX_DEPTH {
                 return Err(Violation::GroupCount(tag));
             }
@@ -180,12 +179,31 @@ pub fn validate(msg: &Message<'_>, v: &Validation) -> Result<(), Violation> {
             return Err(Violation::GroupCount(g.group.count));
         }
     }
-    if let Some(def) = def {
-        if let Some(&missing) = def.required.iter().find(|&&t| !seen.contains(t)) {
-            return Err(Violation::Missing(missing));
+    if let Some((def, sets)) = layout {
+        if !sets.required.within(&seen) {
+            // The first missing one in the standard's order.
+            let missing = def.required.iter().find(|&&t| !seen.contains(t));
+            return Err(Violation::Missing(
+                *missing.expect("a required tag not seen"),
+            ));
         }
     }
     Ok(())
+}
+
+/// Whether `v` is a value of the enumeration `fix44::ENUMS[i]`: a bit test when its
+/// values are single characters, else a search.
+#[inline]
+fn in_enum_at(ty: FieldType, i: usize, v: &[u8]) -> bool {
+    let mask = ENUM_MASKS[i];
+    if mask == 0 {
+        return in_enum(ty, enum_list(i), v);
+    }
+    let one = |x: &[u8]| matches!(x, [b] if *b < 128 && mask & (1u128 << *b) != 0);
+    match ty {
+        FieldType::MultipleValue => v.split(|&b| b == b' ').all(one),
+        _ => one(v),
+    }
 }
 
 /// Whether `v` is a value of `values` (each space-separated value, for a
@@ -208,7 +226,7 @@ pub(crate) fn format_ok(ty: FieldType, v: &[u8]) -> bool {
         FieldType::Char => v.len() == 1,
         FieldType::Boolean => v == b"Y" || v == b"N",
         FieldType::MonthYear => month_year(v),
-        FieldType::UtcTimestamp => parse_utc_timestamp(v).is_some(),
+        FieldType::UtcTimestamp => is_utc_timestamp(v),
         FieldType::UtcTimeOnly => time_only(v),
         FieldType::Date => date(v),
     }

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::order::{side_name, stp_name, tif_name, Status};
+use super::lists::OrderList;
+use super::order::{side_name, stp_name, tif_name, Order, Status};
 use super::state::Change;
 use crate::market::symbols::Symbol;
 
@@ -57,8 +58,8 @@ pub struct ExecutionReport<'a> {
     /// Last executed price.
     #[serde(rename = "L")]
     pub last_price: String,
-    /// Commission.
-    pub n: &'static str,
+    /// Commission (of this fill; negative: a rebate).
+    pub n: String,
     /// Commission asset.
     #[serde(rename = "N")]
     pub commission_asset: Option<&'a str>,
@@ -89,9 +90,15 @@ pub struct ExecutionReport<'a> {
     /// Quote order quantity.
     #[serde(rename = "Q")]
     pub quote_order_qty: String,
-    /// Working time.
+    /// Working time (-1 while a stop waits for its trigger).
     #[serde(rename = "W")]
-    pub working_time: u64,
+    pub working_time: i64,
+    /// Trailing delta, bips (only for trailing stops).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub d: Option<u32>,
+    /// Trailing time (-1: not activated; only for trailing stops).
+    #[serde(rename = "D", skip_serializing_if = "Option::is_none")]
+    pub trailing_time: Option<i64>,
     /// Self-trade prevention mode.
     #[serde(rename = "V")]
     pub stp: &'static str,
@@ -100,15 +107,25 @@ pub struct ExecutionReport<'a> {
 /// The `executionReport` of one change.
 pub fn execution_report(sym: &Symbol, ch: &Change, now_ms: u64) -> String {
     let o = &ch.order;
-    let (l, lp, lq, t, m) = match ch.fill {
+    let (l, lp, lq, t, m, n, asset) = match ch.fill {
         Some(f) => (
             sym.qty(f.qty),
             sym.price(f.price),
             sym.quote_amount(i128::from(f.price) * i128::from(f.qty)),
             f.trade_id as i64,
             f.maker,
+            sym.quote_amount(i128::from(f.fee)),
+            Some(sym.quote.as_str()),
         ),
-        None => (sym.qty(0), sym.price(0), sym.quote_amount(0), -1, false),
+        None => (
+            sym.qty(0),
+            sym.price(0),
+            sym.quote_amount(0),
+            -1,
+            false,
+            "0".to_owned(),
+            None,
+        ),
     };
     let (c, orig) = match &ch.cancel_client_id {
         Some(cancel_id) => (cancel_id.as_str(), o.client_order_id.as_str()),
@@ -124,9 +141,9 @@ pub fn execution_report(sym: &Symbol, ch: &Change, now_ms: u64) -> String {
         f: tif_name(o.tif),
         q: sym.qty(o.orig_qty),
         p: sym.price(o.price),
-        stop_price: sym.price(0),
-        iceberg: sym.qty(0),
-        g: -1,
+        stop_price: sym.price(o.ext.stop_price),
+        iceberg: sym.qty(o.ext.display_qty),
+        g: o.list_id,
         orig_client_id: orig,
         x: ch.exec.name(),
         status: o.status.name(),
@@ -135,19 +152,21 @@ pub fn execution_report(sym: &Symbol, ch: &Change, now_ms: u64) -> String {
         l,
         z: sym.qty(o.executed),
         last_price: lp,
-        n: "0",
-        commission_asset: None,
+        n,
+        commission_asset: asset,
         transaction_time: ch.time_ns / 1_000_000,
         t,
         ignore: 0,
-        w: o.status.is_open(),
+        w: o.status.is_open() && o.working_ms.is_some(),
         m,
         ignore2: false,
         created: o.time_ms,
         cum_quote: sym.quote_amount(o.cum_quote),
         last_quote: lq,
         quote_order_qty: sym.quote_amount(0),
-        working_time: o.time_ms,
+        working_time: o.working_ms.map_or(-1, |w| w as i64),
+        d: (o.ext.trail_bps != 0).then_some(o.ext.trail_bps),
+        trailing_time: (o.ext.trail_bps != 0).then(|| o.working_ms.map_or(-1, |w| w as i64)),
         stp: stp_name(o.stp),
     };
     debug_assert!(o.status != Status::Rejected);
@@ -178,4 +197,78 @@ pub struct AccountPosition {
     /// Balances that changed.
     #[serde(rename = "B")]
     pub balances: Vec<PositionBalance>,
+}
+
+/// One order of a `listStatus` event.
+#[derive(Debug, Serialize)]
+pub struct ListLegEvent {
+    /// Symbol.
+    pub s: String,
+    /// Order id.
+    pub i: u64,
+    /// Client order id.
+    pub c: String,
+}
+
+/// `listStatus`.
+#[derive(Debug, Serialize)]
+pub struct ListStatusEvent<'a> {
+    /// `"listStatus"`.
+    pub e: &'static str,
+    /// Event time, ms.
+    #[serde(rename = "E")]
+    pub event_time: u64,
+    /// Symbol.
+    pub s: &'a str,
+    /// Order list id.
+    pub g: u64,
+    /// Contingency type.
+    pub c: &'static str,
+    /// List status type.
+    pub l: &'static str,
+    /// List order status.
+    #[serde(rename = "L")]
+    pub order_status: &'static str,
+    /// Reject reason.
+    pub r: &'static str,
+    /// List client order id.
+    #[serde(rename = "C")]
+    pub client_list_id: &'a str,
+    /// Transaction time, ms.
+    #[serde(rename = "T")]
+    pub transaction_time: u64,
+    /// The legs.
+    #[serde(rename = "O")]
+    pub orders: Vec<ListLegEvent>,
+}
+
+/// The `listStatus` event of a list; `order` looks its legs up.
+pub fn list_status(
+    sym: &Symbol,
+    l: &OrderList,
+    order: impl Fn(u64) -> Option<Order>,
+    now_ms: u64,
+) -> String {
+    let ev = ListStatusEvent {
+        e: "listStatus",
+        event_time: now_ms,
+        s: &sym.spec.symbol,
+        g: l.list_id,
+        c: l.contingency_type(),
+        l: l.status_type(),
+        order_status: l.order_status(),
+        r: "NONE",
+        client_list_id: &l.client_list_id,
+        transaction_time: l.update_ms,
+        orders: l
+            .legs
+            .iter()
+            .map(|&i| ListLegEvent {
+                s: sym.spec.symbol.clone(),
+                i,
+                c: order(i).map(|o| o.client_order_id).unwrap_or_default(),
+            })
+            .collect(),
+    };
+    serde_json::to_string(&ev).unwrap_or_default()
 }

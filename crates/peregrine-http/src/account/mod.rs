@@ -7,6 +7,7 @@
 //! are published outside it.
 
 pub mod events;
+pub mod lists;
 pub mod order;
 pub mod record;
 pub mod state;
@@ -208,6 +209,66 @@ impl Accounts {
         Ok((order, stamps))
     }
 
+    /// Enters an order list (`legs` in the exchange's leg order); answers with the
+    /// list once every leg's acceptance has arrived.
+    pub async fn place_list(
+        &self,
+        account: AccountId,
+        mut draft: lists::ListDraft,
+        mut legs: Vec<Draft>,
+        kind: peregrine_types::ListKind,
+    ) -> Result<lists::OrderList, Refusal> {
+        let instrument = self.symbols.all()[draft.symbol].id();
+        let (id, rx, req) = {
+            let mut st = self.lock(account);
+            let id = st.next_id();
+            let mut wire = [legs[0].wire; 3];
+            for (n, leg) in legs.iter_mut().enumerate() {
+                leg.wire.coid = st.next_id();
+                wire[n] = leg.wire;
+            }
+            draft.leg_coids = legs.iter().map(|l| l.wire.coid).collect();
+            let req = Request::NewList(crate::link::NewList {
+                coid: id,
+                instrument,
+                kind,
+                legs: wire,
+                len: legs.len(),
+            });
+            let rx = st.expect_list(id, draft, legs);
+            (id, rx, req)
+        };
+        if let Err(e) = self.send(account, req) {
+            self.lock(account).forget(id, Failure::NotSent);
+            return Err(e);
+        }
+        self.wait(account, id, rx).await.map(|(v, _)| v)
+    }
+
+    /// Cancels every live leg of `list`; answers with the list once it is done.
+    pub async fn cancel_list(
+        &self,
+        account: AccountId,
+        list: &lists::OrderList,
+    ) -> Result<lists::OrderList, Refusal> {
+        let instrument = self.symbols.all()[list.symbol].id();
+        let (id, rx) = {
+            let mut st = self.lock(account);
+            let id = st.next_id();
+            (id, st.expect_cancel_list(id))
+        };
+        let req = Request::CancelList {
+            coid: id,
+            list_id: list.list_id,
+            instrument,
+        };
+        if let Err(e) = self.send(account, req) {
+            self.lock(account).forget(id, Failure::NotSent);
+            return Err(e);
+        }
+        self.wait(account, id, rx).await.map(|(v, _)| v)
+    }
+
     /// Cancels an order.
     pub async fn cancel(
         &self,
@@ -262,6 +323,22 @@ impl Accounts {
     pub async fn sync(&self, account: AccountId) {
         let asset = self.assets.first().map_or(0, |a| a.id);
         let _ = self.balance(account, asset).await;
+    }
+
+    /// `listStatus` events for lists that changed.
+    fn publish_lists(&self, account: AccountId, lists: &[lists::OrderList]) {
+        let Some(topic) = self.hub.user(account.0) else {
+            return;
+        };
+        if !topic.wanted() {
+            return;
+        }
+        let now = now_ms();
+        let st = self.lock(account);
+        for l in lists {
+            let sym = &self.symbols.all()[l.symbol];
+            topic.publish(events::list_status(sym, l, |id| st.order(id).cloned(), now));
+        }
     }
 
     fn publish(self: &Arc<Self>, account: AccountId, changes: Vec<Change>) {
@@ -347,14 +424,18 @@ pub struct AccountsSink(pub Arc<Accounts>);
 impl ReportSink for AccountsSink {
     fn deliver(&self, account: AccountId, reports: &[Report], next_report_seq: u64) {
         let mut changes = Vec::new();
-        {
+        let lists = {
             let mut st = self.0.lock(account);
             for r in reports {
                 st.apply(r, &mut changes);
             }
-        }
+            st.take_list_changes()
+        };
         if !changes.is_empty() {
             self.0.publish(account, changes);
+        }
+        if !lists.is_empty() {
+            self.0.publish_lists(account, &lists);
         }
         // After the changes, on the same channel: the writer stores the position in
         // the transaction that stores them (or a later one), never before.

@@ -5,7 +5,8 @@ use peregrine_types::Side;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::link::{CancelCause, Kind, Stp, Tif};
+use crate::link::{CancelCause, Ext, Kind, Stp, Tif};
+use peregrine_types::TriggerKind;
 
 /// `BUY` / `SELL`.
 pub fn side_name(s: Side) -> &'static str {
@@ -33,6 +34,14 @@ pub enum OrderType {
     Market,
     /// `LIMIT_MAKER` (post-only)
     LimitMaker,
+    /// `STOP_LOSS`: a market order parked until its stop-loss trigger.
+    StopLoss,
+    /// `STOP_LOSS_LIMIT`: a limit order parked until its stop-loss trigger.
+    StopLossLimit,
+    /// `TAKE_PROFIT`: a market order parked until its take-profit trigger.
+    TakeProfit,
+    /// `TAKE_PROFIT_LIMIT`: a limit order parked until its take-profit trigger.
+    TakeProfitLimit,
 }
 
 impl OrderType {
@@ -42,6 +51,10 @@ impl OrderType {
             OrderType::Limit => "LIMIT",
             OrderType::Market => "MARKET",
             OrderType::LimitMaker => "LIMIT_MAKER",
+            OrderType::StopLoss => "STOP_LOSS",
+            OrderType::StopLossLimit => "STOP_LOSS_LIMIT",
+            OrderType::TakeProfit => "TAKE_PROFIT",
+            OrderType::TakeProfitLimit => "TAKE_PROFIT_LIMIT",
         }
     }
 
@@ -51,6 +64,10 @@ impl OrderType {
             "LIMIT" => Some(OrderType::Limit),
             "MARKET" => Some(OrderType::Market),
             "LIMIT_MAKER" => Some(OrderType::LimitMaker),
+            "STOP_LOSS" => Some(OrderType::StopLoss),
+            "STOP_LOSS_LIMIT" => Some(OrderType::StopLossLimit),
+            "TAKE_PROFIT" => Some(OrderType::TakeProfit),
+            "TAKE_PROFIT_LIMIT" => Some(OrderType::TakeProfitLimit),
             _ => None,
         }
     }
@@ -58,9 +75,39 @@ impl OrderType {
     /// The exchange's kind.
     pub fn kind(self) -> Kind {
         match self {
-            OrderType::Limit => Kind::Limit,
-            OrderType::Market => Kind::Market,
+            OrderType::Limit | OrderType::StopLossLimit | OrderType::TakeProfitLimit => Kind::Limit,
+            OrderType::Market | OrderType::StopLoss | OrderType::TakeProfit => Kind::Market,
             OrderType::LimitMaker => Kind::PostOnly,
+        }
+    }
+
+    /// The exchange's trigger kind.
+    pub fn trigger(self) -> TriggerKind {
+        match self {
+            OrderType::StopLoss | OrderType::StopLossLimit => TriggerKind::StopLoss,
+            OrderType::TakeProfit | OrderType::TakeProfitLimit => TriggerKind::TakeProfit,
+            _ => TriggerKind::None,
+        }
+    }
+
+    /// Has a limit price?
+    pub fn has_price(self) -> bool {
+        !matches!(
+            self,
+            OrderType::Market | OrderType::StopLoss | OrderType::TakeProfit
+        )
+    }
+
+    /// The API type of an exchange order (`kind` and `trigger`).
+    pub fn of(kind: Kind, trigger: TriggerKind) -> OrderType {
+        match (kind, trigger) {
+            (Kind::Limit, TriggerKind::None) => OrderType::Limit,
+            (Kind::Market, TriggerKind::None) => OrderType::Market,
+            (Kind::PostOnly, _) => OrderType::LimitMaker,
+            (Kind::Limit, TriggerKind::StopLoss) => OrderType::StopLossLimit,
+            (Kind::Market, TriggerKind::StopLoss) => OrderType::StopLoss,
+            (Kind::Limit, TriggerKind::TakeProfit) => OrderType::TakeProfitLimit,
+            (Kind::Market, TriggerKind::TakeProfit) => OrderType::TakeProfit,
         }
     }
 }
@@ -177,13 +224,16 @@ pub enum ExecType {
     Expired,
     /// Cancelled by self-trade prevention.
     TradePrevention,
+    /// A parked order started working (its trigger was reached, or its list
+    /// released it). Binance reports it as `NEW` with `w` (isWorking) true.
+    Working,
 }
 
 impl ExecType {
     /// Name.
     pub fn name(self) -> &'static str {
         match self {
-            ExecType::New => "NEW",
+            ExecType::New | ExecType::Working => "NEW",
             ExecType::Canceled => "CANCELED",
             ExecType::Replaced => "REPLACED",
             ExecType::Trade => "TRADE",
@@ -204,6 +254,8 @@ pub struct Fill {
     pub qty: i64,
     /// The order was resting.
     pub maker: bool,
+    /// The order's fee in the quote asset's smallest unit (negative: a rebate).
+    pub fee: i64,
     /// Time, ms.
     pub time_ms: u64,
 }
@@ -246,6 +298,13 @@ pub struct Order {
     /// A market order by cost: the quote amount asked for (`quoteOrderQty`, price
     /// units × quantity units; 0 otherwise). Kept while the gateway holds the order.
     pub orig_quote: i64,
+    /// Trigger (`stopPrice`, `trailingDelta`) and iceberg (`icebergQty`).
+    pub ext: Ext,
+    /// The order list it is a leg of (-1: none).
+    pub list_id: i64,
+    /// When it started working (in the book, or triggered), ms; `None` while it is
+    /// parked (a stop waiting for its trigger, a pending list leg).
+    pub working_ms: Option<u64>,
 }
 
 impl Order {
@@ -272,6 +331,7 @@ impl Order {
             CancelCause::Unfilled
             | CancelCause::FokUnfillable
             | CancelCause::Expired
+            | CancelCause::ListCancelled
             | CancelCause::Other(_) => (Status::Expired, ExecType::Expired),
         };
         self.status = status;

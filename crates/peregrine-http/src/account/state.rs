@@ -7,8 +7,9 @@ use std::collections::{HashMap, VecDeque};
 use peregrine_types::Side;
 use tokio::sync::oneshot;
 
+use super::lists::{ListDraft, OrderList, LISTS_KEPT};
 use super::order::{ExecType, Fill, Order, OrderType, Status};
-use crate::link::{Kind, NewOrder, OpenOrder, Report, Stp, Tif};
+use crate::link::{Kind, ListReport, ListState, NewOrder, OpenOrder, Report, Stp, Tif};
 
 /// Closed orders kept in memory per account (older ones are read from history).
 pub const CLOSED_KEPT: usize = 4_096;
@@ -39,6 +40,8 @@ pub enum Failure {
 pub type NewAnswer = Result<Order, Failure>;
 /// The answer to a cancel request.
 pub type CancelAnswer = Result<Order, Failure>;
+/// The answer to a new-list or cancel-list request.
+pub type ListAnswer = Result<OrderList, Failure>;
 /// The answer to a balance request: (available, reserved).
 pub type BalanceAnswer = Result<(i64, i64), Failure>;
 
@@ -104,6 +107,14 @@ enum Waiter {
     Balance {
         tx: Reply<BalanceAnswer>,
     },
+    List {
+        draft: ListDraft,
+        tx: Reply<ListAnswer>,
+        list_id: Option<u64>,
+    },
+    CancelList {
+        tx: Reply<ListAnswer>,
+    },
 }
 
 /// A change to report to the user stream and the history writer.
@@ -138,6 +149,12 @@ pub struct AccountState {
     /// session of the account, or this gateway before a restart, replayed) are
     /// adopted for the instruments it knows.
     symbols: HashMap<u32, usize>,
+    /// Order lists by id, and their ids oldest first (for forgetting).
+    lists: HashMap<u64, OrderList>,
+    list_order: VecDeque<u64>,
+    /// Lists changed by the reports applied since the last
+    /// [`AccountState::take_list_changes`] (for the user stream's `listStatus`).
+    list_changes: Vec<OrderList>,
 }
 
 impl AccountState {
@@ -153,6 +170,9 @@ impl AccountState {
             open_ids: HashMap::new(),
             unknown_reports: 0,
             symbols: HashMap::new(),
+            lists: HashMap::new(),
+            list_order: VecDeque::new(),
+            list_changes: Vec::new(),
         }
     }
 
@@ -199,6 +219,69 @@ impl AccountState {
         rx
     }
 
+    /// Registers a new order list with session id `id`: its legs' drafts wait as new
+    /// orders (answered with the list), the list for its `ListStatus`.
+    pub fn expect_list(
+        &mut self,
+        id: u64,
+        draft: ListDraft,
+        legs: Vec<Draft>,
+    ) -> oneshot::Receiver<Answered<ListAnswer>> {
+        for d in legs {
+            self.waiters.insert(
+                d.wire.coid,
+                Waiter::New {
+                    draft: d,
+                    resp: RespType::Ack,
+                    tx: None,
+                    order_id: None,
+                },
+            );
+        }
+        let (tx, rx) = Reply::channel();
+        self.waiters.insert(
+            id,
+            Waiter::List {
+                draft,
+                tx,
+                list_id: None,
+            },
+        );
+        rx
+    }
+
+    /// Registers a cancel-list request with id `id`.
+    pub fn expect_cancel_list(&mut self, id: u64) -> oneshot::Receiver<Answered<ListAnswer>> {
+        let (tx, rx) = Reply::channel();
+        self.waiters.insert(id, Waiter::CancelList { tx });
+        rx
+    }
+
+    /// A list by id.
+    pub fn list(&self, list_id: u64) -> Option<&OrderList> {
+        self.lists.get(&list_id)
+    }
+
+    /// A list by client id (the newest).
+    pub fn list_by_client_id(&self, id: &str) -> Option<&OrderList> {
+        self.lists
+            .values()
+            .filter(|l| l.client_list_id == id)
+            .max_by_key(|l| l.list_id)
+    }
+
+    /// Every list kept, oldest first.
+    pub fn lists(&self) -> Vec<OrderList> {
+        let mut v: Vec<OrderList> = self.lists.values().cloned().collect();
+        v.sort_by_key(|l| l.list_id);
+        v
+    }
+
+    /// Lists changed since the last call.
+    pub fn take_list_changes(&mut self) -> Vec<OrderList> {
+        std::mem::take(&mut self.list_changes)
+    }
+
     /// Registers a balance request with id `id`.
     pub fn expect_balance(&mut self, id: u64) -> oneshot::Receiver<Answered<BalanceAnswer>> {
         let (tx, rx) = Reply::channel();
@@ -209,6 +292,11 @@ impl AccountState {
     /// Forgets a request that timed out or was never sent.
     pub fn forget(&mut self, id: u64, why: Failure) {
         if let Some(w) = self.waiters.remove(&id) {
+            if let Waiter::List { draft, .. } = &w {
+                for c in &draft.leg_coids {
+                    self.waiters.remove(c);
+                }
+            }
             fail(w, why);
         }
     }
@@ -297,6 +385,118 @@ impl AccountState {
                 }
             }
         }
+        let lists: Vec<u64> = self
+            .waiters
+            .iter()
+            .filter(|(_, w)| {
+                matches!(
+                    w,
+                    Waiter::List {
+                        list_id: Some(_),
+                        ..
+                    }
+                )
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in lists {
+            if let Some(Waiter::List {
+                tx,
+                list_id: Some(lid),
+                ..
+            }) = self.waiters.remove(&id)
+            {
+                match self.lists.get(&lid) {
+                    Some(l) => tx.send(Ok(l.clone())),
+                    None => tx.send(Err(Failure::Unknown)),
+                }
+            }
+        }
+    }
+
+    /// The cancel request waiting under `id` (not a cancel-list one: its legs'
+    /// `Cancelled` reports carry its id too, and its answer is the `ListStatus`).
+    fn take_cancel(&mut self, id: u64) -> Option<Waiter> {
+        match self.waiters.get(&id) {
+            Some(Waiter::Cancel { .. }) => self.waiters.remove(&id),
+            _ => None,
+        }
+    }
+
+    /// A list's status report.
+    fn list_report(&mut self, l: ListReport, out: &mut Vec<Change>) {
+        let _ = out;
+        let ms = l.time_ns / 1_000_000;
+        match l.state {
+            ListState::Rejected => {
+                if let Some(Waiter::List { draft, tx, .. }) = self.waiters.remove(&l.coid) {
+                    for c in draft.leg_coids {
+                        self.waiters.remove(&c);
+                    }
+                    tx.send(Err(Failure::Refused(l.reason)));
+                }
+            }
+            ListState::Accepted => {
+                let legs: Vec<u64> = l.legs.iter().copied().filter(|&x| x != 0).collect();
+                let list = match self.waiters.get_mut(&l.coid) {
+                    Some(Waiter::List { draft, list_id, .. }) => {
+                        *list_id = Some(l.list_id);
+                        OrderList {
+                            list_id: l.list_id,
+                            symbol: draft.symbol,
+                            client_list_id: draft.client_list_id.clone(),
+                            kind: l.kind,
+                            legs,
+                            done: false,
+                            rejected: false,
+                            time_ms: ms,
+                            update_ms: ms,
+                        }
+                    }
+                    _ => {
+                        let Some(&symbol) = self.symbols.get(&l.instrument.0) else {
+                            self.unknown_reports += 1;
+                            return;
+                        };
+                        OrderList {
+                            list_id: l.list_id,
+                            symbol,
+                            client_list_id: format!("peregrine-{}", l.coid),
+                            kind: l.kind,
+                            legs,
+                            done: false,
+                            rejected: false,
+                            time_ms: ms,
+                            update_ms: ms,
+                        }
+                    }
+                };
+                self.list_changes.push(list.clone());
+                self.lists.insert(l.list_id, list);
+                self.list_order.push_back(l.list_id);
+                while self.list_order.len() > LISTS_KEPT {
+                    if let Some(old) = self.list_order.pop_front() {
+                        self.lists.remove(&old);
+                    }
+                }
+            }
+            ListState::Done => {
+                let list = self.lists.get_mut(&l.list_id).map(|x| {
+                    x.done = true;
+                    x.update_ms = ms;
+                    x.clone()
+                });
+                if let Some(x) = &list {
+                    self.list_changes.push(x.clone());
+                }
+                if let Some(Waiter::CancelList { tx }) = self.waiters.remove(&l.request_id) {
+                    match list {
+                        Some(x) => tx.send(Ok(x)),
+                        None => tx.send(Err(Failure::Unknown)),
+                    }
+                }
+            }
+        }
     }
 
     fn retire(&mut self, order_id: u64) {
@@ -324,6 +524,9 @@ impl AccountState {
                 kind,
                 tif,
                 stp,
+                ext,
+                parked,
+                list_id,
             } => {
                 let foreign = Foreign {
                     symbol: self.symbols.get(&instrument.0).copied(),
@@ -331,8 +534,32 @@ impl AccountState {
                     tif,
                     stp,
                 };
-                self.accepted(order_id, coid, price, qty, side, foreign, time_ns, out);
+                let cond = Conditional {
+                    ext,
+                    parked,
+                    list_id,
+                };
+                self.accepted(
+                    order_id, coid, price, qty, side, foreign, cond, time_ns, out,
+                );
             }
+            Report::Triggered { order_id, time_ns } => {
+                let Some(o) = self.orders.get_mut(&order_id) else {
+                    self.unknown_reports += 1;
+                    return;
+                };
+                let ms = time_ns / 1_000_000;
+                o.working_ms = Some(ms);
+                o.update_ms = ms;
+                out.push(Change {
+                    order: o.clone(),
+                    exec: ExecType::Working,
+                    fill: None,
+                    cancel_client_id: None,
+                    time_ns,
+                });
+            }
+            Report::List(l) => self.list_report(l, out),
             Report::Open(o) => self.listed(o, out),
             Report::Rejected { coid, reason, .. } => {
                 if let Some(w) = self.waiters.remove(&coid) {
@@ -346,6 +573,7 @@ impl AccountState {
                 qty,
                 leaves,
                 maker,
+                fee,
                 time_ns,
                 ..
             } => {
@@ -358,6 +586,7 @@ impl AccountState {
                     price,
                     qty,
                     maker,
+                    fee,
                     time_ms: time_ns / 1_000_000,
                 };
                 o.fill(f, leaves, !maker);
@@ -381,16 +610,23 @@ impl AccountState {
             } => {
                 let Some(o) = self.orders.get_mut(&order_id) else {
                     self.unknown_reports += 1;
-                    if let Some(Waiter::Cancel { tx, .. }) = self.waiters.remove(&request_id) {
+                    if let Some(Waiter::Cancel { tx, .. }) = self.take_cancel(request_id) {
                         tx.send(Err(Failure::Refused(0)));
                     }
                     return;
                 };
+                // A list leg cancelled by the list's resolution is `EXPIRED` on
+                // Binance; by a cancel of the list, `CANCELED`.
+                let cause = match cause {
+                    crate::link::CancelCause::ListCancelled if request_id != 0 => {
+                        crate::link::CancelCause::Requested
+                    }
+                    c => c,
+                };
                 let exec = o.cancel(cause, time_ns / 1_000_000);
                 let order = o.clone();
                 let mut cancel_client_id = None;
-                if let Some(Waiter::Cancel { tx, new_client_id }) = self.waiters.remove(&request_id)
-                {
+                if let Some(Waiter::Cancel { tx, new_client_id }) = self.take_cancel(request_id) {
                     cancel_client_id = Some(new_client_id);
                     tx.send(Ok(order.clone()));
                 }
@@ -480,6 +716,9 @@ impl AccountState {
             update_ms: time_ms,
             entry_fills: Vec::new(),
             orig_quote: 0,
+            ext: crate::link::Ext::NONE,
+            list_id: -1,
+            working_ms: Some(time_ms),
         };
         self.adopt(order, o.time_ns, out);
     }
@@ -509,10 +748,17 @@ impl AccountState {
         qty: i64,
         side: Side,
         foreign: Foreign,
+        cond: Conditional,
         time_ns: u64,
         out: &mut Vec<Change>,
     ) {
         let time_ms = time_ns / 1_000_000;
+        let list_id = if cond.list_id == 0 {
+            -1
+        } else {
+            cond.list_id as i64
+        };
+        let working_ms = (!cond.parked).then_some(time_ms);
         let (draft, resp) = match self.waiters.get_mut(&coid) {
             Some(Waiter::New {
                 draft,
@@ -544,6 +790,9 @@ impl AccountState {
                 update_ms: time_ms,
                 entry_fills: Vec::new(),
                 orig_quote: d.orig_quote,
+                ext: cond.ext,
+                list_id,
+                working_ms,
             },
             None => {
                 // Not placed by this process: another session of the account, or this
@@ -556,7 +805,7 @@ impl AccountState {
                     coid,
                     client_order_id: format!("peregrine-{coid}"),
                     side,
-                    kind: order_type(foreign.kind),
+                    kind: OrderType::of(foreign.kind, cond.ext.trigger),
                     tif: foreign.tif,
                     stp: foreign.stp,
                     price,
@@ -568,6 +817,9 @@ impl AccountState {
                     update_ms: time_ms,
                     entry_fills: Vec::new(),
                     orig_quote: 0,
+                    ext: cond.ext,
+                    list_id,
+                    working_ms,
                 }
             }
         };
@@ -608,6 +860,14 @@ impl AccountState {
     }
 }
 
+/// An accepted order's trigger, iceberg and list.
+#[derive(Debug, Clone, Copy)]
+struct Conditional {
+    ext: crate::link::Ext,
+    parked: bool,
+    list_id: u64,
+}
+
 /// What an accepted order's report says about it, for adopting it.
 #[derive(Debug, Clone, Copy)]
 struct Foreign {
@@ -618,11 +878,7 @@ struct Foreign {
 }
 
 fn order_type(kind: Kind) -> OrderType {
-    match kind {
-        Kind::Limit => OrderType::Limit,
-        Kind::Market => OrderType::Market,
-        Kind::PostOnly => OrderType::LimitMaker,
-    }
+    OrderType::of(kind, peregrine_types::TriggerKind::None)
 }
 
 fn fail(w: Waiter, why: Failure) {
@@ -635,6 +891,9 @@ fn fail(w: Waiter, why: Failure) {
             tx.send(Err(why));
         }
         Waiter::Balance { tx } => {
+            tx.send(Err(why));
+        }
+        Waiter::List { tx, .. } | Waiter::CancelList { tx } => {
             tx.send(Err(why));
         }
     }

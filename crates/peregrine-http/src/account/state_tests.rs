@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use tokio::sync::oneshot::Receiver;
 
 use super::*;
-use crate::link::{CancelCause, Kind, NewOrder, OpenOrder, Report, Stp, Tif};
+use crate::link::{CancelCause, Ext, Kind, NewOrder, OpenOrder, Report, Stp, Tif};
 
 const INSTRUMENT: InstrumentId = InstrumentId(7);
 
@@ -33,6 +33,7 @@ fn draft(coid: u64, client: &str, side: Side, price: i64, qty: i64, tif: Tif) ->
             price,
             qty,
             stp: Stp::None,
+            ext: Ext::NONE,
         },
         shown_price: price,
         orig_quote: 0,
@@ -50,6 +51,9 @@ fn accepted(order_id: u64, coid: u64, side: Side, price: i64, qty: i64) -> Repor
         stp: Stp::None,
         price,
         qty,
+        ext: Ext::NONE,
+        parked: false,
+        list_id: 0,
         time_ns: 1_000_000 * order_id,
     }
 }
@@ -73,6 +77,7 @@ fn fill(
         instrument: INSTRUMENT,
         side: Side::Buy,
         maker,
+        fee: 0,
         time_ns: 5_000_000,
     }
 }
@@ -296,6 +301,9 @@ fn orders_placed_elsewhere_are_adopted_once_and_unknown_reports_counted() {
         stp: Stp::None,
         price: 1,
         qty: 1,
+        ext: Ext::NONE,
+        parked: false,
+        list_id: 0,
         time_ns: 0,
     };
     assert!(apply(&mut st, foreign).is_empty());
@@ -646,5 +654,174 @@ proptest! {
             m.run(s);
             m.check()?;
         }
+    }
+}
+
+/// Conditional orders, fees and order lists (issue 31).
+mod conditional {
+    use super::*;
+    use crate::link::{ListReport, ListState};
+    use peregrine_types::{ListKind, TriggerKind};
+
+    fn stop_ext() -> Ext {
+        Ext {
+            trigger: TriggerKind::StopLoss,
+            stop_price: 99,
+            trail_bps: 0,
+            display_qty: 0,
+        }
+    }
+
+    fn parked(order_id: u64, coid: u64, list_id: u64) -> Report {
+        match accepted(order_id, coid, Side::Sell, 98, 2) {
+            Report::Accepted {
+                order_id,
+                coid,
+                instrument,
+                side,
+                kind,
+                tif,
+                stp,
+                price,
+                qty,
+                time_ns,
+                ..
+            } => Report::Accepted {
+                order_id,
+                coid,
+                instrument,
+                side,
+                kind,
+                tif,
+                stp,
+                price,
+                qty,
+                ext: stop_ext(),
+                parked: true,
+                list_id,
+                time_ns,
+            },
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_stop_waits_unworking_then_works_from_its_trigger_and_fills_carry_the_fee() {
+        let mut st = account();
+        let mut d = draft(1, "s", Side::Sell, 98, 2, Tif::Gtc);
+        d.kind = OrderType::StopLossLimit;
+        let mut rx = st.expect_new(d, RespType::Ack);
+        let ch = apply(&mut st, parked(10, 1, 0));
+        assert_eq!(ch[0].order.working_ms, None);
+        let o = answer(&mut rx).unwrap().unwrap();
+        assert_eq!(
+            (o.kind, o.ext.stop_price, o.list_id),
+            (OrderType::StopLossLimit, 99, -1)
+        );
+        let ch = apply(
+            &mut st,
+            Report::Triggered {
+                order_id: 10,
+                time_ns: 7_000_000,
+            },
+        );
+        assert_eq!(
+            (ch[0].exec, ch[0].order.working_ms),
+            (ExecType::Working, Some(7))
+        );
+        assert_eq!(ch[0].exec.name(), "NEW");
+        let mut f = fill(10, 1, 5, 98, 2, 0, true);
+        if let Report::Fill { fee, .. } = &mut f {
+            *fee = -3;
+        }
+        let ch = apply(&mut st, f);
+        assert_eq!(ch[0].fill.map(|f| f.fee), Some(-3));
+        assert_eq!(ch[0].order.status, Status::Filled);
+    }
+
+    #[test]
+    fn a_foreign_stop_is_adopted_with_its_api_type() {
+        let mut st = account();
+        apply(&mut st, parked(20, 77, 0));
+        assert_eq!(st.order(20).unwrap().kind, OrderType::StopLossLimit);
+    }
+
+    fn list(state: ListState, coid: u64, request_id: u64) -> Report {
+        Report::List(ListReport {
+            list_id: 30,
+            request_id,
+            coid,
+            legs: [30, 31, 0],
+            instrument: INSTRUMENT,
+            kind: ListKind::Oco,
+            state,
+            reason: 0,
+            time_ns: 1_000_000,
+        })
+    }
+
+    #[test]
+    fn a_list_is_answered_with_its_legs_and_its_end_is_reported() {
+        let mut st = account();
+        let draft_list = ListDraft {
+            symbol: 0,
+            client_list_id: "my-list".into(),
+            kind: ListKind::Oco,
+            leg_coids: vec![2, 3],
+        };
+        let legs = vec![
+            draft(2, "below", Side::Sell, 98, 2, Tif::Gtc),
+            draft(3, "above", Side::Sell, 104, 2, Tif::Gtc),
+        ];
+        let mut rx = st.expect_list(1, draft_list, legs);
+        apply(&mut st, list(ListState::Accepted, 1, 1));
+        apply(&mut st, parked(30, 2, 30));
+        apply(&mut st, accepted(31, 3, Side::Sell, 104, 2));
+        assert!(
+            answer(&mut rx).is_none(),
+            "answered before the end of the read"
+        );
+        st.end_of_read();
+        let l = answer(&mut rx).unwrap().unwrap();
+        assert_eq!(
+            (l.list_id, l.legs.clone(), l.client_list_id.as_str()),
+            (30, vec![30, 31], "my-list")
+        );
+        assert_eq!(st.order(30).unwrap().client_order_id, "below");
+        assert_eq!(st.order(30).unwrap().list_id, 30);
+        assert_eq!(st.take_list_changes().len(), 1);
+        // A cancel of the list is answered by its end.
+        let mut cancel = st.expect_cancel_list(40);
+        apply(&mut st, list(ListState::Done, 1, 40));
+        let done = answer(&mut cancel).unwrap().unwrap();
+        assert!(done.done);
+        assert_eq!(done.order_status(), "ALL_DONE");
+        assert!(st.lists().iter().all(|l| l.done));
+    }
+
+    #[test]
+    fn a_rejected_list_fails_its_request_and_forgets_its_legs() {
+        let mut st = account();
+        let d = ListDraft {
+            symbol: 0,
+            client_list_id: "x".into(),
+            kind: ListKind::Oco,
+            leg_coids: vec![2, 3],
+        };
+        let legs = vec![
+            draft(2, "a", Side::Sell, 98, 2, Tif::Gtc),
+            draft(3, "b", Side::Sell, 104, 2, Tif::Gtc),
+        ];
+        let mut rx = st.expect_list(1, d, legs);
+        let mut r = list(ListState::Rejected, 1, 1);
+        if let Report::List(l) = &mut r {
+            l.reason = 35;
+            l.list_id = 0;
+        }
+        apply(&mut st, r);
+        assert_eq!(answer(&mut rx).unwrap().unwrap_err(), Failure::Refused(35));
+        // The legs' drafts are gone: a late accept of one is a foreign order.
+        apply(&mut st, accepted(50, 2, Side::Sell, 98, 2));
+        assert_eq!(st.order(50).unwrap().client_order_id, "peregrine-2");
     }
 }

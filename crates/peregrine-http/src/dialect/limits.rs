@@ -189,6 +189,9 @@ pub fn weight(method: &str, path: &str, query: &str) -> u32 {
             }
         }
         ("GET", "/api/v3/allOrders" | "/api/v3/account" | "/api/v3/myTrades") => 20,
+        ("GET", "/api/v3/orderList") => 4,
+        ("GET", "/api/v3/openOrderList") => 6,
+        ("GET", "/api/v3/allOrderList") => 20,
         (_, "/api/v3/userDataStream") => 2,
         _ => 1,
     }

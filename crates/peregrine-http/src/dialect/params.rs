@@ -48,6 +48,13 @@ impl Params {
         Ok(Params { items, read })
     }
 
+    /// Parameters given as pairs (already decoded): the per-leg parameters of an
+    /// order list, read as one order's.
+    pub fn from_pairs(items: Vec<(String, String)>) -> Params {
+        let read = vec![false; items.len()];
+        Params { items, read }
+    }
+
     /// Number of parameters.
     pub fn len(&self) -> usize {
         self.items.len()

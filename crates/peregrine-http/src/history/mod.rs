@@ -71,6 +71,17 @@ const SCHEMA: &[&str] = &[
         time_ms BIGINT NOT NULL,
         PRIMARY KEY (account, order_id, trade_id))",
     "CREATE INDEX IF NOT EXISTS my_trades_by_time ON my_trades (account, instrument, time_ms)",
+    // Added with the conditional orders and fees (issue 31): tables of their own, so
+    // a store written before them needs no migration (a missing row means none).
+    "CREATE TABLE IF NOT EXISTS order_ext (
+        account BIGINT NOT NULL, order_id BIGINT NOT NULL, stop_price BIGINT NOT NULL,
+        iceberg_qty BIGINT NOT NULL, trailing_delta BIGINT NOT NULL, list_id BIGINT NOT NULL,
+        working_ms BIGINT NOT NULL,
+        PRIMARY KEY (account, order_id))",
+    "CREATE TABLE IF NOT EXISTS my_trade_fees (
+        account BIGINT NOT NULL, order_id BIGINT NOT NULL, trade_id BIGINT NOT NULL,
+        fee BIGINT NOT NULL,
+        PRIMARY KEY (account, order_id, trade_id))",
     "CREATE TABLE IF NOT EXISTS feed_cursor (
         name TEXT NOT NULL PRIMARY KEY, session BIGINT NOT NULL, seq BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS report_cursor (

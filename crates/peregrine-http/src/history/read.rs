@@ -187,8 +187,14 @@ pub async fn klines(
 
 /// The order columns, in [`order`]'s order.
 const ORDER_COLS: &str =
-    "instrument, order_id, coid, client_order_id, side, order_type, tif, stp, price, \
-                          orig_qty, executed, cum_quote, status, time_ms, update_ms";
+    "o.instrument, o.order_id, o.coid, o.client_order_id, o.side, o.order_type, o.tif, o.stp, o.price, \
+     o.orig_qty, o.executed, o.cum_quote, o.status, o.time_ms, o.update_ms, \
+     COALESCE(x.stop_price, 0), COALESCE(x.iceberg_qty, 0), COALESCE(x.trailing_delta, 0), \
+     COALESCE(x.list_id, -1), COALESCE(x.working_ms, o.time_ms)";
+
+/// The orders with their conditional part (`order_ext`, none for most orders).
+const ORDER_FROM: &str =
+    "orders o LEFT JOIN order_ext x ON x.account = o.account AND x.order_id = o.order_id";
 
 /// An order row; `symbol_of` maps an instrument id to its symbol index.
 fn order(
@@ -200,13 +206,15 @@ fn order(
         return Ok(None);
     };
     let bad = |what: &str| HistoryError::Corrupt(what.to_owned());
+    let kind = OrderType::parse(&str_at(r, 5)?).ok_or_else(|| bad("order_type"))?;
+    let working = i64_at(r, 19)?;
     Ok(Some(Order {
         symbol,
         order_id: u64_at(r, 1)?,
         coid: u64_at(r, 2)?,
         client_order_id: str_at(r, 3)?,
         side: parse_side(&str_at(r, 4)?).ok_or_else(|| bad("side"))?,
-        kind: OrderType::parse(&str_at(r, 5)?).ok_or_else(|| bad("order_type"))?,
+        kind,
         tif: parse_tif(&str_at(r, 6)?).ok_or_else(|| bad("tif"))?,
         stp: parse_stp(&str_at(r, 7)?).ok_or_else(|| bad("stp"))?,
         price: i64_at(r, 8)?,
@@ -218,6 +226,14 @@ fn order(
         update_ms: u64_at(r, 14)?,
         entry_fills: Vec::new(),
         orig_quote: 0,
+        ext: crate::link::Ext {
+            trigger: kind.trigger(),
+            stop_price: i64_at(r, 15)?,
+            display_qty: i64_at(r, 16)?,
+            trail_bps: u32::try_from(i64_at(r, 17)?).map_err(|_| bad("trailing_delta"))?,
+        },
+        list_id: i64_at(r, 18)?,
+        working_ms: u64::try_from(working).ok(),
     }))
 }
 
@@ -231,8 +247,8 @@ pub async fn find_order(
     symbol_of: &(dyn Fn(u32) -> Option<usize> + Sync),
 ) -> Result<Option<Order>, HistoryError> {
     let sql = format!(
-        "SELECT {ORDER_COLS} FROM orders WHERE account = $1 AND instrument = $2 \
-         AND ($3 < 0 OR order_id = $3) AND ($4 = '' OR client_order_id = $4) ORDER BY order_id DESC LIMIT 1"
+        "SELECT {ORDER_COLS} FROM {ORDER_FROM} WHERE o.account = $1 AND o.instrument = $2 \
+         AND ($3 < 0 OR o.order_id = $3) AND ($4 = '' OR o.client_order_id = $4) ORDER BY o.order_id DESC LIMIT 1"
     );
     let row = sqlx::query(&sql)
         .bind(i64::from(account))
@@ -265,8 +281,8 @@ pub async fn all_orders(
         ("DESC", true)
     };
     let sql = format!(
-        "SELECT {ORDER_COLS} FROM orders WHERE account = $1 AND instrument = $2 AND order_id >= $3 \
-         AND time_ms >= $4 AND time_ms <= $5 ORDER BY order_id {order_by} LIMIT $6"
+        "SELECT {ORDER_COLS} FROM {ORDER_FROM} WHERE o.account = $1 AND o.instrument = $2 AND o.order_id >= $3 \
+         AND o.time_ms >= $4 AND o.time_ms <= $5 ORDER BY o.order_id {order_by} LIMIT $6"
     );
     let rows = sqlx::query(&sql)
         .bind(i64::from(account))
@@ -308,7 +324,7 @@ pub async fn open_orders(
     symbol_of: &(dyn Fn(u32) -> Option<usize> + Sync),
 ) -> Result<Vec<Order>, HistoryError> {
     let sql = format!(
-        "SELECT {ORDER_COLS} FROM orders WHERE account = $1 AND status IN ('NEW', 'PARTIALLY_FILLED') ORDER BY order_id"
+        "SELECT {ORDER_COLS} FROM {ORDER_FROM} WHERE o.account = $1 AND o.status IN ('NEW', 'PARTIALLY_FILLED') ORDER BY o.order_id"
     );
     let rows = sqlx::query(&sql)
         .bind(i64::from(account))
@@ -342,6 +358,10 @@ pub struct MyTrade {
     pub is_maker: bool,
     /// Time, ms.
     pub time_ms: u64,
+    /// The fee, quote asset's smallest unit (negative: a rebate).
+    pub fee: i64,
+    /// The order list of its order (-1: none).
+    pub list_id: i64,
 }
 
 /// The account's fills in an instrument (Binance's `myTrades` selection).
@@ -358,9 +378,12 @@ pub async fn my_trades(
 ) -> Result<Vec<MyTrade>, HistoryError> {
     let rev = from_id.is_none() && start.is_none();
     let sql = format!(
-        "SELECT order_id, trade_id, price, qty, quote_qty, is_buyer, is_maker, time_ms FROM my_trades \
-         WHERE account = $1 AND instrument = $2 AND ($3 < 0 OR order_id = $3) AND trade_id >= $4 \
-         AND time_ms >= $5 AND time_ms <= $6 ORDER BY trade_id {}, order_id LIMIT $7",
+        "SELECT t.order_id, t.trade_id, t.price, t.qty, t.quote_qty, t.is_buyer, t.is_maker, t.time_ms, \
+         COALESCE(f.fee, 0), COALESCE(x.list_id, -1) FROM my_trades t LEFT JOIN my_trade_fees f \
+         ON f.account = t.account AND f.order_id = t.order_id AND f.trade_id = t.trade_id \
+         LEFT JOIN order_ext x ON x.account = t.account AND x.order_id = t.order_id \
+         WHERE t.account = $1 AND t.instrument = $2 AND ($3 < 0 OR t.order_id = $3) AND t.trade_id >= $4 \
+         AND t.time_ms >= $5 AND t.time_ms <= $6 ORDER BY t.trade_id {}, t.order_id LIMIT $7",
         if rev { "DESC" } else { "ASC" }
     );
     let rows = sqlx::query(&sql)
@@ -385,6 +408,8 @@ pub async fn my_trades(
                 is_buyer: i64_at(r, 5)? != 0,
                 is_maker: i64_at(r, 6)? != 0,
                 time_ms: u64_at(r, 7)?,
+                fee: i64_at(r, 8)?,
+                list_id: i64_at(r, 9)?,
             })
         })
         .collect::<Result<Vec<_>, HistoryError>>()?;

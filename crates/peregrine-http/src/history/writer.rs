@@ -24,7 +24,7 @@ use sqlx::{Any, AnyPool, Row, Transaction};
 use tokio::sync::mpsc;
 
 use super::{i128_at, i64_at, u64_at, HistoryError};
-use crate::account::order::{side_name, stp_name, tif_name, ExecType};
+use crate::account::order::{side_name, stp_name, tif_name, ExecType, Fill};
 use crate::account::record::{HistoryRecord, OrderRecord};
 use crate::link::recovery;
 use crate::market::batch::{FeedBatch, TradeRow};
@@ -660,6 +660,7 @@ pub fn event_key(r: &OrderRecord) -> String {
     match (r.change.exec, r.change.fill) {
         (ExecType::Trade, Some(f)) => format!("{}:{}:T{}", r.account, o.order_id, f.trade_id),
         (ExecType::Replaced, _) => format!("{}:{}:R{}", r.account, o.order_id, r.change.time_ns),
+        (ExecType::Working, _) => format!("{}:{}:W", r.account, o.order_id),
         (e, _) => format!("{}:{}:{}", r.account, o.order_id, e.name()),
     }
 }
@@ -753,6 +754,51 @@ async fn write_orders(
                 .bind(o.status.name())
                 .bind(o.time_ms as i64)
                 .bind(o.update_ms as i64);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    // The conditional part of the orders that have one.
+    let ext: Vec<&&OrderRecord> = latest
+        .iter()
+        .filter(|r| {
+            let o = &r.change.order;
+            !o.ext.is_none() || o.list_id >= 0 || o.working_ms.is_none()
+        })
+        .collect();
+    for chunk in ext.chunks(CHUNK / 2) {
+        let sql = format!(
+            "INSERT INTO order_ext (account, order_id, stop_price, iceberg_qty, trailing_delta, list_id, working_ms) \
+             VALUES {} ON CONFLICT (account, order_id) DO UPDATE SET working_ms = excluded.working_ms",
+            placeholders(chunk.len(), 7, marks)
+        );
+        let mut q = sqlx::query(&sql);
+        for r in chunk {
+            let o = &r.change.order;
+            q = q
+                .bind(i64::from(r.account))
+                .bind(o.order_id as i64)
+                .bind(o.ext.stop_price)
+                .bind(o.ext.display_qty)
+                .bind(i64::from(o.ext.trail_bps))
+                .bind(o.list_id)
+                .bind(o.working_ms.map_or(-1, |w| w as i64));
+        }
+        q.execute(&mut **tx).await?;
+    }
+    let fees: Vec<&(&OrderRecord, Fill)> = fills.iter().filter(|(_, f)| f.fee != 0).collect();
+    for chunk in fees.chunks(CHUNK) {
+        let sql = format!(
+            "INSERT INTO my_trade_fees (account, order_id, trade_id, fee) VALUES {} \
+             ON CONFLICT (account, order_id, trade_id) DO NOTHING",
+            placeholders(chunk.len(), 4, marks)
+        );
+        let mut q = sqlx::query(&sql);
+        for (r, f) in chunk {
+            q = q
+                .bind(i64::from(r.account))
+                .bind(r.change.order.order_id as i64)
+                .bind(f.trade_id as i64)
+                .bind(f.fee);
         }
         q.execute(&mut **tx).await?;
     }
@@ -922,6 +968,9 @@ mod tests {
             update_ms: 1_000,
             entry_fills: Vec::new(),
             orig_quote: 0,
+            ext: crate::link::Ext::NONE,
+            list_id: -1,
+            working_ms: Some(0),
         };
         HistoryRecord::Order(OrderRecord {
             account: 1,

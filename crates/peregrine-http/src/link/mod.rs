@@ -4,7 +4,8 @@
 //! Everything above this module speaks [`Request`], [`Report`] and [`FeedEvent`],
 //! plain gateway types with no wire layout in them; only [`session`] (order entry),
 //! [`feed`] (the UDP feed) and [`recovery`] (snapshots and replay) know
-//! `peregrine-wire`. They speak protocol v2: one order-entry session per account,
+//! `peregrine-wire`. They speak protocol v2 (with v3's conditional orders, order
+//! lists and fees on the order-entry session): one order-entry session per account,
 //! logged in with the account's key and resuming the account's report stream where
 //! the history store left it; the feed; and the recovery service.
 
@@ -12,7 +13,7 @@ pub mod feed;
 pub mod recovery;
 pub mod session;
 
-use peregrine_types::{AccountId, InstrumentId, Side};
+use peregrine_types::{AccountId, InstrumentId, ListKind, Side, TriggerKind};
 
 /// What an order is, in exchange terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -70,6 +71,58 @@ pub struct NewOrder {
     pub qty: i64,
     /// Self-trade prevention.
     pub stp: Stp,
+    /// Trigger and iceberg (all zero: a plain order, sent as `NewOrder`; else
+    /// `NewOrderExt`).
+    pub ext: Ext,
+}
+
+/// An order's trigger and iceberg display (protocol v3, `docs/orders.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ext {
+    /// Stop-loss, take-profit or none.
+    pub trigger: TriggerKind,
+    /// A fixed trigger price (0: none, or trailing).
+    pub stop_price: i64,
+    /// A trailing stop's offset in basis points (0: not trailing).
+    pub trail_bps: u32,
+    /// An iceberg's display quantity (0: not an iceberg).
+    pub display_qty: i64,
+}
+
+impl Ext {
+    /// No trigger, no iceberg.
+    pub const NONE: Ext = Ext {
+        trigger: TriggerKind::None,
+        stop_price: 0,
+        trail_bps: 0,
+        display_qty: 0,
+    };
+
+    /// A plain order?
+    pub fn is_none(&self) -> bool {
+        *self == Ext::NONE
+    }
+}
+
+impl Default for Ext {
+    fn default() -> Ext {
+        Ext::NONE
+    }
+}
+
+/// A new order list (OCO, OTO, OTOCO): legs in the exchange's order (`docs/orders.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewList {
+    /// The gateway's id for the list on the session.
+    pub coid: u64,
+    /// Instrument of every leg.
+    pub instrument: InstrumentId,
+    /// Kind.
+    pub kind: ListKind,
+    /// Legs (`coid` of each: the leg's session id); OCO and OTO use two.
+    pub legs: [NewOrder; 3],
+    /// Legs used (2 or 3).
+    pub len: usize,
 }
 
 /// A request to the exchange for one account.
@@ -83,6 +136,17 @@ pub enum Request {
         coid: u64,
         /// Exchange order id.
         order_id: u64,
+        /// Its instrument.
+        instrument: InstrumentId,
+    },
+    /// Enter an order list.
+    NewList(NewList),
+    /// Cancel every live leg of a list.
+    CancelList {
+        /// Request id.
+        coid: u64,
+        /// The list's id.
+        list_id: u64,
         /// Its instrument.
         instrument: InstrumentId,
     },
@@ -101,6 +165,8 @@ impl Request {
         match self {
             Request::New(n) => n.coid,
             Request::Cancel { coid, .. } => *coid,
+            Request::NewList(l) => l.coid,
+            Request::CancelList { coid, .. } => *coid,
             Request::Balance { request_id, .. } => *request_id,
         }
     }
@@ -121,6 +187,9 @@ pub enum CancelCause {
     SelfTrade,
     /// GTD expiry.
     Expired,
+    /// Another leg of its order list traded, triggered or left, or the list was
+    /// cancelled.
+    ListCancelled,
     /// A code this gateway does not know.
     Other(u16),
 }
@@ -136,6 +205,7 @@ impl CancelCause {
             c if c == R::FokUnfillable as u16 => CancelCause::FokUnfillable,
             c if c == R::SelfTrade as u16 => CancelCause::SelfTrade,
             c if c == R::Expired as u16 => CancelCause::Expired,
+            c if c == R::ListCancelled as u16 => CancelCause::ListCancelled,
             other => CancelCause::Other(other),
         }
     }
@@ -164,9 +234,25 @@ pub enum Report {
         price: i64,
         /// Quantity as accepted.
         qty: i64,
+        /// Trigger and iceberg as accepted.
+        ext: Ext,
+        /// Parked: waiting for its trigger or its list's release.
+        parked: bool,
+        /// The order list it is a leg of (0: none).
+        list_id: u64,
         /// Engine time, ns.
         time_ns: u64,
     },
+    /// A parked order became active (its trigger was reached, or its list released
+    /// it), keeping its id.
+    Triggered {
+        /// Exchange order id.
+        order_id: u64,
+        /// Engine time, ns.
+        time_ns: u64,
+    },
+    /// An order list was accepted, rejected, or is done.
+    List(ListReport),
     /// An order was refused.
     Rejected {
         /// Session id of the order.
@@ -196,6 +282,9 @@ pub enum Report {
         side: Side,
         /// The order was resting.
         maker: bool,
+        /// The order's fee for this fill in the quote asset's smallest unit (price
+        /// unit × quantity unit); negative: a rebate.
+        fee: i64,
         /// Engine time, ns.
         time_ns: u64,
     },
@@ -262,6 +351,41 @@ pub enum Report {
     /// when there is no report stream position to resume from, or the snapshot that
     /// replaces a replay the exchange no longer holds).
     Open(OpenOrder),
+}
+
+/// What happened to an order list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListState {
+    /// Every leg was entered (their `Accepted` follow).
+    Accepted,
+    /// Refused as a whole (`reason`): nothing was entered.
+    Rejected,
+    /// No leg depends on another any more.
+    Done,
+}
+
+/// An order list's status report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListReport {
+    /// The list's id (its leg 0's order id; 0 when rejected).
+    pub list_id: u64,
+    /// The request it answers (the list's own session id, a `CancelList`'s), 0 when
+    /// the list resolved by itself.
+    pub request_id: u64,
+    /// The list's session id.
+    pub coid: u64,
+    /// Legs' order ids (0: unused).
+    pub legs: [u64; 3],
+    /// Instrument.
+    pub instrument: InstrumentId,
+    /// Kind.
+    pub kind: ListKind,
+    /// State.
+    pub state: ListState,
+    /// Reject reason (0 otherwise).
+    pub reason: u16,
+    /// Engine time, ns.
+    pub time_ns: u64,
 }
 
 /// An order resting on the exchange, as the exchange lists it.

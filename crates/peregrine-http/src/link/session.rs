@@ -42,18 +42,24 @@ use std::time::Duration;
 use peregrine_client::order_entry::{LeaderWalk, Next};
 use peregrine_types::{
     AccountId, ClientOrderId, OrderId, OrderType, Price, Qty, StpMode, TimeInForce, Timestamp,
+    TrailUnit,
 };
 use peregrine_wire::auth::AccountKey;
+use peregrine_wire::field::{ListLeg, ListState as WireListState, OrderStage};
 use peregrine_wire::stream::RecvBuffer;
 use peregrine_wire::v2::client::{ClientSession, LoginParams, Step};
 use peregrine_wire::v2::queries::OpenOrdersRequest;
+use peregrine_wire::v2::venue::{CancelList, NewOrderExt, NewOrderList};
 use peregrine_wire::v2::{Cancel, ClientHeartbeat, NewOrder as WireNew, Outbound};
 use peregrine_wire::{LiquidityRole, WireMessage};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-use super::{CancelCause, Kind, OpenOrder, Report, ReportSink, Request, Stp, Tif};
+use super::{
+    CancelCause, Ext, Kind, ListReport, ListState, NewOrder, OpenOrder, Report, ReportSink,
+    Request, Stp, Tif,
+};
 
 /// Receive buffer per session.
 const RX: usize = 256 * 1024;
@@ -523,10 +529,64 @@ fn stp_of(s: StpMode) -> Stp {
     }
 }
 
-/// The wire form of a request (appended to `out`).
+fn wire_type(k: Kind) -> OrderType {
+    match k {
+        Kind::Limit => OrderType::Limit,
+        Kind::Market => OrderType::Market,
+        Kind::PostOnly => OrderType::PostOnly,
+    }
+}
+
+fn wire_tif(t: Tif) -> TimeInForce {
+    match t {
+        Tif::Gtc => TimeInForce::Gtc,
+        Tif::Ioc => TimeInForce::Ioc,
+        Tif::Fok => TimeInForce::Fok,
+    }
+}
+
+fn wire_stp(s: Stp) -> StpMode {
+    match s {
+        Stp::None => StpMode::None,
+        Stp::CancelNewest => StpMode::CancelNewest,
+        Stp::CancelOldest => StpMode::CancelOldest,
+        Stp::CancelBoth => StpMode::CancelBoth,
+        Stp::Decrement => StpMode::DecrementAndCancel,
+    }
+}
+
+fn trail_unit(e: &Ext) -> TrailUnit {
+    if e.trail_bps == 0 {
+        TrailUnit::None
+    } else {
+        TrailUnit::Bps
+    }
+}
+
+/// One leg of a `NewOrderList`.
+fn leg(n: &NewOrder) -> ListLeg {
+    ListLeg {
+        client_order_id: ClientOrderId(n.coid),
+        price: Price::from_raw(n.price),
+        qty: Qty::from_raw(n.qty),
+        expire_at: Timestamp(0),
+        stop_price: Price::from_raw(n.ext.stop_price),
+        display_qty: Qty::from_raw(n.ext.display_qty),
+        trail: n.ext.trail_bps,
+        side: n.side,
+        order_type: wire_type(n.kind),
+        tif: wire_tif(n.tif),
+        stp: wire_stp(n.stp),
+        trigger: n.ext.trigger,
+        trail_unit: trail_unit(&n.ext),
+    }
+}
+
+/// The wire form of a request (appended to `out`): a plain order is a `NewOrder`,
+/// one with a trigger or an iceberg a `NewOrderExt` (protocol v3).
 pub fn encode_request(account: AccountId, r: &Request, out: &mut Vec<u8>) {
     match *r {
-        Request::New(n) => push(
+        Request::New(n) if n.ext.is_none() => push(
             &WireNew {
                 client_order_id: ClientOrderId(n.coid),
                 price: Price::from_raw(n.price),
@@ -534,23 +594,51 @@ pub fn encode_request(account: AccountId, r: &Request, out: &mut Vec<u8>) {
                 expire_at: Timestamp(0),
                 instrument: n.instrument,
                 side: n.side,
-                order_type: match n.kind {
-                    Kind::Limit => OrderType::Limit,
-                    Kind::Market => OrderType::Market,
-                    Kind::PostOnly => OrderType::PostOnly,
-                },
-                tif: match n.tif {
-                    Tif::Gtc => TimeInForce::Gtc,
-                    Tif::Ioc => TimeInForce::Ioc,
-                    Tif::Fok => TimeInForce::Fok,
-                },
-                stp: match n.stp {
-                    Stp::None => StpMode::None,
-                    Stp::CancelNewest => StpMode::CancelNewest,
-                    Stp::CancelOldest => StpMode::CancelOldest,
-                    Stp::CancelBoth => StpMode::CancelBoth,
-                    Stp::Decrement => StpMode::DecrementAndCancel,
-                },
+                order_type: wire_type(n.kind),
+                tif: wire_tif(n.tif),
+                stp: wire_stp(n.stp),
+            },
+            out,
+        ),
+        Request::New(n) => push(
+            &NewOrderExt {
+                client_order_id: ClientOrderId(n.coid),
+                price: Price::from_raw(n.price),
+                qty: Qty::from_raw(n.qty),
+                expire_at: Timestamp(0),
+                stop_price: Price::from_raw(n.ext.stop_price),
+                display_qty: Qty::from_raw(n.ext.display_qty),
+                instrument: n.instrument,
+                trail: n.ext.trail_bps,
+                side: n.side,
+                order_type: wire_type(n.kind),
+                tif: wire_tif(n.tif),
+                stp: wire_stp(n.stp),
+                trigger: n.ext.trigger,
+                trail_unit: trail_unit(&n.ext),
+                reserved: peregrine_wire::field::Pad,
+            },
+            out,
+        ),
+        Request::NewList(l) => {
+            let mut legs = [ListLeg::UNUSED; 3];
+            for (w, n) in legs.iter_mut().zip(&l.legs[..l.len]) {
+                *w = leg(n);
+            }
+            push(
+                &NewOrderList::new(ClientOrderId(l.coid), l.instrument, l.kind, legs),
+                out,
+            )
+        }
+        Request::CancelList {
+            coid,
+            list_id,
+            instrument,
+        } => push(
+            &CancelList {
+                client_order_id: ClientOrderId(coid),
+                list_id: OrderId(list_id),
+                instrument,
             },
             out,
         ),
@@ -591,8 +679,56 @@ pub fn to_report(m: &Outbound) -> Option<Report> {
             stp: stp_of(a.stp),
             price: a.price.units(),
             qty: a.qty.lots(),
+            ext: Ext::NONE,
+            parked: false,
+            list_id: 0,
             time_ns: a.engine_time.0,
         },
+        Outbound::AcceptedExt(a) => Report::Accepted {
+            order_id: a.order_id.0,
+            coid: a.client_order_id.0,
+            instrument: a.instrument,
+            side: a.side,
+            kind: kind_of(a.order_type),
+            tif: tif_of(a.tif),
+            stp: stp_of(a.stp),
+            price: a.price.units(),
+            qty: a.qty.lots(),
+            ext: Ext {
+                trigger: a.trigger,
+                stop_price: a.stop_price.units(),
+                // Ticks are not offered by this gateway; an order in ticks placed
+                // elsewhere shows no trailing delta.
+                trail_bps: if a.trail_unit == TrailUnit::Bps {
+                    a.trail
+                } else {
+                    0
+                },
+                display_qty: a.display_qty.lots(),
+            },
+            parked: a.stage != OrderStage::Active,
+            list_id: a.list_id.0,
+            time_ns: a.engine_time.0,
+        },
+        Outbound::Triggered(t) => Report::Triggered {
+            order_id: t.order_id.0,
+            time_ns: t.engine_time.0,
+        },
+        Outbound::ListStatus(l) => Report::List(ListReport {
+            list_id: l.list_id.0,
+            request_id: l.request_id.0,
+            coid: l.client_list_id.0,
+            legs: [l.leg0.0, l.leg1.0, l.leg2.0],
+            instrument: l.instrument,
+            kind: l.kind,
+            state: match l.status {
+                WireListState::Accepted => ListState::Accepted,
+                WireListState::Rejected => ListState::Rejected,
+                WireListState::Done => ListState::Done,
+            },
+            reason: l.reason.0,
+            time_ns: l.engine_time.0,
+        }),
         Outbound::Rejected(r) => Report::Rejected {
             coid: r.client_order_id.0,
             reason: r.reason.0,
@@ -608,6 +744,7 @@ pub fn to_report(m: &Outbound) -> Option<Report> {
             instrument: f.instrument,
             side: f.side,
             maker: f.role == LiquidityRole::Maker,
+            fee: f.fee,
             time_ns: f.engine_time.0,
         },
         Outbound::Cancelled(c) => Report::Cancelled {
@@ -675,6 +812,7 @@ mod tests {
             price: 10_050,
             qty: 3,
             stp: Stp::CancelBoth,
+            ext: Ext::NONE,
         });
         encode_request(AccountId(2), &r, &mut out);
         encode_request(
@@ -736,8 +874,99 @@ mod tests {
                 stp: Stp::CancelOldest,
                 price: 10_100,
                 qty: 2,
+                ext: Ext::NONE,
+                parked: false,
+                list_id: 0,
                 time_ns: 5_000_000,
             }
         );
+    }
+
+    fn stop_limit(coid: u64) -> NewOrder {
+        NewOrder {
+            coid,
+            instrument: InstrumentId(1),
+            side: Side::Sell,
+            kind: Kind::Limit,
+            tif: Tif::Gtc,
+            price: 9_850,
+            qty: 2,
+            stp: Stp::None,
+            ext: Ext {
+                trigger: peregrine_types::TriggerKind::StopLoss,
+                stop_price: 9_900,
+                trail_bps: 0,
+                display_qty: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn a_stop_or_iceberg_is_a_new_order_ext_and_a_list_a_new_order_list() {
+        let mut out = Vec::new();
+        encode_request(AccountId(2), &Request::New(stop_limit(7)), &mut out);
+        let (m, used) = Inbound::decode(&out).unwrap();
+        match m {
+            Inbound::NewOrderExt(n) => {
+                assert_eq!(
+                    (
+                        n.client_order_id.0,
+                        n.stop_price.units(),
+                        n.display_qty.lots(),
+                        n.trail
+                    ),
+                    (7, 9_900, 1, 0)
+                );
+                assert_eq!(
+                    (n.trigger, n.trail_unit, n.order_type),
+                    (
+                        peregrine_types::TriggerKind::StopLoss,
+                        TrailUnit::None,
+                        OrderType::Limit
+                    )
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(used, out.len());
+        // A trailing stop in basis points.
+        let mut trailing = stop_limit(8);
+        trailing.ext.stop_price = 0;
+        trailing.ext.trail_bps = 50;
+        let mut out = Vec::new();
+        encode_request(AccountId(2), &Request::New(trailing), &mut out);
+        match Inbound::decode(&out).unwrap().0 {
+            Inbound::NewOrderExt(n) => assert_eq!((n.trail, n.trail_unit), (50, TrailUnit::Bps)),
+            other => panic!("{other:?}"),
+        }
+        let mut second = stop_limit(10);
+        second.kind = Kind::PostOnly;
+        second.ext = Ext::NONE;
+        second.price = 10_400;
+        let list = super::super::NewList {
+            coid: 11,
+            instrument: InstrumentId(1),
+            kind: peregrine_types::ListKind::Oco,
+            legs: [stop_limit(9), second, stop_limit(0)],
+            len: 2,
+        };
+        let mut out = Vec::new();
+        encode_request(AccountId(2), &Request::NewList(list), &mut out);
+        match Inbound::decode(&out).unwrap().0 {
+            Inbound::NewOrderList(l) => {
+                let legs = l.legs();
+                assert_eq!(
+                    (
+                        legs[0].client_order_id.0,
+                        legs[1].client_order_id.0,
+                        legs[1].price.units()
+                    ),
+                    (9, 10, 10_400)
+                );
+                assert_eq!(legs[1].order_type, OrderType::PostOnly);
+                assert_eq!(legs[2], ListLeg::UNUSED, "an unused leg is all zero");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

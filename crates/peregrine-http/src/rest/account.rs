@@ -26,6 +26,30 @@ fn db(e: crate::history::HistoryError) -> ApiError {
     ApiError::internal(e.to_string())
 }
 
+/// A fee rate in millionths as Binance's decimal fraction (`"0.00100000"` = 0.1 %).
+pub(crate) fn rate(ppm: i64) -> String {
+    peregrine_types::decimal::format_scaled(ppm * 100, 8)
+}
+
+/// The account's base maker and taker rates (millionths) as `GET /api/v3/account`
+/// shows them: Binance has one rate per account, Peregrine one schedule per
+/// instrument; the common base rates when every instrument has the same, else the
+/// highest of each (what the account pays at most before volume tiers).
+pub(crate) fn account_rates(symbols: &[crate::market::symbols::Symbol]) -> (i64, i64) {
+    let mut maker = None::<i64>;
+    let mut taker = 0;
+    for s in symbols {
+        let (m, t) = s
+            .spec
+            .fees
+            .as_ref()
+            .map_or((0, 0), |f| (f.maker_ppm, f.taker_ppm));
+        maker = Some(maker.map_or(m, |x| x.max(m)));
+        taker = taker.max(t);
+    }
+    (maker.unwrap_or(0), taker)
+}
+
 /// Account information and balances.
 #[utoipa::path(get, path = "/api/v3/account", tag = "account",
     params(("X-MBX-APIKEY" = String, Header, description = "API key"),
@@ -62,15 +86,16 @@ pub async fn account(State(app): State<Arc<App>>, req: Req) -> Response {
                 locked: peregrine_types::decimal::format_scaled(locked, a.decimals),
             });
         }
+        let (maker, taker) = account_rates(app.market.symbols.all());
         let zero = "0.00000000".to_owned();
         Ok(AccountInfo {
-            maker_commission: 0,
-            taker_commission: 0,
+            maker_commission: maker / 100,
+            taker_commission: taker / 100,
             buyer_commission: 0,
             seller_commission: 0,
             commission_rates: CommissionRates {
-                maker: zero.clone(),
-                taker: zero.clone(),
+                maker: rate(maker),
+                taker: rate(taker),
                 buyer: zero.clone(),
                 seller: zero,
             },
@@ -194,12 +219,12 @@ pub async fn my_trades(State(app): State<Arc<App>>, req: Req) -> Response {
                 symbol: sym.spec.symbol.clone(),
                 id: t.trade_id,
                 order_id: t.order_id,
-                order_list_id: -1,
+                order_list_id: t.list_id,
                 price: sym.price(t.price),
                 qty: sym.qty(t.qty),
                 quote_qty: sym.quote_amount(t.quote),
-                commission: sym.qty(0),
-                commission_asset: sym.base.clone(),
+                commission: sym.quote_amount(i128::from(t.fee)),
+                commission_asset: sym.quote.clone(),
                 time: t.time_ms,
                 is_buyer: t.is_buyer,
                 is_maker: t.is_maker,
@@ -209,4 +234,36 @@ pub async fn my_trades(State(app): State<Arc<App>>, req: Req) -> Response {
     }
     .await;
     reply(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::market::symbols::Symbol;
+    use peregrine_types::{FeeSchedule, InstrumentSpec};
+
+    fn with_fees(id: u32, maker: i64, taker: i64) -> Symbol {
+        let mut spec = InstrumentSpec::example(id);
+        spec.fees = Some(FeeSchedule {
+            maker_ppm: maker,
+            taker_ppm: taker,
+            tiers: Vec::new(),
+        });
+        Symbol::new(spec)
+    }
+
+    #[test]
+    fn rates_are_binance_fractions_of_the_fee_schedule() {
+        assert_eq!(rate(500), "0.00050000");
+        assert_eq!(rate(-20), "-0.00002000");
+        assert_eq!(account_rates(&[]), (0, 0));
+        // The highest of each over the instruments (an instrument without fees: 0).
+        let syms = [
+            with_fees(1, -20, 50),
+            with_fees(2, 10, 40),
+            Symbol::new(InstrumentSpec::example(3)),
+        ];
+        assert_eq!(account_rates(&syms), (10, 50));
+        assert_eq!(account_rates(&syms[..1]), (-20, 50));
+    }
 }

@@ -6,6 +6,7 @@
 //! request is charged its weight by [`charge_weight`] before its handler runs.
 
 pub mod account;
+pub mod lists;
 pub mod market;
 pub mod openapi;
 pub mod ops;

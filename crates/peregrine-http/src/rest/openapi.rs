@@ -3,8 +3,9 @@
 
 use utoipa::OpenApi;
 
+use super::lists::{ListOrderRef, OrderListView};
 use super::views::*;
-use super::{account, market, replace, stream, trade};
+use super::{account, lists, market, replace, stream, trade};
 use crate::dialect::error::ErrorBody;
 
 /// The document.
@@ -22,6 +23,8 @@ use crate::dialect::error::ErrorBody;
         market::avg_price, market::ticker_24hr, market::ticker_price, market::book_ticker,
         trade::new_order, trade::test_order, trade::cancel_order, trade::get_order,
         trade::open_orders, trade::cancel_open_orders, replace::cancel_replace,
+        lists::new_oco, lists::new_oto, lists::new_otoco, lists::cancel_list, lists::get_list,
+        lists::open_lists, lists::all_lists,
         account::account, account::all_orders, account::my_trades,
         stream::open, stream::keepalive, stream::close,
     ),
@@ -29,7 +32,7 @@ use crate::dialect::error::ErrorBody;
         ErrorBody, Empty, ServerTime, ExchangeInfo, SymbolInfo, Filter, RateLimit, Depth, Trade, AggTrade,
         AvgPrice, PriceTicker, BookTicker, Ticker24, NewOrderResponse, OrderResult, OrderFill, OrderView,
         CancelResponse, AccountInfo, Balance, CommissionRates, MyTradeView, ListenKey, Ticker24Answer,
-        PriceTickerAnswer, BookTickerAnswer,
+        PriceTickerAnswer, BookTickerAnswer, OrderListView, ListOrderRef,
     )),
     tags(
         (name = "market", description = "Public market data"),

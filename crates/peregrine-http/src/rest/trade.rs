@@ -21,9 +21,10 @@ use crate::app::App;
 use crate::dialect::error::{ApiError, ApiResult, ErrorBody};
 use crate::dialect::limits::OrderCounts;
 use crate::dialect::params::Params;
-use crate::link::{NewOrder, Stp, Tif};
+use crate::link::{Ext, NewOrder, Stp, Tif};
 use crate::market::feed::now_ms;
 use crate::market::symbols::{AmountError, Symbol};
+use peregrine_types::TriggerKind;
 
 /// `newClientOrderId` and friends: `^[\.A-Z\:/a-z0-9_-]{1,36}$`.
 pub fn valid_client_id(s: &str) -> bool {
@@ -93,6 +94,15 @@ pub fn reject(code: u16) -> ApiError {
             ApiError::order_rejected("Account has insufficient balance for requested action.")
         }
         Some(R::UnknownOrder | R::NotOwner) => ApiError::unknown_order_cancel(),
+        Some(R::StopWouldTrigger) => ApiError::order_rejected("Order would trigger immediately."),
+        Some(R::InvalidDisplayQty) => ApiError::filter("ICEBERG_PARTS"),
+        Some(R::MmpFrozen) => {
+            ApiError::order_rejected("Market-maker protection is active: new orders are refused.")
+        }
+        Some(R::AuctionPhase) => ApiError::order_rejected(
+            "The symbol is in a call auction: IOC, FOK and market orders are refused.",
+        ),
+        Some(R::UnknownList) => ApiError::bad(-2011, "Unknown order list sent."),
         Some(r) => {
             ApiError::order_rejected(format!("Order rejected by the exchange: {}.", r.as_str()))
         }
@@ -119,10 +129,11 @@ pub(crate) fn check_new(
     let side = parse_side(&p.req("side")?).ok_or_else(ApiError::bad_side)?;
     let kind = OrderType::parse(&p.req("type")?).ok_or_else(ApiError::bad_order_type)?;
     let tif = match (kind, p.opt("timeInForce")) {
-        (OrderType::Limit, None) => return Err(ApiError::mandatory("timeInForce")),
-        (OrderType::Limit, Some(t)) => parse_tif(&t).ok_or_else(ApiError::bad_tif)?,
-        (OrderType::Market, None) => Tif::Ioc,
         (OrderType::LimitMaker, None) => Tif::Gtc,
+        (OrderType::LimitMaker, Some(_)) => return Err(ApiError::not_required("timeInForce")),
+        (k, None) if k.has_price() => return Err(ApiError::mandatory("timeInForce")),
+        (k, Some(t)) if k.has_price() => parse_tif(&t).ok_or_else(ApiError::bad_tif)?,
+        (_, None) => Tif::Ioc,
         (_, Some(_)) => return Err(ApiError::not_required("timeInForce")),
     };
     let by_cost = match (kind, p.opt("quoteOrderQty")) {
@@ -139,15 +150,17 @@ pub(crate) fn check_new(
         (None, None) => return Err(ApiError::mandatory("quantity")),
         (q, _) => q,
     };
-    let price = match (kind, p.opt("price")) {
-        (OrderType::Market, None) => None,
-        (OrderType::Market, Some(_)) => return Err(ApiError::not_required("price")),
-        (_, None) => return Err(ApiError::mandatory("price")),
-        (_, Some(t)) => Some(amount(sym.parse_price(&t), "price")?),
+    let price = match (kind.has_price(), p.opt("price")) {
+        (false, None) => None,
+        (false, Some(_)) => return Err(ApiError::not_required("price")),
+        (true, None) => return Err(ApiError::mandatory("price")),
+        (true, Some(t)) => Some(amount(sym.parse_price(&t), "price")?),
     };
+    let ext = check_ext(sym, kind, tif, p)?;
     let client_order_id = client_id(p, "newClientOrderId")?;
     let resp = match p.opt("newOrderRespType").as_deref() {
-        None if kind == OrderType::LimitMaker => RespType::Ack,
+        // Binance: MARKET and LIMIT default to FULL, every other type to ACK.
+        None if !matches!(kind, OrderType::Limit | OrderType::Market) => RespType::Ack,
         None | Some("FULL") => RespType::Full,
         Some("RESULT") => RespType::Result,
         Some("ACK") => RespType::Ack,
@@ -181,6 +194,11 @@ pub(crate) fn check_new(
         (None, None) => return Err(ApiError::mandatory("quantity")),
     };
     check_filters(sym, price, qty)?;
+    if ext.display_qty >= qty {
+        return Err(ApiError::order_rejected(
+            "Iceberg quantity must be less than the order quantity.",
+        ));
+    }
     let wire_price = price
         .or(limit)
         .unwrap_or_else(|| protection_price(sym, side));
@@ -210,6 +228,7 @@ pub(crate) fn check_new(
                 price: wire_price,
                 qty,
                 stp,
+                ext,
             },
             shown_price: price.unwrap_or(0),
             orig_quote: by_cost.unwrap_or(0),
@@ -217,6 +236,82 @@ pub(crate) fn check_new(
         resp,
     })
 }
+
+/// The trigger (`stopPrice`, `trailingDelta`) and iceberg (`icebergQty`) of a new
+/// order of type `kind`, checked against what the type allows and the symbol's
+/// filters.
+pub(crate) fn check_ext(sym: &Symbol, kind: OrderType, tif: Tif, p: &mut Params) -> ApiResult<Ext> {
+    let trigger = kind.trigger();
+    let stop = p.opt("stopPrice");
+    let trail = p.opt("trailingDelta");
+    let iceberg = p.opt("icebergQty");
+    let mut ext = Ext {
+        trigger,
+        ..Ext::NONE
+    };
+    if trigger == TriggerKind::None {
+        if stop.is_some() {
+            return Err(ApiError::not_required("stopPrice"));
+        }
+        if trail.is_some() {
+            return Err(ApiError::not_required("trailingDelta"));
+        }
+    } else {
+        match (stop, trail) {
+            (None, None) => {
+                return Err(ApiError::bad(
+                    -1102,
+                    "Param 'stopPrice' or 'trailingDelta' must be sent, but both were empty/null!",
+                ))
+            }
+            (Some(_), Some(_)) => {
+                return Err(ApiError::order_rejected(
+                    "Trailing stops with an activation price (stopPrice with trailingDelta) are not supported.",
+                ))
+            }
+            (Some(t), None) => {
+                let sp = amount(sym.parse_price(&t), "stopPrice")?;
+                check_filters(sym, Some(sp), sym.spec.min_qty)?;
+                ext.stop_price = sp;
+            }
+            (None, Some(t)) => {
+                if trigger == TriggerKind::TakeProfit {
+                    return Err(ApiError::order_rejected(
+                        "Trailing take-profit orders are not supported.",
+                    ));
+                }
+                match t.parse::<u32>() {
+                    Ok(d) if (1..=MAX_TRAILING_DELTA).contains(&d) => ext.trail_bps = d,
+                    Ok(_) => return Err(ApiError::filter("TRAILING_DELTA")),
+                    Err(_) => return Err(ApiError::invalid_value("trailingDelta")),
+                }
+            }
+        }
+    }
+    if let Some(t) = iceberg {
+        if !kind.has_price() {
+            return Err(ApiError::not_required("icebergQty"));
+        }
+        let d = amount(sym.parse_qty(&t), "icebergQty")?;
+        if d != 0 {
+            if tif != Tif::Gtc {
+                return Err(ApiError::order_rejected(
+                    "Iceberg orders must be GTC (they rest).",
+                ));
+            }
+            let s = &sym.spec;
+            if d % s.lot_size != 0 || d < s.min_qty {
+                return Err(ApiError::filter("LOT_SIZE"));
+            }
+        }
+        ext.display_qty = d;
+    }
+    Ok(ext)
+}
+
+/// The largest `trailingDelta` taken, bips (Binance's TRAILING_DELTA filter goes to
+/// 2000 on most symbols; this venue allows the whole price).
+pub const MAX_TRAILING_DELTA: u32 = 10_000;
 
 /// A `quoteOrderQty`: positive, with at most the quote amount's decimals (price
 /// and quantity decimals together).
@@ -277,7 +372,7 @@ fn new_order_response(sym: &Symbol, o: &Order, resp: RespType) -> NewOrderRespon
     NewOrderResponse {
         symbol: sym.spec.symbol.clone(),
         order_id: o.order_id,
-        order_list_id: -1,
+        order_list_id: o.list_id,
         client_order_id: o.client_order_id.clone(),
         transact_time: o.time_ms,
         result: (resp != RespType::Ack).then(|| order_result(sym, o)),
@@ -287,8 +382,8 @@ fn new_order_response(sym: &Symbol, o: &Order, resp: RespType) -> NewOrderRespon
                 .map(|f| OrderFill {
                     price: sym.price(f.price),
                     qty: sym.qty(f.qty),
-                    commission: sym.qty(0),
-                    commission_asset: sym.base.clone(),
+                    commission: sym.quote_amount(i128::from(f.fee)),
+                    commission_asset: sym.quote.clone(),
                     trade_id: f.trade_id,
                 })
                 .collect()
@@ -301,10 +396,14 @@ fn new_order_response(sym: &Symbol, o: &Order, resp: RespType) -> NewOrderRespon
     params(("X-MBX-APIKEY" = String, Header, description = "API key"),
            ("symbol" = String, Query, description = "Symbol"),
            ("side" = String, Query, description = "BUY or SELL"),
-           ("type" = String, Query, description = "LIMIT, MARKET or LIMIT_MAKER"),
-           ("timeInForce" = Option<String>, Query, description = "GTC, IOC or FOK (LIMIT only)"),
+           ("type" = String, Query, description = "LIMIT, MARKET, LIMIT_MAKER, STOP_LOSS, STOP_LOSS_LIMIT, TAKE_PROFIT or TAKE_PROFIT_LIMIT"),
+           ("timeInForce" = Option<String>, Query, description = "GTC, IOC or FOK (LIMIT, STOP_LOSS_LIMIT, TAKE_PROFIT_LIMIT)"),
            ("quantity" = String, Query, description = "Quantity"),
-           ("price" = Option<String>, Query, description = "Price (not for MARKET)"),
+           ("quoteOrderQty" = Option<String>, Query, description = "MARKET by quote amount"),
+           ("price" = Option<String>, Query, description = "Price (not for MARKET, STOP_LOSS, TAKE_PROFIT)"),
+           ("stopPrice" = Option<String>, Query, description = "Trigger price (STOP_LOSS*, TAKE_PROFIT*)"),
+           ("trailingDelta" = Option<u32>, Query, description = "Trailing stop offset, bips (STOP_LOSS*; without stopPrice)"),
+           ("icebergQty" = Option<String>, Query, description = "Iceberg display quantity (GTC limit types)"),
            ("newClientOrderId" = Option<String>, Query, description = "Client order id"),
            ("newOrderRespType" = Option<String>, Query, description = "ACK, RESULT or FULL"),
            ("selfTradePreventionMode" = Option<String>, Query, description = "NONE, EXPIRE_TAKER, EXPIRE_MAKER, EXPIRE_BOTH, DECREMENT"),

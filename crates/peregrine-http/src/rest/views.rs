@@ -284,7 +284,8 @@ pub struct OrderFill {
     pub price: String,
     /// Quantity.
     pub qty: String,
-    /// Commission (none here).
+    /// Commission: the order's fee for this fill, in the quote asset (negative: a
+    /// rebate).
     pub commission: String,
     /// Commission asset.
     pub commission_asset: String,
@@ -338,8 +339,17 @@ pub struct OrderResult {
     pub kind: &'static str,
     /// Side.
     pub side: &'static str,
-    /// When it started working, ms.
-    pub working_time: u64,
+    /// Stop price (stop and take-profit orders only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_price: Option<String>,
+    /// Iceberg quantity (icebergs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iceberg_qty: Option<String>,
+    /// Trailing delta, bips (trailing stops only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trailing_delta: Option<u32>,
+    /// When it started working, ms (-1 while a stop waits for its trigger).
+    pub working_time: i64,
     /// Self-trade prevention mode.
     pub self_trade_prevention_mode: &'static str,
 }
@@ -373,18 +383,21 @@ pub struct OrderView {
     pub kind: &'static str,
     /// Side.
     pub side: &'static str,
-    /// Stop price (0).
+    /// Stop price (0: none).
     pub stop_price: String,
-    /// Iceberg quantity (0).
+    /// Iceberg quantity (0: not an iceberg).
     pub iceberg_qty: String,
+    /// Trailing delta, bips (trailing stops only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trailing_delta: Option<u32>,
     /// Accepted, ms.
     pub time: u64,
     /// Last change, ms.
     pub update_time: u64,
-    /// On the book?
+    /// Working (in the book, or triggered)? False while a stop waits.
     pub is_working: bool,
-    /// When it started working, ms.
-    pub working_time: u64,
+    /// When it started working, ms (-1 while a stop waits for its trigger).
+    pub working_time: i64,
     /// Quote order quantity (0).
     pub orig_quote_order_qty: String,
     /// Self-trade prevention mode.
@@ -423,7 +436,7 @@ pub struct Balance {
     pub locked: String,
 }
 
-/// Commission rates (all zero here).
+/// Commission rates (the fee schedule's base rates: see `account_rates`).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CommissionRates {
     /// Maker.
@@ -441,13 +454,13 @@ pub struct CommissionRates {
 #[serde(rename_all = "camelCase")]
 pub struct AccountInfo {
     /// Maker commission, basis points.
-    pub maker_commission: u32,
+    pub maker_commission: i64,
     /// Taker commission.
-    pub taker_commission: u32,
+    pub taker_commission: i64,
     /// Buyer commission.
-    pub buyer_commission: u32,
+    pub buyer_commission: i64,
     /// Seller commission.
-    pub seller_commission: u32,
+    pub seller_commission: i64,
     /// Commission rates.
     pub commission_rates: CommissionRates,
     /// May trade.
@@ -526,9 +539,18 @@ pub fn order_result(sym: &Symbol, o: &Order) -> OrderResult {
         time_in_force: tif_name(o.tif),
         kind: o.kind.name(),
         side: side_name(o.side),
-        working_time: o.time_ms,
+        stop_price: (o.ext.trigger != peregrine_types::TriggerKind::None)
+            .then(|| sym.price(o.ext.stop_price)),
+        iceberg_qty: (o.ext.display_qty != 0).then(|| sym.qty(o.ext.display_qty)),
+        trailing_delta: (o.ext.trail_bps != 0).then_some(o.ext.trail_bps),
+        working_time: working_time(o),
         self_trade_prevention_mode: stp_name(o.stp),
     }
+}
+
+/// Binance's `workingTime`: when the order started working, -1 while parked.
+pub fn working_time(o: &Order) -> i64 {
+    o.working_ms.map_or(-1, |w| w as i64)
 }
 
 /// An order as `GET /api/v3/order` shows it.
@@ -536,7 +558,7 @@ pub fn order_view(sym: &Symbol, o: &Order) -> OrderView {
     OrderView {
         symbol: sym.spec.symbol.clone(),
         order_id: o.order_id,
-        order_list_id: -1,
+        order_list_id: o.list_id,
         client_order_id: o.client_order_id.clone(),
         price: sym.price(o.price),
         orig_qty: sym.qty(o.orig_qty),
@@ -546,12 +568,13 @@ pub fn order_view(sym: &Symbol, o: &Order) -> OrderView {
         time_in_force: tif_name(o.tif),
         kind: o.kind.name(),
         side: side_name(o.side),
-        stop_price: sym.price(0),
-        iceberg_qty: sym.qty(0),
+        stop_price: sym.price(o.ext.stop_price),
+        iceberg_qty: sym.qty(o.ext.display_qty),
+        trailing_delta: (o.ext.trail_bps != 0).then_some(o.ext.trail_bps),
         time: o.time_ms,
         update_time: o.update_ms,
-        is_working: o.status.is_open(),
-        working_time: o.time_ms,
+        is_working: o.status.is_open() && o.working_ms.is_some(),
+        working_time: working_time(o),
         orig_quote_order_qty: sym.quote_amount(i128::from(o.orig_quote)),
         self_trade_prevention_mode: stp_name(o.stp),
     }

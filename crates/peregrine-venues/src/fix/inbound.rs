@@ -127,7 +127,8 @@ impl FixVenue {
                     qty: Qty::from_raw(leaves),
                 }
             }
-            ExecType::OrderStatus => return,
+            // A restatement (a venue's stop triggered) changes nothing tracked here.
+            ExecType::OrderStatus | ExecType::Restated => return,
         };
         self.pending.push_back(report);
     }

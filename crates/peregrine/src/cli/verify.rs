@@ -80,8 +80,27 @@ fn load(config: Option<&Path>, dir: &Path) -> anyhow::Result<(Config, VenueSpec,
 }
 
 /// `peregrine verify journal`: prints a summary, or the first mismatch and fails.
+/// For a cluster node's config, the node's Raft log is replayed instead (commitments
+/// are not replicated): it verifies when every replicated state-hash check matches.
 fn journal(args: &JournalArgs) -> anyhow::Result<()> {
-    let (config, venue, section) = load(args.config.as_deref(), &args.dir)?;
+    let (mut config, venue, section) = load(args.config.as_deref(), &args.dir)?;
+    if config.cluster.is_some() {
+        let r = super::journal::cluster_replay(&mut config, Some(args.dir.clone()))?;
+        let l = &r.log;
+        if !l.hash_mismatches.is_empty() {
+            let m = format!(
+                "STATE HASH MISMATCH at index(es) {:?}: this node's log replays to a different state than the leader's",
+                l.hash_mismatches
+            );
+            println!("{m}");
+            bail!("{m}");
+        }
+        println!(
+            "OK: {} replicated state-hash check(s) matched",
+            l.hash_checks_ok
+        );
+        return Ok(());
+    }
     let check = verify::check_journal(&venue, &section, config.commit_window_ns())?;
     println!(
         "journal: {} record(s); window {} ns; recomputed {} window(s); commitment log: {} commitment(s)",

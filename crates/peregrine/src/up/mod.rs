@@ -9,6 +9,7 @@
 //! positions and PnL, rejects, demonstrates the global kill switch and shuts
 //! everything down in order ([`finish`]; [`report`] renders the text).
 
+mod configs;
 mod finish;
 mod plan;
 mod procs;
@@ -105,7 +106,7 @@ pub(crate) fn run(args: UpArgs) -> anyhow::Result<()> {
             println!("wrote {}", p.display());
         }
         println!(
-            "edit them, then: peregrine up --config {} (the @...@ values are filled in per run)",
+            "edit them, then: peregrine up --config {} (values marked \"per run\" are set by up)",
             dir.display()
         );
         return Ok(());
@@ -329,9 +330,8 @@ impl Session {
                 .with_context(|| format!("removing the previous {}", key_file.display()))?;
         }
         keys.save_new(&key_file)?;
-        let accounts = keys.exchange_accounts(&[], &[]);
-        std::fs::write(&config, self.templates.exchange_toml(ports, &accounts))
-            .with_context(|| format!("writing {}", config.display()))?;
+        let text = self.templates.exchange_toml(ports, &keys)?;
+        std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
         self.spawn(
             "exchange",
             vec!["exchange".into(), "--config".into(), path_arg(&config)],
@@ -369,8 +369,11 @@ impl Session {
         let key_file = self.key_file();
         let text = self
             .templates
-            .gateway_fix_toml(&self.run_values(exchange, &key_file));
+            .gateway_fix_toml(&self.run_values(exchange, &key_file))?;
         std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
+        peregrine_fix_gateway::GatewayConfig::load(&config).with_context(|| {
+            format!("the FIX gateway config for this run ({})", config.display())
+        })?;
         self.spawn(
             FIX_GATEWAY,
             vec![
@@ -390,12 +393,14 @@ impl Session {
     fn start_engine(&mut self, exchange: SocketAddr) -> anyhow::Result<()> {
         let config = self.dir.join("engine.toml");
         let key_file = self.key_file();
-        let mut text = self
+        let extra = if self.python.is_some() {
+            python::ENGINE_SECTION
+        } else {
+            ""
+        };
+        let text = self
             .templates
-            .engine_toml(&self.run_values(exchange, &key_file));
-        if self.python.is_some() {
-            text.push_str(python::ENGINE_SECTION);
-        }
+            .engine_toml(&self.run_values(exchange, &key_file), extra)?;
         let parsed = peregrine_engine::config::EngineConfig::from_toml(&text, &config)
             .with_context(|| format!("the engine config for this run ({})", config.display()))?;
         self.strategy_names = parsed.strategies.iter().map(|s| s.name.clone()).collect();
@@ -437,7 +442,7 @@ impl Session {
                     .and_then(|a| a.trim().parse::<SocketAddr>().ok())
             })
             .context("the exchange logged no recovery address")?;
-        let text = plan::gateway_toml(exchange, recovery, &self.dir, &self.socket());
+        let text = plan::gateway_toml(exchange, recovery, &self.dir, &self.socket())?;
         std::fs::write(&config, text).with_context(|| format!("writing {}", config.display()))?;
         let mut args = vec![
             "gateway".into(),

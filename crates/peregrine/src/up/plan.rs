@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+use super::configs::Doc;
+
 /// Whether the engine gets its second venue, the exchange `up` starts, over TCP.
 ///
 /// Off until the engine's exchange venue adapter (`[[venues]] exchange = {...}`) is on
@@ -17,41 +19,47 @@ pub(super) const EXCHANGE_VENUE: bool = true;
 /// The multicast group of the run's market data (on loopback; the port is per run).
 pub(super) const MD_GROUP: &str = "239.255.76.1";
 
-/// The exchange config, with `@ORDER_PORT@`, `@RECOVERY_PORT@`, `@MD_PORT@`, `@MD_GROUP@` and
-/// `@ACCOUNTS@` (the generated accounts' stored keys) to fill.
+/// The exchange config template (values a run decides are set at their keys: see
+/// [`Templates::exchange_toml`]).
 const EXCHANGE_TOML: &str = include_str!("../../../../configs/up/exchange.toml");
-/// The engine config, with `@NAME@`, `@SHM_DIR@`, `@EXCHANGE_ADDR@`, `@KEY_FILE@`,
-/// `@FIX_PORT@`, `@FIX_PASSWORD@` to fill, the exchange venue between the
-/// `#@exchange-venue-begin` / `-end` marker lines and the FIX venue between the
-/// `#@fix-venue-begin` / `-end` ones.
+/// The engine config template ([`Templates::engine_toml`]).
 const ENGINE_TOML: &str = include_str!("../../../../configs/up/engine.toml");
-
-/// The FIX gateway's config, with `@FIX_PORT@`, `@EXCHANGE_ADDR@`, `@KEY_FILE@` and
-/// `@FIX_PASSWORD@` to fill.
+/// The FIX gateway's config template ([`Templates::gateway_fix_toml`]).
 const GATEWAY_FIX_TOML: &str = include_str!("../../../../configs/up/gateway-fix.toml");
-
-/// The HTTP gateway's config, with `@EXCHANGE_ADDR@`, `@RECOVERY_ADDR@`, `@DIR@`,
-/// `@CONTROL_SOCKET@`.
+/// The HTTP gateway's config template ([`gateway_toml`]).
 const GATEWAY_TOML: &str = include_str!("../../../../configs/up/gateway-http.toml");
 
-/// The HTTP gateway config for this run.
+/// The HTTP gateway config for this run, checked by the gateway's config parser.
 pub(super) fn gateway_toml(
     exchange: SocketAddr,
     recovery: SocketAddr,
     dir: &std::path::Path,
     control: &std::path::Path,
-) -> String {
-    GATEWAY_TOML
-        .replace("@EXCHANGE_ADDR@", &exchange.to_string())
-        .replace("@RECOVERY_ADDR@", &recovery.to_string())
-        .replace("@DIR@", &dir.display().to_string())
-        .replace("@CONTROL_SOCKET@", &control.display().to_string())
+) -> anyhow::Result<String> {
+    let mut d = Doc::parse("gateway-http.toml", GATEWAY_TOML)?;
+    d.set("exchange.order_entry", exchange.to_string())?;
+    d.set("exchange.recovery", recovery.to_string())?;
+    d.set("exchange.keys", path_text(&dir.join("keys.toml")))?;
+    d.set(
+        "history.url",
+        format!("sqlite://{}", path_text(&dir.join("history.db"))),
+    )?;
+    d.set("engine.control_socket", path_text(control))?;
+    let text = d.text()?;
+    let cfg = peregrine_http::config::GatewayConfig::parse(&text)
+        .context("the HTTP gateway config for this run")?;
+    cfg.validate()
+        .map_err(|e| anyhow::anyhow!("the HTTP gateway config for this run: {}", e.join("; ")))?;
+    Ok(text)
 }
 
-/// The marker lines around the engine config's optional venues.
-const EXCHANGE_MARKERS: (&str, &str) = ("#@exchange-venue-begin", "#@exchange-venue-end");
-/// See [`EXCHANGE_MARKERS`].
-const FIX_MARKERS: (&str, &str) = ("#@fix-venue-begin", "#@fix-venue-end");
+/// A path as a config value.
+fn path_text(p: &std::path::Path) -> String {
+    p.display().to_string()
+}
+
+/// The engine venues `up` may leave out, by name.
+const OPTIONAL_VENUES: [&str; 2] = ["px", "fix"];
 
 /// Index of the simulated venue in the engine config.
 pub(super) const SIM_VENUE: u32 = 0;
@@ -289,19 +297,6 @@ pub(super) struct RunValues<'a> {
     pub fix_password: &'a str,
 }
 
-impl RunValues<'_> {
-    /// The `@...@` values both templates share.
-    fn fill(&self, text: &str) -> String {
-        let addr = self
-            .exchange
-            .map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string());
-        text.replace("@EXCHANGE_ADDR@", &addr)
-            .replace("@KEY_FILE@", &self.key_file.display().to_string())
-            .replace("@FIX_PORT@", &self.ports.fix.to_string())
-            .replace("@FIX_PASSWORD@", self.fix_password)
-    }
-}
-
 impl Templates {
     /// The ones built into the binary.
     pub(super) fn embedded() -> Templates {
@@ -346,27 +341,133 @@ impl Templates {
         Ok(written)
     }
 
-    /// The exchange config for `ports`, with `accounts` (`[[accounts]]` entries).
-    pub(super) fn exchange_toml(&self, ports: Ports, accounts: &str) -> String {
-        fill_exchange(&self.exchange, ports, accounts)
+    /// The exchange config for `ports`, with `keys`' accounts (their stored hashes),
+    /// checked by the exchange's config parser.
+    pub(super) fn exchange_toml(
+        &self,
+        ports: Ports,
+        keys: &peregrine_client::keys::KeyFile,
+    ) -> anyhow::Result<String> {
+        let mut d = Doc::parse(EXCHANGE_FILE, &self.exchange)?;
+        d.set("listen", format!("127.0.0.1:{}", ports.order))?;
+        d.set("recovery_listen", format!("127.0.0.1:{}", ports.recovery))?;
+        d.set("market_data.target", format!("{MD_GROUP}:{}", ports.md))?;
+        d.set(
+            "metrics.listen",
+            format!("127.0.0.1:{}", ports.exchange_metrics),
+        )?;
+        let generated = keys
+            .exchange_accounts(&[], &[])
+            .parse::<toml::Table>()
+            .context("the generated accounts")?;
+        let generated = generated
+            .get("accounts")
+            .and_then(toml::Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let accounts = d.tables_mut("accounts")?;
+        let ours = |v: &toml::Value| {
+            v.get("id")
+                .and_then(toml::Value::as_integer)
+                .is_some_and(|id| ACCOUNTS.iter().any(|&a| i64::from(a) == id))
+        };
+        accounts.retain(|v| !ours(v));
+        accounts.extend(generated);
+        let text = d.text()?;
+        let cfg =
+            peregrine_exchange::Config::parse(&text).context("the exchange config for this run")?;
+        cfg.validate()
+            .map_err(|e| anyhow::anyhow!("the exchange config for this run: {}", e.join("; ")))?;
+        Ok(text)
     }
 
-    /// The engine config for `run`: the optional venues kept as `run.venues` says.
-    pub(super) fn engine_toml(&self, run: &RunValues<'_>) -> String {
-        fill_engine(&self.engine, run)
+    /// The engine config for `run`: the optional venues kept as `run.venues` says,
+    /// in the order sim, px, fix (the indices [`SIM_VENUE`], [`EXCHANGE_VENUE_INDEX`],
+    /// [`FIX_VENUE_INDEX`]), with `extra` strategies (engine-config TOML) added. The
+    /// caller checks the result with the engine's parser (it needs the key file).
+    pub(super) fn engine_toml(&self, run: &RunValues<'_>, extra: &str) -> anyhow::Result<String> {
+        let mut d = Doc::parse(ENGINE_FILE, &self.engine)?;
+        d.set("name", run.name)?;
+        d.set("shm_dir", path_text(run.shm_dir))?;
+        d.set(
+            "metrics.listen",
+            format!("127.0.0.1:{}", run.ports.engine_metrics),
+        )?;
+        let keep = run.venues.names();
+        d.tables_mut("venues")?.retain(|v| {
+            let name = v.get("name").and_then(toml::Value::as_str).unwrap_or("");
+            !OPTIONAL_VENUES.contains(&name) || keep.contains(&name)
+        });
+        let names: Vec<String> = d
+            .tables_mut("venues")?
+            .iter()
+            .map(|v| {
+                v.get("name")
+                    .and_then(toml::Value::as_str)
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .collect();
+        anyhow::ensure!(
+            names.len() >= keep.len() && names[..keep.len()] == keep,
+            "{ENGINE_FILE}: `up` needs its venues first and in the order {keep:?}; it has {names:?}"
+        );
+        let exchange = run
+            .exchange
+            .map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string());
+        if run.venues.exchange {
+            let mut px = d.entry_mut("venues", "name", "px")?;
+            px.set("exchange.addr", exchange.as_str())?;
+            px.set("exchange.key_file", path_text(run.key_file))?;
+            px.set("exchange.feed.addr", format!("{MD_GROUP}:{}", run.ports.md))?;
+            px.set(
+                "exchange.feed.recovery",
+                format!("127.0.0.1:{}", run.ports.recovery),
+            )?;
+            if run.venues.fix {
+                let mut fix = d.entry_mut("venues", "name", "fix")?;
+                fix.set("fix.addr", format!("127.0.0.1:{}", run.ports.fix))?;
+                fix.set("fix.password", run.fix_password)?;
+            }
+        } else {
+            // Without the exchange, strategies that follow its book follow the
+            // simulated venue's.
+            for s in d.tables_mut("strategies")? {
+                let subs = s.get_mut("subscribe").and_then(toml::Value::as_array_mut);
+                for sub in subs.into_iter().flatten() {
+                    if let Some(t) = sub.as_table_mut() {
+                        if t.get("venue").and_then(toml::Value::as_str) == Some("px") {
+                            t.insert("venue".into(), "sim".into());
+                        }
+                    }
+                }
+            }
+        }
+        if !extra.trim().is_empty() {
+            let extra = Doc::parse("the added strategies", extra)?;
+            let mut added = extra.into_table();
+            if let Some(toml::Value::Array(more)) = added.remove("strategies") {
+                d.tables_mut("strategies")?.extend(more);
+            }
+            anyhow::ensure!(added.is_empty(), "only strategies may be added");
+        }
+        d.text()
     }
 
-    /// The FIX gateway config for `run`.
-    pub(super) fn gateway_fix_toml(&self, run: &RunValues<'_>) -> String {
-        run.fill(&self.gateway_fix)
+    /// The FIX gateway config for `run` (its listener, exchange, key file, and the
+    /// engine session's password); the gateway's parser checks it before it starts.
+    pub(super) fn gateway_fix_toml(&self, run: &RunValues<'_>) -> anyhow::Result<String> {
+        let mut d = Doc::parse(GATEWAY_FIX_FILE, &self.gateway_fix)?;
+        d.set("listen", format!("127.0.0.1:{}", run.ports.fix))?;
+        let exchange = run
+            .exchange
+            .map_or_else(|| "127.0.0.1:0".to_owned(), |a| a.to_string());
+        d.set("exchange", exchange)?;
+        d.set("keys_file", path_text(run.key_file))?;
+        d.entry_mut("sessions", "comp_id", FIX_COMP_ID)?
+            .set("password", run.fix_password)?;
+        d.text()
     }
-}
-
-/// The embedded exchange config for `ports`.
-#[cfg(test)]
-pub(super) fn exchange_toml(ports: Ports) -> String {
-    let keys = run_keys().expect("random keys");
-    fill_exchange(EXCHANGE_TOML, ports, &keys.exchange_accounts(&[], &[]))
 }
 
 /// The accounts `up` makes keys for at every start: 1 (the engine's exchange
@@ -390,65 +491,6 @@ pub(super) fn fix_password() -> anyhow::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn fill_exchange(template: &str, ports: Ports, accounts: &str) -> String {
-    template
-        .replace("@ACCOUNTS@", accounts.trim_end())
-        .replace("@ORDER_PORT@", &ports.order.to_string())
-        .replace("@RECOVERY_PORT@", &ports.recovery.to_string())
-        .replace("@MD_PORT@", &ports.md.to_string())
-        .replace("@MD_GROUP@", MD_GROUP)
-        .replace(
-            "@EXCHANGE_METRICS_PORT@",
-            &ports.exchange_metrics.to_string(),
-        )
-}
-
-/// The embedded engine config for `run`.
-#[cfg(test)]
-pub(super) fn engine_toml(run: &RunValues<'_>) -> String {
-    fill_engine(ENGINE_TOML, run)
-}
-
-/// `template` without the marker sections of the venues `run` leaves out, filled in.
-fn fill_engine(template: &str, run: &RunValues<'_>) -> String {
-    let venues = run.venues;
-    let sections = [
-        (EXCHANGE_MARKERS, venues.exchange),
-        (FIX_MARKERS, venues.exchange && venues.fix),
-    ];
-    let mut out = String::with_capacity(template.len());
-    let mut skipping = false;
-    for line in template.lines() {
-        let t = line.trim();
-        if let Some(&(_, keep)) = sections.iter().find(|((b, _), _)| *b == t) {
-            skipping = !keep;
-            continue;
-        }
-        if sections.iter().any(|((_, e), _)| *e == t) {
-            skipping = false;
-            continue;
-        }
-        if !skipping {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    if !venues.exchange {
-        // Without the exchange, strategies routed to it trade on the simulated venue.
-        out = out.replace("venue = \"px\"", "venue = \"sim\"");
-    }
-    run.fill(&out)
-        .replace("@NAME@", run.name)
-        .replace("@SHM_DIR@", &run.shm_dir.display().to_string())
-        .replace(
-            "@ENGINE_METRICS_PORT@",
-            &run.ports.engine_metrics.to_string(),
-        )
-        .replace("@MD_PORT@", &run.ports.md.to_string())
-        .replace("@MD_GROUP@", MD_GROUP)
-        .replace("@RECOVERY_PORT@", &run.ports.recovery.to_string())
-}
-
 /// A shared-memory directory and engine name no other run uses: the process id and
 /// the clock, so two runs (or two tests) coexist.
 pub(super) fn unique_name() -> (String, PathBuf) {
@@ -468,21 +510,6 @@ mod tests {
 
     use super::*;
 
-    /// `@NAME@` tokens still in `text`.
-    fn placeholders(text: &str) -> Vec<&str> {
-        text.split('@')
-            .skip(1)
-            .step_by(2)
-            .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
-            .collect()
-    }
-
-    #[test]
-    fn placeholders_are_found() {
-        assert_eq!(placeholders("a = \"@X_Y@\" # @...@"), vec!["X_Y"]);
-        assert!(placeholders(&ENGINE_TOML.replace("@NAME@", "n")).contains(&"SHM_DIR"));
-    }
-
     const ALL: Venues = Venues {
         exchange: true,
         fix: true,
@@ -498,6 +525,10 @@ mod tests {
             key_file: Path::new("keys.toml"),
             fix_password: "pw",
         }
+    }
+
+    fn engine_toml(run: &RunValues<'_>) -> String {
+        Templates::embedded().engine_toml(run, "").unwrap()
     }
 
     /// `text` with its key file replaced by a real one (the engine validates it).
@@ -519,21 +550,21 @@ mod tests {
             fix: true,
         };
         let text = engine_toml(&run(venues, None, Ports::from_base(7700).unwrap()));
-        assert!(!text.contains("exchange ="), "{text}");
-        assert!(
-            !text.contains("fix ="),
-            "no FIX venue without the exchange: {text}"
-        );
-        assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
         assert_eq!(cfg.name, "up-test");
-        assert_eq!(cfg.venues.len(), 1);
+        assert_eq!(
+            cfg.shm_dir.as_deref(),
+            Some(Path::new("/dev/shm/peregrine-up-test"))
+        );
+        assert_eq!(cfg.venues.len(), 1, "no exchange, so no FIX venue: {text}");
         assert_eq!(cfg.venues[SIM_VENUE as usize].name, "sim");
         assert_eq!(venues.names(), ["sim"]);
         assert_eq!(cfg.spinning_threads(), 0, "nothing may spin on 2 cores");
         let names: Vec<_> = cfg.strategies.iter().map(|s| s.name.as_str()).collect();
         let planned: Vec<_> = STRATEGIES.iter().map(|s| s.name).collect();
         assert_eq!(names, planned);
+        // The maker that followed the exchange's book follows the simulated one.
+        assert!(!text.contains("\"px\""), "{text}");
     }
 
     #[test]
@@ -544,19 +575,83 @@ mod tests {
             fix: false,
         };
         let text = engine_toml(&run(venues, Some(addr), Ports::from_base(7710).unwrap()));
-        assert!(text.contains("name = \"px\""), "{text}");
-        assert!(text.contains("addr = \"127.0.0.1:7712\""), "{text}");
-        assert!(!text.contains("name = \"fix\""), "{text}");
-        assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
-        // The exchange venue is the second one, as `EXCHANGE_VENUE_INDEX` says.
-        let sim = text.find("name = \"sim\"").unwrap();
-        assert!(sim < text.find("name = \"px\"").unwrap());
         // With the key file `up` generates, the config is valid.
         let dir = tempfile::tempdir().unwrap();
         let text = with_real_keys(&text, dir.path());
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
-        assert_eq!(cfg.venues.len(), 2);
-        assert_eq!(venues.names(), ["sim", "px"]);
+        let names: Vec<_> = cfg.venues.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, venues.names());
+        assert_eq!(
+            names,
+            ["sim", "px"],
+            "the exchange venue at EXCHANGE_VENUE_INDEX"
+        );
+        let px = cfg.venues[EXCHANGE_VENUE_INDEX as usize]
+            .exchange
+            .clone()
+            .unwrap();
+        assert_eq!(px.addr, "127.0.0.1:7712");
+    }
+
+    #[test]
+    fn an_edited_template_keeps_its_own_values_and_venues() {
+        let mut t = Templates::embedded();
+        t.engine = t
+            .engine
+            .replace("ring_capacity = 4096", "ring_capacity = 8192");
+        t.engine
+            .push_str("\n[[venues]]\nname = \"extra\"\nsim = { seed = 9 }\n");
+        let text = t
+            .engine_toml(&run(ALL, None, Ports::from_base(7740).unwrap()), "")
+            .unwrap();
+        let back: toml::Table = text.parse().unwrap();
+        assert_eq!(back["ring_capacity"].as_integer(), Some(8192));
+        let names: Vec<_> = back["venues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["sim", "px", "fix", "extra"]);
+        // Venues out of the order `up` relies on are refused with the reason.
+        let mut t = Templates::embedded();
+        t.engine = t.engine.replacen("name = \"sim\"", "name = \"sim0\"", 1);
+        let err = format!(
+            "{:#}",
+            t.engine_toml(&run(ALL, None, Ports::from_base(7740).unwrap()), "")
+                .unwrap_err()
+        );
+        assert!(err.contains("in the order"), "{err}");
+        // An old template with @...@ placeholders is refused with what to do.
+        let mut t = Templates::embedded();
+        t.exchange.push_str("\n@ACCOUNTS@\n");
+        let err = format!(
+            "{:#}",
+            t.exchange_toml(Ports::from_base(7740).unwrap(), &run_keys().unwrap())
+                .unwrap_err()
+        );
+        assert!(err.contains("--write-config"), "{err}");
+    }
+
+    #[test]
+    fn added_strategies_join_the_engine_config() {
+        let t = Templates::embedded();
+        let extra = "[[strategies]]\nname = \"py\"\n[strategies.limits]\nmax_order_qty = 1\n";
+        let text = t
+            .engine_toml(&run(ALL, None, Ports::from_base(7750).unwrap()), extra)
+            .unwrap();
+        let back: toml::Table = text.parse().unwrap();
+        let names: Vec<_> = back["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names.last(), Some(&"py"));
+        assert_eq!(names.len(), STRATEGIES.len() + 1);
+        assert!(t
+            .engine_toml(&run(ALL, None, Ports::from_base(7750).unwrap()), "x = 1\n")
+            .is_err());
     }
 
     #[test]
@@ -565,10 +660,8 @@ mod tests {
         let ports = Ports::from_base(7730).unwrap();
         let values = run(ALL, Some(addr), ports);
         let t = Templates::embedded();
-        let engine = t.engine_toml(&values);
-        let gateway = t.gateway_fix_toml(&values);
-        assert_eq!(placeholders(&engine), Vec::<&str>::new(), "{engine}");
-        assert_eq!(placeholders(&gateway), Vec::<&str>::new(), "{gateway}");
+        let engine = t.engine_toml(&values, "").unwrap();
+        let gateway = t.gateway_fix_toml(&values).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let cfg = EngineConfig::from_toml(
             &with_real_keys(&engine, dir.path()),
@@ -610,13 +703,51 @@ mod tests {
     #[test]
     fn exchange_config_is_valid_and_filled_in() {
         let ports = Ports::from_base(7710).unwrap();
-        let text = exchange_toml(ports);
-        assert_eq!(placeholders(&text), Vec::<&str>::new(), "{text}");
+        let keys = run_keys().unwrap();
+        let mut t = Templates::embedded();
+        // An account of the template with one of `up`'s ids is replaced, others kept.
+        let stored = "00".repeat(32);
+        t.exchange.push_str(&format!(
+            "\n[[accounts]]\nid = 1\nstored_key = \"{stored}\"\n[[accounts]]\nid = 9\nstored_key = \"{stored}\"\n"
+        ));
+        let text = t.exchange_toml(ports, &keys).unwrap();
         let cfg = peregrine_exchange::Config::parse(&text).unwrap();
         cfg.validate().unwrap();
         assert_eq!(cfg.listen.port(), 7710);
         assert_eq!(cfg.market_data.target.port(), 7711);
+        assert_eq!(cfg.recovery_listen.port(), ports.recovery);
         assert_eq!(cfg.metrics.listen.port(), 7713);
+        let back: toml::Table = text.parse().unwrap();
+        let ids: Vec<_> = back["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["id"].as_integer().unwrap())
+            .collect();
+        assert_eq!(ids, [9, 1, 2, 3]);
+        let keys_of = |id: i64| {
+            back["accounts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|a| a["id"].as_integer() == Some(id))
+                .map(|a| a["stored_key"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keys_of(9), std::slice::from_ref(&stored));
+        assert_ne!(keys_of(1), [stored], "the template's account 1 is replaced");
+    }
+
+    #[test]
+    fn the_http_gateway_config_is_valid_and_filled_in() {
+        let dir = Path::new("/tmp/run");
+        let exchange: SocketAddr = "127.0.0.1:7760".parse().unwrap();
+        let recovery: SocketAddr = "127.0.0.1:7762".parse().unwrap();
+        let text = gateway_toml(exchange, recovery, dir, &dir.join("control.sock")).unwrap();
+        let cfg = peregrine_http::config::GatewayConfig::parse(&text).unwrap();
+        assert_eq!(cfg.exchange.order_entry.unwrap().addrs(), [exchange]);
+        assert!(text.contains("sqlite:///tmp/run/history.db"), "{text}");
+        assert!(text.contains("/tmp/run/control.sock"), "{text}");
     }
 
     #[test]
@@ -633,27 +764,28 @@ mod tests {
             exchange: false,
             fix: false,
         };
-        let text = t.engine_toml(&run(off, None, ports));
+        let text = t.engine_toml(&run(off, None, ports), "").unwrap();
         let cfg = EngineConfig::from_toml(&text, Path::new("engine.toml")).unwrap();
         assert_eq!(cfg.metrics.listen.port(), 7724);
         // With the exchange venue, the engine takes the exchange's feed and recovery.
         let addr: SocketAddr = "127.0.0.1:7720".parse().unwrap();
-        let text = t.engine_toml(&run(ALL, Some(addr), ports));
-        let (md, recovery) = (
-            format!("{MD_GROUP}:{}", ports.md),
-            format!("127.0.0.1:{}", ports.recovery),
+        let engine: toml::Table = t
+            .engine_toml(&run(ALL, Some(addr), ports), "")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let exchange: toml::Table = t
+            .exchange_toml(ports, &run_keys().unwrap())
+            .unwrap()
+            .parse()
+            .unwrap();
+        let feed = &engine["venues"][EXCHANGE_VENUE_INDEX as usize]["exchange"]["feed"];
+        assert_eq!(feed["addr"], exchange["market_data"]["target"]);
+        assert_eq!(
+            feed["interface"],
+            exchange["market_data"]["multicast_interface"]
         );
-        let exchange = t.exchange_toml(ports, "");
-        assert!(
-            exchange.contains(&format!("target = \"{md}\"")),
-            "{exchange}"
-        );
-        assert!(exchange.contains(&format!("recovery_listen = \"{recovery}\"")));
-        assert!(exchange.contains("multicast_interface = \"127.0.0.1\""));
-        let feed = format!(
-            "feed = {{ addr = \"{md}\", interface = \"127.0.0.1\", recovery = \"{recovery}\" }}"
-        );
-        assert!(text.contains(&feed), "{feed} in {text}");
+        assert_eq!(feed["recovery"], exchange["recovery_listen"]);
         assert!(Templates::load(&dir.path().join("nope")).is_err());
         // A config directory without the FIX gateway's template is refused by name.
         std::fs::remove_file(dir.path().join(GATEWAY_FIX_FILE)).unwrap();

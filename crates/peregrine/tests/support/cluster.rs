@@ -23,6 +23,23 @@ pub(crate) struct Opts {
     pub market_data: Option<String>,
     /// More config sections for every node (e.g. `[backpressure]`).
     pub extra: String,
+    /// `[cluster] election_ticks` (default: `CLUSTER_ELECTION_TICKS`, else 20).
+    pub election_ticks: Option<usize>,
+    /// Run with no other cluster of this test binary alive (a load test: the
+    /// binary's tests run in parallel, and three more nodes on two cores starve
+    /// this one's).
+    pub exclusive: bool,
+}
+
+/// Clusters alive in this test binary take it shared; an exclusive one takes it
+/// alone (`Opts::exclusive`).
+static RUNNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A cluster's hold on [`RUNNING`].
+#[allow(dead_code)] // held for its Drop only
+enum Hold {
+    Shared(std::sync::RwLockReadGuard<'static, ()>),
+    Alone(std::sync::RwLockWriteGuard<'static, ()>),
 }
 
 /// Nodes in a test cluster.
@@ -137,6 +154,8 @@ impl Drop for Node {
 pub(crate) struct Cluster {
     pub nodes: Vec<Node>,
     _dir: tempfile::TempDir,
+    // Dropped after the nodes (fields drop in order): they are killed first.
+    _hold: Hold,
 }
 
 impl Cluster {
@@ -155,6 +174,12 @@ impl Cluster {
     }
 
     pub(crate) fn start_with(opts: &Opts) -> Cluster {
+        use std::sync::PoisonError;
+        let hold = if opts.exclusive {
+            Hold::Alone(RUNNING.write().unwrap_or_else(PoisonError::into_inner))
+        } else {
+            Hold::Shared(RUNNING.read().unwrap_or_else(PoisonError::into_inner))
+        };
         let dir = tempfile::tempdir().unwrap();
         let ports: Vec<Ports> = (0..N)
             .map(|_| Ports {
@@ -180,10 +205,12 @@ impl Cluster {
             .collect();
         // 20 ticks (200-400 ms) keeps the tests quick; `CLUSTER_ELECTION_TICKS=30`
         // measures failover with the shipped default.
-        let election: usize = std::env::var("CLUSTER_ELECTION_TICKS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(20);
+        let election: usize = opts.election_ticks.unwrap_or_else(|| {
+            std::env::var("CLUSTER_ELECTION_TICKS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(20)
+        });
         let mut nodes = Vec::new();
         for (i, p) in ports.iter().enumerate() {
             let id = i as u64 + 1;
@@ -227,7 +254,11 @@ impl Cluster {
         for n in &mut nodes {
             n.start();
         }
-        Cluster { nodes, _dir: dir }
+        Cluster {
+            nodes,
+            _dir: dir,
+            _hold: hold,
+        }
     }
 
     pub(crate) fn addrs(&self) -> Vec<SocketAddr> {

@@ -25,6 +25,8 @@ pub(crate) struct Opts {
     pub history: Option<String>,
     /// Extra keys of the exchange's `[market_data]` section.
     pub market_data: String,
+    /// Extra TOML after the instrument (its `[instruments.fees]`, say).
+    pub instrument_extra: String,
 }
 
 /// A child process killed on drop.
@@ -120,11 +122,12 @@ impl Stack {
                  [market_data]\ntarget = \"127.0.0.1:{}\"\n{}\n\
                  [[instruments]]\nid = 1\nsymbol = \"PGN-USD\"\nprice_decimals = 2\nqty_decimals = 0\n\
                  tick_size = 5\nlot_size = 1\nmin_qty = 1\nmax_qty = 100000\nreference_price = 10000\n\
-                 band = 5000\nstatus = \"active\"\n",
+                 band = 5000\nstatus = \"active\"\n{}\n",
                 free_tcp(),
                 accounts_toml.display(),
                 free_udp(),
-                opts.market_data
+                opts.market_data,
+                opts.instrument_extra
             ),
         )
         .unwrap();

@@ -6,6 +6,17 @@ import { call, el, time, toUnits, fromUnits } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 
+/** An order's type with its trigger (waiting or triggered) and iceberg display. */
+function describe(o) {
+  let t = o.type;
+  if (o.trailingDelta) t += ` trail ${o.trailingDelta} bips`;
+  else if (o.type.startsWith('STOP_LOSS') || o.type.startsWith('TAKE_PROFIT')) t += ` @ ${o.stopPrice}`;
+  if (o.type !== 'LIMIT' && o.type !== 'MARKET' && o.type !== 'LIMIT_MAKER') t += o.isWorking ? ' (triggered)' : ' (waiting)';
+  if (Number(o.icebergQty) > 0) t += ` show ${o.icebergQty}`;
+  if (o.orderListId >= 0) t += ` list ${o.orderListId}`;
+  return t;
+}
+
 export class Account {
   constructor(ctx) {
     this.ctx = ctx; // { sym(), rules(), say(text, ok), onOpen(orders) }
@@ -68,10 +79,11 @@ export class Account {
     const editing = this.editing && document.querySelector(`#open tr[data-order-id="${this.editing}"]`);
     $('open').replaceChildren(...this.open.map((o) => (editing && o.orderId === this.editing ? editing : el('tr', { 'data-order-id': o.orderId },
       el('td', {}, time(o.time)), el('td', {}, o.orderId), el('td', {}, o.clientOrderId), el('td', {}, o.side),
-      el('td', {}, o.type), el('td', { class: 'oprice' }, o.price), el('td', { class: 'oqty' }, o.origQty),
+      el('td', { 'data-testid': `type-${o.orderId}` }, describe(o)), el('td', { class: 'oprice' }, o.price), el('td', { class: 'oqty' }, o.origQty),
       el('td', {}, o.executedQty), el('td', {}, o.status),
       el('td', {},
-        el('button', { 'data-testid': `modify-${o.orderId}`, onclick: () => this.editRow(o) }, 'modify'),
+        ...(o.type === 'LIMIT' || o.type === 'LIMIT_MAKER'
+          ? [el('button', { 'data-testid': `modify-${o.orderId}`, onclick: () => this.editRow(o) }, 'modify')] : []),
         el('button', { 'data-testid': `cancel-${o.orderId}`, onclick: () => this.cancel(o.orderId) }, 'cancel'))))));
   }
 

@@ -1,7 +1,9 @@
 // Order entry: side, type, price and quantity checked against tick and lot before
 // anything is sent; the order's total (price × quantity, exact) and the quantity
 // for a share of the available balance; a market order by total (quoteOrderQty).
-// All amounts are BigInt units of the API's decimal strings.
+// Stop and take-profit types take a stop price or a trailing offset (bips), limit
+// types an iceberg display quantity. All amounts are BigInt units of the API's
+// decimal strings.
 
 import { call, validate, toUnits, fromUnits, decimals } from './api.js';
 
@@ -15,10 +17,15 @@ function amount(text) {
   return u === null ? null : [u, decimals(t)];
 }
 
+/** Types with a limit price. */
+const hasPrice = (t) => !['MARKET', 'STOP_LOSS', 'TAKE_PROFIT'].includes(t);
+/** Stop and take-profit types. */
+const isStop = (t) => t.startsWith('STOP_LOSS') || t.startsWith('TAKE_PROFIT') || t === 'OCO';
+
 export class Entry {
   constructor(ctx) {
     this.ctx = ctx; // { sym(), info(), rules(), free(asset), say(text, ok), placed() }
-    for (const id of ['type', 'price', 'qty', 'tif']) $(id).addEventListener('input', () => this.changed(id));
+    for (const id of ['type', 'price', 'qty', 'tif', 'stop', 'trail', 'iceberg', 'ocolimit']) $(id).addEventListener('input', () => this.changed(id));
     $('total').addEventListener('input', () => this.fromTotal());
     document.querySelectorAll('input[name=side]').forEach((r) => r.addEventListener('change', () => this.changed('side')));
     document.querySelectorAll('.pcts button').forEach((b) => b.addEventListener('click', () => this.percent(BigInt(b.dataset.pct))));
@@ -29,7 +36,7 @@ export class Entry {
 
   /** Sets the price (a click in the book). */
   pick(price) {
-    if ($('type').value === 'MARKET') $('type').value = 'LIMIT';
+    if (!hasPrice($('type').value)) $('type').value = 'LIMIT';
     $('price').value = price;
     this.changed('price');
   }
@@ -42,7 +49,7 @@ export class Entry {
   /** Total = price × quantity, exact (a market order's total is what the user typed). */
   showTotal() {
     const r = this.ctx.rules();
-    if (!r || $('type').value === 'MARKET') return;
+    if (!r || !hasPrice($('type').value)) return;
     const p = toUnits($('price').value, r.pd);
     const q = toUnits($('qty').value, r.qd);
     $('total').value = p !== null && q !== null ? fromUnits(p * q, r.pd + r.qd) : '';
@@ -98,8 +105,14 @@ export class Entry {
     if (!r) return false;
     const type = $('type').value;
     const market = type === 'MARKET';
-    $('tifrow').style.display = type === 'LIMIT' ? '' : 'none';
-    $('pricerow').style.display = market ? 'none' : '';
+    const stop = isStop(type);
+    $('tifrow').style.display = hasPrice(type) && type !== 'LIMIT_MAKER' ? '' : 'none';
+    $('pricerow').style.display = hasPrice(type) ? '' : 'none';
+    $('stoprow').style.display = stop ? '' : 'none';
+    $('trailrow').style.display = type.startsWith('STOP_LOSS') ? '' : 'none';
+    $('icebergrow').style.display = hasPrice(type) && type !== 'OCO' ? '' : 'none';
+    $('ocorow').style.display = type === 'OCO' ? '' : 'none';
+    if (type === 'OCO') $('tifrow').style.display = 'none';
     $('order').className = this.side() === 'BUY' ? 'buy' : 'sell';
     $('avail').textContent = this.available();
     let msg = '';
@@ -108,23 +121,89 @@ export class Entry {
       const t = amount($('total').value);
       if (!t || t[0] === 0n || t[1] > r.pd + r.qd) msg = `Total must be a positive amount with at most ${r.pd + r.qd} decimals`;
     } else if ($('qty').value || $('price').value) {
-      msg = validate(r, type, $('price').value, $('qty').value);
+      msg = validate(r, hasPrice(type) ? 'LIMIT' : 'MARKET', $('price').value, $('qty').value);
     }
+    if (!msg && stop) msg = this.checkStop(r, type);
+    if (!msg && type === 'OCO' && $('ocolimit').value.trim()) {
+      const m = validate(r, 'LIMIT', $('ocolimit').value, fromUnits(r.minQty, r.qd));
+      msg = m ? m.replace('Price', 'Stop limit price') : '';
+    }
+    if (!msg && hasPrice(type) && $('iceberg').value.trim()) msg = this.checkIceberg(r);
     $('check').textContent = msg;
     $('submit').disabled = !!msg;
     return !msg;
+  }
+
+  /** A stop price on the tick, or a trailing offset in bips (not both). */
+  checkStop(r, type) {
+    const sp = $('stop').value.trim();
+    const tr = $('trail').value.trim();
+    if (type === 'OCO') return sp ? (validate(r, 'LIMIT', sp, fromUnits(r.minQty, r.qd)) || '').replace('Price', 'Stop price') : 'An OCO needs a stop price';
+    if (sp && tr) return 'Give a stop price or a trailing offset, not both';
+    if (tr) {
+      if (type.startsWith('TAKE_PROFIT')) return 'Trailing take-profit orders are not offered';
+      return /^[1-9][0-9]{0,3}$/.test(tr) && Number(tr) <= 10000 ? '' : 'Trailing offset must be 1 to 10000 bips';
+    }
+    if (!sp) return 'A stop order needs a stop price or a trailing offset';
+    const m = validate(r, 'LIMIT', sp, fromUnits(r.minQty, r.qd));
+    return m ? m.replace('Price', 'Stop price') : '';
+  }
+
+  /** An iceberg's display quantity: on the lot, at least the minimum, below the quantity. */
+  checkIceberg(r) {
+    const d = toUnits($('iceberg').value, r.qd);
+    const q = toUnits($('qty').value, r.qd);
+    if (d === null || d === 0n || d % r.step !== 0n || d < r.minQty) {
+      return `Display quantity must be a multiple of ${fromUnits(r.step, r.qd)} and at least ${fromUnits(r.minQty, r.qd)}`;
+    }
+    if (q !== null && d >= q) return 'Display quantity must be below the quantity';
+    if (['IOC', 'FOK'].includes($('tif').value)) return 'An iceberg must be GTC';
+    return '';
+  }
+
+  /** An OCO: a limit-maker leg at the price and a stop leg at the stop price (a
+   * stop-limit with the stop limit price, else a stop-market); for a sell the
+   * limit leg is above, for a buy below. */
+  async submitOco() {
+    const sell = this.side() === 'SELL';
+    const [lim, stp] = sell ? ['above', 'below'] : ['below', 'above'];
+    const params = { symbol: this.ctx.sym(), side: this.side(), quantity: $('qty').value.trim() };
+    params[`${lim}Type`] = 'LIMIT_MAKER';
+    params[`${lim}Price`] = $('price').value.trim();
+    params[`${stp}StopPrice`] = $('stop').value.trim();
+    const sl = $('ocolimit').value.trim();
+    if (sl) {
+      params[`${stp}Type`] = 'STOP_LOSS_LIMIT';
+      params[`${stp}Price`] = sl;
+      params[`${stp}TimeInForce`] = 'GTC';
+    } else {
+      params[`${stp}Type`] = 'STOP_LOSS';
+    }
+    try {
+      const r = await call('POST', '/api/v3/orderList/oco', params, true);
+      this.ctx.say(`list ${r.orderListId} ${r.listOrderStatus}`, true);
+    } catch (err) {
+      this.ctx.say(err.message, false);
+    }
+    this.ctx.placed();
   }
 
   async submit(e) {
     e.preventDefault();
     if (!this.check()) return;
     const type = $('type').value;
+    if (type === 'OCO') { await this.submitOco(); return; }
     const params = { symbol: this.ctx.sym(), side: this.side(), type, newOrderRespType: 'RESULT' };
     const qty = $('qty').value.trim();
     if (type === 'MARKET' && !qty) params.quoteOrderQty = $('total').value.trim();
     else params.quantity = qty;
-    if (type !== 'MARKET') params.price = $('price').value.trim();
-    if (type === 'LIMIT') params.timeInForce = $('tif').value;
+    if (hasPrice(type)) params.price = $('price').value.trim();
+    if (hasPrice(type) && type !== 'LIMIT_MAKER') params.timeInForce = $('tif').value;
+    if (isStop(type)) {
+      if ($('trail').value.trim()) params.trailingDelta = $('trail').value.trim();
+      else params.stopPrice = $('stop').value.trim();
+    }
+    if (hasPrice(type) && $('iceberg').value.trim()) params.icebergQty = $('iceberg').value.trim();
     try {
       const r = await call('POST', '/api/v3/order', params, true);
       this.ctx.say(`order ${r.orderId} ${r.status || 'accepted'}`, true);
