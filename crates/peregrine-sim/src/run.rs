@@ -27,7 +27,7 @@ const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
 
 /// The invariant a panic breaks.
-pub const PANIC: &str = "no panic in the venue's code";
+pub(crate) const PANIC: &str = "no panic in the venue's code";
 
 /// The first broken invariant.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,16 +30,18 @@ fn a_venue_that_acknowledges_before_durable_is_flagged() {
 }
 
 /// The conservation invariant's negative control: a ledger that takes a fill's fee
-/// from the payer and credits it to nobody must be flagged, by that invariant.
+/// from the payer and credits it to nobody must be flagged, by that invariant, and the
+/// same seeds pass with the ledger intact (so it is the lost fee that is caught).
 #[test]
 fn a_ledger_that_loses_a_fee_is_flagged() {
     let mut flagged = Vec::new();
     let mut tried = 0;
     for seed in 1..=40u64 {
-        let mut cfg = SimConfig::for_seed(seed, if seed % 4 == 0 { 3 } else { 1 });
-        if !cfg.ledger {
+        let clean = SimConfig::for_seed(seed, if seed % 4 == 0 { 3 } else { 1 });
+        if !clean.ledger {
             continue;
         }
+        let mut cfg = clean.clone();
         cfg.sabotage_ledger = true;
         tried += 1;
         let out = peregrine_sim::run(cfg);
@@ -51,6 +53,12 @@ fn a_ledger_that_loses_a_fee_is_flagged() {
             "seed {seed}: flagged by {} ({}), not conservation",
             v.invariant,
             v.detail
+        );
+        eprintln!("seed {seed}: {}: {}", v.invariant, v.detail);
+        let control = peregrine_sim::run(clean).violation;
+        assert!(
+            control.is_none(),
+            "seed {seed} fails without the sabotage too: {control:?}"
         );
         flagged.push(seed);
         if flagged.len() == 4 {
