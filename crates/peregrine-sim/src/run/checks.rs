@@ -53,7 +53,10 @@ pub(crate) fn conservation(sim: &mut Sim, n: usize) {
         return; // not funded yet
     }
     let Some(ledger) = v.ledger() else {
-        sim.fail(CONSERVATION, format!("node {n}: balances are on but no ledger"));
+        sim.fail(
+            CONSERVATION,
+            format!("node {n}: balances are on but no ledger"),
+        );
         return;
     };
     let mut held: BTreeMap<u32, i128> = BTreeMap::new();
