@@ -113,7 +113,7 @@ pub enum ClusterError {
     /// A membership change proposed while an earlier one is not yet applied (Raft
     /// takes one at a time).
     #[error(
-        "a membership change (at index {index}) is not applied yet: wait for it, then          propose this one"
+        "a membership change (at index {index}) is not applied yet: wait for it, then propose this one"
     )]
     ChangePending { index: u64 },
 }
