@@ -85,14 +85,8 @@ fn fix_venue_trades_at_a_quickfix_acceptor() {
         // Leaked: the acceptor borrows the settings for the rest of the test.
         let qf_settings: &'static SessionSettings =
             Box::leak(Box::new(SessionSettings::try_from_path(&cfg).unwrap()));
-        let mut acceptor = Acceptor::try_new(
-            qf_settings,
-            &app,
-            &store,
-            &log,
-            ACCEPTOR_KIND,
-        )
-        .unwrap();
+        let mut acceptor =
+            Acceptor::try_new(qf_settings, &app, &store, &log, ACCEPTOR_KIND).unwrap();
         match acceptor.start() {
             Ok(()) => {
                 started = Some((port, acceptor));
