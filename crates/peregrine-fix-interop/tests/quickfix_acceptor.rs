@@ -37,14 +37,7 @@ fn our_initiator_against_a_quickfix_acceptor() {
     let cfg = settings(dir.path(), "acceptor", "VENUE", "ENGINE", port, "");
     let settings = SessionSettings::try_from_path(&cfg).unwrap();
     let store = MemoryMessageStoreFactory::new();
-    let mut acceptor = Acceptor::try_new(
-        &settings,
-        &app,
-        &store,
-        &log,
-        ACCEPTOR_KIND,
-    )
-    .unwrap();
+    let mut acceptor = Acceptor::try_new(&settings, &app, &store, &log, ACCEPTOR_KIND).unwrap();
     acceptor.start().unwrap();
 
     let mut config = SessionConfig::new(Role::Initiator, "ENGINE", "VENUE");

@@ -338,7 +338,10 @@ fn quickfix_trades_through_the_gateway() {
 /// (OrdType 3) stay New until a trade reaches their trigger, are then restated
 /// (ExecType D, ExecRestatementReason 8) and fill; an iceberg (MaxFloor 111 of 1)
 /// fills 3 lots in three fills of 1, so it refilled twice; fills carry Commission
-/// with CommType 3.
+/// with CommType 3. A trailing stop (ExecInst a, PegOffsetValue in basis points)
+/// triggers when the price falls its offset below the last trade, a trailing stop in
+/// an unsupported unit is refused, and a take-profit (OrdType J) triggers on a fall
+/// to its StopPx.
 #[test]
 fn stops_stop_limits_and_icebergs_trigger_and_refill_through_the_gateway() {
     let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
@@ -461,6 +464,76 @@ fn stops_stop_limits_and_icebergs_trigger_and_refill_through_the_gateway() {
         parts,
         [Some("1".to_string()), Some("1".into()), Some("1".into())]
     );
+
+    // A trailing stop sell (OrdType 3, ExecInst a, PegOffsetValue 100, PegOffsetType
+    // 1: 100 basis points) entered after the last trade at 130.00: its trigger is
+    // 128.70. A trade at 128.00 triggers it; it sells at once into the bid at 128.
+    let answer = other.order(4, Side::Buy, 12800, 2, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    send(fix_order(
+        "TS",
+        &[
+            (54, "2"),
+            (38, "1"),
+            (40, "3"),
+            (44, "100"),
+            (18, "a"),
+            (211, "100"),
+            (835, "0"),
+            (836, "1"),
+        ],
+    ));
+    wait_until("the trailing stop New", WAIT, || {
+        has(&qf, "TS", &[(150, "0"), (39, "0"), (40, "3")])
+    });
+    send(fix_order(
+        "T3",
+        &[(54, "2"), (38, "1"), (40, "2"), (44, "128"), (59, "3")],
+    ));
+    wait_until("the trailing stop triggered and filled", WAIT, || {
+        has(&qf, "TS", &[(150, "D"), (378, "8")])
+            && has(&qf, "TS", &[(150, "F"), (39, "2"), (31, "128.00")])
+    });
+    // A trailing stop in an unsupported unit (PegOffsetType 0, price) is refused
+    // with its reason, never entered.
+    send(fix_order(
+        "TSX",
+        &[
+            (54, "2"),
+            (38, "1"),
+            (40, "3"),
+            (44, "100"),
+            (18, "a"),
+            (211, "1"),
+            (836, "0"),
+        ],
+    ));
+    wait_until("the unsupported trailing stop refused", WAIT, || {
+        has(&qf, "TSX", &[(150, "8"), (39, "8")])
+    });
+
+    // A take-profit buy (OrdType J, Market If Touched, StopPx 127): parked while the
+    // last trade is 128.00, triggered by a trade at 127.00, then buys the ask at
+    // 129.50 (within its protection price 135).
+    let answer = other.order(5, Side::Buy, 12700, 1, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    let answer = other.order(6, Side::Sell, 12950, 1, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    send(fix_order(
+        "TP",
+        &[(54, "1"), (38, "1"), (40, "J"), (99, "127"), (44, "135")],
+    ));
+    wait_until("the take-profit New", WAIT, || {
+        has(&qf, "TP", &[(150, "0"), (39, "0"), (40, "J")])
+    });
+    send(fix_order(
+        "T4",
+        &[(54, "2"), (38, "1"), (40, "2"), (44, "127"), (59, "3")],
+    ));
+    wait_until("the take-profit triggered and filled", WAIT, || {
+        has(&qf, "TP", &[(150, "D"), (378, "8")])
+            && has(&qf, "TP", &[(150, "F"), (39, "2"), (31, "129.50")])
+    });
 
     initiator.stop().unwrap();
     wait_until("logged out", WAIT, || qf.logouts() >= 1);

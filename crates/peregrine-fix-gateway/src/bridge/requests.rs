@@ -4,7 +4,7 @@ use peregrine_fix::app::{
     self, decimal_units, AppError, BusinessMessageReject, BusinessRejectReason, CxlRejReason,
     CxlRejResponseTo, ExecType, ExecutionReport, NewOrderSingle, OrdRejReason, OrdStatus, OrdType,
     OrderCancelReject, OrderCancelReplaceRequest, OrderCancelRequest, OrderExtras, OrderTerms,
-    TimeInForce,
+    TimeInForce, TrailOffsetUnit,
 };
 use peregrine_fix::codec::{tags, FieldError, Message, Precision};
 use peregrine_types::{
@@ -163,14 +163,16 @@ impl Bridge {
             }
         };
         let order_type = match (t.ord_type, t.post_only) {
-            (OrdType::Market | OrdType::Stop, false) => OrderType::Market,
+            (OrdType::Market | OrdType::Stop | OrdType::MarketIfTouched, false) => {
+                OrderType::Market
+            }
             (OrdType::Market, true) => {
                 return Err((
                     OrdRejReason::UnsupportedCharacteristic,
                     "a market order cannot be post-only",
                 ))
             }
-            (OrdType::Stop | OrdType::StopLimit, true) => {
+            (OrdType::Stop | OrdType::StopLimit | OrdType::MarketIfTouched, true) => {
                 return Err((
                     OrdRejReason::UnsupportedCharacteristic,
                     "a stop order cannot be post-only",
@@ -182,7 +184,9 @@ impl Bridge {
         let tif = match t.time_in_force {
             // A stop waits for its trigger however long (until cancelled); what it
             // becomes is a market order, which trades at once or not at all.
-            TimeInForce::Gtc if t.ord_type == OrdType::Stop => peregrine_types::TimeInForce::Ioc,
+            TimeInForce::Gtc if matches!(t.ord_type, OrdType::Stop | OrdType::MarketIfTouched) => {
+                peregrine_types::TimeInForce::Ioc
+            }
             TimeInForce::Gtc => peregrine_types::TimeInForce::Gtc,
             TimeInForce::Ioc => peregrine_types::TimeInForce::Ioc,
             TimeInForce::Fok => peregrine_types::TimeInForce::Fok,
@@ -322,7 +326,17 @@ impl Bridge {
         };
         let native = self.table.native_id();
         let spec = &self.instruments[n.instrument];
-        if stop_price == 0 && display_qty == 0 {
+        let (trail, trail_unit) = match extras.trail {
+            Some(t) => (
+                t.value,
+                match t.unit {
+                    TrailOffsetUnit::Ticks => TrailUnit::Ticks,
+                    TrailOffsetUnit::BasisPoints => TrailUnit::Bps,
+                },
+            ),
+            None => (0, TrailUnit::None),
+        };
+        if stop_price == 0 && display_qty == 0 && trail == 0 {
             push_native(
                 &mut self.native_out,
                 &NewOrder {
@@ -339,7 +353,8 @@ impl Bridge {
             );
         } else {
             // A stop (FIX's stop triggers against the order: a stop-loss), a
-            // stop-limit, or an iceberg: protocol version 3's NewOrderExt.
+            // stop-limit, a trailing stop (ExecInst a), or an iceberg: protocol
+            // version 3's NewOrderExt.
             push_native(
                 &mut self.native_out,
                 &NewOrderExt {
@@ -350,17 +365,20 @@ impl Bridge {
                     stop_price: Price::from_raw(stop_price),
                     display_qty: Qty::from_raw(display_qty),
                     instrument: InstrumentId(spec.id),
-                    trail: 0,
+                    trail,
                     side: d.terms.side.to_peregrine(),
                     order_type: n.order_type,
                     tif: n.tif,
                     stp: n.stp,
-                    trigger: if stop_price != 0 {
+                    // OrdType J (market if touched) is the core's take-profit.
+                    trigger: if d.terms.ord_type == OrdType::MarketIfTouched {
+                        TriggerKind::TakeProfit
+                    } else if stop_price != 0 || trail != 0 {
                         TriggerKind::StopLoss
                     } else {
                         TriggerKind::None
                     },
-                    trail_unit: TrailUnit::None,
+                    trail_unit,
                     reserved: Pad,
                 },
             );

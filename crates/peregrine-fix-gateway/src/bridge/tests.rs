@@ -919,7 +919,7 @@ mod stops_and_icebergs {
             report_seq: seq,
             instrument: n.instrument,
             account: AccountId(1),
-            trail: 0,
+            trail: n.trail,
             side: n.side,
             order_type: n.order_type,
             tif: n.tif,
@@ -1064,8 +1064,8 @@ mod stops_and_icebergs {
     }
 
     /// A stop without StopPx, StopPx on a limit order, a post-only stop, a zero
-    /// MaxFloor and a trailing offset (not mapped yet) are refused before the
-    /// exchange, each with its reason.
+    /// MaxFloor, and a peg offset without the trailing-stop ExecInst are refused
+    /// before the exchange, each with its reason.
     #[test]
     fn stop_and_iceberg_refusals_name_the_field() {
         let mut h = Harness::new();
@@ -1085,7 +1085,7 @@ mod stops_and_icebergs {
             ),
             (
                 vec![(40, "3"), (44, "90"), (99, "95"), (211, "-1")],
-                "PegOffsetValue (211) not supported",
+                "only with ExecInst (18) a (trailing stop): no pegged orders",
             ),
         ] {
             assert!(order_ext(&mut h, "x", &extra).is_empty(), "{extra:?}");
@@ -1099,6 +1099,211 @@ mod stops_and_icebergs {
                 "{:?} for {extra:?}",
                 get(er, 58)
             );
+        }
+    }
+
+    /// ExecInst `a` (Trailing Stop Peg) with PegOffsetValue (211) and PegOffsetType
+    /// (836) 2 (ticks) or 1 (basis points) is the core's trailing stop-loss: no stop
+    /// price, the offset and its unit, on a stop-market (3) or a stop-limit (4); it
+    /// is reported like any stop (New, then Restated when it triggers).
+    #[test]
+    fn a_trailing_stop_maps_to_the_cores_trail_in_ticks_or_basis_points() {
+        let mut h = Harness::new();
+        let native = order_ext(
+            &mut h,
+            "t1",
+            &[(40, "3"), (44, "90"), (18, "a"), (211, "25"), (836, "2")],
+        );
+        let [Inbound::NewOrderExt(n)] = native.as_slice() else {
+            panic!("{native:?}")
+        };
+        assert_eq!(
+            (
+                n.trigger,
+                n.stop_price.units(),
+                n.trail,
+                n.trail_unit,
+                n.order_type,
+                n.tif
+            ),
+            (
+                TriggerKind::StopLoss,
+                0,
+                25,
+                TrailUnit::Ticks,
+                OrderType::Market,
+                peregrine_types::TimeInForce::Ioc
+            )
+        );
+        let n = *n;
+        h.bridge.on_native(&accepted_ext(&n, 70, 1), T0).unwrap();
+        let out = h.out();
+        assert_eq!(
+            out.iter()
+                .map(|(_, m)| (get(m, 150), get(m, 39), get(m, 40), get(m, 37)))
+                .collect::<Vec<_>>(),
+            [(Some("0"), Some("0"), Some("3"), Some("70"))]
+        );
+        // A stop-limit trailing by 150 basis points, PegMoveType 0 (floating)
+        // given explicitly; ExecInst may hold other instructions beside `a`.
+        let native = order_ext(
+            &mut h,
+            "t2",
+            &[
+                (40, "4"),
+                (44, "95"),
+                (18, "a E"),
+                (211, "150"),
+                (835, "0"),
+                (836, "1"),
+            ],
+        );
+        let [Inbound::NewOrderExt(n)] = native.as_slice() else {
+            panic!("{native:?}")
+        };
+        assert_eq!(
+            (
+                n.trigger,
+                n.trail,
+                n.trail_unit,
+                n.order_type,
+                n.price.units()
+            ),
+            (
+                TriggerKind::StopLoss,
+                150,
+                TrailUnit::Bps,
+                OrderType::Limit,
+                9500
+            )
+        );
+    }
+
+    /// Every trailing-stop combination the core cannot honour is refused with an
+    /// ExecutionReport (150=8) naming the field, never sent as a plain order.
+    #[test]
+    fn unsupported_trailing_stops_are_refused_with_the_reason() {
+        let mut h = Harness::new();
+        for (extra, text) in [
+            (
+                vec![(40, "2"), (44, "100"), (18, "a"), (211, "5"), (836, "2")],
+                "ExecInst (18) a (trailing stop) only with OrdType 3",
+            ),
+            (
+                vec![(40, "3"), (44, "90"), (18, "a"), (836, "2")],
+                "PegOffsetValue (211) required",
+            ),
+            (
+                vec![
+                    (40, "3"),
+                    (44, "90"),
+                    (99, "95"),
+                    (18, "a"),
+                    (211, "5"),
+                    (836, "2"),
+                ],
+                "StopPx (99) not with a trailing stop",
+            ),
+            (
+                vec![
+                    (40, "3"),
+                    (44, "90"),
+                    (18, "a"),
+                    (211, "5"),
+                    (835, "1"),
+                    (836, "2"),
+                ],
+                "PegMoveType (835) must be 0",
+            ),
+            (
+                vec![(40, "3"), (44, "90"), (18, "a"), (211, "5")],
+                "PegOffsetType (836) must be 1 (basis points) or 2 (ticks)",
+            ),
+            (
+                vec![(40, "3"), (44, "90"), (18, "a"), (211, "0.5"), (836, "0")],
+                "PegOffsetType (836) must be 1",
+            ),
+            (
+                vec![(40, "3"), (44, "90"), (18, "a"), (211, "5"), (836, "3")],
+                "PegOffsetType (836) must be 1",
+            ),
+            (
+                vec![(40, "3"), (44, "90"), (18, "a"), (211, "-5"), (836, "2")],
+                "must be a positive whole number",
+            ),
+            (
+                vec![(40, "3"), (44, "90"), (18, "a"), (211, "2.5"), (836, "1")],
+                "must be a positive whole number",
+            ),
+            (
+                vec![(40, "3"), (44, "90"), (18, "a"), (211, "0"), (836, "2")],
+                "must be a positive whole number",
+            ),
+            (
+                vec![(40, "2"), (44, "100"), (836, "2")],
+                "only with ExecInst (18) a",
+            ),
+        ] {
+            assert!(order_ext(&mut h, "x", &extra).is_empty(), "{extra:?}");
+            let out = h.out();
+            let [(_, er)] = out.as_slice() else {
+                panic!("{out:?} for {extra:?}")
+            };
+            assert_eq!((get(er, 150), get(er, 39)), (Some("8"), Some("8")));
+            assert!(
+                get(er, 58).unwrap().contains(text),
+                "{:?} for {extra:?}",
+                get(er, 58)
+            );
+        }
+    }
+
+    /// OrdType J (Market If Touched) with StopPx is the core's take-profit market
+    /// order (IOC once triggered); a trailing J, a J without StopPx and a post-only J
+    /// are refused (the core has no trailing take-profit).
+    #[test]
+    fn market_if_touched_is_the_cores_take_profit() {
+        let mut h = Harness::new();
+        let native = order_ext(&mut h, "tp", &[(40, "J"), (99, "97"), (44, "99")]);
+        let [Inbound::NewOrderExt(n)] = native.as_slice() else {
+            panic!("{native:?}")
+        };
+        assert_eq!(
+            (n.trigger, n.stop_price.units(), n.order_type, n.tif),
+            (
+                TriggerKind::TakeProfit,
+                9700,
+                OrderType::Market,
+                peregrine_types::TimeInForce::Ioc
+            )
+        );
+        let n = *n;
+        h.bridge.on_native(&accepted_ext(&n, 80, 1), T0).unwrap();
+        let out = h.out();
+        assert_eq!(
+            out.iter()
+                .map(|(_, m)| (get(m, 150), get(m, 40)))
+                .collect::<Vec<_>>(),
+            [(Some("0"), Some("J"))]
+        );
+        for (extra, text) in [
+            (
+                vec![(40, "J"), (44, "99"), (18, "a"), (211, "5"), (836, "2")],
+                "only with OrdType 3 (stop) or 4 (stop-limit)",
+            ),
+            (vec![(40, "J"), (44, "99")], "StopPx (99) required"),
+            (
+                vec![(40, "J"), (44, "99"), (99, "97"), (18, "6")],
+                "cannot be post-only",
+            ),
+        ] {
+            assert!(order_ext(&mut h, "x", &extra).is_empty(), "{extra:?}");
+            let out = h.out();
+            let [(_, er)] = out.as_slice() else {
+                panic!("{out:?} for {extra:?}")
+            };
+            assert_eq!(get(er, 150), Some("8"));
+            assert!(get(er, 58).unwrap().contains(text), "{:?}", get(er, 58));
         }
     }
 }

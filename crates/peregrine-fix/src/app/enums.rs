@@ -58,12 +58,16 @@ impl Side {
 }
 
 char_enum!(
-    /// OrdType (40). Peregrine takes market, limit, stop and stop-limit orders.
+    /// OrdType (40). Peregrine takes market, limit, stop, stop-limit and
+    /// market-if-touched (take-profit) orders.
     OrdType { /// 1: trades at the best prices, never beyond Price (44) if given.
     Market = b'1', /// 2
     Limit = b'2', /// 3: parked until the last trade reaches StopPx (99), then a market order.
     Stop = b'3', /// 4: parked until the last trade reaches StopPx (99), then a limit order.
-    StopLimit = b'4' }
+    StopLimit = b'4', /// J (Market If Touched): a take-profit, parked until the last trade
+    /// reaches StopPx (99) from the other side (a buy when it falls to it, a sell
+    /// when it rises to it), then a market order.
+    MarketIfTouched = b'J' }
 );
 
 char_enum!(

@@ -8,6 +8,7 @@
 
 mod enums;
 mod fields;
+mod lists;
 mod order_state;
 mod reports;
 mod requests;
@@ -18,6 +19,10 @@ pub use enums::{
     OrdStatus, OrdType, SelfMatchPrevention, Side, TimeInForce,
 };
 pub use fields::{decimal_units, AppError};
+pub use lists::{
+    Contingency, ListOrder, ListOrderStatus, ListStatus, ListStatusOrder, NewOrderList,
+    CONTINGENCY_TYPE, MAX_LIST_ORDERS,
+};
 pub use order_state::{OrderState, Transition};
 pub use reports::{
     msg_type as report_type, BusinessMessageReject, ExecutionReport, ExecutionReportView,
@@ -26,7 +31,8 @@ pub use reports::{
 };
 pub use requests::{
     msg_type as request_type, NewOrderSingle, OrderCancelReplaceRequest, OrderCancelRequest,
-    OrderExtras, OrderMassCancelRequest, OrderStatusRequest, OrderTerms,
+    OrderExtras, OrderMassCancelRequest, OrderStatusRequest, OrderTerms, TrailOffset,
+    TrailOffsetUnit,
 };
 
 #[cfg(test)]

@@ -46,15 +46,21 @@ pub struct OrderTerms<'a> {
 }
 
 /// Decodes the terms from collected values `[55, 54, 38, 40, 44, 59, 126, 18, 2964]`.
-fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
+pub(super) fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
     let [symbol, side, qty, ord_type, price, tif, expire, exec_inst, stp] = v;
     let ord_type_raw = req(ord_type, t::ORD_TYPE)?;
     let ord_type = OrdType::from_value(ord_type_raw).ok_or(AppError::Unsupported {
         tag: t::ORD_TYPE,
-        text: "OrdType not supported: 1 (market), 2 (limit), 3 (stop) or 4 (stop-limit)",
+        text: "OrdType not supported: 1 (market), 2 (limit), 3 (stop), 4 (stop-limit) or J (market if touched)",
     })?;
     let time_in_force = match tif {
-        None if matches!(ord_type, OrdType::Market | OrdType::Stop) => TimeInForce::Ioc,
+        None if matches!(
+            ord_type,
+            OrdType::Market | OrdType::Stop | OrdType::MarketIfTouched
+        ) =>
+        {
+            TimeInForce::Ioc
+        }
         None => TimeInForce::Gtc,
         Some(v) => TimeInForce::from_value(v)
             .filter(|&f| f != TimeInForce::Day)
@@ -76,7 +82,7 @@ fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
             text: "Price (44) required for a limit or stop-limit order",
         });
     }
-    let post_only = exec_inst.is_some_and(|v| v.split(|&b| b == b' ').any(|c| c == b"6"));
+    let post_only = exec_inst_has(exec_inst, b"6");
     Ok(OrderTerms {
         symbol: id(symbol, t::SYMBOL)?,
         side: req_enum(side, t::SIDE, Side::from_value)?,
@@ -95,7 +101,7 @@ fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppError> {
     })
 }
 
-const TERM_TAGS: [u32; 9] = [
+pub(super) const TERM_TAGS: [u32; 9] = [
     t::SYMBOL,
     t::SIDE,
     t::ORDER_QTY,
@@ -107,35 +113,148 @@ const TERM_TAGS: [u32; 9] = [
     t::SELF_MATCH_PREVENTION_INSTRUCTION,
 ];
 
-/// What a NewOrderSingle may add to its terms: a trigger and a display quantity.
+/// What a NewOrderSingle may add to its terms: a trigger, a trail and a display
+/// quantity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct OrderExtras<'a> {
-    /// StopPx (99), decimal text: required with OrdType 3 and 4, refused otherwise.
+    /// StopPx (99), decimal text: required with OrdType 3 and 4 (but for a
+    /// trailing stop, which has none), refused otherwise.
     pub stop_px: Option<&'a [u8]>,
     /// MaxFloor (111), decimal text: the most shown at a time (an iceberg).
     pub max_floor: Option<&'a [u8]>,
+    /// A trailing stop (ExecInst 18 contains `a`, Trailing Stop Peg): its offset.
+    pub trail: Option<TrailOffset>,
+}
+
+/// A trailing stop's offset: PegOffsetValue (211) in the unit PegOffsetType (836)
+/// names; always positive (the side says which way it trails).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrailOffset {
+    /// The offset, a positive whole number of `unit`.
+    pub value: u32,
+    /// Ticks or basis points.
+    pub unit: TrailOffsetUnit,
+}
+
+/// PegOffsetType (836) values a trailing stop may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrailOffsetUnit {
+    /// 1: basis points of the watermark price.
+    BasisPoints,
+    /// 2: price ticks.
+    Ticks,
+}
+
+/// ExecInst (18) holds `code` (its values are space-separated).
+fn exec_inst_has(exec_inst: Option<&[u8]>, code: &[u8]) -> bool {
+    exec_inst.is_some_and(|v| v.split(|&b| b == b' ').any(|c| c == code))
+}
+
+/// The trailing-stop fields of a D: ExecInst `a` with PegOffsetValue (211),
+/// PegMoveType (835) and PegOffsetType (836); `None` when it is no trailing stop.
+/// A peg field without ExecInst `a` is refused (Peregrine has no pegged orders),
+/// and so is every combination the matching core cannot honour (`docs/fix.md`,
+/// "Trailing stops").
+pub(super) fn trail_offset(
+    exec_inst: Option<&[u8]>,
+    value: Option<&[u8]>,
+    move_type: Option<&[u8]>,
+    offset_type: Option<&[u8]>,
+    ord_type: OrdType,
+    stop_px: Option<&[u8]>,
+) -> Result<Option<TrailOffset>, AppError> {
+    let unsupported = |tag, text| Err(AppError::Unsupported { tag, text });
+    if !exec_inst_has(exec_inst, b"a") {
+        if value.is_some() || move_type.is_some() || offset_type.is_some() {
+            // Refused, never ignored: the order would rest without the peg or
+            // trail its sender asked for.
+            return unsupported(
+                t::PEG_OFFSET_VALUE,
+                "PegOffsetValue (211), PegMoveType (835) and PegOffsetType (836) only with ExecInst (18) a (trailing stop): no pegged orders",
+            );
+        }
+        return Ok(None);
+    }
+    if !matches!(ord_type, OrdType::Stop | OrdType::StopLimit) {
+        return unsupported(
+            t::EXEC_INST,
+            "ExecInst (18) a (trailing stop) only with OrdType 3 (stop) or 4 (stop-limit)",
+        );
+    }
+    if stop_px.is_some() {
+        return unsupported(
+            t::STOP_PX,
+            "StopPx (99) not with a trailing stop: its trigger starts from the last trade price",
+        );
+    }
+    let Some(value) = value else {
+        return unsupported(
+            t::PEG_OFFSET_VALUE,
+            "PegOffsetValue (211) required with ExecInst (18) a (trailing stop)",
+        );
+    };
+    match move_type {
+        None | Some(b"0") => {}
+        Some(_) => {
+            return unsupported(
+                t::PEG_MOVE_TYPE,
+                "PegMoveType (835) must be 0 (floating): a trailing stop follows the market",
+            )
+        }
+    }
+    let unit = match offset_type {
+        Some(b"1") => TrailOffsetUnit::BasisPoints,
+        Some(b"2") => TrailOffsetUnit::Ticks,
+        _ => {
+            return unsupported(
+                t::PEG_OFFSET_TYPE,
+                "PegOffsetType (836) must be 1 (basis points) or 2 (ticks) for a trailing stop",
+            )
+        }
+    };
+    let value = match crate::codec::value::parse_u64(value) {
+        Some(v) if v > 0 => match u32::try_from(v) {
+            Ok(v) => v,
+            Err(_) => return unsupported(t::PEG_OFFSET_VALUE, "PegOffsetValue (211) too large"),
+        },
+        _ => {
+            return unsupported(
+                t::PEG_OFFSET_VALUE,
+                "PegOffsetValue (211) must be a positive whole number of basis points or ticks",
+            )
+        }
+    };
+    Ok(Some(TrailOffset { value, unit }))
 }
 
 impl<'a> OrderExtras<'a> {
-    fn check(
+    pub(super) fn check(
         stop_px: Option<&'a [u8]>,
         max_floor: Option<&'a [u8]>,
         ord_type: OrdType,
+        trail: Option<TrailOffset>,
     ) -> Result<Self, AppError> {
-        let stop = matches!(ord_type, OrdType::Stop | OrdType::StopLimit);
-        if stop && stop_px.is_none() {
+        let stop = matches!(
+            ord_type,
+            OrdType::Stop | OrdType::StopLimit | OrdType::MarketIfTouched
+        );
+        if stop && stop_px.is_none() && trail.is_none() {
             return Err(AppError::Unsupported {
                 tag: t::STOP_PX,
-                text: "StopPx (99) required with OrdType 3 (stop) or 4 (stop-limit)",
+                text: "StopPx (99) required with OrdType 3 (stop), 4 (stop-limit) or J (market if touched)",
             });
         }
         if !stop && stop_px.is_some() {
             return Err(AppError::Unsupported {
                 tag: t::STOP_PX,
-                text: "StopPx (99) only with OrdType 3 (stop) or 4 (stop-limit)",
+                text: "StopPx (99) only with OrdType 3 (stop), 4 (stop-limit) or J (market if touched)",
             });
         }
-        Ok(OrderExtras { stop_px, max_floor })
+        Ok(OrderExtras {
+            stop_px,
+            max_floor,
+            trail,
+        })
     }
 }
 
@@ -161,42 +280,45 @@ impl<'a> NewOrderSingle<'a> {
 
     /// Decodes a D with its StopPx (99) and MaxFloor (111), in one pass.
     pub fn decode_with_extras(msg: &Message<'a>) -> Result<(Self, OrderExtras<'a>), AppError> {
-        let [cl, account, time, a, b, c, d, e, f, g, h, i, stop_px, max_floor, peg] = collect(
-            msg,
-            [
-                t::CL_ORD_ID,
-                t::ACCOUNT,
-                t::TRANSACT_TIME,
-                TERM_TAGS[0],
-                TERM_TAGS[1],
-                TERM_TAGS[2],
-                TERM_TAGS[3],
-                TERM_TAGS[4],
-                TERM_TAGS[5],
-                TERM_TAGS[6],
-                TERM_TAGS[7],
-                TERM_TAGS[8],
-                t::STOP_PX,
-                t::MAX_FLOOR,
-                t::PEG_OFFSET_VALUE,
-            ],
-        )?;
-        if peg.is_some() {
-            // A trailing stop's offset: refused, never ignored (the order would
-            // otherwise rest without the trail its sender asked for).
-            return Err(AppError::Unsupported {
-                tag: t::PEG_OFFSET_VALUE,
-                text:
-                    "PegOffsetValue (211) not supported: no trailing or pegged orders over FIX yet",
-            });
-        }
+        let [cl, account, time, a, b, c, d, e, f, g, h, i, stop_px, max_floor, peg, peg_move, peg_type] =
+            collect(
+                msg,
+                [
+                    t::CL_ORD_ID,
+                    t::ACCOUNT,
+                    t::TRANSACT_TIME,
+                    TERM_TAGS[0],
+                    TERM_TAGS[1],
+                    TERM_TAGS[2],
+                    TERM_TAGS[3],
+                    TERM_TAGS[4],
+                    TERM_TAGS[5],
+                    TERM_TAGS[6],
+                    TERM_TAGS[7],
+                    TERM_TAGS[8],
+                    t::STOP_PX,
+                    t::MAX_FLOOR,
+                    t::PEG_OFFSET_VALUE,
+                    t::PEG_MOVE_TYPE,
+                    t::PEG_OFFSET_TYPE,
+                ],
+            )?;
+        let exec_inst = h;
         let d = NewOrderSingle {
             cl_ord_id: id(cl, t::CL_ORD_ID)?,
             account,
             transact_time: req_time(time, t::TRANSACT_TIME)?,
             terms: terms([a, b, c, d, e, f, g, h, i])?,
         };
-        let extras = OrderExtras::check(stop_px, max_floor, d.terms.ord_type)?;
+        let trail = trail_offset(
+            exec_inst,
+            peg,
+            peg_move,
+            peg_type,
+            d.terms.ord_type,
+            stop_px,
+        )?;
+        let extras = OrderExtras::check(stop_px, max_floor, d.terms.ord_type, trail)?;
         Ok((d, extras))
     }
 

@@ -45,6 +45,10 @@ pub const EXEC_INST: u32 = 18;
 pub const STOP_PX: u32 = 99;
 /// PegOffsetValue (211): a pegged or trailing order's offset.
 pub const PEG_OFFSET_VALUE: u32 = 211;
+/// PegMoveType (835): 0 floating (the peg follows the market), 1 fixed.
+pub const PEG_MOVE_TYPE: u32 = 835;
+/// PegOffsetType (836): 0 price, 1 basis points, 2 ticks, 3 price tier.
+pub const PEG_OFFSET_TYPE: u32 = 836;
 /// MaxFloor (111): the most of an order shown at a time (an iceberg).
 pub const MAX_FLOOR: u32 = 111;
 pub const LAST_PX: u32 = 31;

@@ -116,9 +116,15 @@ pub(crate) struct GroupDef {
 const SELF_MATCH_PREVENTION: u32 = 2964;
 const SELF_MATCH_PREVENTION_VALUES: &[&[u8]] = &[b"0", b"1", b"2", b"3", b"4"];
 
+/// Peregrine's extension of FIX 4.4 for order lists: ContingencyType (1385, FIX 5.0
+/// SP1's tag: 1 OCO, 2 OTO, 3 and 4 one-updates-the-other), an `int` on E (not a
+/// field-by-field validated message: only its type and values are checked).
+const CONTINGENCY_TYPE: u32 = 1385;
+const CONTINGENCY_TYPE_VALUES: &[&[u8]] = &[b"1", b"2", b"3", b"4"];
+
 /// The type of `tag` (FIX 4.4's, or Peregrine's extension).
 pub(crate) fn field_type(tag: u32) -> FieldType {
-    if tag == SELF_MATCH_PREVENTION {
+    if tag == SELF_MATCH_PREVENTION || tag == CONTINGENCY_TYPE {
         return FieldType::Int;
     }
     fix44::FIELD_TYPES
@@ -131,6 +137,9 @@ pub(crate) fn field_type(tag: u32) -> FieldType {
 pub(crate) fn enum_values(tag: u32) -> Option<&'static [&'static [u8]]> {
     if tag == SELF_MATCH_PREVENTION {
         return Some(SELF_MATCH_PREVENTION_VALUES);
+    }
+    if tag == CONTINGENCY_TYPE {
+        return Some(CONTINGENCY_TYPE_VALUES);
     }
     fix44::ENUMS
         .binary_search_by_key(&tag, |&(t, _)| t)

@@ -159,16 +159,6 @@ fn leg(
     Ok(c)
 }
 
-/// Types a leg of each role may have.
-fn check_types(legs: &[(&Checked, &[&str], &str)]) -> ApiResult<()> {
-    for (c, allowed, name) in legs {
-        if !allowed.contains(&c.draft.kind.name()) {
-            return Err(ApiError::invalid_value(name));
-        }
-    }
-    Ok(())
-}
-
 const WORKING: &[&str] = &["LIMIT", "LIMIT_MAKER"];
 const CONTINGENT: &[&str] = &[
     "STOP_LOSS_LIMIT",
@@ -241,6 +231,124 @@ fn with(base: &[(&'static str, String)], stp: &Option<String>) -> Vec<(&'static 
     v
 }
 
+/// One leg of a list kind: its parameters' prefix, the types it may have, and
+/// whether it takes the list's shared side and quantity.
+struct LegShape {
+    prefix: &'static str,
+    types: &'static [&'static str],
+    shared: bool,
+}
+
+/// A list kind as the dialect spells it: the legs in the order the core enters
+/// them, and the names of the side and quantity the shared legs take.
+struct ListShape {
+    kind: ListKind,
+    shared: Option<(&'static str, &'static str)>,
+    legs: &'static [LegShape],
+}
+
+const OCO: ListShape = ListShape {
+    kind: ListKind::Oco,
+    shared: Some(("side", "quantity")),
+    legs: &[
+        LegShape {
+            prefix: "below",
+            types: CONTINGENT,
+            shared: true,
+        },
+        LegShape {
+            prefix: "above",
+            types: CONTINGENT,
+            shared: true,
+        },
+    ],
+};
+
+const OTO: ListShape = ListShape {
+    kind: ListKind::Oto,
+    shared: None,
+    legs: &[
+        LegShape {
+            prefix: "working",
+            types: WORKING,
+            shared: false,
+        },
+        LegShape {
+            prefix: "pending",
+            types: PENDING,
+            shared: false,
+        },
+    ],
+};
+
+const OTOCO: ListShape = ListShape {
+    kind: ListKind::Otoco,
+    shared: Some(("pendingSide", "pendingQuantity")),
+    legs: &[
+        LegShape {
+            prefix: "working",
+            types: WORKING,
+            shared: false,
+        },
+        LegShape {
+            prefix: "pendingBelow",
+            types: CONTINGENT,
+            shared: true,
+        },
+        LegShape {
+            prefix: "pendingAbove",
+            types: CONTINGENT,
+            shared: true,
+        },
+    ],
+};
+
+/// Reads, checks and enters a new list of `shape`: one implementation behind the
+/// three endpoints.
+async fn new_list(app: &App, req: Req, shape: &ListShape) -> Response {
+    let mut counts = None;
+    let r: ApiResult<OrderListView> = async {
+        let (key, mut p) = app.authenticate(&req)?;
+        let (idx, sym) = symbol(app, &mut p)?;
+        let (list_id, stp) = common(&mut p)?;
+        let own = with(&[("symbol", sym.spec.symbol.clone())], &stp);
+        let shared = match shape.shared {
+            Some((side, qty)) => with(
+                &[
+                    ("symbol", sym.spec.symbol.clone()),
+                    ("side", p.req(side)?),
+                    ("quantity", p.req(qty)?),
+                ],
+                &stp,
+            ),
+            None => own.clone(),
+        };
+        let mut legs = Vec::with_capacity(shape.legs.len());
+        for l in shape.legs {
+            let base = if l.shared { &shared } else { &own };
+            legs.push(leg(app, key.account, &mut p, base, l.prefix)?);
+        }
+        p.finish()?;
+        for (c, l) in legs.iter().zip(shape.legs) {
+            if !l.types.contains(&c.draft.kind.name()) {
+                return Err(ApiError::invalid_value(&format!("{}Type", l.prefix)));
+            }
+        }
+        place(
+            app,
+            key.account,
+            idx,
+            list_id,
+            shape.kind,
+            legs,
+            &mut counts,
+        )
+        .await
+    }
+    .await;
+    with_counts(reply(r), counts)
+}
+
 /// New OCO (Binance's new-style parameters: `above*` and `below*`).
 #[utoipa::path(post, path = "/api/v3/orderList/oco", tag = "trade",
     params(("X-MBX-APIKEY" = String, Header, description = "API key"),
@@ -269,41 +377,7 @@ fn with(base: &[(&'static str, String)], stp: &Option<String>) -> Vec<(&'static 
     responses((status = 200, body = OrderListView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 413, body = ErrorBody), (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn new_oco(State(app): State<Arc<App>>, req: Req) -> Response {
-    let mut counts = None;
-    let r: ApiResult<OrderListView> = async {
-        let (key, mut p) = app.authenticate(&req)?;
-        let (idx, sym) = symbol(&app, &mut p)?;
-        let side = p.req("side")?;
-        let qty = p.req("quantity")?;
-        let (list_id, stp) = common(&mut p)?;
-        let base = with(
-            &[
-                ("symbol", sym.spec.symbol.clone()),
-                ("side", side),
-                ("quantity", qty),
-            ],
-            &stp,
-        );
-        let above = leg(&app, key.account, &mut p, &base, "above")?;
-        let below = leg(&app, key.account, &mut p, &base, "below")?;
-        p.finish()?;
-        check_types(&[
-            (&above, CONTINGENT, "aboveType"),
-            (&below, CONTINGENT, "belowType"),
-        ])?;
-        place(
-            &app,
-            key.account,
-            idx,
-            list_id,
-            ListKind::Oco,
-            vec![below, above],
-            &mut counts,
-        )
-        .await
-    }
-    .await;
-    with_counts(reply(r), counts)
+    new_list(&app, req, &OCO).await
 }
 
 /// New OTO: a working order and a pending one entered when it fills.
@@ -334,32 +408,7 @@ pub async fn new_oco(State(app): State<Arc<App>>, req: Req) -> Response {
     responses((status = 200, body = OrderListView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 413, body = ErrorBody), (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn new_oto(State(app): State<Arc<App>>, req: Req) -> Response {
-    let mut counts = None;
-    let r: ApiResult<OrderListView> = async {
-        let (key, mut p) = app.authenticate(&req)?;
-        let (idx, sym) = symbol(&app, &mut p)?;
-        let (list_id, stp) = common(&mut p)?;
-        let base = with(&[("symbol", sym.spec.symbol.clone())], &stp);
-        let working = leg(&app, key.account, &mut p, &base, "working")?;
-        let pending = leg(&app, key.account, &mut p, &base, "pending")?;
-        p.finish()?;
-        check_types(&[
-            (&working, WORKING, "workingType"),
-            (&pending, PENDING, "pendingType"),
-        ])?;
-        place(
-            &app,
-            key.account,
-            idx,
-            list_id,
-            ListKind::Oto,
-            vec![working, pending],
-            &mut counts,
-        )
-        .await
-    }
-    .await;
-    with_counts(reply(r), counts)
+    new_list(&app, req, &OTO).await
 }
 
 /// New OTOCO: a working order and a pending OCO entered when it fills.
@@ -397,42 +446,7 @@ pub async fn new_oto(State(app): State<Arc<App>>, req: Req) -> Response {
     responses((status = 200, body = OrderListView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 413, body = ErrorBody), (status = 429, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn new_otoco(State(app): State<Arc<App>>, req: Req) -> Response {
-    let mut counts = None;
-    let r: ApiResult<OrderListView> = async {
-        let (key, mut p) = app.authenticate(&req)?;
-        let (idx, sym) = symbol(&app, &mut p)?;
-        let (list_id, stp) = common(&mut p)?;
-        let base = with(&[("symbol", sym.spec.symbol.clone())], &stp);
-        let working = leg(&app, key.account, &mut p, &base, "working")?;
-        let pending = with(
-            &[
-                ("symbol", sym.spec.symbol.clone()),
-                ("side", p.req("pendingSide")?),
-                ("quantity", p.req("pendingQuantity")?),
-            ],
-            &stp,
-        );
-        let above = leg(&app, key.account, &mut p, &pending, "pendingAbove")?;
-        let below = leg(&app, key.account, &mut p, &pending, "pendingBelow")?;
-        p.finish()?;
-        check_types(&[
-            (&working, WORKING, "workingType"),
-            (&above, CONTINGENT, "pendingAboveType"),
-            (&below, CONTINGENT, "pendingBelowType"),
-        ])?;
-        place(
-            &app,
-            key.account,
-            idx,
-            list_id,
-            ListKind::Otoco,
-            vec![working, below, above],
-            &mut counts,
-        )
-        .await
-    }
-    .await;
-    with_counts(reply(r), counts)
+    new_list(&app, req, &OTOCO).await
 }
 
 /// The list named by `orderListId` or `listClientOrderId` (`origClientOrderId` on
