@@ -210,6 +210,89 @@ fn deep_book_with_a_sliding_id_window_allocates_nothing() {
     assert_eq!(n, 0, "allocations on the order path at depth");
 }
 
+/// The venue's paths (issue 31) after a warm-up: a random stream of stops, stop-limits,
+/// take-profits, trailing stops, icebergs, OCO / OTO / OTOCO lists, list cancels,
+/// market-maker protection, halts and auctions (`common::venue`) allocates nothing.
+/// The measured part must have elected stops, released list legs, cancelled list
+/// siblings and traded icebergs and trailing stops, so the paths were run. Setting a
+/// market-maker protection allocates its fill window by design (`mmp.rs`, `Mmp::set`:
+/// a configuration command, not the order path): those steps run outside the count.
+#[test]
+fn venue_paths_allocate_nothing_once_warm() {
+    use common::venue::{venue_spec, Op, VenueGenerator};
+    use peregrine_book::{CancelReason, TriggerCause};
+    let mut book: OrderBook = OrderBook::with_capacities(venue_spec(), 4_096, 1_024);
+    let mut events: Vec<Event> = Vec::with_capacity(4_096);
+    let mut gen = VenueGenerator::new(31);
+    let warm: Vec<Op> = (0..20_000).map(|_| gen.next_op()).collect();
+    let measured: Vec<Op> = (0..100_000).map(|_| gen.next_op()).collect();
+    for op in &warm {
+        events.clear();
+        op.apply(&mut book, &mut events);
+    }
+    // Which orders are icebergs or trailing stops, by id (filled in before measuring).
+    let mut special = std::collections::HashMap::new();
+    for op in &measured {
+        if let Op::Cmd(Command {
+            action: Action::NewExt(e),
+            ..
+        }) = op
+        {
+            if !e.display.is_zero() {
+                special.insert(e.order.id.0, 0usize);
+            }
+            if e.trigger.trail != 0 {
+                special.insert(e.order.id.0, 1usize);
+            }
+        }
+    }
+    let (mut elected, mut released, mut siblings) = (0usize, 0usize, 0usize);
+    let mut traded = [0usize; 2]; // fills of icebergs, of trailing stops
+    let mut n = 0;
+    for op in &measured {
+        events.clear();
+        if let Op::Cmd(Command {
+            action:
+                Action::Mmp(peregrine_book::MmpCommand {
+                    op: peregrine_book::MmpOp::Set(_),
+                    ..
+                }),
+            ..
+        }) = op
+        {
+            op.apply(&mut book, &mut events);
+            continue;
+        }
+        n += allocations_during(|| {
+            op.apply(&mut book, &mut events);
+            for e in &events {
+                match e {
+                    Event::Triggered(t) if t.cause == TriggerCause::Price => elected += 1,
+                    Event::Triggered(_) => released += 1,
+                    Event::Cancelled(c) if c.reason == CancelReason::ListCancelled => siblings += 1,
+                    Event::Fill(f) => {
+                        for id in [f.maker_id.0, f.taker_id.0] {
+                            if let Some(&k) = special.get(&id) {
+                                traded[k] += 1;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        });
+    }
+    book.check_invariants().unwrap();
+    assert!(
+        elected > 50 && released > 10 && siblings > 10 && traded[0] > 10 && traded[1] > 10,
+        "the stream ran the venue paths: elected {elected} released {released} \
+         siblings cancelled {siblings} iceberg fills {} trailing-stop fills {}",
+        traded[0],
+        traded[1]
+    );
+    assert_eq!(n, 0, "allocations on the venue's order paths");
+}
+
 /// The counter itself works: a Vec growing under measurement is seen.
 #[test]
 fn counter_sees_allocations() {

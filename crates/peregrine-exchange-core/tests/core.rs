@@ -153,6 +153,78 @@ fn assert_no_allocations_once_warm<L: CommandLog>(log: L) {
     assert!(out.reports > 6_000);
 }
 
+/// Fees charged on every fill (maker rebate, taker fee, a 30-day volume tier crossed
+/// during the measured part) make no allocation once warm.
+#[test]
+fn charging_fees_on_fills_does_not_allocate_once_warm() {
+    let spec = InstrumentSpec {
+        fees: Some(peregrine_types::FeeSchedule {
+            maker_ppm: -100,
+            taker_ppm: 2_000,
+            tiers: vec![peregrine_types::FeeTier {
+                min_volume: "100000".into(),
+                maker_ppm: -200,
+                taker_ppm: 1_000,
+            }],
+        }),
+        ..InstrumentSpec::example(1)
+    };
+    let fees = peregrine_ledger::Fees::from_specs(std::slice::from_ref(&spec))
+        .unwrap()
+        .unwrap();
+    let engine = MatchingEngine::new(std::slice::from_ref(&spec), 4096).unwrap();
+    let mut core = Core::new(
+        engine,
+        4096,
+        peregrine_exchange_core::NoLog,
+        Clock::monotonic(),
+    )
+    .with_fees(fees, AccountId(9));
+    /// Counts fills and the fees they carry (never allocates).
+    #[derive(Default)]
+    struct Fees {
+        fills: u64,
+        charged: u64,
+        rebated: u64,
+    }
+    impl Outbox for Fees {
+        fn answer(&mut self, to: SessionKey, msg: Outbound) {
+            self.report(AccountId(0), msg, to);
+        }
+        fn report(&mut self, _: AccountId, msg: Outbound, _: SessionKey) {
+            if let Outbound::Fill(f) = msg {
+                self.fills += 1;
+                self.charged += u64::from(f.fee > 0);
+                self.rebated += u64::from(f.fee < 0);
+            }
+        }
+    }
+    let mut out = Fees::default();
+    let reqs: Vec<Inbound> = (0..4_000u64).map(|j| request(&spec, j)).collect();
+    let mut run = |range: std::ops::Range<usize>, out: &mut Fees| {
+        for j in range {
+            core.handle(
+                SessionKey::new(0, 0),
+                AccountId(1 + (j % 2) as u32),
+                &reqs[j],
+                out,
+            )
+            .unwrap();
+            core.end_batch().unwrap();
+        }
+    };
+    run(0..1_000, &mut out);
+    let warm = (out.charged, out.rebated);
+    let allocations = peregrine_testkit::allocations_during(|| run(1_000..4_000, &mut out));
+    assert!(
+        out.charged - warm.0 > 500 && out.rebated - warm.1 > 500,
+        "fees were charged and rebated in the measured part: {} {}",
+        out.charged,
+        out.rebated
+    );
+    assert_eq!(allocations, 0, "allocations charging fees");
+}
+
 /// With metrics, depth and the feed attached and both telemetry intervals 0 (a publish
 /// after every batch: the worst case), the per-order path still makes no allocation,
 /// and the published counters match what was sent.

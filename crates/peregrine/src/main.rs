@@ -2,7 +2,7 @@
 //! parts (all by default): `engine` (`engine`, `strategy`), `gateways` (`gateway fix`,
 //! `gateway http`), `up` (both, and the live view), `sim`, `replay`. A venue-only
 //! build, `--no-default-features`, keeps the exchange and its tools (`exchange`,
-//! `loadgen`, `md`, `admin`, `keygen`, `journal`, `verify`, `bench`) and links none of
+//! `loadgen`, `md`, `order`, `admin`, `keygen`, `journal`, `verify`, `bench`) and links none of
 //! tokio, axum, sqlx, ratatui or the engine.
 #![deny(unsafe_code)]
 
@@ -47,6 +47,9 @@ enum Command {
     Journal(JournalCommand),
     /// Subscribe to the market-data feed and print one instrument's top of book and trades.
     Md(cli::md::MdArgs),
+    /// Place and cancel orders of every type (limit, market, stops, trailing stops,
+    /// icebergs, OCO/OTO/OTOCO lists) and print the reports (docs/orders.md).
+    Order(cli::order::OrderArgs),
     #[cfg(feature = "engine")]
     /// The order engine: run it, or query / kill / stop a running one.
     Engine(engine_cmd::EngineArgs),
@@ -132,6 +135,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Exchange(args) => cli::exchange::run(args),
         Command::Journal(JournalCommand::Replay(args)) => cli::journal::replay(args),
         Command::Md(args) => cli::md::run(args),
+        Command::Order(args) => cli::order::run(args),
         Command::Admin(args) => cli::admin::run(args),
         Command::Keygen(args) => cli::keygen::run(args),
         Command::Loadgen(args) => {

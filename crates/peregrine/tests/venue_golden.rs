@@ -687,3 +687,122 @@ fn golden_batch_mode() {
 fn golden_three_node_cluster() {
     run("cluster");
 }
+
+/// `peregrine order` (the CLI) against a running venue: a stop placed from the command
+/// line is triggered by other accounts' trade and the CLI prints `TRIGGERED` and the
+/// fill in the instrument's decimals; then an OCO list from the CLI, whose limit leg
+/// fills, printing the fill, the cancel of its sibling and the list's end.
+#[test]
+fn cli_places_a_stop_and_an_oco() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    with_timeout(120, || {
+        let venue = Venue::start("memory");
+        let Venue::Single(ex, _) = &venue else {
+            unreachable!()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let keys = dir.path().join("keys.toml");
+        support::write_key_file(&keys, &[3]);
+        // Runs `peregrine order ... ARGS`; lines of its stdout come on the channel.
+        let cli = |args: &[&str]| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_peregrine"))
+                .arg("order")
+                .arg("--config")
+                .arg(&ex.config)
+                .args(["--addr", &ex.addr.to_string(), "--account", "3", "--keys"])
+                .arg(&keys)
+                .args(["--instrument", "G1-USD", "--wait", "60"])
+                .args(args)
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let out = child.stdout.take().unwrap();
+            let (tx, rx) = mpsc::channel::<String>();
+            std::thread::spawn(move || {
+                for l in std::io::BufReader::new(out).lines() {
+                    let Ok(l) = l else { break };
+                    if tx.send(l).is_err() {
+                        break;
+                    }
+                }
+            });
+            (child, rx)
+        };
+        // Reads lines until one starts with each of `want`, in order; returns them all.
+        let until = |rx: &mpsc::Receiver<String>, want: &[&str]| {
+            let mut seen = Vec::new();
+            for w in want {
+                loop {
+                    let l = rx
+                        .recv_timeout(Duration::from_secs(30))
+                        .unwrap_or_else(|e| panic!("waiting for {w:?}: {e}; got {seen:#?}"));
+                    seen.push(l.clone());
+                    if l.starts_with(w) {
+                        break;
+                    }
+                }
+            }
+            seen
+        };
+        let mut a2 = venue.login(2);
+        let mut a4 = venue.login(4);
+        print_at(&mut a2, &mut a4, 1, 1, 10_100);
+        a2.limit(1, 102, Buy, 10_000, 1, Gtc);
+        a2.limit(1, 103, Buy, 9_900, 1, Gtc);
+
+        let (mut child, rx) = cli(&[
+            "new", "--cid", "301", "--side", "sell", "--qty", "1", "--stop", "100.00", "--price",
+            "99.00",
+        ]);
+        let ack = until(&rx, &["ACK cid 301"]);
+        assert!(ack[0].contains("StopLoss stop 100.00"), "{ack:?}");
+        a4.limit(1, 402, Sell, 10_000, 1, Ioc); // prints 100.00: elects the stop
+        let seen = until(&rx, &["TRIGGERED cid 301", "FILL cid 301"]);
+        let n = seen.len();
+        assert!(
+            seen[n - 2].contains("Price trigger 100.00 last 100.00 at 20"),
+            "{seen:#?}"
+        );
+        assert!(
+            seen[n - 1].contains("Sell 1@99.00 leaves 0 Taker fee 0"),
+            "{seen:#?}"
+        );
+        assert!(
+            child.wait().unwrap().success(),
+            "the CLI exits once its order is done"
+        );
+
+        let (mut child, rx) = cli(&[
+            "list",
+            "--kind",
+            "oco",
+            "--cid",
+            "500",
+            "--leg",
+            "--cid 501 --side sell --qty 1 --price 102.00",
+            "--leg",
+            "--cid 502 --side sell --qty 1 --stop 98.00 --price 97.00",
+        ]);
+        until(&rx, &["LIST", "ACK cid 501", "ACK cid 502"]);
+        a2.limit(1, 104, Buy, 10_200, 1, Ioc);
+        let seen = until(&rx, &["FILL cid 501"]);
+        assert!(
+            seen.last().unwrap().contains("1@102.00 leaves 0 Maker"),
+            "{seen:#?}"
+        );
+        let mut rest = seen;
+        rest.extend(rx.iter()); // to the CLI's exit
+        assert!(child.wait().unwrap().success());
+        assert!(
+            rest.iter().any(|l| l.starts_with("CANCELLED cid 502")),
+            "the other leg is cancelled: {rest:#?}"
+        );
+        assert!(
+            rest.iter()
+                .any(|l| l.starts_with("LIST") && l.contains("Done")),
+            "{rest:#?}"
+        );
+    });
+}

@@ -13,6 +13,7 @@ pub(crate) mod keygen;
 pub(crate) mod loadgen;
 pub(crate) mod logger;
 pub(crate) mod md;
+pub(crate) mod order;
 pub(crate) mod parent;
 #[cfg(feature = "replay")]
 pub(crate) mod replay;
