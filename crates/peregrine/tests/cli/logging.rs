@@ -72,8 +72,20 @@ fn a_blocked_stderr_does_not_stall_matching() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&loadgen.stdout);
+        // Every order the load generator sent is answered and none is lost. Not "2000
+        // sent": on a loaded machine the open loop may fall behind its own schedule
+        // and send fewer in its second (1,988 seen); a stalled matching thread shows
+        // as orders unanswered or lost, whatever the count sent.
+        let count = |what: &str| -> Option<u64> {
+            let rest = &text[text.find(&format!("{what} "))? + what.len() + 1..];
+            rest.split_whitespace().next()?.parse().ok()
+        };
+        let (sent, answered) = (count("sent"), count("answered"));
         assert!(
-            loadgen.status.success() && text.contains("lost 0") && text.contains("answered 2000"),
+            loadgen.status.success()
+                && text.contains("lost 0")
+                && sent.is_some_and(|n| n >= 1_000)
+                && answered == sent,
             "orders stalled behind a blocked stderr:\n{text}\n{}",
             String::from_utf8_lossy(&loadgen.stderr)
         );
