@@ -191,6 +191,30 @@ impl<'a> NewOrderList<'a> {
     }
 }
 
+/// ListCancelRequest (K): the list to cancel, by its ListID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListCancelRequest<'a> {
+    /// ListID (66).
+    pub list_id: &'a [u8],
+}
+
+impl<'a> ListCancelRequest<'a> {
+    /// Decodes a K (ListID required; TransactTime, which FIX 4.4 requires, is
+    /// checked by the dictionary and not used).
+    pub fn decode(msg: &Message<'a>) -> Result<Self, AppError> {
+        let mut list_id = None;
+        for field in msg.fields() {
+            let f = field?;
+            if f.tag == LIST_ID && list_id.replace(f.value).is_some() {
+                return Err(FieldError::Repeated(LIST_ID).into());
+            }
+        }
+        Ok(ListCancelRequest {
+            list_id: id(list_id, LIST_ID)?,
+        })
+    }
+}
+
 /// ListOrderStatus (431) values Peregrine reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListOrderStatus {
