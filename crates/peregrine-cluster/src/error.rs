@@ -110,4 +110,10 @@ pub enum ClusterError {
          (wait until it installed a snapshot and caught up, then promote it)"
     )]
     NotCaughtUp { id: u64, matched: u64, commit: u64 },
+    /// A membership change proposed while an earlier one is not yet applied (Raft
+    /// takes one at a time).
+    #[error(
+        "a membership change (at index {index}) is not applied yet: wait for it, then propose this one"
+    )]
+    ChangePending { index: u64 },
 }

@@ -185,6 +185,46 @@ fn promote(sim: &mut Sim, on: u64, id: u64) {
     panic!("{id} never caught up");
 }
 
+/// One membership change at a time: a second one proposed before the first is applied
+/// is refused (raft-rs would drop it silently, and `cluster remove` would report a
+/// change that never happens: a wiped node promoted instead; peregrine sim, seed
+/// 3001227). Once the first is applied the next is taken.
+#[test]
+fn a_membership_change_while_one_is_pending_is_refused() {
+    let mut sim = Sim::new(3, 23, Faults::none());
+    let leader = elect(&mut sim);
+    sim.run(50);
+    sim.add_node(4);
+    sim.node_mut(leader)
+        .propose_change(&MembershipChange::AddLearner {
+            id: 4,
+            addr: "sim:4".into(),
+        })
+        .unwrap();
+    let second = sim
+        .node_mut(leader)
+        .propose_change(&MembershipChange::Remove { id: 4 });
+    assert!(
+        matches!(
+            second,
+            Err(peregrine_cluster::ClusterError::ChangePending { .. })
+        ),
+        "{second:?}"
+    );
+    run_until(&mut sim, "learner 4 added", |s| {
+        s.node(leader).status().learners == vec![4]
+    });
+    run_until(&mut sim, "the addition applied", |s| {
+        s.node(leader).applied() == s.node(leader).status().commit
+    });
+    sim.node_mut(leader)
+        .propose_change(&MembershipChange::Remove { id: 4 })
+        .unwrap();
+    run_until(&mut sim, "learner 4 removed", |s| {
+        s.node(leader).status().learners.is_empty()
+    });
+}
+
 /// Add a learner, promote it, hand it the leadership, remove the old leader; a wiped
 /// node re-joins as a new member and catches up from a snapshot.
 #[test]
@@ -221,12 +261,16 @@ fn membership_changes_and_leadership_transfer() {
     });
     sim.node_mut(old).transfer_leader(4);
     run_until(&mut sim, "4 leads", |s| s.node(4).is_leader());
-    // A new leader ignores a membership change until it applied its own log (raft-rs
-    // turns it into an empty entry): the operator sees nothing happen and retries.
+    // A new leader takes no membership change until it applied its own log (raft-rs
+    // would turn it into an empty entry): it is refused, and the operator retries.
     for _ in 0..100 {
-        sim.node_mut(4)
+        match sim
+            .node_mut(4)
             .propose_change(&MembershipChange::Remove { id: old })
-            .unwrap();
+        {
+            Ok(()) | Err(peregrine_cluster::ClusterError::ChangePending { .. }) => {}
+            Err(e) => panic!("remove {old}: {e}"),
+        }
         sim.run(100);
         if sim.node(4).voters().len() == 3 {
             break;

@@ -405,6 +405,7 @@ impl EngineConfig {
                 .map(|(i, v)| VenueSpec {
                     name: v.name.clone(),
                     reason_name: reasons.get(i).copied().unwrap_or(default),
+                    conditional: matches!(v.kind(), Some(VenueKind::Exchange(_))),
                 })
                 .collect(),
             instruments: self.instruments.clone(),

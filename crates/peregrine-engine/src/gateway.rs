@@ -267,7 +267,8 @@ fn terminal(r: &Report) -> bool {
         Report::Ack { .. }
         | Report::Replaced { .. }
         | Report::CancelRejected { .. }
-        | Report::ReplaceRejected { .. } => false,
+        | Report::ReplaceRejected { .. }
+        | Report::Triggered { .. } => false,
         Report::Fill { leaves, .. } => leaves.is_zero(),
         Report::Rejected { .. } | Report::Cancelled { .. } => true,
     }

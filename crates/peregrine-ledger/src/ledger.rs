@@ -427,6 +427,10 @@ impl Ledger {
         } else {
             b.available -= fee;
         }
+        #[cfg(feature = "sabotage")]
+        if sabotage::leaking() {
+            return; // the negative control: the fee leaves the payer and reaches nobody
+        }
         self.balances
             .entry((self.fee_account, asset))
             .or_default()
@@ -590,5 +594,26 @@ impl PreMatch for Ledger {
         if let Some(f) = self.fees.as_mut() {
             f.set_time(now.0);
         }
+    }
+}
+
+/// The negative control of the simulator's conservation invariant (`peregrine-sim`,
+/// built only with the `sabotage` feature, never in what users run): while switched on
+/// for the calling thread, a fill's fee is taken from the payer and credited to nobody.
+#[cfg(feature = "sabotage")]
+pub mod sabotage {
+    use std::cell::Cell;
+
+    thread_local! {
+        static LEAK: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Switches the fee leak on or off for this thread.
+    pub fn leak_fees(on: bool) {
+        LEAK.with(|l| l.set(on));
+    }
+
+    pub(crate) fn leaking() -> bool {
+        LEAK.with(Cell::get)
     }
 }

@@ -30,4 +30,6 @@ mod ledger;
 
 pub use balances::{AssetId, Balance};
 pub use fees::{FeeState, Fees};
+#[cfg(feature = "sabotage")]
+pub use ledger::sabotage;
 pub use ledger::{HoldState, InstrumentAssets, Ledger, LedgerError, LedgerState};

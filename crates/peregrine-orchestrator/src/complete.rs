@@ -83,6 +83,18 @@ impl Orchestrator {
                 self.risk.on_replaced(sid, o.client_id, qty);
                 event(EventKind::Replaced, &o)
             }
+            CompletionKind::Report(Report::Triggered {
+                trigger_price,
+                last_price,
+                ..
+            }) => {
+                // Still the same open order, now live at the venue: nothing changes
+                // for risk (it was counted in full from the start).
+                let mut ev = event(EventKind::Triggered, &o);
+                ev.price = trigger_price.units();
+                ev.qty = last_price.units();
+                ev
+            }
             CompletionKind::Report(Report::ReplaceRejected { reason: r, .. }) => {
                 self.replace_failed(&mut o, venue_reason(r))
             }
@@ -190,6 +202,7 @@ fn venue_error_code(e: VenueError) -> u16 {
         VenueError::Busy => reason::GATEWAY_BUSY,
         VenueError::Disconnected => reason::VENUE_DOWN,
         VenueError::UnknownOrder(_) => reason::UNKNOWN_ORDER,
+        VenueError::Unsupported => reason::UNSUPPORTED,
     }
 }
 

@@ -32,6 +32,10 @@ pub struct VenueSpec {
     pub name: String,
     /// Names the venue's reject reasons ([`peregrine_venues::Venue::reason_name`]).
     pub reason_name: ReasonNames,
+    /// The venue's adapter carries stops, trailing stops and icebergs (the native
+    /// exchange adapter does; the simulated and FIX ones do not): orders with them to
+    /// another venue are refused (`UNSUPPORTED`) before they leave the engine.
+    pub conditional: bool,
 }
 
 /// The core's configuration.
@@ -87,6 +91,7 @@ impl CoreConfig {
                     name: format!("v{i}"),
                     reason_name:
                         <peregrine_venues::sim::SimVenue as peregrine_venues::Venue>::reason_name,
+                    conditional: false,
                 })
                 .collect(),
             instruments: vec![1],

@@ -43,6 +43,8 @@ pub(crate) struct Slot {
     pub(crate) rearm_asked: bool,
     /// Re-creating the rings failed: asked again only on the 100 ms tick.
     pub(crate) rearm_failed: bool,
+    /// The extension record just read, waiting for its order (the next request).
+    pub(crate) pending_ext: Option<(u64, peregrine_types::OrderExt)>,
 }
 
 /// A live order.
@@ -132,6 +134,7 @@ impl Orchestrator {
                 after_dead: 0,
                 rearm_asked: false,
                 rearm_failed: false,
+                pending_ext: None,
             })
             .collect();
         // Twice the capacity: a hash table at most half full never needs to grow,

@@ -22,17 +22,37 @@ impl Orchestrator {
             Liveness::Dead => slot.after_dead += 1,
             Liveness::Alive => {}
         }
-        match req.decode() {
+        // An extension record must be followed at once by its order.
+        let pending = slot.pending_ext.take();
+        let cmd = req.decode();
+        if pending.is_some() && !matches!(cmd, Ok(Command::New(_))) {
+            slot.malformed += 1;
+            self.rejects.count_engine(reason::BAD_EXTENSION);
+        }
+        match cmd {
             Err(_) => {
-                slot.malformed += 1;
+                self.slots[s as usize].malformed += 1;
                 self.reject_raw(s, &req, t2, reason::MALFORMED, out);
             }
-            Ok(Command::Heartbeat { pid }) => slot.pid = Some(pid),
+            Ok(Command::Heartbeat { pid }) => self.slots[s as usize].pid = Some(pid),
             // Latency samples: the shell keeps the histograms; here they only prove
             // the strategy alive.
             Ok(Command::Receipt { .. } | Command::MdReceipt { .. }) => {}
             Ok(Command::Cancel { client_id }) => self.on_cancel(s, client_id, &req, t2, out),
-            Ok(Command::New(o)) => self.on_new(s, &o, req.t1, t2, out),
+            Ok(Command::Ext { client_id, ext }) => {
+                self.slots[s as usize].pending_ext = Some((client_id, ext));
+            }
+            Ok(Command::New(mut o)) => {
+                match pending {
+                    Some((id, ext)) if id == o.client_id => o.ext = ext,
+                    Some(_) => {
+                        self.slots[s as usize].malformed += 1;
+                        return self.reject_raw(s, &req, t2, reason::BAD_EXTENSION, out);
+                    }
+                    None => {}
+                }
+                self.on_new(s, &o, req.t1, t2, out)
+            }
             Ok(Command::Replace {
                 client_id,
                 price,
@@ -65,6 +85,8 @@ impl Orchestrator {
             Some(reason::UNKNOWN_INSTRUMENT)
         } else if self.slots[s as usize].state == Liveness::Dead {
             Some(reason::STRATEGY_DOWN)
+        } else if !o.ext.is_plain() && !self.cfg.venues[o.venue as usize].conditional {
+            Some(reason::UNSUPPORTED)
         } else if self.orders.len() >= self.cfg.max_in_flight {
             if self.rejects.engine(reason::GATEWAY_BUSY) == 0 {
                 out.push(Output::Note(Note::OrderTableFull));
@@ -125,6 +147,7 @@ impl Orchestrator {
             tif: o.tif,
             stp: o.stp,
             expire_at: o.expire_at,
+            ext: o.ext,
         };
         out.push(Output::Gateway {
             venue: o.venue,

@@ -94,7 +94,8 @@ impl Tally {
                     v.replaces += 1;
                 }
             }
-            Some(EventKind::CancelReject | EventKind::ReplaceReject) | None => {}
+            Some(EventKind::CancelReject | EventKind::ReplaceReject | EventKind::Triggered)
+            | None => {}
         }
     }
 

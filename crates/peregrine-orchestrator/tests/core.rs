@@ -9,6 +9,9 @@ use peregrine_strategy::msg::{reason, EventKind, NewOrder, Request};
 use peregrine_types::{InstrumentId, Price, Qty, Side};
 use peregrine_venues::Report;
 
+#[path = "core/conditional.rs"]
+mod conditional;
+
 const MS: u64 = 1_000_000;
 
 struct Core {

@@ -35,7 +35,7 @@ pub(crate) enum Mode {
 }
 
 /// The callbacks, indexes into [`PyStrategy::methods`].
-const NAMES: [&str; 11] = [
+const NAMES: [&str; 12] = [
     "on_start",
     "on_ack",
     "on_reject",
@@ -47,6 +47,7 @@ const NAMES: [&str; 11] = [
     "on_book",
     "on_trade",
     "on_timer",
+    "on_triggered",
 ];
 const START: usize = 0;
 const BOOK: usize = 8;
@@ -62,6 +63,7 @@ fn index_of(kind: Option<EventKind>) -> Option<usize> {
         EventKind::CancelReject => 5,
         EventKind::Replaced => 6,
         EventKind::ReplaceReject => 7,
+        EventKind::Triggered => 11,
     })
 }
 
@@ -81,7 +83,7 @@ enum Pending {
 #[derive(Debug)]
 pub(crate) struct PyStrategy {
     /// The bound methods the class overrides (`None`: not overridden, not called).
-    methods: [Option<Py<PyAny>>; 11],
+    methods: [Option<Py<PyAny>>; 12],
     api: Py<PyApi>,
     /// Set by the Python side's `api.stop()`.
     stopped: Arc<AtomicBool>,
@@ -102,7 +104,7 @@ impl PyStrategy {
         let base = py.import("peregrine")?.getattr("Strategy")?;
         let bound = obj.bind(py);
         let class = bound.get_type();
-        let mut methods: [Option<Py<PyAny>>; 11] = Default::default();
+        let mut methods: [Option<Py<PyAny>>; 12] = Default::default();
         for (i, name) in NAMES.iter().enumerate() {
             let mine = class.getattr(*name)?;
             let theirs = base.getattr(*name)?;

@@ -122,8 +122,12 @@ impl PyApi {
     /// "limit", "market" (`price` is the protection price) or "post_only"; `tif`:
     /// "gtc", "ioc", "fok" or "gtd" (with `expire_at`, ns since the Unix epoch);
     /// `stp`: "none", "cancel_newest", "cancel_oldest", "cancel_both",
-    /// "decrement_and_cancel".
-    #[pyo3(signature = (venue, instrument, side, price, qty, *, r#type = "limit", tif = None, stp = "none", expire_at = 0))]
+    /// "decrement_and_cancel". Conditional orders (at most one of): `stop_price` (a
+    /// stop-loss: a stop-limit, or a stop-market with `type="market"`),
+    /// `take_profit` (its trigger price), `trail_ticks` or `trail_bps` (a trailing
+    /// stop-loss); `display_qty`: an iceberg. A venue without them refuses the order
+    /// (`reject`, reason 209), the engine never sends it as a plain order.
+    #[pyo3(signature = (venue, instrument, side, price, qty, *, r#type = "limit", tif = None, stp = "none", expire_at = 0, stop_price = None, take_profit = None, trail_ticks = None, trail_bps = None, display_qty = None))]
     #[allow(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn send(
         &mut self,
@@ -136,8 +140,23 @@ impl PyApi {
         tif: Option<&str>,
         stp: &str,
         expire_at: u64,
+        stop_price: Option<i64>,
+        take_profit: Option<i64>,
+        trail_ticks: Option<u32>,
+        trail_bps: Option<u32>,
+        display_qty: Option<i64>,
     ) -> PyResult<Option<u64>> {
         let order_type = parse_type(r#type)?;
+        let triggers = [stop_price.is_some(), take_profit.is_some()]
+            .into_iter()
+            .chain([trail_ticks.is_some(), trail_bps.is_some()])
+            .filter(|x| *x)
+            .count();
+        if triggers > 1 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "at most one of stop_price, take_profit, trail_ticks, trail_bps",
+            ));
+        }
         let tif = match (tif, order_type) {
             (Some(t), _) => parse_tif(t)?,
             (None, OrderType::Market) => TimeInForce::Ioc,
@@ -156,6 +175,16 @@ impl PyApi {
                 Qty::from_raw(qty),
             )
         };
+        let mut order = match (stop_price, take_profit, trail_ticks, trail_bps) {
+            (Some(p), ..) => order.stop(Price::from_raw(p)),
+            (_, Some(p), ..) => order.take_profit(Price::from_raw(p)),
+            (_, _, Some(t), _) => order.trailing_ticks(t),
+            (_, _, _, Some(t)) => order.trailing_bps(t),
+            _ => order,
+        };
+        if let Some(d) = display_qty {
+            order = order.iceberg(Qty::from_raw(d));
+        }
         self.with(|api| api.send(order).ok())
     }
 
@@ -173,7 +202,22 @@ impl PyApi {
         stp: &str,
     ) -> PyResult<Option<u64>> {
         let t = if post_only { "post_only" } else { "limit" };
-        self.send(venue, instrument, "buy", price, qty, t, Some(tif), stp, 0)
+        self.send(
+            venue,
+            instrument,
+            "buy",
+            price,
+            qty,
+            t,
+            Some(tif),
+            stp,
+            0,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
     }
 
     /// A limit sell (keywords as `send`).
@@ -190,7 +234,22 @@ impl PyApi {
         stp: &str,
     ) -> PyResult<Option<u64>> {
         let t = if post_only { "post_only" } else { "limit" };
-        self.send(venue, instrument, "sell", price, qty, t, Some(tif), stp, 0)
+        self.send(
+            venue,
+            instrument,
+            "sell",
+            price,
+            qty,
+            t,
+            Some(tif),
+            stp,
+            0,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
     }
 
     /// Asks to cancel an open order; False if the ring is full.

@@ -23,7 +23,7 @@ pub(crate) struct PyEvent(pub(crate) Event);
 #[pymethods]
 impl PyEvent {
     /// `ack`, `reject`, `fill`, `cancelled`, `cancel_reject`, `replaced`,
-    /// `replace_reject` (or `unknown`).
+    /// `replace_reject`, `triggered` (or `unknown`).
     #[getter]
     fn kind(&self) -> &'static str {
         match self.0.kind() {
@@ -34,6 +34,7 @@ impl PyEvent {
             Some(EventKind::CancelReject) => "cancel_reject",
             Some(EventKind::Replaced) => "replaced",
             Some(EventKind::ReplaceReject) => "replace_reject",
+            Some(EventKind::Triggered) => "triggered",
             None => "unknown",
         }
     }

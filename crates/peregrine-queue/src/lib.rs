@@ -31,6 +31,7 @@
 #![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 pub mod clock;
+pub mod linelog;
 pub mod mux;
 pub mod pin;
 pub mod poller;

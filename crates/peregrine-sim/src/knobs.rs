@@ -129,9 +129,15 @@ pub struct SimConfig {
     pub raft_log_retain: u64,
     /// The faults.
     pub faults: Faults,
+    /// Balances on: every trader funded, fills settled through the ledger with maker
+    /// and taker fees paid to the operator's account (the conservation invariant).
+    pub ledger: bool,
     /// The negative control: a build with the `sabotage` feature releases results
     /// before they are durable, and the simulator must say so.
     pub sabotage: bool,
+    /// The conservation invariant's negative control (a build with the `sabotage`
+    /// feature): the ledger credits a fill's fee to nobody.
+    pub sabotage_ledger: bool,
     /// Print every event as it happens (on stderr).
     pub verbose: bool,
 }
@@ -146,6 +152,8 @@ impl SimConfig {
         };
         let snapshot_every = [0, 25, 60, 150][r.below(4) as usize];
         let retain = [50, 200, 100_000][r.below(3) as usize];
+        // Drawn apart from the rest (so adding it moved no other choice of a seed).
+        let ledger = Rng::new(seed ^ 0x1ED6_E500_0000_0002).below(4) != 0;
         SimConfig {
             seed,
             nodes,
@@ -159,7 +167,9 @@ impl SimConfig {
             raft_snapshot_every: [20, 200, 100_000][r.below(3) as usize],
             raft_log_retain: [5, 1_000][r.below(2) as usize],
             faults: Faults::standard(),
+            ledger,
             sabotage: false,
+            sabotage_ledger: false,
             verbose: false,
         }
     }

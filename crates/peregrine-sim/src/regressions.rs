@@ -1,6 +1,8 @@
 //! The regression seeds: every run that once broke an invariant, kept in the repository
 //! (`crates/peregrine-sim/regressions.txt`) and run by CI with the random seeds. Each
-//! line is `SEED NODES  what it found`; a run is `SimConfig::for_seed(SEED, NODES)`.
+//! line is `SEED NODES [balances=off]  what it found`; a run is
+//! `SimConfig::for_seed(SEED, NODES)`, with balances off when the line says so (seeds
+//! found before the simulator drew balances, or found only without them).
 //! A change to the simulator's generators can move what a seed exercises: a seed is
 //! kept for what it once found, and the random seeds keep looking.
 
@@ -16,6 +18,8 @@ pub struct Regression {
     pub seed: u64,
     /// Nodes: 1 or 3.
     pub nodes: usize,
+    /// Balances off (`balances=off` after NODES): the run as it was found.
+    pub balances_off: bool,
     /// What it found, for the report.
     pub note: String,
 }
@@ -23,7 +27,11 @@ pub struct Regression {
 impl Regression {
     /// The run.
     pub fn config(&self) -> SimConfig {
-        SimConfig::for_seed(self.seed, self.nodes)
+        let mut cfg = SimConfig::for_seed(self.seed, self.nodes);
+        if self.balances_off {
+            cfg.ledger = false;
+        }
+        cfg
     }
 }
 
@@ -50,9 +58,12 @@ pub fn all() -> Result<Vec<Regression>, String> {
                 i + 1
             ));
         }
+        let mut words = words.peekable();
+        let balances_off = words.next_if_eq(&"balances=off").is_some();
         out.push(Regression {
             seed,
             nodes: nodes as usize,
+            balances_off,
             note: words.collect::<Vec<_>>().join(" "),
         });
     }
@@ -65,5 +76,7 @@ mod tests {
     fn the_file_parses() {
         let all = super::all().unwrap();
         assert!(!all.is_empty());
+        let r = all.iter().find(|r| r.seed == 3001227).unwrap();
+        assert!(r.balances_off && !r.config().ledger);
     }
 }

@@ -26,6 +26,9 @@ use crate::world::{Clocks, Ev, Queue, Wire};
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
 
+/// The invariant a panic breaks.
+pub(crate) const PANIC: &str = "no panic in the venue's code";
+
 /// The first broken invariant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -149,6 +152,8 @@ pub(crate) struct Sim {
     pub(crate) settling: bool,
     pub(crate) done: bool,
     pub(crate) stats: RunStats,
+    /// Per asset id, what every account holds in all (balances on).
+    pub(crate) supply: BTreeMap<u32, i128>,
 }
 
 impl Sim {
@@ -205,6 +210,7 @@ impl Sim {
             settling: false,
             done: false,
             stats: RunStats::default(),
+            supply: venue::supply(&cfg),
             cfg,
         }
     }
@@ -233,6 +239,8 @@ impl Sim {
 
     /// Runs to the end.
     pub(crate) fn run(mut self) -> Outcome {
+        #[cfg(feature = "sabotage")]
+        peregrine_ledger::sabotage::leak_fees(self.cfg.sabotage_ledger);
         for n in 0..self.nodes.len() {
             self.queue.push(0, Ev::Restart(n));
         }
@@ -249,7 +257,18 @@ impl Sim {
             self.now = at;
             self.clocks.set(at);
             self.stats.events += 1;
-            self.handle(ev);
+            // A panic in the production code (or raft-rs under it) is a finding like
+            // any other: reported with the seed and the events before it.
+            let handled =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(ev)));
+            if let Err(p) = handled {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                    .unwrap_or_else(|| "a panic".into());
+                self.fail(PANIC, msg);
+            }
             if self.violation.is_some() || self.done {
                 break;
             }
@@ -258,6 +277,8 @@ impl Sim {
     }
 
     fn finish(mut self) -> Outcome {
+        #[cfg(feature = "sabotage")]
+        peregrine_ledger::sabotage::leak_fees(false);
         self.stats.sim_ms = self.now / MS;
         self.stats.reports = self.oracle.reports;
         self.stats.commands = self
@@ -376,6 +397,7 @@ impl Sim {
             self.queue.push(at, Ev::Sync(n, inc));
         }
         checks::books(self, n);
+        checks::conservation(self, n);
     }
 
     fn sync(&mut self, n: usize, inc: u64) {

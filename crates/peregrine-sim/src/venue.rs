@@ -63,6 +63,9 @@ pub fn config(cfg: &SimConfig, n: usize, keys: &[(AccountId, AccountKey)]) -> Co
             operator: *id == OPERATOR,
         })
         .collect();
+    if cfg.ledger {
+        balances(&mut c, keys);
+    }
     c.market_data.enabled = false;
     c.recovery_enabled = false;
     c.reports.retain_per_account = cfg.retain;
@@ -75,6 +78,66 @@ pub fn config(cfg: &SimConfig, n: usize, keys: &[(AccountId, AccountKey)]) -> Co
         c.cluster = Some(cluster(cfg, n));
     }
     c
+}
+
+/// The assets of a run with balances: (id, symbol, decimals). The base is in the
+/// instruments' quantity units (0 decimals), the quote in price × quantity units.
+const ASSETS: [(u32, &str, u32); 2] = [(1, "PGN", 0), (2, "USD", 2)];
+
+/// What each trader is funded with, per asset id, in whole units: enough that no
+/// order of a run is ever refused for funds (the reference book knows no balances).
+const FUNDING: [(u32, i128); 2] = [(1, 1_000_000_000), (2, 1_000_000_000)];
+
+/// Balances on: assets, each trader funded, fees (a maker rebate, a taker fee)
+/// paid to the operator's account.
+fn balances(c: &mut Config, keys: &[(AccountId, AccountKey)]) {
+    use peregrine_exchange_core::balances::{AssetConfig, InitialBalance};
+    c.assets = ASSETS
+        .iter()
+        .map(|&(id, symbol, decimals)| AssetConfig {
+            id,
+            symbol: symbol.into(),
+            decimals,
+        })
+        .collect();
+    for spec in &mut c.instruments {
+        spec.base = Some(ASSETS[0].1.into());
+        spec.quote = Some(ASSETS[1].1.into());
+        spec.fees = Some(peregrine_types::FeeSchedule {
+            maker_ppm: -20,
+            taker_ppm: 50,
+            tiers: Vec::new(),
+        });
+    }
+    c.balances.enabled = true;
+    c.balances.initial = keys
+        .iter()
+        .filter(|(a, _)| *a != OPERATOR)
+        .flat_map(|(a, _)| {
+            FUNDING.iter().map(|&(asset, whole)| InitialBalance {
+                account: *a,
+                asset: ASSETS[asset as usize - 1].1.into(),
+                amount: whole.to_string(),
+            })
+        })
+        .collect();
+    c.fee_account = Some(OPERATOR);
+}
+
+/// Per asset id, what the run's accounts hold in all (available + reserved, fee
+/// account included) at every moment once funded: the initial deposits, in the
+/// asset's smallest units (no deposits or withdrawals happen later).
+pub fn supply(cfg: &SimConfig) -> std::collections::BTreeMap<u32, i128> {
+    if !cfg.ledger {
+        return Default::default();
+    }
+    FUNDING
+        .iter()
+        .map(|&(asset, whole)| {
+            let unit = 10i128.pow(ASSETS[asset as usize - 1].2);
+            (asset, whole * unit * cfg.traders as i128)
+        })
+        .collect()
 }
 
 /// The peer address of node `n` (never dialled: the simulator carries the messages).

@@ -107,13 +107,24 @@ impl Api {
 
     /// Sends a new order of any type and time in force (see [`NewOrder`]'s builders:
     /// `NewOrder::limit(..).ioc()`, `NewOrder::market(..)`, `.post_only()`,
-    /// `.gtd(expiry)`, `.stp(mode)`); its `client_id` is assigned here and returned.
+    /// `.gtd(expiry)`, `.stp(mode)`, `.stop(price)`, `.take_profit(price)`,
+    /// `.trailing_ticks(n)`, `.trailing_bps(n)`, `.iceberg(display)`); its
+    /// `client_id` is assigned here and returned. A stop or an iceberg goes as two
+    /// records (its extension, then the order), pushed together or not at all.
     pub fn send(&mut self, order: NewOrder) -> Result<u64, ApiError> {
         let order = NewOrder {
             client_id: self.next_client_id,
             ..order
         };
-        self.send_raw(Request::new_order(&order, self.now_ns()))?;
+        let now = self.now_ns();
+        if !order.ext.is_plain() {
+            if !self.tx.has_room(2) {
+                self.full += 1;
+                return Err(ApiError::Full);
+            }
+            self.push_quiet(Request::ext(&order, now))?;
+        }
+        self.send_raw(Request::new_order(&order, now))?;
         self.next_client_id += 1;
         Ok(order.client_id)
     }
@@ -160,6 +171,20 @@ impl Api {
         self
     }
 
+    /// Pushes without ringing the doorbell (the first record of a group).
+    fn push_quiet(&mut self, request: Request) -> Result<(), ApiError> {
+        match self.tx.try_push(request) {
+            Ok(()) => {
+                self.sent += 1;
+                Ok(())
+            }
+            Err(_) => {
+                self.full += 1;
+                Err(ApiError::Full)
+            }
+        }
+    }
+
     /// Pushes a raw request as is (the runner's heartbeats; tests use it to send
     /// malformed bytes to the engine).
     pub fn send_raw(&mut self, request: Request) -> Result<(), ApiError> {
@@ -200,6 +225,37 @@ mod tests {
     use super::*;
     use crate::msg::{reason, Event, EventKind};
     use peregrine_queue::shm::ShmSpsc;
+
+    /// A stop goes as its extension record and its order, both or neither: a ring with
+    /// room for one refuses it whole.
+    #[test]
+    fn a_stop_is_pushed_whole_or_not_at_all() {
+        use crate::msg::{Command, NewOrder};
+        let dir = tempfile::tempdir().unwrap();
+        let ring = ShmSpsc::<Request>::create(&dir.path().join("s"), 2).unwrap();
+        let mut rx = ring.consumer().unwrap();
+        let mut api = Api::over(ring.producer().unwrap(), None);
+        let stop = NewOrder::limit(
+            0,
+            InstrumentId(1),
+            Side::Sell,
+            Price::from_raw(90),
+            Qty::from_raw(1),
+        )
+        .stop(Price::from_raw(99));
+        api.cancel(7).unwrap();
+        assert_eq!(api.send(stop), Err(ApiError::Full));
+        assert!(matches!(
+            rx.try_pop().unwrap().decode(),
+            Ok(Command::Cancel { .. })
+        ));
+        assert_eq!(rx.try_pop(), None, "no half of the stop");
+        let id = api.send(stop).unwrap();
+        assert!(
+            matches!(rx.try_pop().unwrap().decode(), Ok(Command::Ext { client_id, .. }) if client_id == id)
+        );
+        assert!(matches!(rx.try_pop().unwrap().decode(), Ok(Command::New(o)) if o.client_id == id));
+    }
 
     /// Simulated time stamps requests; the kill switch follows the answers.
     #[test]

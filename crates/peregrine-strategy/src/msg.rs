@@ -16,7 +16,10 @@
 //! changes are additive only.
 
 use peregrine_types::stamp::{self, Stamps};
-use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
+use peregrine_types::{
+    InstrumentId, OrderExt, OrderType, Price, Qty, Side, StpMode, TimeInForce, TrailUnit,
+    TriggerKind,
+};
 
 /// Reject reason codes the engine itself gives (risk codes are 101..=110, see
 /// `peregrine_engine::RiskReject`; a venue's own reason is passed through as
@@ -41,6 +44,12 @@ pub mod reason {
     pub const VENUE_DOWN: u16 = 207;
     /// A replace of this order is already on its way to the venue, or a cancel is.
     pub const REPLACE_PENDING: u16 = 208;
+    /// The venue's adapter cannot carry this order type (a stop, a trailing stop or an
+    /// iceberg to a venue without them): refused by the engine, never downgraded.
+    pub const UNSUPPORTED: u16 = 209;
+    /// An order's extension record was not followed by its order (or named another
+    /// client id): the extension is dropped and the order refused.
+    pub const BAD_EXTENSION: u16 = 210;
     /// Base of venue reject codes: `VENUE + venue reason`.
     pub const VENUE: u16 = 1000;
 }
@@ -64,6 +73,11 @@ pub enum RequestKind {
     /// latency sample (`price` = the venue's timestamp, `qty` = engine receive time,
     /// `aux` = engine publish time).
     MdReceipt = 6,
+    /// The conditional and iceberg attributes of the `New` that follows at once, with
+    /// the same `client_id` (pushed together by [`crate::Api::send`]): `side` = the
+    /// trigger kind, `order_type` = the trail unit, `instrument` = the trail offset,
+    /// `price` = the stop price, `qty` = the display quantity.
+    Ext = 7,
 }
 
 /// Strategy → engine, 64 bytes (one cache line).
@@ -127,6 +141,9 @@ pub struct NewOrder {
     pub stp: StpMode,
     /// GTD expiry, nanoseconds since the Unix epoch; 0 for other TIFs.
     pub expire_at: u64,
+    /// Stop, take-profit, trailing stop, iceberg ([`OrderExt::NONE`]: a plain order).
+    /// Travels as a [`RequestKind::Ext`] record just before the order's own.
+    pub ext: OrderExt,
 }
 
 impl NewOrder {
@@ -149,6 +166,7 @@ impl NewOrder {
             tif: TimeInForce::Gtc,
             stp: StpMode::None,
             expire_at: 0,
+            ext: OrderExt::NONE,
         }
     }
 
@@ -206,13 +224,82 @@ impl NewOrder {
     pub fn stp(self, stp: StpMode) -> NewOrder {
         NewOrder { stp, ..self }
     }
+
+    /// This order as a stop-loss triggered at `stop_price` (a limit order: a
+    /// stop-limit; a market order: a stop-market): a buy when the venue's last trade
+    /// rises to it, a sell when it falls to it. Parked at the venue until then.
+    pub fn stop(self, stop_price: Price) -> NewOrder {
+        self.trigger(TriggerKind::StopLoss, stop_price)
+    }
+
+    /// This order as a take-profit triggered at `price` (a sell when the last trade
+    /// rises to it, a buy when it falls to it).
+    pub fn take_profit(self, price: Price) -> NewOrder {
+        self.trigger(TriggerKind::TakeProfit, price)
+    }
+
+    fn trigger(self, trigger: TriggerKind, stop_price: Price) -> NewOrder {
+        NewOrder {
+            ext: OrderExt {
+                trigger,
+                stop_price,
+                trail: 0,
+                trail_unit: TrailUnit::None,
+                ..self.ext
+            },
+            ..self
+        }
+    }
+
+    /// This order as a trailing stop-loss `offset` ticks behind the best price since
+    /// it was entered (the venue keeps the watermark).
+    pub fn trailing_ticks(self, offset: u32) -> NewOrder {
+        self.trailing(offset, TrailUnit::Ticks)
+    }
+
+    /// This order as a trailing stop-loss `offset` basis points behind the watermark.
+    pub fn trailing_bps(self, offset: u32) -> NewOrder {
+        self.trailing(offset, TrailUnit::Bps)
+    }
+
+    fn trailing(self, trail: u32, trail_unit: TrailUnit) -> NewOrder {
+        NewOrder {
+            ext: OrderExt {
+                trigger: TriggerKind::StopLoss,
+                stop_price: Price::from_raw(0),
+                trail,
+                trail_unit,
+                ..self.ext
+            },
+            ..self
+        }
+    }
+
+    /// This order as an iceberg showing at most `display` at a time.
+    pub fn iceberg(self, display: Qty) -> NewOrder {
+        NewOrder {
+            ext: OrderExt {
+                display_qty: display,
+                ..self.ext
+            },
+            ..self
+        }
+    }
 }
 
 /// A decoded [`Request`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
-    /// New order.
+    /// New order (its `ext` is [`OrderExt::NONE`] as decoded: the engine joins the
+    /// [`Command::Ext`] that came just before).
     New(NewOrder),
+    /// The extension of the next order, `client_id`.
+    Ext {
+        /// The order it belongs to.
+        client_id: u64,
+        /// Its attributes.
+        ext: OrderExt,
+    },
     /// Cancel by client id.
     Cancel {
         /// The order to cancel.
@@ -285,6 +372,21 @@ impl Request {
             qty: o.qty.lots(),
             t1,
             expire_at: o.expire_at,
+            ..Request::default()
+        }
+    }
+
+    /// The extension record of order `o` (sent just before [`Request::new_order`]).
+    pub fn ext(o: &NewOrder, t1: u64) -> Request {
+        Request {
+            kind: RequestKind::Ext as u8,
+            side: o.ext.trigger as u8,
+            order_type: o.ext.trail_unit as u8,
+            instrument: o.ext.trail,
+            client_id: o.client_id,
+            price: o.ext.stop_price.units(),
+            qty: o.ext.display_qty.lots(),
+            t1,
             ..Request::default()
         }
     }
@@ -369,6 +471,7 @@ impl Request {
                     tif,
                     stp,
                     expire_at: self.expire_at,
+                    ext: OrderExt::NONE,
                 }))
             }
             2 => Ok(Command::Cancel {
@@ -393,6 +496,24 @@ impl Request {
                 publish_ts: self.aux,
                 seen_ts: self.t1,
             }),
+            7 => {
+                let (Some(trigger), Some(trail_unit)) = (
+                    TriggerKind::from_u8(self.side),
+                    TrailUnit::from_u8(self.order_type),
+                ) else {
+                    return Err(DecodeError::BadOrderFields(self.side, self.order_type, 0));
+                };
+                Ok(Command::Ext {
+                    client_id: self.client_id,
+                    ext: OrderExt {
+                        trigger,
+                        stop_price: Price::from_raw(self.price),
+                        trail: self.instrument,
+                        trail_unit,
+                        display_qty: Qty::from_raw(self.qty),
+                    },
+                })
+            }
             other => Err(DecodeError::BadKind(other)),
         }
     }
@@ -418,6 +539,10 @@ pub enum EventKind {
     /// A replace was refused (engine risk, or the venue); see `reason`. The order is
     /// unchanged.
     ReplaceReject = 7,
+    /// A conditional order's trigger was reached at the venue (`price` = the trigger
+    /// price, `qty` = the venue's last trade price then); the order keeps its client id
+    /// and lives on as a new order (fills, rests, or is cancelled).
+    Triggered = 8,
 }
 
 impl EventKind {
@@ -431,6 +556,7 @@ impl EventKind {
             5 => Self::CancelReject,
             6 => Self::Replaced,
             7 => Self::ReplaceReject,
+            8 => Self::Triggered,
             _ => return None,
         })
     }
@@ -512,6 +638,47 @@ mod tests {
         assert_eq!(offset_of!(Request, tif), 3);
         assert_eq!(offset_of!(Request, stp), 20);
         assert_eq!(offset_of!(Request, expire_at), 56);
+    }
+
+    /// A stop's extension record carries every attribute and decodes back; a bad
+    /// trigger or trail byte is a typed error.
+    #[test]
+    fn extension_records_round_trip() {
+        let base = NewOrder {
+            client_id: 4,
+            ..NewOrder::limit(
+                0,
+                InstrumentId(1),
+                Side::Sell,
+                Price::from_raw(90),
+                Qty::from_raw(5),
+            )
+        };
+        for o in [
+            base.stop(Price::from_raw(99)),
+            base.take_profit(Price::from_raw(120))
+                .iceberg(Qty::from_raw(2)),
+            base.trailing_ticks(3),
+            base.trailing_bps(25).iceberg(Qty::from_raw(1)),
+            base.iceberg(Qty::from_raw(2)),
+        ] {
+            assert!(!o.ext.is_plain());
+            assert_eq!(
+                Request::ext(&o, 1).decode(),
+                Ok(Command::Ext {
+                    client_id: 4,
+                    ext: o.ext
+                })
+            );
+        }
+        assert!(base.ext.is_plain());
+        let mut bad = Request::ext(&base.stop(Price::from_raw(1)), 1);
+        bad.side = 3;
+        assert!(matches!(
+            bad.decode(),
+            Err(DecodeError::BadOrderFields(3, ..))
+        ));
+        assert_eq!(EventKind::from_u8(8), Some(EventKind::Triggered));
     }
 
     #[test]

@@ -117,8 +117,8 @@ pub enum RunnerError {
 #[derive(Debug)]
 pub struct RunSummary {
     /// Events by kind: ack, reject, fill, cancelled, cancel-reject, unknown, replaced,
-    /// replace-reject.
-    pub events: [u64; 8],
+    /// replace-reject, triggered.
+    pub events: [u64; 9],
     /// Requests pushed (orders, cancels, heartbeats).
     pub sent: u64,
     /// Pushes refused (ring full).
@@ -150,7 +150,7 @@ impl RunSummary {
     fn new() -> RunSummary {
         let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds");
         RunSummary {
-            events: [0; 8],
+            events: [0; 9],
             sent: 0,
             full: 0,
             round_trip: h(),
@@ -171,9 +171,9 @@ impl RunSummary {
         let e = &self.events;
         let mut s = format!(
             "events: ack {} reject {} fill {} cancelled {} cancel_reject {} replaced {} \
-             replace_reject {} unknown {}\n\
+             replace_reject {} triggered {} unknown {}\n\
              requests sent {} (ring full {})\n",
-            e[0], e[1], e[2], e[3], e[4], e[6], e[7], e[5], self.sent, self.full
+            e[0], e[1], e[2], e[3], e[4], e[6], e[7], e[8], e[5], self.sent, self.full
         );
         if self.books + self.trades > 0 {
             s += &format!(
@@ -453,6 +453,7 @@ fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev:
         Some(EventKind::CancelReject) => 4,
         Some(EventKind::Replaced) => 6,
         Some(EventKind::ReplaceReject) => 7,
+        Some(EventKind::Triggered) => 8,
         None => 5,
     };
     summary.events[slot] += 1;

@@ -26,6 +26,9 @@ pub trait Strategy {
     fn on_replaced(&mut self, _api: &mut Api, _ev: &Event) {}
     /// A replace was refused (`ev.reason`); the order is unchanged.
     fn on_replace_reject(&mut self, _api: &mut Api, _ev: &Event) {}
+    /// A stop (or take-profit, trailing stop) was triggered at the venue: `ev.price` is
+    /// its trigger price, `ev.qty` the venue's last trade price. Its fills follow.
+    fn on_triggered(&mut self, _api: &mut Api, _ev: &Event) {}
     /// A book the strategy subscribed to (`subscribe` in its `[[strategies]]` block of
     /// the engine config) changed. `book` is the latest version, read from the
     /// engine's board when the callback runs (so a strategy that falls behind skips
@@ -59,6 +62,7 @@ pub trait Strategy {
             Some(EventKind::CancelReject) => self.on_cancel_reject(api, ev),
             Some(EventKind::Replaced) => self.on_replaced(api, ev),
             Some(EventKind::ReplaceReject) => self.on_replace_reject(api, ev),
+            Some(EventKind::Triggered) => self.on_triggered(api, ev),
             None => {}
         }
     }

@@ -72,6 +72,50 @@ impl TrailUnit {
     }
 }
 
+/// The conditional and iceberg attributes of one order, as an order engine carries
+/// them from a strategy to a venue (the native protocol's `NewOrderExt` fields).
+/// [`OrderExt::NONE`] is a plain order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OrderExt {
+    /// Stop-loss, take-profit, or none.
+    pub trigger: TriggerKind,
+    /// A fixed trigger's price (0 for a trailing stop or no trigger).
+    pub stop_price: crate::Price,
+    /// A trailing stop's offset in `trail_unit`s (0: not trailing).
+    pub trail: u32,
+    /// Ticks or basis points (none: a fixed trigger).
+    pub trail_unit: TrailUnit,
+    /// An iceberg's display quantity (0: not an iceberg).
+    pub display_qty: crate::Qty,
+}
+
+impl OrderExt {
+    /// A plain order: no trigger, not an iceberg.
+    pub const NONE: OrderExt = OrderExt {
+        trigger: TriggerKind::None,
+        stop_price: crate::Price::from_raw(0),
+        trail: 0,
+        trail_unit: TrailUnit::None,
+        display_qty: crate::Qty::ZERO,
+    };
+
+    /// No trigger and no display quantity.
+    pub fn is_plain(&self) -> bool {
+        *self == OrderExt::NONE
+    }
+
+    /// Has a trigger (parked at the venue until the last trade price reaches it).
+    pub fn is_conditional(&self) -> bool {
+        self.trigger != TriggerKind::None
+    }
+}
+
+impl Default for OrderExt {
+    fn default() -> Self {
+        OrderExt::NONE
+    }
+}
+
 /// How the legs of an order list depend on each other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[repr(u8)]

@@ -26,7 +26,7 @@ pub mod side;
 pub mod stamp;
 pub mod utc;
 
-pub use conditional::{AuctionKind, ListKind, TradingPhase, TrailUnit, TriggerKind};
+pub use conditional::{AuctionKind, ListKind, OrderExt, TradingPhase, TrailUnit, TriggerKind};
 pub use decimal::DecimalError;
 pub use error::TypeError;
 pub use ids::{wall_ns, AccountId, ClientOrderId, InstrumentId, OrderId, Timestamp};

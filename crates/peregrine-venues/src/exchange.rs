@@ -90,8 +90,10 @@ use std::time::{Duration, Instant};
 use peregrine_client::order_entry::{LeaderWalk, Next};
 use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Timestamp};
 use peregrine_wire::auth::AccountKey;
+use peregrine_wire::field::Pad;
 use peregrine_wire::stream::RecvBuffer;
 use peregrine_wire::v2::client::{ClientSession, LoginParams, Step};
+use peregrine_wire::v2::venue::NewOrderExt;
 use peregrine_wire::v2::{Cancel, ClientHeartbeat, MassCancel, NewOrder, Outbound, Replace};
 use peregrine_wire::WireMessage;
 
@@ -701,7 +703,7 @@ impl<C: Connect> Venue for ExchangeVenue<C> {
         if self.stream.is_none() {
             return Err(VenueError::Disconnected);
         }
-        if self.table.is_full() || !self.room(NewOrder::SIZE) {
+        if self.table.is_full() || !self.room(NewOrder::SIZE.max(NewOrderExt::SIZE)) {
             return Err(VenueError::Busy);
         }
         // A new order's client order id is its engine id (unique across engine runs),
@@ -713,6 +715,30 @@ impl<C: Connect> Venue for ExchangeVenue<C> {
         };
         self.table
             .insert_new(order.engine_id, cl, order.instrument, order.qty);
+        if !order.ext.is_plain() {
+            // A stop, trailing stop or iceberg: the version-3 `NewOrderExt`, answered
+            // by `AcceptedExt` (or `Rejected`), then `Triggered` when it fires.
+            let e = order.ext;
+            let msg = NewOrderExt {
+                client_order_id: ClientOrderId(cl),
+                price: order.price,
+                qty: order.qty,
+                expire_at: Timestamp(order.expire_at),
+                stop_price: e.stop_price,
+                display_qty: e.display_qty,
+                instrument: order.instrument,
+                trail: e.trail,
+                side: order.side,
+                order_type: order.order_type,
+                tif: order.tif,
+                stp: order.stp,
+                trigger: e.trigger,
+                trail_unit: e.trail_unit,
+                reserved: Pad,
+            };
+            self.send(&msg, now_ns);
+            return Ok(());
+        }
         let msg = NewOrder {
             client_order_id: ClientOrderId(cl),
             price: order.price,

@@ -16,7 +16,7 @@ pub mod fix;
 pub mod log;
 pub mod sim;
 
-use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
+use peregrine_types::{InstrumentId, OrderExt, OrderType, Price, Qty, Side, StpMode, TimeInForce};
 
 use crate::feed::MarketFeed;
 
@@ -46,6 +46,10 @@ pub struct VenueOrder {
     pub stp: StpMode,
     /// GTD expiry, ns since the Unix epoch (0 otherwise).
     pub expire_at: u64,
+    /// Trigger (stop, take-profit, trailing) and iceberg display quantity. An adapter
+    /// whose venue lacks them refuses the order with [`VenueError::Unsupported`],
+    /// never sends it as a plain order.
+    pub ext: OrderExt,
 }
 
 impl VenueOrder {
@@ -67,6 +71,7 @@ impl VenueOrder {
             tif: TimeInForce::Gtc,
             stp: StpMode::None,
             expire_at: 0,
+            ext: OrderExt::NONE,
         }
     }
 }
@@ -102,6 +107,13 @@ pub enum Report {
     CancelRejected { engine_id: u64, reason: u16 },
     /// The venue refused a replace; the order is unchanged.
     ReplaceRejected { engine_id: u64, reason: u16 },
+    /// A conditional order's trigger was reached: it is now a live order with the same
+    /// id (`trigger_price` reached, the venue's `last_price` then).
+    Triggered {
+        engine_id: u64,
+        trigger_price: Price,
+        last_price: Price,
+    },
 }
 
 impl Report {
@@ -114,7 +126,8 @@ impl Report {
             | Report::Cancelled { engine_id, .. }
             | Report::Replaced { engine_id, .. }
             | Report::CancelRejected { engine_id, .. }
-            | Report::ReplaceRejected { engine_id, .. } => engine_id,
+            | Report::ReplaceRejected { engine_id, .. }
+            | Report::Triggered { engine_id, .. } => engine_id,
         }
     }
 }
@@ -156,6 +169,10 @@ pub enum VenueError {
     /// Unknown order.
     #[error("unknown order {0}")]
     UnknownOrder(u64),
+    /// The venue has no such order type (a stop, a trailing stop or an iceberg sent
+    /// to an adapter whose venue lacks it): refused, never downgraded.
+    #[error("order type not supported by this venue")]
+    Unsupported,
 }
 
 /// Names a venue's reject reason codes ([`Venue::reason_name`]).

@@ -211,3 +211,148 @@ fn a_lost_exchange_stalls_only_its_venue_and_reconnects_with_reconciliation() {
         assert!(!log().contains("panicked"), "{}", log());
     });
 }
+
+/// Waits (heartbeating) for `want` events about `client_id` from the engine, keeping
+/// every event seen.
+fn events_of(
+    api: &mut peregrine_strategy::Api,
+    rx: &mut peregrine_queue::shm::ShmSpscConsumer<peregrine_strategy::msg::Event>,
+    seen: &mut Vec<peregrine_strategy::msg::Event>,
+    client_id: u64,
+    want: &[peregrine_strategy::msg::EventKind],
+) {
+    use peregrine_strategy::msg::{EventKind, Request};
+    let pid = std::process::id();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut last_hb = std::time::Instant::now() - Duration::from_secs(1);
+    loop {
+        let kinds: Vec<_> = seen
+            .iter()
+            .filter(|e| e.client_id == client_id)
+            .map(|e| (e.kind(), e.reason))
+            .collect();
+        if want
+            .iter()
+            .all(|k| kinds.iter().any(|(s, _)| *s == Some(*k)))
+        {
+            return;
+        }
+        let refused = kinds.iter().any(|(s, _)| *s == Some(EventKind::Reject));
+        assert!(
+            std::time::Instant::now() < deadline && !refused,
+            "order {client_id}: want {want:?}, seen (kind, reason) {kinds:?}"
+        );
+        if last_hb.elapsed() >= Duration::from_millis(100) {
+            let _ = api.send_raw(Request::heartbeat(pid, api.now_ns()));
+            last_hb = std::time::Instant::now();
+        }
+        match rx.try_pop() {
+            Some(ev) => seen.push(ev),
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+}
+
+/// Issue 31 from a strategy: a stop-limit placed through the engine on the real
+/// exchange is parked (acknowledged), triggered by a trade, reported `Triggered` with
+/// its trigger and last prices, and then filled with the same client id; the same stop
+/// to the simulated venue (which has no stops) is refused `UNSUPPORTED`, not sent as
+/// a plain order.
+#[test]
+fn a_strategy_stop_is_triggered_by_a_trade_on_the_exchange() {
+    use peregrine_strategy::msg::{reason, EventKind, NewOrder};
+    use peregrine_types::{InstrumentId, Price, Qty, Side};
+    support::with_timeout(180, || {
+        let exchange = support::start("[market_data]\nenabled = false\n");
+        let tmp = tempfile::tempdir().unwrap();
+        let shm = tmp.path().join("shm");
+        let config = engine_config(tmp.path(), &shm, exchange.addr);
+        let engine_log = tmp.path().join("engine.log");
+        let _engine = Kid(peregrine()
+            .args(["engine", "--duration", "120", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&engine_log).unwrap())
+            .spawn()
+            .unwrap());
+        let socket = shm.join("control.sock");
+        wait_until("the control socket", Duration::from_secs(30), || {
+            socket.exists()
+        });
+        let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
+        wait_until("the venue login", Duration::from_secs(30), || {
+            log().contains("venue px: logged in")
+        });
+        let cfg = peregrine_strategy::RunnerConfig::new(shm.clone(), "maker");
+        let (mut api, mut rx) = peregrine_strategy::runner::attach(&cfg).unwrap();
+        let mut seen = Vec::new();
+        let order = |venue, side, price: i64, qty: i64| {
+            NewOrder::limit(
+                venue,
+                InstrumentId(1),
+                side,
+                Price::from_raw(price),
+                Qty::from_raw(qty),
+            )
+        };
+        // A sell stop-limit: triggers when the last trade falls to 99.00, then
+        // sells at 90.00 or better.
+        let stop = order(0, Side::Sell, 9000, 1).stop(Price::from_raw(9900));
+        let stop_id = api.send(stop).unwrap();
+        events_of(&mut api, &mut rx, &mut seen, stop_id, &[EventKind::Ack]);
+        // The same stop to the simulated venue: refused by the engine, typed.
+        let sim_id = api.send(NewOrder { venue: 1, ..stop }).unwrap();
+        events_of(&mut api, &mut rx, &mut seen, sim_id, &[EventKind::Reject]);
+        let r = seen.iter().find(|e| e.client_id == sim_id).unwrap();
+        assert_eq!(r.reason, reason::UNSUPPORTED);
+        // A resting bid of 2 at 99.00 and a sell of 1 into it: the trade triggers
+        // the stop, which sells into the rest of the bid.
+        let bid = api.send(order(0, Side::Buy, 9900, 2)).unwrap();
+        events_of(&mut api, &mut rx, &mut seen, bid, &[EventKind::Ack]);
+        let hit = api.send(order(0, Side::Sell, 9900, 1).ioc()).unwrap();
+        events_of(&mut api, &mut rx, &mut seen, hit, &[EventKind::Fill]);
+        events_of(
+            &mut api,
+            &mut rx,
+            &mut seen,
+            stop_id,
+            &[EventKind::Triggered, EventKind::Fill],
+        );
+        let of_stop: Vec<_> = seen.iter().filter(|e| e.client_id == stop_id).collect();
+        let kinds: Vec<_> = of_stop.iter().filter_map(|e| e.kind()).collect();
+        assert_eq!(
+            kinds,
+            vec![EventKind::Ack, EventKind::Triggered, EventKind::Fill],
+            "{of_stop:?}"
+        );
+        assert_eq!(
+            (of_stop[1].price, of_stop[1].qty),
+            (9900, 9900),
+            "trigger, last"
+        );
+        assert_eq!(
+            (of_stop[2].price, of_stop[2].qty, of_stop[2].leaves),
+            (9900, 1, 0)
+        );
+        // The bid's second fill (the stop's trade) may come after the stop's own.
+        let bid_fills = |seen: &[peregrine_strategy::msg::Event]| -> i64 {
+            seen.iter()
+                .filter(|e| e.client_id == bid && e.kind() == Some(EventKind::Fill))
+                .map(|e| e.qty)
+                .sum()
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while bid_fills(&seen) < 2 && std::time::Instant::now() < deadline {
+            match rx.try_pop() {
+                Some(ev) => seen.push(ev),
+                None => std::thread::sleep(Duration::from_millis(2)),
+            }
+        }
+        assert_eq!(
+            bid_fills(&seen),
+            2,
+            "the bid traded with the sell and the stop"
+        );
+        assert!(!log().contains("unknown id"), "{}", log());
+    });
+}

@@ -352,6 +352,14 @@ impl<M: StateMachine> Node<M> {
         if let MembershipChange::AddVoter { id, .. } = change {
             self.check_caught_up(*id)?;
         }
+        // raft-rs would take the proposal and silently replace it with an empty entry
+        // (one change at a time): say so instead of reporting a change that never
+        // happens (found by peregrine sim, seed 3001227).
+        if self.raw.raft.has_pending_conf() {
+            return Err(ClusterError::ChangePending {
+                index: self.raw.raft.pending_conf_index,
+            });
+        }
         let (cc, ctx) = change.to_raft();
         match self.raw.propose_conf_change(ctx, cc) {
             Ok(()) => Ok(()),

@@ -269,6 +269,7 @@ impl ModelExchange {
                     tif: o.tif,
                     stp: o.stp,
                     expire_at: o.expire_at.0,
+                    ext: peregrine_types::OrderExt::NONE,
                 };
                 let mut reports = Vec::new();
                 self.market
@@ -595,6 +596,8 @@ impl ModelExchange {
                 };
                 return self.cancel_rejected(req_cl, venue_id, kind);
             }
+            // The model market has no stops: it never triggers one.
+            Report::Triggered { .. } => return,
         };
         self.stream_report(m);
     }

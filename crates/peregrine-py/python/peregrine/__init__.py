@@ -76,6 +76,10 @@ class Strategy:
     def on_replace_reject(self, api, event):
         """A replace was refused; the order is unchanged."""
 
+    def on_triggered(self, api, event):
+        """A stop's trigger was reached at the venue (event.price: the trigger price,
+        event.qty: the last trade price); its fills follow."""
+
     def on_book(self, api, book):
         """A book the strategy subscribes to changed (:class:`Book`)."""
 

@@ -130,6 +130,18 @@ impl<T: Pod> ShmSpscProducer<T> {
         Ok(())
     }
 
+    /// Whether `n` more messages fit now (so a group of `n` pushed next cannot be cut
+    /// in two by a full ring: only this producer adds messages).
+    #[inline]
+    pub fn has_room(&mut self, n: u64) -> bool {
+        if self.tail.wrapping_sub(self.cached_head) + n <= self.mask + 1 {
+            return true;
+        }
+        // Acquire pairs with the Release store of head in `ShmSpscConsumer::try_pop`.
+        self.cached_head = self.claim.region().header().head.load(Ordering::Acquire);
+        self.tail.wrapping_sub(self.cached_head) + n <= self.mask + 1
+    }
+
     /// The ring's traffic counters as the shared header holds them.
     pub fn counts(&self) -> RingCounts {
         self.claim.region().counts()

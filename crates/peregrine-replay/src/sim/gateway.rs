@@ -49,6 +49,9 @@ pub struct Gateway {
     pub fills: Vec<StrategyFill>,
     /// Each accepted order: client id and when the book accepted it (core time).
     pub acks: Vec<(u64, u64)>,
+    /// The client id of the extension record just read (stops and icebergs are not
+    /// replayed: their order is refused, `UNSUPPORTED`).
+    ext_for: Option<u64>,
 }
 
 fn sdk(kind: EventKind, client_id: u64, side: Side, instrument: u32) -> SdkEvent {
@@ -65,6 +68,7 @@ impl Gateway {
     /// A gateway for the venue at index `venue_index` of the strategy's orders.
     pub fn new(venue_index: u32) -> Gateway {
         Gateway {
+            ext_for: None,
             venue_index,
             open: FxHashMap::default(),
             sent: FxHashMap::default(),
@@ -92,7 +96,9 @@ impl Gateway {
                 return push(out, e, req.t1, ts);
             }
         };
+        let ext_for = self.ext_for.take();
         match cmd {
+            Command::Ext { client_id, .. } => self.ext_for = Some(client_id),
             Command::New(o) => {
                 let mut refuse = |why: u16| {
                     let mut e = sdk(EventKind::Reject, o.client_id, o.side, o.instrument.0);
@@ -106,6 +112,9 @@ impl Gateway {
                 }
                 if o.instrument != instrument {
                     return refuse(reason::UNKNOWN_INSTRUMENT);
+                }
+                if ext_for.is_some() {
+                    return refuse(reason::UNSUPPORTED);
                 }
                 self.sent.insert(
                     o.client_id,

@@ -336,7 +336,9 @@ impl StrategySide {
                         self.recorder.round_trip(rt);
                     }
                     if let Some(k) = e.kind() {
-                        self.recorder.events[k as usize - 1] += 1;
+                        if let Some(n) = self.recorder.events.get_mut(k as usize - 1) {
+                            *n += 1;
+                        }
                     }
                     self.call(s, at, Delivery::Event(&e))?;
                 }

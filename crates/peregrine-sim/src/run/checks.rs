@@ -36,6 +36,59 @@ pub(crate) fn books(sim: &mut Sim, n: usize) {
     }
 }
 
+/// The conservation invariant (balances on): per asset, what every account holds,
+/// available plus reserved, the fee account included, equals what was deposited (the
+/// run's initial funding; nothing is deposited or withdrawn later), and the ledger's
+/// own bookkeeping (reservations equal what open orders hold, nothing negative)
+/// holds. Checked against the simulator's own sum, not the ledger's, after every step
+/// of the serving venue.
+pub(crate) fn conservation(sim: &mut Sim, n: usize) {
+    if !sim.cfg.ledger {
+        return;
+    }
+    let Some(v) = sim.nodes[n].venue_ref() else {
+        return;
+    };
+    if v.engine_seq() == 0 {
+        return; // not funded yet
+    }
+    let Some(ledger) = v.ledger() else {
+        sim.fail(
+            CONSERVATION,
+            format!("node {n}: balances are on but no ledger"),
+        );
+        return;
+    };
+    let mut held: BTreeMap<u32, i128> = BTreeMap::new();
+    for (_, asset, b) in ledger.export().balances {
+        *held.entry(asset.0).or_default() += b.total();
+    }
+    let want = &sim.supply;
+    let broken = want
+        .iter()
+        .find(|(asset, total)| held.get(asset).copied().unwrap_or(0) != **total)
+        .map(|(asset, total)| {
+            format!(
+                "node {n} after engine seq {}: asset {asset} held in all {} != deposited {total}",
+                v.engine_seq(),
+                held.get(asset).copied().unwrap_or(0)
+            )
+        })
+        .or_else(|| {
+            ledger
+                .check()
+                .err()
+                .map(|e| format!("node {n} after engine seq {}: {e}", v.engine_seq()))
+        });
+    if let Some(detail) = broken {
+        sim.fail(CONSERVATION, detail);
+    }
+}
+
+/// See [`conservation`].
+pub(crate) const CONSERVATION: &str =
+    "balance conservation: every asset's total over all accounts and the fee account equals the deposits";
+
 /// After node `n` crashed: the journal's high-water mark, as it survived, covers
 /// every command a client saw acknowledged (else damage to those records would be
 /// taken for a torn, unacknowledged tail and truncated silently). A journal without

@@ -302,7 +302,10 @@ impl Sim {
         };
         match step {
             Rejoin::Removing { node, since } => {
-                if voters.contains(&raft_id(node)) {
+                // Out of the configuration as a voter and as a learner (a learner's
+                // pending promotion would make a wiped node a voter the leader
+                // believes holds its log: seed 3001227).
+                if voters.contains(&raft_id(node)) || learners.contains(&raft_id(node)) {
                     if self.now > since + 2_000 * MS {
                         self.cluster.rejoin = None; // the removal was lost: try later
                     }

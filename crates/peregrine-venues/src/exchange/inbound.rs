@@ -144,6 +144,20 @@ impl<C: super::Connect> ExchangeVenue<C> {
             Outbound::Accepted(a) => {
                 return Ok(self.on_accepted(a.client_order_id.0, a.order_id.0, now_ns, out))
             }
+            Outbound::AcceptedExt(a) => {
+                return Ok(self.on_accepted(a.client_order_id.0, a.order_id.0, now_ns, out))
+            }
+            Outbound::Triggered(t) => match self.table.by_order(t.order_id.0) {
+                Some(engine_id) => Some(Report::Triggered {
+                    engine_id,
+                    trigger_price: t.trigger_price,
+                    last_price: t.last_price,
+                }),
+                None => {
+                    self.unknown("Triggered", t.order_id.0);
+                    None
+                }
+            },
             Outbound::Rejected(r) => self.on_rejected(&r),
             Outbound::Fill(f) => self.on_fill(&f),
             Outbound::Cancelled(c) => self.on_cancelled(&c),
@@ -389,6 +403,6 @@ const DECREMENT_REASON: u16 = 5;
 fn refusal(e: VenueError) -> u16 {
     match e {
         VenueError::Disconnected => REASON_DISCONNECTED,
-        VenueError::Busy | VenueError::UnknownOrder(_) => 0,
+        VenueError::Busy | VenueError::UnknownOrder(_) | VenueError::Unsupported => 0,
     }
 }

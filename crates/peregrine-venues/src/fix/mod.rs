@@ -342,6 +342,11 @@ impl Venue for FixVenue {
     }
 
     fn submit(&mut self, order: VenueOrder, _now_ns: u64) -> Result<(), VenueError> {
+        // This adapter sends OrdType 1/2 only (no StopPx, MaxFloor): a stop or an
+        // iceberg is refused here, never sent as a plain order.
+        if !order.ext.is_plain() {
+            return Err(VenueError::Unsupported);
+        }
         if !self.logged_on() {
             return Err(VenueError::Disconnected);
         }

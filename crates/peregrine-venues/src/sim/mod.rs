@@ -294,6 +294,10 @@ impl Venue for SimVenue {
     }
 
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError> {
+        // The simulated venue matches limit and market orders only.
+        if !order.ext.is_plain() {
+            return Err(VenueError::Unsupported);
+        }
         let d = self.delay();
         self.last_delay = d;
         let at = now_ns + d;

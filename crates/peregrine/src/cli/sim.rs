@@ -22,6 +22,17 @@ pub(crate) enum Profile {
     Heavy,
 }
 
+/// Balances on or off (`--balances`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Balances {
+    /// As the seed draws it.
+    Seed,
+    /// Always on.
+    On,
+    /// Always off.
+    Off,
+}
+
 /// `peregrine sim` arguments.
 #[derive(Debug, Args)]
 pub(crate) struct SimArgs {
@@ -47,6 +58,11 @@ pub(crate) struct SimArgs {
     /// Simulated milliseconds allowed to settle once the faults stop.
     #[arg(long)]
     settle: Option<u64>,
+    /// Balances (funded traders, fills settled through the ledger with fees, the
+    /// conservation invariant): drawn from the seed (3 seeds in 4), or forced on or off
+    /// (a regression seed marked `balances=off` replays with `--balances off`).
+    #[arg(long, value_enum, default_value_t = Balances::Seed)]
+    balances: Balances,
     /// Fault profile.
     #[arg(long, value_enum, default_value_t = Profile::Standard)]
     faults: Profile,
@@ -77,6 +93,11 @@ pub(crate) fn run(args: SimArgs) -> anyhow::Result<()> {
         }
         if let Some(s) = args.settle {
             cfg.settle_ms = s;
+        }
+        match args.balances {
+            Balances::Seed => {}
+            Balances::On => cfg.ledger = true,
+            Balances::Off => cfg.ledger = false,
         }
         cfg.faults = faults(args.faults, &args.fault)?;
         cfg.verbose = args.verbose;
@@ -206,9 +227,16 @@ fn print_outcome(out: &Outcome, summary: bool) {
             v.detail
         );
         println!(
-            "  replay: peregrine sim --seed {} --nodes {}{}",
+            "  replay: peregrine sim --seed {} --nodes {}{}{}",
             c.seed,
             c.nodes,
+            if c.ledger == SimConfig::for_seed(c.seed, c.nodes).ledger {
+                ""
+            } else if c.ledger {
+                " --balances on"
+            } else {
+                " --balances off"
+            },
             if c.faults == Faults::standard() {
                 String::new()
             } else {
