@@ -572,10 +572,15 @@ fn fix_oco(list: &str, legs: &[(&str, &str, &str, &str)]) -> Message {
 /// with E: QuickFIX gets ListStatus N executing and each leg's New under its own
 /// ClOrdID; a buy takes the limit, so the stop is cancelled by its list and N
 /// says all done. A second OCO is cancelled with K: both legs cancelled, N all
-/// done. QuickFIX (with its FIX 4.4 dictionary when present) takes every N: no
-/// session Reject either way.
+/// done. QuickFIX with its FIX 4.4 dictionary takes every N: no session Reject
+/// either way. Without its dictionary QuickFIX reads no repeating group (it rejects
+/// an N with "Tag appears more than once"), so the test then says so and stops.
 #[test]
 fn an_oco_places_fills_one_leg_cancels_the_other_and_a_list_cancel_request_cancels_a_list() {
+    if peregrine_fix_interop::qf::fix44_dictionary().is_none() {
+        eprintln!("skipped: QuickFIX reads an N's NoOrders group only with its FIX 4.4 dictionary");
+        return;
+    }
     let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let exchange = start_exchange(dir.path());

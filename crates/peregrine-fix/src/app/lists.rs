@@ -1,7 +1,7 @@
 //! Order lists: NewOrderList (E) with ContingencyType (1385), decoded into up to
 //! three orders; ListStatus (N) encoded within FIX 4.4's layout (so a FIX 4.4
-//! counterparty's dictionary accepts it). Building blocks for the gateway's OCO,
-//! OTO and OTOCO mapping (`docs/fix.md`, "Not done yet": not wired yet).
+//! counterparty's dictionary accepts it), ListCancelRequest (K). The gateway maps
+//! them to the native order lists (`docs/fix.md`, "Order lists").
 
 use crate::codec::{tags as t, FieldError, Message, MessageWriter, Precision};
 
