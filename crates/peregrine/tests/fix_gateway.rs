@@ -549,13 +549,24 @@ fn stops_stop_limits_and_icebergs_trigger_and_refill_through_the_gateway() {
 /// An E of `list` (ContingencyType 1385 = 1, OCO; BidType 394 = 3 as FIX 4.4
 /// requires): `legs` as (ClOrdID, OrdType, Price, StopPx), each a GTC sell of 2.
 fn fix_oco(list: &str, legs: &[(&str, &str, &str, &str)]) -> Message {
-    let mut m = fix_msg("E", &[(66, list), (394, "3"), (1385, "1"), (68, "2")]);
-    for &(cl, ord_type, price, stop) in legs {
+    let legs: Vec<_> = legs.iter().map(|&(c, o, p, x)| (c, "2", o, p, x)).collect();
+    fix_list(list, "1", &legs)
+}
+
+/// An E of `list` with ContingencyType `contingency`: `legs` as (ClOrdID, Side,
+/// OrdType, Price, StopPx), each a GTC order of 2.
+fn fix_list(list: &str, contingency: &str, legs: &[(&str, &str, &str, &str, &str)]) -> Message {
+    let n = legs.len().to_string();
+    let mut m = fix_msg(
+        "E",
+        &[(66, list), (394, "3"), (1385, contingency), (68, &n)],
+    );
+    for &(cl, side, ord_type, price, stop) in legs {
         let mut g = quickfix::Group::try_with_orders(73, 11, &[11, 67, 55, 54, 38, 40, 44, 99, 59])
             .unwrap();
         g.set_field(11, cl).unwrap();
         g.set_field(55, "PGN-USD").unwrap();
-        g.set_field(54, "2").unwrap();
+        g.set_field(54, side).unwrap();
         g.set_field(38, "2").unwrap();
         g.set_field(40, ord_type).unwrap();
         g.set_field(44, price).unwrap();
@@ -572,7 +583,8 @@ fn fix_oco(list: &str, legs: &[(&str, &str, &str, &str)]) -> Message {
 /// with E: QuickFIX gets ListStatus N executing and each leg's New under its own
 /// ClOrdID; a buy takes the limit, so the stop is cancelled by its list and N
 /// says all done. A second OCO is cancelled with K: both legs cancelled, N all
-/// done. QuickFIX with its FIX 4.4 dictionary takes every N: no session Reject
+/// done. An OTO's pending leg is released when its working leg fills. QuickFIX
+/// with its FIX 4.4 dictionary takes every N: no session Reject
 /// either way. Without its dictionary QuickFIX reads no repeating group (it rejects
 /// an N with "Tag appears more than once"), so the test then says so and stops.
 #[test]
@@ -685,6 +697,28 @@ fn an_oco_places_fills_one_leg_cancels_the_other_and_a_list_cancel_request_cance
             && has(&qf, "SL2", &[(150, "4"), (39, "4")])
             && lists("OCO2", "6")
     });
+
+    // An OTO: a working buy at 118.00 and a pending sell at 130.00, entered only
+    // once the buy is filled (its release a 150=D); the list is then done.
+    send(fix_list(
+        "OTO1",
+        "2",
+        &[("W3", "1", "2", "118", ""), ("P3", "2", "2", "130", "")],
+    ));
+    wait_until("the OTO executing", WAIT, || {
+        lists("OTO1", "3") && has(&qf, "W3", &[(150, "0")]) && has(&qf, "P3", &[(150, "0")])
+    });
+    let answer = other.order(2, Side::Sell, 11800, 2, TimeInForce::Ioc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    wait_until(
+        "the working leg filled, the pending leg released, N all done",
+        WAIT,
+        || {
+            has(&qf, "W3", &[(150, "F"), (39, "2")])
+                && has(&qf, "P3", &[(150, "D"), (39, "0")])
+                && lists("OTO1", "6")
+        },
+    );
 
     assert_eq!(
         wire.incoming_with(&["|35=3|"]),
