@@ -527,10 +527,14 @@ fn a_wiped_follower_rejoins_and_catches_up_from_a_snapshot() {
             s["snapshots_installed"].as_u64() >= Some(1),
             "the wiped node did not need a snapshot: {s}"
         );
-        assert!(
-            s["voters"].as_array().unwrap().iter().any(|v| v == id),
-            "{s}"
-        );
+        // The promotion is acknowledged (202) once proposed; the wiped node counts
+        // itself a voter once it has applied that entry, which may come after the
+        // states converged (the entry carries no command).
+        support::wait_until("the wiped node is a voter", Duration::from_secs(30), || {
+            cluster.nodes[f]
+                .status()
+                .is_some_and(|s| s["voters"].as_array().unwrap().iter().any(|v| v == id))
+        });
     });
 }
 
@@ -649,14 +653,18 @@ fn market_data_follows_the_leader_across_a_failover() {
 /// lengthens the run (default 2 s; the 5-minute run is `scripts/bench-cluster.sh
 /// overload`).
 ///
-/// Out of the default run: it passed 6 of 6 runs alone and 11 of 12 runs of the
-/// whole file, but one whole-file run (2026-11-28 06:34 UTC, load ~9) left orders
-/// unanswered and the cause was not captured; a test that fails one run in a dozen
-/// for a reason nobody knows cannot gate CI. `cargo test --profile ci -p peregrine
-/// --test exchange_cluster overload -- --ignored` runs it (docs/testing.md, Known
-/// gaps).
+/// Out of the default run: it failed 1 of 6 runs alone (dev build, load ~6,
+/// 2026-11-28 09:57 UTC). Cause captured: about 2 s after the
+/// last order the leader steps down by its own lease (`Node::check_lease`: no
+/// answer from a majority for an election timeout) while both followers still
+/// follow it in the same term (no election, no new leader): it ends its sessions
+/// with `LeaderRedirect` and the 512 orders in flight stay unanswered. Doubling
+/// the lease window did not remove it (1 of 10), so the followers' answers stall
+/// for more than 0.6 s, most likely behind their own apply backlog; not fixed.
+/// `cargo test -p peregrine --test exchange_cluster overload -- --ignored
+/// --nocapture` runs it (docs/testing.md, Known gaps).
 #[test]
-#[ignore = "one whole-file run in twelve left orders unanswered, cause not found (docs/testing.md)"]
+#[ignore = "about 1 run in 10: the leader's lease steps it down while its followers still follow (docs/testing.md)"]
 fn overload_is_answered_busy_and_the_leadership_holds() {
     use peregrine_client::loadgen::{self, LoadgenParams};
     let secs: f64 = std::env::var("CLUSTER_OVERLOAD_SECS")

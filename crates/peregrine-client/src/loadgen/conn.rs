@@ -64,6 +64,8 @@ pub(crate) struct Conn {
     pub outstanding: usize,
     /// False once the session failed.
     pub alive: bool,
+    /// A write to the exchange failed (counted an error in the summary).
+    pub(super) write_failed: bool,
     last_tx: Instant,
 }
 
@@ -96,6 +98,7 @@ impl Conn {
             tag: (index as u64) << TAG_SHIFT,
             outstanding: 0,
             alive: true,
+            write_failed: false,
             last_tx: Instant::now(),
         };
         Ok((conn, at))
@@ -139,7 +142,13 @@ impl Conn {
                 Ok(n) => self.tx_sent += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => self.alive = false,
+                Err(e) => {
+                    // Counted (an error), not a silent end: its outstanding
+                    // orders are then counted lost, and the reason is shown.
+                    eprintln!("loadgen: session write failed: {e}");
+                    self.alive = false;
+                    self.write_failed = true;
+                }
             }
         }
         if !self.tx.is_empty() {
@@ -219,6 +228,13 @@ impl Conn {
             }
             Outbound::LoginRejected(_) => {
                 stats.errors += 1;
+                0
+            }
+            Outbound::Disconnect(d) => {
+                // The exchange ended the session (slow reader, heartbeat timeout):
+                // say why, so that its unanswered orders have a cause.
+                eprintln!("loadgen: session ended by the exchange: {:?}", d.reason);
+                self.fail(stats);
                 0
             }
             Outbound::LeaderRedirect(_) => {

@@ -201,7 +201,7 @@ fn summarize(args: &LoadgenParams, conns: &[Conn], stats: &Stats) -> Summary {
         redirected: stats.redirected,
         fills: stats.fills,
         cancels: stats.cancels,
-        errors: stats.errors,
+        errors: stats.errors + conns.iter().filter(|c| c.write_failed).count() as u64,
         lost,
         unsent,
         ack: Percentiles::of(&stats.ack),
