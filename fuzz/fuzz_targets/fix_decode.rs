@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use peregrine_fix::app::{
-    ExecutionReportView, NewOrderSingle, OrderCancelRejectView, OrderCancelReplaceRequest, OrderCancelRequest,
+    ExecutionReportView, ListCancelRequest, NewOrderList, NewOrderSingle, OrderCancelRejectView, OrderCancelReplaceRequest, OrderCancelRequest,
     OrderMassCancelReportView, OrderMassCancelRequest, OrderStatusRequest,
 };
 use peregrine_fix::codec::{frame, Frame, FrameLimits, Message};
@@ -30,6 +30,8 @@ fuzz_target!(|data: &[u8]| {
                     let _ = OrderMassCancelRequest::decode(&m);
                     let _ = OrderStatusRequest::decode(&m);
                     let _ = ExecutionReportView::decode(&m);
+                    let _ = NewOrderList::decode(&m);
+                    let _ = ListCancelRequest::decode(&m);
                     let _ = OrderCancelRejectView::decode(&m);
                     let _ = OrderMassCancelReportView::decode(&m);
                 }

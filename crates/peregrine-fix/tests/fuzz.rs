@@ -9,8 +9,8 @@
 mod stream;
 
 use peregrine_fix::app::{
-    ExecutionReportView, NewOrderSingle, OrderCancelReplaceRequest, OrderCancelRequest,
-    OrderMassCancelRequest, OrderStatusRequest,
+    ExecutionReportView, ListCancelRequest, NewOrderList, NewOrderSingle,
+    OrderCancelReplaceRequest, OrderCancelRequest, OrderMassCancelRequest, OrderStatusRequest,
 };
 use peregrine_fix::codec::{frame, Encoder, Frame, FrameLimits, Message, Precision};
 use peregrine_fix::session::{Received, Role, Session, SessionConfig};
@@ -33,6 +33,8 @@ fn run_all(data: &[u8]) {
                     let _ = OrderMassCancelRequest::decode(&m);
                     let _ = OrderStatusRequest::decode(&m);
                     let _ = ExecutionReportView::decode(&m);
+                    let _ = NewOrderList::decode(&m);
+                    let _ = ListCancelRequest::decode(&m);
                 }
                 at += len;
             }

@@ -546,6 +546,194 @@ fn stops_stop_limits_and_icebergs_trigger_and_refill_through_the_gateway() {
     drop(gateway);
 }
 
+/// An E of `list` (ContingencyType 1385 = 1, OCO; BidType 394 = 3 as FIX 4.4
+/// requires): `legs` as (ClOrdID, OrdType, Price, StopPx), each a GTC sell of 2.
+fn fix_oco(list: &str, legs: &[(&str, &str, &str, &str)]) -> Message {
+    let legs: Vec<_> = legs.iter().map(|&(c, o, p, x)| (c, "2", o, p, x)).collect();
+    fix_list(list, "1", &legs)
+}
+
+/// An E of `list` with ContingencyType `contingency`: `legs` as (ClOrdID, Side,
+/// OrdType, Price, StopPx), each a GTC order of 2.
+fn fix_list(list: &str, contingency: &str, legs: &[(&str, &str, &str, &str, &str)]) -> Message {
+    let n = legs.len().to_string();
+    let mut m = fix_msg(
+        "E",
+        &[(66, list), (394, "3"), (1385, contingency), (68, &n)],
+    );
+    for &(cl, side, ord_type, price, stop) in legs {
+        let mut g = quickfix::Group::try_with_orders(73, 11, &[11, 67, 55, 54, 38, 40, 44, 99, 59])
+            .unwrap();
+        g.set_field(11, cl).unwrap();
+        g.set_field(55, "PGN-USD").unwrap();
+        g.set_field(54, side).unwrap();
+        g.set_field(38, "2").unwrap();
+        g.set_field(40, ord_type).unwrap();
+        g.set_field(44, price).unwrap();
+        if !stop.is_empty() {
+            g.set_field(99, stop).unwrap();
+        }
+        g.set_field(59, "1").unwrap();
+        m.add_group(&g).unwrap();
+    }
+    m
+}
+
+/// Order lists over FIX: an OCO sell (a limit at 120.00, a stop at 110.00) placed
+/// with E: QuickFIX gets ListStatus N executing and each leg's New under its own
+/// ClOrdID; a buy takes the limit, so the stop is cancelled by its list and N
+/// says all done. A second OCO is cancelled with K: both legs cancelled, N all
+/// done. An OTO's pending leg is released when its working leg fills. QuickFIX
+/// with its FIX 4.4 dictionary takes every N: no session Reject
+/// either way. Without its dictionary QuickFIX reads no repeating group (it rejects
+/// an N with "Tag appears more than once"), so the test then says so and stops.
+#[test]
+fn an_oco_places_fills_one_leg_cancels_the_other_and_a_list_cancel_request_cancels_a_list() {
+    if peregrine_fix_interop::qf::fix44_dictionary().is_none() {
+        eprintln!("skipped: QuickFIX reads an N's NoOrders group only with its FIX 4.4 dictionary");
+        return;
+    }
+    let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = start_exchange(dir.path());
+    let gateway = start_gateway(dir.path(), exchange.addr);
+    wait_until("the gateway's exchange session", WAIT, || {
+        log_has(dir.path(), "gateway.log", "account 1 logged in")
+    });
+    let qf = Recorder {
+        password: Some("fix-pw".into()),
+        ..Recorder::default()
+    };
+    let app = Application::try_new(&qf).unwrap();
+    let wire = WireLog::default();
+    let qf_log = LogFactory::try_new(&wire).unwrap();
+    let cfg = settings(
+        dir.path(),
+        "initiator",
+        "CLIENT1",
+        "PEREGRINE",
+        gateway.addr.port(),
+        "",
+    );
+    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
+    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
+    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
+    let mut initiator = Initiator::try_new(
+        &qf_settings,
+        &app,
+        &store,
+        &qf_log,
+        quickfix::FixSocketServerKind::SingleThreaded,
+    )
+    .unwrap();
+    initiator.start().unwrap();
+    wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
+    let mut other = Counterparty::login(dir.path(), exchange.addr);
+    let lists = |list: &str, status: &str| {
+        qf.app()
+            .into_iter()
+            .any(|m| m.msg_type == "N" && m.field(66) == Some(list) && m.field(431) == Some(status))
+    };
+
+    // A last trade price (115.00) first: a stop can be placed only where it would
+    // not trigger at once.
+    let answer = other.order(9, Side::Sell, 11500, 1, TimeInForce::Gtc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    send(fix_order(
+        "P0",
+        &[(54, "1"), (38, "1"), (40, "2"), (44, "115"), (59, "3")],
+    ));
+    wait_until("the trade at 115.00", WAIT, || {
+        has(&qf, "P0", &[(150, "F"), (39, "2")])
+    });
+    send(fix_oco(
+        "OCO1",
+        &[("TP1", "2", "120", ""), ("SL1", "3", "100", "110")],
+    ));
+    wait_until("N executing and both legs New", WAIT, || {
+        lists("OCO1", "3")
+            && has(&qf, "TP1", &[(150, "0"), (40, "2")])
+            && has(&qf, "SL1", &[(150, "0"), (40, "3")])
+    });
+    let answer = other.order(1, Side::Buy, 12000, 2, TimeInForce::Ioc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    wait_until(
+        "the limit filled, the stop cancelled, N all done",
+        WAIT,
+        || {
+            has(&qf, "TP1", &[(150, "F"), (39, "2"), (31, "120.00")])
+                && has(&qf, "SL1", &[(150, "4"), (39, "4")])
+                && lists("OCO1", "6")
+        },
+    );
+    let done = qf
+        .app()
+        .into_iter()
+        .find(|m| m.msg_type == "N" && m.field(431) == Some("6"))
+        .unwrap();
+    assert_eq!(done.field(429), Some("5"), "{}", done.text);
+    assert!(
+        done.text.contains("|11=TP1|14=2|39=2|151=0|84=0|6=120"),
+        "{}",
+        done.text
+    );
+    assert!(
+        done.text.contains("|11=SL1|14=0|39=4|151=0|84=2|6=0"),
+        "{}",
+        done.text
+    );
+
+    send(fix_oco(
+        "OCO2",
+        &[("TP2", "2", "125", ""), ("SL2", "3", "100", "105")],
+    ));
+    wait_until("the second list executing", WAIT, || {
+        lists("OCO2", "3") && has(&qf, "SL2", &[(150, "0")]) && has(&qf, "TP2", &[(150, "0")])
+    });
+    send(fix_msg("K", &[(66, "OCO2"), (60, "20240101-00:00:00.000")]));
+    wait_until("K: both legs cancelled, N all done", WAIT, || {
+        has(&qf, "TP2", &[(150, "4"), (39, "4")])
+            && has(&qf, "SL2", &[(150, "4"), (39, "4")])
+            && lists("OCO2", "6")
+    });
+
+    // An OTO: a working buy at 118.00 and a pending sell at 130.00, entered only
+    // once the buy is filled (its release a 150=D); the list is then done.
+    send(fix_list(
+        "OTO1",
+        "2",
+        &[("W3", "1", "2", "118", ""), ("P3", "2", "2", "130", "")],
+    ));
+    wait_until("the OTO executing", WAIT, || {
+        lists("OTO1", "3") && has(&qf, "W3", &[(150, "0")]) && has(&qf, "P3", &[(150, "0")])
+    });
+    let answer = other.order(2, Side::Sell, 11800, 2, TimeInForce::Ioc);
+    assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
+    wait_until(
+        "the working leg filled, the pending leg released, N all done",
+        WAIT,
+        || {
+            has(&qf, "W3", &[(150, "F"), (39, "2")])
+                && has(&qf, "P3", &[(150, "D"), (39, "0")])
+                && lists("OTO1", "6")
+        },
+    );
+
+    assert_eq!(
+        wire.incoming_with(&["|35=3|"]),
+        0,
+        "the gateway sent no session Reject"
+    );
+    assert!(
+        !qf.admin_out().iter().any(|m| m.msg_type == "3"),
+        "QuickFIX rejected none of our messages: {:?}",
+        qf.admin_out()
+    );
+    drop(initiator);
+    drop(gateway);
+}
+
 /// The demand: the gateway is killed (no goodbye) while its FIX client is
 /// away, the client's resting order fills twice while no gateway runs, and the
 /// gateway comes back on its store. It resumes the exchange's report stream from the

@@ -6,6 +6,7 @@
 //! produced (`persist`), with the exchange report sequence number reached.
 
 mod exec_id;
+mod lists;
 mod mass_cancel;
 mod orders;
 mod persist;

@@ -3,6 +3,7 @@
 //! (`dirty`) so the bridge can write it to the session's store (`persist`).
 
 use peregrine_fix::app::{MassCancelScope, OrdType, OrderState, Side, TimeInForce};
+use peregrine_types::ListKind;
 use rustc_hash::FxHashMap;
 
 /// One order.
@@ -22,6 +23,46 @@ pub(crate) struct Order {
     pub price: i64,
     /// The FIX state (from the exchange's reports).
     pub state: Option<OrderState>,
+}
+
+/// Where an order list (E) stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListPhase {
+    /// Sent, not answered yet.
+    Sent = 0,
+    /// Accepted: its legs are live.
+    Executing = 1,
+    /// No leg depends on another any more (its legs live on as plain orders).
+    Done = 2,
+    /// Refused as a whole: no leg was entered.
+    Rejected = 3,
+}
+
+impl ListPhase {
+    pub(crate) fn from_u8(b: u8) -> Option<Self> {
+        Some(match b {
+            0 => ListPhase::Sent,
+            1 => ListPhase::Executing,
+            2 => ListPhase::Done,
+            3 => ListPhase::Rejected,
+            _ => return None,
+        })
+    }
+}
+
+/// One order list (NewOrderList E): its legs are orders of the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct List {
+    /// ListID (66).
+    pub list_id: Vec<u8>,
+    /// The native client list id (every native ListStatus of the list carries it).
+    pub native: u64,
+    pub kind: ListKind,
+    /// The legs' order indices, in the list's order (2, or 3 for an OTOCO).
+    pub legs: Vec<usize>,
+    /// The exchange's list id (its leg 0's order id; 0 until accepted).
+    pub exchange_id: u64,
+    pub phase: ListPhase,
 }
 
 /// A request the exchange has not answered yet, by its native client order id.
@@ -49,6 +90,12 @@ pub(crate) enum Pending {
         symbol: Option<Vec<u8>>,
         side: Option<Side>,
     },
+    /// A NewOrderList (answered by ListStatus accepted or rejected; its legs are
+    /// `New` under their own native ids).
+    List { list: usize },
+    /// A ListCancelRequest (answered by the list's ListStatus done or a
+    /// CancelRejected).
+    CancelList { list: usize },
 }
 
 /// Orders and requests of one session.
@@ -60,6 +107,13 @@ pub(crate) struct OrderTable {
     /// Current ClOrdID → order.
     by_cl: FxHashMap<Vec<u8>, usize>,
     pending: FxHashMap<u64, Pending>,
+    lists: Vec<List>,
+    /// ListID → list (the latest of that ListID).
+    lists_by_id: FxHashMap<Vec<u8>, usize>,
+    /// Native client list id → list.
+    lists_by_native: FxHashMap<u64, usize>,
+    /// Lists changed since the last [`OrderTable::clear_dirty`].
+    dirty_lists: Vec<usize>,
     pub(super) next_native: u64,
     pub(super) next_exec: u64,
     /// Orders changed since the last [`OrderTable::clear_dirty`].
@@ -78,6 +132,10 @@ impl OrderTable {
             by_native: FxHashMap::default(),
             by_cl: FxHashMap::default(),
             pending: FxHashMap::default(),
+            lists: Vec::new(),
+            lists_by_id: FxHashMap::default(),
+            lists_by_native: FxHashMap::default(),
+            dirty_lists: Vec::new(),
             next_native: start.max(1),
             next_exec: start.max(1),
             dirty_orders: Vec::new(),
@@ -147,7 +205,10 @@ impl OrderTable {
 
     /// Whether anything changed since the last [`OrderTable::clear_dirty`].
     pub(super) fn is_dirty(&self) -> bool {
-        self.dirty_counters || !self.dirty_orders.is_empty() || !self.dirty_native.is_empty()
+        self.dirty_counters
+            || !self.dirty_orders.is_empty()
+            || !self.dirty_native.is_empty()
+            || !self.dirty_lists.is_empty()
     }
 
     /// Sorts the changed orders and native ids and drops repeats, in place: the
@@ -158,6 +219,13 @@ impl OrderTable {
         self.dirty_orders.dedup();
         self.dirty_native.sort_unstable();
         self.dirty_native.dedup();
+        self.dirty_lists.sort_unstable();
+        self.dirty_lists.dedup();
+    }
+
+    /// The changed lists, as [`OrderTable::settle_dirty`] left them.
+    pub(super) fn dirty_lists(&self) -> &[usize] {
+        &self.dirty_lists
     }
 
     /// The changed orders, as [`OrderTable::settle_dirty`] left them.
@@ -174,6 +242,7 @@ impl OrderTable {
     pub(super) fn clear_dirty(&mut self) {
         self.dirty_orders.clear();
         self.dirty_native.clear();
+        self.dirty_lists.clear();
         self.dirty_counters = false;
     }
 
@@ -258,5 +327,69 @@ impl OrderTable {
     /// Whether order `i` can still trade or is still waiting for its answer.
     pub(super) fn live(&self, i: usize) -> bool {
         self.orders[i].state.is_none_or(|s| s.is_open())
+    }
+
+    /// How many lists (done ones included).
+    pub(super) fn list_count(&self) -> usize {
+        self.lists.len()
+    }
+
+    /// List `l`.
+    pub(super) fn list(&self, l: usize) -> &List {
+        &self.lists[l]
+    }
+
+    /// List `l`, to change (noted for the store).
+    pub(super) fn list_mut(&mut self, l: usize) -> &mut List {
+        self.dirty_lists.push(l);
+        &mut self.lists[l]
+    }
+
+    /// The latest list of ListID `id`.
+    pub(super) fn list_by_id(&self, id: &[u8]) -> Option<usize> {
+        self.lists_by_id.get(id).copied()
+    }
+
+    /// The list of native client list id `native`.
+    pub(super) fn list_by_native(&self, native: u64) -> Option<usize> {
+        self.lists_by_native.get(&native).copied()
+    }
+
+    /// Adds a list sent with native client list id `list.native` (its legs already
+    /// inserted).
+    pub(super) fn insert_list(&mut self, list: List) -> usize {
+        let l = self.lists.len();
+        self.lists_by_id.insert(list.list_id.clone(), l);
+        self.lists_by_native.insert(list.native, l);
+        self.set_pending(list.native, Pending::List { list: l });
+        self.lists.push(list);
+        self.dirty_lists.push(l);
+        l
+    }
+
+    /// Puts back list `l` as stored (restart).
+    pub(super) fn restore_list(&mut self, l: usize, list: List) {
+        if l > self.lists.len() {
+            return;
+        }
+        if l == self.lists.len() {
+            self.lists.push(list);
+        } else {
+            let old = std::mem::replace(&mut self.lists[l], list);
+            if self.lists_by_id.get(&old.list_id) == Some(&l) {
+                self.lists_by_id.remove(&old.list_id);
+            }
+            self.lists_by_native.remove(&old.native);
+        }
+        self.lists_by_id.insert(self.lists[l].list_id.clone(), l);
+        self.lists_by_native.insert(self.lists[l].native, l);
+    }
+
+    /// The native id under which order `i`'s own request is still in flight.
+    pub(super) fn native_of_new(&self, i: usize) -> Option<u64> {
+        self.pending
+            .iter()
+            .find(|(_, p)| matches!(p, Pending::New { order } if *order == i))
+            .map(|(&n, _)| n)
     }
 }

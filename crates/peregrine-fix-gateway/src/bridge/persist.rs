@@ -13,8 +13,16 @@
 //!           · tif u8 · order_id u64 · qty i64 · price i64
 //!           · state flag u8 [· order_qty i64 · cum i64 · leaves i64 · notional i128
 //!             · price i64 · status u8]
-//! pending : kind u8 (0 none, 1 new, 2 cancel, 3 replace, 4 mass) and its fields
+//!           [· 1 u8 · k u32 (k > 0) · k × (index u32 · list)]
+//! list    : list_id (u16 length · bytes) · native u64 · kind u8 · exchange id u64
+//!           · phase u8 · legs u8 (2 or 3) · legs × order index u32
+//! pending : kind u8 (0 none, 1 new, 2 cancel, 3 replace, 4 mass, 5 list,
+//!           6 cancel list) and its fields
 //! ```
+//! The lists section (order lists, E) is optional: a record without it (every
+//! record a build before order lists wrote) is read as changing no list. A build
+//! before order lists refuses a record with it, or with pending kind 5 or 6, as
+//! "not understood" (it reports the count on start) rather than misreading it.
 //! (little-endian). The record follows the FIX messages the change produced in the
 //! same store, so a message and the stream position after it reach the file in
 //! order: a crash can lose both (the exchange replays the report, the message is
@@ -25,7 +33,12 @@
 use peregrine_fix::app::{MassCancelScope, OrdStatus, OrdType, OrderState, Side, TimeInForce};
 use peregrine_fix::store::{FileStore, StoreError};
 
-use super::orders::{Order, OrderTable, Pending};
+use peregrine_types::ListKind;
+
+use super::orders::{List, ListPhase, Order, OrderTable, Pending};
+
+/// The marker of the optional lists section.
+const LISTS_SECTION: u8 = 1;
 
 const NONE: u32 = u32::MAX;
 
@@ -52,6 +65,10 @@ pub enum StateRecordError {
     /// An order index or a pending request's order is neither known nor in the record.
     #[error("state record: order index {0} does not exist")]
     UnknownOrder(usize),
+    /// A list index, or a pending list request's list, is neither known nor in the
+    /// record.
+    #[error("state record: list index {0} does not exist")]
+    UnknownList(usize),
 }
 
 /// One decoded state record (see the module docs for the layout).
@@ -61,6 +78,7 @@ struct StateRecord {
     next_exec: u64,
     orders: Vec<(usize, Order)>,
     natives: Vec<(u64, Option<usize>, Option<Pending>)>,
+    lists: Vec<(usize, List)>,
 }
 
 /// Encodes what changed in `table` (each changed order and native id whole).
@@ -76,6 +94,7 @@ pub(super) fn encode_changes(table: &mut OrderTable, out: &mut Vec<u8>) {
             let (order, pending) = t.native_entry(n);
             (n, order, pending)
         }),
+        t.dirty_lists().iter().map(|&l| (l, t.list(l))),
     );
     table.clear_dirty();
 }
@@ -86,6 +105,7 @@ fn write_record<'a>(
     (next_native, next_exec): (u64, u64),
     orders: impl ExactSizeIterator<Item = (usize, &'a Order)>,
     natives: impl ExactSizeIterator<Item = (u64, Option<usize>, Option<&'a Pending>)>,
+    lists: impl ExactSizeIterator<Item = (usize, &'a List)>,
 ) {
     out.clear();
     out.extend_from_slice(&next_native.to_le_bytes());
@@ -101,6 +121,53 @@ fn write_record<'a>(
         out.extend_from_slice(&order.map_or(NONE, |i| i as u32).to_le_bytes());
         encode_pending(pending, out);
     }
+    if lists.len() > 0 {
+        out.push(LISTS_SECTION);
+        out.extend_from_slice(&(lists.len() as u32).to_le_bytes());
+        for (l, list) in lists {
+            out.extend_from_slice(&(l as u32).to_le_bytes());
+            encode_list(list, out);
+        }
+    }
+}
+
+fn encode_list(l: &List, out: &mut Vec<u8>) {
+    bytes(out, &l.list_id);
+    out.extend_from_slice(&l.native.to_le_bytes());
+    out.push(l.kind as u8);
+    out.extend_from_slice(&l.exchange_id.to_le_bytes());
+    out.push(l.phase as u8);
+    out.push(l.legs.len() as u8);
+    for &i in &l.legs {
+        out.extend_from_slice(&(i as u32).to_le_bytes());
+    }
+}
+
+fn decode_list(r: &mut Reader<'_>) -> Result<List, StateRecordError> {
+    let list_id = r.bytes()?.to_vec();
+    let native = r.u64()?;
+    let kind = r.byte_as("list kind", ListKind::from_u8)?;
+    let exchange_id = r.u64()?;
+    let phase = r.byte_as("list phase", ListPhase::from_u8)?;
+    let n = r.u8()?;
+    if !(2..=3).contains(&n) {
+        return Err(StateRecordError::BadByte {
+            field: "list legs",
+            byte: n,
+        });
+    }
+    let mut legs = Vec::with_capacity(usize::from(n));
+    for _ in 0..n {
+        legs.push(r.u32()? as usize);
+    }
+    Ok(List {
+        list_id,
+        native,
+        kind,
+        legs,
+        exchange_id,
+        phase,
+    })
 }
 
 /// Applies every stored record to `table`; returns the last record's `seq` (the
@@ -144,6 +211,7 @@ pub fn replay_state_record(p: &[u8], instruments: usize) -> Result<Vec<u8>, Stat
         (rec.next_native, rec.next_exec),
         rec.orders.iter().map(|(i, o)| (*i, o)),
         rec.natives.iter().map(|(n, o, p)| (*n, *o, p.as_ref())),
+        rec.lists.iter().map(|(l, list)| (*l, list)),
     );
     apply(&mut OrderTable::new(0), p, instruments)?;
     Ok(out)
@@ -163,6 +231,16 @@ fn apply(table: &mut OrderTable, p: &[u8], instruments: usize) -> Result<(), Sta
         }
         n_orders = n_orders.max(i + 1);
     }
+    let mut n_lists = table.list_count();
+    for (l, list) in &rec.lists {
+        if *l > n_lists {
+            return Err(StateRecordError::UnknownList(*l));
+        }
+        if let Some(&i) = list.legs.iter().find(|&&i| i >= n_orders) {
+            return Err(StateRecordError::UnknownOrder(i));
+        }
+        n_lists = n_lists.max(l + 1);
+    }
     for (_, order, pending) in &rec.natives {
         let target = match pending {
             Some(
@@ -175,11 +253,19 @@ fn apply(table: &mut OrderTable, p: &[u8], instruments: usize) -> Result<(), Sta
         if let Some(&i) = order.iter().chain(target.iter()).find(|&&i| i >= n_orders) {
             return Err(StateRecordError::UnknownOrder(i));
         }
+        if let Some(Pending::List { list } | Pending::CancelList { list }) = pending {
+            if *list >= n_lists {
+                return Err(StateRecordError::UnknownList(*list));
+            }
+        }
     }
     table.next_native = table.next_native.max(rec.next_native);
     table.next_exec = table.next_exec.max(rec.next_exec);
     for (i, o) in rec.orders {
         table.restore_order(i, o);
+    }
+    for (l, list) in rec.lists {
+        table.restore_list(l, list);
     }
     for (native, order, pending) in rec.natives {
         table.restore_native(native, order, pending);
@@ -206,6 +292,29 @@ fn decode(p: &[u8]) -> Result<StateRecord, StateRecordError> {
         };
         natives.push((native, order, decode_pending(&mut r)?));
     }
+    let mut lists = Vec::new();
+    if !r.0.is_empty() {
+        let marker = r.u8()?;
+        if marker != LISTS_SECTION {
+            return Err(StateRecordError::BadByte {
+                field: "section",
+                byte: marker,
+            });
+        }
+        let k = r.u32()?;
+        if k == 0 {
+            // Never written (the section is left out instead): refused so a record
+            // re-encodes exactly.
+            return Err(StateRecordError::BadByte {
+                field: "lists count",
+                byte: 0,
+            });
+        }
+        for _ in 0..k {
+            let l = r.u32()? as usize;
+            lists.push((l, decode_list(&mut r)?));
+        }
+    }
     if !r.0.is_empty() {
         return Err(StateRecordError::Trailing(r.0.len()));
     }
@@ -214,6 +323,7 @@ fn decode(p: &[u8]) -> Result<StateRecord, StateRecordError> {
         next_exec,
         orders,
         natives,
+        lists,
     })
 }
 
@@ -324,6 +434,14 @@ fn encode_pending(p: Option<&Pending>, out: &mut Vec<u8>) {
             }
             out.push(side.map_or(0, |s| s.byte()));
         }
+        Some(Pending::List { list }) => {
+            out.push(5);
+            out.extend_from_slice(&(*list as u32).to_le_bytes());
+        }
+        Some(Pending::CancelList { list }) => {
+            out.push(6);
+            out.extend_from_slice(&(*list as u32).to_le_bytes());
+        }
     }
 }
 
@@ -372,6 +490,12 @@ fn decode_pending(r: &mut Reader<'_>) -> Result<Option<Pending>, StateRecordErro
                 side,
             })
         }
+        5 => Some(Pending::List {
+            list: r.u32()? as usize,
+        }),
+        6 => Some(Pending::CancelList {
+            list: r.u32()? as usize,
+        }),
         byte => {
             return Err(StateRecordError::BadByte {
                 field: "pending kind",
@@ -553,11 +677,15 @@ mod tests {
             replay_state_record(&rec, 0),
             Err(StateRecordError::UnknownInstrument(0))
         );
+        // A byte after the natives must be the lists section's marker.
         let mut longer = rec.clone();
         longer.push(0);
         assert_eq!(
             replay_state_record(&longer, 1),
-            Err(StateRecordError::Trailing(1))
+            Err(StateRecordError::BadByte {
+                field: "section",
+                byte: 0
+            })
         );
     }
 

@@ -46,9 +46,10 @@ impl Bridge {
                 o.state = Some(state);
                 self.report(i, t, None, None, None, now)
             }
-            // A stop, stop-limit or iceberg (protocol version 3): accepted like any
-            // order (a parked stop is New until it triggers).
-            Outbound::AcceptedExt(m) if m.list_id.0 == 0 => {
+            // A stop, stop-limit, iceberg or a list's leg (protocol version 3):
+            // accepted like any order (a parked stop, or an OTO's pending leg, is New
+            // until it triggers or is released).
+            Outbound::AcceptedExt(m) => {
                 let native = m.client_order_id.0;
                 let Some(i) = self.take_new(native) else {
                     return Ok(());
@@ -168,6 +169,16 @@ impl Bridge {
                     (Some(p @ Pending::Mass { .. }), _) => {
                         self.mass_done(&p, None, Some(text), now)
                     }
+                    (Some(Pending::CancelList { list }), _) => {
+                        let id = self.table.list(list).list_id.clone();
+                        self.list_request_reject(
+                            0,
+                            &id,
+                            peregrine_fix::app::BusinessRejectReason::Other,
+                            text,
+                            now,
+                        )
+                    }
                     (Some(other), _) => {
                         self.table.set_pending(native, other);
                         Ok(())
@@ -175,6 +186,7 @@ impl Bridge {
                     (None, _) => Ok(()),
                 }
             }
+            Outbound::ListStatus(m) => self.on_list_status(m, now),
             Outbound::MassCancelDone(m) => match self.table.take_pending(m.request_id.0) {
                 Some(p @ Pending::Mass { .. }) => {
                     self.mass_done(&p, Some(u64::from(m.cancelled)), None, now)
@@ -329,6 +341,8 @@ impl Bridge {
     pub(crate) fn fail_pending(&mut self, now: u64) {
         for (_, p) in self.table.drain_pending() {
             let _ = match p {
+                // A list's leg: its list's answer (below, or before) said it.
+                Pending::New { order } if self.table.order(order).state.is_some() => Ok(()),
                 Pending::New { order } => {
                     let o = self.table.order_mut(order);
                     let (state, t) = OrderState::rejected(o.qty, o.price);
@@ -368,6 +382,21 @@ impl Bridge {
                     "the exchange never received the request (its session was lost first)",
                     now,
                 ),
+                Pending::List { list } => self.list_rejected(
+                    list,
+                    "the exchange never received the list (its session was lost first)",
+                    now,
+                ),
+                Pending::CancelList { list } => {
+                    let id = self.table.list(list).list_id.clone();
+                    self.list_request_reject(
+                        0,
+                        &id,
+                        peregrine_fix::app::BusinessRejectReason::Other,
+                        "the exchange never received the request (its session was lost first)",
+                        now,
+                    )
+                }
                 p @ Pending::Mass { .. } => self.mass_done(
                     &p,
                     None,

@@ -38,14 +38,43 @@ pub(super) fn raw<'a>(msg: &Message<'a>, tag: u32) -> &'a [u8] {
 }
 
 /// Order terms in exchange units.
-struct Native {
-    instrument: usize,
-    qty: i64,
-    price: i64,
-    expire_at: u64,
-    order_type: OrderType,
-    tif: peregrine_types::TimeInForce,
-    stp: StpMode,
+pub(super) struct Native {
+    pub(super) instrument: usize,
+    pub(super) qty: i64,
+    pub(super) price: i64,
+    pub(super) expire_at: u64,
+    pub(super) order_type: OrderType,
+    pub(super) tif: peregrine_types::TimeInForce,
+    pub(super) stp: StpMode,
+}
+
+/// The trailing offset, its unit and the trigger kind of an order of `ord_type`
+/// with trigger price `stop_price` (units) and `extras`.
+pub(super) fn trigger_fields(
+    ord_type: OrdType,
+    stop_price: i64,
+    extras: &OrderExtras<'_>,
+) -> (u32, TrailUnit, TriggerKind) {
+    let (trail, trail_unit) = match extras.trail {
+        Some(t) => (
+            t.value,
+            match t.unit {
+                TrailOffsetUnit::Ticks => TrailUnit::Ticks,
+                TrailOffsetUnit::BasisPoints => TrailUnit::Bps,
+            },
+        ),
+        None => (0, TrailUnit::None),
+    };
+    // OrdType J (market if touched) is the core's take-profit; FIX's stop triggers
+    // against the order: a stop-loss.
+    let trigger = if ord_type == OrdType::MarketIfTouched {
+        TriggerKind::TakeProfit
+    } else if stop_price != 0 || trail != 0 {
+        TriggerKind::StopLoss
+    } else {
+        TriggerKind::None
+    };
+    (trail, trail_unit, trigger)
 }
 
 impl Bridge {
@@ -61,6 +90,8 @@ impl Bridge {
             b"G" => self.replace(msg, now),
             b"q" => self.mass_cancel(msg, now),
             b"H" => self.status(msg, now),
+            b"E" => self.new_list(msg, now),
+            b"K" => self.cancel_list(msg, now),
             _ => {
                 let j = BusinessMessageReject {
                     ref_seq: msg.header.msg_seq_num,
@@ -137,7 +168,10 @@ impl Bridge {
     }
 
     /// Converts order terms to exchange units, or the reason they cannot be.
-    fn native_terms(&self, t: &OrderTerms<'_>) -> Result<Native, (OrdRejReason, &'static str)> {
+    pub(super) fn native_terms(
+        &self,
+        t: &OrderTerms<'_>,
+    ) -> Result<Native, (OrdRejReason, &'static str)> {
         let instrument = self
             .instrument_by_symbol(t.symbol)
             .ok_or((OrdRejReason::UnknownSymbol, "unknown symbol"))?;
@@ -211,7 +245,7 @@ impl Bridge {
 
     /// StopPx and MaxFloor in the instrument's units: (stop price, display qty), 0
     /// when absent.
-    fn native_extras(
+    pub(super) fn native_extras(
         &self,
         instrument: usize,
         x: &OrderExtras<'_>,
@@ -245,7 +279,7 @@ impl Bridge {
     }
 
     /// An ExecutionReport rejecting a NewOrderSingle that never reached the exchange.
-    fn reject_new(
+    pub(super) fn reject_new(
         &mut self,
         msg: &Message<'_>,
         reason: OrdRejReason,
@@ -281,6 +315,14 @@ impl Bridge {
         };
         self.session.send_app(b"8", now, |w| er.encode(w, P))?;
         Ok(())
+    }
+
+    /// Whether a new order may take ClOrdID `cl` (no live order has it).
+    pub(super) fn cl_ord_id_free(&self, cl: &[u8]) -> bool {
+        !self
+            .table
+            .by_cl_ord_id(cl)
+            .is_some_and(|i| self.table.live(i))
     }
 
     fn new_order(&mut self, msg: &Message<'_>, now: u64) -> Result<(), Refusal> {
@@ -326,16 +368,7 @@ impl Bridge {
         };
         let native = self.table.native_id();
         let spec = &self.instruments[n.instrument];
-        let (trail, trail_unit) = match extras.trail {
-            Some(t) => (
-                t.value,
-                match t.unit {
-                    TrailOffsetUnit::Ticks => TrailUnit::Ticks,
-                    TrailOffsetUnit::BasisPoints => TrailUnit::Bps,
-                },
-            ),
-            None => (0, TrailUnit::None),
-        };
+        let (trail, trail_unit, trigger) = trigger_fields(d.terms.ord_type, stop_price, &extras);
         if stop_price == 0 && display_qty == 0 && trail == 0 {
             push_native(
                 &mut self.native_out,
@@ -370,14 +403,7 @@ impl Bridge {
                     order_type: n.order_type,
                     tif: n.tif,
                     stp: n.stp,
-                    // OrdType J (market if touched) is the core's take-profit.
-                    trigger: if d.terms.ord_type == OrdType::MarketIfTouched {
-                        TriggerKind::TakeProfit
-                    } else if stop_price != 0 || trail != 0 {
-                        TriggerKind::StopLoss
-                    } else {
-                        TriggerKind::None
-                    },
+                    trigger,
                     trail_unit,
                     reserved: Pad,
                 },

@@ -1307,3 +1307,5 @@ mod stops_and_icebergs {
         }
     }
 }
+
+mod lists;

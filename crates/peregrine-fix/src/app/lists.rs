@@ -1,7 +1,7 @@
 //! Order lists: NewOrderList (E) with ContingencyType (1385), decoded into up to
 //! three orders; ListStatus (N) encoded within FIX 4.4's layout (so a FIX 4.4
-//! counterparty's dictionary accepts it). Building blocks for the gateway's OCO,
-//! OTO and OTOCO mapping (`docs/fix.md`, "Not done yet": not wired yet).
+//! counterparty's dictionary accepts it), ListCancelRequest (K). The gateway maps
+//! them to the native order lists (`docs/fix.md`, "Order lists").
 
 use crate::codec::{tags as t, FieldError, Message, MessageWriter, Precision};
 
@@ -187,6 +187,30 @@ impl<'a> NewOrderList<'a> {
             list_id,
             contingency,
             orders,
+        })
+    }
+}
+
+/// ListCancelRequest (K): the list to cancel, by its ListID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListCancelRequest<'a> {
+    /// ListID (66).
+    pub list_id: &'a [u8],
+}
+
+impl<'a> ListCancelRequest<'a> {
+    /// Decodes a K (ListID required; TransactTime, which FIX 4.4 requires, is
+    /// checked by the dictionary and not used).
+    pub fn decode(msg: &Message<'a>) -> Result<Self, AppError> {
+        let mut list_id = None;
+        for field in msg.fields() {
+            let f = field?;
+            if f.tag == LIST_ID && list_id.replace(f.value).is_some() {
+                return Err(FieldError::Repeated(LIST_ID).into());
+            }
+        }
+        Ok(ListCancelRequest {
+            list_id: id(list_id, LIST_ID)?,
         })
     }
 }

@@ -20,8 +20,8 @@ pub use enums::{
 };
 pub use fields::{decimal_units, AppError};
 pub use lists::{
-    Contingency, ListOrder, ListOrderStatus, ListStatus, ListStatusOrder, NewOrderList,
-    CONTINGENCY_TYPE, MAX_LIST_ORDERS,
+    Contingency, ListCancelRequest, ListOrder, ListOrderStatus, ListStatus, ListStatusOrder,
+    NewOrderList, CONTINGENCY_TYPE, MAX_LIST_ORDERS,
 };
 pub use order_state::{OrderState, Transition};
 pub use reports::{
