@@ -586,13 +586,15 @@ fn fix_list(list: &str, contingency: &str, legs: &[(&str, &str, &str, &str, &str
 /// done. An OTO's pending leg is released when its working leg fills. QuickFIX
 /// with its FIX 4.4 dictionary takes every N: no session Reject
 /// either way. Without its dictionary QuickFIX reads no repeating group (it rejects
-/// an N with "Tag appears more than once"), so the test then says so and stops.
+/// an N with "Tag appears more than once"), so the test fails without it: the
+/// README's test command fetches it (`scripts/quickfix-spec.sh`).
 #[test]
 fn an_oco_places_fills_one_leg_cancels_the_other_and_a_list_cancel_request_cancels_a_list() {
-    if peregrine_fix_interop::qf::fix44_dictionary().is_none() {
-        eprintln!("skipped: QuickFIX reads an N's NoOrders group only with its FIX 4.4 dictionary");
-        return;
-    }
+    assert!(
+        peregrine_fix_interop::qf::fix44_dictionary().is_some(),
+        "QuickFIX reads an N's NoOrders group only with its FIX 4.4 dictionary: \
+         run scripts/quickfix-spec.sh (scripts/test-all.sh does)"
+    );
     let _one = QUICKFIX.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let exchange = start_exchange(dir.path());
