@@ -299,8 +299,15 @@ fn ack_without_majority(env: &[(&str, &str)]) -> Cut {
         Ok(Outbound::Accepted(_))
     ));
     let followers: Vec<usize> = (0..N).filter(|&i| i != leader).collect();
+    // Stopped for good before the order leaves: a follower whose threads still ran
+    // after kill(2) returned could take the order's append and acknowledge it (a
+    // legitimate commit; this test once failed that way under load).
     for &f in &followers {
-        cluster.nodes[f].signal(Signal::STOP);
+        let took = cluster.nodes[f].pause();
+        eprintln!(
+            "follower {} stopped {took:?} after SIGSTOP",
+            cluster.nodes[f].id
+        );
     }
     // Cut off: the order executes on the leader but is never replicated, so its
     // acknowledgement must never leave (the leader steps down within an election
@@ -436,7 +443,7 @@ fn a_paused_old_leader_acknowledges_nothing_after_a_new_election() {
             c.request(&o, RequestRef::NewOrder(ClientOrderId(1)), |_| {}),
             Ok(Outbound::Accepted(_))
         ));
-        cluster.nodes[old].signal(Signal::STOP);
+        cluster.nodes[old].pause();
         support::wait_until("a new leader serves", Duration::from_secs(30), || {
             (0..N).filter(|&i| i != old).any(|i| {
                 cluster.nodes[i]

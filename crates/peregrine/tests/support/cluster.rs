@@ -113,6 +113,25 @@ impl Node {
         }
     }
 
+    /// Stops the node with SIGSTOP and returns once every one of its threads is
+    /// stopped (how long that took). kill(2) only queues the signal and wakes one
+    /// thread, which stops the others once it is scheduled: on a loaded machine the
+    /// node's other threads run on meanwhile (they can take an append, sync it and
+    /// answer it), so a test that acts right after the signal races them.
+    pub(crate) fn pause(&self) -> Duration {
+        let started = Instant::now();
+        self.signal(rustix::process::Signal::STOP);
+        let pid = self.child.as_ref().expect("a running node").id();
+        let until = started + Duration::from_secs(30);
+        loop {
+            if all_threads_stopped(pid) {
+                return started.elapsed();
+            }
+            assert!(Instant::now() < until, "node {} never stopped", self.id);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -142,6 +161,27 @@ impl Node {
         let text = text.replacen("[cluster]\n", "[cluster]\njoin = true\n", 1);
         std::fs::write(&self.config, text).unwrap();
     }
+}
+
+/// Whether every thread of process `pid` is stopped (`T` in `/proc/pid/task/*/stat`).
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    let mut any = false;
+    for t in tasks.flatten() {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        // The state is the field after the command name, which ends with the last ')'.
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, r)| r.trim_start().chars().next());
+        match state {
+            Some('T') => any = true,
+            None => {} // the thread exited meanwhile
+            Some(_) => return false,
+        }
+    }
+    any
 }
 
 impl Drop for Node {
