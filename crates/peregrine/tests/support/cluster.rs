@@ -25,6 +25,9 @@ pub(crate) struct Opts {
     pub extra: String,
     /// `[cluster] election_ticks` (default: `CLUSTER_ELECTION_TICKS`, else 20).
     pub election_ticks: Option<usize>,
+    /// `[cluster] snapshot_every` (default 64: snapshots, log compaction and
+    /// catch-up by snapshot within seconds of a test).
+    pub snapshot_every: Option<u64>,
     /// Run with no other cluster of this test binary alive (a load test: the
     /// binary's tests run in parallel, and three more nodes on two cores starve
     /// this one's).
@@ -251,6 +254,7 @@ impl Cluster {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(20)
         });
+        let snapshot_every = opts.snapshot_every.unwrap_or(64);
         let mut nodes = Vec::new();
         for (i, p) in ports.iter().enumerate() {
             let id = i as u64 + 1;
@@ -263,7 +267,7 @@ impl Cluster {
                  {}{}\
                  [journal]\ndir = {:?}\n\
                  [cluster]\nnode_id = {id}\nlisten = \"127.0.0.1:{}\"\nadmin_listen = \"127.0.0.1:{}\"\n\
-                 election_ticks = {election}\nsnapshot_every = 64\nlog_retain = 32\n{peers}{}",
+                 election_ticks = {election}\nsnapshot_every = {snapshot_every}\nlog_retain = 32\n{peers}{}",
                 p.client,
                 p.recovery,
                 opts.market_data
