@@ -57,9 +57,44 @@ pub(crate) fn validate_new(
 impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Handles a new order.
     pub(crate) fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+        if is_plain(o) && self.phase.is_continuous() {
+            self.new_plain(o, sink);
+            return;
+        }
         let admitted =
             validate_new(&self.spec, self.phase, self.now, o).and_then(|()| self.admit(o, false));
         if let Err(reason) = admitted {
+            sink.push(self.rejected_new(o, reason));
+            return;
+        }
+        sink.push(accepted(o));
+        self.incoming(o, 0, NIL, sink);
+    }
+
+    /// A plain limit order (see [`is_plain`]) in continuous trading: only the rules of
+    /// [`validate_new`] and [`OrderBook::admit`] that can refuse such an order, in
+    /// the same order, so the first failing rule is the same one.
+    #[inline]
+    fn new_plain<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+        let spec = &self.spec;
+        let refused = if o.instrument != spec.id {
+            Some(RejectReason::UnknownInstrument)
+        } else if o.qty.lots() <= 0 {
+            Some(RejectReason::InvalidQty)
+        } else if o.price.units() <= 0 {
+            Some(RejectReason::InvalidPrice)
+        } else if let Err(e) = spec.check_qty(o.qty).and_then(|()| spec.check_price(o.price)) {
+            Some(e.into())
+        } else if self.mmp.is_frozen(o.account) {
+            Some(RejectReason::MmpFrozen)
+        } else if self.ids.contains(o.id.0) || self.park.get(o.id.0).is_some() {
+            Some(RejectReason::DuplicateOrderId)
+        } else if o.tif == TimeInForce::Gtc && self.arena.is_full() {
+            Some(RejectReason::BookFull)
+        } else {
+            None
+        };
+        if let Some(reason) = refused {
             sink.push(self.rejected_new(o, reason));
             return;
         }
@@ -318,6 +353,15 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             reason,
         })
     }
+}
+
+/// A limit order, GTC or IOC, without an expiry: none of the rules for market,
+/// post-only, FOK and GTD orders, nor those of the auction phases, can apply to it.
+#[inline]
+fn is_plain(o: &NewOrder) -> bool {
+    o.order_type == OrderType::Limit
+        && matches!(o.tif, TimeInForce::Gtc | TimeInForce::Ioc)
+        && o.expire_at.0 == 0
 }
 
 /// The `Accepted` of a new order.
