@@ -142,8 +142,38 @@ pub unsafe extern "C" fn engine_on_batch(msgs: *const TaggedMsg, n: u32) {
     let msgs = unsafe { std::slice::from_raw_parts(msgs, n as usize) };
     let mut guard = engine();
     let Some(e) = guard.as_mut() else { return };
-    e.adapter
-        .on_batch(msgs.len(), |i| decode(&msgs[i]), &mut e.sink);
+    e.adapter.on_batch(
+        msgs.len(),
+        |i| {
+            // The messages stream in from the caller's memory: ask for each one
+            // MSG_AHEAD messages before it is decoded (the adapter's own lookahead reads
+            // a message a few places ahead, which otherwise waits for that line).
+            if let Some(ahead) = msgs.get(i + MSG_AHEAD) {
+                prefetch(ahead);
+            }
+            decode(&msgs[i])
+        },
+        &mut e.sink,
+    );
+}
+
+/// How many messages ahead of its decoding [`engine_on_batch`] starts loading a
+/// message (40 bytes each: 16 is ten cache lines, about 1.5 us of matching).
+const MSG_AHEAD: usize = 16;
+
+/// Hints the CPU to load the cache line holding `r`; changes nothing.
+#[inline(always)]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` needs SSE, part of the x86_64 baseline; the instruction
+    // is a hint that never faults, and the address comes from a live reference.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            (r as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }
 
 /// The message a tagged message holds (`None`: unknown tag).
