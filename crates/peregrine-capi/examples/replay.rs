@@ -77,10 +77,15 @@ fn message(r: &[u8]) -> TaggedMsg {
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: replay FILE [BATCH]");
-    let batch: usize = args.next().map_or(1000, |b| b.parse().expect("BATCH: a number"));
+    let batch: usize = args
+        .next()
+        .map_or(1000, |b| b.parse().expect("BATCH: a number"));
     let bytes = std::fs::read(&path).expect("read the workload file");
     let n = u32_at(&bytes, 12) as usize;
-    let msgs: Vec<TaggedMsg> = bytes[16..16 + 40 * n].chunks_exact(40).map(message).collect();
+    let msgs: Vec<TaggedMsg> = bytes[16..16 + 40 * n]
+        .chunks_exact(40)
+        .map(message)
+        .collect();
     let transport = Transport {
         create: None,
         push: Some(count),

@@ -83,7 +83,10 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             Some(RejectReason::InvalidQty)
         } else if o.price.units() <= 0 {
             Some(RejectReason::InvalidPrice)
-        } else if let Err(e) = spec.check_qty(o.qty).and_then(|()| spec.check_price(o.price)) {
+        } else if let Err(e) = spec
+            .check_qty(o.qty)
+            .and_then(|()| spec.check_price(o.price))
+        {
             Some(e.into())
         } else if self.mmp.is_frozen(o.account) {
             Some(RejectReason::MmpFrozen)
