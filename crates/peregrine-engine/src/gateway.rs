@@ -28,7 +28,7 @@ use crate::counters::{bump, QueueCounters};
 use crate::durable::JournalState;
 use crate::log::EngineLog;
 pub use peregrine_orchestrator::{Completion, CompletionKind, GatewayCmd};
-use peregrine_venues::{Report, Venue, VenueError};
+use peregrine_venues::{Report, Venue, VenueError, VenueOrder};
 
 /// Orchestrator → gateway: a command, when it was handed over (t3), and the journal
 /// position it waits for (0: none).
@@ -174,15 +174,10 @@ impl<V: Venue> Gateway<V> {
             any = true;
             match d.cmd {
                 GatewayCmd::New(o) if d.wal > committed => {
-                    t.backlog.push_back(Completion {
-                        venue: self.index,
-                        engine_id: o.engine_id,
-                        kind: CompletionKind::SubmitFailed(VenueError::Busy),
-                        t3: d.t3,
-                        t4: 0,
-                        t5: now_ns(),
-                        scheduled_ns: 0,
-                    });
+                    self.refuse(&[o], d.t3, VenueError::Busy, t);
+                }
+                GatewayCmd::NewList { kind, legs } if d.wal > committed => {
+                    self.refuse(&legs[..kind.legs()], d.t3, VenueError::Busy, t);
                 }
                 _ => self.command(d, t),
             }
@@ -190,9 +185,36 @@ impl<V: Venue> Gateway<V> {
         any
     }
 
+    /// Orders that never reached the venue: each refused with `e`.
+    fn refuse(&self, orders: &[VenueOrder], t3: u64, e: VenueError, t: &mut Turn) {
+        for o in orders {
+            t.backlog.push_back(Completion {
+                venue: self.index,
+                engine_id: o.engine_id,
+                kind: CompletionKind::SubmitFailed(e),
+                t3,
+                t4: 0,
+                t5: now_ns(),
+                scheduled_ns: 0,
+            });
+        }
+    }
+
     fn command(&mut self, d: Dispatch, t: &mut Turn) {
         let t4 = now_ns();
         let (id, result): (u64, Result<(), CompletionKind>) = match d.cmd {
+            GatewayCmd::NewList { kind, legs } => {
+                let legs = &legs[..kind.legs()];
+                match self.venue.submit_list(kind, legs, t4) {
+                    Ok(()) => {
+                        for o in legs {
+                            t.orders.insert(o.engine_id, (d.t3, t4, 0));
+                        }
+                    }
+                    Err(e) => self.refuse(legs, d.t3, e, t),
+                }
+                return;
+            }
             GatewayCmd::New(order) => {
                 let r = self.venue.submit(order, t4);
                 if r.is_ok() {
@@ -268,7 +290,8 @@ fn terminal(r: &Report) -> bool {
         | Report::Replaced { .. }
         | Report::CancelRejected { .. }
         | Report::ReplaceRejected { .. }
-        | Report::Triggered { .. } => false,
+        | Report::Triggered { .. }
+        | Report::ListStatus { .. } => false,
         Report::Fill { leaves, .. } => leaves.is_zero(),
         Report::Rejected { .. } | Report::Cancelled { .. } => true,
     }

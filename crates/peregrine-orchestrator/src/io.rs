@@ -20,6 +20,14 @@ use crate::record::Rec;
 pub enum GatewayCmd {
     /// Send a new order.
     New(VenueOrder),
+    /// Send an order list: legs `..kind.legs()` of `legs` (consecutive engine ids),
+    /// entered together or not at all ([`peregrine_venues::Venue::submit_list`]).
+    NewList {
+        /// OCO, OTO or OTOCO.
+        kind: peregrine_types::ListKind,
+        /// The legs (the unused third of an OCO or OTO is a copy of leg 0).
+        legs: [VenueOrder; 3],
+    },
     /// Cancel an order by engine id.
     Cancel(u64),
     /// Change an order's limit price and open quantity.
@@ -38,6 +46,7 @@ impl GatewayCmd {
     pub fn engine_id(&self) -> u64 {
         match *self {
             GatewayCmd::New(o) => o.engine_id,
+            GatewayCmd::NewList { legs, .. } => legs[0].engine_id,
             GatewayCmd::Cancel(id) | GatewayCmd::Replace { engine_id: id, .. } => id,
         }
     }

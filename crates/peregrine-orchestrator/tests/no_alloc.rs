@@ -145,6 +145,7 @@ impl Rig {
         // The venue answers one command per step.
         if let Some((cmd, pick)) = self.venue.pop_front() {
             let report = match cmd {
+                GatewayCmd::NewList { .. } => unreachable!("this workload sends no lists"),
                 GatewayCmd::New(o) if pick == 0 => Report::Rejected {
                     engine_id: o.engine_id,
                     reason: 3,

@@ -2,7 +2,7 @@
 //! replaces; read any book the engine publishes.
 
 use peregrine_queue::shm::ShmSpscProducer;
-use peregrine_types::{InstrumentId, Price, Qty, Side};
+use peregrine_types::{InstrumentId, ListKind, Price, Qty, Side};
 
 use crate::doorbell::Doorbell;
 use crate::md::{BoardReader, BookView};
@@ -15,6 +15,9 @@ pub enum ApiError {
     /// The submit ring is full: the engine is behind. Retry later.
     #[error("submit ring full")]
     Full,
+    /// An order list with a number of legs its kind does not have (nothing sent).
+    #[error("an order list of this kind has another number of legs")]
+    BadList,
 }
 
 /// What a strategy knows of its kill switch, from the answers to its own orders: the
@@ -169,6 +172,45 @@ impl Api {
     pub(crate) fn with_doorbell(mut self, doorbell: Option<Doorbell>) -> Api {
         self.doorbell = doorbell;
         self
+    }
+
+    /// Sends an order list of `kind` (OCO: two legs, either of which cancels the
+    /// other; OTO: a working leg, then a pending leg released when it fills; OTOCO: a
+    /// working leg, then two pending legs released as an OCO). `legs` must hold
+    /// exactly `kind.legs()` orders on one venue and instrument. The legs get
+    /// consecutive client ids, returned (the first is the list's: its `ListStatus`
+    /// events carry it). Each leg goes as its extension record (naming the list kind
+    /// and leg index) then the order: all pushed together or none
+    /// ([`ApiError::Full`]). A venue without lists refuses every leg (reason 209).
+    /// Cancelling any leg cancels the whole list at the venue.
+    pub fn send_list(
+        &mut self,
+        kind: ListKind,
+        legs: &[NewOrder],
+    ) -> Result<std::ops::Range<u64>, ApiError> {
+        if legs.len() != kind.legs() {
+            return Err(ApiError::BadList);
+        }
+        if !self.tx.has_room(2 * legs.len() as u64) {
+            self.full += 1;
+            return Err(ApiError::Full);
+        }
+        let first = self.next_client_id;
+        let now = self.now_ns();
+        for (i, leg) in legs.iter().enumerate() {
+            let o = NewOrder {
+                client_id: first + i as u64,
+                ..*leg
+            };
+            self.push_quiet(Request::list_leg(&o, kind, i as u8, now))?;
+            if i + 1 == legs.len() {
+                self.send_raw(Request::new_order(&o, now))?;
+            } else {
+                self.push_quiet(Request::new_order(&o, now))?;
+            }
+        }
+        self.next_client_id += legs.len() as u64;
+        Ok(first..self.next_client_id)
     }
 
     /// Pushes without ringing the doorbell (the first record of a group).
