@@ -45,14 +45,18 @@ pub(crate) struct Slot {
     pub(crate) rearm_failed: bool,
     /// The extension record just read, waiting for its order (the next request), and
     /// the list leg it names.
-    pub(crate) pending_ext: Option<(
-        u64,
-        peregrine_types::OrderExt,
-        Option<(peregrine_types::ListKind, u8)>,
-    )>,
+    pub(crate) pending_ext: Option<PendingExt>,
     /// The legs of an order list read so far, waiting for the rest (`lists.rs`).
     pub(crate) pending_list: Option<crate::lists::Gathering>,
 }
+
+/// An extension record waiting for its order: the client id, the attributes, and
+/// the list leg it names (kind, leg index).
+pub(crate) type PendingExt = (
+    u64,
+    peregrine_types::OrderExt,
+    Option<(peregrine_types::ListKind, u8)>,
+);
 
 /// A live order.
 #[derive(Debug, Clone, Copy)]

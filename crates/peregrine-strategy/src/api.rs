@@ -299,6 +299,50 @@ mod tests {
         assert!(matches!(rx.try_pop().unwrap().decode(), Ok(Command::New(o)) if o.client_id == id));
     }
 
+    /// An order list goes as its legs' record pairs, all or none, each extension
+    /// naming the list kind and the leg; a wrong number of legs sends nothing.
+    #[test]
+    fn a_list_is_pushed_whole_or_not_at_all() {
+        use crate::msg::{Command, NewOrder};
+        let dir = tempfile::tempdir().unwrap();
+        let ring = ShmSpsc::<Request>::create(&dir.path().join("s"), 4).unwrap();
+        let mut rx = ring.consumer().unwrap();
+        let mut api = Api::over(ring.producer().unwrap(), None);
+        let leg = NewOrder::limit(
+            0,
+            InstrumentId(1),
+            Side::Sell,
+            Price::from_raw(90),
+            Qty::from_raw(1),
+        );
+        assert_eq!(api.send_list(ListKind::Oco, &[leg]), Err(ApiError::BadList));
+        api.cancel(7).unwrap();
+        // 1 of 4 slots used: no room for the list's 4 records.
+        assert_eq!(
+            api.send_list(ListKind::Oco, &[leg, leg.stop(Price::from_raw(99))]),
+            Err(ApiError::Full)
+        );
+        assert!(matches!(
+            rx.try_pop().unwrap().decode(),
+            Ok(Command::Cancel { .. })
+        ));
+        assert_eq!(rx.try_pop(), None, "no part of the list");
+        let ids = api
+            .send_list(ListKind::Oco, &[leg, leg.stop(Price::from_raw(99))])
+            .unwrap();
+        assert_eq!(ids.end - ids.start, 2);
+        for (i, id) in ids.enumerate() {
+            assert!(matches!(
+                rx.try_pop().unwrap().decode(),
+                Ok(Command::Ext { client_id, list: Some((ListKind::Oco, l)), .. })
+                    if client_id == id && l as usize == i
+            ));
+            assert!(
+                matches!(rx.try_pop().unwrap().decode(), Ok(Command::New(o)) if o.client_id == id)
+            );
+        }
+    }
+
     /// Simulated time stamps requests; the kill switch follows the answers.
     #[test]
     fn sim_time_and_kill_switch_state() {
