@@ -361,7 +361,8 @@ fn a_strategy_stop_is_triggered_by_a_trade_on_the_exchange() {
 /// as one `NewOrderList` (the list accepted, each leg acknowledged); a buy takes the
 /// resting leg, the exchange cancels its sibling (the parked stop), and the strategy
 /// sees the list done. The same OCO to the simulated venue (no lists) is refused leg
-/// by leg (`UNSUPPORTED`), never sent as two orders.
+/// by leg (`UNSUPPORTED`), never sent as two orders. A cancel of one leg of another
+/// OCO cancels both legs and ends the list.
 #[test]
 fn a_strategy_oco_on_the_exchange_cancels_the_sibling_when_a_leg_fills() {
     use peregrine_strategy::msg::{reason, EventKind, NewOrder};
@@ -453,6 +454,26 @@ fn a_strategy_oco_on_the_exchange_cancels_the_sibling_when_a_leg_fills() {
         };
         assert_eq!(of(profit), vec![EventKind::Ack, EventKind::Fill]);
         assert_eq!(of(stop), vec![EventKind::Ack, EventKind::Cancelled]);
+        // Cancelling one leg of a list cancels the list: both legs, then done.
+        let ids = api.send_list(ListKind::Oco, &oco).unwrap();
+        let (a, b) = (ids.start, ids.start + 1);
+        events_of(&mut api, &mut rx, &mut seen, a, &[EventKind::Ack]);
+        events_of(&mut api, &mut rx, &mut seen, b, &[EventKind::Ack]);
+        api.cancel(b).unwrap();
+        events_of(&mut api, &mut rx, &mut seen, b, &[EventKind::Cancelled]);
+        events_of(&mut api, &mut rx, &mut seen, a, &[EventKind::Cancelled]);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let done = |seen: &[peregrine_strategy::msg::Event]| {
+            seen.iter()
+                .any(|e| e.client_id == a && e.kind() == Some(EventKind::ListStatus) && e.qty == 2)
+        };
+        while !done(&seen) && std::time::Instant::now() < deadline {
+            match rx.try_pop() {
+                Some(ev) => seen.push(ev),
+                None => std::thread::sleep(Duration::from_millis(2)),
+            }
+        }
+        assert!(done(&seen), "the cancelled list is done: {seen:?}");
         assert!(!log().contains("unknown id"), "{}", log());
     });
 }
