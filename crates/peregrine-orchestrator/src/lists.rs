@@ -28,17 +28,7 @@ use peregrine_venues::{ListState, VenueOrder};
 
 use crate::io::{GatewayCmd, Note, Output, Outputs};
 use crate::record::is_orphan;
-use crate::state::{Liveness, Orchestrator};
-
-/// The legs of one list read so far.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Gathering {
-    kind: ListKind,
-    /// Legs read (the next one's index).
-    n: u8,
-    legs: [NewOrder; 3],
-    t1: u64,
-}
+use crate::state::{Gathering, ListRef, Liveness, Orchestrator};
 
 impl Gathering {
     /// Whether the request just decoded (`cmd`, after an extension naming `pending`)
@@ -55,16 +45,6 @@ impl Gathering {
             _ => false,
         }
     }
-}
-
-/// A list sent and not yet resolved: who hears its status.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ListRef {
-    strategy: u16,
-    /// Leg 0's client id.
-    client_id: u64,
-    venue: u32,
-    instrument: u32,
 }
 
 impl Orchestrator {

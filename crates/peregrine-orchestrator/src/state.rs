@@ -47,7 +47,7 @@ pub(crate) struct Slot {
     /// the list leg it names.
     pub(crate) pending_ext: Option<PendingExt>,
     /// The legs of an order list read so far, waiting for the rest (`lists.rs`).
-    pub(crate) pending_list: Option<crate::lists::Gathering>,
+    pub(crate) pending_list: Option<Gathering>,
 }
 
 /// An extension record waiting for its order: the client id, the attributes, and
@@ -57,6 +57,26 @@ pub(crate) type PendingExt = (
     peregrine_types::OrderExt,
     Option<(peregrine_types::ListKind, u8)>,
 );
+
+/// The legs of one order list read so far (`lists.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gathering {
+    pub(crate) kind: peregrine_types::ListKind,
+    /// Legs read (the next one's index).
+    pub(crate) n: u8,
+    pub(crate) legs: [peregrine_strategy::msg::NewOrder; 3],
+    pub(crate) t1: u64,
+}
+
+/// An order list sent and not yet resolved: who hears its status (`lists.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ListRef {
+    pub(crate) strategy: u16,
+    /// Leg 0's client id.
+    pub(crate) client_id: u64,
+    pub(crate) venue: u32,
+    pub(crate) instrument: u32,
+}
 
 /// A live order.
 #[derive(Debug, Clone, Copy)]
@@ -96,7 +116,7 @@ pub struct Orchestrator {
     pub(crate) orders: FxHashMap<u64, Live>,
     pub(crate) by_client: FxHashMap<(u16, u64), u64>,
     /// Order lists sent and not yet resolved, by their leg 0's engine id.
-    pub(crate) lists: FxHashMap<u64, crate::lists::ListRef>,
+    pub(crate) lists: FxHashMap<u64, ListRef>,
     pub(crate) next_engine_id: u64,
     pub(crate) risk: RiskEngine,
     pub(crate) rejects: RejectCounts,
