@@ -248,7 +248,7 @@ fn the_list_path_allocates_nothing() {
             leg(next_id + 1, 9_700).stop(Price::from_raw(9_800)),
         ];
         next_id += 2;
-        let n = if i % 3 == 0 { 1 } else { 2 }; // every third list misses its leg 1
+        let n = if i.is_multiple_of(3) { 1 } else { 2 }; // every third list misses its leg 1
         for (k, o) in legs[..n].iter().enumerate() {
             for req in [
                 Request::list_leg(o, ListKind::Oco, k as u8, now),
