@@ -307,3 +307,24 @@ fn list_status_reaches_the_strategy() {
     );
     assert_eq!(list_events(&out), vec![(11, 1, reason::VENUE + 33)]);
 }
+
+/// The first legs of a list its strategy died before finishing never left the engine:
+/// a restarted strategy starts clean (nothing refused on its behalf).
+#[test]
+fn a_half_read_list_dies_with_its_strategy() {
+    let mut c = core(Limits::default());
+    let [a, _] = oco(1);
+    leg(&mut c, ListKind::Oco, 0, &a);
+    c.at(0, Input::ProcessGone { strategy: 0 });
+    c.at(0, Input::RingsReady { strategy: 0 });
+    let mut out = c.heartbeat(1, 0);
+    out.extend(c.order(0, 50, 1));
+    assert_eq!(events(&out), vec![], "{out:?}");
+    assert!(out.iter().any(|o| matches!(
+        o,
+        Output::Gateway {
+            cmd: GatewayCmd::New(_),
+            ..
+        }
+    )));
+}
