@@ -82,8 +82,7 @@ class Strategy:
 
     def on_list_status(self, api, event):
         """An order list's status (event.client_id: its leg 0's client id; event.qty:
-        0 accepted, 1 rejected with event.reason, 2 done). Lists are sent from Rust
-        strategies only so far."""
+        0 accepted, 1 rejected with event.reason, 2 done); see ``Api.send_list``."""
 
     def on_book(self, api, book):
         """A book the strategy subscribes to changed (:class:`Book`)."""
