@@ -71,6 +71,7 @@ pub fn spawn<M: StateMachine + Send + 'static>(
         .map_err(|e| ClusterError::Config(vec![format!("spawn the sync thread: {e}")]))?;
     let (tx, rx) = channel();
     let tick = config.tick();
+    let election_ticks = config.election_ticks;
     let id = config.node_id;
     let join = std::thread::Builder::new()
         .name(format!("cluster-node-{id}"))
@@ -84,6 +85,8 @@ pub fn spawn<M: StateMachine + Send + 'static>(
                 syncer,
                 rx,
                 tick,
+                stall_warn: tick.saturating_mul(u32::try_from(election_ticks).unwrap_or(u32::MAX))
+                    / 2,
                 pump,
             }
             .run()
@@ -161,6 +164,9 @@ struct Loop<M: StateMachine> {
     syncer: Syncer,
     rx: Receiver<Command>,
     tick: Duration,
+    /// A pass of the loop longer than this (half the shortest election timeout) is
+    /// logged: the node read and answered nothing meanwhile.
+    stall_warn: Duration,
     pump: Option<Box<dyn Pump<M>>>,
 }
 
@@ -170,7 +176,7 @@ impl<M: StateMachine> Loop<M> {
         let mut pump_at: Option<Instant> = None;
         let mut inbox = Vec::new();
         let mut out = Vec::new();
-        self.events();
+        self.events(Duration::ZERO);
         loop {
             let now = Instant::now();
             let deadline = pump_at.map_or(next_tick, |p| p.min(next_tick));
@@ -183,6 +189,7 @@ impl<M: StateMachine> Loop<M> {
             self.transport
                 .poll(wait, &mut inbox)
                 .map_err(|e| ClusterError::Config(vec![format!("poll: {e}")]))?;
+            let pass = Instant::now();
             for m in inbox.drain(..) {
                 self.node.step(m);
             }
@@ -233,7 +240,7 @@ impl<M: StateMachine> Loop<M> {
                     .request(self.node.durable().journal(), seq)
                     .map_err(|e| ClusterError::Config(vec![format!("sync request: {e}")]))?;
             }
-            self.events();
+            self.events(pass.elapsed());
         }
     }
 
@@ -261,8 +268,11 @@ impl<M: StateMachine> Loop<M> {
         true
     }
 
-    fn events(&mut self) {
+    /// Acts on the node's events; `busy`: how long this pass of the loop kept the
+    /// node from the network.
+    fn events(&mut self, busy: Duration) {
         let id = self.node.id();
+        let mut snapshot = None;
         for ev in self.node.take_events() {
             match ev {
                 Event::PeerAdded { id, addr } => self.transport.set_peer(id, &addr),
@@ -288,8 +298,18 @@ impl<M: StateMachine> Loop<M> {
                         utc_now()
                     );
                 }
-                Event::SnapshotTaken { .. } => {}
+                Event::SnapshotTaken { index, .. } => snapshot = Some(index),
             }
+        }
+        if busy > self.stall_warn {
+            let what = snapshot.map_or(String::new(), |i| format!(", snapshot at index {i}"));
+            eprintln!(
+                "{} cluster[{id}]: busy {} ms without reading the network (applied to {}{what}): \
+                 peers heard nothing from this node meanwhile",
+                utc_now(),
+                busy.as_millis(),
+                self.node.applied()
+            );
         }
     }
 }

@@ -49,7 +49,7 @@ enum Command {
     Md(cli::md::MdArgs),
     /// Place and cancel orders of every type (limit, market, stops, trailing stops,
     /// icebergs, OCO/OTO/OTOCO lists) and print the reports (docs/orders.md).
-    Order(cli::order::OrderArgs),
+    Order(Box<cli::order::OrderArgs>),
     #[cfg(feature = "engine")]
     /// The order engine: run it, or query / kill / stop a running one.
     Engine(engine_cmd::EngineArgs),
@@ -135,7 +135,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Exchange(args) => cli::exchange::run(args),
         Command::Journal(JournalCommand::Replay(args)) => cli::journal::replay(args),
         Command::Md(args) => cli::md::run(args),
-        Command::Order(args) => cli::order::run(args),
+        Command::Order(args) => cli::order::run(*args),
         Command::Admin(args) => cli::admin::run(args),
         Command::Keygen(args) => cli::keygen::run(args),
         Command::Loadgen(args) => {

@@ -146,7 +146,7 @@ fn offline_replay_hash(config: &Path, journal: &Path) -> String {
 }
 
 fn logged_hash(ex: &Exchange) -> String {
-    let log = ex.log_text();
+    let log = ex.log_with("journal: replayed");
     let line = log
         .lines()
         .find(|l| l.contains("journal: replayed"))

@@ -86,7 +86,7 @@ fn offline_replay(config: &Path, journal: &Path) -> (u64, String) {
 
 /// (last seq, state hash) from the restarted server's log line (snapshot + tail).
 fn logged_replay(ex: &Exchange) -> (u64, String) {
-    let log = ex.log_text();
+    let log = ex.log_with("journal: replayed");
     let line = log
         .lines()
         .find(|l| l.contains("journal: replayed"))

@@ -167,7 +167,7 @@ fn every_dashboard_metric_is_exported_by_the_real_exchange() {
              [journal]\ndir = \"{}\"\nfsync = \"batch\"\n[market_data]\nenabled = false",
             journal.path().display()
         ));
-        let log = ex.log_text();
+        let log = ex.log_with("metrics on http://");
         let addr: SocketAddr = log
             .lines()
             .find_map(|l| l.split("metrics on http://").nth(1))

@@ -43,6 +43,11 @@ fn login_accepts_good_and_rejects_bad_credentials() {
             Some(bad_credentials),
             "an unknown account gets the same answer"
         );
+        // The log is written by its own thread: wait (bounded) for both lines, then
+        // check there are exactly two.
+        let _ = eventually(Duration::from_secs(10), || {
+            ex.log_text().matches("refused: BadCredentials").count() >= 2
+        });
         let log = ex.log_text();
         assert_eq!(log.matches("refused: BadCredentials").count(), 2, "{log}");
     });
@@ -287,7 +292,7 @@ fn idle_sessions_get_heartbeats_and_silent_ones_are_dropped() {
         // The client never sends anything: dropped after three intervals.
         assert!(c.closed_by_peer());
         assert!(ex
-            .log_text()
+            .log_with("no input for three heartbeat intervals")
             .contains("no input for three heartbeat intervals"));
     });
 }
@@ -304,7 +309,7 @@ fn connections_beyond_max_sessions_are_refused() {
             Client::try_login(ex.addr, 3, &support::key(3)).err(),
             Some(session_limit)
         );
-        let log = ex.log_text();
+        let log = ex.log_with("max_sessions (2) reached");
         assert!(log.contains("max_sessions (2) reached"), "{log}");
         // A slot frees when a session ends.
         drop(_b);

@@ -299,8 +299,15 @@ fn ack_without_majority(env: &[(&str, &str)]) -> Cut {
         Ok(Outbound::Accepted(_))
     ));
     let followers: Vec<usize> = (0..N).filter(|&i| i != leader).collect();
+    // Stopped for good before the order leaves: a follower whose threads still ran
+    // after kill(2) returned could take the order's append and acknowledge it (a
+    // legitimate commit; this test once failed that way under load).
     for &f in &followers {
-        cluster.nodes[f].signal(Signal::STOP);
+        let took = cluster.nodes[f].pause();
+        eprintln!(
+            "follower {} stopped {took:?} after SIGSTOP",
+            cluster.nodes[f].id
+        );
     }
     // Cut off: the order executes on the leader but is never replicated, so its
     // acknowledgement must never leave (the leader steps down within an election
@@ -436,7 +443,7 @@ fn a_paused_old_leader_acknowledges_nothing_after_a_new_election() {
             c.request(&o, RequestRef::NewOrder(ClientOrderId(1)), |_| {}),
             Ok(Outbound::Accepted(_))
         ));
-        cluster.nodes[old].signal(Signal::STOP);
+        cluster.nodes[old].pause();
         support::wait_until("a new leader serves", Duration::from_secs(30), || {
             (0..N).filter(|&i| i != old).any(|i| {
                 cluster.nodes[i]
@@ -653,18 +660,13 @@ fn market_data_follows_the_leader_across_a_failover() {
 /// lengthens the run (default 2 s; the 5-minute run is `scripts/bench-cluster.sh
 /// overload`).
 ///
-/// Out of the default run: it failed 1 of 6 runs alone (dev build, load ~6,
-/// 2026-11-28 09:57 UTC). Cause captured: about 2 s after the
-/// last order the leader steps down by its own lease (`Node::check_lease`: no
-/// answer from a majority for an election timeout) while both followers still
-/// follow it in the same term (no election, no new leader): it ends its sessions
-/// with `LeaderRedirect` and the 512 orders in flight stay unanswered. Doubling
-/// the lease window did not remove it (1 of 10), so the followers' answers stall
-/// for more than 0.6 s, most likely behind their own apply backlog; not fixed.
-/// `cargo test -p peregrine --test exchange_cluster overload -- --ignored
-/// --nocapture` runs it (docs/testing.md, Known gaps).
+/// It used to fail about 1 run in 6-10 (dev build): with the harness's
+/// `snapshot_every = 64`, every node stopped at index 64 to take a 7 MB snapshot on
+/// its Raft thread, the followers for longer than the leader's lease, and the leader
+/// stepped down (docs/cluster.md, Overload, "Known flaw"; not fixed). It runs with
+/// the shipped `snapshot_every` now: 10 of 10 under `stress-ng --cpu 2` at load ~15
+/// (dev build, 3-5 s) and 10 of 10 in the ci profile (2.6-2.9 s).
 #[test]
-#[ignore = "about 1 run in 10: the leader's lease steps it down while its followers still follow (docs/testing.md)"]
 fn overload_is_answered_busy_and_the_leadership_holds() {
     use peregrine_client::loadgen::{self, LoadgenParams};
     let secs: f64 = std::env::var("CLUSTER_OVERLOAD_SECS")
@@ -677,6 +679,11 @@ fn overload_is_answered_busy_and_the_leadership_holds() {
         let cluster = Cluster::start_with(&support::cluster::Opts {
             extra: "[backpressure]\nmax_in_flight = 512\nmax_delay_ms = 20\n".into(),
             election_ticks: Some(30),
+            // The shipped snapshot interval: at the harness's 64, every node stops
+            // at the same index to take a ~7 MB snapshot inline (0.2-0.45 s in a
+            // dev build under load, more than the leader's 0.3 s lease), which is
+            // the snapshot stall of docs/cluster.md, not what this test is about.
+            snapshot_every: Some(100_000),
             exclusive: true,
             ..Default::default()
         });

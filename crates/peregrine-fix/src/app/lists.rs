@@ -6,7 +6,7 @@
 use crate::codec::{tags as t, FieldError, Message, MessageWriter, Precision};
 
 use super::fields::{id, req, AppError};
-use super::requests::{terms, trail_offset, OrderExtras, OrderTerms, TERM_TAGS};
+use super::requests::{terms_and_extras, OrderExtras, OrderTerms, EXTRA_TAGS, TERM_TAGS};
 
 /// ContingencyType (1385): FIX 5.0 SP1's tag, Peregrine's extension of FIX 4.4 on E.
 pub const CONTINGENCY_TYPE: u32 = 1385;
@@ -68,11 +68,11 @@ const ORDER_TAGS: [u32; 16] = [
     TERM_TAGS[6],
     TERM_TAGS[7],
     TERM_TAGS[8],
-    t::STOP_PX,
-    t::MAX_FLOOR,
-    t::PEG_OFFSET_VALUE,
-    t::PEG_MOVE_TYPE,
-    t::PEG_OFFSET_TYPE,
+    EXTRA_TAGS[0],
+    EXTRA_TAGS[1],
+    EXTRA_TAGS[2],
+    EXTRA_TAGS[3],
+    EXTRA_TAGS[4],
 ];
 
 fn order<'a>(v: [Option<&'a [u8]>; 16], seq: usize) -> Result<ListOrder<'a>, AppError> {
@@ -85,9 +85,10 @@ fn order<'a>(v: [Option<&'a [u8]>; 16], seq: usize) -> Result<ListOrder<'a>, App
             });
         }
     }
-    let terms = terms([v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]])?;
-    let trail = trail_offset(v[9], v[13], v[14], v[15], terms.ord_type, v[11])?;
-    let extras = OrderExtras::check(v[11], v[12], terms.ord_type, trail)?;
+    let (terms, extras) = terms_and_extras(
+        [v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]],
+        [v[11], v[12], v[13], v[14], v[15]],
+    )?;
     Ok(ListOrder {
         cl_ord_id,
         terms,

@@ -101,6 +101,30 @@ pub(super) fn terms<'a>(v: [Option<&'a [u8]>; 9]) -> Result<OrderTerms<'a>, AppE
     })
 }
 
+/// The tags of a new order's [`OrderExtras`]: StopPx, MaxFloor and the peg fields
+/// of a trailing stop (read by [`terms_and_extras`] in this order).
+pub(super) const EXTRA_TAGS: [u32; 5] = [
+    t::STOP_PX,
+    t::MAX_FLOOR,
+    t::PEG_OFFSET_VALUE,
+    t::PEG_MOVE_TYPE,
+    t::PEG_OFFSET_TYPE,
+];
+
+/// A new order's terms (values of [`TERM_TAGS`]) and extras (of [`EXTRA_TAGS`]),
+/// checked together: one implementation for the D and each order of an E.
+pub(super) fn terms_and_extras<'a>(
+    term: [Option<&'a [u8]>; 9],
+    extra: [Option<&'a [u8]>; 5],
+) -> Result<(OrderTerms<'a>, OrderExtras<'a>), AppError> {
+    let [stop_px, max_floor, peg, peg_move, peg_type] = extra;
+    let exec_inst = term[7];
+    let terms = terms(term)?;
+    let trail = trail_offset(exec_inst, peg, peg_move, peg_type, terms.ord_type, stop_px)?;
+    let extras = OrderExtras::check(stop_px, max_floor, terms.ord_type, trail)?;
+    Ok((terms, extras))
+}
+
 pub(super) const TERM_TAGS: [u32; 9] = [
     t::SYMBOL,
     t::SIDE,
@@ -296,29 +320,25 @@ impl<'a> NewOrderSingle<'a> {
                     TERM_TAGS[6],
                     TERM_TAGS[7],
                     TERM_TAGS[8],
-                    t::STOP_PX,
-                    t::MAX_FLOOR,
-                    t::PEG_OFFSET_VALUE,
-                    t::PEG_MOVE_TYPE,
-                    t::PEG_OFFSET_TYPE,
+                    EXTRA_TAGS[0],
+                    EXTRA_TAGS[1],
+                    EXTRA_TAGS[2],
+                    EXTRA_TAGS[3],
+                    EXTRA_TAGS[4],
                 ],
             )?;
-        let exec_inst = h;
-        let d = NewOrderSingle {
-            cl_ord_id: id(cl, t::CL_ORD_ID)?,
-            account,
-            transact_time: req_time(time, t::TRANSACT_TIME)?,
-            terms: terms([a, b, c, d, e, f, g, h, i])?,
-        };
-        let trail = trail_offset(
-            exec_inst,
-            peg,
-            peg_move,
-            peg_type,
-            d.terms.ord_type,
-            stop_px,
+        let cl_ord_id = id(cl, t::CL_ORD_ID)?;
+        let transact_time = req_time(time, t::TRANSACT_TIME)?;
+        let (terms, extras) = terms_and_extras(
+            [a, b, c, d, e, f, g, h, i],
+            [stop_px, max_floor, peg, peg_move, peg_type],
         )?;
-        let extras = OrderExtras::check(stop_px, max_floor, d.terms.ord_type, trail)?;
+        let d = NewOrderSingle {
+            cl_ord_id,
+            account,
+            transact_time,
+            terms,
+        };
         Ok((d, extras))
     }
 

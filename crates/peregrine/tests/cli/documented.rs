@@ -271,7 +271,8 @@ fn the_extractor_reads_shell_as_a_user_would() {
 
 /// The README's "Running the exchange" commands, as written, in a fresh directory holding
 /// only the shipped exchange.toml (its ports moved to free ones so parallel tests cannot
-/// collide): keygen, then the exchange, then loadgen against it, then md.
+/// collide): keygen, then the exchange, then loadgen against it, an order by hand,
+/// then md.
 #[test]
 fn readme_exchange_commands_work_on_a_fresh_copy() {
     use std::io::{BufRead, BufReader};
@@ -326,6 +327,14 @@ fn readme_exchange_commands_work_on_a_fresh_copy() {
             loadgen.status.success() && text.contains("lost 0"),
             "loadgen: {text}\n{}",
             String::from_utf8_lossy(&loadgen.stderr)
+        );
+
+        let order = run(&find("order")).output().unwrap();
+        let text = String::from_utf8_lossy(&order.stdout);
+        assert!(
+            order.status.success() && text.contains("ACK"),
+            "order: {text}\n{}",
+            String::from_utf8_lossy(&order.stderr)
         );
 
         let mut md = run(&find("md")).stdout(Stdio::piped()).spawn().unwrap();

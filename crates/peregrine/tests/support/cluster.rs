@@ -25,6 +25,9 @@ pub(crate) struct Opts {
     pub extra: String,
     /// `[cluster] election_ticks` (default: `CLUSTER_ELECTION_TICKS`, else 20).
     pub election_ticks: Option<usize>,
+    /// `[cluster] snapshot_every` (default 64: snapshots, log compaction and
+    /// catch-up by snapshot within seconds of a test).
+    pub snapshot_every: Option<u64>,
     /// Run with no other cluster of this test binary alive (a load test: the
     /// binary's tests run in parallel, and three more nodes on two cores starve
     /// this one's).
@@ -113,6 +116,25 @@ impl Node {
         }
     }
 
+    /// Stops the node with SIGSTOP and returns once every one of its threads is
+    /// stopped (how long that took). kill(2) only queues the signal and wakes one
+    /// thread, which stops the others once it is scheduled: on a loaded machine the
+    /// node's other threads run on meanwhile (they can take an append, sync it and
+    /// answer it), so a test that acts right after the signal races them.
+    pub(crate) fn pause(&self) -> Duration {
+        let started = Instant::now();
+        self.signal(rustix::process::Signal::STOP);
+        let pid = self.child.as_ref().expect("a running node").id();
+        let until = started + Duration::from_secs(30);
+        loop {
+            if all_threads_stopped(pid) {
+                return started.elapsed();
+            }
+            assert!(Instant::now() < until, "node {} never stopped", self.id);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -142,6 +164,27 @@ impl Node {
         let text = text.replacen("[cluster]\n", "[cluster]\njoin = true\n", 1);
         std::fs::write(&self.config, text).unwrap();
     }
+}
+
+/// Whether every thread of process `pid` is stopped (`T` in `/proc/pid/task/*/stat`).
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    let mut any = false;
+    for t in tasks.flatten() {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        // The state is the field after the command name, which ends with the last ')'.
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, r)| r.trim_start().chars().next());
+        match state {
+            Some('T') => any = true,
+            None => {} // the thread exited meanwhile
+            Some(_) => return false,
+        }
+    }
+    any
 }
 
 impl Drop for Node {
@@ -211,6 +254,7 @@ impl Cluster {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(20)
         });
+        let snapshot_every = opts.snapshot_every.unwrap_or(64);
         let mut nodes = Vec::new();
         for (i, p) in ports.iter().enumerate() {
             let id = i as u64 + 1;
@@ -223,7 +267,7 @@ impl Cluster {
                  {}{}\
                  [journal]\ndir = {:?}\n\
                  [cluster]\nnode_id = {id}\nlisten = \"127.0.0.1:{}\"\nadmin_listen = \"127.0.0.1:{}\"\n\
-                 election_ticks = {election}\nsnapshot_every = 64\nlog_retain = 32\n{peers}{}",
+                 election_ticks = {election}\nsnapshot_every = {snapshot_every}\nlog_retain = 32\n{peers}{}",
                 p.client,
                 p.recovery,
                 opts.market_data

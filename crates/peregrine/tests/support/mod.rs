@@ -140,6 +140,13 @@ impl Exchange {
     pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+    /// The log once it contains `what` (waiting up to 10 s: the log has its own
+    /// writer thread, so a line can land a moment after what it reports); the log as it
+    /// is if it never does, for the caller's assertion to show.
+    pub(crate) fn log_with(&self, what: &str) -> String {
+        let _ = eventually(Duration::from_secs(10), || self.log_text().contains(what));
+        self.log_text()
+    }
     /// Its process id.
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
