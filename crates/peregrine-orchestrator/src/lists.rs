@@ -3,7 +3,8 @@
 //! A strategy's `Api::send_list` pushes each leg as its extension record (naming the
 //! list kind and the leg's index) followed by the leg's `New`, all in one go. The core
 //! gathers the legs of a slot in order; the list is checked and sent once its last
-//! leg is in, as one [`GatewayCmd::NewList`], or every leg is refused with one reason:
+//! leg is in, as its legs' [`GatewayCmd::ListLeg`]s one after the other (the gateway
+//! gathers them again into one `submit_list`), or every leg is refused with one reason:
 //!
 //! * a leg out of order, a missing leg (another request comes between the legs) or
 //!   legs on different venues or instruments: `BAD_EXTENSION` (210), counted as
@@ -164,9 +165,6 @@ impl Orchestrator {
             self.by_client.insert((s, o.client_id), engine_id);
             self.tally.on_routed(first.venue);
         }
-        for i in n..3 {
-            wire[i] = wire[0];
-        }
         self.lists.insert(
             first_id,
             ListRef {
@@ -176,13 +174,17 @@ impl Orchestrator {
                 instrument: first.instrument.0,
             },
         );
-        out.push(Output::Gateway {
-            venue: first.venue,
-            cmd: GatewayCmd::NewList {
-                kind: g.kind,
-                legs: wire,
-            },
-        });
+        // The legs after every `Sent`, consecutively: the gateway gathers them.
+        for (i, order) in wire[..n].iter().enumerate() {
+            out.push(Output::Gateway {
+                venue: first.venue,
+                cmd: GatewayCmd::ListLeg {
+                    kind: g.kind,
+                    index: i as u8,
+                    order: *order,
+                },
+            });
+        }
     }
 
     /// The venue's `ListStatus` about the list whose leg 0 is `engine_id`.

@@ -272,13 +272,11 @@ impl Orchestrator {
 
     /// A command the shell could not hand to its gateway (inbox full): refused as busy.
     pub(crate) fn undelivered(&mut self, cmd: GatewayCmd, t: u64, out: &mut Outputs) {
-        if let GatewayCmd::NewList { kind, legs } = cmd {
-            // Never reached the venue: every leg refused, as a single order would be.
-            self.lists.remove(&legs[0].engine_id);
-            for leg in &legs[..kind.legs()] {
-                self.undelivered(GatewayCmd::New(*leg), t, out);
-            }
-            return;
+        if let GatewayCmd::ListLeg { index, order, .. } = cmd {
+            // The shell hands over all of a list's legs or none, so each comes back:
+            // the list never reached the venue; the leg is refused as a single order.
+            self.lists.remove(&(order.engine_id - u64::from(index)));
+            return self.undelivered(GatewayCmd::New(order), t, out);
         }
         let id = cmd.engine_id();
         let Some(mut o) = self.orders.get(&id).copied() else {
@@ -286,7 +284,7 @@ impl Orchestrator {
         };
         let sid = StrategyId(o.strategy);
         match cmd {
-            GatewayCmd::NewList { .. } => {} // above
+            GatewayCmd::ListLeg { .. } => {} // above
             GatewayCmd::New(_) => {
                 self.risk.on_done(sid, o.client_id);
                 self.record(Rec::Rejected { engine_id: id }, out);

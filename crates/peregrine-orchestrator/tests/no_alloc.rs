@@ -145,7 +145,7 @@ impl Rig {
         // The venue answers one command per step.
         if let Some((cmd, pick)) = self.venue.pop_front() {
             let report = match cmd {
-                GatewayCmd::NewList { .. } => unreachable!("this workload sends no lists"),
+                GatewayCmd::ListLeg { .. } => unreachable!("this workload sends no lists"),
                 GatewayCmd::New(o) if pick == 0 => Report::Rejected {
                     engine_id: o.engine_id,
                     reason: 3,
@@ -261,19 +261,22 @@ fn the_list_path_allocates_nothing() {
             let req = Request::heartbeat(100, now);
             core.handle(Input::Request { strategy: 0, req }, now, out);
         }
-        let mut sent = None;
+        let mut sent = [0; 2];
+        let mut n_sent = 0;
         for o in out.drain() {
             if let Output::Gateway {
-                cmd: GatewayCmd::NewList { legs, .. },
+                cmd: GatewayCmd::ListLeg { index, order, .. },
                 ..
             } = o
             {
-                sent = Some([legs[0].engine_id, legs[1].engine_id]);
+                sent[index as usize] = order.engine_id;
+                n_sent += 1;
             }
         }
-        let Some([a, b]) = sent else {
+        if n_sent != 2 {
             return;
-        };
+        }
+        let [a, b] = sent;
         lists += 1;
         let status = |s| Report::ListStatus {
             engine_id: a,

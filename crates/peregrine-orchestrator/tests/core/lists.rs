@@ -68,13 +68,48 @@ fn core(limits: Limits) -> Core {
 }
 
 fn gateway_list(out: &[Output]) -> Option<(ListKind, [VenueOrder; 3])> {
-    out.iter().find_map(|o| match o {
-        Output::Gateway {
-            cmd: GatewayCmd::NewList { kind, legs },
+    // A list goes out as its legs, consecutively, in leg order.
+    let at = out.iter().position(|o| {
+        matches!(
+            o,
+            Output::Gateway {
+                cmd: GatewayCmd::ListLeg { .. },
+                ..
+            }
+        )
+    })?;
+    let mut legs =
+        [VenueOrder::limit(0, InstrumentId(0), Side::Buy, Price::from_raw(0), Qty::ZERO); 3];
+    let mut kind = None;
+    for (i, o) in out[at..].iter().enumerate() {
+        let Output::Gateway {
+            cmd:
+                GatewayCmd::ListLeg {
+                    kind: k,
+                    index,
+                    order,
+                },
             ..
-        } => Some((*kind, *legs)),
-        _ => None,
-    })
+        } = o
+        else {
+            break;
+        };
+        assert_eq!(*index as usize, i, "legs in order: {out:?}");
+        assert!(kind.is_none_or(|x| x == *k));
+        kind = Some(*k);
+        legs[i] = *order;
+    }
+    let kind = kind.expect("a leg");
+    let n = kind.legs();
+    assert_eq!(
+        legs[n - 1].engine_id,
+        legs[0].engine_id + n as u64 - 1,
+        "{out:?}"
+    );
+    for i in n..3 {
+        legs[i] = legs[0];
+    }
+    Some((kind, legs))
 }
 
 fn no_order_sent(out: &[Output]) -> bool {
@@ -327,4 +362,53 @@ fn a_half_read_list_dies_with_its_strategy() {
             ..
         }
     )));
+}
+
+/// A list the shell could not hand to its gateway comes back leg by leg (all of its
+/// legs or none went): every leg is refused busy, the room is given back and the list
+/// is forgotten (a late status about it reaches nobody).
+#[test]
+fn an_undelivered_list_refuses_every_leg_busy() {
+    let mut c = core(Limits::default());
+    let out = send_list(&mut c, ListKind::Oco, &oco(1));
+    let cmds: Vec<GatewayCmd> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::Gateway { cmd, .. } => Some(*cmd),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cmds.len(), 2, "one command per leg: {out:?}");
+    let first = cmds[0].engine_id();
+    let mut back = Vec::new();
+    for cmd in cmds {
+        back.extend(c.at(0, Input::Undelivered { venue: 0, cmd }));
+    }
+    assert_eq!(
+        events(&back),
+        vec![
+            (0, Some(EventKind::Reject), reason::GATEWAY_BUSY),
+            (0, Some(EventKind::Reject), reason::GATEWAY_BUSY)
+        ]
+    );
+    assert_eq!(c.core.in_flight(), 0);
+    let late = c.at(
+        1,
+        Input::Completion(Completion {
+            venue: 0,
+            engine_id: first,
+            kind: CompletionKind::Report(Report::ListStatus {
+                engine_id: first,
+                status: ListState::Accepted,
+                reason: 0,
+            }),
+            t3: 0,
+            t4: 0,
+            t5: 0,
+            scheduled_ns: 0,
+        }),
+    );
+    assert_eq!(events(&late), vec![], "{late:?}");
+    // The room is free again: the same list goes out.
+    assert!(gateway_list(&send_list(&mut c, ListKind::Oco, &oco(1))).is_some());
 }
