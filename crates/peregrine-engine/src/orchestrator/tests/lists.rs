@@ -10,10 +10,13 @@ use peregrine_types::ListKind;
 
 use super::*;
 
-/// Records every list it is given (kind, engine ids); acknowledges every order.
+/// The lists a venue was given: kind, engine ids.
+type Given = Arc<Mutex<Vec<(ListKind, Vec<u64>)>>>;
+
+/// Records every list it is given; acknowledges every order.
 #[derive(Debug, Default)]
 struct ListVenue {
-    lists: Arc<Mutex<Vec<(ListKind, Vec<u64>)>>>,
+    lists: Given,
     acks: Vec<u64>,
 }
 
