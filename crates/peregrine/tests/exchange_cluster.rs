@@ -726,6 +726,15 @@ fn overload_run(snapshot_every: u64) {
         assert_eq!(s["serving"], true, "{s}");
         cluster.converged(Duration::from_secs(30));
         if snapshot_every < 100_000 {
+            // What a node logs when a pass of its loop kept it from the network for
+            // half an election timeout (printed, not asserted: a loaded machine can
+            // stall a thread for other reasons).
+            let logs = cluster.logs();
+            let stalls: Vec<&str> = logs
+                .lines()
+                .filter(|l| l.contains("without reading the network"))
+                .collect();
+            eprintln!("{} stall lines: {stalls:#?}", stalls.len());
             for n in &cluster.nodes {
                 let s = n.status().unwrap();
                 let taken = s["snapshots_taken"].as_u64().unwrap_or(0);
