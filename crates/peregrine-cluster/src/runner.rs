@@ -105,10 +105,7 @@ pub fn spawn<M: StateMachine + Send + 'static>(
 /// A thread that writes the node's snapshot files (one at a time: the node starts
 /// the next only after the last is done) and wakes the node's loop after each.
 /// It ends when the node is dropped.
-fn snapshot_thread(
-    id: u64,
-    waker: Waker,
-) -> Result<crate::node::SnapshotRunner, ClusterError> {
+fn snapshot_thread(id: u64, waker: Waker) -> Result<crate::node::SnapshotRunner, ClusterError> {
     let (tx, rx) = channel::<Box<dyn FnOnce() + Send>>();
     std::thread::Builder::new()
         .name(format!("cluster-snap-{id}"))
