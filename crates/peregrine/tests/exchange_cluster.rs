@@ -663,9 +663,10 @@ fn market_data_follows_the_leader_across_a_failover() {
 /// It used to fail about 1 run in 6-10 (dev build): with the harness's
 /// `snapshot_every = 64`, every node stopped at index 64 to take a 7 MB snapshot on
 /// its Raft thread, the followers for longer than the leader's lease, and the leader
-/// stepped down (docs/cluster.md, Overload, "Known flaw"; not fixed). It runs with
-/// the shipped `snapshot_every` now: 10 of 10 under `stress-ng --cpu 2` at load ~15
-/// (dev build, 3-5 s) and 10 of 10 in the ci profile (2.6-2.9 s).
+/// stepped down (docs/cluster.md, Overload, "Snapshots under load"; the next test
+/// covers that case since the fix). It runs with the shipped `snapshot_every`: 10 of
+/// 10 under `stress-ng --cpu 2` at load ~15 (dev build, 3-5 s) and 10 of 10 in the
+/// ci profile (2.6-2.9 s).
 #[test]
 fn overload_is_answered_busy_and_the_leadership_holds() {
     overload_run(100_000);
