@@ -138,6 +138,12 @@ pub struct SimConfig {
     /// The conservation invariant's negative control (a build with the `sabotage`
     /// feature): the ledger credits a fill's fee to nobody.
     pub sabotage_ledger: bool,
+    /// Market-data subscribers (0: the feed is off). The first joins at the start,
+    /// the others late.
+    pub subscribers: usize,
+    /// The feed's negative control (a build with the `sabotage` feature): one level
+    /// update in 25 never reaches the subscribers, with no gap to say so.
+    pub sabotage_feed: bool,
     /// Print every event as it happens (on stderr).
     pub verbose: bool,
 }
@@ -170,6 +176,8 @@ impl SimConfig {
             ledger,
             sabotage: false,
             sabotage_ledger: false,
+            subscribers: 2,
+            sabotage_feed: false,
             verbose: false,
         }
     }

@@ -22,6 +22,7 @@ pub mod client;
 pub mod disk;
 mod faults;
 pub mod knobs;
+mod md;
 pub mod oracle;
 pub mod regressions;
 mod run;

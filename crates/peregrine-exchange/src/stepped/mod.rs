@@ -234,6 +234,36 @@ impl SteppedVenue {
         std::mem::take(&mut self.compact.feed.0)
     }
 
+    /// Where the feed is: (session id, the last sequence number sent, whether the
+    /// book matches it: no feed message waits). `None`: market data off.
+    pub fn feed_position(&self) -> Option<(u64, u64, bool)> {
+        let f = self.compact.core.feed()?;
+        Some((f.session_id(), f.next_seq() - 1, f.pending() == 0))
+    }
+
+    /// The recovery service's answer to one request (`SnapshotRequest` or
+    /// `ReplayRequest`, encoded), built by the server's own code from this venue's
+    /// book and replay ring: the bytes it would write to the subscriber. `None`: a
+    /// snapshot asked while a feed message waits (the server defers it; ask again
+    /// after the next step), or bytes that are not one such request.
+    pub fn recovery_answer(&self, request: &[u8]) -> Option<Vec<u8>> {
+        let (req, _) = peregrine_wire::md::recovery::Recovery::decode(request).ok()?;
+        let core = &self.compact.core;
+        let feed = core.feed()?;
+        crate::feed::recovery::answer(
+            &req,
+            crate::feed::recovery::Source {
+                engine: core.engine(),
+                session_id: feed.session_id(),
+                as_of_seq: feed.next_seq() - 1,
+                now: core.now(),
+                engine_seq: core.engine_seq(),
+                retained: Some(feed.retained()),
+                consistent: feed.pending() == 0,
+            },
+        )
+    }
+
     /// Whether the group commit has written records a sync has not covered yet.
     pub fn sync_wanted(&self) -> bool {
         self.compact.core.log().sync_wanted()

@@ -72,6 +72,10 @@ pub(crate) struct SimArgs {
     /// writeback, torn, partition, transfer, wipe, loss, dup, reorder.
     #[arg(long = "fault", value_name = "NAME=VALUE")]
     fault: Vec<String>,
+    /// Market-data subscribers (0: the feed off): the first joins at the start, the
+    /// others late; each rebuilds the books from the feed and its recovery.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=8))]
+    subscribers: u64,
     /// Print every event as it happens (with --seed).
     #[arg(long)]
     verbose: bool,
@@ -100,6 +104,7 @@ pub(crate) fn run(args: SimArgs) -> anyhow::Result<()> {
             Balances::Off => cfg.ledger = false,
         }
         cfg.faults = faults(args.faults, &args.fault)?;
+        cfg.subscribers = usize::try_from(args.subscribers).context("--subscribers")?;
         cfg.verbose = args.verbose;
         Ok(cfg)
     };
@@ -227,9 +232,14 @@ fn print_outcome(out: &Outcome, summary: bool) {
             v.detail
         );
         println!(
-            "  replay: peregrine sim --seed {} --nodes {}{}{}",
+            "  replay: peregrine sim --seed {} --nodes {}{}{}{}",
             c.seed,
             c.nodes,
+            if c.subscribers == 2 {
+                String::new()
+            } else {
+                format!(" --subscribers {}", c.subscribers)
+            },
             if c.ledger == SimConfig::for_seed(c.seed, c.nodes).ledger {
                 ""
             } else if c.ledger {
