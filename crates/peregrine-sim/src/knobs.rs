@@ -42,6 +42,9 @@ pub struct Faults {
     /// Cluster: a node's disk is lost; it is removed, wiped, rejoined as a learner and
     /// promoted.
     pub wipe: u64,
+    /// Cluster: a node is removed and added back (learner, then promoted) with its
+    /// disk intact, restarted while out or as a learner, or left running.
+    pub readd: u64,
     /// Network: a message between nodes, or a feed packet, is lost / duplicated /
     /// delayed out of order (per thousand messages).
     pub loss: u64,
@@ -70,6 +73,7 @@ impl Faults {
             partition: 0,
             transfer: 0,
             wipe: 0,
+            readd: 0,
             loss: 0,
             dup: 0,
             reorder: 0,
@@ -94,6 +98,7 @@ impl Faults {
             partition: 10,
             transfer: 8,
             wipe: 3,
+            readd: 3,
             loss: 20,
             dup: 10,
             reorder: 30,

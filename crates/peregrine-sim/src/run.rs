@@ -157,6 +157,9 @@ pub(crate) struct Sim {
     pub(crate) supply: BTreeMap<u32, i128>,
     /// The market-data subscribers.
     pub(crate) md: feed::Md,
+    /// A generator apart from `rng` for faults added later (their draws move no
+    /// earlier choice of a seed).
+    pub(crate) aux: Rng,
 }
 
 impl Sim {
@@ -215,6 +218,7 @@ impl Sim {
             stats: RunStats::default(),
             supply: venue::supply(&cfg),
             md: feed::Md::new(cfg.seed, cfg.subscribers),
+            aux: Rng::new(cfg.seed ^ 0xADD5_BAC4_0000_0004),
             cfg,
         }
     }

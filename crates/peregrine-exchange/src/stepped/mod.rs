@@ -140,7 +140,12 @@ impl SteppedVenue {
         reports: Option<peregrine_exchange_core::reports::ReportStore>,
         opts: StepOptions,
     ) -> Result<Self, ExchangeError> {
-        let mut rng = Rng::new(env.seed ^ 0x5E55_1045);
+        // A cluster node serves one round after another on one environment: each
+        // round's feed session (and nonces) must differ, as the server's
+        // `feed_session_id` (clock and randomness) does. The engine time and seq
+        // at the handover differ between rounds.
+        let round = core.now().0 ^ core.engine_seq().rotate_left(29);
+        let mut rng = Rng::new(env.seed ^ 0x5E55_1045 ^ round);
         let mut core = core;
         if core.feed().is_none() {
             core = with_feed(config, core, rng.next_u64());

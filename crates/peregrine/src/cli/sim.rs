@@ -69,7 +69,7 @@ pub(crate) struct SimArgs {
     /// Override one fault rate (per thousand per fault tick, or per thousand
     /// operations for the disk and network rates): NAME=VALUE, repeatable. Names:
     /// crash, power, disconnect, slow_reader, audit, sync_eio, read_flip, disk_full,
-    /// writeback, torn, partition, transfer, wipe, loss, dup, reorder.
+    /// writeback, torn, partition, transfer, wipe, readd, loss, dup, reorder.
     #[arg(long = "fault", value_name = "NAME=VALUE")]
     fault: Vec<String>,
     /// Market-data subscribers (0: the feed off): the first joins at the start, the
@@ -205,6 +205,7 @@ fn faults(profile: Profile, overrides: &[String]) -> anyhow::Result<Faults> {
             "loss" => &mut f.loss,
             "dup" => &mut f.dup,
             "reorder" => &mut f.reorder,
+            "readd" => &mut f.readd,
             _ => bail!("--fault {o}: unknown fault {name:?}"),
         };
         *slot = v;
