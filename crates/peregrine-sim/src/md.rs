@@ -201,7 +201,9 @@ impl Subscriber {
             let Ok((seq, msg)) = item else { break };
             if let MdMessage::L2Update(u) = msg {
                 if let Some(i) = self.index(u.instrument, seq) {
-                    self.books[i].0.update(u.side, u.price.units(), u.qty.lots());
+                    self.books[i]
+                        .0
+                        .update(u.side, u.price.units(), u.qty.lots());
                 }
             }
         }

@@ -66,12 +66,13 @@ pub fn all() -> Result<Vec<Regression>, String> {
         }
         let mut words = words.peekable();
         let balances_off = words.next_if_eq(&"balances=off").is_some();
-        let readd = match words.next_if(|w| w.starts_with("readd=")) {
-            Some(w) => Some(w["readd=".len()..].parse::<u64>().map_err(|_| {
-                format!("regressions.txt line {}: readd=N wants a number", i + 1)
-            })?),
-            None => None,
-        };
+        let readd =
+            match words.next_if(|w| w.starts_with("readd=")) {
+                Some(w) => Some(w["readd=".len()..].parse::<u64>().map_err(|_| {
+                    format!("regressions.txt line {}: readd=N wants a number", i + 1)
+                })?),
+                None => None,
+            };
         out.push(Regression {
             seed,
             nodes: nodes as usize,

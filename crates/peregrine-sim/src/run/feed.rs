@@ -107,9 +107,10 @@ impl Sim {
         let packets = v.take_packets();
         let v = self.nodes[n].venue_ref().expect("serving");
         if let Some((session, seq, true)) = v.feed_position() {
-            if !self.md.points.contains_key(&(session, seq)) {
-                let levels = venue_levels(v);
-                self.md.points.insert((session, seq), levels);
+            if let std::collections::btree_map::Entry::Vacant(e) =
+                self.md.points.entry((session, seq))
+            {
+                e.insert(venue_levels(v));
                 self.md.order.push_back((session, seq));
                 if self.md.order.len() > POINTS {
                     if let Some(k) = self.md.order.pop_front() {
@@ -189,7 +190,9 @@ impl Sim {
                 self.queue
                     .push(self.now + delay, Ev::MdAsk(s, gen, leader, request));
             }
-            _ => self.queue.push(self.now + delay, Ev::MdAnswer(s, gen, None)),
+            _ => self
+                .queue
+                .push(self.now + delay, Ev::MdAnswer(s, gen, None)),
         }
     }
 
@@ -358,7 +361,10 @@ impl Sim {
         }
         let mut out = b.finish().to_vec();
         stamp_send_time(&mut out, h.send_time);
-        self.note(format!("sabotage: a level update of packet {} dropped", h.first_seq));
+        self.note(format!(
+            "sabotage: a level update of packet {} dropped",
+            h.first_seq
+        ));
         out
     }
 }
