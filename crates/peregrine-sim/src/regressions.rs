@@ -23,6 +23,8 @@ pub struct Regression {
     /// The keep-disk membership change's rate (`readd=N` after NODES), when the
     /// seed was found with it raised.
     pub readd: Option<u64>,
+    /// Market-data subscribers on (`md` after the other marks): found with them.
+    pub md: bool,
     /// What it found, for the report.
     pub note: String,
 }
@@ -33,6 +35,9 @@ impl Regression {
         let mut cfg = SimConfig::for_seed(self.seed, self.nodes);
         if self.balances_off {
             cfg.ledger = false;
+        }
+        if self.md {
+            cfg.subscribers = 2;
         }
         if let Some(r) = self.readd {
             cfg.faults.readd = r;
