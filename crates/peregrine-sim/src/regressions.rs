@@ -1,6 +1,6 @@
 //! The regression seeds: every run that once broke an invariant, kept in the repository
 //! (`crates/peregrine-sim/regressions.txt`) and run by CI with the random seeds. Each
-//! line is `SEED NODES [balances=off] [readd=N]  what it found`; a run is
+//! line is `SEED NODES [balances=off] [readd=N] [md]  what it found`; a run is
 //! `SimConfig::for_seed(SEED, NODES)`, with balances off when the line says so (seeds
 //! found before the simulator drew balances, or found only without them).
 //! A change to the simulator's generators can move what a seed exercises: a seed is
@@ -78,11 +78,13 @@ pub fn all() -> Result<Vec<Regression>, String> {
                 })?),
                 None => None,
             };
+        let md = words.next_if_eq(&"md").is_some();
         out.push(Regression {
             seed,
             nodes: nodes as usize,
             balances_off,
             readd,
+            md,
             note: words.collect::<Vec<_>>().join(" "),
         });
     }

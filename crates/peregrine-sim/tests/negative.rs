@@ -78,7 +78,8 @@ fn a_feed_that_drops_an_update_without_a_gap_is_flagged() {
     let mut flagged = Vec::new();
     let mut tried = 0;
     for seed in 1..=20u64 {
-        let clean = SimConfig::for_seed(seed, 1);
+        let mut clean = SimConfig::for_seed(seed, 1);
+        clean.subscribers = 2;
         let mut cfg = clean.clone();
         cfg.sabotage_feed = true;
         tried += 1;
