@@ -9,10 +9,16 @@ fn main() {
         let from: u64 = args[2].parse().unwrap();
         let to: u64 = args[3].parse().unwrap();
         let nodes: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);
+        // `batch FROM TO NODES readd`: the keep-disk membership change 10x as often.
+        let readd = args.get(5).is_some_and(|s| s == "readd");
         let mut tally: BTreeMap<&'static str, (u64, Vec<u64>)> = BTreeMap::new();
         let t = std::time::Instant::now();
         for seed in from..=to {
-            let o = peregrine_sim::run(peregrine_sim::SimConfig::for_seed(seed, nodes));
+            let mut cfg = peregrine_sim::SimConfig::for_seed(seed, nodes);
+            if readd {
+                cfg.faults.readd *= 10;
+            }
+            let o = peregrine_sim::run(cfg);
             if let Some(v) = o.violation {
                 let e = tally.entry(v.invariant).or_default();
                 e.0 += 1;
@@ -32,6 +38,9 @@ fn main() {
     let mut cfg = peregrine_sim::SimConfig::for_seed(seed, nodes);
     if args.get(3).is_some_and(|s| s == "quiet") {
         cfg.faults = peregrine_sim::Faults::none();
+    }
+    if args.get(3).is_some_and(|s| s == "readd") {
+        cfg.faults.readd *= 10;
     }
     let t = std::time::Instant::now();
     let o = peregrine_sim::run(cfg.clone());

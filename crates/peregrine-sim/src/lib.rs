@@ -7,7 +7,8 @@
 //! writes, a full disk, failed syncs, flipped bits), a simulated network
 //! ([`world`]: per-connection delay, disconnects; between nodes loss, duplication,
 //! reordering and partitions) and a simulated clock, driven by clients that keep an
-//! oracle ([`client`], [`oracle`]). Everything derives from the seed, so a failing
+//! oracle ([`client`], [`oracle`]), watched by market-data subscribers that rebuild
+//! the books from the feed and its recovery (`md`). Everything derives from the seed, so a failing
 //! run replays exactly from it, and every failure it found is kept as a regression
 //! seed.
 //!
@@ -22,6 +23,7 @@ pub mod client;
 pub mod disk;
 mod faults;
 pub mod knobs;
+mod md;
 pub mod oracle;
 pub mod regressions;
 mod run;

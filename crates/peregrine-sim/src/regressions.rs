@@ -1,6 +1,6 @@
 //! The regression seeds: every run that once broke an invariant, kept in the repository
 //! (`crates/peregrine-sim/regressions.txt`) and run by CI with the random seeds. Each
-//! line is `SEED NODES [balances=off]  what it found`; a run is
+//! line is `SEED NODES [balances=off] [readd=N] [md]  what it found`; a run is
 //! `SimConfig::for_seed(SEED, NODES)`, with balances off when the line says so (seeds
 //! found before the simulator drew balances, or found only without them).
 //! A change to the simulator's generators can move what a seed exercises: a seed is
@@ -20,6 +20,11 @@ pub struct Regression {
     pub nodes: usize,
     /// Balances off (`balances=off` after NODES): the run as it was found.
     pub balances_off: bool,
+    /// The keep-disk membership change's rate (`readd=N` after NODES), when the
+    /// seed was found with it raised.
+    pub readd: Option<u64>,
+    /// Market-data subscribers on (`md` after the other marks): found with them.
+    pub md: bool,
     /// What it found, for the report.
     pub note: String,
 }
@@ -30,6 +35,12 @@ impl Regression {
         let mut cfg = SimConfig::for_seed(self.seed, self.nodes);
         if self.balances_off {
             cfg.ledger = false;
+        }
+        if self.md {
+            cfg.subscribers = 2;
+        }
+        if let Some(r) = self.readd {
+            cfg.faults.readd = r;
         }
         cfg
     }
@@ -60,10 +71,20 @@ pub fn all() -> Result<Vec<Regression>, String> {
         }
         let mut words = words.peekable();
         let balances_off = words.next_if_eq(&"balances=off").is_some();
+        let readd =
+            match words.next_if(|w| w.starts_with("readd=")) {
+                Some(w) => Some(w["readd=".len()..].parse::<u64>().map_err(|_| {
+                    format!("regressions.txt line {}: readd=N wants a number", i + 1)
+                })?),
+                None => None,
+            };
+        let md = words.next_if_eq(&"md").is_some();
         out.push(Regression {
             seed,
             nodes: nodes as usize,
             balances_off,
+            readd,
+            md,
             note: words.collect::<Vec<_>>().join(" "),
         });
     }
@@ -78,5 +99,7 @@ mod tests {
         assert!(!all.is_empty());
         let r = all.iter().find(|r| r.seed == 3001227).unwrap();
         assert!(r.balances_off && !r.config().ledger);
+        let r = all.iter().find(|r| r.readd.is_some()).unwrap();
+        assert_eq!(r.config().faults.readd, r.readd.unwrap());
     }
 }

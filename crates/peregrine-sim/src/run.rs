@@ -3,6 +3,7 @@
 
 mod checks;
 mod cluster;
+mod feed;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -154,6 +155,11 @@ pub(crate) struct Sim {
     pub(crate) stats: RunStats,
     /// Per asset id, what every account holds in all (balances on).
     pub(crate) supply: BTreeMap<u32, i128>,
+    /// The market-data subscribers.
+    pub(crate) md: feed::Md,
+    /// A generator apart from `rng` for faults added later (their draws move no
+    /// earlier choice of a seed).
+    pub(crate) aux: Rng,
 }
 
 impl Sim {
@@ -211,6 +217,8 @@ impl Sim {
             done: false,
             stats: RunStats::default(),
             supply: venue::supply(&cfg),
+            md: feed::Md::new(cfg.seed, cfg.subscribers),
+            aux: Rng::new(cfg.seed ^ 0xADD5_BAC4_0000_0004),
             cfg,
         }
     }
@@ -250,6 +258,7 @@ impl Sim {
         }
         self.queue.push(self.cfg.faults.tick_ms * MS, Ev::Fault);
         self.queue.push(50 * MS, Ev::Check);
+        self.md_start();
         if self.nodes.len() > 1 {
             self.queue.push(10 * MS, Ev::RaftTick);
         }
@@ -311,6 +320,11 @@ impl Sim {
             Ev::RaftTick => self.raft_tick(),
             Ev::Raft(n, inc, m) => self.raft_message(n, inc, *m),
             Ev::Heal => self.heal_all(),
+            Ev::MdJoin(s) => self.md_join(s),
+            Ev::MdPacket(s, p) => self.md_packet(s, &p),
+            Ev::MdAsk(s, gen, n, req) => self.md_ask(s, gen, n, req),
+            Ev::MdAnswer(s, gen, a) => self.md_answer(s, gen, a),
+            Ev::MdRetry(s, gen) => self.md_retry(s, gen),
         }
     }
 
@@ -398,6 +412,7 @@ impl Sim {
         }
         checks::books(self, n);
         checks::conservation(self, n);
+        self.feed_out(n);
     }
 
     fn sync(&mut self, n: usize, inc: u64) {

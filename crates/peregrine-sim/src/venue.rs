@@ -66,7 +66,10 @@ pub fn config(cfg: &SimConfig, n: usize, keys: &[(AccountId, AccountKey)]) -> Co
     if cfg.ledger {
         balances(&mut c, keys);
     }
-    c.market_data.enabled = false;
+    // The feed on with subscribers: its packets go to the run (never a socket in a
+    // stepped venue), heartbeats often so a lost last packet is noticed soon.
+    c.market_data.enabled = cfg.subscribers > 0;
+    c.market_data.heartbeat_ms = 50;
     c.recovery_enabled = false;
     c.reports.retain_per_account = cfg.retain;
     let mut j = JournalSection::new(journal_dir(n));

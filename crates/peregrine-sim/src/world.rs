@@ -42,6 +42,16 @@ pub enum Ev {
     Raft(usize, u64, Box<peregrine_cluster::Message>),
     /// Cluster: a partition heals.
     Heal,
+    /// Subscriber `.0` joins the feed.
+    MdJoin(usize),
+    /// A feed packet reaches subscriber `.0`.
+    MdPacket(usize, Vec<u8>),
+    /// Subscriber `.0`'s recovery request (generation `.1`) reaches node `.2`.
+    MdAsk(usize, u64, usize, Vec<u8>),
+    /// The answer to subscriber `.0`'s request `.1` arrives (`None`: refused).
+    MdAnswer(usize, u64, Option<Vec<u8>>),
+    /// Subscriber `.0`'s backoff after failed request `.1` is over.
+    MdRetry(usize, u64),
 }
 
 /// The event queue: earliest first, then in insertion order.

@@ -68,3 +68,40 @@ fn a_ledger_that_loses_a_fee_is_flagged() {
     eprintln!("the lost fee flagged by seeds {flagged:?} of {tried} tried");
     assert_eq!(flagged.len(), 4);
 }
+
+/// The feed invariant's negative control: a feed that drops one level update in 25
+/// with no gap to say so (the sequence numbers still run on) must be flagged by the
+/// subscribers' comparison with the venue's books, and the same seeds pass with the
+/// feed intact (so it is the lost update that is caught, not the fault mix).
+#[test]
+fn a_feed_that_drops_an_update_without_a_gap_is_flagged() {
+    let mut flagged = Vec::new();
+    let mut tried = 0;
+    for seed in 1..=20u64 {
+        let mut clean = SimConfig::for_seed(seed, 1);
+        clean.subscribers = 2;
+        let mut cfg = clean.clone();
+        cfg.sabotage_feed = true;
+        tried += 1;
+        let out = peregrine_sim::run(cfg);
+        let Some(v) = out.violation else { continue };
+        assert!(
+            v.invariant.starts_with("feed recovery"),
+            "seed {seed}: flagged by {} ({}), not the feed invariant",
+            v.invariant,
+            v.detail
+        );
+        eprintln!("seed {seed}: {}: {}", v.invariant, v.detail);
+        let control = peregrine_sim::run(clean).violation;
+        assert!(
+            control.is_none(),
+            "seed {seed} fails without the sabotage too: {control:?}"
+        );
+        flagged.push(seed);
+        if flagged.len() == 3 {
+            break;
+        }
+    }
+    eprintln!("the dropped update flagged by seeds {flagged:?} of {tried} tried");
+    assert_eq!(flagged.len(), 3);
+}

@@ -305,6 +305,20 @@ fn flush(c: &mut Client, now: Instant) -> bool {
     true
 }
 
+/// Answers one request as the service does (the bytes it would write), for a
+/// caller that carries the connection itself (the stepped venue of the simulator).
+/// `None`: a snapshot that must wait for a consistent book (ask again after the
+/// next batch), or a request this service does not answer without definitions.
+pub(crate) fn answer(request: &Recovery, src: Source<'_>) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    match request {
+        Recovery::SnapshotRequest(r) if src.consistent => snapshot(r, &mut out, src),
+        Recovery::ReplayRequest(r) => replay(r, &mut out, src),
+        _ => return None,
+    }
+    Some(out)
+}
+
 fn replay(r: &ReplayRequest, out: &mut Vec<u8>, src: Source<'_>) {
     let wanted = r.count.min(MAX_REPLAY);
     let (count, reason) = match src.retained {

@@ -140,7 +140,12 @@ impl SteppedVenue {
         reports: Option<peregrine_exchange_core::reports::ReportStore>,
         opts: StepOptions,
     ) -> Result<Self, ExchangeError> {
-        let mut rng = Rng::new(env.seed ^ 0x5E55_1045);
+        // A cluster node serves one round after another on one environment: each
+        // round's feed session (and nonces) must differ, as the server's
+        // `feed_session_id` (clock and randomness) does. The engine time and seq
+        // at the handover differ between rounds.
+        let round = core.now().0 ^ core.engine_seq().rotate_left(29);
+        let mut rng = Rng::new(env.seed ^ 0x5E55_1045 ^ round);
         let mut core = core;
         if core.feed().is_none() {
             core = with_feed(config, core, rng.next_u64());
@@ -232,6 +237,36 @@ impl SteppedVenue {
     /// The feed packets sent since the last call.
     pub fn take_packets(&mut self) -> Vec<Vec<u8>> {
         std::mem::take(&mut self.compact.feed.0)
+    }
+
+    /// Where the feed is: (session id, the last sequence number sent, whether the
+    /// book matches it: no feed message waits). `None`: market data off.
+    pub fn feed_position(&self) -> Option<(u64, u64, bool)> {
+        let f = self.compact.core.feed()?;
+        Some((f.session_id(), f.next_seq() - 1, f.pending() == 0))
+    }
+
+    /// The recovery service's answer to one request (`SnapshotRequest` or
+    /// `ReplayRequest`, encoded), built by the server's own code from this venue's
+    /// book and replay ring: the bytes it would write to the subscriber. `None`: a
+    /// snapshot asked while a feed message waits (the server defers it; ask again
+    /// after the next step), or bytes that are not one such request.
+    pub fn recovery_answer(&self, request: &[u8]) -> Option<Vec<u8>> {
+        let (req, _) = peregrine_wire::md::recovery::Recovery::decode(request).ok()?;
+        let core = &self.compact.core;
+        let feed = core.feed()?;
+        crate::feed::recovery::answer(
+            &req,
+            crate::feed::recovery::Source {
+                engine: core.engine(),
+                session_id: feed.session_id(),
+                as_of_seq: feed.next_seq() - 1,
+                now: core.now(),
+                engine_seq: core.engine_seq(),
+                retained: Some(feed.retained()),
+                consistent: feed.pending() == 0,
+            },
+        )
     }
 
     /// Whether the group commit has written records a sync has not covered yet.

@@ -154,6 +154,7 @@ impl Sim {
                 }
             }
         }
+        self.md_unsettled(&mut why);
         let engine = v.engine_seq();
         for c in &self.clients {
             if c.role == Role::Probe {
@@ -285,5 +286,6 @@ impl Sim {
             Ok(n) => self.note(format!("settled: {n} command(s) match the reference book")),
             Err(e) => self.fail("the live book equals the reference book", e),
         }
+        self.md_final();
     }
 }

@@ -16,15 +16,18 @@ use crate::world::Ev;
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
 
-/// The disk-loss procedure under way.
+/// The membership change under way: the disk-loss procedure, or (`keep`) a node
+/// removed and added back with its disk intact (restarted while out, or left
+/// running), which may also be restarted while it is a learner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rejoin {
     /// `remove` proposed; waiting until the node is out.
-    Removing { node: usize, since: u64 },
-    /// Wiped and started with `join = true`; `add` as a learner next.
-    Joining { node: usize, since: u64 },
-    /// A learner; `promote` it after a while.
-    Learner { node: usize, since: u64 },
+    Removing { node: usize, since: u64, keep: bool },
+    /// Wiped and started with `join = true` (or, `keep`, its disk kept); `add` as a
+    /// learner next.
+    Joining { node: usize, since: u64, keep: bool },
+    /// A learner; `promote` it after a while (`keep`: it may be restarted first).
+    Learner { node: usize, since: u64, keep: bool },
 }
 
 /// The cluster part of a run's state.
@@ -43,6 +46,8 @@ pub(crate) struct ClusterState {
     pub(crate) transfers: u64,
     pub(crate) partitions: u64,
     pub(crate) wipes: u64,
+    /// Removals and re-additions with the disk kept.
+    pub(crate) readds: u64,
 }
 
 /// The Raft id of node `n`.
@@ -248,7 +253,11 @@ impl Sim {
             }
         }
         if self.cluster.rejoin.is_none() && self.rng.below(1000) < f.wipe {
-            self.start_rejoin();
+            self.start_rejoin(false);
+        }
+        // Drawn from a generator of its own, so seeds without it kept their runs.
+        if self.cluster.rejoin.is_none() && self.aux.below(1000) < f.readd {
+            self.start_rejoin(true);
         }
         self.step_rejoin();
     }
@@ -264,21 +273,36 @@ impl Sim {
             .map(|(_, n)| n)
     }
 
-    fn start_rejoin(&mut self) {
+    fn start_rejoin(&mut self, keep: bool) {
         let Some(l) = self.leader() else {
             return;
         };
-        let node = self.rng.pick(&others(l, self.nodes.len()));
-        self.note(format!(
-            "fault: node {node}'s disk is lost: remove it (on leader {l})"
-        ));
+        let node = if keep {
+            self.aux.pick(&others(l, self.nodes.len()))
+        } else {
+            self.rng.pick(&others(l, self.nodes.len()))
+        };
+        if keep {
+            self.note(format!(
+                "fault: node {node} is removed, to be added back with its disk (on leader {l})"
+            ));
+        } else {
+            self.note(format!(
+                "fault: node {node}'s disk is lost: remove it (on leader {l})"
+            ));
+        }
         let change = MembershipChange::Remove { id: raft_id(node) };
         let proposed = self.nodes[l].cluster().map(|c| c.propose_change(&change));
         if let Some(Ok(())) = proposed {
-            self.cluster.wipes += 1;
+            if keep {
+                self.cluster.readds += 1;
+            } else {
+                self.cluster.wipes += 1;
+            }
             self.cluster.rejoin = Some(Rejoin::Removing {
                 node,
                 since: self.now,
+                keep,
             });
             self.advance(l);
         }
@@ -301,7 +325,7 @@ impl Sim {
             _ => return,
         };
         match step {
-            Rejoin::Removing { node, since } => {
+            Rejoin::Removing { node, since, keep } => {
                 // Out of the configuration as a voter and as a learner (a learner's
                 // pending promotion would make a wiped node a voter the leader
                 // believes holds its log: seed 3001227).
@@ -309,6 +333,18 @@ impl Sim {
                     if self.now > since + 2_000 * MS {
                         self.cluster.rejoin = None; // the removal was lost: try later
                     }
+                    return;
+                }
+                if keep {
+                    if self.aux.chance(1, 2) {
+                        self.kill(node, Crash::Process, "restarted while out, its disk kept");
+                    }
+                    self.note(format!("readd: node {node} removed; its disk kept"));
+                    self.cluster.rejoin = Some(Rejoin::Joining {
+                        node,
+                        since: self.now,
+                        keep,
+                    });
                     return;
                 }
                 self.note(format!(
@@ -322,9 +358,10 @@ impl Sim {
                 self.cluster.rejoin = Some(Rejoin::Joining {
                     node,
                     since: self.now,
+                    keep,
                 });
             }
-            Rejoin::Joining { node, since } => {
+            Rejoin::Joining { node, since, keep } => {
                 if self.now < since + 50 * MS || !self.nodes[node].up() {
                     return;
                 }
@@ -337,17 +374,34 @@ impl Sim {
                     self.cluster.rejoin = Some(Rejoin::Learner {
                         node,
                         since: self.now,
+                        keep,
                     });
                     self.advance(l);
                 }
             }
-            Rejoin::Learner { node, since } => {
+            Rejoin::Learner { node, since, keep } => {
+                if keep && self.now >= since + 100 * MS && self.nodes[node].up() {
+                    // Restarted mid-change (a learner, not promoted yet), its disk kept.
+                    if self.aux.chance(1, 2) {
+                        self.kill(node, Crash::Process, "restarted as a learner");
+                    }
+                    self.cluster.rejoin = Some(Rejoin::Learner {
+                        node,
+                        since: self.now,
+                        keep: false,
+                    });
+                    return;
+                }
                 if self.now < since + 300 * MS {
                     return;
                 }
                 if !learners.contains(&raft_id(node)) && !voters.contains(&raft_id(node)) {
                     // The addition was lost with a leader: add it again.
-                    self.cluster.rejoin = Some(Rejoin::Joining { node, since: 0 });
+                    self.cluster.rejoin = Some(Rejoin::Joining {
+                        node,
+                        since: 0,
+                        keep: false,
+                    });
                     return;
                 }
                 let change = MembershipChange::AddVoter {

@@ -69,9 +69,13 @@ pub(crate) struct SimArgs {
     /// Override one fault rate (per thousand per fault tick, or per thousand
     /// operations for the disk and network rates): NAME=VALUE, repeatable. Names:
     /// crash, power, disconnect, slow_reader, audit, sync_eio, read_flip, disk_full,
-    /// writeback, torn, partition, transfer, wipe, loss, dup, reorder.
+    /// writeback, torn, partition, transfer, wipe, readd, loss, dup, reorder.
     #[arg(long = "fault", value_name = "NAME=VALUE")]
     fault: Vec<String>,
+    /// Market-data subscribers (0: the feed off): the first joins at the start, the
+    /// others late; each rebuilds the books from the feed and its recovery.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=8))]
+    subscribers: u64,
     /// Print every event as it happens (with --seed).
     #[arg(long)]
     verbose: bool,
@@ -100,6 +104,7 @@ pub(crate) fn run(args: SimArgs) -> anyhow::Result<()> {
             Balances::Off => cfg.ledger = false,
         }
         cfg.faults = faults(args.faults, &args.fault)?;
+        cfg.subscribers = usize::try_from(args.subscribers).context("--subscribers")?;
         cfg.verbose = args.verbose;
         Ok(cfg)
     };
@@ -200,6 +205,7 @@ fn faults(profile: Profile, overrides: &[String]) -> anyhow::Result<Faults> {
             "loss" => &mut f.loss,
             "dup" => &mut f.dup,
             "reorder" => &mut f.reorder,
+            "readd" => &mut f.readd,
             _ => bail!("--fault {o}: unknown fault {name:?}"),
         };
         *slot = v;
@@ -227,9 +233,14 @@ fn print_outcome(out: &Outcome, summary: bool) {
             v.detail
         );
         println!(
-            "  replay: peregrine sim --seed {} --nodes {}{}{}",
+            "  replay: peregrine sim --seed {} --nodes {}{}{}{}",
             c.seed,
             c.nodes,
+            if c.subscribers == 2 {
+                String::new()
+            } else {
+                format!(" --subscribers {}", c.subscribers)
+            },
             if c.ledger == SimConfig::for_seed(c.seed, c.nodes).ledger {
                 ""
             } else if c.ledger {
