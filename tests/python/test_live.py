@@ -17,6 +17,23 @@ class Raises(peregrine.Strategy):
         raise RuntimeError("strategy bug")
 '''
 
+LIST = '''
+import peregrine
+
+class Lists(peregrine.Strategy):
+    def on_start(self, api):
+        take = api.order(0, 1, "sell", 10100, 1)
+        stop = api.order(0, 1, "sell", 9700, 1, stop_price=9800)
+        try:
+            api.send_list("oco", [take])
+        except ValueError as e:
+            print("VALUE_ERROR", e, flush=True)
+        print("IDS", api.send_list("oco", [take, stop]), flush=True)
+
+    def on_reject(self, api, event):
+        print("REJECT", event.client_id, event.reason, flush=True)
+'''
+
 
 @pytest.mark.parametrize("mode", ["batched", "per_event"])
 def test_python_strategy_trades_live(engine_factory, mode):
@@ -61,3 +78,21 @@ def test_up_runs_the_python_strategy_beside_the_rust_ones(tmp_path):
     assert int(fills.replace(",", "")) > 0, out
     assert any(l.split()[:3] == ["py", "exit", "0"] for l in out.splitlines()), out
     assert "no child process left" in out, out
+
+
+def test_an_order_list_from_python_is_refused_by_a_venue_without_lists(engine_factory, tmp_path):
+    """`Api.order` + `Api.send_list`: an OCO to the simulated venue (no lists) is
+    refused leg by leg (reason 209), never sent as two orders; a list with the wrong
+    number of legs is a ValueError, nothing sent."""
+    engine = engine_factory(["lists"])
+    path = tmp_path / "lists.py"
+    path.write_text(LIST)
+    p = python_strategy(path, "lists", engine, duration=2)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert "VALUE_ERROR" in out, out
+    ids = [int(x) for x in out.split("IDS [")[1].split("]")[0].split(",")]
+    assert len(ids) == 2 and ids[1] == ids[0] + 1, out
+    for i in ids:
+        assert f"REJECT {i} 209" in out, out
+    assert engine.alive()

@@ -7,7 +7,8 @@
 //! The node's thread never blocks on the disk: the journal's `fdatasync`s run on a
 //! [`Syncer`] thread, which wakes the loop when they are done. Both threads run at
 //! `[cluster] nice` (shipped −10), so heartbeats, votes and acknowledgements are
-//! scheduled ahead of client work on a busy machine.
+//! scheduled ahead of client work on a busy machine. Snapshot files are written on
+//! a third thread (at normal priority): the node thread only encodes the state.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -58,7 +59,7 @@ pub fn spawn<M: StateMachine + Send + 'static>(
     pump: Option<Box<dyn Pump<M>>>,
 ) -> Result<RunnerHandle<M>, ClusterError> {
     config.validate().map_err(ClusterError::Config)?;
-    let node = Node::open(&dir, NodeOptions::from_config(config), sm)?;
+    let mut node = Node::open(&dir, NodeOptions::from_config(config), sm)?;
     let mut topts = TransportOptions::new(config.node_id, config.cluster_id);
     topts.max_frame_bytes = config.max_frame_bytes;
     topts.send_buffer_bytes = config.send_buffer_bytes;
@@ -69,6 +70,7 @@ pub fn spawn<M: StateMachine + Send + 'static>(
     let nice = (config.nice != 0).then_some(config.nice);
     let syncer = Syncer::spawn(node.durable().journal(), waker.clone(), nice)
         .map_err(|e| ClusterError::Config(vec![format!("spawn the sync thread: {e}")]))?;
+    node.set_snapshot_runner(snapshot_thread(config.node_id, waker.clone())?);
     let (tx, rx) = channel();
     let tick = config.tick();
     let election_ticks = config.election_ticks;
@@ -98,6 +100,25 @@ pub fn spawn<M: StateMachine + Send + 'static>(
         addr,
         join: Some(join),
     })
+}
+
+/// A thread that writes the node's snapshot files (one at a time: the node starts
+/// the next only after the last is done) and wakes the node's loop after each.
+/// It ends when the node is dropped.
+fn snapshot_thread(id: u64, waker: Waker) -> Result<crate::node::SnapshotRunner, ClusterError> {
+    let (tx, rx) = channel::<Box<dyn FnOnce() + Send>>();
+    std::thread::Builder::new()
+        .name(format!("cluster-snap-{id}"))
+        .spawn(move || {
+            for job in rx {
+                job();
+                waker.wake();
+            }
+        })
+        .map_err(|e| ClusterError::Config(vec![format!("spawn the snapshot thread: {e}")]))?;
+    Ok(Box::new(move |job| {
+        let _ = tx.send(job);
+    }))
 }
 
 impl<M> RunnerHandle<M> {
@@ -196,6 +217,7 @@ impl<M: StateMachine> Loop<M> {
             while let Ok(cmd) = self.rx.try_recv() {
                 if !self.command(cmd) {
                     self.node.advance()?;
+                    self.node.poll_snapshot(true)?;
                     return Ok(self.into_sm());
                 }
             }

@@ -406,6 +406,7 @@ impl EngineConfig {
                     name: v.name.clone(),
                     reason_name: reasons.get(i).copied().unwrap_or(default),
                     conditional: matches!(v.kind(), Some(VenueKind::Exchange(_))),
+                    lists: matches!(v.kind(), Some(VenueKind::Exchange(_))),
                 })
                 .collect(),
             instruments: self.instruments.clone(),

@@ -28,7 +28,8 @@ use crate::counters::{bump, QueueCounters};
 use crate::durable::JournalState;
 use crate::log::EngineLog;
 pub use peregrine_orchestrator::{Completion, CompletionKind, GatewayCmd};
-use peregrine_venues::{Report, Venue, VenueError};
+use peregrine_types::{InstrumentId, Price, Qty, Side};
+use peregrine_venues::{Report, Venue, VenueError, VenueOrder};
 
 /// Orchestrator → gateway: a command, when it was handed over (t3), and the journal
 /// position it waits for (0: none).
@@ -88,6 +89,9 @@ struct Turn {
     /// Commands waiting for the journal, in arrival order.
     held: VecDeque<Dispatch>,
     cursor: u64,
+    /// The legs of the order list being gathered (the first `legs` of `list`).
+    list: [VenueOrder; 3],
+    legs: usize,
 }
 
 impl<V: Venue> Gateway<V> {
@@ -98,6 +102,9 @@ impl<V: Venue> Gateway<V> {
             backlog: VecDeque::with_capacity(1_024),
             held: VecDeque::with_capacity(1_024),
             cursor: self.venue.report_cursor().unwrap_or(0),
+            list: [VenueOrder::limit(0, InstrumentId(0), Side::Buy, Price::from_raw(0), Qty::ZERO);
+                3],
+            legs: 0,
         };
         let mut waiter = self.wait.idler();
         // Relaxed: a stop flag; nothing is published through it.
@@ -174,15 +181,12 @@ impl<V: Venue> Gateway<V> {
             any = true;
             match d.cmd {
                 GatewayCmd::New(o) if d.wal > committed => {
-                    t.backlog.push_back(Completion {
-                        venue: self.index,
-                        engine_id: o.engine_id,
-                        kind: CompletionKind::SubmitFailed(VenueError::Busy),
-                        t3: d.t3,
-                        t4: 0,
-                        t5: now_ns(),
-                        scheduled_ns: 0,
-                    });
+                    self.refuse(&[o], d.t3, VenueError::Busy, t);
+                }
+                GatewayCmd::ListLeg { order, .. } if d.wal > committed => {
+                    // With the legs gathered so far: the list never goes.
+                    self.drop_list(d.t3, t);
+                    self.refuse(&[order], d.t3, VenueError::Busy, t);
                 }
                 _ => self.command(d, t),
             }
@@ -190,9 +194,58 @@ impl<V: Venue> Gateway<V> {
         any
     }
 
+    /// Orders that never reached the venue: each refused with `e`.
+    fn refuse(&self, orders: &[VenueOrder], t3: u64, e: VenueError, t: &mut Turn) {
+        for o in orders {
+            t.backlog.push_back(Completion {
+                venue: self.index,
+                engine_id: o.engine_id,
+                kind: CompletionKind::SubmitFailed(e),
+                t3,
+                t4: 0,
+                t5: now_ns(),
+                scheduled_ns: 0,
+            });
+        }
+    }
+
+    /// The legs of a list gathered so far, refused (busy): the list never goes.
+    fn drop_list(&self, t3: u64, t: &mut Turn) {
+        let (list, n) = (t.list, t.legs);
+        t.legs = 0;
+        self.refuse(&list[..n], t3, VenueError::Busy, t);
+    }
+
     fn command(&mut self, d: Dispatch, t: &mut Turn) {
         let t4 = now_ns();
         let (id, result): (u64, Result<(), CompletionKind>) = match d.cmd {
+            GatewayCmd::ListLeg { kind, index, order } => {
+                // The orchestrator's shell hands over a list's legs consecutively and
+                // all or none, so a leg out of place is a bug: refuse what is gathered.
+                if usize::from(index) != t.legs {
+                    self.drop_list(d.t3, t);
+                    if index != 0 {
+                        return self.refuse(&[order], d.t3, VenueError::Busy, t);
+                    }
+                }
+                t.list[t.legs] = order;
+                t.legs += 1;
+                if t.legs < kind.legs() {
+                    return;
+                }
+                t.legs = 0;
+                let list = t.list;
+                let legs = &list[..kind.legs()];
+                match self.venue.submit_list(kind, legs, t4) {
+                    Ok(()) => {
+                        for o in legs {
+                            t.orders.insert(o.engine_id, (d.t3, t4, 0));
+                        }
+                    }
+                    Err(e) => self.refuse(legs, d.t3, e, t),
+                }
+                return;
+            }
             GatewayCmd::New(order) => {
                 let r = self.venue.submit(order, t4);
                 if r.is_ok() {
@@ -268,7 +321,8 @@ fn terminal(r: &Report) -> bool {
         | Report::Replaced { .. }
         | Report::CancelRejected { .. }
         | Report::ReplaceRejected { .. }
-        | Report::Triggered { .. } => false,
+        | Report::Triggered { .. }
+        | Report::ListStatus { .. } => false,
         Report::Fill { leaves, .. } => leaves.is_zero(),
         Report::Rejected { .. } | Report::Cancelled { .. } => true,
     }

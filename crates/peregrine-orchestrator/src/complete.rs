@@ -21,6 +21,16 @@ impl Orchestrator {
                 out,
             );
         }
+        if let CompletionKind::Report(Report::ListStatus {
+            status, reason: r, ..
+        }) = c.kind
+        {
+            // About the list, not one order (its leg 0 may be done already).
+            return self.on_list_status(c.engine_id, status, r, t6, out);
+        }
+        if let CompletionKind::SubmitFailed(_) = c.kind {
+            self.list_failed(c.engine_id);
+        }
         let Some(mut o) = self.orders.get(&c.engine_id).copied() else {
             return; // a late report about a finished order (e.g. cancel after fill)
         };
@@ -110,7 +120,7 @@ impl Orchestrator {
                 self.rejects.count_engine(ev.reason);
                 ev
             }
-            CompletionKind::Cursor(_) => return,
+            CompletionKind::Cursor(_) | CompletionKind::Report(Report::ListStatus { .. }) => return,
         };
         ev.scheduled_delay_ns = c.scheduled_ns;
         if done {
@@ -207,7 +217,7 @@ fn venue_error_code(e: VenueError) -> u16 {
 }
 
 /// The reason code a strategy sees for a venue's reason `r`.
-fn venue_reason(r: u16) -> u16 {
+pub(crate) fn venue_reason(r: u16) -> u16 {
     if r == REASON_DISCONNECTED {
         reason::VENUE_DOWN
     } else {

@@ -36,6 +36,10 @@ pub struct VenueSpec {
     /// exchange adapter does; the simulated and FIX ones do not): orders with them to
     /// another venue are refused (`UNSUPPORTED`) before they leave the engine.
     pub conditional: bool,
+    /// The venue's adapter sends order lists (OCO, OTO, OTOCO) as one list (the
+    /// native exchange adapter does): a list for another venue is refused
+    /// (`UNSUPPORTED`), never sent as separate orders.
+    pub lists: bool,
 }
 
 /// The core's configuration.
@@ -92,6 +96,7 @@ impl CoreConfig {
                     reason_name:
                         <peregrine_venues::sim::SimVenue as peregrine_venues::Venue>::reason_name,
                     conditional: false,
+                    lists: false,
                 })
                 .collect(),
             instruments: vec![1],

@@ -194,6 +194,10 @@ impl Orchestrator {
         slot.pid = None;
         slot.rearm_asked = false;
         slot.rearm_failed = false;
+        // Records the dead incarnation left half read (an extension, the first legs
+        // of a list) never left the engine and held no risk: dropped with it.
+        slot.pending_ext = None;
+        slot.pending_list = None;
         let (generation, killed_by_death) = (slot.generation, slot.killed_by_death);
         slot.killed_by_death = false;
         if killed_by_death {

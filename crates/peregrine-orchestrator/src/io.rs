@@ -20,6 +20,21 @@ use crate::record::Rec;
 pub enum GatewayCmd {
     /// Send a new order.
     New(VenueOrder),
+    /// One leg of an order list. A list travels as its legs, one command each, in
+    /// leg order with nothing between them (consecutive engine ids); the gateway
+    /// gathers them and sends the list once its last leg is in, entered together or
+    /// not at all ([`peregrine_venues::Venue::submit_list`]). The shell hands all of
+    /// a list's legs to the gateway or none ([`Input::Undelivered`] for each). One
+    /// leg per command keeps every plain order's command its own size (at most 72
+    /// bytes, checked at compile time) instead of three orders wide.
+    ListLeg {
+        /// OCO, OTO or OTOCO.
+        kind: peregrine_types::ListKind,
+        /// The leg's index in the list, from 0.
+        index: u8,
+        /// The leg.
+        order: VenueOrder,
+    },
     /// Cancel an order by engine id.
     Cancel(u64),
     /// Change an order's limit price and open quantity.
@@ -38,10 +53,18 @@ impl GatewayCmd {
     pub fn engine_id(&self) -> u64 {
         match *self {
             GatewayCmd::New(o) => o.engine_id,
+            GatewayCmd::ListLeg { order, .. } => order.engine_id,
             GatewayCmd::Cancel(id) | GatewayCmd::Replace { engine_id: id, .. } => id,
         }
     }
 }
+
+/// The most a [`GatewayCmd`] may take: a plain new order and its tag. Every command
+/// is copied through the orchestrator's outputs, the gateway's inbox and its held
+/// queue, so an order list may not widen it (2026-11-28: 200 bytes with three legs
+/// inline, 72 with one leg per command; docs/engine.md, "Order lists").
+const GATEWAY_CMD_MAX: usize = 72;
+const _: () = assert!(std::mem::size_of::<GatewayCmd>() <= GATEWAY_CMD_MAX);
 
 /// What a completion says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

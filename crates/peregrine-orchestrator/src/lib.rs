@@ -45,6 +45,7 @@ pub mod config;
 pub mod control;
 mod house;
 pub mod io;
+mod lists;
 pub mod record;
 mod rejects;
 pub mod replay;

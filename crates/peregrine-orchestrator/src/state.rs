@@ -43,8 +43,39 @@ pub(crate) struct Slot {
     pub(crate) rearm_asked: bool,
     /// Re-creating the rings failed: asked again only on the 100 ms tick.
     pub(crate) rearm_failed: bool,
-    /// The extension record just read, waiting for its order (the next request).
-    pub(crate) pending_ext: Option<(u64, peregrine_types::OrderExt)>,
+    /// The extension record just read, waiting for its order (the next request), and
+    /// the list leg it names.
+    pub(crate) pending_ext: Option<PendingExt>,
+    /// The legs of an order list read so far, waiting for the rest (`lists.rs`).
+    pub(crate) pending_list: Option<Gathering>,
+}
+
+/// An extension record waiting for its order: the client id, the attributes, and
+/// the list leg it names (kind, leg index).
+pub(crate) type PendingExt = (
+    u64,
+    peregrine_types::OrderExt,
+    Option<(peregrine_types::ListKind, u8)>,
+);
+
+/// The legs of one order list read so far (`lists.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gathering {
+    pub(crate) kind: peregrine_types::ListKind,
+    /// Legs read (the next one's index).
+    pub(crate) n: u8,
+    pub(crate) legs: [peregrine_strategy::msg::NewOrder; 3],
+    pub(crate) t1: u64,
+}
+
+/// An order list sent and not yet resolved: who hears its status (`lists.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ListRef {
+    pub(crate) strategy: u16,
+    /// Leg 0's client id.
+    pub(crate) client_id: u64,
+    pub(crate) venue: u32,
+    pub(crate) instrument: u32,
 }
 
 /// A live order.
@@ -84,6 +115,8 @@ pub struct Orchestrator {
     pub(crate) slots: Vec<Slot>,
     pub(crate) orders: FxHashMap<u64, Live>,
     pub(crate) by_client: FxHashMap<(u16, u64), u64>,
+    /// Order lists sent and not yet resolved, by their leg 0's engine id.
+    pub(crate) lists: FxHashMap<u64, ListRef>,
     pub(crate) next_engine_id: u64,
     pub(crate) risk: RiskEngine,
     pub(crate) rejects: RejectCounts,
@@ -135,6 +168,7 @@ impl Orchestrator {
                 rearm_asked: false,
                 rearm_failed: false,
                 pending_ext: None,
+                pending_list: None,
             })
             .collect();
         // Twice the capacity: a hash table at most half full never needs to grow,
@@ -144,6 +178,7 @@ impl Orchestrator {
             slots,
             orders: FxHashMap::with_capacity_and_hasher(cap * 2, hasher()),
             by_client: FxHashMap::with_capacity_and_hasher(cap * 2, hasher()),
+            lists: FxHashMap::with_capacity_and_hasher(cap, hasher()),
             next_engine_id: cfg.first_engine_id.max(1),
             risk,
             rejects: RejectCounts::new(),

@@ -29,6 +29,12 @@ impl Orchestrator {
             slot.malformed += 1;
             self.rejects.count_engine(reason::BAD_EXTENSION);
         }
+        // A list being gathered goes on only with its next leg's two records.
+        if let Some(g) = self.slots[s as usize].pending_list {
+            if !g.continues(pending.map(|p| p.2), &cmd) {
+                self.abort_list(s, t2, out);
+            }
+        }
         match cmd {
             Err(_) => {
                 self.slots[s as usize].malformed += 1;
@@ -39,19 +45,31 @@ impl Orchestrator {
             // the strategy alive.
             Ok(Command::Receipt { .. } | Command::MdReceipt { .. }) => {}
             Ok(Command::Cancel { client_id }) => self.on_cancel(s, client_id, &req, t2, out),
-            Ok(Command::Ext { client_id, ext }) => {
-                self.slots[s as usize].pending_ext = Some((client_id, ext));
+            Ok(Command::Ext {
+                client_id,
+                ext,
+                list,
+            }) => {
+                self.slots[s as usize].pending_ext = Some((client_id, ext, list));
             }
             Ok(Command::New(mut o)) => {
+                let mut list = None;
                 match pending {
-                    Some((id, ext)) if id == o.client_id => o.ext = ext,
+                    Some((id, ext, l)) if id == o.client_id => {
+                        o.ext = ext;
+                        list = l;
+                    }
                     Some(_) => {
                         self.slots[s as usize].malformed += 1;
+                        self.abort_list(s, t2, out);
                         return self.reject_raw(s, &req, t2, reason::BAD_EXTENSION, out);
                     }
                     None => {}
                 }
-                self.on_new(s, &o, req.t1, t2, out)
+                match list {
+                    Some((kind, leg)) => self.on_list_leg(s, o, kind, leg, req.t1, t2, out),
+                    None => self.on_new(s, &o, req.t1, t2, out),
+                }
             }
             Ok(Command::Replace {
                 client_id,
@@ -61,8 +79,8 @@ impl Orchestrator {
         }
     }
 
-    fn on_new(&mut self, s: u16, o: &NewOrder, t1: u64, t2: u64, out: &mut Outputs) {
-        self.tally.orders += 1;
+    /// The table entry of new order `o`, not yet sent.
+    pub(crate) fn live_of(s: u16, o: &NewOrder, t1: u64, t2: u64) -> Live {
         let mut live = Live {
             strategy: s,
             client_id: o.client_id,
@@ -79,6 +97,64 @@ impl Orchestrator {
         };
         live.ts[stamp::STRATEGY_SEND] = t1;
         live.ts[stamp::ORCH_RECV_SUBMIT] = t2;
+        live
+    }
+
+    /// The journal's `Sent` record of order `o` as `engine_id`, and the order for its
+    /// venue.
+    pub(crate) fn sent_of(s: u16, o: &NewOrder, engine_id: u64) -> (Rec, VenueOrder) {
+        let rec = Rec::Sent(SentOrder {
+            engine_id,
+            strategy: s,
+            venue: o.venue as u16,
+            client_id: o.client_id,
+            instrument: o.instrument,
+            side: o.side,
+            order_type: o.order_type,
+            tif: o.tif,
+            stp: o.stp,
+            price: o.price,
+            qty: o.qty,
+            expire_at: o.expire_at,
+        });
+        let order = VenueOrder {
+            engine_id,
+            instrument: o.instrument,
+            side: o.side,
+            price: o.price,
+            qty: o.qty,
+            order_type: o.order_type,
+            tif: o.tif,
+            stp: o.stp,
+            expire_at: o.expire_at,
+            ext: o.ext,
+        };
+        (rec, order)
+    }
+
+    /// The risk check of new order `o` (which reserves its room when it passes).
+    pub(crate) fn risk_check(&mut self, s: u16, o: &NewOrder, t2: u64) -> Result<(), u16> {
+        let request = OrderRequest {
+            venue: o.venue,
+            instrument: o.instrument,
+            client_id: o.client_id,
+            side: o.side,
+            price: o.price,
+            qty: o.qty,
+        };
+        let shape = OrderShape {
+            order_type: o.order_type,
+            tif: o.tif,
+            expire_at: o.expire_at,
+        };
+        self.risk
+            .check_new_shaped(StrategyId(s), &request, shape, t2)
+            .map_err(|r| r.code())
+    }
+
+    fn on_new(&mut self, s: u16, o: &NewOrder, t1: u64, t2: u64, out: &mut Outputs) {
+        self.tally.orders += 1;
+        let live = Self::live_of(s, o, t1, t2);
         let engine_reason = if o.venue as usize >= self.cfg.venues.len() {
             Some(reason::UNKNOWN_VENUE)
         } else if !self.cfg.instruments.contains(&o.instrument.0) {
@@ -98,57 +174,14 @@ impl Orchestrator {
         if let Some(r) = engine_reason {
             return self.reject(s, &live, r, out);
         }
-        let request = OrderRequest {
-            venue: o.venue,
-            instrument: o.instrument,
-            client_id: o.client_id,
-            side: o.side,
-            price: o.price,
-            qty: o.qty,
-        };
-        let shape = OrderShape {
-            order_type: o.order_type,
-            tif: o.tif,
-            expire_at: o.expire_at,
-        };
-        if let Err(r) = self
-            .risk
-            .check_new_shaped(StrategyId(s), &request, shape, t2)
-        {
-            return self.reject(s, &live, r.code(), out);
+        if let Err(code) = self.risk_check(s, o, t2) {
+            return self.reject(s, &live, code, out);
         }
         let engine_id = self.next_engine_id;
         self.next_engine_id += 1;
+        let (rec, order) = Self::sent_of(s, o, engine_id);
         // Write-ahead: the shell hands the order over only once this is in the journal.
-        self.record(
-            Rec::Sent(SentOrder {
-                engine_id,
-                strategy: s,
-                venue: o.venue as u16,
-                client_id: o.client_id,
-                instrument: o.instrument,
-                side: o.side,
-                order_type: o.order_type,
-                tif: o.tif,
-                stp: o.stp,
-                price: o.price,
-                qty: o.qty,
-                expire_at: o.expire_at,
-            }),
-            out,
-        );
-        let order = VenueOrder {
-            engine_id,
-            instrument: o.instrument,
-            side: o.side,
-            price: o.price,
-            qty: o.qty,
-            order_type: o.order_type,
-            tif: o.tif,
-            stp: o.stp,
-            expire_at: o.expire_at,
-            ext: o.ext,
-        };
+        self.record(rec, out);
         out.push(Output::Gateway {
             venue: o.venue,
             cmd: GatewayCmd::New(order),
@@ -239,12 +272,19 @@ impl Orchestrator {
 
     /// A command the shell could not hand to its gateway (inbox full): refused as busy.
     pub(crate) fn undelivered(&mut self, cmd: GatewayCmd, t: u64, out: &mut Outputs) {
+        if let GatewayCmd::ListLeg { index, order, .. } = cmd {
+            // The shell hands over all of a list's legs or none, so each comes back:
+            // the list never reached the venue; the leg is refused as a single order.
+            self.lists.remove(&(order.engine_id - u64::from(index)));
+            return self.undelivered(GatewayCmd::New(order), t, out);
+        }
         let id = cmd.engine_id();
         let Some(mut o) = self.orders.get(&id).copied() else {
             return;
         };
         let sid = StrategyId(o.strategy);
         match cmd {
+            GatewayCmd::ListLeg { .. } => {} // above
             GatewayCmd::New(_) => {
                 self.risk.on_done(sid, o.client_id);
                 self.record(Rec::Rejected { engine_id: id }, out);

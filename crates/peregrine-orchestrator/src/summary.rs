@@ -94,7 +94,12 @@ impl Tally {
                     v.replaces += 1;
                 }
             }
-            Some(EventKind::CancelReject | EventKind::ReplaceReject | EventKind::Triggered)
+            Some(
+                EventKind::CancelReject
+                | EventKind::ReplaceReject
+                | EventKind::Triggered
+                | EventKind::ListStatus,
+            )
             | None => {}
         }
     }

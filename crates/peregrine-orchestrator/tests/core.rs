@@ -11,6 +11,8 @@ use peregrine_venues::Report;
 
 #[path = "core/conditional.rs"]
 mod conditional;
+#[path = "core/lists.rs"]
+mod lists;
 
 const MS: u64 = 1_000_000;
 

@@ -145,6 +145,7 @@ impl Rig {
         // The venue answers one command per step.
         if let Some((cmd, pick)) = self.venue.pop_front() {
             let report = match cmd {
+                GatewayCmd::ListLeg { .. } => unreachable!("this workload sends no lists"),
                 GatewayCmd::New(o) if pick == 0 => Report::Rejected {
                     engine_id: o.engine_id,
                     reason: 3,
@@ -211,4 +212,134 @@ fn the_order_path_allocates_nothing() {
     assert!(done > 100_000, "the run did real work ({done} events)");
     assert!(rig.core.tally().fills > 1_000, "fills happened");
     assert_eq!(n, 0, "{n} allocations on the order path");
+}
+
+/// Order lists once warm: the legs gathered, the list checked and sent, its status,
+/// acks, a fill and the sibling's cancel; and lists left incomplete (refused).
+#[test]
+fn the_list_path_allocates_nothing() {
+    use peregrine_types::ListKind;
+    use peregrine_venues::ListState;
+    let mut cfg = CoreConfig::new(&["a"], 1);
+    cfg.venues[0].conditional = true;
+    cfg.venues[0].lists = true;
+    cfg.journal = true;
+    cfg.max_in_flight = 1_024;
+    let mut now = 1_000_000_000;
+    let mut core = Orchestrator::new(cfg, now);
+    let mut out = Outputs::with_capacity(1_024);
+    let mut next_id = 1;
+    let mut lists = 0u64;
+    let mut round = |i: u64, core: &mut Orchestrator, out: &mut Outputs| {
+        now += 10_000;
+        let leg = |id: u64, price: i64| {
+            let mut o = NewOrder::limit(
+                0,
+                InstrumentId(1),
+                Side::Sell,
+                Price::from_raw(price),
+                Qty::from_raw(1),
+            );
+            o.client_id = id;
+            o
+        };
+        let legs = [
+            leg(next_id, 10_100),
+            leg(next_id + 1, 9_700).stop(Price::from_raw(9_800)),
+        ];
+        next_id += 2;
+        let n = if i.is_multiple_of(3) { 1 } else { 2 }; // every third list misses its leg 1
+        for (k, o) in legs[..n].iter().enumerate() {
+            for req in [
+                Request::list_leg(o, ListKind::Oco, k as u8, now),
+                Request::new_order(o, now),
+            ] {
+                core.handle(Input::Request { strategy: 0, req }, now, out);
+            }
+        }
+        if n == 1 {
+            let req = Request::heartbeat(100, now);
+            core.handle(Input::Request { strategy: 0, req }, now, out);
+        }
+        let mut sent = [0; 2];
+        let mut n_sent = 0;
+        for o in out.drain() {
+            if let Output::Gateway {
+                cmd: GatewayCmd::ListLeg { index, order, .. },
+                ..
+            } = o
+            {
+                sent[index as usize] = order.engine_id;
+                n_sent += 1;
+            }
+        }
+        if n_sent != 2 {
+            return;
+        }
+        let [a, b] = sent;
+        lists += 1;
+        let status = |s| Report::ListStatus {
+            engine_id: a,
+            status: s,
+            reason: 0,
+        };
+        for (id, r) in [
+            (a, status(ListState::Accepted)),
+            (
+                a,
+                Report::Ack {
+                    engine_id: a,
+                    venue_id: a,
+                },
+            ),
+            (
+                b,
+                Report::Ack {
+                    engine_id: b,
+                    venue_id: b,
+                },
+            ),
+            (
+                a,
+                Report::Fill {
+                    engine_id: a,
+                    price: Price::from_raw(10_100),
+                    qty: Qty::from_raw(1),
+                    leaves: Qty::ZERO,
+                },
+            ),
+            (
+                b,
+                Report::Cancelled {
+                    engine_id: b,
+                    qty: Qty::from_raw(1),
+                    leaves: Qty::ZERO,
+                },
+            ),
+            (a, status(ListState::Done)),
+        ] {
+            let c = Completion {
+                venue: 0,
+                engine_id: id,
+                kind: CompletionKind::Report(r),
+                t3: now,
+                t4: now,
+                t5: now,
+                scheduled_ns: 0,
+            };
+            core.handle(Input::Completion(c), now, out);
+            out.drain().for_each(drop);
+        }
+    };
+    for i in 0..3_000 {
+        round(i, &mut core, &mut out);
+    }
+    let n = allocations_during(|| {
+        for i in 0..20_000 {
+            round(i, &mut core, &mut out);
+        }
+    });
+    assert!(lists > 10_000, "lists were sent ({lists})");
+    assert_eq!(core.in_flight(), 0, "every leg resolved");
+    assert_eq!(n, 0, "{n} allocations on the list path");
 }

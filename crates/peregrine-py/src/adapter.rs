@@ -35,7 +35,7 @@ pub(crate) enum Mode {
 }
 
 /// The callbacks, indexes into [`PyStrategy::methods`].
-const NAMES: [&str; 12] = [
+const NAMES: [&str; 13] = [
     "on_start",
     "on_ack",
     "on_reject",
@@ -48,6 +48,7 @@ const NAMES: [&str; 12] = [
     "on_trade",
     "on_timer",
     "on_triggered",
+    "on_list_status",
 ];
 const START: usize = 0;
 const BOOK: usize = 8;
@@ -64,6 +65,7 @@ fn index_of(kind: Option<EventKind>) -> Option<usize> {
         EventKind::Replaced => 6,
         EventKind::ReplaceReject => 7,
         EventKind::Triggered => 11,
+        EventKind::ListStatus => 12,
     })
 }
 
@@ -83,7 +85,7 @@ enum Pending {
 #[derive(Debug)]
 pub(crate) struct PyStrategy {
     /// The bound methods the class overrides (`None`: not overridden, not called).
-    methods: [Option<Py<PyAny>>; 12],
+    methods: [Option<Py<PyAny>>; 13],
     api: Py<PyApi>,
     /// Set by the Python side's `api.stop()`.
     stopped: Arc<AtomicBool>,
@@ -104,7 +106,7 @@ impl PyStrategy {
         let base = py.import("peregrine")?.getattr("Strategy")?;
         let bound = obj.bind(py);
         let class = bound.get_type();
-        let mut methods: [Option<Py<PyAny>>; 12] = Default::default();
+        let mut methods: [Option<Py<PyAny>>; 13] = Default::default();
         for (i, name) in NAMES.iter().enumerate() {
             let mine = class.getattr(*name)?;
             let theirs = base.getattr(*name)?;

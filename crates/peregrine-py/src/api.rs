@@ -11,11 +11,16 @@ use std::sync::Arc;
 
 use peregrine_strategy::msg::NewOrder;
 use peregrine_strategy::{Api, KillSwitch};
-use peregrine_types::{InstrumentId, OrderType, Price, Qty, Side, StpMode, TimeInForce};
+use peregrine_types::{InstrumentId, ListKind, OrderType, Price, Qty, Side, StpMode, TimeInForce};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::types::PyBook;
+
+/// An order built by `Api.order(...)`, not sent: a leg of `Api.send_list`.
+#[pyclass(name = "Order", module = "peregrine", frozen)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PyOrder(NewOrder);
 
 /// The order API of a running strategy.
 #[pyclass(name = "Api", module = "peregrine", unsendable)]
@@ -146,6 +151,48 @@ impl PyApi {
         trail_bps: Option<u32>,
         display_qty: Option<i64>,
     ) -> PyResult<Option<u64>> {
+        let order = self
+            .order(
+                venue,
+                instrument,
+                side,
+                price,
+                qty,
+                r#type,
+                tif,
+                stp,
+                expire_at,
+                stop_price,
+                take_profit,
+                trail_ticks,
+                trail_bps,
+                display_qty,
+            )?
+            .0;
+        self.with(|api| api.send(order).ok())
+    }
+
+    /// An order as `send` takes it (same arguments), not sent: a leg for
+    /// `send_list`.
+    #[pyo3(signature = (venue, instrument, side, price, qty, *, r#type = "limit", tif = None, stp = "none", expire_at = 0, stop_price = None, take_profit = None, trail_ticks = None, trail_bps = None, display_qty = None))]
+    #[allow(clippy::too_many_arguments, reason = "Python keyword arguments")]
+    fn order(
+        &self,
+        venue: u32,
+        instrument: u32,
+        side: &str,
+        price: i64,
+        qty: i64,
+        r#type: &str,
+        tif: Option<&str>,
+        stp: &str,
+        expire_at: u64,
+        stop_price: Option<i64>,
+        take_profit: Option<i64>,
+        trail_ticks: Option<u32>,
+        trail_bps: Option<u32>,
+        display_qty: Option<i64>,
+    ) -> PyResult<PyOrder> {
         let order_type = parse_type(r#type)?;
         let triggers = [stop_price.is_some(), take_profit.is_some()]
             .into_iter()
@@ -185,7 +232,47 @@ impl PyApi {
         if let Some(d) = display_qty {
             order = order.iceberg(Qty::from_raw(d));
         }
-        self.with(|api| api.send(order).ok())
+        Ok(PyOrder(order))
+    }
+
+    /// Sends an order list: `kind` "oco" (two legs: either trading, triggering or
+    /// leaving cancels the other), "oto" (a working leg, then a pending leg entered
+    /// once it fills) or "otoco" (a working leg, then two pending legs as an OCO);
+    /// `legs` made by `order(...)`, all on one venue and instrument. Returns the legs'
+    /// client order ids (the first is the list's: its `on_list_status` events carry
+    /// it), or None if the submit ring is full (nothing sent). A venue without lists
+    /// refuses every leg (`on_reject`, reason 209).
+    fn send_list(
+        &mut self,
+        kind: &str,
+        legs: Vec<PyRef<'_, PyOrder>>,
+    ) -> PyResult<Option<Vec<u64>>> {
+        let kind = match kind {
+            "oco" => ListKind::Oco,
+            "oto" => ListKind::Oto,
+            "otoco" => ListKind::Otoco,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "list kind {other:?}: oco, oto or otoco"
+                )))
+            }
+        };
+        if legs.len() != kind.legs() {
+            return Err(PyValueError::new_err(format!(
+                "a list of this kind has {} legs, not {}",
+                kind.legs(),
+                legs.len()
+            )));
+        }
+        let mut orders = [legs[0].0; 3];
+        for (o, l) in orders.iter_mut().zip(&legs) {
+            *o = l.0;
+        }
+        self.with(|api| {
+            api.send_list(kind, &orders[..kind.legs()])
+                .ok()
+                .map(|ids| ids.collect())
+        })
     }
 
     /// A limit buy (keywords as `send`).

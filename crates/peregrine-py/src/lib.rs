@@ -20,6 +20,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<api::PyApi>()?;
+    m.add_class::<api::PyOrder>()?;
     m.add_class::<types::PyEvent>()?;
     m.add_class::<types::PyBook>()?;
     m.add_class::<types::PyLevel>()?;

@@ -23,7 +23,7 @@ pub(crate) struct PyEvent(pub(crate) Event);
 #[pymethods]
 impl PyEvent {
     /// `ack`, `reject`, `fill`, `cancelled`, `cancel_reject`, `replaced`,
-    /// `replace_reject`, `triggered` (or `unknown`).
+    /// `replace_reject`, `triggered`, `list_status` (or `unknown`).
     #[getter]
     fn kind(&self) -> &'static str {
         match self.0.kind() {
@@ -35,6 +35,7 @@ impl PyEvent {
             Some(EventKind::Replaced) => "replaced",
             Some(EventKind::ReplaceReject) => "replace_reject",
             Some(EventKind::Triggered) => "triggered",
+            Some(EventKind::ListStatus) => "list_status",
             None => "unknown",
         }
     }

@@ -2,7 +2,7 @@
 //! replaces; read any book the engine publishes.
 
 use peregrine_queue::shm::ShmSpscProducer;
-use peregrine_types::{InstrumentId, Price, Qty, Side};
+use peregrine_types::{InstrumentId, ListKind, Price, Qty, Side};
 
 use crate::doorbell::Doorbell;
 use crate::md::{BoardReader, BookView};
@@ -15,6 +15,9 @@ pub enum ApiError {
     /// The submit ring is full: the engine is behind. Retry later.
     #[error("submit ring full")]
     Full,
+    /// An order list with a number of legs its kind does not have (nothing sent).
+    #[error("an order list of this kind has another number of legs")]
+    BadList,
 }
 
 /// What a strategy knows of its kill switch, from the answers to its own orders: the
@@ -171,6 +174,45 @@ impl Api {
         self
     }
 
+    /// Sends an order list of `kind` (OCO: two legs, either of which cancels the
+    /// other; OTO: a working leg, then a pending leg released when it fills; OTOCO: a
+    /// working leg, then two pending legs released as an OCO). `legs` must hold
+    /// exactly `kind.legs()` orders on one venue and instrument. The legs get
+    /// consecutive client ids, returned (the first is the list's: its `ListStatus`
+    /// events carry it). Each leg goes as its extension record (naming the list kind
+    /// and leg index) then the order: all pushed together or none
+    /// ([`ApiError::Full`]). A venue without lists refuses every leg (reason 209).
+    /// Cancelling any leg cancels the whole list at the venue.
+    pub fn send_list(
+        &mut self,
+        kind: ListKind,
+        legs: &[NewOrder],
+    ) -> Result<std::ops::Range<u64>, ApiError> {
+        if legs.len() != kind.legs() {
+            return Err(ApiError::BadList);
+        }
+        if !self.tx.has_room(2 * legs.len() as u64) {
+            self.full += 1;
+            return Err(ApiError::Full);
+        }
+        let first = self.next_client_id;
+        let now = self.now_ns();
+        for (i, leg) in legs.iter().enumerate() {
+            let o = NewOrder {
+                client_id: first + i as u64,
+                ..*leg
+            };
+            self.push_quiet(Request::list_leg(&o, kind, i as u8, now))?;
+            if i + 1 == legs.len() {
+                self.send_raw(Request::new_order(&o, now))?;
+            } else {
+                self.push_quiet(Request::new_order(&o, now))?;
+            }
+        }
+        self.next_client_id += legs.len() as u64;
+        Ok(first..self.next_client_id)
+    }
+
     /// Pushes without ringing the doorbell (the first record of a group).
     fn push_quiet(&mut self, request: Request) -> Result<(), ApiError> {
         match self.tx.try_push(request) {
@@ -255,6 +297,50 @@ mod tests {
             matches!(rx.try_pop().unwrap().decode(), Ok(Command::Ext { client_id, .. }) if client_id == id)
         );
         assert!(matches!(rx.try_pop().unwrap().decode(), Ok(Command::New(o)) if o.client_id == id));
+    }
+
+    /// An order list goes as its legs' record pairs, all or none, each extension
+    /// naming the list kind and the leg; a wrong number of legs sends nothing.
+    #[test]
+    fn a_list_is_pushed_whole_or_not_at_all() {
+        use crate::msg::{Command, NewOrder};
+        let dir = tempfile::tempdir().unwrap();
+        let ring = ShmSpsc::<Request>::create(&dir.path().join("s"), 4).unwrap();
+        let mut rx = ring.consumer().unwrap();
+        let mut api = Api::over(ring.producer().unwrap(), None);
+        let leg = NewOrder::limit(
+            0,
+            InstrumentId(1),
+            Side::Sell,
+            Price::from_raw(90),
+            Qty::from_raw(1),
+        );
+        assert_eq!(api.send_list(ListKind::Oco, &[leg]), Err(ApiError::BadList));
+        api.cancel(7).unwrap();
+        // 1 of 4 slots used: no room for the list's 4 records.
+        assert_eq!(
+            api.send_list(ListKind::Oco, &[leg, leg.stop(Price::from_raw(99))]),
+            Err(ApiError::Full)
+        );
+        assert!(matches!(
+            rx.try_pop().unwrap().decode(),
+            Ok(Command::Cancel { .. })
+        ));
+        assert_eq!(rx.try_pop(), None, "no part of the list");
+        let ids = api
+            .send_list(ListKind::Oco, &[leg, leg.stop(Price::from_raw(99))])
+            .unwrap();
+        assert_eq!(ids.end - ids.start, 2);
+        for (i, id) in ids.enumerate() {
+            assert!(matches!(
+                rx.try_pop().unwrap().decode(),
+                Ok(Command::Ext { client_id, list: Some((ListKind::Oco, l)), .. })
+                    if client_id == id && l as usize == i
+            ));
+            assert!(
+                matches!(rx.try_pop().unwrap().decode(), Ok(Command::New(o)) if o.client_id == id)
+            );
+        }
     }
 
     /// Simulated time stamps requests; the kill switch follows the answers.

@@ -17,7 +17,7 @@
 
 use peregrine_types::stamp::{self, Stamps};
 use peregrine_types::{
-    InstrumentId, OrderExt, OrderType, Price, Qty, Side, StpMode, TimeInForce, TrailUnit,
+    InstrumentId, ListKind, OrderExt, OrderType, Price, Qty, Side, StpMode, TimeInForce, TrailUnit,
     TriggerKind,
 };
 
@@ -76,7 +76,9 @@ pub enum RequestKind {
     /// The conditional and iceberg attributes of the `New` that follows at once, with
     /// the same `client_id` (pushed together by [`crate::Api::send`]): `side` = the
     /// trigger kind, `order_type` = the trail unit, `instrument` = the trail offset,
-    /// `price` = the stop price, `qty` = the display quantity.
+    /// `price` = the stop price, `qty` = the display quantity; a leg of an order list
+    /// also has `tif` = 1 + the list kind (1 OCO, 2 OTO, 3 OTOCO; 0: not a list) and
+    /// `stp` = the leg's index (0-based).
     Ext = 7,
 }
 
@@ -299,6 +301,8 @@ pub enum Command {
         client_id: u64,
         /// Its attributes.
         ext: OrderExt,
+        /// The order is leg `.1` (0-based) of an order list of kind `.0`.
+        list: Option<(ListKind, u8)>,
     },
     /// Cancel by client id.
     Cancel {
@@ -388,6 +392,16 @@ impl Request {
             qty: o.ext.display_qty.lots(),
             t1,
             ..Request::default()
+        }
+    }
+
+    /// The extension record of leg `leg` of an order list of `kind` whose leg is `o`
+    /// (sent just before the leg's [`Request::new_order`]; see [`crate::Api::send_list`]).
+    pub fn list_leg(o: &NewOrder, kind: ListKind, leg: u8, t1: u64) -> Request {
+        Request {
+            tif: 1 + kind as u8,
+            stp: leg,
+            ..Request::ext(o, t1)
         }
     }
 
@@ -503,7 +517,15 @@ impl Request {
                 ) else {
                     return Err(DecodeError::BadOrderFields(self.side, self.order_type, 0));
                 };
+                let list = match self.tif {
+                    0 => None,
+                    t => match ListKind::from_u8(t - 1) {
+                        Some(k) if (self.stp as usize) < k.legs() => Some((k, self.stp)),
+                        _ => return Err(DecodeError::BadOrderFields(self.tif, self.stp, 0)),
+                    },
+                };
                 Ok(Command::Ext {
+                    list,
                     client_id: self.client_id,
                     ext: OrderExt {
                         trigger,
@@ -543,6 +565,11 @@ pub enum EventKind {
     /// price, `qty` = the venue's last trade price then); the order keeps its client id
     /// and lives on as a new order (fills, rests, or is cancelled).
     Triggered = 8,
+    /// An order list's status at the venue (`client_id` = its leg 0's client id; `qty`
+    /// = 0 accepted, 1 rejected, 2 done; `reason` = why it was rejected). Its legs
+    /// report as orders of their own (each leg's `Ack`, fills, `Cancelled`, or
+    /// `Reject` when the list is refused).
+    ListStatus = 9,
 }
 
 impl EventKind {
@@ -557,6 +584,7 @@ impl EventKind {
             6 => Self::Replaced,
             7 => Self::ReplaceReject,
             8 => Self::Triggered,
+            9 => Self::ListStatus,
             _ => return None,
         })
     }
@@ -667,10 +695,29 @@ mod tests {
                 Request::ext(&o, 1).decode(),
                 Ok(Command::Ext {
                     client_id: 4,
-                    ext: o.ext
+                    ext: o.ext,
+                    list: None,
                 })
             );
         }
+        // A list leg's extension names its list kind and leg index; a plain leg has
+        // one too (it carries the list), and a leg index its kind lacks is refused.
+        for (kind, leg) in [(ListKind::Oco, 1), (ListKind::Oto, 0), (ListKind::Otoco, 2)] {
+            assert_eq!(
+                Request::list_leg(&base, kind, leg, 1).decode(),
+                Ok(Command::Ext {
+                    client_id: 4,
+                    ext: OrderExt::NONE,
+                    list: Some((kind, leg)),
+                })
+            );
+        }
+        let mut bad = Request::list_leg(&base, ListKind::Oco, 1, 1);
+        bad.stp = 2; // an OCO has legs 0 and 1
+        assert!(bad.decode().is_err());
+        bad.stp = 0;
+        bad.tif = 4; // no list kind 3
+        assert!(bad.decode().is_err());
         assert!(base.ext.is_plain());
         let mut bad = Request::ext(&base.stop(Price::from_raw(1)), 1);
         bad.side = 3;
@@ -679,6 +726,7 @@ mod tests {
             Err(DecodeError::BadOrderFields(3, ..))
         ));
         assert_eq!(EventKind::from_u8(8), Some(EventKind::Triggered));
+        assert_eq!(EventKind::from_u8(9), Some(EventKind::ListStatus));
     }
 
     #[test]

@@ -117,8 +117,8 @@ pub enum RunnerError {
 #[derive(Debug)]
 pub struct RunSummary {
     /// Events by kind: ack, reject, fill, cancelled, cancel-reject, unknown, replaced,
-    /// replace-reject, triggered.
-    pub events: [u64; 9],
+    /// replace-reject, triggered, list status.
+    pub events: [u64; 10],
     /// Requests pushed (orders, cancels, heartbeats).
     pub sent: u64,
     /// Pushes refused (ring full).
@@ -150,7 +150,7 @@ impl RunSummary {
     fn new() -> RunSummary {
         let h = || Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("static bounds");
         RunSummary {
-            events: [0; 9],
+            events: [0; 10],
             sent: 0,
             full: 0,
             round_trip: h(),
@@ -171,9 +171,9 @@ impl RunSummary {
         let e = &self.events;
         let mut s = format!(
             "events: ack {} reject {} fill {} cancelled {} cancel_reject {} replaced {} \
-             replace_reject {} triggered {} unknown {}\n\
+             replace_reject {} triggered {} list_status {} unknown {}\n\
              requests sent {} (ring full {})\n",
-            e[0], e[1], e[2], e[3], e[4], e[6], e[7], e[8], e[5], self.sent, self.full
+            e[0], e[1], e[2], e[3], e[4], e[6], e[7], e[8], e[9], e[5], self.sent, self.full
         );
         if self.books + self.trades > 0 {
             s += &format!(
@@ -454,6 +454,7 @@ fn dispatch<S: Strategy>(s: &mut S, api: &mut Api, summary: &mut RunSummary, ev:
         Some(EventKind::Replaced) => 6,
         Some(EventKind::ReplaceReject) => 7,
         Some(EventKind::Triggered) => 8,
+        Some(EventKind::ListStatus) => 9,
         None => 5,
     };
     summary.events[slot] += 1;

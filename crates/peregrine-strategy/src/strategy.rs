@@ -29,6 +29,10 @@ pub trait Strategy {
     /// A stop (or take-profit, trailing stop) was triggered at the venue: `ev.price` is
     /// its trigger price, `ev.qty` the venue's last trade price. Its fills follow.
     fn on_triggered(&mut self, _api: &mut Api, _ev: &Event) {}
+    /// An order list's status (`ev.client_id` = its leg 0's client id; `ev.qty` = 0
+    /// accepted, 1 rejected with `ev.reason`, 2 done: no leg depends on another any
+    /// more). Its legs report as orders of their own.
+    fn on_list_status(&mut self, _api: &mut Api, _ev: &Event) {}
     /// A book the strategy subscribed to (`subscribe` in its `[[strategies]]` block of
     /// the engine config) changed. `book` is the latest version, read from the
     /// engine's board when the callback runs (so a strategy that falls behind skips
@@ -63,6 +67,7 @@ pub trait Strategy {
             Some(EventKind::Replaced) => self.on_replaced(api, ev),
             Some(EventKind::ReplaceReject) => self.on_replace_reject(api, ev),
             Some(EventKind::Triggered) => self.on_triggered(api, ev),
+            Some(EventKind::ListStatus) => self.on_list_status(api, ev),
             None => {}
         }
     }

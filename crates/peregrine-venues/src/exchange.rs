@@ -90,10 +90,11 @@ use std::time::{Duration, Instant};
 use peregrine_client::order_entry::{LeaderWalk, Next};
 use peregrine_types::{AccountId, ClientOrderId, InstrumentId, OrderId, Price, Qty, Timestamp};
 use peregrine_wire::auth::AccountKey;
+use peregrine_wire::field::ListLeg;
 use peregrine_wire::field::Pad;
 use peregrine_wire::stream::RecvBuffer;
 use peregrine_wire::v2::client::{ClientSession, LoginParams, Step};
-use peregrine_wire::v2::venue::NewOrderExt;
+use peregrine_wire::v2::venue::{NewOrderExt, NewOrderList};
 use peregrine_wire::v2::{Cancel, ClientHeartbeat, MassCancel, NewOrder, Outbound, Replace};
 use peregrine_wire::WireMessage;
 
@@ -751,6 +752,65 @@ impl<C: Connect> Venue for ExchangeVenue<C> {
             stp: order.stp,
         };
         // A failed write drops the session, whose settlement reports this order.
+        self.send(&msg, now_ns);
+        Ok(())
+    }
+
+    fn submit_list(
+        &mut self,
+        kind: peregrine_types::ListKind,
+        legs: &[VenueOrder],
+        now_ns: u64,
+    ) -> Result<(), VenueError> {
+        if self.stream.is_none() {
+            return Err(VenueError::Disconnected);
+        }
+        let n = kind.legs();
+        // The orchestrator sends exactly `n` legs with consecutive engine ids, one
+        // instrument: the `ListStatus` answers name leg 0's client order id only, and
+        // a rejected list's legs are found from it (`inbound.rs`).
+        let consecutive = legs
+            .iter()
+            .enumerate()
+            .all(|(i, l)| l.engine_id == legs[0].engine_id + i as u64);
+        if legs.len() != n
+            || !consecutive
+            || legs[0].engine_id & REQUEST_BIT != 0
+            || legs.iter().any(|l| l.instrument != legs[0].instrument)
+        {
+            return Err(VenueError::Unsupported);
+        }
+        if !self.table.has_room(n) || !self.room(NewOrderList::SIZE) {
+            return Err(VenueError::Busy);
+        }
+        let mut wire = [ListLeg::UNUSED; 3];
+        for (w, o) in wire.iter_mut().zip(legs) {
+            // Each leg's client order id is its engine id, as for a single order.
+            self.table
+                .insert_new(o.engine_id, o.engine_id, o.instrument, o.qty);
+            *w = ListLeg {
+                client_order_id: ClientOrderId(o.engine_id),
+                price: o.price,
+                qty: o.qty,
+                expire_at: Timestamp(o.expire_at),
+                stop_price: o.ext.stop_price,
+                display_qty: o.ext.display_qty,
+                trail: o.ext.trail,
+                side: o.side,
+                order_type: o.order_type,
+                tif: o.tif,
+                stp: o.stp,
+                trigger: o.ext.trigger,
+                trail_unit: o.ext.trail_unit,
+            };
+        }
+        let msg = NewOrderList::new(
+            ClientOrderId(legs[0].engine_id),
+            legs[0].instrument,
+            kind,
+            wire,
+        );
+        // A failed write drops the session, whose settlement reports every leg.
         self.send(&msg, now_ns);
         Ok(())
     }

@@ -16,7 +16,9 @@ pub mod fix;
 pub mod log;
 pub mod sim;
 
-use peregrine_types::{InstrumentId, OrderExt, OrderType, Price, Qty, Side, StpMode, TimeInForce};
+use peregrine_types::{
+    InstrumentId, ListKind, OrderExt, OrderType, Price, Qty, Side, StpMode, TimeInForce,
+};
 
 use crate::feed::MarketFeed;
 
@@ -114,6 +116,26 @@ pub enum Report {
         trigger_price: Price,
         last_price: Price,
     },
+    /// An order list's status (`engine_id` is its leg 0's): accepted (its legs' acks
+    /// follow), rejected (`reason`; each leg is also reported `Rejected`) or done (no
+    /// leg depends on another any more).
+    ListStatus {
+        engine_id: u64,
+        status: ListState,
+        reason: u16,
+    },
+}
+
+/// Where an order list stands ([`Report::ListStatus`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListState {
+    /// Every leg entered.
+    Accepted = 0,
+    /// Nothing entered.
+    Rejected = 1,
+    /// The list resolved: a leg traded, triggered or left, and its siblings were
+    /// released or cancelled.
+    Done = 2,
 }
 
 impl Report {
@@ -127,7 +149,8 @@ impl Report {
             | Report::Replaced { engine_id, .. }
             | Report::CancelRejected { engine_id, .. }
             | Report::ReplaceRejected { engine_id, .. }
-            | Report::Triggered { engine_id, .. } => engine_id,
+            | Report::Triggered { engine_id, .. }
+            | Report::ListStatus { engine_id, .. } => engine_id,
         }
     }
 }
@@ -209,6 +232,18 @@ pub trait Venue {
     }
     /// Sends a new order.
     fn submit(&mut self, order: VenueOrder, now_ns: u64) -> Result<(), VenueError>;
+    /// Sends an order list of `kind`: `legs` (exactly `kind.legs()`, one instrument,
+    /// consecutive engine ids) are entered together or not at all, answered by
+    /// [`Report::ListStatus`] and each leg's own reports. The default: the venue has
+    /// no lists ([`VenueError::Unsupported`]), never sent as separate orders.
+    fn submit_list(
+        &mut self,
+        _kind: ListKind,
+        _legs: &[VenueOrder],
+        _now_ns: u64,
+    ) -> Result<(), VenueError> {
+        Err(VenueError::Unsupported)
+    }
     /// Asks to cancel an order.
     fn cancel(&mut self, engine_id: u64, now_ns: u64) -> Result<(), VenueError>;
     /// Asks to change an open order's limit price and open quantity (what is still to

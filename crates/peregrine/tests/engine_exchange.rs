@@ -356,3 +356,124 @@ fn a_strategy_stop_is_triggered_by_a_trade_on_the_exchange() {
         assert!(!log().contains("unknown id"), "{}", log());
     });
 }
+
+/// Issue 31 from a strategy: an OCO sent through the engine reaches the real exchange
+/// as one `NewOrderList` (the list accepted, each leg acknowledged); a buy takes the
+/// resting leg, the exchange cancels its sibling (the parked stop), and the strategy
+/// sees the list done. The same OCO to the simulated venue (no lists) is refused leg
+/// by leg (`UNSUPPORTED`), never sent as two orders. A cancel of one leg of another
+/// OCO cancels both legs and ends the list.
+#[test]
+fn a_strategy_oco_on_the_exchange_cancels_the_sibling_when_a_leg_fills() {
+    use peregrine_strategy::msg::{reason, EventKind, NewOrder};
+    use peregrine_types::{InstrumentId, ListKind, Price, Qty, Side};
+    support::with_timeout(180, || {
+        let exchange = support::start("[market_data]\nenabled = false\n");
+        let tmp = tempfile::tempdir().unwrap();
+        let shm = tmp.path().join("shm");
+        let config = engine_config(tmp.path(), &shm, exchange.addr);
+        let engine_log = tmp.path().join("engine.log");
+        let _engine = Kid(peregrine()
+            .args(["engine", "--duration", "120", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&engine_log).unwrap())
+            .spawn()
+            .unwrap());
+        let socket = shm.join("control.sock");
+        wait_until("the control socket", Duration::from_secs(30), || {
+            socket.exists()
+        });
+        let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
+        wait_until("the venue login", Duration::from_secs(30), || {
+            log().contains("venue px: logged in")
+        });
+        let cfg = peregrine_strategy::RunnerConfig::new(shm.clone(), "maker");
+        let (mut api, mut rx) = peregrine_strategy::runner::attach(&cfg).unwrap();
+        let mut seen = Vec::new();
+        let order = |venue, side, price: i64, qty: i64| {
+            NewOrder::limit(
+                venue,
+                InstrumentId(1),
+                side,
+                Price::from_raw(price),
+                Qty::from_raw(qty),
+            )
+        };
+        // Take profit at 101.00 (rests), or stop out once the last trade falls to
+        // 98.00 (sell at 97.00 or better; parked).
+        let oco = [
+            order(0, Side::Sell, 10100, 1),
+            order(0, Side::Sell, 9700, 1).stop(Price::from_raw(9800)),
+        ];
+        let ids = api.send_list(ListKind::Oco, &oco).unwrap();
+        let (profit, stop) = (ids.start, ids.start + 1);
+        events_of(
+            &mut api,
+            &mut rx,
+            &mut seen,
+            profit,
+            &[EventKind::ListStatus, EventKind::Ack],
+        );
+        events_of(&mut api, &mut rx, &mut seen, stop, &[EventKind::Ack]);
+        // The same list to the simulated venue: every leg refused, typed.
+        let sim = api
+            .send_list(ListKind::Oco, &oco.map(|o| NewOrder { venue: 1, ..o }))
+            .unwrap();
+        for id in sim.clone() {
+            events_of(&mut api, &mut rx, &mut seen, id, &[EventKind::Reject]);
+            let r = seen.iter().find(|e| e.client_id == id).unwrap();
+            assert_eq!(r.reason, reason::UNSUPPORTED);
+        }
+        // A buy of 1 at 101.00 takes the resting leg; the exchange cancels the stop.
+        let buy = api.send(order(0, Side::Buy, 10100, 1).ioc()).unwrap();
+        events_of(&mut api, &mut rx, &mut seen, buy, &[EventKind::Fill]);
+        events_of(&mut api, &mut rx, &mut seen, profit, &[EventKind::Fill]);
+        events_of(&mut api, &mut rx, &mut seen, stop, &[EventKind::Cancelled]);
+        // The list's status, about its leg 0: accepted (0), then done (2).
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let statuses = |seen: &[peregrine_strategy::msg::Event]| -> Vec<i64> {
+            seen.iter()
+                .filter(|e| e.client_id == profit && e.kind() == Some(EventKind::ListStatus))
+                .map(|e| e.qty)
+                .collect()
+        };
+        while statuses(&seen).len() < 2 && std::time::Instant::now() < deadline {
+            match rx.try_pop() {
+                Some(ev) => seen.push(ev),
+                None => std::thread::sleep(Duration::from_millis(2)),
+            }
+        }
+        assert_eq!(statuses(&seen), vec![0, 2], "{seen:?}");
+        let of = |id| -> Vec<_> {
+            seen.iter()
+                .filter(|e| e.client_id == id)
+                .filter_map(|e| e.kind())
+                .filter(|k| *k != EventKind::ListStatus)
+                .collect()
+        };
+        assert_eq!(of(profit), vec![EventKind::Ack, EventKind::Fill]);
+        assert_eq!(of(stop), vec![EventKind::Ack, EventKind::Cancelled]);
+        // Cancelling one leg of a list cancels the list: both legs, then done.
+        let ids = api.send_list(ListKind::Oco, &oco).unwrap();
+        let (a, b) = (ids.start, ids.start + 1);
+        events_of(&mut api, &mut rx, &mut seen, a, &[EventKind::Ack]);
+        events_of(&mut api, &mut rx, &mut seen, b, &[EventKind::Ack]);
+        api.cancel(b).unwrap();
+        events_of(&mut api, &mut rx, &mut seen, b, &[EventKind::Cancelled]);
+        events_of(&mut api, &mut rx, &mut seen, a, &[EventKind::Cancelled]);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let done = |seen: &[peregrine_strategy::msg::Event]| {
+            seen.iter()
+                .any(|e| e.client_id == a && e.kind() == Some(EventKind::ListStatus) && e.qty == 2)
+        };
+        while !done(&seen) && std::time::Instant::now() < deadline {
+            match rx.try_pop() {
+                Some(ev) => seen.push(ev),
+                None => std::thread::sleep(Duration::from_millis(2)),
+            }
+        }
+        assert!(done(&seen), "the cancelled list is done: {seen:?}");
+        assert!(!log().contains("unknown id"), "{}", log());
+    });
+}

@@ -582,8 +582,8 @@ fn fix_list(list: &str, contingency: &str, legs: &[(&str, &str, &str, &str, &str
 /// Order lists over FIX: an OCO sell (a limit at 120.00, a stop at 110.00) placed
 /// with E: QuickFIX gets ListStatus N executing and each leg's New under its own
 /// ClOrdID; a buy takes the limit, so the stop is cancelled by its list and N
-/// says all done. A second OCO is cancelled with K: both legs cancelled, N all
-/// done. An OTO's pending leg is released when its working leg fills. QuickFIX
+/// says all done; a ListStatusRequest (M) gets that state again. A second OCO is
+/// cancelled with K: both legs cancelled, N all done. An OTO's pending leg is released when its working leg fills. QuickFIX
 /// with its FIX 4.4 dictionary takes every N: no session Reject
 /// either way. Without its dictionary QuickFIX reads no repeating group (it rejects
 /// an N with "Tag appears more than once"), so the test fails without it: the
@@ -685,6 +685,22 @@ fn an_oco_places_fills_one_leg_cancels_the_other_and_a_list_cancel_request_cance
         "{}",
         done.text
     );
+    // ListStatusRequest M: the done list's state again, as a response (429=2); an
+    // unknown ListID is a BusinessMessageReject naming M.
+    send(fix_msg("M", &[(66, "OCO1")]));
+    send(fix_msg("M", &[(66, "NOPE")]));
+    wait_until("the answers to both M", WAIT, || {
+        let app = qf.app();
+        app.iter().any(|m| {
+            m.msg_type == "N"
+                && m.field(66) == Some("OCO1")
+                && m.field(429) == Some("2")
+                && m.field(431) == Some("6")
+                && m.text.contains("|11=TP1|14=2|39=2|")
+        }) && app
+            .iter()
+            .any(|m| m.msg_type == "j" && m.field(372) == Some("M") && m.field(379) == Some("NOPE"))
+    });
 
     send(fix_oco(
         "OCO2",

@@ -85,7 +85,8 @@ pub struct Recovered {
 pub struct DurableLog {
     storage: Storage,
     journal: Journal,
-    snaps: SnapshotStore,
+    /// `None` while a snapshot write holds it ([`DurableLog::begin_snapshot`]).
+    snaps: Option<SnapshotStore>,
     journal_dir: PathBuf,
     prune: bool,
     scratch: Vec<u8>,
@@ -127,7 +128,7 @@ impl DurableLog {
         let mut log = Self {
             storage: storage.clone(),
             journal,
-            snaps,
+            snaps: Some(snaps),
             journal_dir,
             prune: opts.prune,
             scratch: Vec::with_capacity(MAX_PAYLOAD),
@@ -144,7 +145,7 @@ impl DurableLog {
 
     fn recover(&mut self) -> Result<Recovered, LogError> {
         let mut out = Recovered::default();
-        let latest = self.snaps.latest_valid()?;
+        let latest = self.snaps()?.latest_valid()?;
         out.skipped_snapshots = latest
             .skipped
             .iter()
@@ -308,7 +309,7 @@ impl DurableLog {
             snapshot: snap.clone(),
             hard_state: hs.clone(),
         };
-        self.snaps.write(seq, file.encode())?;
+        self.snaps()?.write(seq, file.encode())?;
         let meta = snap.get_metadata();
         self.append_raw(
             seq,
@@ -322,32 +323,78 @@ impl DurableLog {
     }
 
     /// Saves a snapshot taken locally at an applied entry whose last record is
-    /// `entry_seq`. The log itself is kept (the in-memory cache decides what to drop).
+    /// `entry_seq`, on this thread: [`DurableLog::begin_snapshot`], the write, then
+    /// [`DurableLog::finish_snapshot`]. The log itself is kept (the in-memory cache
+    /// decides what to drop).
     pub fn save_snapshot(
         &mut self,
         entry_seq: u64,
         snap: &Snapshot,
         hs: &HardState,
     ) -> Result<(), LogError> {
-        if entry_seq <= self.snapshot_seq {
-            return Ok(());
+        match self.begin_snapshot(entry_seq, snap, hs)? {
+            Some(w) => self.finish_snapshot(w.run()),
+            None => Ok(()),
         }
-        // The entry's records must be on disk before a file names them.
-        self.commit()?;
-        let file = SnapshotFile {
-            snapshot: snap.clone(),
-            hard_state: hs.clone(),
+    }
+
+    /// Starts saving a local snapshot at the entry whose last record is `entry_seq`:
+    /// the returned write (encode the file, write a temp file, `fsync`, rename,
+    /// `fsync` the directory) may run on another thread, and carries the snapshot
+    /// store with it until [`DurableLog::finish_snapshot`] takes it back, so two
+    /// snapshot writes never overlap. `None`: a snapshot at or past it exists.
+    /// A crash before the rename leaves the previous snapshot the newest valid one.
+    pub fn begin_snapshot(
+        &mut self,
+        entry_seq: u64,
+        snap: &Snapshot,
+        hs: &HardState,
+    ) -> Result<Option<SnapshotWrite>, LogError> {
+        if entry_seq <= self.snapshot_seq {
+            return Ok(None);
+        }
+        // The entry's records must be on disk before a file names them (an applied
+        // entry almost always is already: the sync thread ran before the commit).
+        if self.durable_seq < entry_seq {
+            self.commit()?;
+        }
+        let Some(store) = self.snaps.take() else {
+            return Err(LogError::Invalid(
+                "a snapshot write started while another runs".into(),
+            ));
         };
-        self.snaps.write(entry_seq, file.encode())?;
-        self.snapshot_seq = entry_seq;
+        Ok(Some(SnapshotWrite {
+            store,
+            seq: entry_seq,
+            file: SnapshotFile {
+                snapshot: snap.clone(),
+                hard_state: hs.clone(),
+            },
+        }))
+    }
+
+    /// Ends a [`DurableLog::begin_snapshot`]: takes the store back and, if the file
+    /// is durable, names the snapshot and drops the journal segments it covers.
+    pub fn finish_snapshot(&mut self, done: SnapshotDone) -> Result<(), LogError> {
+        self.snaps = Some(done.store);
+        done.result?;
+        self.snapshot_seq = self.snapshot_seq.max(done.seq);
         self.prune_covered()
+    }
+
+    /// The snapshot store (never lent out while the node thread needs it: the node
+    /// waits for a running write first).
+    fn snaps(&mut self) -> Result<&mut SnapshotStore, LogError> {
+        self.snaps
+            .as_mut()
+            .ok_or_else(|| LogError::Invalid("the snapshot store is lent to a write".into()))
     }
 
     fn prune_covered(&mut self) -> Result<(), LogError> {
         if !self.prune {
             return Ok(());
         }
-        if let Some((oldest, _)) = self.snaps.snapshots()?.first() {
+        if let Some((oldest, _)) = self.snaps()?.snapshots()?.first() {
             prune_segments_in(&self.storage, &self.journal_dir, *oldest)?;
         }
         Ok(())
@@ -488,3 +535,38 @@ impl ReplayState {
 #[cfg(test)]
 #[path = "durable_tests.rs"]
 mod tests;
+
+/// A local snapshot file to write, possibly on another thread
+/// ([`DurableLog::begin_snapshot`]).
+#[derive(Debug)]
+pub struct SnapshotWrite {
+    store: SnapshotStore,
+    seq: u64,
+    file: SnapshotFile,
+}
+
+/// What a [`SnapshotWrite`] did, for [`DurableLog::finish_snapshot`].
+#[derive(Debug)]
+pub struct SnapshotDone {
+    store: SnapshotStore,
+    seq: u64,
+    result: Result<(), LogError>,
+}
+
+impl SnapshotWrite {
+    /// Encodes and writes the file (blocking: the disk's `fsync`s).
+    pub fn run(mut self) -> SnapshotDone {
+        let blob = self.file.encode();
+        drop(self.file);
+        let result = self
+            .store
+            .write(self.seq, blob)
+            .map(|_| ())
+            .map_err(LogError::from);
+        SnapshotDone {
+            store: self.store,
+            seq: self.seq,
+            result,
+        }
+    }
+}

@@ -362,3 +362,59 @@ proptest! {
         prop_assert_eq!(ents(&rec), model(&entries));
     }
 }
+
+/// A snapshot written on another thread: the store travels with the write, so a
+/// second write cannot start, nothing is named or pruned until the file is durable,
+/// appends go on meanwhile, and a crash before the end (the write dropped unrun)
+/// leaves the previous snapshot the one recovery uses.
+#[test]
+fn a_snapshot_written_elsewhere_counts_only_once_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = LogOptions {
+        segment_bytes: 8 * 1024,
+        snapshot_retain: 1,
+        ..opts()
+    };
+    let (mut log, _) = open(dir.path(), &o);
+    let es: Vec<Entry> = (1..=200).map(|i| entry(i, 1, 300)).collect();
+    let mut seqs = Vec::new();
+    for e in &es[..150] {
+        seqs.push(log.append_entry(e).unwrap());
+    }
+    log.commit().unwrap();
+    log.save_snapshot(seqs[99], &snapshot(100, 1), &hs(1, 1, 100))
+        .unwrap();
+    let w = log
+        .begin_snapshot(seqs[149], &snapshot(150, 1), &hs(1, 1, 150))
+        .unwrap()
+        .expect("newer than the last snapshot");
+    assert!(log
+        .begin_snapshot(seqs[149], &snapshot(150, 1), &hs(1, 1, 150))
+        .is_err());
+    assert_eq!(
+        log.snapshot_seq(),
+        seqs[99],
+        "not named before it is durable"
+    );
+    let done = std::thread::spawn(move || w.run()).join().unwrap();
+    for e in &es[150..] {
+        log.append_entry(e).unwrap();
+    }
+    log.commit().unwrap();
+    log.finish_snapshot(done).unwrap();
+    assert_eq!(log.snapshot_seq(), seqs[149]);
+    assert!(log
+        .begin_snapshot(seqs[149], &snapshot(150, 1), &hs(1, 1, 150))
+        .unwrap()
+        .is_none());
+    // A write that never ran (the process died mid-way): the older snapshot stands.
+    let lost = log
+        .begin_snapshot(seqs[149] + 40, &snapshot(190, 1), &hs(1, 1, 190))
+        .unwrap()
+        .unwrap();
+    drop(lost);
+    drop(log);
+    let (_, rec) = open(dir.path(), &o);
+    assert_eq!(rec.snapshot.as_ref().unwrap().get_metadata().index, 150);
+    assert_eq!(ents(&rec), model(&es[150..]));
+}

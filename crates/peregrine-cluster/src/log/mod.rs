@@ -10,7 +10,7 @@ pub mod snapshot;
 pub mod sync;
 
 pub use cache::LogCache;
-pub use durable::{DurableLog, LogOptions, Recovered};
+pub use durable::{DurableLog, LogOptions, Recovered, SnapshotDone, SnapshotWrite};
 pub use offline::{replay_offline, OfflineReplay};
 pub use snapshot::{SnapshotData, SnapshotFile};
 pub use sync::Syncer;

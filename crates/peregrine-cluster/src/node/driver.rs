@@ -15,7 +15,7 @@ use raft::{RawNode, StateRole};
 
 use crate::entry::{self, Envelope};
 use crate::error::{ClusterError, LogError};
-use crate::log::{DurableLog, LogCache, LogOptions, SnapshotData};
+use crate::log::{DurableLog, LogCache, LogOptions, SnapshotData, SnapshotDone};
 use crate::node::membership::{self, MembershipChange};
 use crate::node::options::NodeOptions;
 use crate::node::status::{hex, PeerProgress, Role, Status};
@@ -73,6 +73,7 @@ struct Counters {
     hash_mismatches: u64,
     snapshots_taken: u64,
     snapshots_installed: u64,
+    snapshots_skipped: u64,
     entries_applied: u64,
     bad_entries: u64,
     step_errors: u64,
@@ -93,6 +94,18 @@ struct Persisting {
     seq: u64,
     /// Messages that may leave only after it is durable.
     msgs: Vec<Message>,
+}
+
+/// Runs a snapshot file's write (the closure) somewhere: the runner's snapshot
+/// thread ([`Node::set_snapshot_runner`]); without one, on the node's own thread.
+pub type SnapshotRunner = Box<dyn Fn(Box<dyn FnOnce() + Send>) + Send>;
+
+/// A local snapshot whose file is being written.
+struct Writing {
+    index: u64,
+    hash: [u8; 32],
+    snap: Snapshot,
+    done: std::sync::mpsc::Receiver<SnapshotDone>,
 }
 
 /// One Raft member running a [`StateMachine`].
@@ -123,6 +136,10 @@ pub struct Node<M: StateMachine> {
     heard: BTreeMap<u64, u64>,
     /// Ticks as leader since the last hash point.
     since_hash_point: u64,
+    /// Where snapshot files are written (`None`: on this thread).
+    snapshot_runner: Option<SnapshotRunner>,
+    /// The local snapshot being written, if any (at most one).
+    writing: Option<Writing>,
 }
 
 impl<M: StateMachine> std::fmt::Debug for Node<M> {
@@ -226,6 +243,8 @@ impl<M: StateMachine> Node<M> {
             ticks: 0,
             heard: BTreeMap::new(),
             since_hash_point: 0,
+            snapshot_runner: None,
+            writing: None,
         };
         for (id, addr) in node.peers.clone() {
             if id != node.opts.id {
@@ -429,6 +448,7 @@ impl<M: StateMachine> Node<M> {
     /// per call ([`Node::apply_backlog`] says how many wait), taking snapshots at
     /// their points. Call after every tick, step or proposal batch.
     pub fn advance(&mut self) -> Result<(), ClusterError> {
+        self.poll_snapshot(false)?;
         let mut budget = self.opts.apply_slice;
         loop {
             while self.raw.has_ready() {
@@ -612,12 +632,23 @@ impl<M: StateMachine> Node<M> {
             self.applied = e.index;
             self.counters.entries_applied += 1;
             let every = self.opts.snapshot_every;
+            // Every node hashes its state at the same indices (every `snapshot_every`
+            // entries) and checks the leader's hash there.
+            if added || (every > 0 && e.index.is_multiple_of(every)) {
+                let hash = self.sm.state_hash();
+                self.remember_hash(e.index, hash);
+                if self.raw.raft.state == StateRole::Leader {
+                    self.to_propose
+                        .push(entry::encode_state_hash(e.index, &hash));
+                }
+            }
             // A member was added: snapshot here, so what a new node is sent first is a
             // snapshot whose configuration includes it (the log it would otherwise get
             // from index 1 lacks the bootstrap configuration, and an older snapshot
-            // lacks the node: raft-rs refuses it). Every node applies the same entry,
-            // so every node snapshots at the same index.
-            if added || (every > 0 && e.index.is_multiple_of(every)) {
+            // lacks the node: raft-rs refuses it). Otherwise each node snapshots at
+            // its own offset into the interval (`snapshot_stagger`), so the nodes of a
+            // cluster never all encode and write a snapshot at once.
+            if added || (every > 0 && e.index % every == self.snapshot_stagger()) {
                 self.take_snapshot(e.index, e.term)?;
             }
         }
@@ -704,11 +735,27 @@ impl<M: StateMachine> Node<M> {
         Ok(added)
     }
 
-    /// Snapshot at a deterministic point (every node at the same indices): hash, encode,
-    /// write the file, drop what the snapshot and `log_retain` make unnecessary; the
-    /// leader then replicates its hash so every follower checks its own.
+    /// Where in each `snapshot_every` interval this node takes its snapshot: node
+    /// ids 1, 2, 3, 4 at 0, 1/4, 1/2, 3/4 of it (then again from 0).
+    fn snapshot_stagger(&self) -> u64 {
+        let every = self.opts.snapshot_every;
+        (self.opts.id.saturating_sub(1) % 4) * (every / 4)
+    }
+
+    /// Takes a snapshot: hashes and encodes the state here, then the file is written
+    /// by the snapshot runner (another thread in the runner). Only once the file is
+    /// durable ([`Node::poll_snapshot`]) does raft-rs see the snapshot and the log
+    /// behind it get dropped. One write at a time: a snapshot due while the previous
+    /// one is still being written is skipped (the next interval takes it).
     fn take_snapshot(&mut self, index: u64, term: u64) -> Result<(), ClusterError> {
-        let hash = self.sm.state_hash();
+        if self.writing.is_some() {
+            self.counters.snapshots_skipped += 1;
+            return Ok(());
+        }
+        let hash = match self.hashes.back() {
+            Some((i, h)) if *i == index => *h, // hashed at this index just now
+            _ => self.sm.state_hash(),
+        };
         let state = self.sm.snapshot();
         let data = SnapshotData {
             peers: self.peers.clone(),
@@ -730,21 +777,70 @@ impl<M: StateMachine> Node<M> {
             return Ok(()); // applied straight from a snapshot: nothing to name it by
         };
         let hs = self.raw.store().hard_state().clone();
-        self.log.save_snapshot(seq, &snap, &hs)?;
-        let store = self.raw.mut_store();
-        store.set_snapshot(snap);
-        // Never keep the log from index 1 once a snapshot exists: a node joining with
-        // an empty log would be sent entries from 1 without the bootstrap
-        // configuration (snapshot 0, which raft-rs never sends) and fail applying the
-        // first membership change ("removed all voters").
-        store.compact((index + 1).saturating_sub(self.opts.log_retain).max(2));
-        self.remember_hash(index, hash);
-        self.counters.snapshots_taken += 1;
-        self.events.push(Event::SnapshotTaken { index, hash });
-        if self.raw.raft.state == StateRole::Leader {
-            self.to_propose.push(entry::encode_state_hash(index, &hash));
+        let Some(write) = self.log.begin_snapshot(seq, &snap, &hs)? else {
+            return Ok(());
+        };
+        let (tx, done) = std::sync::mpsc::channel();
+        let job: Box<dyn FnOnce() + Send> = Box::new(move || {
+            let _ = tx.send(write.run());
+        });
+        match &self.snapshot_runner {
+            Some(run) => run(job),
+            None => job(),
         }
+        self.writing = Some(Writing {
+            index,
+            hash,
+            snap,
+            done,
+        });
+        self.poll_snapshot(false)
+    }
+
+    /// Finishes the snapshot write under way if it is done (`wait`: waits for it).
+    /// A durable file becomes raft-rs's snapshot, and the log behind it is dropped.
+    pub fn poll_snapshot(&mut self, wait: bool) -> Result<(), ClusterError> {
+        let Some(w) = &self.writing else {
+            return Ok(());
+        };
+        let done = if wait {
+            w.done.recv().ok()
+        } else {
+            match w.done.try_recv() {
+                Ok(d) => Some(d),
+                Err(std::sync::mpsc::TryRecvError::Empty) => return Ok(()),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
+            }
+        };
+        let w = self.writing.take().expect("checked above");
+        let Some(done) = done else {
+            return Err(ClusterError::StateMachine(
+                "the snapshot writer stopped mid-write".into(),
+            ));
+        };
+        self.log.finish_snapshot(done)?;
+        let index = w.index;
+        let store = self.raw.mut_store();
+        if index > store.snapshot_ref().get_metadata().index {
+            store.set_snapshot(w.snap);
+            // Never keep the log from index 1 once a snapshot exists: a node joining
+            // with an empty log would be sent entries from 1 without the bootstrap
+            // configuration (snapshot 0, which raft-rs never sends) and fail applying
+            // the first membership change ("removed all voters").
+            store.compact((index + 1).saturating_sub(self.opts.log_retain).max(2));
+        }
+        self.counters.snapshots_taken += 1;
+        self.events.push(Event::SnapshotTaken {
+            index,
+            hash: w.hash,
+        });
         Ok(())
+    }
+
+    /// Writes snapshot files through `runner` (another thread) instead of on the
+    /// node's thread.
+    pub fn set_snapshot_runner(&mut self, runner: SnapshotRunner) {
+        self.snapshot_runner = Some(runner);
     }
 
     fn remember_hash(&mut self, index: u64, hash: [u8; 32]) {
@@ -756,6 +852,9 @@ impl<M: StateMachine> Node<M> {
 
     /// Replaces the local state by the leader's snapshot.
     fn install(&mut self, snap: Snapshot) -> Result<(), ClusterError> {
+        // A local snapshot file being written finishes first (it holds the snapshot
+        // store; the leader's, at a later index, then supersedes it).
+        self.poll_snapshot(true)?;
         let index = snap.get_metadata().index;
         let data = SnapshotData::decode(&snap.data).map_err(LogError::Invalid)?;
         self.sm
@@ -932,6 +1031,7 @@ impl<M: StateMachine> Node<M> {
             hash_mismatches: self.counters.hash_mismatches,
             snapshots_taken: self.counters.snapshots_taken,
             snapshots_installed: self.counters.snapshots_installed,
+            snapshots_skipped: self.counters.snapshots_skipped,
             entries_applied: self.counters.entries_applied,
             removed: self.removed,
         }

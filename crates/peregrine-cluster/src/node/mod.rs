@@ -7,7 +7,7 @@ pub mod membership;
 pub mod options;
 pub mod status;
 
-pub use driver::{Event, Node};
+pub use driver::{Event, Node, SnapshotRunner};
 pub use membership::MembershipChange;
 pub use options::NodeOptions;
 pub use status::{hex, PeerProgress, Role, Status};

@@ -81,6 +81,9 @@ pub struct Status {
     pub snapshots_taken: u64,
     /// Snapshots installed from a leader.
     pub snapshots_installed: u64,
+    /// Snapshots due while the previous one's file was still being written (skipped:
+    /// the next interval takes one).
+    pub snapshots_skipped: u64,
     /// Entries applied since start.
     pub entries_applied: u64,
     /// Whether this node was removed from the cluster.

@@ -1,6 +1,6 @@
 //! Carrying out what the core decided, in order.
 
-use peregrine_orchestrator::{Input, Note, Output};
+use peregrine_orchestrator::{GatewayCmd, Input, Note, Output};
 use peregrine_queue::clock::now_ns;
 use peregrine_strategy::msg::{Event, EventKind};
 use peregrine_types::stamp;
@@ -23,7 +23,8 @@ impl Orchestrator {
             if self.undelivered.is_empty() {
                 break;
             }
-            while let Some((venue, cmd)) = self.undelivered.pop() {
+            // In order: a list's legs are refused in leg order.
+            for (venue, cmd) in self.undelivered.drain(..) {
                 self.core
                     .handle(Input::Undelivered { venue, cmd }, now, &mut self.out);
             }
@@ -49,6 +50,17 @@ impl Orchestrator {
             Output::Gateway { venue, cmd } => {
                 let wal = self.journal.as_ref().map_or(0, |j| j.appended());
                 let gw = &mut self.gateways[venue as usize];
+                // An order list's legs come consecutively: all of them fit in the
+                // inbox (its only producer is this thread) or none goes.
+                if let GatewayCmd::ListLeg { kind, index, .. } = cmd {
+                    if index == 0 {
+                        self.list_refused = gw.inbox.free_slots() < kind.legs();
+                    }
+                    if self.list_refused {
+                        bump(&gw.counters.inbox.full);
+                        return self.undelivered.push((venue, cmd));
+                    }
+                }
                 let d = Dispatch {
                     cmd,
                     t3: now_ns(),

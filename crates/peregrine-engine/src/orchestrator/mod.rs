@@ -14,7 +14,7 @@
 //! window, the check of strategies' processes (`house.rs`).
 //!
 //! It never blocks: a full gateway inbox refuses the command (the core answers
-//! `GATEWAY_BUSY`), a full return ring drops the event and counts it (the strategy is
+//! `GATEWAY_BUSY`; an order list's legs go in together or are all refused), a full return ring drops the event and counts it (the strategy is
 //! not reading).
 
 mod exec;
@@ -127,6 +127,9 @@ pub struct Orchestrator {
     latency: Latency,
     /// Commands the gateways' inboxes refused during one batch of outputs.
     undelivered: Vec<(u32, core::GatewayCmd)>,
+    /// The order list whose legs are being handed over did not fit in its gateway's
+    /// inbox: its later legs are refused too (a list goes all or none).
+    list_refused: bool,
     /// Strategies whose rings must be re-created (asked by the core).
     rearm: Vec<u16>,
     next_stats_ns: u64,
@@ -175,6 +178,7 @@ impl Orchestrator {
             completion_pops: 0,
             latency: Latency::new().with_feed_slots(cfg.exchange_feed_slots()),
             undelivered: Vec::with_capacity(64),
+            list_refused: false,
             rearm: Vec::new(),
             next_stats_ns: 0,
             next_window_ns: 0,

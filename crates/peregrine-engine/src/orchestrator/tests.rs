@@ -487,6 +487,7 @@ fn kill_against_a_hung_venue_times_out_with_a_clear_error() {
 }
 
 mod idle;
+mod lists;
 mod ops;
 #[test]
 fn summary_counts_what_strategies_were_told() {

@@ -1,11 +1,12 @@
 //! Order lists: NewOrderList (E) → the native `NewOrderList`, ListCancelRequest (K)
-//! → `CancelList`, the native `ListStatus` → ListStatus (N). A list's legs are
+//! → `CancelList`, the native `ListStatus` → ListStatus (N), ListStatusRequest (M) →
+//! an N with the list's state as the gateway knows it. A list's legs are
 //! orders of the table like any other: their ExecutionReports come from their own
 //! native reports (`reports`), each with its ClOrdID from the E's group.
 
 use peregrine_fix::app::{
     AppError, BusinessMessageReject, BusinessRejectReason, Contingency, ListCancelRequest,
-    ListOrderStatus, ListStatus, ListStatusOrder, NewOrderList, OrdStatus,
+    ListOrderStatus, ListStatus, ListStatusOrder, ListStatusRequest, NewOrderList, OrdStatus,
 };
 use peregrine_fix::codec::{tags, Message};
 use peregrine_fix::store::StoreError;
@@ -149,6 +150,7 @@ impl Bridge {
         let n = ListStatus {
             list_id: raw(msg, LIST_ID),
             status: ListOrderStatus::Reject,
+            answer: false,
             text: Some(text),
             transact_time: now,
             orders: &orders,
@@ -162,7 +164,7 @@ impl Bridge {
     pub(super) fn cancel_list(&mut self, msg: &Message<'_>, now: u64) -> Result<(), Refusal> {
         let k = ListCancelRequest::decode(msg).map_err(Refusal::from_app)?;
         let refuse = |b: &mut Bridge, reason, text: &str| -> Result<(), Refusal> {
-            b.list_request_reject(msg.header.msg_seq_num, k.list_id, reason, text, now)?;
+            b.list_request_reject(msg.header.msg_seq_num, b"K", k.list_id, reason, text, now)?;
             Ok(())
         };
         let Some(l) = self.table.list_by_id(k.list_id) else {
@@ -207,12 +209,43 @@ impl Bridge {
         Ok(())
     }
 
-    /// A BusinessMessageReject of a ListCancelRequest (FIX 4.4 has no list cancel
-    /// reject message). `ref_seq` 0: the request's sequence number is not known any
-    /// more (the exchange refused it).
+    /// A ListStatusRequest (M): an N with the list's state as the gateway knows it
+    /// (ListStatusType 2, response; each order's state from its last report), or a
+    /// BusinessMessageReject (380=1) for a ListID the gateway does not hold.
+    pub(super) fn list_status_request(
+        &mut self,
+        msg: &Message<'_>,
+        now: u64,
+    ) -> Result<(), Refusal> {
+        let m = ListStatusRequest::decode(msg).map_err(Refusal::from_app)?;
+        let Some(l) = self.table.list_by_id(m.list_id) else {
+            self.list_request_reject(
+                msg.header.msg_seq_num,
+                b"M",
+                m.list_id,
+                BusinessRejectReason::UnknownId,
+                "unknown list",
+                now,
+            )?;
+            return Ok(());
+        };
+        let status = match self.table.list(l).phase {
+            ListPhase::Sent => ListOrderStatus::ReceivedForExecution,
+            ListPhase::Executing => ListOrderStatus::Executing,
+            ListPhase::Done => ListOrderStatus::AllDone,
+            ListPhase::Rejected => ListOrderStatus::Reject,
+        };
+        self.send_list_status(l, status, true, None, now)?;
+        Ok(())
+    }
+
+    /// A BusinessMessageReject of a ListCancelRequest or ListStatusRequest
+    /// (`ref_msg_type`; FIX 4.4 has no list request reject message). `ref_seq` 0:
+    /// the request's sequence number is not known any more (the exchange refused it).
     pub(super) fn list_request_reject(
         &mut self,
         ref_seq: u64,
+        ref_msg_type: &[u8],
         list_id: &[u8],
         reason: BusinessRejectReason,
         text: &str,
@@ -220,7 +253,7 @@ impl Bridge {
     ) -> Result<(), StoreError> {
         let j = BusinessMessageReject {
             ref_seq,
-            ref_msg_type: b"K",
+            ref_msg_type,
             ref_id: Some(list_id),
             reason,
             text,
@@ -253,7 +286,7 @@ impl Bridge {
                     let list = self.table.list_mut(l);
                     list.exchange_id = m.list_id.0;
                     list.phase = ListPhase::Executing;
-                    self.send_list_status(l, ListOrderStatus::Executing, None, now)
+                    self.send_list_status(l, ListOrderStatus::Executing, false, None, now)
                 } else {
                     self.list_rejected(l, crate::reasons::order_reject(m.reason.0).1, now)
                 }
@@ -266,7 +299,7 @@ impl Bridge {
                     return Ok(());
                 }
                 self.table.list_mut(l).phase = ListPhase::Done;
-                self.send_list_status(l, ListOrderStatus::AllDone, None, now)
+                self.send_list_status(l, ListOrderStatus::AllDone, false, None, now)
             }
         }
     }
@@ -290,14 +323,15 @@ impl Bridge {
             let (state, _) = peregrine_fix::app::OrderState::rejected(o.qty, o.price);
             o.state = Some(state);
         }
-        self.send_list_status(l, ListOrderStatus::Reject, Some(text), now)
+        self.send_list_status(l, ListOrderStatus::Reject, false, Some(text), now)
     }
 
-    /// An N about list `l` with its legs' current state.
+    /// An N about list `l` with its legs' current state (`answer`: to an M).
     fn send_list_status(
         &mut self,
         l: usize,
         status: ListOrderStatus,
+        answer: bool,
         text: Option<&str>,
         now: u64,
     ) -> Result<(), StoreError> {
@@ -339,6 +373,7 @@ impl Bridge {
         let n = ListStatus {
             list_id: &list.list_id,
             status,
+            answer,
             text,
             transact_time: now,
             orders: &orders,

@@ -173,6 +173,7 @@ impl Bridge {
                         let id = self.table.list(list).list_id.clone();
                         self.list_request_reject(
                             0,
+                            b"K",
                             &id,
                             peregrine_fix::app::BusinessRejectReason::Other,
                             text,
@@ -391,6 +392,7 @@ impl Bridge {
                     let id = self.table.list(list).list_id.clone();
                     self.list_request_reject(
                         0,
+                        b"K",
                         &id,
                         peregrine_fix::app::BusinessRejectReason::Other,
                         "the exchange never received the request (its session was lost first)",

@@ -92,6 +92,7 @@ impl Bridge {
             b"H" => self.status(msg, now),
             b"E" => self.new_list(msg, now),
             b"K" => self.cancel_list(msg, now),
+            b"M" => self.list_status_request(msg, now),
             _ => {
                 let j = BusinessMessageReject {
                     ref_seq: msg.header.msg_seq_num,

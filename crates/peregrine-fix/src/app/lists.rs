@@ -1,6 +1,7 @@
 //! Order lists: NewOrderList (E) with ContingencyType (1385), decoded into up to
 //! three orders; ListStatus (N) encoded within FIX 4.4's layout (so a FIX 4.4
-//! counterparty's dictionary accepts it), ListCancelRequest (K). The gateway maps
+//! counterparty's dictionary accepts it), ListCancelRequest (K) and
+//! ListStatusRequest (M). The gateway maps
 //! them to the native order lists (`docs/fix.md`, "Order lists").
 
 use crate::codec::{tags as t, FieldError, Message, MessageWriter, Precision};
@@ -216,9 +217,15 @@ impl<'a> ListCancelRequest<'a> {
     }
 }
 
+/// ListStatusRequest (M): the list whose state is asked for, by its ListID (the
+/// same single field as a K).
+pub type ListStatusRequest<'a> = ListCancelRequest<'a>;
+
 /// ListOrderStatus (431) values Peregrine reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListOrderStatus {
+    /// 2: received for execution (sent to the venue, not yet accepted by it).
+    ReceivedForExecution,
     /// 3: executing (the list was accepted).
     Executing,
     /// 6: all done (no order depends on another any more).
@@ -246,7 +253,7 @@ pub struct ListStatusOrder<'a> {
 }
 
 /// ListStatus (N), FIX 4.4's layout: ListID, ListStatusType (429) 2 (response) or 5
-/// (all done), NoRpts 1, RptSeq 1, ListOrderStatus, ListStatusText, TransactTime,
+/// (all done; 2 when answering a ListStatusRequest), NoRpts 1, RptSeq 1, ListOrderStatus, ListStatusText, TransactTime,
 /// TotNoOrders and the NoOrders group (ClOrdID, CumQty, OrdStatus, LeavesQty,
 /// CxlQty, AvgPx).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,6 +262,9 @@ pub struct ListStatus<'a> {
     pub list_id: &'a [u8],
     /// ListOrderStatus (431).
     pub status: ListOrderStatus,
+    /// The answer to a ListStatusRequest (M): ListStatusType 2 (response) whatever
+    /// the status; otherwise a state change (5 when all done).
+    pub answer: bool,
     /// ListStatusText (444): a reject's reason.
     pub text: Option<&'a str>,
     /// TransactTime (60), ns since the epoch.
@@ -271,7 +281,9 @@ impl ListStatus<'_> {
     /// Writes an N's body.
     pub fn encode(&self, w: &mut MessageWriter<'_>, precision: Precision) {
         let (kind, status) = match self.status {
+            ListOrderStatus::ReceivedForExecution => (b'2', b'2'),
             ListOrderStatus::Executing => (b'2', b'3'),
+            ListOrderStatus::AllDone if self.answer => (b'2', b'6'),
             ListOrderStatus::AllDone => (b'5', b'6'),
             ListOrderStatus::Reject => (b'2', b'7'),
         };
@@ -442,6 +454,7 @@ mod tests {
         let n = ListStatus {
             list_id: b"L1",
             status: ListOrderStatus::AllDone,
+            answer: false,
             text: None,
             transact_time: T,
             orders: &orders,
@@ -462,6 +475,14 @@ mod tests {
             Ok(())
         );
         let text = String::from_utf8_lossy(&raw).replace('\x01', "|");
+        // The same state as the answer to an M: ListStatusType 2 (response).
+        let mut w = enc.start(b"N");
+        ListStatus { answer: true, ..n }.encode(&mut w, Precision::Millis);
+        let answer = String::from_utf8_lossy(w.seal()).replace('\x01', "|");
+        assert!(
+            answer.contains("|66=L1|429=2|82=1|431=6|83=1|60="),
+            "{answer}"
+        );
         assert!(
             text.contains("|66=L1|429=5|82=1|431=6|83=1|60=")
                 && text.contains("|68=2|73=2|11=a|14=0.0|39=0|151=1.0|84=0.0|6=0.00|11=b|"),

@@ -21,7 +21,7 @@ pub use enums::{
 pub use fields::{decimal_units, AppError};
 pub use lists::{
     Contingency, ListCancelRequest, ListOrder, ListOrderStatus, ListStatus, ListStatusOrder,
-    NewOrderList, CONTINGENCY_TYPE, MAX_LIST_ORDERS,
+    ListStatusRequest, NewOrderList, CONTINGENCY_TYPE, MAX_LIST_ORDERS,
 };
 pub use order_state::{OrderState, Transition};
 pub use reports::{

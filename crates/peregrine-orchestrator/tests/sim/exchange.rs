@@ -598,6 +598,8 @@ impl ModelExchange {
             }
             // The model market has no stops: it never triggers one.
             Report::Triggered { .. } => return,
+            // Nor lists.
+            Report::ListStatus { .. } => return,
         };
         self.stream_report(m);
     }

@@ -423,6 +423,7 @@ impl Sim {
     fn gateway(&mut self, cmd: GatewayCmd) {
         let now = self.now;
         let (id, r) = match cmd {
+            GatewayCmd::ListLeg { .. } => unreachable!("the simulated strategies send no lists"),
             GatewayCmd::New(o) => (
                 o.engine_id,
                 self.venue

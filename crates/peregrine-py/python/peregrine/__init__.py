@@ -80,6 +80,10 @@ class Strategy:
         """A stop's trigger was reached at the venue (event.price: the trigger price,
         event.qty: the last trade price); its fills follow."""
 
+    def on_list_status(self, api, event):
+        """An order list's status (event.client_id: its leg 0's client id; event.qty:
+        0 accepted, 1 rejected with event.reason, 2 done); see ``Api.send_list``."""
+
     def on_book(self, api, book):
         """A book the strategy subscribes to changed (:class:`Book`)."""
 

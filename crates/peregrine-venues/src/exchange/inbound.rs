@@ -4,6 +4,7 @@
 use std::io::ErrorKind;
 
 use peregrine_types::Qty;
+use peregrine_wire::field::ListState;
 use peregrine_wire::v2::client::Step;
 use peregrine_wire::v2::reports::{CancelRejected, Cancelled, Fill, Rejected, Replaced};
 use peregrine_wire::v2::Outbound;
@@ -158,6 +159,7 @@ impl<C: super::Connect> ExchangeVenue<C> {
                     None
                 }
             },
+            Outbound::ListStatus(l) => return Ok(self.on_list_status(&l, out)),
             Outbound::Rejected(r) => self.on_rejected(&r),
             Outbound::Fill(f) => self.on_fill(&f),
             Outbound::Cancelled(c) => self.on_cancelled(&c),
@@ -183,6 +185,45 @@ impl<C: super::Connect> ExchangeVenue<C> {
             out(r);
             1
         }))
+    }
+
+    /// An order list's status. Its client list id is its leg 0's engine id (the legs'
+    /// are the next ones, `submit_list`); a rejected list entered nothing, so each leg
+    /// is reported `Rejected` with the list's reason.
+    fn on_list_status(
+        &mut self,
+        l: &peregrine_wire::v2::venue::ListStatus,
+        out: &mut dyn FnMut(Report),
+    ) -> usize {
+        let first = l.client_list_id.0;
+        if first & super::REQUEST_BIT != 0 {
+            self.unknown("ListStatus", first);
+            return 0;
+        }
+        let status = match l.status {
+            ListState::Accepted => crate::ListState::Accepted,
+            ListState::Rejected => crate::ListState::Rejected,
+            ListState::Done => crate::ListState::Done,
+        };
+        let mut n = 0;
+        if status == crate::ListState::Rejected {
+            for cl in first..first + l.kind.legs() as u64 {
+                if let Some((engine_id, ReqKind::New)) = self.table.take_request(cl) {
+                    self.table.remove(engine_id);
+                    out(Report::Rejected {
+                        engine_id,
+                        reason: l.reason.0,
+                    });
+                    n += 1;
+                }
+            }
+        }
+        out(Report::ListStatus {
+            engine_id: first,
+            status,
+            reason: l.reason.0,
+        });
+        n + 1
     }
 
     fn on_rejected(&mut self, r: &Rejected) -> Option<Report> {

@@ -76,6 +76,11 @@ impl OrderTable {
         self.by_engine.len() >= self.capacity
     }
 
+    /// Room for `n` more orders.
+    pub(super) fn has_room(&self, n: usize) -> bool {
+        self.by_engine.len() + n <= self.capacity
+    }
+
     /// Starts tracking a new order sent as client order id `cl`.
     pub(super) fn insert_new(
         &mut self,

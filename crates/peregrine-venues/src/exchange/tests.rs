@@ -1051,3 +1051,74 @@ fn addresses_parse_one_or_several() {
     assert!(parse_addrs("").is_none());
     assert!(parse_addrs("host:1").is_none());
 }
+
+/// An order list goes out as one `NewOrderList` (client list id and leg ids = the legs'
+/// engine ids); a rejected list entered nothing, so each leg is reported `Rejected`
+/// with the list's reason, then the list's status. Legs that are not consecutive
+/// engine ids are refused before anything is sent.
+#[test]
+fn a_list_goes_as_one_message_and_a_rejected_list_rejects_every_leg() {
+    use crate::ListState;
+    use peregrine_types::{ListKind, TriggerKind};
+    use peregrine_wire::v2::venue::ListStatus;
+    let (mut v, mut p, _l) = session(1_000);
+    let mut stop = order(8, 1);
+    stop.ext.trigger = TriggerKind::StopLoss;
+    stop.ext.stop_price = Price::from_raw(9_000);
+    assert_eq!(
+        v.submit_list(ListKind::Oco, &[order(7, 1), order(9, 1)], now_ns()),
+        Err(VenueError::Unsupported)
+    );
+    v.submit_list(ListKind::Oco, &[order(7, 1), stop], now_ns())
+        .unwrap();
+    let Inbound::NewOrderList(m) = p.request() else {
+        panic!("expected an order list");
+    };
+    assert_eq!(
+        (m.client_list_id, m.kind),
+        (ClientOrderId(7), ListKind::Oco)
+    );
+    let legs = m.legs();
+    assert_eq!(legs.map(|l| l.client_order_id.0), [7, 8, 0], "leg 2 unused");
+    assert_eq!(
+        (legs[1].trigger, legs[1].stop_price),
+        (TriggerKind::StopLoss, Price::from_raw(9_000))
+    );
+    p.send(Outbound::ListStatus(ListStatus {
+        session_seq: 0,
+        engine_seq: 1,
+        engine_time: Timestamp(1),
+        list_id: OrderId(0),
+        client_list_id: ClientOrderId(7),
+        request_id: ClientOrderId(7),
+        leg0: OrderId(0),
+        leg1: OrderId(0),
+        leg2: OrderId(0),
+        report_seq: 0,
+        instrument: InstrumentId(1),
+        account: AccountId(3),
+        reason: ReasonCode(20),
+        kind: ListKind::Oco,
+        status: peregrine_wire::field::ListState::Rejected,
+        leg: 1,
+        reserved: Pad,
+    }));
+    assert_eq!(
+        reports(&mut v, 3, TIMEOUT),
+        vec![
+            Report::Rejected {
+                engine_id: 7,
+                reason: 20
+            },
+            Report::Rejected {
+                engine_id: 8,
+                reason: 20
+            },
+            Report::ListStatus {
+                engine_id: 7,
+                status: ListState::Rejected,
+                reason: 20
+            },
+        ]
+    );
+}

@@ -486,3 +486,62 @@ fn the_lists_section_is_optional_and_checked() {
         Err(super::super::StateRecordError::UnknownOrder(9))
     );
 }
+
+/// A ListStatusRequest (M): an unknown ListID is a BusinessMessageReject (380=1,
+/// 372=M); a known list's N answers with ListStatusType 2 and its state in each
+/// phase: received (sent, not yet accepted: 431=2), executing (3) with the legs'
+/// fills, all done (6); nothing goes to the exchange.
+#[test]
+fn a_list_status_request_answers_with_the_list_state() {
+    let mut h = Harness::new();
+    let ask = |h: &mut Harness, list: &str| {
+        let m = h.msg("M", &[(66, list)]);
+        h.feed(&m);
+        assert!(h.native().is_empty());
+        let out = h.out();
+        assert_eq!(out.len(), 1, "{out:?}");
+        out.into_iter().next().unwrap()
+    };
+    let (t, f) = ask(&mut h, "nope");
+    assert_eq!(
+        (t.as_str(), get(&f, 372), get(&f, 380), get(&f, 379)),
+        ("j", Some("M"), Some("1"), Some("nope"))
+    );
+
+    let m = oco(&mut h, "L1");
+    let (t, n) = ask(&mut h, "L1");
+    assert_eq!(
+        (t.as_str(), get(&n, 66), get(&n, 429), get(&n, 431)),
+        ("N", Some("L1"), Some("2"), Some("2"))
+    );
+    on(
+        &mut h,
+        list_status(&m, ListState::Accepted, m.client_list_id.0, 1),
+    );
+    on(&mut h, leg_accepted(&m, 0, 2));
+    on(&mut h, leg_accepted(&m, 1, 3));
+    fill(&mut h, m.legs()[0].client_order_id, 5, 15, 4);
+    h.out();
+    let (_, n) = ask(&mut h, "L1");
+    assert_eq!((get(&n, 429), get(&n, 431)), (Some("2"), Some("3")));
+    assert_eq!(
+        n_orders(&n),
+        [
+            s(["TP", "1", "0.5", "1.5", "0.0"]),
+            s(["SL", "0", "0.0", "2.0", "0.0"])
+        ]
+    );
+    fill(&mut h, m.legs()[0].client_order_id, 15, 0, 5);
+    on(&mut h, leg_cancelled(&m, 1, 0, 6));
+    on(&mut h, list_status(&m, ListState::Done, 0, 7));
+    h.out();
+    let (_, n) = ask(&mut h, "L1");
+    assert_eq!((get(&n, 429), get(&n, 431)), (Some("2"), Some("6")));
+    assert_eq!(
+        n_orders(&n),
+        [
+            s(["TP", "2", "2.0", "0.0", "0.0"]),
+            s(["SL", "4", "0.0", "0.0", "2.0"])
+        ]
+    );
+}
