@@ -57,18 +57,29 @@ impl Mmp {
         self.frozen > 0 && self.slots.get(&account.0).is_some_and(|s| s.frozen)
     }
 
-    /// Sets `account`'s limits: a fresh window, no freeze. Allocates the window.
+    /// Sets `account`'s limits: a fresh window, no freeze. The first Set of an account
+    /// allocates its window; a later one reuses it (and grows it only for a larger
+    /// fill limit than it has room for).
     pub(crate) fn set(&mut self, account: AccountId, params: MmpParams) {
-        if let Some(old) = self.slots.get(&account.0) {
-            if old.frozen {
+        let room = params.max_fills as usize + 1;
+        if let Some(s) = self.slots.get_mut(&account.0) {
+            if s.frozen {
                 self.frozen -= 1;
             }
+            s.params = params;
+            s.fills.clear();
+            s.fills.reserve(room);
+            s.qty = 0;
+            s.frozen = false;
+            s.frozen_until = 0;
+            s.tripped = false;
+            return;
         }
         self.slots.insert(
             account.0,
             MmpSlot {
                 params,
-                fills: VecDeque::with_capacity(params.max_fills as usize + 1),
+                fills: VecDeque::with_capacity(room),
                 qty: 0,
                 frozen: false,
                 frozen_until: 0,

@@ -216,7 +216,8 @@ fn deep_book_with_a_sliding_id_window_allocates_nothing() {
 /// The measured part must have elected stops, released list legs, cancelled list
 /// siblings and traded icebergs and trailing stops, so the paths were run. Setting a
 /// market-maker protection allocates its fill window by design (`mmp.rs`, `Mmp::set`:
-/// a configuration command, not the order path): those steps run outside the count.
+/// a configuration command, not the order path; a re-Set reuses it, see
+/// `mmp_reset_of_limits_reuses_the_window`): those steps run outside the count.
 #[test]
 fn venue_paths_allocate_nothing_once_warm() {
     use common::venue::{venue_spec, Op, VenueGenerator};
@@ -291,6 +292,94 @@ fn venue_paths_allocate_nothing_once_warm() {
         traded[1]
     );
     assert_eq!(n, 0, "allocations on the venue's order paths");
+}
+
+/// Re-setting an account's market-maker protection reuses its fill window: after the
+/// first Set (which allocates the window), Sets with the same or a smaller fill limit,
+/// with fills in the window and while frozen, allocate nothing, and each leaves a
+/// fresh, empty window with the new limits.
+#[test]
+fn mmp_reset_of_limits_reuses_the_window() {
+    use peregrine_book::{MmpCommand, MmpOp, MmpParams, NewOrder};
+    use peregrine_types::{
+        AccountId, ClientOrderId, OrderId, OrderType, Price, Qty, Side, StpMode, TimeInForce,
+        Timestamp,
+    };
+    let mut book: OrderBook = OrderBook::new(common::spec(), 1_024);
+    let mut events: Vec<Event> = Vec::with_capacity(1_024);
+    let maker = AccountId(7);
+    let params = |max_fills| MmpParams {
+        window_ns: 1_000_000,
+        max_qty: 1_000_000,
+        max_fills,
+        freeze_ns: 0,
+    };
+    let set = |p: MmpParams, ts: u64| Command {
+        ts: Timestamp(ts),
+        action: Action::Mmp(MmpCommand {
+            instrument: common::INST,
+            account: maker,
+            op: MmpOp::Set(p),
+            request_id: ts,
+        }),
+    };
+    let order = |id: u64, account: AccountId, side: Side, ts: u64| Command {
+        ts: Timestamp(ts),
+        action: Action::New(NewOrder {
+            instrument: common::INST,
+            id: OrderId(id),
+            client_id: ClientOrderId(id),
+            account,
+            side,
+            order_type: OrderType::Limit,
+            tif: TimeInForce::Gtc,
+            stp: StpMode::None,
+            price: Price::from_raw(10_000),
+            qty: Qty::from_raw(20),
+            expire_at: Timestamp(0),
+        }),
+    };
+    book.execute(&set(params(64), 1), &mut events);
+    let mut ts = 10;
+    let mut id = 100;
+    // A maker fill of `maker` (its quote taken by another account).
+    let mut fill = |book: &mut OrderBook, events: &mut Vec<Event>| {
+        for (acct, side) in [(maker, Side::Sell), (AccountId(8), Side::Buy)] {
+            ts += 1;
+            id += 1;
+            events.clear();
+            book.execute(&order(id, acct, side, ts), events);
+        }
+        ts
+    };
+    let mut allocs = 0;
+    let mut frozen_seen = false;
+    // Each round: a maker fill under the previous round's limits (the round after the
+    // limit of 1 trips and freezes the account), then a Set.
+    for (round, max_fills) in [64, 3, 64, 1, 2, 64].into_iter().enumerate() {
+        let now = fill(&mut book, &mut events);
+        assert!(
+            events.iter().any(|e| matches!(e, Event::Fill(_))),
+            "round {round}: the maker's quote traded"
+        );
+        frozen_seen |= book
+            .venue_state()
+            .mmp
+            .iter()
+            .any(|m| m.account == maker && m.frozen);
+        events.clear();
+        allocs +=
+            allocations_during(|| book.execute(&set(params(max_fills), now + 1), &mut events));
+        let view = book.venue_state().mmp;
+        let m = view.iter().find(|m| m.account == maker).unwrap();
+        assert_eq!(
+            (m.params.max_fills, m.fills.len(), m.frozen),
+            (max_fills, 0, false),
+            "round {round}: a Set leaves a fresh window"
+        );
+    }
+    assert!(frozen_seen, "a Set also lifted a freeze");
+    assert_eq!(allocs, 0, "allocations when re-setting a protection");
 }
 
 /// The counter itself works: a Vec growing under measurement is seen.

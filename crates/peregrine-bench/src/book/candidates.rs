@@ -20,7 +20,8 @@ use super::workload::{spec_for, to_command, Op, Scenario};
 pub(super) trait Candidate {
     /// Name in tables.
     const NAME: &'static str;
-    /// A fresh, empty book able to run `s`.
+    /// A fresh, empty book able to run `s` (the baseline crates: `s` without the
+    /// venue's stops and icebergs, [`Scenario::has_venue_orders`]).
     fn build(s: &Scenario) -> Self;
     /// Applies one op.
     fn apply(&mut self, op: &Op);
@@ -158,6 +159,8 @@ impl Candidate for Lobster {
                 std::hint::black_box(self.cancel(id));
                 std::hint::black_box(self.limit(id, side, price, qty));
             }
+            // No stops or icebergs in this crate: the bench never gives it those.
+            Op::Stop { .. } | Op::Iceberg { .. } => {}
         }
     }
 }
@@ -249,6 +252,8 @@ impl Candidate for OrderbookRs {
                     None,
                 ));
             }
+            // No stops or icebergs through this adapter: the bench never gives it those.
+            Op::Stop { .. } | Op::Iceberg { .. } => {}
         }
     }
 }

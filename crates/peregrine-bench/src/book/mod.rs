@@ -9,6 +9,7 @@
 mod candidates;
 pub(crate) mod measure;
 pub mod phase7;
+mod venue;
 mod workload;
 
 use std::io::Write;
@@ -115,6 +116,11 @@ fn scenarios(quick: bool) -> Vec<Planned> {
         3,
     ));
     v.push((
+        "venue_mix_1k".into(),
+        Box::new(move || venue::venue_mix("venue_mix_1k", 1_000, 700, steps_1k)),
+        3,
+    ));
+    v.push((
         "ferrox_mixed_10k".into(),
         Box::new(workload::ferrox_mixed),
         21,
@@ -142,7 +148,8 @@ pub fn run(args: BookArgs) -> anyhow::Result<()> {
             measure::<Peregrine<Ladder, OpenIds>>(&s, &clock, repeats),
             measure::<Peregrine<BTreeLevels>>(&s, &clock, repeats),
         ];
-        if !args.no_baselines {
+        // The baseline crates have no stops or icebergs.
+        if !args.no_baselines && !s.has_venue_orders() {
             rows.push(measure::<Lobster>(&s, &clock, repeats));
             rows.push(measure::<OrderbookRs>(&s, &clock, repeats.min(3)));
         }
@@ -189,6 +196,9 @@ fn print_table(s: &Scenario, rows: &[Stats]) {
         composition(s),
         s.setup.len()
     );
+    if !s.detail.is_empty() {
+        println!("   {}", s.detail);
+    }
     println!(
         "{:<16} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9} {:>8} {:>12} {:>10}   ratio to peregrine (p50, p99, ops/s)",
         "candidate",
@@ -286,6 +296,7 @@ fn print_phase7(n: usize, rows: &[phase7::Phase7Stats]) {
 fn composition(s: &Scenario) -> String {
     use workload::Op;
     let (mut add, mut ioc, mut cancel, mut replace) = (0usize, 0usize, 0usize, 0usize);
+    let (mut stop, mut iceberg) = (0usize, 0usize);
     for (op, timed) in &s.steps {
         if !timed {
             continue;
@@ -295,16 +306,26 @@ fn composition(s: &Scenario) -> String {
             Op::Add { .. } => add += 1,
             Op::Cancel { .. } => cancel += 1,
             Op::Replace { .. } => replace += 1,
+            Op::Stop { .. } => stop += 1,
+            Op::Iceberg { .. } => iceberg += 1,
         }
     }
-    let n = (add + ioc + cancel + replace).max(1) as f64 / 100.0;
-    format!(
+    let n = (add + ioc + cancel + replace + stop + iceberg).max(1) as f64 / 100.0;
+    let mut out = format!(
         "{:.1}% replace, {:.1}% GTC, {:.1}% IOC, {:.1}% cancel",
         replace as f64 / n,
         add as f64 / n,
         ioc as f64 / n,
         cancel as f64 / n
-    )
+    );
+    if stop + iceberg > 0 {
+        out += &format!(
+            ", {:.1}% stop, {:.1}% iceberg",
+            stop as f64 / n,
+            iceberg as f64 / n
+        );
+    }
+    out
 }
 
 fn today() -> String {

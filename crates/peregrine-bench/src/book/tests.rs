@@ -55,6 +55,7 @@ fn market_mix_has_the_documented_shape() {
             Op::Add { ioc: true, .. } => ioc += 1,
             Op::Add { .. } => gtc += 1,
             Op::Cancel { .. } => cancels += 1,
+            Op::Stop { .. } | Op::Iceberg { .. } => panic!("the market mix has no {op:?}"),
         }
     }
     let pct = |x: usize| 100.0 * x as f64 / s.steps.len() as f64;
@@ -144,4 +145,98 @@ fn sweeps_fill_exactly_n_levels() {
             }
         }
     }
+}
+
+#[test]
+fn ops_stay_32_bytes() {
+    // The step list of every workload is read in the timed loop: the venue's ops must
+    // not widen it (that would change the existing workloads' numbers).
+    assert_eq!(std::mem::size_of::<Op>(), 32);
+}
+
+#[test]
+fn venue_mix_has_the_documented_shape_and_cascades() {
+    let n = 50_000;
+    let (s, counts) = super::venue::generate("t", 1_000, 700, n);
+    assert_eq!(s.steps.len(), n);
+    let (mut stops, mut icebergs, mut trailing) = (0, 0, 0);
+    for (op, _) in &s.steps {
+        match op {
+            Op::Stop { kind, .. } => {
+                stops += 1;
+                trailing += usize::from(matches!(
+                    kind,
+                    workload::StopKind::TrailTicks | workload::StopKind::TrailBps
+                ));
+            }
+            Op::Iceberg { .. } => icebergs += 1,
+            _ => {}
+        }
+    }
+    let pct = |x: usize| 100.0 * x as f64 / n as f64;
+    // A stop step cancels a parked stop instead when 600 are parked.
+    assert!((7.0..10.5).contains(&pct(stops)), "stops {}", pct(stops));
+    assert!(
+        (4.5..5.5).contains(&pct(icebergs)),
+        "icebergs {}",
+        pct(icebergs)
+    );
+    assert!((20.0..40.0).contains(&(100.0 * trailing as f64 / stops as f64)));
+    // Replayed on a fresh book, the steps elect what the generator saw, in cascades,
+    // and nothing is rejected.
+    let mut book: OrderBook = OrderBook::new(spec_for(&s), s.capacity);
+    let mut ev: Vec<Event> = Vec::new();
+    for op in &s.setup {
+        book.execute(&to_command(op, 0), &mut ev);
+    }
+    let (mut elected, mut largest, mut big, mut rejects) = (0, 0, 0, 0);
+    let mut iceberg_fills = 0;
+    let ids: std::collections::HashSet<u64> = s
+        .steps
+        .iter()
+        .filter_map(|(op, _)| match op {
+            Op::Iceberg { id, .. } => Some(*id),
+            _ => None,
+        })
+        .collect();
+    for (i, (op, _)) in s.steps.iter().enumerate() {
+        ev.clear();
+        book.execute(&to_command(op, i as u64 + 1), &mut ev);
+        let t = ev
+            .iter()
+            .filter(|e| matches!(e, Event::Triggered(_)))
+            .count();
+        elected += t;
+        largest = largest.max(t);
+        big += usize::from(t >= 10);
+        rejects += ev
+            .iter()
+            .filter(|e| matches!(e, Event::Rejected(_)))
+            .count();
+        iceberg_fills += ev
+            .iter()
+            .filter(|e| matches!(e, Event::Fill(f) if ids.contains(&f.maker_id.0)))
+            .count();
+    }
+    book.check_invariants().unwrap();
+    assert_eq!(
+        (elected, largest, big, rejects),
+        (
+            counts.elected,
+            counts.largest,
+            counts.cascades_10,
+            counts.rejected
+        )
+    );
+    assert_eq!(rejects, 0);
+    assert!(
+        elected > n / 20,
+        "elected {elected} {counts:?} stops {}",
+        pct(stops)
+    );
+    assert!(big > 20 && largest >= 15, "cascades: {counts:?}");
+    assert!(
+        counts.refills > 500 && iceberg_fills > counts.refills,
+        "{counts:?}"
+    );
 }

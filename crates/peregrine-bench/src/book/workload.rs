@@ -5,10 +5,10 @@
 //! own book alongside the generator so that cancels and replaces target orders that
 //! are really live; the resulting op list is then plain data.
 
-use peregrine_book::{Action, Command, Event, NewOrder, OrderBook};
+use peregrine_book::{Action, Command, Event, ExtOrder, NewOrder, OrderBook, Trigger};
 use peregrine_types::{
     AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty, Rng,
-    Side, StpMode, TimeInForce, Timestamp,
+    Side, StpMode, TimeInForce, Timestamp, TrailUnit, TriggerKind,
 };
 
 /// One book operation, in plain integers.
@@ -32,6 +32,38 @@ pub(super) enum Op {
         price: i64,
         qty: i64,
     },
+    /// A stop-loss (issue 31): parked until the last trade price reaches its trigger.
+    /// `limit` is a stop-limit's limit price or a stop-market's protection price;
+    /// `stop` is the trigger price, or the trailing offset for a trailing stop.
+    Stop {
+        id: u64,
+        side: Side,
+        kind: StopKind,
+        qty: u32,
+        limit: i64,
+        stop: i64,
+    },
+    /// A GTC iceberg limit order showing at most `display` of `qty`.
+    Iceberg {
+        id: u64,
+        side: Side,
+        qty: u32,
+        display: u32,
+        price: i64,
+    },
+}
+
+/// What an [`Op::Stop`] becomes when it triggers, and how its trigger is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StopKind {
+    /// A stop-market (an IOC market order with a protection price).
+    Market,
+    /// A stop-limit (a GTC limit order).
+    Limit,
+    /// A trailing stop-market, `stop` ticks behind the best price since entry.
+    TrailTicks,
+    /// A trailing stop-market, `stop` basis points behind it.
+    TrailBps,
 }
 
 /// A named workload: untimed setup, then steps of which only `timed` ones are measured
@@ -52,6 +84,18 @@ pub(super) struct Scenario {
     pub band: i64,
     /// Arena size needed.
     pub capacity: usize,
+    /// What the generator saw the workload do (venue workloads: the cascades), or "".
+    pub detail: String,
+}
+
+impl Scenario {
+    /// Whether the steps use the venue's order types (stops, icebergs), which only
+    /// Peregrine's candidates support.
+    pub(super) fn has_venue_orders(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|(op, _)| matches!(op, Op::Stop { .. } | Op::Iceberg { .. }))
+    }
 }
 
 /// The instrument spec a scenario runs on: tick 1, lot 1.
@@ -104,6 +148,46 @@ pub(super) fn to_command(op: &Op, ts: u64) -> Command {
             price: Price::from_raw(price),
             qty: Qty::from_raw(qty),
         }),
+        Op::Stop {
+            id,
+            side,
+            kind,
+            qty,
+            limit,
+            stop,
+        } => {
+            let (order_type, tif) = match kind {
+                StopKind::Limit => (OrderType::Limit, TimeInForce::Gtc),
+                _ => (OrderType::Market, TimeInForce::Ioc),
+            };
+            let trigger = match kind {
+                StopKind::Market | StopKind::Limit => {
+                    Trigger::at(TriggerKind::StopLoss, Price::from_raw(stop))
+                }
+                StopKind::TrailTicks => Trigger::trailing(TrailUnit::Ticks, stop as i32),
+                StopKind::TrailBps => Trigger::trailing(TrailUnit::Bps, stop as i32),
+            };
+            Action::NewExt(ExtOrder {
+                order: NewOrder {
+                    order_type,
+                    tif,
+                    ..new_order(id, side, limit, i64::from(qty))
+                },
+                trigger,
+                display: Qty::ZERO,
+            })
+        }
+        Op::Iceberg {
+            id,
+            side,
+            qty,
+            display,
+            price,
+        } => Action::NewExt(ExtOrder {
+            order: new_order(id, side, price, i64::from(qty)),
+            trigger: Trigger::NONE,
+            display: Qty::from_raw(i64::from(display)),
+        }),
     };
     Command {
         ts: Timestamp(ts),
@@ -111,7 +195,24 @@ pub(super) fn to_command(op: &Op, ts: u64) -> Command {
     }
 }
 
-fn add(id: u64, side: Side, price: i64, qty: i64) -> Op {
+/// A GTC limit order (distinct accounts, STP off), for the extended ops.
+fn new_order(id: u64, side: Side, price: i64, qty: i64) -> NewOrder {
+    NewOrder {
+        instrument: InstrumentId(1),
+        id: OrderId(id),
+        client_id: ClientOrderId(id),
+        account: AccountId((id % 100_000) as u32 + 1),
+        side,
+        order_type: OrderType::Limit,
+        tif: TimeInForce::Gtc,
+        stp: StpMode::None,
+        price: Price::from_raw(price),
+        qty: Qty::from_raw(qty),
+        expire_at: Timestamp(0),
+    }
+}
+
+pub(super) fn add(id: u64, side: Side, price: i64, qty: i64) -> Op {
     Op::Add {
         id,
         side,
@@ -122,7 +223,7 @@ fn add(id: u64, side: Side, price: i64, qty: i64) -> Op {
 }
 
 /// `n` resting orders on both sides of `mid`, spread over `levels` prices per side.
-fn background(ids: &mut u64, mid: i64, levels: i64, n: u64, rng: &mut Rng) -> Vec<Op> {
+pub(super) fn background(ids: &mut u64, mid: i64, levels: i64, n: u64, rng: &mut Rng) -> Vec<Op> {
     (0..n)
         .map(|i| {
             *ids += 1;
@@ -439,25 +540,26 @@ pub(super) fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize)
         reference: spec.reference_price,
         band: spec.band,
         capacity,
+        detail: String::new(),
     }
 }
 
 /// Best bid and ask of the simulated book.
 #[derive(Debug, Clone, Copy)]
-struct Touch {
-    bid: i64,
-    ask: i64,
+pub(super) struct Touch {
+    pub(super) bid: i64,
+    pub(super) ask: i64,
 }
 
 impl Touch {
-    fn of(book: &OrderBook, mid: i64) -> Touch {
+    pub(super) fn of(book: &OrderBook, mid: i64) -> Touch {
         let bid = book.best(Side::Buy).map_or(mid - 1, |(p, ..)| p.units());
         let ask = book.best(Side::Sell).map_or(mid + 1, |(p, ..)| p.units());
         Touch { bid, ask }
     }
 
     /// A price that takes: at or up to two ticks through the opposite best.
-    fn aggressive(self, side: Side, rng: &mut Rng) -> i64 {
+    pub(super) fn aggressive(self, side: Side, rng: &mut Rng) -> i64 {
         let through = rng.below(3) as i64;
         match side {
             Side::Buy => self.ask + through,
@@ -467,7 +569,7 @@ impl Touch {
 
     /// A price that rests: 10% within 20 ticks of the opposite best, the rest spread
     /// evenly over `levels` ticks (so ~1,000 orders occupy ~750 levels).
-    fn passive(self, side: Side, levels: i64, rng: &mut Rng) -> i64 {
+    pub(super) fn passive(self, side: Side, levels: i64, rng: &mut Rng) -> i64 {
         let off = if rng.chance(100, 1000) {
             1 + rng.below(20) as i64
         } else {
@@ -536,6 +638,7 @@ pub(super) fn ferrox_mixed() -> Scenario {
         reference: 150,
         band: 100,
         capacity: 20_000,
+        detail: String::new(),
     }
 }
 
@@ -556,33 +659,34 @@ fn scenario(
         reference,
         band,
         capacity,
+        detail: String::new(),
     }
 }
 
 /// Live orders of the generator's simulation, with O(1) random pick and removal.
 #[derive(Debug, Default)]
-struct LiveSet {
+pub(super) struct LiveSet {
     ids: Vec<u64>,
     pos: std::collections::HashMap<u64, (usize, Side)>,
 }
 
 impl LiveSet {
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.ids.len()
     }
-    fn contains(&self, id: u64) -> bool {
+    pub(super) fn contains(&self, id: u64) -> bool {
         self.pos.contains_key(&id)
     }
-    fn side(&self, id: u64) -> Side {
+    pub(super) fn side(&self, id: u64) -> Side {
         self.pos[&id].1
     }
-    fn insert(&mut self, id: u64, side: Side) {
+    pub(super) fn insert(&mut self, id: u64, side: Side) {
         if !self.pos.contains_key(&id) {
             self.pos.insert(id, (self.ids.len(), side));
             self.ids.push(id);
         }
     }
-    fn remove(&mut self, id: u64) {
+    pub(super) fn remove(&mut self, id: u64) {
         if let Some((i, _)) = self.pos.remove(&id) {
             let last = self.ids.pop().unwrap_or(id);
             if last != id {
@@ -593,7 +697,7 @@ impl LiveSet {
             }
         }
     }
-    fn pick(&self, rng: &mut Rng) -> Option<u64> {
+    pub(super) fn pick(&self, rng: &mut Rng) -> Option<u64> {
         (!self.ids.is_empty()).then(|| self.ids[rng.below(self.ids.len() as u64) as usize])
     }
 }
@@ -611,7 +715,7 @@ fn apply_sim(sim: &mut OrderBook, op: &Op, live: &mut LiveSet, events: &mut Vec<
     // What rests after the command is live.
     let id = match op {
         Op::Add { id, .. } | Op::Replace { id, .. } => *id,
-        Op::Cancel { .. } => return,
+        Op::Cancel { .. } | Op::Stop { .. } | Op::Iceberg { .. } => return,
     };
     if let Some(q) = sim.order_qty(OrderId(id)) {
         if !q.is_zero() {
