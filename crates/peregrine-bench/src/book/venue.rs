@@ -19,9 +19,11 @@
 use std::collections::HashMap;
 
 use peregrine_book::{Event, OrderBook};
-use peregrine_types::{InstrumentSpec, OrderId, Rng, Side};
+use peregrine_types::{OrderId, Rng, Side};
 
-use super::workload::{add, background, to_command, LiveSet, Op, Scenario, StopKind, Touch};
+use super::workload::{
+    add, background, mix_capacity, mix_spec, to_command, LiveSet, Op, Scenario, StopKind, Touch,
+};
 
 /// Stops among all commands, per mille.
 pub(super) const STOPS: u64 = 100;
@@ -93,13 +95,8 @@ pub(super) fn generate(
     let mut ids = 0;
     let mid0 = 10_000;
     let setup = background(&mut ids, mid0, spread_levels, resting, &mut rng);
-    let spec = InstrumentSpec {
-        reference_price: mid0,
-        band: 4 * spread_levels + 1_000,
-        max_qty: i64::MAX / 4,
-        ..InstrumentSpec::example(1)
-    };
-    let capacity = resting as usize * 2 + 4_096;
+    let spec = mix_spec(mid0, spread_levels);
+    let capacity = mix_capacity(resting);
     let mut sim: OrderBook = OrderBook::new(spec.clone(), capacity);
     let mut sets = Sets::default();
     let mut counts = VenueCounts::default();

@@ -447,6 +447,22 @@ pub(super) fn replace(n: usize) -> Scenario {
     )
 }
 
+/// The instrument of a market mix around `mid0`: a price band of four spreads plus
+/// 1,000 ticks, quantities up to a quarter of `i64`.
+pub(super) fn mix_spec(mid0: i64, spread_levels: i64) -> InstrumentSpec {
+    InstrumentSpec {
+        reference_price: mid0,
+        band: 4 * spread_levels + 1_000,
+        max_qty: i64::MAX / 4,
+        ..InstrumentSpec::example(1)
+    }
+}
+
+/// A market mix's book capacity: twice the `resting` orders, plus room for the flow.
+pub(super) fn mix_capacity(resting: u64) -> usize {
+    resting as usize * 2 + 4_096
+}
+
 /// The market-like mix: ~82% price moves (replace to a new price), ~9% new GTC, ~3%
 /// IOC, ~6% cancels, around `resting` orders on the book, about 6% of commands trade.
 pub(super) fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize) -> Scenario {
@@ -454,13 +470,8 @@ pub(super) fn market_mix(name: &str, resting: u64, spread_levels: i64, n: usize)
     let mut ids = 0;
     let mid0 = 1_000_000;
     let setup = background(&mut ids, mid0, spread_levels, resting, &mut rng);
-    let spec = InstrumentSpec {
-        reference_price: mid0,
-        band: 4 * spread_levels + 1_000,
-        max_qty: i64::MAX / 4,
-        ..InstrumentSpec::example(1)
-    };
-    let capacity = resting as usize * 2 + 4_096;
+    let spec = mix_spec(mid0, spread_levels);
+    let capacity = mix_capacity(resting);
     let mut sim: OrderBook = OrderBook::new(spec.clone(), capacity);
     let mut live = LiveSet::default();
     let mut events: Vec<Event> = Vec::with_capacity(1_024);
