@@ -246,6 +246,14 @@ mod tests {
     }
 
     #[test]
+    fn a_signature_spelled_across_the_seam_is_signed_text_not_a_second_signature() {
+        // The query ends "&s", the body starts "ignature=": concatenated, totalParams reads
+        // "&signature=", but neither part holds a second signature parameter (fuzz find).
+        let (payload, sig) = signed_payload("a=1&signature=ab&s", "ignature=2").unwrap();
+        assert_eq!((payload.as_str(), sig.as_str()), ("a=1&signature=2", "ab"));
+    }
+
+    #[test]
     fn signature_anywhere_once() {
         let (p, s) = strip_signature("signature=ab&a=1&b=2").unwrap();
         assert_eq!((p.as_str(), s.as_deref()), ("a=1&b=2", Some("ab")));
