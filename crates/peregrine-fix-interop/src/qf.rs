@@ -8,8 +8,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use quickfix::{
-    ApplicationCallback, FieldMap, Message, MsgFromAdminError, MsgFromAppError, MsgToAppError,
-    SessionId,
+    Application, ApplicationCallback, ConnectionHandler, FieldMap, FileMessageStoreFactory,
+    Initiator, LogFactory, Message, MsgFromAdminError, MsgFromAppError, MsgToAppError, SessionId,
+    SessionSettings,
 };
 
 /// QuickFIX keeps a process-wide session registry: one QuickFIX engine at a time.
@@ -75,6 +76,52 @@ pub fn settings(
     let path = dir.join(format!("{role}-{}.cfg", wall_ns()));
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// A QuickFIX initiator started by [`InitiatorKit::start`].
+pub type QfInitiator<'k> = Initiator<'k, Recorder, WireLog, FileMessageStoreFactory>;
+
+/// What a QuickFIX initiator is made of, from one settings file (see [`settings`]),
+/// borrowing the test's [`Recorder`] and [`WireLog`]. Keep it alive while an
+/// initiator it started runs; `start` again after dropping one to reconnect with
+/// the same store (QuickFIX resumes its sequence numbers).
+pub struct InitiatorKit<'a> {
+    settings: SessionSettings,
+    app: Application<'a, Recorder>,
+    log: LogFactory<'a, WireLog>,
+    store: FileMessageStoreFactory,
+}
+
+impl std::fmt::Debug for InitiatorKit<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InitiatorKit").finish_non_exhaustive()
+    }
+}
+
+impl<'a> InitiatorKit<'a> {
+    pub fn new(qf: &'a Recorder, wire: &'a WireLog, cfg: &Path) -> InitiatorKit<'a> {
+        let settings = SessionSettings::try_from_path(cfg).unwrap();
+        InitiatorKit {
+            app: Application::try_new(qf).unwrap(),
+            log: LogFactory::try_new(wire).unwrap(),
+            store: FileMessageStoreFactory::try_new(&settings).unwrap(),
+            settings,
+        }
+    }
+
+    /// A single-threaded socket initiator, started (it logs on by itself).
+    pub fn start(&self) -> QfInitiator<'_> {
+        let mut initiator = Initiator::try_new(
+            &self.settings,
+            &self.app,
+            &self.store,
+            &self.log,
+            quickfix::FixSocketServerKind::SingleThreaded,
+        )
+        .unwrap();
+        initiator.start().unwrap();
+        initiator
+    }
 }
 
 /// One message QuickFIX saw or sent: MsgType, MsgSeqNum, PossDupFlag and the raw

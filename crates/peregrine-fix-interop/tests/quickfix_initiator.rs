@@ -15,10 +15,7 @@ use peregrine_fix::store::{Durability, FileStore, MessageStore};
 use peregrine_fix_interop::qf::*;
 use peregrine_fix_interop::FixConn;
 use peregrine_types::wall_ns;
-use quickfix::{
-    Application, ConnectionHandler, FieldMap, FileMessageStoreFactory, Initiator, LogFactory,
-    Message, SessionSettings,
-};
+use quickfix::{ConnectionHandler, FieldMap, Message};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -168,24 +165,16 @@ fn quickfix_initiator_against_our_acceptor() {
         password: Some("s3cret".into()),
         ..Recorder::default()
     };
-    let app = Application::try_new(&qf).unwrap();
     let wire = WireLog::default();
-    let log = LogFactory::try_new(&wire).unwrap();
-    let cfg = settings(dir.path(), "initiator", "CLIENT", "PGN", port, "");
-    let settings = SessionSettings::try_from_path(&cfg).unwrap();
-    let store_factory = FileMessageStoreFactory::try_new(&settings).unwrap();
+    let kit = InitiatorKit::new(
+        &qf,
+        &wire,
+        &settings(dir.path(), "initiator", "CLIENT", "PGN", port, ""),
+    );
     let session_id = quickfix::SessionId::try_new("FIX.4.4", "CLIENT", "PGN", "").unwrap();
 
     // 1. Logon (with the password QuickFIX's application adds), orders, reports.
-    let mut initiator = Initiator::try_new(
-        &settings,
-        &app,
-        &store_factory,
-        &log,
-        quickfix::FixSocketServerKind::SingleThreaded,
-    )
-    .unwrap();
-    initiator.start().unwrap();
+    let mut initiator = kit.start();
     wait_until("logon", WAIT, || {
         let a = &mut *acc.lock().unwrap();
         qf.logons() == 1 && a.ours.logons.len() == 1
@@ -272,15 +261,7 @@ fn quickfix_initiator_against_our_acceptor() {
     let r1 = send_report(acc.lock().unwrap().session(), b"while-away-1");
     let r2 = send_report(acc.lock().unwrap().session(), b"while-away-2");
     drop(initiator);
-    let mut initiator = Initiator::try_new(
-        &settings,
-        &app,
-        &store_factory,
-        &log,
-        quickfix::FixSocketServerKind::SingleThreaded,
-    )
-    .unwrap();
-    initiator.start().unwrap();
+    let mut initiator = kit.start();
     wait_until("resent reports at QuickFIX", WAIT, || {
         qf.app().iter().filter(|m| m.poss_dup).count() == 2
     });
@@ -316,15 +297,7 @@ fn quickfix_initiator_against_our_acceptor() {
         .unwrap();
     acc.lock().unwrap().ours.app.clear();
     drop(initiator);
-    let mut initiator = Initiator::try_new(
-        &settings,
-        &app,
-        &store_factory,
-        &log,
-        quickfix::FixSocketServerKind::SingleThreaded,
-    )
-    .unwrap();
-    initiator.start().unwrap();
+    let mut initiator = kit.start();
     wait_until("QuickFIX resends its orders", WAIT, || {
         let a = &mut *acc.lock().unwrap();
         a.ours.app.iter().filter(|a| a.0 == "D" && a.2).count() == 3
@@ -374,17 +347,8 @@ fn quickfix_initiator_against_our_acceptor() {
     // 9. ResetSeqNumFlag: QuickFIX with ResetOnLogon=Y resets both numbers.
     acc.lock().unwrap().ours.app.clear();
     let qf_logons = qf.logons();
-    let cfg = settings_with_reset(dir.path(), port);
-    let settings = SessionSettings::try_from_path(&cfg).unwrap();
-    let mut initiator = Initiator::try_new(
-        &settings,
-        &app,
-        &store_factory,
-        &log,
-        quickfix::FixSocketServerKind::SingleThreaded,
-    )
-    .unwrap();
-    initiator.start().unwrap();
+    let reset_kit = InitiatorKit::new(&qf, &wire, &settings_with_reset(dir.path(), port));
+    let mut initiator = reset_kit.start();
     // Both sides logged on (an order sent before QuickFIX has our Logon answer
     // would wait in its store, unsent).
     wait_until("reset logon", WAIT, || {

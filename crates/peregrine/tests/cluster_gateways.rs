@@ -14,13 +14,12 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use peregrine_fix_interop::qf::{settings, wait_until, Recorder, Seen, WireLog, QUICKFIX};
+use peregrine_fix_interop::qf::{
+    settings, wait_until, InitiatorKit, Recorder, Seen, WireLog, QUICKFIX,
+};
 use peregrine_types::{ClientOrderId, Side, TimeInForce};
 use peregrine_wire::v2::{Outbound, RequestRef};
-use quickfix::{
-    Application, ConnectionHandler, FieldMap, FileMessageStoreFactory, Initiator, LogFactory,
-    Message, SessionId, SessionSettings,
-};
+use quickfix::{ConnectionHandler, FieldMap, Message, SessionId};
 use support::cluster::{Cluster, N};
 use support::fix::start_gateway_at;
 use support::{order, with_timeout, write_key_file};
@@ -120,30 +119,22 @@ fn the_fix_gateway_follows_the_leader_through_a_kill() {
             password: Some("fix-pw".into()),
             ..Recorder::default()
         };
-        let app = Application::try_new(&qf).unwrap();
         let wire = WireLog::default();
-        let qf_log = LogFactory::try_new(&wire).unwrap();
-        let cfg = settings(
-            dir.path(),
-            "initiator",
-            "CLIENT1",
-            "PEREGRINE",
-            gateway.addr.port(),
-            "",
+        let kit = InitiatorKit::new(
+            &qf,
+            &wire,
+            &settings(
+                dir.path(),
+                "initiator",
+                "CLIENT1",
+                "PEREGRINE",
+                gateway.addr.port(),
+                "",
+            ),
         );
-        let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
-        let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
         let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
         let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
-        let mut initiator = Initiator::try_new(
-            &qf_settings,
-            &app,
-            &store,
-            &qf_log,
-            quickfix::FixSocketServerKind::SingleThreaded,
-        )
-        .unwrap();
-        initiator.start().unwrap();
+        let mut initiator = kit.start();
         wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
 
         // An order the leader acknowledges.

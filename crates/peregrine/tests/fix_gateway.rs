@@ -13,13 +13,12 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use peregrine_fix_interop::qf::{settings, wait_until, Recorder, Seen, WireLog, QUICKFIX};
+use peregrine_fix_interop::qf::{
+    settings, wait_until, InitiatorKit, Recorder, Seen, WireLog, QUICKFIX,
+};
 use peregrine_types::{Side, TimeInForce};
 use peregrine_wire::v2::Outbound;
-use quickfix::{
-    Application, ConnectionHandler, FieldMap, FileMessageStoreFactory, Initiator, LogFactory,
-    Message, SessionId, SessionSettings,
-};
+use quickfix::{ConnectionHandler, FieldMap, Message, SessionId};
 use support::fix::{log_has, start_exchange, start_gateway, start_gateway_at, Counterparty};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -73,30 +72,22 @@ fn quickfix_trades_through_the_gateway() {
         password: Some("fix-pw".into()),
         ..Recorder::default()
     };
-    let app = Application::try_new(&qf).unwrap();
     let wire = WireLog::default();
-    let qf_log = LogFactory::try_new(&wire).unwrap();
-    let cfg = settings(
-        dir.path(),
-        "initiator",
-        "CLIENT1",
-        "PEREGRINE",
-        gateway.addr.port(),
-        "",
+    let kit = InitiatorKit::new(
+        &qf,
+        &wire,
+        &settings(
+            dir.path(),
+            "initiator",
+            "CLIENT1",
+            "PEREGRINE",
+            gateway.addr.port(),
+            "",
+        ),
     );
-    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
-    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
     let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
     let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
-    let mut initiator = Initiator::try_new(
-        &qf_settings,
-        &app,
-        &store,
-        &qf_log,
-        quickfix::FixSocketServerKind::SingleThreaded,
-    )
-    .unwrap();
-    initiator.start().unwrap();
+    let mut initiator = kit.start();
     wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
 
     // Limit order, then a partial fill against account 2.
@@ -277,15 +268,7 @@ fn quickfix_trades_through_the_gateway() {
     let mut other = Counterparty::login(dir.path(), exchange.addr);
     let answer = other.order(4, Side::Sell, 10020, 1, TimeInForce::Ioc);
     assert!(matches!(answer, Outbound::Accepted(_)), "{answer:?}");
-    let mut initiator = Initiator::try_new(
-        &qf_settings,
-        &app,
-        &store,
-        &qf_log,
-        quickfix::FixSocketServerKind::SingleThreaded,
-    )
-    .unwrap();
-    initiator.start().unwrap();
+    let mut initiator = kit.start();
     wait_until("the fill made while away, resent", WAIT, || {
         about(&qf, "A1")
             .iter()
@@ -355,30 +338,22 @@ fn stops_stop_limits_and_icebergs_trigger_and_refill_through_the_gateway() {
         password: Some("fix-pw".into()),
         ..Recorder::default()
     };
-    let app = Application::try_new(&qf).unwrap();
     let wire = WireLog::default();
-    let qf_log = LogFactory::try_new(&wire).unwrap();
-    let cfg = settings(
-        dir.path(),
-        "initiator",
-        "CLIENT1",
-        "PEREGRINE",
-        gateway.addr.port(),
-        "",
+    let kit = InitiatorKit::new(
+        &qf,
+        &wire,
+        &settings(
+            dir.path(),
+            "initiator",
+            "CLIENT1",
+            "PEREGRINE",
+            gateway.addr.port(),
+            "",
+        ),
     );
-    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
-    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
     let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
     let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
-    let mut initiator = Initiator::try_new(
-        &qf_settings,
-        &app,
-        &store,
-        &qf_log,
-        quickfix::FixSocketServerKind::SingleThreaded,
-    )
-    .unwrap();
-    initiator.start().unwrap();
+    let mut initiator = kit.start();
     wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
     let mut other = Counterparty::login(dir.path(), exchange.addr);
 
@@ -606,30 +581,22 @@ fn an_oco_places_fills_one_leg_cancels_the_other_and_a_list_cancel_request_cance
         password: Some("fix-pw".into()),
         ..Recorder::default()
     };
-    let app = Application::try_new(&qf).unwrap();
     let wire = WireLog::default();
-    let qf_log = LogFactory::try_new(&wire).unwrap();
-    let cfg = settings(
-        dir.path(),
-        "initiator",
-        "CLIENT1",
-        "PEREGRINE",
-        gateway.addr.port(),
-        "",
+    let kit = InitiatorKit::new(
+        &qf,
+        &wire,
+        &settings(
+            dir.path(),
+            "initiator",
+            "CLIENT1",
+            "PEREGRINE",
+            gateway.addr.port(),
+            "",
+        ),
     );
-    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
-    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
     let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
     let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
-    let mut initiator = Initiator::try_new(
-        &qf_settings,
-        &app,
-        &store,
-        &qf_log,
-        quickfix::FixSocketServerKind::SingleThreaded,
-    )
-    .unwrap();
-    initiator.start().unwrap();
+    let initiator = kit.start();
     wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
     let mut other = Counterparty::login(dir.path(), exchange.addr);
     let lists = |list: &str, status: &str| {
@@ -770,32 +737,21 @@ fn a_restarted_gateway_resumes_the_report_stream_and_loses_nothing() {
         password: Some("fix-pw".into()),
         ..Recorder::default()
     };
-    let app = Application::try_new(&qf).unwrap();
     let wire = WireLog::default();
-    let qf_log = LogFactory::try_new(&wire).unwrap();
-    let cfg = settings(
-        dir.path(),
-        "initiator",
-        "CLIENT1",
-        "PEREGRINE",
-        gateway.addr.port(),
-        "",
+    let kit = InitiatorKit::new(
+        &qf,
+        &wire,
+        &settings(
+            dir.path(),
+            "initiator",
+            "CLIENT1",
+            "PEREGRINE",
+            gateway.addr.port(),
+            "",
+        ),
     );
-    let qf_settings = SessionSettings::try_from_path(&cfg).unwrap();
-    let store = FileMessageStoreFactory::try_new(&qf_settings).unwrap();
     let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
-    let initiator = || {
-        Initiator::try_new(
-            &qf_settings,
-            &app,
-            &store,
-            &qf_log,
-            quickfix::FixSocketServerKind::SingleThreaded,
-        )
-        .unwrap()
-    };
-    let mut fix = initiator();
-    fix.start().unwrap();
+    let mut fix = kit.start();
     wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
     quickfix::send_to_target(
         fix_order(
@@ -824,8 +780,7 @@ fn a_restarted_gateway_resumes_the_report_stream_and_loses_nothing() {
     wait_until("the fills replayed to the restarted gateway", WAIT, || {
         log_has(dir.path(), "gateway-2.log", "2 missed report(s) replayed")
     });
-    let mut fix = initiator();
-    fix.start().unwrap();
+    let mut fix = kit.start();
     wait_until("both fills made while no gateway ran, resent", WAIT, || {
         has(&qf, "L1", &[(150, "F"), (14, "1"), (151, "4")])
             && has(&qf, "L1", &[(150, "F"), (14, "2"), (151, "3")])
