@@ -37,11 +37,18 @@ fuzz_target!(|data: &[u8]| {
                 }
                 at += len;
             }
+            // Garbled bytes end at the next message start, however far that is
+            // (junk, or a body with no trailer within max_body): never past the input.
             Some(Frame::Garbled { len, .. }) => {
-                assert!(len > 0 && len <= limits.max_message());
+                assert!(len > 0 && len <= data.len() - at);
                 at += len;
             }
-            None => break,
+            // It decides within one message's bytes: a receive buffer of
+            // max_message() never waits for more.
+            None => {
+                assert!(data.len() - at <= limits.max_message());
+                break;
+            }
         }
     }
     // The session: an acceptor without a password, fed everything.
