@@ -205,7 +205,11 @@ pub(crate) mod tests {
         core.end_batch().unwrap();
         durable.store(1, Ordering::Relaxed);
         core.publish(&mut packets);
-        assert_eq!(core.feed().unwrap().next_seq(), 2, "the order's level update");
+        assert_eq!(
+            core.feed().unwrap().next_seq(),
+            2,
+            "the order's level update"
+        );
         now.store(6_000, Ordering::Relaxed);
         // The parked loop: expiry after the batch's end, then the idle chores.
         assert!(core.expire_due(Timestamp(6_000), &mut out).unwrap());
