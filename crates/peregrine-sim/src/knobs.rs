@@ -181,9 +181,7 @@ impl SimConfig {
             ledger,
             sabotage: false,
             sabotage_ledger: false,
-            // Off in library runs (CI's random seeds) until seed 1066 is understood
-            // (docs/testing.md); `peregrine sim` turns 2 on (`--subscribers`).
-            subscribers: 0,
+            subscribers: 2,
             sabotage_feed: false,
             verbose: false,
         }

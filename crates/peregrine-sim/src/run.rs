@@ -93,6 +93,9 @@ pub(crate) struct Node {
     pub(crate) proc: Option<Proc>,
     pub(crate) incarnation: u64,
     pub(crate) next_step: Option<u64>,
+    /// The loop's last step found nothing to do: it parked, and its next step (the
+    /// park's end, or whatever woke it) does the idle chores (the server's loop).
+    pub(crate) parked: bool,
     pub(crate) sync_at: Option<u64>,
     pub(crate) config: Config,
     pub(crate) failed_starts: u32,
@@ -172,6 +175,7 @@ impl Sim {
                 proc: None,
                 incarnation: 0,
                 next_step: None,
+                parked: false,
                 sync_at: None,
                 config: venue::config(&cfg, n, &keys),
                 failed_starts: 0,
@@ -344,16 +348,27 @@ impl Sim {
             return;
         }
         node.next_step = None;
+        let parked = node.parked;
         let Some(v) = node.venue() else {
             return;
         };
-        let parked = false;
+        // As the server's loop: a step that found nothing parks until input, a
+        // sync, or the loop's own next deadline (an expiry, a book timer; at most
+        // 10 ms); the step that ends the park does the idle chores (the feed's
+        // forced flush among them).
         let result = v.step(parked);
+        let park = v.park_for();
         self.drain_logs(n);
         match result {
             Ok(busy) => {
+                self.nodes[n].parked = !busy;
                 self.after_step(n);
-                let next = if busy { 5 * US } else { 10 * MS };
+                let park = u64::try_from(park.as_nanos()).unwrap_or(10 * MS);
+                let next = if busy {
+                    5 * US
+                } else {
+                    park.clamp(US, 10 * MS)
+                };
                 self.wake(n, self.now + next);
                 if busy && self.nodes.len() > 1 {
                     // The batch went to the node thread: it proposes it.
@@ -465,6 +480,7 @@ impl Sim {
         node.incarnation += 1;
         node.proc = None;
         node.next_step = None;
+        node.parked = false;
         node.sync_at = None;
         node.down_since = Some(self.now);
         self.drain_logs(n);

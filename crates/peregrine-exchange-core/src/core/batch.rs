@@ -23,9 +23,10 @@ impl<L: CommandLog> Core<L> {
         }
         self.log.commit()?;
         self.committed_seq = self.engine_seq;
-        if self.log.durable_through() < self.committed_seq {
-            if let Some(feed) = self.feed.as_ref() {
-                self.hold(feed.queued());
+        if let Some(feed) = self.feed.as_ref() {
+            self.committed_queued = feed.queued();
+            if self.log.durable_through() < self.committed_seq {
+                self.hold(self.committed_queued);
             }
         }
         self.tell_snapshots();
@@ -43,8 +44,15 @@ impl<L: CommandLog> Core<L> {
     }
 
     /// The feed messages that may leave now: up to the end of the newest durable
-    /// batch (everything when no batch waits).
+    /// batch (everything committed when no batch waits). Messages of commands run
+    /// since the last [`Core::end_batch`] (the loop's chores run a GTD expiry's tick
+    /// after it) are neither committed nor durable: they wait for the next batch.
     fn releasable(&mut self, queued: u64) -> u64 {
+        let queued = if self.engine_seq > self.committed_seq {
+            queued.min(self.committed_queued)
+        } else {
+            queued
+        };
         let durable = self.durable_seq();
         if durable >= self.committed_seq {
             self.held.clear();

@@ -54,7 +54,7 @@ pub(crate) mod tests {
     use peregrine_wire::v2::{Inbound, NewOrder, Outbound};
 
     use super::*;
-    use crate::journal::MemoryLog;
+    use crate::journal::{CommandLog, MemoryLog};
     use crate::Clock;
 
     #[derive(Default)]
@@ -170,5 +170,61 @@ pub(crate) mod tests {
         let before = core.log().records.len();
         assert!(!core.expire_due(Timestamp(9_000), &mut out).unwrap());
         assert_eq!(core.log().records.len(), before);
+    }
+
+    /// A log whose sync lags: durable through what the test says.
+    struct LaggingLog(MemoryLog, Arc<AtomicU64>);
+
+    impl CommandLog for LaggingLog {
+        fn append(&mut self, seq: u64, cmd: &Command) -> std::io::Result<()> {
+            self.0.append(seq, cmd)
+        }
+        fn commit(&mut self) -> std::io::Result<()> {
+            self.0.commit()
+        }
+        fn durable_through(&self) -> u64 {
+            self.1.load(Ordering::Relaxed)
+        }
+    }
+
+    /// The loop's chores run an expiry's tick after the batch ended (when parked,
+    /// then the idle flush): the tick is neither committed nor durable, so its level
+    /// update waits for the next batch and its sync (peregrine sim, seed 1066: the
+    /// parked loop's path; before the fix the idle flush sent it at once).
+    #[test]
+    fn an_expiry_tick_run_after_the_batch_publishes_nothing_before_it_is_durable() {
+        use crate::feed::{Feed, PacketLog};
+        let now = Arc::new(AtomicU64::new(1_000));
+        let durable = Arc::new(AtomicU64::new(0));
+        let engine = MatchingEngine::new(&[InstrumentSpec::example(1)], 64).unwrap();
+        let log = LaggingLog(MemoryLog::default(), Arc::clone(&durable));
+        let mut core = Core::new(engine, 64, log, Clock::manual(Arc::clone(&now)))
+            .with_feed(Feed::new(1, 1400, u64::MAX / 2, 64, 1_000));
+        let (mut out, mut packets) = (Recorder::default(), PacketLog::default());
+        core.handle(KEY, A, &gtd(1, 5_000), &mut out).unwrap();
+        core.end_batch().unwrap();
+        durable.store(1, Ordering::Relaxed);
+        core.publish(&mut packets);
+        assert_eq!(
+            core.feed().unwrap().next_seq(),
+            2,
+            "the order's level update"
+        );
+        now.store(6_000, Ordering::Relaxed);
+        // The parked loop: expiry after the batch's end, then the idle chores.
+        assert!(core.expire_due(Timestamp(6_000), &mut out).unwrap());
+        core.idle(&mut packets);
+        assert_eq!(
+            core.feed().unwrap().next_seq(),
+            2,
+            "the tick's level update left before its record was committed or durable"
+        );
+        core.end_batch().unwrap();
+        core.idle(&mut packets);
+        assert_eq!(core.feed().unwrap().next_seq(), 2, "committed, not durable");
+        durable.store(2, Ordering::Relaxed);
+        core.idle(&mut packets);
+        assert_eq!(core.feed().unwrap().next_seq(), 3, "durable: it leaves");
+        assert_eq!(packets.0.len(), 2);
     }
 }

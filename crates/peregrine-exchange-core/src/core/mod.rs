@@ -82,6 +82,9 @@ pub struct Core<L: CommandLog> {
     retained: Option<ReportStore>,
     /// The engine sequence number at the last [`Core::end_batch`].
     committed_seq: u64,
+    /// Feed messages queued by the last [`Core::end_batch`]: those of commands run
+    /// since (a GTD expiry's tick in the loop's chores) are not committed yet.
+    committed_queued: u64,
     /// Batches whose commands are not known durable yet: (last sequence number,
     /// feed messages queued by its end). Their feed messages wait.
     held: VecDeque<(u64, u64)>,
@@ -120,6 +123,7 @@ impl<L: CommandLog> Core<L> {
             report_next: Counters::default(),
             retained: None,
             committed_seq: 0,
+            committed_queued: 0,
             held: VecDeque::with_capacity(HELD_BATCHES),
             snapshot_durable: 0,
             stages: None,
@@ -194,6 +198,7 @@ impl<L: CommandLog> Core<L> {
             report_next: self.report_next,
             retained: self.retained,
             committed_seq: self.committed_seq,
+            committed_queued: self.committed_queued,
             held: self.held,
             snapshot_durable: self.snapshot_durable,
             stages: self.stages,

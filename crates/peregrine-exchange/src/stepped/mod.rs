@@ -193,6 +193,12 @@ impl SteppedVenue {
         self.compact.step(timeout)
     }
 
+    /// How long the loop would park after a step that found nothing: until its next
+    /// deadline (a GTD expiry, a book timer, a batch tick), at most 10 ms.
+    pub fn park_for(&mut self) -> Duration {
+        self.compact.park_for()
+    }
+
     /// A client connects (accepted at the next step, or refused).
     pub fn connect(&mut self, conn: ConnId, peer: SocketAddr) {
         self.compact.shell.connect(conn, peer);

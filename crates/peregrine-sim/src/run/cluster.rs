@@ -154,6 +154,7 @@ impl Sim {
     fn drop_sessions(&mut self, n: usize) {
         self.nodes[n].incarnation += 1;
         self.nodes[n].next_step = None;
+        self.nodes[n].parked = false;
         let dead: Vec<_> = self
             .wires
             .iter()
