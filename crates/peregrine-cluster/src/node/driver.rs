@@ -97,8 +97,9 @@ struct Persisting {
     msgs: Vec<Message>,
 }
 
-/// Runs a snapshot file's write (the closure) somewhere: the runner's snapshot
-/// thread ([`Node::set_snapshot_runner`]); without one, on the node's own thread.
+/// Runs a snapshot's encode and file write (the closure) somewhere: the runner's
+/// snapshot thread ([`Node::set_snapshot_runner`]); without one, on the node's own
+/// thread.
 pub type SnapshotRunner = Box<dyn Fn(Box<dyn FnOnce() + Send>) + Send>;
 
 /// A local snapshot whose file is being written.
@@ -843,8 +844,8 @@ impl<M: StateMachine> Node<M> {
         Ok(())
     }
 
-    /// Writes snapshot files through `runner` (another thread) instead of on the
-    /// node's thread.
+    /// Encodes snapshots and writes their files through `runner` (another thread)
+    /// instead of on the node's thread.
     pub fn set_snapshot_runner(&mut self, runner: SnapshotRunner) {
         self.snapshot_runner = Some(runner);
     }
