@@ -29,7 +29,7 @@ pub use config::{ClusterConfig, PeerConfig};
 pub use error::{ClusterError, DecodeError, FrameError, LogError};
 pub use node::{hex, Event, MembershipChange, Node, NodeOptions, Role, Status};
 pub use runner::{spawn, Pump, RunnerHandle};
-pub use sm::StateMachine;
+pub use sm::{SnapshotEncode, StateMachine};
 
 /// raft-rs's message type, as carried by the transport, and its kinds.
 pub use raft::eraftpb::{Message, MessageType};

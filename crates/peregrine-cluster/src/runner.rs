@@ -7,8 +7,9 @@
 //! The node's thread never blocks on the disk: the journal's `fdatasync`s run on a
 //! [`Syncer`] thread, which wakes the loop when they are done. Both threads run at
 //! `[cluster] nice` (shipped −10), so heartbeats, votes and acknowledgements are
-//! scheduled ahead of client work on a busy machine. Snapshot files are written on
-//! a third thread (at normal priority): the node thread only encodes the state.
+//! scheduled ahead of client work on a busy machine. Snapshots are encoded and their
+//! files written on a third thread (at normal priority): the node thread only copies
+//! the state (`StateMachine::snapshot_copy`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -102,7 +103,7 @@ pub fn spawn<M: StateMachine + Send + 'static>(
     })
 }
 
-/// A thread that writes the node's snapshot files (one at a time: the node starts
+/// A thread that encodes the node's snapshots and writes their files (one at a time: the node starts
 /// the next only after the last is done) and wakes the node's loop after each.
 /// It ends when the node is dropped.
 fn snapshot_thread(id: u64, waker: Waker) -> Result<crate::node::SnapshotRunner, ClusterError> {

@@ -1,5 +1,8 @@
 //! The seam the replicated service implements (the exchange's core in phase 2).
 
+/// The encode of a state machine's copied state ([`StateMachine::snapshot_copy`]).
+pub type SnapshotEncode = Box<dyn FnOnce() -> Vec<u8> + Send>;
+
 /// A deterministic state machine replicated by the cluster. The same committed
 /// entries applied in the same order must give byte-identical state and the same
 /// [`StateMachine::state_hash`] on every node.
@@ -22,6 +25,17 @@ pub trait StateMachine {
 
     /// Encodes the state as of the last applied entry.
     fn snapshot(&mut self) -> Vec<u8>;
+
+    /// The state as of the last applied entry, to be encoded later on another thread
+    /// (the node's snapshot thread): a copy taken now, and the encode of that copy,
+    /// which must give exactly the bytes [`StateMachine::snapshot`] gives now. The
+    /// node calls this on its own thread, where a snapshot keeps it from the network
+    /// for as long as this takes, so a state machine whose encode is slow copies its
+    /// state cheaply here and encodes in the returned closure. Default: encodes now.
+    fn snapshot_copy(&mut self) -> SnapshotEncode {
+        let state = self.snapshot();
+        Box::new(move || state)
+    }
 
     /// Replaces the state by a snapshot's; an empty `state` means the initial state.
     fn restore(&mut self, state: &[u8]) -> Result<(), String>;

@@ -1,15 +1,18 @@
 //! Three nodes on loopback, each on its own thread with the real TCP transport and
-//! journals: replication, a leader stopped and restarted, leadership transfer, and
-//! garbage on the peer port.
+//! journals: replication, a leader stopped and restarted, leadership transfer,
+//! garbage on the peer port, and where snapshots are encoded.
 
 mod support;
 
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use peregrine_cluster::{spawn, ClusterConfig, PeerConfig, Role, RunnerHandle};
+use peregrine_cluster::{
+    spawn, ClusterConfig, PeerConfig, Role, RunnerHandle, SnapshotEncode, StateMachine,
+};
 use peregrine_journal::FsyncPolicy;
 use support::sim::Recorder;
 
@@ -65,7 +68,7 @@ fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     panic!("timed out waiting for {what}");
 }
 
-fn leader(nodes: &[Option<RunnerHandle<Recorder>>]) -> Option<usize> {
+fn leader<M>(nodes: &[Option<RunnerHandle<M>>]) -> Option<usize> {
     nodes.iter().position(|n| {
         n.as_ref()
             .and_then(|h| h.status())
@@ -73,7 +76,7 @@ fn leader(nodes: &[Option<RunnerHandle<Recorder>>]) -> Option<usize> {
     })
 }
 
-fn applied(h: &RunnerHandle<Recorder>) -> u64 {
+fn applied<M>(h: &RunnerHandle<M>) -> u64 {
     h.status().map_or(0, |(s, _)| s.applied)
 }
 
@@ -208,5 +211,99 @@ fn garbage_on_the_peer_port_closes_only_that_connection() {
     });
     for n in nodes {
         n.unwrap().stop().unwrap();
+    }
+}
+
+/// A [`Recorder`] that notes the name of the thread each snapshot encode runs on.
+struct Traced {
+    inner: Recorder,
+    encodes: Arc<Mutex<Vec<String>>>,
+}
+
+fn note(encodes: &Mutex<Vec<String>>) {
+    let name = std::thread::current().name().unwrap_or("?").to_string();
+    encodes.lock().unwrap().push(name);
+}
+
+impl StateMachine for Traced {
+    fn apply(&mut self, index: u64, data: &[u8]) {
+        self.inner.apply(index, data);
+    }
+
+    fn snapshot(&mut self) -> Vec<u8> {
+        note(&self.encodes);
+        self.inner.snapshot()
+    }
+
+    fn snapshot_copy(&mut self) -> SnapshotEncode {
+        let mut copy = self.inner.clone();
+        let encodes = self.encodes.clone();
+        Box::new(move || {
+            note(&encodes);
+            copy.snapshot()
+        })
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), String> {
+        self.inner.restore(state)
+    }
+
+    fn state_hash(&mut self) -> [u8; 32] {
+        self.inner.state_hash()
+    }
+}
+
+/// The node's thread only copies the state for a snapshot: the encode runs on the
+/// node's snapshot thread (`cluster-snap-<id>`), never on `cluster-node-<id>`, and
+/// the snapshots it makes are the nodes' (taken, hashes equal everywhere).
+#[test]
+fn snapshots_are_encoded_on_the_snapshot_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let ports = free_ports(3);
+    let encodes = Arc::new(Mutex::new(Vec::new()));
+    let nodes: Vec<Option<RunnerHandle<Traced>>> = (1..=3)
+        .map(|id| {
+            let sm = Traced {
+                inner: Recorder::default(),
+                encodes: encodes.clone(),
+            };
+            let dir = dir.path().join(format!("n{id}"));
+            Some(spawn(dir, &config(id, &ports), sm, None).unwrap())
+        })
+        .collect();
+    let mut last = 0;
+    for i in 0..160u32 {
+        // Through whichever node leads now (an election on a loaded machine is fine).
+        last = wait_for("a proposal taken", || {
+            let l = leader(&nodes)?;
+            let data = format!("s{i}").into_bytes();
+            nodes[l].as_ref().unwrap().propose(data).ok()
+        });
+    }
+    // Every node passes a snapshot point of its own (every 50, staggered).
+    wait_for("applied and a snapshot on every node", || {
+        nodes
+            .iter()
+            .map(|n| n.as_ref().unwrap().status())
+            .all(|s| s.is_some_and(|(s, _)| s.applied >= last && s.snapshots_taken >= 1))
+            .then_some(())
+    });
+    let statuses: Vec<_> = nodes
+        .iter()
+        .map(|n| n.as_ref().unwrap().status().unwrap().0)
+        .collect();
+    for n in nodes {
+        n.unwrap().stop().unwrap();
+    }
+    for s in &statuses {
+        assert_eq!(s.hash_mismatches, 0, "node {}", s.id);
+    }
+    let encodes = encodes.lock().unwrap().clone();
+    assert!(!encodes.is_empty());
+    for name in &encodes {
+        assert!(
+            name.starts_with("cluster-snap-"),
+            "a snapshot was encoded on {name}: {encodes:?}"
+        );
     }
 }

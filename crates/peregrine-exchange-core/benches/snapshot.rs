@@ -1,18 +1,23 @@
 //! Snapshot and recovery time for a book of many resting orders (issue 3's
 //! "snapshot and recovery time for 1M resting orders").
 //!
-//! `cargo bench -p peregrine-exchange --bench snapshot [-- ORDERS]` (default
-//! 1,000,000). Builds one book with ORDERS resting orders on 2,000 levels, then times,
-//! three times each: `snapshot_codec::encode` (what the matching thread pays when a
-//! snapshot is due), `SnapshotStore::write` (temp file, fsync, rename, on the writer
-//! thread), `SnapshotStore::latest_valid` (read + CRC), `snapshot_codec::decode`, and
-//! `Core::restore_snapshot` into a fresh engine (what start-up pays before the journal
-//! tail). Prints a table and one JSON line; checks the restored state hash.
+//! `cargo bench -p peregrine-exchange-core --bench snapshot [-- ORDERS [REPORTS]]`
+//! (default 1,000,000 orders, no retained reports). Builds one book with ORDERS
+//! resting orders on 2,000 levels and a report store retaining REPORTS fills over 64
+//! accounts, then times, three times each: `snapshot_codec::encode_with` (what the
+//! matching thread pays when a snapshot is due), `snapshot_codec::capture` and
+//! `Capture::encode` (the copy a cluster node takes on its Raft thread, and the encode
+//! of it on its snapshot thread; checked to give the same bytes), `SnapshotStore::write`
+//! (temp file, fsync, rename, on the writer thread), `SnapshotStore::latest_valid`
+//! (read + CRC), `snapshot_codec::decode`, and `Core::restore_snapshot` into a fresh
+//! engine (what start-up pays before the journal tail). Prints a table and one JSON
+//! line; checks the restored state hash.
 
 use std::time::{Duration, Instant};
 
 use peregrine_book::{Action, Command, MatchingEngine, NewOrder};
 use peregrine_exchange_core::codec::snapshot as snapshot_codec;
+use peregrine_exchange_core::reports::{ReportStore, Retention};
 use peregrine_exchange_core::NoLog;
 use peregrine_exchange_core::{Clock, Core};
 use peregrine_journal::{SnapshotConfig, SnapshotStore};
@@ -62,15 +67,48 @@ fn fill(engine: &mut MatchingEngine, orders: usize) {
     }
 }
 
+/// A report store retaining `n` fills over 64 accounts.
+fn reports(n: usize) -> ReportStore {
+    let mut store = ReportStore::new(Retention { per_account: n });
+    for i in 0..n as u64 {
+        let account = AccountId(1 + (i % 64) as u32);
+        let fill = peregrine_wire::v2::reports::Fill {
+            session_seq: 0,
+            engine_seq: i + 1,
+            engine_time: Timestamp(i + 1),
+            order_id: OrderId(i + 1),
+            client_order_id: ClientOrderId(i + 1),
+            trade_id: i + 1,
+            price: Price::from_raw(10_000),
+            qty: Qty::from_raw(1),
+            leaves_qty: Qty::from_raw(0),
+            instrument: InstrumentId(1),
+            side: Side::Buy,
+            role: peregrine_wire::LiquidityRole::Maker,
+            reserved: peregrine_wire::field::Pad,
+            report_seq: i / 64 + 1, // the account's next
+            account,
+            fee_asset: 0,
+            fee: 0,
+        };
+        store.append(account, fill.into());
+    }
+    store
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
 fn main() {
-    let orders: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(1_000_000);
+    let mut args = std::env::args().skip(1).filter_map(|a| a.parse().ok());
+    let orders: usize = args.next().unwrap_or(1_000_000);
+    let retained: usize = args.next().unwrap_or(0);
+    let store_in = (retained > 0).then(|| reports(retained));
+    let counters = store_in
+        .as_ref()
+        .map(ReportStore::counters)
+        .unwrap_or_default();
     let capacity = orders.next_power_of_two();
     let mut live = engine(capacity);
     let t = Instant::now();
@@ -84,13 +122,22 @@ fn main() {
     let hash = live.state_hash();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut store = SnapshotStore::open(dir.path(), SnapshotConfig::default()).expect("store");
-    let mut rows: Vec<[f64; 5]> = Vec::new();
+    let mut rows: Vec<[f64; 7]> = Vec::new();
     let mut bytes = 0;
     for round in 0..ROUNDS {
         let seq = orders as u64 + round as u64;
         let t = Instant::now();
-        let blob = snapshot_codec::encode(&live, seq, Timestamp(orders as u64), &[]);
+        let ts = Timestamp(orders as u64);
+        let blob = snapshot_codec::encode_with(&live, seq, ts, &counters, store_in.as_ref());
         let encode = t.elapsed();
+        let t = Instant::now();
+        let copy = snapshot_codec::capture(&live, seq, ts, &counters, store_in.as_ref());
+        let capture = t.elapsed();
+        let t = Instant::now();
+        let again = copy.encode();
+        let copy_encode = t.elapsed();
+        assert!(again == blob, "the capture encodes to other bytes");
+        drop((copy, again));
         bytes = blob.len();
         let t = Instant::now();
         store.write(seq, blob).expect("write");
@@ -107,21 +154,40 @@ fn main() {
         core.restore_snapshot(&decoded).expect("restore");
         let restore = t.elapsed();
         assert_eq!(core.engine().state_hash(), hash, "restored state differs");
-        rows.push([ms(encode), ms(write), ms(read), ms(decode), ms(restore)]);
+        rows.push([
+            ms(encode),
+            ms(write),
+            ms(read),
+            ms(decode),
+            ms(restore),
+            ms(capture),
+            ms(copy_encode),
+        ]);
     }
     println!(
-        "snapshot of {orders} resting orders: {:.1} MB; times in ms (3 rounds)",
+        "snapshot of {orders} resting orders, {retained} retained reports: {:.1} MB; \
+         times in ms (3 rounds)",
         bytes as f64 / 1e6
     );
     println!(
-        "{:>6} {:>10} {:>12} {:>10} {:>10} {:>10} {:>14}",
-        "round", "encode", "write+fsync", "read+crc", "decode", "restore", "load total"
+        "{:>6} {:>10} {:>10} {:>12} {:>12} {:>10} {:>10} {:>10} {:>14}",
+        "round",
+        "encode",
+        "capture",
+        "copy-encode",
+        "write+fsync",
+        "read+crc",
+        "decode",
+        "restore",
+        "load total"
     );
     for (i, r) in rows.iter().enumerate() {
         println!(
-            "{:>6} {:>10.1} {:>12.1} {:>10.1} {:>10.1} {:>10.1} {:>14.1}",
+            "{:>6} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>10.1} {:>10.1} {:>10.1} {:>14.1}",
             i + 1,
             r[0],
+            r[5],
+            r[6],
             r[1],
             r[2],
             r[3],
@@ -133,13 +199,13 @@ fn main() {
         .iter()
         .map(|r| {
             format!(
-                "{{\"encode_ms\":{:.3},\"write_ms\":{:.3},\"read_ms\":{:.3},\"decode_ms\":{:.3},\"restore_ms\":{:.3}}}",
-                r[0], r[1], r[2], r[3], r[4]
+                "{{\"encode_ms\":{:.3},\"capture_ms\":{:.3},\"copy_encode_ms\":{:.3},\"write_ms\":{:.3},\"read_ms\":{:.3},\"decode_ms\":{:.3},\"restore_ms\":{:.3}}}",
+                r[0], r[5], r[6], r[1], r[2], r[3], r[4]
             )
         })
         .collect();
     println!(
-        "{{\"bench\":\"snapshot\",\"orders\":{orders},\"bytes\":{bytes},\"rounds\":[{}]}}",
+        "{{\"bench\":\"snapshot\",\"orders\":{orders},\"retained\":{retained},\"bytes\":{bytes},\"rounds\":[{}]}}",
         json.join(",")
     );
 }

@@ -554,6 +554,12 @@ pub struct SnapshotDone {
 }
 
 impl SnapshotWrite {
+    /// Sets the snapshot's data ([`crate::log::SnapshotData`] bytes) when it is made
+    /// after [`DurableLog::begin_snapshot`] (on the writing thread).
+    pub fn set_data(&mut self, data: bytes::Bytes) {
+        self.file.snapshot.data = data;
+    }
+
     /// Encodes and writes the file (blocking: the disk's `fsync`s).
     pub fn run(mut self) -> SnapshotDone {
         let blob = self.file.encode();

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
+use bytes::Bytes;
 use peregrine_journal::Storage;
 use raft::eraftpb::{
     ConfState, Entry, EntryType, HardState, Message, MessageType, Snapshot, SnapshotMetadata,
@@ -96,8 +97,9 @@ struct Persisting {
     msgs: Vec<Message>,
 }
 
-/// Runs a snapshot file's write (the closure) somewhere: the runner's snapshot
-/// thread ([`Node::set_snapshot_runner`]); without one, on the node's own thread.
+/// Runs a snapshot's encode and file write (the closure) somewhere: the runner's
+/// snapshot thread ([`Node::set_snapshot_runner`]); without one, on the node's own
+/// thread.
 pub type SnapshotRunner = Box<dyn Fn(Box<dyn FnOnce() + Send>) + Send>;
 
 /// A local snapshot whose file is being written.
@@ -105,7 +107,8 @@ struct Writing {
     index: u64,
     hash: [u8; 32],
     snap: Snapshot,
-    done: std::sync::mpsc::Receiver<SnapshotDone>,
+    /// The snapshot's data (made on the runner's thread) and the write's outcome.
+    done: std::sync::mpsc::Receiver<(Bytes, SnapshotDone)>,
 }
 
 /// One Raft member running a [`StateMachine`].
@@ -742,8 +745,9 @@ impl<M: StateMachine> Node<M> {
         (self.opts.id.saturating_sub(1) % 4) * (every / 4)
     }
 
-    /// Takes a snapshot: hashes and encodes the state here, then the file is written
-    /// by the snapshot runner (another thread in the runner). Only once the file is
+    /// Takes a snapshot: hashes the state and copies it here
+    /// ([`StateMachine::snapshot_copy`]); the copy is encoded and the file written by
+    /// the snapshot runner (another thread in the runner). Only once the file is
     /// durable ([`Node::poll_snapshot`]) does raft-rs see the snapshot and the log
     /// behind it get dropped. One write at a time: a snapshot due while the previous
     /// one is still being written is skipped (the next interval takes it).
@@ -752,15 +756,12 @@ impl<M: StateMachine> Node<M> {
             self.counters.snapshots_skipped += 1;
             return Ok(());
         }
+        let Some(seq) = self.raw.store().seq_of(index) else {
+            return Ok(()); // applied straight from a snapshot: nothing to name it by
+        };
         let hash = match self.hashes.back() {
             Some((i, h)) if *i == index => *h, // hashed at this index just now
             _ => self.sm.state_hash(),
-        };
-        let state = self.sm.snapshot();
-        let data = SnapshotData {
-            peers: self.peers.clone(),
-            state_hash: hash,
-            state: state.into(),
         };
         let mut meta = SnapshotMetadata {
             index,
@@ -768,21 +769,26 @@ impl<M: StateMachine> Node<M> {
             ..Default::default()
         };
         meta.set_conf_state(self.raw.store().conf_state().clone());
-        let mut snap = Snapshot {
-            data: data.encode().into(),
-            ..Default::default()
-        };
+        // The data is made on the runner's thread and set there (and here once done).
+        let mut snap = Snapshot::default();
         snap.set_metadata(meta);
-        let Some(seq) = self.raw.store().seq_of(index) else {
-            return Ok(()); // applied straight from a snapshot: nothing to name it by
-        };
         let hs = self.raw.store().hard_state().clone();
-        let Some(write) = self.log.begin_snapshot(seq, &snap, &hs)? else {
+        let Some(mut write) = self.log.begin_snapshot(seq, &snap, &hs)? else {
             return Ok(());
         };
+        let encode = self.sm.snapshot_copy();
+        let peers = self.peers.clone();
         let (tx, done) = std::sync::mpsc::channel();
         let job: Box<dyn FnOnce() + Send> = Box::new(move || {
-            let _ = tx.send(write.run());
+            let data: Bytes = SnapshotData {
+                peers,
+                state_hash: hash,
+                state: encode().into(),
+            }
+            .encode()
+            .into();
+            write.set_data(data.clone());
+            let _ = tx.send((data, write.run()));
         });
         match &self.snapshot_runner {
             Some(run) => run(job),
@@ -812,13 +818,14 @@ impl<M: StateMachine> Node<M> {
                 Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
             }
         };
-        let w = self.writing.take().expect("checked above");
-        let Some(done) = done else {
+        let mut w = self.writing.take().expect("checked above");
+        let Some((data, done)) = done else {
             return Err(ClusterError::StateMachine(
                 "the snapshot writer stopped mid-write".into(),
             ));
         };
         self.log.finish_snapshot(done)?;
+        w.snap.data = data;
         let index = w.index;
         let store = self.raw.mut_store();
         if index > store.snapshot_ref().get_metadata().index {
@@ -837,8 +844,8 @@ impl<M: StateMachine> Node<M> {
         Ok(())
     }
 
-    /// Writes snapshot files through `runner` (another thread) instead of on the
-    /// node's thread.
+    /// Encodes snapshots and writes their files through `runner` (another thread)
+    /// instead of on the node's thread.
     pub fn set_snapshot_runner(&mut self, runner: SnapshotRunner) {
         self.snapshot_runner = Some(runner);
     }

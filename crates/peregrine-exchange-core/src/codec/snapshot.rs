@@ -55,7 +55,7 @@
 //! [`decode`] checks every length and enum byte before allocating and returns a
 //! [`SnapshotDecodeError`]; it never panics.
 
-use peregrine_book::{Book, LevelIndex, MatchingEngine, NoPreMatch, PreMatch, RestingOrder};
+use peregrine_book::{LevelIndex, MatchingEngine, NoPreMatch, PreMatch, RestingOrder};
 use peregrine_ledger::{AssetId, Balance, Fees, HoldState, InstrumentAssets, Ledger, LedgerState};
 
 use super::venue::{self as venue_codec, VenueSection};
@@ -196,66 +196,139 @@ pub fn encode_with<L: LevelIndex, P: PreMatch + SnapshotLedger>(
     report_next: &[(AccountId, u64)],
     reports: Option<&ReportStore>,
 ) -> Vec<u8> {
-    let orders: usize = engine.books().map(|b| b.len()).sum();
-    let books = engine.books().count();
-    let ledger = engine.pre_match_ref().snapshot_ledger().map(Ledger::export);
-    let mut out = Vec::with_capacity(HEADER + books * BOOK + orders * ORDER);
-    let version = match (ledger.is_some(), reports.is_some()) {
-        (false, false) => VERSION_VENUE,
-        (true, false) => VERSION_VENUE_LEDGER,
-        (false, true) => VERSION_VENUE_STORE,
-        (true, true) => VERSION_VENUE_LEDGER_STORE,
-    };
-    out.extend_from_slice(&[version, 0, 0, 0, 0, 0, 0, 0]);
-    out.extend_from_slice(&engine.next_order_id().0.to_le_bytes());
-    out.extend_from_slice(&last_seq.to_le_bytes());
-    out.extend_from_slice(&last_ts.0.to_le_bytes());
-    out.extend_from_slice(&(books as u32).to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
-    for b in engine.books() {
-        out.extend_from_slice(&b.spec().id.0.to_le_bytes());
-        out.extend_from_slice(&[status_byte(b.spec().status), 0, 0, 0]);
-        out.extend_from_slice(&b.now().0.to_le_bytes());
-        out.extend_from_slice(&b.trade_seq().to_le_bytes());
-        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-        out.extend_from_slice(&[0; 4]);
-        b.visit_orders(&mut |o| put_order(&mut out, o));
-    }
-    if let Some(l) = &ledger {
-        put_ledger(&mut out, l);
-    }
-    out.reserve(REPORTS + report_next.len() * REPORT_ENTRY);
-    out.extend_from_slice(&(report_next.len() as u32).to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
-    for (account, next) in report_next {
-        out.extend_from_slice(&account.0.to_le_bytes());
-        out.extend_from_slice(&[0; 4]);
-        out.extend_from_slice(&next.to_le_bytes());
-    }
-    let venues: Vec<_> = engine.books().map(Book::venue_state).collect();
-    let icebergs: Vec<Vec<_>> = engine
+    capture(engine, last_seq, last_ts, report_next, reports).encode()
+}
+
+/// Everything [`encode_with`] reads of an engine, copied out: each book's resting
+/// orders and venue state, the ledger, the fee stage, the report counters and the
+/// retained reports. Taking it is a walk and a copy (no encoding); its
+/// [`Capture::encode`] makes the very bytes [`encode_with`] would have made at the
+/// moment of the capture, later and on any thread, whatever the engine did since.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    next_order_id: OrderId,
+    last_seq: u64,
+    last_ts: Timestamp,
+    books: Vec<CapturedBook>,
+    ledger: Option<LedgerState>,
+    report_next: Vec<(AccountId, u64)>,
+    fees: Option<peregrine_ledger::FeeState>,
+    reports: Option<ReportStore>,
+}
+
+#[derive(Debug, Clone)]
+struct CapturedBook {
+    instrument: InstrumentId,
+    status: InstrumentStatus,
+    now: Timestamp,
+    trade_seq: u64,
+    /// In priority order (what `visit_orders` gives).
+    orders: Vec<RestingOrder>,
+    venue: peregrine_book::VenueState,
+}
+
+/// Copies out what [`encode_with`] would encode (see [`Capture`]).
+pub fn capture<L: LevelIndex, P: PreMatch + SnapshotLedger>(
+    engine: &MatchingEngine<L, P>,
+    last_seq: u64,
+    last_ts: Timestamp,
+    report_next: &[(AccountId, u64)],
+    reports: Option<&ReportStore>,
+) -> Capture {
+    let books = engine
         .books()
         .map(|b| {
-            let mut v = Vec::new();
-            b.visit_orders(&mut |o| {
-                if !o.display.is_zero() {
-                    v.push((o.id, o.display, o.shown));
-                }
-            });
-            v
+            let mut orders = Vec::with_capacity(b.len());
+            b.visit_orders(&mut |o| orders.push(*o));
+            CapturedBook {
+                instrument: b.spec().id,
+                status: b.spec().status,
+                now: b.now(),
+                trade_seq: b.trade_seq(),
+                orders,
+                venue: b.venue_state(),
+            }
         })
         .collect();
-    let parts: Vec<_> = venues
-        .iter()
-        .zip(&icebergs)
-        .map(|(state, icebergs)| venue_codec::BookPart { state, icebergs })
-        .collect();
-    let fees = engine.pre_match_ref().snapshot_fees().map(Fees::export);
-    venue_codec::put(&mut out, &parts, fees.as_ref(), ledger.as_ref());
-    if let Some(store) = reports {
-        put_store(&mut out, store);
+    Capture {
+        next_order_id: engine.next_order_id(),
+        last_seq,
+        last_ts,
+        books,
+        ledger: engine.pre_match_ref().snapshot_ledger().map(Ledger::export),
+        report_next: report_next.to_vec(),
+        fees: engine.pre_match_ref().snapshot_fees().map(Fees::export),
+        reports: reports.cloned(),
     }
-    out
+}
+
+impl Capture {
+    /// The snapshot blob of the captured state.
+    pub fn encode(&self) -> Vec<u8> {
+        let orders: usize = self.books.iter().map(|b| b.orders.len()).sum();
+        let ledger = self.ledger.as_ref();
+        let report_next = &self.report_next;
+        let mut out = Vec::with_capacity(HEADER + self.books.len() * BOOK + orders * ORDER);
+        let version = match (ledger.is_some(), self.reports.is_some()) {
+            (false, false) => VERSION_VENUE,
+            (true, false) => VERSION_VENUE_LEDGER,
+            (false, true) => VERSION_VENUE_STORE,
+            (true, true) => VERSION_VENUE_LEDGER_STORE,
+        };
+        out.extend_from_slice(&[version, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend_from_slice(&self.next_order_id.0.to_le_bytes());
+        out.extend_from_slice(&self.last_seq.to_le_bytes());
+        out.extend_from_slice(&self.last_ts.0.to_le_bytes());
+        out.extend_from_slice(&(self.books.len() as u32).to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        for b in &self.books {
+            out.extend_from_slice(&b.instrument.0.to_le_bytes());
+            out.extend_from_slice(&[status_byte(b.status), 0, 0, 0]);
+            out.extend_from_slice(&b.now.0.to_le_bytes());
+            out.extend_from_slice(&b.trade_seq.to_le_bytes());
+            out.extend_from_slice(&(b.orders.len() as u32).to_le_bytes());
+            out.extend_from_slice(&[0; 4]);
+            for o in &b.orders {
+                put_order(&mut out, o);
+            }
+        }
+        if let Some(l) = ledger {
+            put_ledger(&mut out, l);
+        }
+        out.reserve(REPORTS + report_next.len() * REPORT_ENTRY);
+        out.extend_from_slice(&(report_next.len() as u32).to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        for (account, next) in report_next {
+            out.extend_from_slice(&account.0.to_le_bytes());
+            out.extend_from_slice(&[0; 4]);
+            out.extend_from_slice(&next.to_le_bytes());
+        }
+        let icebergs: Vec<Vec<_>> = self
+            .books
+            .iter()
+            .map(|b| {
+                b.orders
+                    .iter()
+                    .filter(|o| !o.display.is_zero())
+                    .map(|o| (o.id, o.display, o.shown))
+                    .collect()
+            })
+            .collect();
+        let parts: Vec<_> = self
+            .books
+            .iter()
+            .zip(&icebergs)
+            .map(|(b, icebergs)| venue_codec::BookPart {
+                state: &b.venue,
+                icebergs,
+            })
+            .collect();
+        venue_codec::put(&mut out, &parts, self.fees.as_ref(), ledger);
+        if let Some(store) = &self.reports {
+            put_store(&mut out, store);
+        }
+        out
+    }
 }
 
 fn put_store(out: &mut Vec<u8>, store: &ReportStore) {

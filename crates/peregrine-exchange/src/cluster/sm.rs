@@ -12,7 +12,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use peregrine_cluster::StateMachine;
+use peregrine_cluster::{SnapshotEncode, StateMachine};
 use peregrine_exchange_core::codec::snapshot;
 use peregrine_exchange_core::reports::{ReportStore, Retention};
 use peregrine_exchange_core::{Clock, Core, NoLog, VenueSpec};
@@ -114,7 +114,13 @@ impl ExchangeSm {
     /// The state and the report streams' retained reports (a node that installs it,
     /// or restarts from it, serves the same retention as a leader).
     fn encode(&self) -> Vec<u8> {
-        snapshot::encode_with(
+        self.capture().encode()
+    }
+
+    /// A copy of what [`ExchangeSm::encode`] encodes (the books' orders and venue
+    /// state, the ledger, the report streams), to encode on another thread.
+    fn capture(&self) -> snapshot::Capture {
+        snapshot::capture(
             self.core.engine(),
             self.core.engine_seq(),
             self.last_ts,
@@ -218,6 +224,13 @@ impl StateMachine for ExchangeSm {
         self.encode()
     }
 
+    /// The copy is taken on the node's thread, the encode runs on its snapshot
+    /// thread.
+    fn snapshot_copy(&mut self) -> SnapshotEncode {
+        let copy = self.capture();
+        Box::new(move || copy.encode())
+    }
+
     fn restore(&mut self, state: &[u8]) -> Result<(), String> {
         let retention = Some(self.retention);
         if state.is_empty() {
@@ -289,5 +302,74 @@ mod tests {
         let small = ticks(stamp, n + 1, 10);
         sm.committed(4, &small);
         assert_eq!(released(), n + 10);
+    }
+
+    /// A batch of `n` limit orders from seq `first` (bids and asks apart, so all rest).
+    fn orders(stamp: Stamp, first: u64, n: u64) -> Vec<u8> {
+        use peregrine_book::NewOrder;
+        use peregrine_types::{
+            AccountId, ClientOrderId, InstrumentId, OrderId, OrderType, Price, Qty, Side, StpMode,
+            TimeInForce,
+        };
+        let mut w = batch::BatchWriter::default();
+        w.start(stamp);
+        for s in first..first + n {
+            let buy = s % 2 == 0;
+            let order = NewOrder {
+                instrument: InstrumentId(1),
+                id: OrderId(0),
+                client_id: ClientOrderId(s),
+                account: AccountId(1 + (s % 4) as u32),
+                side: if buy { Side::Buy } else { Side::Sell },
+                order_type: OrderType::Limit,
+                tif: TimeInForce::Gtc,
+                stp: StpMode::None,
+                price: Price::from_raw(if buy { 9_000 } else { 11_000 }),
+                qty: Qty::from_raw(1),
+                expire_at: Timestamp(0),
+            };
+            let ts = Timestamp(1_000 + s);
+            w.push(
+                s,
+                &Record::Command(Command {
+                    ts,
+                    action: Action::New(order),
+                }),
+            );
+        }
+        w.finish()
+    }
+
+    /// The snapshot copy is the state when it was taken: encoded after more batches
+    /// were applied, it gives the bytes `snapshot` gave then (what the node's
+    /// snapshot thread encodes, with the index and hash taken with the copy).
+    #[test]
+    fn a_snapshot_copy_encodes_the_state_it_was_taken_at() {
+        let config = crate::config::Config::default();
+        let venue = config.venue().unwrap();
+        let shared = Arc::new(Shared::new().unwrap());
+        let retention = Retention {
+            per_account: config.reports.retain_per_account,
+        };
+        let mut sm = ExchangeSm::new(&venue, retention, shared).unwrap();
+        let stamp = Stamp { node: 1, term: 1 };
+        sm.apply(1, &orders(stamp, 1, 200));
+        let resting: usize = sm.core.engine().books().map(|b| b.len()).sum();
+        assert!(resting > 0, "the orders rest");
+        let then = sm.snapshot();
+        let hash_then = sm.state_hash();
+        let copy = sm.snapshot_copy();
+        sm.apply(2, &orders(stamp, 201, 100));
+        sm.apply(3, &ticks(stamp, 301, 10));
+        let now = sm.snapshot();
+        assert_ne!(now, then, "the state moved on");
+        let bytes = std::thread::spawn(copy).join().unwrap();
+        assert!(
+            bytes == then,
+            "the copy encodes to the state it was taken at"
+        );
+        // And restores to that state's hash.
+        sm.restore(&bytes).unwrap();
+        assert_eq!(sm.state_hash(), hash_then);
     }
 }
