@@ -30,32 +30,48 @@ use crate::reject::CancelReason;
 
 impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Runs the cascade a command set off, then publishes the indicative uncross in
-    /// a call auction. Plain commands pay one check.
-    #[inline]
+    /// a call auction. A plain command in continuous trading takes the inline path:
+    /// a few flag tests and the crossed-book check.
+    #[inline(always)]
     pub(super) fn finish<S: EventSink>(&mut self, sink: &mut S) {
+        if self.round_first != 0 && self.park.waiting() == 0 {
+            // What the cascade's first evaluation would do: no stop can trigger.
+            // (Protections fired before it can only cancel parked orders.)
+            self.round_first = 0;
+        }
+        if self.round_first == 0
+            && self.queue.is_empty()
+            && self.mmp.tripped.is_empty()
+            && self.phase.is_continuous()
+        {
+            self.assert_uncrossed();
+        } else {
+            self.finish_slow(sink);
+        }
+    }
+
+    /// [`OrderBook::finish`] with a cascade to run or outside continuous trading.
+    #[inline(never)]
+    fn finish_slow<S: EventSink>(&mut self, sink: &mut S) {
         if self.round_first != 0 || !self.queue.is_empty() || !self.mmp.tripped.is_empty() {
             self.cascade(sink);
         }
         if self.phase.is_auction() {
             self.publish_indicative(sink);
         } else if self.phase.is_continuous() {
-            // The post-condition of every command, on in release (two O(1) best-level
-            // lookups): continuous matching never leaves the book crossed (a call
-            // auction may, and a halt during one keeps its book as it was).
-            assert!(
-                !self.crossed(),
-                "the book of instrument {} is crossed after a command in phase {:?}",
-                self.spec.id.0,
-                self.phase
-            );
+            self.assert_uncrossed();
         }
     }
 
-    /// Whether the best bid is at or above the best offer.
-    fn crossed(&self) -> bool {
-        match (self.best(Side::Buy), self.best(Side::Sell)) {
-            (Some((bid, ..)), Some((ask, ..))) => bid >= ask,
-            _ => false,
+    /// The post-condition of every command in continuous trading, on in release
+    /// (two O(1) best-level reads): continuous matching never leaves the book
+    /// crossed (a call auction may, and a halt during one keeps its book as it was).
+    #[inline(always)]
+    fn assert_uncrossed(&self) {
+        if let (Some(b), Some(a)) = (self.levels.best(Side::Buy), self.levels.best(Side::Sell)) {
+            if self.levels.level(b).price >= self.levels.level(a).price {
+                crossed_panic(self.spec.id.0, self.phase);
+            }
         }
     }
 
@@ -210,4 +226,11 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             self.list_gone(list, o.id.0, sink);
         }
     }
+}
+
+/// The crossed-book assertion's failure, out of line.
+#[cold]
+#[inline(never)]
+fn crossed_panic(instrument: u32, phase: peregrine_types::TradingPhase) -> ! {
+    panic!("the book of instrument {instrument} is crossed after a command in phase {phase:?}")
 }

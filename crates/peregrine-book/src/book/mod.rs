@@ -87,6 +87,10 @@ pub struct OrderBook<L: LevelIndex = Ladder, I: OrderIds = IdWindow> {
     next_timer: u64,
     /// The last schedule boundary run (0: the schedule has not started).
     sched_done: u64,
+    /// A lower bound of when [`OrderBook::advance_time`] has work: the earliest of
+    /// the GTD expiries, `next_timer`, and 0 while a schedule waits to start. A
+    /// command before it pays one comparison for the clock.
+    due: u64,
 }
 
 /// Per-slot extension of a resting order.
@@ -180,6 +184,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             indicative: (0, 0, 0, None),
             next_timer: u64::MAX,
             sched_done: 0,
+            due: 0,
         };
         book.refresh_timer();
         book
@@ -375,6 +380,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
                 .retain(|Reverse((_, id))| ids.contains(*id) || park.get(*id).is_some());
         }
         self.expiry.push(Reverse((at, id)));
+        self.due = self.due.min(at);
     }
 
     /// Unlinks a resting order from its level and frees it; emits `Cancelled` with

@@ -74,7 +74,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// A plain limit order (see [`is_plain`]) in continuous trading: only the rules of
     /// [`validate_new`] and [`OrderBook::admit`] that can refuse such an order, in
     /// the same order, so the first failing rule is the same one.
-    #[inline]
+    #[inline(always)]
     fn new_plain<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
         let spec = &self.spec;
         let refused = if o.instrument != spec.id {
@@ -102,7 +102,46 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             return;
         }
         sink.push(accepted(o));
-        self.incoming(o, 0, NIL, sink);
+        self.plain_incoming(o, sink);
+    }
+
+    /// [`OrderBook::incoming`] for a plain order in continuous trading (no FOK, no
+    /// iceberg, no list), inline in [`OrderBook::execute`]: matching, then a GTC
+    /// remainder rests; the rarer ends take the general path out of line.
+    #[inline(always)]
+    fn plain_incoming<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+        let mut taker = Taker {
+            id: o.id,
+            client_id: o.client_id,
+            account: o.account,
+            side: o.side,
+            limit: o.price.units(),
+            leaves: o.qty.lots(),
+            stp: o.stp,
+            list: NIL,
+        };
+        let end = self.take(&mut taker, sink);
+        if taker.leaves == 0 {
+            return;
+        }
+        if end == TakeEnd::Done && o.tif == TimeInForce::Gtc && !self.arena.is_full() {
+            self.rest_new(o, taker.leaves, 0, NIL, sink);
+        } else {
+            self.plain_end(o, &taker, end, sink);
+        }
+    }
+
+    /// A plain order's remainder that does not simply rest (see `incoming`).
+    #[inline(never)]
+    fn plain_end<S: EventSink>(&mut self, o: &NewOrder, taker: &Taker, end: TakeEnd, sink: &mut S) {
+        match end {
+            TakeEnd::SelfTrade => self.taker_gone(taker, o.price, CancelReason::SelfTrade, sink),
+            TakeEnd::Volatility => {
+                self.start_volatility(sink);
+                self.rest_or_cancel(o, 0, taker, sink);
+            }
+            TakeEnd::Done => self.rest_or_cancel(o, 0, taker, sink),
+        }
     }
 
     /// The `Rejected` of a new order.
@@ -281,6 +320,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
 
     /// Puts the unfilled rest of an order on the book: an iceberg shows at most its
     /// display size and keeps the rest hidden.
+    #[inline]
     pub(super) fn rest_new<S: EventSink>(
         &mut self,
         o: &NewOrder,

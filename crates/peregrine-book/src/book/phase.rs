@@ -36,6 +36,18 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     #[inline]
     pub fn advance_time<S: EventSink>(&mut self, now: Timestamp, sink: &mut S) {
         let ts = now.0;
+        if ts < self.due {
+            // Nothing is due: the one check a plain command pays.
+            self.now = self.now.max(ts);
+            return;
+        }
+        self.advance_due(ts, sink);
+    }
+
+    /// [`OrderBook::advance_time`] when something may be due by `ts`.
+    #[cold]
+    #[inline(never)]
+    fn advance_due<S: EventSink>(&mut self, ts: u64, sink: &mut S) {
         if self.sched_done == 0
             && self.spec.schedule.is_some()
             && self.next_boundary().is_some_and(|(b, _)| b <= ts)
@@ -58,6 +70,19 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             }
         }
         self.now = self.now.max(ts);
+        self.refresh_due();
+    }
+
+    /// Recomputes [`OrderBook::due`](super::OrderBook): the earliest GTD expiry,
+    /// timer, or 0 while a schedule waits to start.
+    pub(super) fn refresh_due(&mut self) {
+        let expiry = self.expiry.peek().map_or(u64::MAX, |r| (r.0).0);
+        let start = if self.sched_done == 0 && self.spec.schedule.is_some() {
+            0
+        } else {
+            u64::MAX
+        };
+        self.due = expiry.min(self.next_timer).min(start);
     }
 
     /// Expires the heap's earliest entry (stale entries are dropped).
@@ -90,6 +115,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             t = t.min(b);
         }
         self.next_timer = t;
+        self.refresh_due();
     }
 
     /// When the book next has timed work (a thaw, an auction's end, a scheduled

@@ -19,6 +19,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     ///
     /// Events per level: fills and STP cancels in FIFO order, then one `LevelChanged`
     /// for the level if any of its orders was touched.
+    #[inline]
     pub(super) fn take<S: EventSink>(&mut self, t: &mut Taker, sink: &mut S) -> TakeEnd {
         let opp = t.side.opposite();
         let (lo, hi) = self.band();
