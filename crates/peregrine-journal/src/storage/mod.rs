@@ -52,6 +52,27 @@ pub trait FileIo: Send + Sync + fmt::Debug {
     fn sync_all(&self) -> io::Result<()>;
     /// Another handle on the same open file.
     fn try_clone(&self) -> io::Result<FileHandle>;
+    /// Reads the whole file into `buf` (cleared first); returns the bytes read. The
+    /// default sizes `buf` to the file and fills it with [`FileIo::read_at`]; a
+    /// backend may read without zero-filling `buf` first (the OS one does).
+    fn read_all(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        buf.clear();
+        let len = usize::try_from(self.size()?)
+            .map_err(|_| io::Error::new(io::ErrorKind::FileTooLarge, "file too large"))?;
+        buf.resize(len, 0);
+        let mut at = 0;
+        while at < buf.len() {
+            match self.read_at(&mut buf[at..], at as u64) {
+                Ok(0) => break,
+                Ok(n) => at += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // A file that shrank under the read (the caller verifies what it got).
+        buf.truncate(at);
+        Ok(at)
+    }
 }
 
 /// A lock taken through a [`Storage`], held until dropped (the box keeps the
@@ -133,22 +154,7 @@ impl FileHandle {
 
     /// Reads the whole file into `buf` (cleared first); returns its length.
     pub fn read_to_end(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
-        buf.clear();
-        let len = usize::try_from(self.0.size()?)
-            .map_err(|_| io::Error::new(io::ErrorKind::FileTooLarge, "file too large"))?;
-        buf.resize(len, 0);
-        let mut at = 0;
-        while at < buf.len() {
-            match self.0.read_at(&mut buf[at..], at as u64) {
-                Ok(0) => break,
-                Ok(n) => at += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        // A file that shrank under the read (the caller verifies what it got).
-        buf.truncate(at);
-        Ok(at)
+        self.0.read_all(buf)
     }
 
     /// The file's length.
