@@ -14,14 +14,13 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use peregrine_fix_interop::qf::{
-    settings, wait_until, InitiatorKit, Recorder, Seen, WireLog, QUICKFIX,
-};
+use peregrine_fix_interop::qf::{wait_until, InitiatorKit, Recorder, Seen, WireLog, QUICKFIX};
 use peregrine_types::{ClientOrderId, Side, TimeInForce};
 use peregrine_wire::v2::{Outbound, RequestRef};
-use quickfix::{ConnectionHandler, FieldMap, Message, SessionId};
+use quickfix::{ConnectionHandler, FieldMap, Message};
 use support::cluster::{Cluster, N};
 use support::fix::start_gateway_at;
+use support::fix::{client_recorder, client_session, client_settings};
 use support::{order, with_timeout, write_key_file};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -115,24 +114,14 @@ fn the_fix_gateway_follows_the_leader_through_a_kill() {
             "{log}"
         );
 
-        let qf = Recorder {
-            password: Some("fix-pw".into()),
-            ..Recorder::default()
-        };
+        let qf = client_recorder();
         let wire = WireLog::default();
         let kit = InitiatorKit::new(
             &qf,
             &wire,
-            &settings(
-                dir.path(),
-                "initiator",
-                "CLIENT1",
-                "PEREGRINE",
-                gateway.addr.port(),
-                "",
-            ),
+            &client_settings(dir.path(), gateway.addr.port()),
         );
-        let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+        let sid = client_session();
         let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
         let mut initiator = kit.start();
         wait_until("logon through the gateway", WAIT, || qf.logons() == 1);

@@ -13,13 +13,14 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use peregrine_fix_interop::qf::{
-    settings, wait_until, InitiatorKit, Recorder, Seen, WireLog, QUICKFIX,
-};
+use peregrine_fix_interop::qf::{wait_until, InitiatorKit, Recorder, Seen, WireLog, QUICKFIX};
 use peregrine_types::{Side, TimeInForce};
 use peregrine_wire::v2::Outbound;
-use quickfix::{ConnectionHandler, FieldMap, Message, SessionId};
-use support::fix::{log_has, start_exchange, start_gateway, start_gateway_at, Counterparty};
+use quickfix::{ConnectionHandler, FieldMap, Message};
+use support::fix::{
+    client_recorder, client_session, client_settings, log_has, start_exchange, start_gateway,
+    start_gateway_at, Counterparty,
+};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -68,24 +69,14 @@ fn quickfix_trades_through_the_gateway() {
         log_has(dir.path(), "gateway.log", "account 1 logged in")
     });
 
-    let qf = Recorder {
-        password: Some("fix-pw".into()),
-        ..Recorder::default()
-    };
+    let qf = client_recorder();
     let wire = WireLog::default();
     let kit = InitiatorKit::new(
         &qf,
         &wire,
-        &settings(
-            dir.path(),
-            "initiator",
-            "CLIENT1",
-            "PEREGRINE",
-            gateway.addr.port(),
-            "",
-        ),
+        &client_settings(dir.path(), gateway.addr.port()),
     );
-    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let sid = client_session();
     let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
     let mut initiator = kit.start();
     wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
@@ -334,24 +325,14 @@ fn stops_stop_limits_and_icebergs_trigger_and_refill_through_the_gateway() {
     wait_until("the gateway's exchange session", WAIT, || {
         log_has(dir.path(), "gateway.log", "account 1 logged in")
     });
-    let qf = Recorder {
-        password: Some("fix-pw".into()),
-        ..Recorder::default()
-    };
+    let qf = client_recorder();
     let wire = WireLog::default();
     let kit = InitiatorKit::new(
         &qf,
         &wire,
-        &settings(
-            dir.path(),
-            "initiator",
-            "CLIENT1",
-            "PEREGRINE",
-            gateway.addr.port(),
-            "",
-        ),
+        &client_settings(dir.path(), gateway.addr.port()),
     );
-    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let sid = client_session();
     let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
     let mut initiator = kit.start();
     wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
@@ -577,24 +558,14 @@ fn an_oco_places_fills_one_leg_cancels_the_other_and_a_list_cancel_request_cance
     wait_until("the gateway's exchange session", WAIT, || {
         log_has(dir.path(), "gateway.log", "account 1 logged in")
     });
-    let qf = Recorder {
-        password: Some("fix-pw".into()),
-        ..Recorder::default()
-    };
+    let qf = client_recorder();
     let wire = WireLog::default();
     let kit = InitiatorKit::new(
         &qf,
         &wire,
-        &settings(
-            dir.path(),
-            "initiator",
-            "CLIENT1",
-            "PEREGRINE",
-            gateway.addr.port(),
-            "",
-        ),
+        &client_settings(dir.path(), gateway.addr.port()),
     );
-    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let sid = client_session();
     let send = |m: Message| quickfix::send_to_target(m, &sid).unwrap();
     let initiator = kit.start();
     wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
@@ -733,24 +704,14 @@ fn a_restarted_gateway_resumes_the_report_stream_and_loses_nothing() {
     wait_until("the gateway's exchange session", WAIT, || {
         log_has(dir.path(), "gateway.log", "account 1 logged in")
     });
-    let qf = Recorder {
-        password: Some("fix-pw".into()),
-        ..Recorder::default()
-    };
+    let qf = client_recorder();
     let wire = WireLog::default();
     let kit = InitiatorKit::new(
         &qf,
         &wire,
-        &settings(
-            dir.path(),
-            "initiator",
-            "CLIENT1",
-            "PEREGRINE",
-            gateway.addr.port(),
-            "",
-        ),
+        &client_settings(dir.path(), gateway.addr.port()),
     );
-    let sid = SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap();
+    let sid = client_session();
     let mut fix = kit.start();
     wait_until("logon through the gateway", WAIT, || qf.logons() == 1);
     quickfix::send_to_target(

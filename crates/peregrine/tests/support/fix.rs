@@ -204,3 +204,22 @@ pub(crate) fn log_has(dir: &Path, log: &str, text: &str) -> bool {
         .unwrap_or_default()
         .contains(text)
 }
+
+/// The QuickFIX client the gateway tests trade with: CLIENT1 → PEREGRINE (account 1),
+/// sending the gateway's password in its Logon.
+pub(crate) fn client_recorder() -> peregrine_fix_interop::qf::Recorder {
+    peregrine_fix_interop::qf::Recorder {
+        password: Some("fix-pw".into()),
+        ..Default::default()
+    }
+}
+
+/// That client's QuickFIX settings file, connecting to the gateway at `port`.
+pub(crate) fn client_settings(dir: &Path, port: u16) -> PathBuf {
+    peregrine_fix_interop::qf::settings(dir, "initiator", "CLIENT1", "PEREGRINE", port, "")
+}
+
+/// That client's session id (for `quickfix::send_to_target`).
+pub(crate) fn client_session() -> quickfix::SessionId {
+    quickfix::SessionId::try_new("FIX.4.4", "CLIENT1", "PEREGRINE", "").unwrap()
+}
