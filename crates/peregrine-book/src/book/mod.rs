@@ -38,7 +38,7 @@ use peregrine_types::{
 };
 
 use crate::arena::{Arena, NIL};
-use crate::command::{Action, Command, CommandKind, OrderList};
+use crate::command::{Action, Command, CommandKind, NewOrder, OrderList};
 use crate::event::{Event, EventSink, Rejected};
 use crate::ids::{IdWindow, OrderIds};
 use crate::index::{Ladder, LevelIndex};
@@ -125,6 +125,23 @@ struct Taker {
     stp: StpMode,
     /// The list it is a leg of, or [`NIL`].
     list: u32,
+}
+
+impl Taker {
+    /// A new order as a taker, a leg of `list` (or [`NIL`]).
+    #[inline(always)]
+    fn new_order(o: &NewOrder, list: u32) -> Taker {
+        Taker {
+            id: o.id,
+            client_id: o.client_id,
+            account: o.account,
+            side: o.side,
+            limit: o.price.units(),
+            leaves: o.qty.lots(),
+            stp: o.stp,
+            list,
+        }
+    }
 }
 
 /// Why a taker stopped matching before its limit, when it did.

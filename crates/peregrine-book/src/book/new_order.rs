@@ -110,16 +110,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// remainder rests; the rarer ends take the general path out of line.
     #[inline(always)]
     fn plain_incoming<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
-        let mut taker = Taker {
-            id: o.id,
-            client_id: o.client_id,
-            account: o.account,
-            side: o.side,
-            limit: o.price.units(),
-            leaves: o.qty.lots(),
-            stp: o.stp,
-            list: NIL,
-        };
+        let mut taker = Taker::new_order(o, NIL);
         let end = self.take(&mut taker, sink);
         if taker.leaves == 0 {
             return;
@@ -198,16 +189,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         list: u32,
         sink: &mut S,
     ) {
-        let mut taker = Taker {
-            id: o.id,
-            client_id: o.client_id,
-            account: o.account,
-            side: o.side,
-            limit: o.price.units(),
-            leaves: o.qty.lots(),
-            stp: o.stp,
-            list,
-        };
+        let mut taker = Taker::new_order(o, list);
         if !self.phase.is_continuous() {
             self.rest_or_cancel(o, display, &taker, sink);
             return;
