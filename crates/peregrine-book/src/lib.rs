@@ -55,6 +55,7 @@ pub use event::{
 };
 pub use ids::{HashIds, IdWindow, OpenIds, OrderIds};
 pub use index::{BTreeLevels, Ladder, LevelIndex};
+pub use prefetch::prefetch;
 pub use reference::ReferenceBook;
 pub use reject::{CancelReason, RejectReason};
 pub use venue::{ListStage, ListState, MmpView, ParkedOrder, VenueState};

@@ -9,7 +9,7 @@
 /// nothing architecturally and changes nothing; a no-op on other architectures.
 #[inline(always)]
 #[allow(unsafe_code)] // reason: the prefetch intrinsic is `unsafe` only because of its target feature
-pub(crate) fn prefetch<T>(r: &T) {
+pub fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `_mm_prefetch` requires SSE, which is part of the x86_64 baseline (every
     // x86_64 CPU has it, and the target enables it). The instruction is a hint: it

@@ -11,6 +11,8 @@
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
 
+use peregrine_book::prefetch;
+
 use crate::abi::{CancelMsg, ModifyMsg, NewOrderMsg, Report, TaggedMsg, Transport};
 use crate::adapter::{Adapter, Msg, ReportSink};
 
@@ -160,21 +162,6 @@ pub unsafe extern "C" fn engine_on_batch(msgs: *const TaggedMsg, n: u32) {
 /// How many messages ahead of its decoding [`engine_on_batch`] starts loading a
 /// message (40 bytes each: 16 is ten cache lines, about 1.5 us of matching).
 const MSG_AHEAD: usize = 16;
-
-/// Hints the CPU to load the cache line holding `r`; changes nothing.
-#[inline(always)]
-fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` needs SSE, part of the x86_64 baseline; the instruction
-    // is a hint that never faults, and the address comes from a live reference.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-            (r as *const T).cast::<i8>(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
 
 /// The message a tagged message holds (`None`: unknown tag).
 #[inline]
