@@ -184,6 +184,7 @@ fn compare_venue<L: LevelIndex>(
     let mut ledger = Ledger::default();
     let mut coverage = Coverage::default();
     let (mut ev_fast, mut ev_ref): (Vec<Event>, Vec<Event>) = (Vec::new(), Vec::new());
+    let mut was_quiet = fast.is_quiet();
     for step in 0..steps {
         let op = gen.next_op();
         ev_fast.clear();
@@ -214,6 +215,11 @@ fn compare_venue<L: LevelIndex>(
             .map_err(|e| format!("{}: {e}", ctx()))?;
         ledger.observe(&ev_fast);
         coverage.observe(&ev_fast);
+        if fast.is_quiet() {
+            coverage.quiet_steps += 1;
+            coverage.quiet_entries += usize::from(!was_quiet);
+        }
+        was_quiet = fast.is_quiet();
         ledger
             .check_venue(&resting, &venue.parked, venue.phase.is_continuous())
             .map_err(|e| format!("{}: {e}", ctx()))?;
@@ -246,6 +252,26 @@ fn venue_streams_match_reference() {
         )
         .unwrap();
     }
+}
+
+/// The quiet path (nothing parked, no live list, no protection: a plain order or
+/// cancel leaves out the venue rules' per-fill work and the command's finish)
+/// against the reference, in streams that go quiet and back many times. The fast
+/// book's invariants include that a book saying it is quiet is.
+#[test]
+fn quiet_spells_match_reference() {
+    let (mut steps, mut entries) = (0, 0);
+    for seed in 80..88 {
+        let gen = VenueGenerator::with_quiet_spells(seed);
+        let c = compare_venue::<Ladder>(gen, venue_spec(), seed, 3_000, 512, 256).unwrap();
+        steps += c.quiet_steps;
+        entries += c.quiet_entries;
+    }
+    eprintln!("quiet after {steps} of 24,000 steps, entered {entries} times");
+    assert!(
+        (2_000..20_000).contains(&steps) && entries >= 40,
+        "the streams go quiet and back: quiet after {steps} steps, entered {entries} times"
+    );
 }
 
 /// The same over the `BTreeMap` index.

@@ -138,8 +138,13 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             stp: old.stp,
             list: self.list_of(slot),
         };
-        let end = if self.phase.is_continuous() {
-            self.take(&mut taker, sink)
+        if taker.list != NIL {
+            self.quiet = false;
+        }
+        let end = if self.quiet {
+            self.take::<true, S>(&mut taker, sink)
+        } else if self.phase.is_continuous() {
+            self.take::<false, S>(&mut taker, sink)
         } else {
             TakeEnd::Done
         };
@@ -169,6 +174,11 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         } else {
             taker.leaves
         };
+        if self.quiet && self.would_take(old.side, r.price.units()) {
+            // The command's finish does not run: the never-crossed check, on the
+            // one side resting can cross.
+            super::cascade::crossed_panic(self.spec.id.0, self.phase);
+        }
         let h = self.levels.get_or_insert(old.side, r.price.units());
         {
             let n = self.arena.get_mut(slot);
@@ -232,6 +242,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// count. A list leg's siblings go at once (`ListCancelled`, not counted).
     /// Allowed while halted. O(resting orders + parked orders).
     pub(super) fn mass_cancel<S: EventSink>(&mut self, m: &MassCancel, sink: &mut S) {
+        self.quiet = false;
         if m.instrument != self.spec.id {
             sink.push(Event::Rejected(Rejected {
                 instrument: m.instrument,

@@ -30,10 +30,15 @@ use crate::reject::CancelReason;
 
 impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Runs the cascade a command set off, then publishes the indicative uncross in
-    /// a call auction. A plain command in continuous trading takes the inline path:
-    /// a few flag tests and the crossed-book check.
+    /// a call auction. A quiet book has nothing to run (the quiet path checked the
+    /// one side a plain order can cross when it rested); a plain command in
+    /// continuous trading takes the inline path: a few flag tests and the
+    /// crossed-book check. Then whether the book is quiet is known again.
     #[inline(always)]
     pub(super) fn finish<S: EventSink>(&mut self, sink: &mut S) {
+        if self.quiet {
+            return;
+        }
         if self.round_first != 0 && self.park.waiting() == 0 {
             // What the cascade's first evaluation would do: no stop can trigger.
             // (Protections fired before it can only cancel parked orders.)
@@ -48,6 +53,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         } else {
             self.finish_slow(sink);
         }
+        self.quiet = self.quiet_now();
     }
 
     /// [`OrderBook::finish`] with a cascade to run or outside continuous trading.
@@ -231,6 +237,6 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
 /// The crossed-book assertion's failure, out of line.
 #[cold]
 #[inline(never)]
-fn crossed_panic(instrument: u32, phase: peregrine_types::TradingPhase) -> ! {
+pub(super) fn crossed_panic(instrument: u32, phase: peregrine_types::TradingPhase) -> ! {
     panic!("the book of instrument {instrument} is crossed after a command in phase {phase:?}")
 }

@@ -67,6 +67,7 @@ pub(super) fn check_display(
 impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Handles a new extended order.
     pub(crate) fn new_ext<S: EventSink>(&mut self, e: &ExtOrder, sink: &mut S) {
+        self.quiet = false;
         if let Err(reason) = self.admit_ext(e) {
             sink.push(self.rejected_new(&e.order, reason));
             return;

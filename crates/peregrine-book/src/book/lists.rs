@@ -51,6 +51,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// (OCO legs rest or park; an OTO's pending legs park, then its working leg runs);
     /// or `List(Rejected)` and nothing else.
     pub(super) fn new_list<S: EventSink>(&mut self, list: &OrderList, sink: &mut S) {
+        self.quiet = false;
         let n = list.kind.legs();
         let legs = &list.legs[..n];
         let update = |status, reason, leg| {
@@ -174,6 +175,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         live: Option<u32>,
         sink: &mut S,
     ) -> bool {
+        self.quiet = false;
         let e = *self.lists.entry(list);
         if e.leg_index(leg).is_none() {
             return false;
@@ -229,6 +231,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// unfilled remainder): every other leg still bound is cancelled and the list is
     /// done.
     pub(super) fn list_gone<S: EventSink>(&mut self, list: u32, leg: u64, sink: &mut S) {
+        self.quiet = false;
         let e = *self.lists.entry(list);
         let Some(i) = e.leg_index(leg) else {
             return;
@@ -241,6 +244,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Cancels a whole list: every leg still bound (`ListCancelled`), in leg order,
     /// then `Done`.
     pub(super) fn cancel_list<S: EventSink>(&mut self, c: &CancelList, sink: &mut S) {
+        self.quiet = false;
         let found = if c.instrument != self.spec.id {
             Err(RejectReason::UnknownInstrument)
         } else {

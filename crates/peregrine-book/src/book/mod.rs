@@ -91,6 +91,13 @@ pub struct OrderBook<L: LevelIndex = Ladder, I: OrderIds = IdWindow> {
     /// the GTD expiries, `next_timer`, and 0 while a schedule waits to start. A
     /// command before it pays one comparison for the clock.
     due: u64,
+    /// The book is quiet: continuous trading, nothing parked, no live list, no
+    /// market-maker protection set, no cascade pending. A plain order or a cancel
+    /// then cannot set anything off, so it leaves out the per-fill work for those
+    /// rules and its command's finish has nothing to do. Every other action, and any
+    /// step that may leave work for the finish, clears it; the full finish
+    /// recomputes it.
+    quiet: bool,
 }
 
 /// Per-slot extension of a resting order.
@@ -202,8 +209,10 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             next_timer: u64::MAX,
             sched_done: 0,
             due: 0,
+            quiet: false,
         };
         book.refresh_timer();
+        book.quiet = book.quiet_now();
         book
     }
 
@@ -278,6 +287,24 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         }));
     }
 
+    /// Whether the book is quiet: a plain order or a cancel now takes the quiet path
+    /// (continuous trading, nothing parked, no live list, no market-maker
+    /// protection set, no cascade pending).
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
+    /// What [`OrderBook::is_quiet`] should say, from the state itself.
+    fn quiet_now(&self) -> bool {
+        self.phase.is_continuous()
+            && self.park.len() == 0
+            && self.lists.len() == 0
+            && !self.mmp.any()
+            && self.queue.is_empty()
+            && self.mmp.tripped.is_empty()
+            && self.round_first == 0
+    }
+
     /// The instrument.
     pub fn spec(&self) -> &InstrumentSpec {
         &self.spec
@@ -291,6 +318,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             InstrumentStatus::Active => TradingPhase::Continuous,
             InstrumentStatus::Halted => TradingPhase::Halted,
         };
+        self.quiet = self.quiet_now();
     }
 
     /// The trading phase.

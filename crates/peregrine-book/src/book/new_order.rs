@@ -57,10 +57,17 @@ pub(crate) fn validate_new(
 impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Handles a new order.
     pub(crate) fn new_order<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
-        if is_plain(o) && self.phase.is_continuous() {
-            self.new_plain(o, sink);
-            return;
+        if is_plain(o) {
+            if self.quiet {
+                self.new_plain::<true, S>(o, sink);
+                return;
+            }
+            if self.phase.is_continuous() {
+                self.new_plain::<false, S>(o, sink);
+                return;
+            }
         }
+        self.quiet = false;
         let admitted =
             validate_new(&self.spec, self.phase, self.now, o).and_then(|()| self.admit(o, false));
         if let Err(reason) = admitted {
@@ -73,9 +80,10 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
 
     /// A plain limit order (see [`is_plain`]) in continuous trading: only the rules of
     /// [`validate_new`] and [`OrderBook::admit`] that can refuse such an order, in
-    /// the same order, so the first failing rule is the same one.
+    /// the same order, so the first failing rule is the same one. `QUIET`: the book
+    /// is quiet (no protection can have frozen the account, nothing is parked).
     #[inline(always)]
-    fn new_plain<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+    fn new_plain<const QUIET: bool, S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
         let spec = &self.spec;
         let refused = if o.instrument != spec.id {
             Some(RejectReason::UnknownInstrument)
@@ -88,9 +96,9 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             .and_then(|()| spec.check_price(o.price))
         {
             Some(e.into())
-        } else if self.mmp.is_frozen(o.account) {
+        } else if !QUIET && self.mmp.is_frozen(o.account) {
             Some(RejectReason::MmpFrozen)
-        } else if self.ids.contains(o.id.0) || self.park.get(o.id.0).is_some() {
+        } else if self.ids.contains(o.id.0) || (!QUIET && self.park.get(o.id.0).is_some()) {
             Some(RejectReason::DuplicateOrderId)
         } else if o.tif == TimeInForce::Gtc && self.arena.is_full() {
             Some(RejectReason::BookFull)
@@ -102,29 +110,31 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             return;
         }
         sink.push(accepted(o));
-        self.plain_incoming(o, sink);
+        self.plain_incoming::<QUIET, S>(o, sink);
     }
 
     /// [`OrderBook::incoming`] for a plain order in continuous trading (no FOK, no
     /// iceberg, no list), inline in [`OrderBook::execute`]: matching, then a GTC
     /// remainder rests; the rarer ends take the general path out of line.
     #[inline(always)]
-    fn plain_incoming<S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
+    fn plain_incoming<const QUIET: bool, S: EventSink>(&mut self, o: &NewOrder, sink: &mut S) {
         let mut taker = Taker::new_order(o, NIL);
-        let end = self.take(&mut taker, sink);
+        let end = self.take::<QUIET, S>(&mut taker, sink);
         if taker.leaves == 0 {
             return;
         }
         if end == TakeEnd::Done && o.tif == TimeInForce::Gtc && !self.arena.is_full() {
-            self.rest_new(o, taker.leaves, 0, NIL, sink);
+            self.rest_new::<QUIET, S>(o, taker.leaves, 0, NIL, sink);
         } else {
             self.plain_end(o, &taker, end, sink);
         }
     }
 
-    /// A plain order's remainder that does not simply rest (see `incoming`).
+    /// A plain order's remainder that does not simply rest (see `incoming`). It
+    /// leaves the quiet path: the command's finish runs in full.
     #[inline(never)]
     fn plain_end<S: EventSink>(&mut self, o: &NewOrder, taker: &Taker, end: TakeEnd, sink: &mut S) {
+        self.quiet = false;
         match end {
             TakeEnd::SelfTrade => self.taker_gone(taker, o.price, CancelReason::SelfTrade, sink),
             TakeEnd::Volatility => {
@@ -198,7 +208,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             self.taker_gone(&taker, o.price, CancelReason::FokUnfillable, sink);
             return;
         }
-        let end = self.take(&mut taker, sink);
+        let end = self.take::<false, S>(&mut taker, sink);
         if taker.leaves == 0 {
             if taker.list != NIL {
                 // Reduced to nothing without a fill completing it (self-trade
@@ -232,7 +242,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         } else if self.arena.is_full() {
             self.taker_gone(taker, o.price, CancelReason::BookFull, sink);
         } else {
-            self.rest_new(o, taker.leaves, display, taker.list, sink);
+            self.rest_new::<false, S>(o, taker.leaves, display, taker.list, sink);
         }
     }
 
@@ -301,9 +311,11 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     }
 
     /// Puts the unfilled rest of an order on the book: an iceberg shows at most its
-    /// display size and keeps the rest hidden.
+    /// display size and keeps the rest hidden. `QUIET`: a plain order in a quiet
+    /// book, whose command's finish does not run, so the never-crossed check is
+    /// made here, on the one side that resting can cross.
     #[inline]
-    pub(super) fn rest_new<S: EventSink>(
+    pub(super) fn rest_new<const QUIET: bool, S: EventSink>(
         &mut self,
         o: &NewOrder,
         leaves: i64,
@@ -311,6 +323,9 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         list: u32,
         sink: &mut S,
     ) {
+        if QUIET && self.would_take(o.side, o.price.units()) {
+            super::cascade::crossed_panic(self.spec.id.0, self.phase);
+        }
         let h = self.levels.get_or_insert(o.side, o.price.units());
         let shown = if display > 0 {
             leaves.min(display)

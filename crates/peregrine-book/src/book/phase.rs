@@ -48,6 +48,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     #[cold]
     #[inline(never)]
     fn advance_due<S: EventSink>(&mut self, ts: u64, sink: &mut S) {
+        self.quiet = false;
         if self.sched_done == 0
             && self.spec.schedule.is_some()
             && self.next_boundary().is_some_and(|(b, _)| b <= ts)
@@ -229,8 +230,10 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         )
     }
 
-    /// Sets the phase (and the spec's status: halted or active).
+    /// Sets the phase (and the spec's status: halted or active). The book is no
+    /// longer quiet: its finish runs in full and knows again.
     pub(super) fn set_phase(&mut self, phase: TradingPhase) {
+        self.quiet = false;
         self.phase = phase;
         self.spec.status = match phase {
             TradingPhase::Halted => peregrine_types::InstrumentStatus::Halted,
@@ -255,6 +258,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         kind: CommandKind,
         sink: &mut S,
     ) {
+        self.quiet = false;
         if instrument != self.spec.id {
             self.reject_other(instrument, kind, sink);
             return;
@@ -308,6 +312,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
 
     /// An account's market-maker protection command.
     pub(super) fn mmp_command<S: EventSink>(&mut self, m: &MmpCommand, sink: &mut S) {
+        self.quiet = false;
         let reason = if m.instrument != self.spec.id {
             Some(RejectReason::UnknownInstrument)
         } else {

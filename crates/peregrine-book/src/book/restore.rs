@@ -61,6 +61,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             self.push_resting(o)?;
         }
         self.refresh_timer();
+        self.quiet = self.quiet_now();
         Ok(())
     }
 
@@ -107,6 +108,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         if o.expire_at.0 != 0 {
             self.schedule_expiry(o.expire_at.0, o.id.0);
         }
+        self.quiet = self.quiet_now();
         Ok(())
     }
 
@@ -169,6 +171,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         }
         self.mmp.restore(&v.mmp);
         self.refresh_timer();
+        self.quiet = self.quiet_now();
         Ok(())
     }
 }

@@ -19,8 +19,16 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     ///
     /// Events per level: fills and STP cancels in FIFO order, then one `LevelChanged`
     /// for the level if any of its orders was touched.
+    ///
+    /// `QUIET`: the book is quiet (`OrderBook::quiet`) and `t` is in no list, so
+    /// the per-fill work for protections, the taker's list and the trigger round is
+    /// left out (it would find nothing to do).
     #[inline]
-    pub(super) fn take<S: EventSink>(&mut self, t: &mut Taker, sink: &mut S) -> TakeEnd {
+    pub(super) fn take<const QUIET: bool, S: EventSink>(
+        &mut self,
+        t: &mut Taker,
+        sink: &mut S,
+    ) -> TakeEnd {
         let opp = t.side.opposite();
         let (lo, hi) = self.band();
         while t.leaves > 0 {
@@ -34,7 +42,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             if price < lo || price > hi {
                 return TakeEnd::Volatility;
             }
-            let (stopped, touched) = self.take_level(t, h, sink);
+            let (stopped, touched) = self.take_level::<QUIET, S>(t, h, sink);
             if touched {
                 self.level_changed(opp, h, sink);
             }
@@ -62,7 +70,12 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     }
 
     /// Takes from one level; returns (stopped by STP, level touched).
-    fn take_level<S: EventSink>(&mut self, t: &mut Taker, h: u32, sink: &mut S) -> (bool, bool) {
+    fn take_level<const QUIET: bool, S: EventSink>(
+        &mut self,
+        t: &mut Taker,
+        h: u32,
+        sink: &mut S,
+    ) -> (bool, bool) {
         let mut touched = false;
         let mut slot = self.levels.level(h).head;
         while slot != NIL && t.leaves > 0 {
@@ -87,7 +100,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
                     StpMode::None => unreachable!("checked above"),
                 }
             } else {
-                self.fill(t, slot, h, sink)
+                self.fill::<QUIET, S>(t, slot, h, sink)
             };
             // A refilled iceberg went to the back of the level: if it was the last
             // order, it is also the next.
@@ -103,7 +116,13 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// One trade at the maker's price. Returns whether the maker was an iceberg that
     /// refilled (and so moved to the back of its level).
     #[inline]
-    fn fill<S: EventSink>(&mut self, t: &mut Taker, slot: u32, h: u32, sink: &mut S) -> bool {
+    fn fill<const QUIET: bool, S: EventSink>(
+        &mut self,
+        t: &mut Taker,
+        slot: u32,
+        h: u32,
+        sink: &mut S,
+    ) -> bool {
         let maker = *self.arena.get(slot);
         let q = t.leaves.min(maker.qty.lots());
         let shown_left = maker.qty.lots() - q;
@@ -132,8 +151,13 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             maker_fee: 0,
             taker_fee: 0,
         }));
-        self.printed(maker.price.units());
-        if self.mmp.any() {
+        if QUIET {
+            // No stop waits for the trigger round.
+            self.last_price = maker.price.units();
+        } else {
+            self.printed(maker.price.units());
+        }
+        if !QUIET && self.mmp.any() {
             self.mmp.on_fill(maker.account, q, self.now);
         }
         let list = if maker.flags & IN_LIST != 0 {
@@ -146,7 +170,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             let live = (shown_left + hidden > 0).then_some(slot);
             self.list_fill(list, maker.id.0, shown_left + hidden, live, sink);
         }
-        if t.list != NIL {
+        if !QUIET && t.list != NIL {
             let list = t.list;
             if self.list_fill(list, t.id.0, t.leaves, None, sink) {
                 t.list = crate::arena::NIL;

@@ -152,9 +152,22 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// consistent, level totals and counts equal the sum of their orders, every order
     /// sits at its level's price and side, the id map covers exactly the live orders,
     /// the sides are not crossed (outside call auctions and halts), the cached best is
-    /// the real best, icebergs and list legs are consistent, and every list's legs
-    /// point back at it.
+    /// the real best, icebergs and list legs are consistent, every list's legs
+    /// point back at it, and a book that says it is quiet is.
     pub fn check_invariants(&self) -> Result<(), String> {
+        if self.quiet && !self.quiet_now() {
+            return Err(format!(
+                "quiet with work about: phase {:?}, {} parked, {} lists, protections {}, \
+                 {} queued, {} tripped, trigger round {}",
+                self.phase,
+                self.park.len(),
+                self.lists.len(),
+                self.mmp.any(),
+                self.queue.len(),
+                self.mmp.tripped.len(),
+                self.round_first
+            ));
+        }
         let mut seen = 0usize;
         for side in [Side::Buy, Side::Sell] {
             let mut h = self.levels.best(side);

@@ -70,6 +70,12 @@ pub(crate) struct VenueGenerator {
     next_id: u64,
     /// Jump the clock by hours now and then (for the schedule).
     hours: bool,
+    /// Alternate spells (see [`VenueGenerator::with_quiet_spells`]): steps left in
+    /// the current spell, and whether it is a plain one.
+    spells: Option<(u32, bool)>,
+    /// Clean-up steps left before a plain spell: mass cancels of accounts 4..1,
+    /// then a resume.
+    cleanup: Option<u32>,
 }
 
 impl VenueGenerator {
@@ -81,7 +87,20 @@ impl VenueGenerator {
             lists: Vec::new(),
             next_id: 1 << 40,
             hours: false,
+            spells: None,
+            cleanup: None,
         }
+    }
+
+    /// A generator that alternates spells of the venue mix (without protections)
+    /// and spells of plain commands only, each of the latter opened by a clean-up
+    /// (every account's mass cancel, which takes its parked orders and list legs,
+    /// and a resume): the book goes quiet and back, many times a stream.
+    pub(crate) fn with_quiet_spells(seed: u64) -> Self {
+        let mut g = Self::new(seed);
+        g.spells = Some((0, true));
+        g.cleanup = Some(4);
+        g
     }
 
     /// A generator whose clock sometimes jumps by hours (for [`scheduled_spec`]).
@@ -410,6 +429,51 @@ impl VenueGenerator {
 
     /// The next step.
     pub(crate) fn next_op(&mut self) -> Op {
+        if let Some((left, plain)) = self.spells {
+            let (left, plain) = if left == 0 {
+                (50 + self.rng.below(250) as u32, !plain)
+            } else {
+                (left, plain)
+            };
+            self.spells = Some((left - 1, plain));
+            if !plain {
+                loop {
+                    let op = self.venue_op();
+                    if !matches!(
+                        op,
+                        Op::Cmd(Command {
+                            action: Action::Mmp(_),
+                            ..
+                        })
+                    ) {
+                        return op;
+                    }
+                }
+            }
+            self.plain.ts += self.rng.below(4);
+            return match self.cleanup.take() {
+                Some(0) => self.cmd(Action::Market(MarketCommand {
+                    instrument: INST,
+                    op: MarketOp::Resume,
+                })),
+                Some(k) => {
+                    self.cleanup = Some(k - 1);
+                    Op::Cmd(super::mass_cancel(self.ts(), k, None))
+                }
+                None => {
+                    if left == 1 {
+                        // The next spell is a venue one; the one after it opens
+                        // with the clean-up again.
+                        self.cleanup = Some(4);
+                    }
+                    Op::Cmd(self.plain.next_command())
+                }
+            };
+        }
+        self.venue_op()
+    }
+
+    fn venue_op(&mut self) -> Op {
         if self.known.len() > 2048 {
             self.known.drain(..1024);
         }
@@ -497,6 +561,9 @@ pub(crate) struct Coverage {
     pub(crate) released: usize,
     pub(crate) auction_fills: usize,
     pub(crate) iceberg_refills: usize,
+    /// Steps after which the book was quiet, and how many times it became so.
+    pub(crate) quiet_steps: usize,
+    pub(crate) quiet_entries: usize,
 }
 
 impl Coverage {
