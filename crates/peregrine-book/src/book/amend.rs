@@ -127,7 +127,13 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             .level_mut(old.level)
             .unlink(&mut self.arena, slot);
         self.level_changed(old.side, old.level, sink);
-        let ext = self.ext[slot as usize];
+        // The extension is valid only under the node's flags: a plain order's is not
+        // read (a random access into one more table).
+        let ext = if old.flags & (ICEBERG | IN_LIST) != 0 {
+            self.ext[slot as usize]
+        } else {
+            NodeExt::EMPTY
+        };
         let mut taker = Taker {
             id: old.id,
             client_id: r.client_id,
@@ -192,11 +198,13 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
                 n.flags &= !IN_LIST;
             }
         }
-        self.ext[slot as usize] = NodeExt {
-            display,
-            hidden: taker.leaves - shown,
-            list: taker.list,
-        };
+        if display > 0 || taker.list != NIL {
+            self.ext[slot as usize] = NodeExt {
+                display,
+                hidden: taker.leaves - shown,
+                list: taker.list,
+            };
+        }
         self.levels.level_mut(h).push_back(&mut self.arena, slot);
         self.levels.occupied(old.side, h);
         self.level_changed(old.side, h, sink);
