@@ -341,7 +341,7 @@ impl<L: CommandLog> Core<L> {
     /// The report context of `cmd`, taken before it runs (`first_id`: the engine's
     /// next order id).
     #[inline]
-    pub(super) fn context(&self, cmd: &Command, first_id: OrderId) -> Ctx {
+    pub(super) fn context<'c>(&self, cmd: &'c Command, first_id: OrderId) -> Ctx<'c> {
         let orig = match &cmd.action {
             Action::Replace(r) => self
                 .owners
@@ -363,7 +363,7 @@ impl<L: CommandLog> Core<L> {
     /// Routes every event of the command just run: ownership, each report into its
     /// account's stream (stamped with the account's next report sequence number), the
     /// feed.
-    fn emit(&mut self, ctx: &Ctx, ts: Timestamp, from: SessionKey, out: &mut impl Outbox) {
+    fn emit(&mut self, ctx: &Ctx<'_>, ts: Timestamp, from: SessionKey, out: &mut impl Outbox) {
         let reporting = out.wants_reports();
         for i in 0..self.events.len() {
             let ev = self.events[i];
@@ -386,7 +386,7 @@ impl<L: CommandLog> Core<L> {
     fn finish_mass_cancel(
         &mut self,
         rec: &MassCancelRequest,
-        ctx: &Ctx,
+        ctx: &Ctx<'_>,
         from: SessionKey,
         out: &mut impl Outbox,
     ) {
@@ -401,7 +401,7 @@ impl<L: CommandLog> Core<L> {
     pub(super) fn mass_cancel_done(
         &self,
         rec: &MassCancelRequest,
-        ctx: &Ctx,
+        ctx: &Ctx<'_>,
     ) -> Option<reports::Report> {
         let mut cancelled = 0u32;
         for ev in &self.events {
@@ -486,7 +486,7 @@ impl<L: CommandLog> Core<L> {
 
 /// The report context of a mass cancel: its client order id is the `request_id` of
 /// every `Cancelled` it causes.
-pub(super) fn mass_cancel_ctx(rec: &MassCancelRequest, engine_seq: u64) -> Ctx {
+pub(super) fn mass_cancel_ctx(rec: &MassCancelRequest, engine_seq: u64) -> Ctx<'static> {
     Ctx {
         engine_seq,
         ts: rec.ts,

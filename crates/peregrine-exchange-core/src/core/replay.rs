@@ -122,7 +122,7 @@ impl<L: CommandLog> Core<L> {
     }
 
     /// Ownership and report numbering for the events of a replayed record.
-    fn replay_events(&mut self, ts: peregrine_types::Timestamp, ctx: &Ctx) {
+    fn replay_events(&mut self, ts: peregrine_types::Timestamp, ctx: &Ctx<'_>) {
         if let Some(c) = self.commits.as_mut() {
             c.command(ts.0, &self.events);
         }

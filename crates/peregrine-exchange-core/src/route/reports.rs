@@ -30,9 +30,11 @@ use peregrine_wire::{LiquidityRole, ReasonCode, RequestKind};
 
 use crate::codec::command::ListRecord;
 
-/// What the reports of one command need besides its events.
+/// What the reports of one command need besides its events. It borrows the
+/// command's extended orders rather than copying them (it is built for every
+/// command, and most have none).
 #[derive(Debug, Clone, Copy)]
-pub struct Ctx {
+pub struct Ctx<'a> {
     /// Engine sequence number of the command.
     pub engine_seq: u64,
     /// Command time.
@@ -45,7 +47,7 @@ pub struct Ctx {
     /// For a new order: what `Accepted` echoes.
     pub new: Option<NewFields>,
     /// For an extended order or an order list: what `AcceptedExt` echoes per leg.
-    pub ext: Option<ExtCtx>,
+    pub ext: Option<ExtCtx<'a>>,
     /// Which command it is (the `request_kind` of its refusals, who answers a list's
     /// end).
     pub kind: Option<CommandKind>,
@@ -55,24 +57,23 @@ pub struct Ctx {
 }
 
 /// The extended fields of the orders a command enters: one extended order, or an
-/// order list's legs (their ids assigned from `first_id` in leg order).
+/// order list's legs, as the command carries them; their ids are assigned from
+/// `first_id` in leg order.
 #[derive(Debug, Clone, Copy)]
-pub struct ExtCtx {
+pub struct ExtCtx<'a> {
     /// The orders (one, or the list's legs).
-    pub legs: [ExtOrder; 3],
-    /// How many of `legs` are used.
-    pub count: usize,
+    pub legs: &'a [ExtOrder],
+    /// The exchange id of `legs[0]`.
+    pub first_id: OrderId,
     /// For a list: its kind (which legs wait for a release) and id.
     pub list: Option<(ListKind, OrderId)>,
 }
 
-impl ExtCtx {
+impl<'a> ExtCtx<'a> {
     /// The leg with order id `id`, its index.
-    fn leg(&self, id: OrderId) -> Option<(usize, &ExtOrder)> {
-        self.legs[..self.count]
-            .iter()
-            .enumerate()
-            .find(|(_, l)| l.order.id == id)
+    fn leg(&self, id: OrderId) -> Option<(usize, &'a ExtOrder)> {
+        let i = usize::try_from(id.0.checked_sub(self.first_id.0)?).ok()?;
+        self.legs.get(i).map(|l| (i, l))
     }
 }
 
@@ -89,22 +90,22 @@ pub struct NewFields {
     pub stp: StpMode,
 }
 
-impl Ctx {
+impl<'a> Ctx<'a> {
     /// The context of `cmd` (journaled, so a replay builds the same one);
     /// `orig_client_id` comes from the core's order-ownership map.
     /// `first_id`: the exchange id the engine gave (an extended order) or gives (this
     /// is built before or after it ran, from the journaled command) to its order.
-    pub fn of(cmd: &Command, engine_seq: u64, orig_client_id: ClientOrderId) -> Ctx {
+    pub fn of(cmd: &'a Command, engine_seq: u64, orig_client_id: ClientOrderId) -> Ctx<'a> {
         Self::of_with_id(cmd, engine_seq, orig_client_id, OrderId(0))
     }
 
     /// [`Ctx::of`], with the id an extended order got.
     pub fn of_with_id(
-        cmd: &Command,
+        cmd: &'a Command,
         engine_seq: u64,
         orig_client_id: ClientOrderId,
         id: OrderId,
-    ) -> Ctx {
+    ) -> Ctx<'a> {
         let fields = |o: &peregrine_book::NewOrder| NewFields {
             expire_at: o.expire_at,
             order_type: o.order_type,
@@ -114,11 +115,9 @@ impl Ctx {
         let (request_id, new, ext, kind) = match &cmd.action {
             Action::New(o) => (o.client_id, Some(fields(o)), None, CommandKind::New),
             Action::NewExt(e) => {
-                let mut leg = *e;
-                leg.order.id = id;
                 let ext = ExtCtx {
-                    legs: [leg; 3],
-                    count: 1,
+                    legs: std::slice::from_ref(e),
+                    first_id: id,
                     list: None,
                 };
                 (
@@ -150,7 +149,7 @@ impl Ctx {
     }
 
     /// Names the list a `CancelList` cancels (see [`Ctx::target`]).
-    pub fn with_target(mut self, list: Option<peregrine_book::ListState>) -> Ctx {
+    pub fn with_target(mut self, list: Option<peregrine_book::ListState>) -> Ctx<'a> {
         self.target = list.map(|l| (l.id, l.legs));
         self
     }
@@ -160,11 +159,7 @@ impl Ctx {
     }
 
     /// The context of an order list whose legs got ids from `first_id` on.
-    pub fn of_list(rec: &ListRecord, engine_seq: u64, first_id: OrderId) -> Ctx {
-        let mut legs = rec.list.legs;
-        for (i, leg) in legs.iter_mut().enumerate() {
-            leg.order.id = OrderId(first_id.0 + i as u64);
-        }
+    pub fn of_list(rec: &'a ListRecord, engine_seq: u64, first_id: OrderId) -> Ctx<'a> {
         Ctx {
             engine_seq,
             ts: rec.ts,
@@ -172,8 +167,8 @@ impl Ctx {
             orig_client_id: ClientOrderId(0),
             new: None,
             ext: Some(ExtCtx {
-                legs,
-                count: rec.list.kind.legs(),
+                legs: &rec.list.legs[..rec.list.kind.legs()],
+                first_id,
                 list: Some((rec.list.kind, first_id)),
             }),
             kind: Some(CommandKind::NewList),
@@ -183,7 +178,7 @@ impl Ctx {
 }
 
 /// `AcceptedExt` for an accepted order of the command's extended context.
-fn accepted_ext(a: &peregrine_book::event::Accepted, ctx: &Ctx) -> Option<Outbound> {
+fn accepted_ext(a: &peregrine_book::event::Accepted, ctx: &Ctx<'_>) -> Option<Outbound> {
     let ext = ctx.ext.as_ref()?;
     let (i, leg) = ext.leg(a.id)?;
     let o = &leg.order;
@@ -235,7 +230,7 @@ pub const CANCEL_ON_DISCONNECT: ClientOrderId = ClientOrderId(u64::MAX);
 pub type Report = (AccountId, Outbound);
 
 /// The reports of one event: up to two (a fill goes to maker and taker).
-pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
+pub fn reports_for(ev: &Event, ctx: &Ctx<'_>) -> [Option<Report>; 2] {
     let (seq, t) = (ctx.engine_seq, ctx.ts);
     match ev {
         Event::Accepted(a) => {
@@ -458,7 +453,7 @@ pub fn reports_for(ev: &Event, ctx: &Ctx) -> [Option<Report>; 2] {
 }
 
 /// `ListStatus` for a list event.
-fn list_status(l: &peregrine_book::ListUpdate, ctx: &Ctx) -> ListStatusMsg {
+fn list_status(l: &peregrine_book::ListUpdate, ctx: &Ctx<'_>) -> ListStatusMsg {
     let request_id = match l.status {
         ListStatus::Accepted | ListStatus::Rejected => l.client_id,
         ListStatus::Done if ctx.target.is_some_and(|(id, _)| id == l.list_id) => ctx.request_id,
@@ -491,7 +486,7 @@ fn list_status(l: &peregrine_book::ListUpdate, ctx: &Ctx) -> ListStatusMsg {
 
 /// The terminal answer of a mass cancel that cancelled `cancelled` orders.
 pub fn mass_cancel_done(
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     account: AccountId,
     request_id: ClientOrderId,
     instrument: Option<InstrumentId>,
