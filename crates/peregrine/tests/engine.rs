@@ -11,7 +11,7 @@ use std::time::Duration;
 use peregrine_strategy::msg::{reason, EventKind, NewOrder, Request};
 use peregrine_strategy::runner::{attach, RunnerConfig};
 use peregrine_types::{InstrumentId, Price, Qty, Side};
-use support::engine::{cli, peregrine, stats, Kid};
+use support::engine::{cli, control_ready, peregrine, stats, Kid};
 use support::{wait_until, with_timeout};
 
 struct Rig {
@@ -53,9 +53,8 @@ sim = {{ delay_lo_ns = 2000, delay_hi_ns = 20000, model = {{ kind = "{model}" }}
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let socket = shm.join("control.sock");
     wait_until("the control socket", Duration::from_secs(20), || {
-        socket.exists()
+        control_ready(&shm)
     });
     Rig {
         engine: Kid(child),

@@ -11,7 +11,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use support::engine::{
-    cli, event_count, fills, outputs, peregrine, row, stats, strategy, wait_all_orders_ended, Kid,
+    cli, control_ready, event_count, fills, outputs, peregrine, row, stats, strategy,
+    wait_all_orders_ended, Kid,
 };
 use support::wait_until;
 
@@ -91,9 +92,8 @@ fn maker_and_taker_trade_on_the_exchange_through_the_engine() {
             .stderr(std::fs::File::create(&engine_log).unwrap())
             .spawn()
             .unwrap());
-        let socket = shm.join("control.sock");
         wait_until("the control socket", Duration::from_secs(30), || {
-            socket.exists()
+            control_ready(&shm)
         });
         let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
         assert!(log().contains("venue px: logged in"), "{}", log());
@@ -164,7 +164,7 @@ fn a_lost_exchange_stalls_only_its_venue_and_reconnects_with_reconciliation() {
             .unwrap());
         let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
         wait_until("the control socket", Duration::from_secs(30), || {
-            shm.join("control.sock").exists()
+            control_ready(&shm)
         });
         // The maker quotes at the exchange (nobody trades with it: its quotes rest).
         let _maker = strategy("maker", "maker", &shm, "60", "0");
@@ -275,9 +275,8 @@ fn a_strategy_stop_is_triggered_by_a_trade_on_the_exchange() {
             .stderr(std::fs::File::create(&engine_log).unwrap())
             .spawn()
             .unwrap());
-        let socket = shm.join("control.sock");
         wait_until("the control socket", Duration::from_secs(30), || {
-            socket.exists()
+            control_ready(&shm)
         });
         let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
         wait_until("the venue login", Duration::from_secs(30), || {
@@ -380,9 +379,8 @@ fn a_strategy_oco_on_the_exchange_cancels_the_sibling_when_a_leg_fills() {
             .stderr(std::fs::File::create(&engine_log).unwrap())
             .spawn()
             .unwrap());
-        let socket = shm.join("control.sock");
         wait_until("the control socket", Duration::from_secs(30), || {
-            socket.exists()
+            control_ready(&shm)
         });
         let log = || std::fs::read_to_string(&engine_log).unwrap_or_default();
         wait_until("the venue login", Duration::from_secs(30), || {

@@ -30,7 +30,7 @@ use peregrine_types::{AccountId, InstrumentId, Side, TimeInForce};
 use peregrine_wire::orders::NewOrder;
 use peregrine_wire::v2::client::LoginParams;
 use peregrine_wire::v2::{Outbound, RequestRef};
-use support::engine::{peregrine, stats, Kid};
+use support::engine::{control_ready, peregrine, stats, Kid};
 use support::order;
 use support::wait_until;
 
@@ -187,7 +187,7 @@ exchange = {{ addr = "{addr}", account = 1, key_file = "{keys}", feed = {{ addr 
             .unwrap());
         let socket = shm.join("control.sock");
         wait_until("the control socket", Duration::from_secs(30), || {
-            socket.exists()
+            control_ready(&shm)
         });
 
         let seen = Arc::new(Mutex::new(Seen::default()));

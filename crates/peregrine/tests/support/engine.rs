@@ -19,6 +19,13 @@ impl Drop for Kid {
     }
 }
 
+/// Whether the engine at `shm` answers on its control socket. The socket file
+/// exists a moment before the engine accepts on it (a connect then is refused), so
+/// tests wait for an answer, not for the file.
+pub(crate) fn control_ready(shm: &Path) -> bool {
+    cli(shm, &["stats"]).status.success()
+}
+
 /// `peregrine engine --dir SHM ARGS...`.
 pub(crate) fn cli(shm: &Path, args: &[&str]) -> Output {
     peregrine()
