@@ -99,7 +99,6 @@ impl VenueGenerator {
     pub(crate) fn with_quiet_spells(seed: u64) -> Self {
         let mut g = Self::new(seed);
         g.spells = Some((0, true));
-        g.cleanup = Some(4);
         g
     }
 
@@ -431,6 +430,10 @@ impl VenueGenerator {
     pub(crate) fn next_op(&mut self) -> Op {
         if let Some((left, plain)) = self.spells {
             let (left, plain) = if left == 0 {
+                if !plain {
+                    // A plain spell opens with the clean-up.
+                    self.cleanup = Some(4);
+                }
                 (50 + self.rng.below(250) as u32, !plain)
             } else {
                 (left, plain)
@@ -460,14 +463,7 @@ impl VenueGenerator {
                     self.cleanup = Some(k - 1);
                     Op::Cmd(super::mass_cancel(self.ts(), k, None))
                 }
-                None => {
-                    if left == 1 {
-                        // The next spell is a venue one; the one after it opens
-                        // with the clean-up again.
-                        self.cleanup = Some(4);
-                    }
-                    Op::Cmd(self.plain.next_command())
-                }
+                None => Op::Cmd(self.plain.next_command()),
             };
         }
         self.venue_op()
