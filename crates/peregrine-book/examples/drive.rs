@@ -3,7 +3,8 @@
 //! (`--tool=callgrind --toggle-collect='drive::run'`, where the bench's harness
 //! would blur the figures) and for a quick timing. It uses only the public API that
 //! has not changed since before issue 31, so the same file runs in an older checkout
-//! for an A/B (docs/performance.md, "Session 7").
+//! for an A/B (docs/performance.md, "Session 7"); for that reason it builds its
+//! commands itself rather than sharing the bench's workload code, which changed.
 //!
 //! ```sh
 //! cargo run --release -p peregrine-book --example drive -- cross 100000 20
@@ -23,8 +24,8 @@ use std::time::Instant;
 
 use peregrine_book::{Action, Cancel, Command, CountingSink, NewOrder, OrderBook, Replace};
 use peregrine_types::{
-    AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty, Side,
-    StpMode, TimeInForce, Timestamp,
+    AccountId, ClientOrderId, InstrumentId, InstrumentSpec, OrderId, OrderType, Price, Qty, Rng,
+    Side, StpMode, TimeInForce, Timestamp,
 };
 
 fn account(id: u64) -> AccountId {
@@ -80,18 +81,6 @@ fn replace(id: u64, price: i64) -> Command {
     }
 }
 
-/// xorshift64: the same stream in every checkout.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 /// A price `1..=levels` ticks away from `mid` on `side`'s own side of the book.
 fn away(side: Side, mid: i64, rng: &mut Rng, levels: u64) -> i64 {
     let off = 1 + rng.below(levels) as i64;
@@ -113,7 +102,7 @@ fn side_of(id: u64) -> Side {
 type Workload = (i64, i64, usize, Vec<Command>, Vec<Command>);
 
 fn workload(name: &str, n: usize) -> Option<Workload> {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(31);
     let mut id = 0;
     let mut setup = Vec::new();
     let mut steps = Vec::with_capacity(2 * n);
