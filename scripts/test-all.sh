@@ -52,8 +52,10 @@ export TEST_PROFILE="${TEST_PROFILE:-ci}"
 # The simulator's "random" seeds start at a fixed place in CI, so a CI result can be
 # reproduced; exploring fresh seeds is `peregrine sim --seeds N` (docs/testing.md).
 export PEREGRINE_SIM_FROM="${PEREGRINE_SIM_FROM:-1000000}"
+df -h . || true
 cargo test --workspace --profile "$TEST_PROFILE"
 echo "cargo test: $(( $(date +%s) - start )) s"
+df -h . || true
 # The binary that build made, kept aside for the suites below that start it
 # themselves (the sabotage build next replaces target/$TEST_PROFILE/peregrine).
 cp "target/$TEST_PROFILE/peregrine" "target/$TEST_PROFILE/peregrine-tested"
