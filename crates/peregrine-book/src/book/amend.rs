@@ -31,7 +31,11 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         match found {
             Ok(Found::Resting(slot)) => {
                 self.prefetch_around(slot, None);
-                self.cancel_slot(slot, CancelReason::UserRequested, sink);
+                if self.arena.get(slot).flags & (ICEBERG | IN_LIST) == 0 {
+                    self.cancel_plain(slot, CancelReason::UserRequested, sink);
+                } else {
+                    self.cancel_slot(slot, CancelReason::UserRequested, sink);
+                }
             }
             Ok(Found::Parked(slot)) => {
                 self.cancel_parked(slot, CancelReason::UserRequested, sink);

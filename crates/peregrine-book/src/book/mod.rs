@@ -445,6 +445,23 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         }
     }
 
+    /// [`Self::cancel_slot`] for an order that is neither an iceberg nor in a list
+    /// (most cancels): inlined into the cancel command, so the unlink's branches
+    /// share what the prefetch before it already tested.
+    #[inline(always)]
+    fn cancel_plain<S: EventSink>(&mut self, slot: u32, reason: CancelReason, sink: &mut S) {
+        debug_assert_eq!(
+            self.arena.get(slot).flags & (crate::arena::ICEBERG | crate::arena::IN_LIST),
+            0
+        );
+        let node = *self.arena.get(slot);
+        let h = node.level;
+        self.levels.level_mut(h).unlink(&mut self.arena, slot);
+        self.release(slot);
+        sink.push(self.cancelled_event(&node, node.qty, Qty::ZERO, reason));
+        self.level_changed(node.side, h, sink);
+    }
+
     /// Frees a slot that is already unlinked from its level.
     #[inline]
     fn release(&mut self, slot: u32) {
