@@ -184,11 +184,11 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         } else {
             taker.leaves
         };
-        if self.quiet && self.would_take(old.side, r.price.units()) {
-            // The command's finish does not run: the never-crossed check, on the
-            // one side resting can cross.
-            super::cascade::crossed_panic(self.spec.id.0, self.phase);
-        }
+        // As in `rest_new`: the matching loop above ended on this predicate.
+        debug_assert!(
+            !(self.quiet && self.would_take(old.side, r.price.units())),
+            "a quiet replace would cross the book"
+        );
         let h = self.levels.get_or_insert(old.side, r.price.units());
         {
             let n = self.arena.get_mut(slot);

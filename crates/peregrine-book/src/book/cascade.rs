@@ -237,6 +237,6 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
 /// The crossed-book assertion's failure, out of line.
 #[cold]
 #[inline(never)]
-pub(super) fn crossed_panic(instrument: u32, phase: peregrine_types::TradingPhase) -> ! {
+fn crossed_panic(instrument: u32, phase: peregrine_types::TradingPhase) -> ! {
     panic!("the book of instrument {instrument} is crossed after a command in phase {phase:?}")
 }

@@ -21,8 +21,8 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// for the level if any of its orders was touched.
     ///
     /// `QUIET`: the book is quiet (`OrderBook::quiet`) and `t` is in no list, so
-    /// the per-fill work for protections, the taker's list and the trigger round is
-    /// left out (it would find nothing to do).
+    /// the per-fill work for protections, the taker's and the makers' lists and the
+    /// trigger round is left out (it would find nothing to do).
     #[inline]
     pub(super) fn take<const QUIET: bool, S: EventSink>(
         &mut self,
@@ -160,7 +160,8 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
         if !QUIET && self.mmp.any() {
             self.mmp.on_fill(maker.account, q, self.now);
         }
-        let list = if maker.flags & IN_LIST != 0 {
+        // A quiet book has no live list, so no maker is a list leg.
+        let list = if !QUIET && maker.flags & IN_LIST != 0 {
             self.ext[slot as usize].list
         } else {
             NIL
