@@ -63,7 +63,9 @@ impl FixVenue {
                 t.in_doubt = false;
             }
             if let Some(r) = self.settle_in_doubt(er, engine_id, &o) {
-                return self.pending.push_back(r);
+                self.pending.push_back(r);
+                self.flush_cancel(engine_id);
+                return;
             }
         }
         let report = match er.exec_type {
@@ -131,6 +133,8 @@ impl FixVenue {
             ExecType::OrderStatus | ExecType::Restated => return,
         };
         self.pending.push_back(report);
+        // An acknowledgement or a replace's answer may free a deferred cancel.
+        self.flush_cancel(engine_id);
     }
 
     /// The first word from the venue about an order in doubt: a status answer that it
@@ -186,6 +190,7 @@ impl FixVenue {
             }
         };
         self.pending.push_back(report);
+        self.flush_cancel(engine_id);
     }
 }
 

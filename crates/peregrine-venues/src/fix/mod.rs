@@ -10,6 +10,14 @@
 //! at the wall clock in ns. ExecutionReports and OrderCancelRejects become
 //! [`Report`]s; OrdRejReason / CxlRejReason travel as the report's reason code.
 //!
+//! **A cancel waits until the order can be named.** A venue renames an order when a
+//! replace takes effect (its ClOrdID becomes the replace's) and may refuse a cancel of
+//! an order it has not acknowledged yet. So a cancel asked for before the order's
+//! acknowledgement, or while a replace of it is in flight, is held and sent as soon as
+//! the venue has answered (naming the order's ClOrdID then): otherwise it could arrive
+//! just after the rename, be refused as "unknown order", and leave the order live,
+//! which for an engine's kill switch is the one outcome that must not happen.
+//!
 //! **Disconnects.** Nothing is guessed about an order: one the venue had not
 //! acknowledged when the session dropped is *in doubt* (held, with its risk, no report
 //! to the engine). After the next Logon the adapter asks the venue about each such
@@ -68,6 +76,13 @@ struct Tracked {
     /// Sent but not acknowledged when the session dropped: its fate is asked for
     /// after the next Logon.
     in_doubt: bool,
+    /// A cancel was asked for while the order could not be named safely: not yet
+    /// acknowledged, or a replace in flight (the venue renames the order when the
+    /// replace takes effect, so a cancel naming the old ClOrdID could arrive after
+    /// the rename and be refused as unknown, leaving the order live). It is sent as
+    /// soon as the order is acknowledged with no replace in flight
+    /// ([`FixVenue::flush_cancel`]).
+    cancel_after: bool,
 }
 
 /// A FIX 4.4 venue.
@@ -282,6 +297,7 @@ impl FixVenue {
                                 self.name, self.cfg.target_comp_id
                             ));
                             self.query_in_doubt();
+                            self.flush_cancels();
                             Ok(Some(()))
                         }
                         _ => Ok(Some(())),
@@ -323,6 +339,65 @@ impl FixVenue {
                 Ok(n) => self.session.consume_outbound(n),
                 Err(_) => return,
             }
+        }
+    }
+
+    /// Sends an OrderCancelRequest naming the order's current ClOrdID.
+    fn send_cancel(&mut self, engine_id: u64) -> Result<(), VenueError> {
+        let o = self
+            .orders
+            .get(&engine_id)
+            .cloned()
+            .ok_or(VenueError::UnknownOrder(engine_id))?;
+        let cl = self.next_cl();
+        self.texts(cl, 0, 0, o.instrument);
+        let mut orig = Vec::new();
+        write_u64(&mut orig, o.cl);
+        let f = OrderCancelRequest {
+            orig_cl_ord_id: &orig,
+            cl_ord_id: &self.text[0],
+            order_id: None,
+            symbol: self.cfg.instruments[o.instrument].symbol.as_bytes(),
+            side: o.side,
+            transact_time: wall_ns(),
+        };
+        self.session
+            .send_app(b"F", wall_ns(), |w| f.encode(w, Precision::Millis))
+            .map_err(|_| VenueError::Disconnected)?;
+        self.by_cl.insert(cl, engine_id);
+        self.write();
+        Ok(())
+    }
+
+    /// Sends the cancel deferred for `engine_id` ([`Tracked::cancel_after`]) if the
+    /// order can now be named: acknowledged, no replace in flight, the session up.
+    /// If the session cannot send, the cancel stays deferred until the next Logon.
+    pub(super) fn flush_cancel(&mut self, engine_id: u64) {
+        let ready = self
+            .orders
+            .get(&engine_id)
+            .is_some_and(|o| o.cancel_after && o.acked && o.replacing.is_none() && !o.in_doubt);
+        if !ready || !self.logged_on() {
+            return;
+        }
+        if self.send_cancel(engine_id).is_ok() {
+            if let Some(o) = self.orders.get_mut(&engine_id) {
+                o.cancel_after = false;
+            }
+        }
+    }
+
+    /// After a Logon: every deferred cancel that can go now.
+    fn flush_cancels(&mut self) {
+        let mut ids: Vec<u64> = self
+            .orders
+            .iter()
+            .filter(|(_, o)| o.cancel_after)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        for engine_id in ids {
+            self.flush_cancel(engine_id);
         }
     }
 }
@@ -401,6 +476,7 @@ impl Venue for FixVenue {
                 replacing: None,
                 terms: order,
                 in_doubt: false,
+                cancel_after: false,
             },
         );
         self.by_cl.insert(cl, order.engine_id);
@@ -414,27 +490,13 @@ impl Venue for FixVenue {
         }
         let o = self
             .orders
-            .get(&engine_id)
-            .cloned()
+            .get_mut(&engine_id)
             .ok_or(VenueError::UnknownOrder(engine_id))?;
-        let cl = self.next_cl();
-        self.texts(cl, 0, 0, o.instrument);
-        let mut orig = Vec::new();
-        write_u64(&mut orig, o.cl);
-        let f = OrderCancelRequest {
-            orig_cl_ord_id: &orig,
-            cl_ord_id: &self.text[0],
-            order_id: None,
-            symbol: self.cfg.instruments[o.instrument].symbol.as_bytes(),
-            side: o.side,
-            transact_time: wall_ns(),
-        };
-        self.session
-            .send_app(b"F", wall_ns(), |w| f.encode(w, Precision::Millis))
-            .map_err(|_| VenueError::Disconnected)?;
-        self.by_cl.insert(cl, engine_id);
-        self.write();
-        Ok(())
+        if !o.acked || o.replacing.is_some() {
+            o.cancel_after = true;
+            return Ok(());
+        }
+        self.send_cancel(engine_id)
     }
 
     fn replace(

@@ -165,6 +165,180 @@ fn config(addr: &str) -> FixVenueConfig {
     )
 }
 
+/// A venue adapter logged on to a scripted venue.
+fn logged_on_pair() -> (FixVenue, ScriptedVenue, Vec<Report>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let mut venue = FixVenue::new("fix", config(&addr)).unwrap();
+    venue.poll(wall_ns(), &mut |_| {});
+    let (stream, _) = listener.accept().unwrap();
+    stream.set_nonblocking(true).unwrap();
+    let mut session = Session::new(
+        SessionConfig::new(Role::Acceptor, "VENUE", "ENGINE"),
+        MemoryStore::new(wall_ns()),
+    );
+    session.connect(wall_ns()).unwrap();
+    let mut v = ScriptedVenue {
+        stream,
+        session,
+        rx: Vec::new(),
+        seen: Vec::new(),
+    };
+    let mut reports = Vec::new();
+    drive(&mut venue, &mut v, &mut reports, |_, v| {
+        v.session.is_logged_on()
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !venue.logged_on() {
+        assert!(Instant::now() < deadline, "no logon");
+        venue.poll(wall_ns(), &mut |r| reports.push(r));
+        v.pump();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    (venue, v, reports)
+}
+
+/// Polls both sides for a while (long enough for a message to cross many times).
+fn settle(venue: &mut FixVenue, v: &mut ScriptedVenue, reports: &mut Vec<Report>) {
+    for _ in 0..50 {
+        venue.poll(wall_ns(), &mut |r| reports.push(r));
+        v.pump();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A cancel asked for before the venue acknowledged the order, or while a replace
+/// is in flight, waits: the venue renames the order when a replace takes effect, so
+/// a cancel naming the old ClOrdID could arrive after the rename and be refused as
+/// unknown, leaving the order live (seen: an engine's kill switch racing a maker's
+/// requote). It goes out, naming the order's ClOrdID then, once the order can be
+/// named.
+#[test]
+fn a_cancel_waits_for_the_ack_and_for_a_replace_in_flight() {
+    let (mut venue, mut v, mut reports) = logged_on_pair();
+    let count = |v: &ScriptedVenue, t: &str| v.seen.iter().filter(|s| s.0 == t).count();
+    let order = VenueOrder::limit(
+        5,
+        InstrumentId(1),
+        Side::Buy,
+        Price::from_raw(10025),
+        Qty::from_raw(10),
+    );
+    venue.submit(order, wall_ns()).unwrap();
+    drive(&mut venue, &mut v, &mut reports, |_, v| count(v, "D") == 1);
+    let cl = v.seen[0].1.clone();
+
+    // Not acknowledged yet: the cancel waits for the ack.
+    venue.cancel(5, wall_ns()).unwrap();
+    settle(&mut venue, &mut v, &mut reports);
+    assert_eq!(count(&v, "F"), 0, "{:?}", v.seen);
+    v.report(&cl, None, ExecType::New, OrdStatus::New, None, 10, 0, 10025);
+    drive(&mut venue, &mut v, &mut reports, |_, v| count(v, "F") == 1);
+    let f = v.seen.iter().find(|s| s.0 == "F").unwrap().clone();
+    assert_eq!(f.2, cl, "the cancel names the acknowledged order");
+    assert!(matches!(reports[0], Report::Ack { engine_id: 5, .. }));
+    // The venue refuses that cancel (say, a rule of its own): the order is still live.
+    let reject = OrderCancelReject {
+        order_id: 77,
+        cl_ord_id: f.1.as_bytes(),
+        orig_cl_ord_id: cl.as_bytes(),
+        ord_status: OrdStatus::New,
+        response_to: CxlRejResponseTo::Cancel,
+        reason: CxlRejReason::ExchangeOption,
+        text: None,
+    };
+    v.session
+        .send_app(b"9", wall_ns(), |w| reject.encode(w))
+        .unwrap();
+    drive(&mut venue, &mut v, &mut reports, |r, _| r.len() >= 2);
+
+    // A replace in flight: a cancel waits for its answer, then names the new ClOrdID.
+    venue
+        .replace(5, Price::from_raw(10020), Qty::from_raw(10), wall_ns())
+        .unwrap();
+    drive(&mut venue, &mut v, &mut reports, |_, v| count(v, "G") == 1);
+    venue.cancel(5, wall_ns()).unwrap();
+    settle(&mut venue, &mut v, &mut reports);
+    assert_eq!(count(&v, "F"), 1, "{:?}", v.seen);
+    let g = v.seen.iter().find(|s| s.0 == "G").unwrap().clone();
+    v.report(
+        &g.1,
+        Some(&cl),
+        ExecType::Replaced,
+        OrdStatus::New,
+        None,
+        10,
+        0,
+        10020,
+    );
+    drive(&mut venue, &mut v, &mut reports, |_, v| count(v, "F") == 2);
+    let f2 = v.seen.iter().rfind(|s| s.0 == "F").unwrap().clone();
+    assert_eq!(
+        f2.2, g.1,
+        "the cancel names the order as the replace renamed it"
+    );
+
+    // A replace the venue refuses: the waiting cancel then names the unchanged order.
+    v.report(
+        &f2.1,
+        Some(&g.1),
+        ExecType::Canceled,
+        OrdStatus::Canceled,
+        None,
+        0,
+        0,
+        10020,
+    );
+    drive(&mut venue, &mut v, &mut reports, |r, _| {
+        r.iter()
+            .any(|r| matches!(r, Report::Cancelled { engine_id: 5, .. }))
+    });
+    let order = VenueOrder::limit(
+        6,
+        InstrumentId(1),
+        Side::Buy,
+        Price::from_raw(10000),
+        Qty::from_raw(1),
+    );
+    venue.submit(order, wall_ns()).unwrap();
+    drive(&mut venue, &mut v, &mut reports, |_, v| count(v, "D") == 2);
+    let cl6 = v.seen.iter().rfind(|s| s.0 == "D").unwrap().1.clone();
+    v.report(&cl6, None, ExecType::New, OrdStatus::New, None, 1, 0, 10000);
+    drive(&mut venue, &mut v, &mut reports, |r, _| {
+        r.iter()
+            .any(|r| matches!(r, Report::Ack { engine_id: 6, .. }))
+    });
+    venue
+        .replace(6, Price::from_raw(10010), Qty::from_raw(1), wall_ns())
+        .unwrap();
+    drive(&mut venue, &mut v, &mut reports, |_, v| count(v, "G") == 2);
+    venue.cancel(6, wall_ns()).unwrap();
+    settle(&mut venue, &mut v, &mut reports);
+    assert_eq!(count(&v, "F"), 2, "{:?}", v.seen);
+    let g6 = v.seen.iter().rfind(|s| s.0 == "G").unwrap().clone();
+    let refuse = OrderCancelReject {
+        order_id: 78,
+        cl_ord_id: g6.1.as_bytes(),
+        orig_cl_ord_id: cl6.as_bytes(),
+        ord_status: OrdStatus::New,
+        response_to: CxlRejResponseTo::Replace,
+        reason: CxlRejReason::ExchangeOption,
+        text: None,
+    };
+    v.session
+        .send_app(b"9", wall_ns(), |w| refuse.encode(w))
+        .unwrap();
+    drive(&mut venue, &mut v, &mut reports, |_, v| count(v, "F") == 3);
+    let f3 = v.seen.iter().rfind(|s| s.0 == "F").unwrap().clone();
+    assert_eq!(
+        f3.2, cl6,
+        "the refused replace left the order's ClOrdID as it was"
+    );
+    assert!(reports
+        .iter()
+        .any(|r| matches!(r, Report::ReplaceRejected { engine_id: 6, .. })));
+}
+
 #[test]
 fn orders_fills_replaces_and_cancels_map_to_reports() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

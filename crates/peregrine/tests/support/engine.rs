@@ -128,12 +128,18 @@ pub(crate) fn outputs(kids: Vec<Kid>) -> Vec<String> {
 /// a restart) with no open order and nothing is in flight: every order ended with a
 /// venue report.
 pub(crate) fn wait_all_orders_ended(shm: &Path, names: &[&str], timeout: std::time::Duration) {
-    super::wait_until("every order finished at the venue", timeout, || {
-        let s = stats(shm);
-        s.contains("orders in flight 0")
+    let mut last = String::new();
+    let ended = super::eventually(timeout, || {
+        last = stats(shm);
+        last.contains("orders in flight 0")
             && names.iter().all(|name| {
-                let (state, open) = row(&s, name);
+                let (state, open) = row(&last, name);
                 (state == "dead" || state == "waiting") && open == 0
             })
     });
+    assert!(
+        ended,
+        "timed out after {timeout:?} waiting for every order finished at the venue; \
+         the engine's last stats:\n{last}"
+    );
 }
