@@ -223,14 +223,7 @@ impl FixVenue {
 
     /// After a Logon: asks the venue about every order in doubt.
     fn query_in_doubt(&mut self) {
-        let mut ids: Vec<u64> = self
-            .orders
-            .iter()
-            .filter(|(_, o)| o.in_doubt)
-            .map(|(id, _)| *id)
-            .collect();
-        ids.sort_unstable();
-        for engine_id in ids {
+        for engine_id in self.orders_where(|o| o.in_doubt) {
             let Some(o) = self.orders.get(&engine_id).cloned() else {
                 continue;
             };
@@ -389,16 +382,22 @@ impl FixVenue {
 
     /// After a Logon: every deferred cancel that can go now.
     fn flush_cancels(&mut self) {
+        for engine_id in self.orders_where(|o| o.cancel_after) {
+            self.flush_cancel(engine_id);
+        }
+    }
+
+    /// The engine ids of the tracked orders that `f` picks, in id order (so what the
+    /// adapter sends after a Logon does not depend on the hash map's order).
+    fn orders_where(&self, f: impl Fn(&Tracked) -> bool) -> Vec<u64> {
         let mut ids: Vec<u64> = self
             .orders
             .iter()
-            .filter(|(_, o)| o.cancel_after)
+            .filter(|(_, o)| f(o))
             .map(|(id, _)| *id)
             .collect();
         ids.sort_unstable();
-        for engine_id in ids {
-            self.flush_cancel(engine_id);
-        }
+        ids
     }
 }
 

@@ -341,37 +341,7 @@ fn a_cancel_waits_for_the_ack_and_for_a_replace_in_flight() {
 
 #[test]
 fn orders_fills_replaces_and_cancels_map_to_reports() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let mut venue = FixVenue::new("fix", config(&addr)).unwrap();
-    venue.poll(wall_ns(), &mut |_| {});
-    let (stream, _) = listener.accept().unwrap();
-    stream.set_nonblocking(true).unwrap();
-    let mut session = Session::new(
-        SessionConfig::new(Role::Acceptor, "VENUE", "ENGINE"),
-        MemoryStore::new(wall_ns()),
-    );
-    session.connect(wall_ns()).unwrap();
-    let mut v = ScriptedVenue {
-        stream,
-        session,
-        rx: Vec::new(),
-        seen: Vec::new(),
-    };
-    let mut reports = Vec::new();
-    drive(&mut venue, &mut v, &mut reports, |_, v| {
-        v.session.is_logged_on()
-    });
-    drive(&mut venue, &mut v, &mut reports, |_, _| true);
-    for _ in 0..50 {
-        venue.poll(wall_ns(), &mut |r| reports.push(r));
-        v.pump();
-        if venue.logged_on() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    assert!(venue.logged_on());
+    let (mut venue, mut v, mut reports) = logged_on_pair();
 
     let order = VenueOrder::limit(
         5,
