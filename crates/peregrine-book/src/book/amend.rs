@@ -32,7 +32,7 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
             Ok(Found::Resting(slot)) => {
                 self.prefetch_around(slot, None);
                 if self.arena.get(slot).flags & (ICEBERG | IN_LIST) == 0 {
-                    self.cancel_plain(slot, CancelReason::UserRequested, sink);
+                    self.cancel_resting(slot, 0, CancelReason::UserRequested, sink);
                 } else {
                     self.cancel_slot(slot, CancelReason::UserRequested, sink);
                 }

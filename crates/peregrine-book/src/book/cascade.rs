@@ -30,10 +30,11 @@ use crate::reject::CancelReason;
 
 impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Runs the cascade a command set off, then publishes the indicative uncross in
-    /// a call auction. A quiet book has nothing to run (the quiet path checked the
-    /// one side a plain order can cross when it rested); a plain command in
-    /// continuous trading takes the inline path: a few flag tests and the
-    /// crossed-book check. Then whether the book is quiet is known again.
+    /// a call auction. A quiet book has nothing to run (its matching loop stopped
+    /// where the book would cross, so the crossed-book check is left to checked
+    /// builds, in `rest_new` and `replace`); a plain command in continuous trading
+    /// takes the inline path: a few flag tests and the crossed-book check. Then
+    /// whether the book is quiet is known again.
     #[inline(always)]
     pub(super) fn finish<S: EventSink>(&mut self, sink: &mut S) {
         if self.quiet {

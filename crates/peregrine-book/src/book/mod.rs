@@ -431,35 +431,36 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
     /// Unlinks a resting order from its level and frees it; emits `Cancelled` with
     /// `reason` and the level update, then applies its list's rules.
     fn cancel_slot<S: EventSink>(&mut self, slot: u32, reason: CancelReason, sink: &mut S) {
-        let node = *self.arena.get(slot);
-        let h = node.level;
         let hidden = self.hidden(slot);
         let list = self.list_of(slot);
+        let id = self.cancel_resting(slot, hidden, reason, sink);
+        if list != NIL {
+            self.list_gone(list, id, sink);
+        }
+    }
+
+    /// The part of [`Self::cancel_slot`] every resting order takes: unlink and free
+    /// the slot, `Cancelled` for its whole quantity (`hidden`: an iceberg's hidden
+    /// part, else 0) and the level update. Returns the order's id. Inlined, so a
+    /// plain order's cancel (the cancel command calls this directly for an order
+    /// neither an iceberg nor a list leg) runs the unlink's tests in line with the
+    /// prefetch that made them.
+    #[inline(always)]
+    fn cancel_resting<S: EventSink>(
+        &mut self,
+        slot: u32,
+        hidden: i64,
+        reason: CancelReason,
+        sink: &mut S,
+    ) -> u64 {
+        let node = *self.arena.get(slot);
+        let h = node.level;
         self.levels.level_mut(h).unlink(&mut self.arena, slot);
         self.release(slot);
         let total = Qty::from_raw(node.qty.lots() + hidden);
         sink.push(self.cancelled_event(&node, total, Qty::ZERO, reason));
         self.level_changed(node.side, h, sink);
-        if list != NIL {
-            self.list_gone(list, node.id.0, sink);
-        }
-    }
-
-    /// [`Self::cancel_slot`] for an order that is neither an iceberg nor in a list
-    /// (most cancels): inlined into the cancel command, so the unlink's branches
-    /// share what the prefetch before it already tested.
-    #[inline(always)]
-    fn cancel_plain<S: EventSink>(&mut self, slot: u32, reason: CancelReason, sink: &mut S) {
-        debug_assert_eq!(
-            self.arena.get(slot).flags & (crate::arena::ICEBERG | crate::arena::IN_LIST),
-            0
-        );
-        let node = *self.arena.get(slot);
-        let h = node.level;
-        self.levels.level_mut(h).unlink(&mut self.arena, slot);
-        self.release(slot);
-        sink.push(self.cancelled_event(&node, node.qty, Qty::ZERO, reason));
-        self.level_changed(node.side, h, sink);
+        node.id.0
     }
 
     /// Frees a slot that is already unlinked from its level.

@@ -312,8 +312,8 @@ impl<L: LevelIndex, I: OrderIds> OrderBook<L, I> {
 
     /// Puts the unfilled rest of an order on the book: an iceberg shows at most its
     /// display size and keeps the rest hidden. `QUIET`: a plain order in a quiet
-    /// book, whose command's finish does not run, so the never-crossed check is
-    /// made here, on the one side that resting can cross.
+    /// book, whose command's finish does not run (checked builds test here that it
+    /// does not cross the book).
     #[inline]
     pub(super) fn rest_new<const QUIET: bool, S: EventSink>(
         &mut self,
