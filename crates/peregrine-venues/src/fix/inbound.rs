@@ -133,8 +133,11 @@ impl FixVenue {
             ExecType::OrderStatus | ExecType::Restated => return,
         };
         self.pending.push_back(report);
-        // An acknowledgement or a replace's answer may free a deferred cancel.
-        self.flush_cancel(engine_id);
+        // An acknowledgement or a replace's answer may free a held cancel (a fill
+        // changes nothing for it: no lookup per fill).
+        if matches!(er.exec_type, ExecType::New | ExecType::Replaced) {
+            self.flush_cancel(engine_id);
+        }
     }
 
     /// The first word from the venue about an order in doubt: a status answer that it

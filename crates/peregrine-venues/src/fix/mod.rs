@@ -85,6 +85,14 @@ struct Tracked {
     cancel_after: bool,
 }
 
+impl Tracked {
+    /// Whether a cancel can name the order now: the venue acknowledged it (an order
+    /// in doubt is not acknowledged) and no replace of it is in flight.
+    fn nameable(&self) -> bool {
+        self.acked && self.replacing.is_none()
+    }
+}
+
 /// A FIX 4.4 venue.
 #[derive(Debug)]
 pub struct FixVenue {
@@ -335,13 +343,17 @@ impl FixVenue {
         }
     }
 
-    /// Sends an OrderCancelRequest naming the order's current ClOrdID.
-    fn send_cancel(&mut self, engine_id: u64) -> Result<(), VenueError> {
-        let o = self
-            .orders
+    /// The order `engine_id` as tracked (a copy: the caller goes on to change `self`).
+    fn tracked(&self, engine_id: u64) -> Result<Tracked, VenueError> {
+        self.orders
             .get(&engine_id)
             .cloned()
-            .ok_or(VenueError::UnknownOrder(engine_id))?;
+            .ok_or(VenueError::UnknownOrder(engine_id))
+    }
+
+    /// Sends an OrderCancelRequest naming the order's current ClOrdID.
+    fn send_cancel(&mut self, engine_id: u64) -> Result<(), VenueError> {
+        let o = self.tracked(engine_id)?;
         let cl = self.next_cl();
         self.texts(cl, 0, 0, o.instrument);
         let mut orig = Vec::new();
@@ -369,7 +381,7 @@ impl FixVenue {
         let ready = self
             .orders
             .get(&engine_id)
-            .is_some_and(|o| o.cancel_after && o.acked && o.replacing.is_none() && !o.in_doubt);
+            .is_some_and(|o| o.cancel_after && o.nameable());
         if !ready || !self.logged_on() {
             return;
         }
@@ -491,7 +503,7 @@ impl Venue for FixVenue {
             .orders
             .get_mut(&engine_id)
             .ok_or(VenueError::UnknownOrder(engine_id))?;
-        if !o.acked || o.replacing.is_some() {
+        if !o.nameable() {
             o.cancel_after = true;
             return Ok(());
         }
@@ -508,11 +520,7 @@ impl Venue for FixVenue {
         if !self.logged_on() {
             return Err(VenueError::Disconnected);
         }
-        let o = self
-            .orders
-            .get(&engine_id)
-            .cloned()
-            .ok_or(VenueError::UnknownOrder(engine_id))?;
+        let o = self.tracked(engine_id)?;
         let cl = self.next_cl();
         // FIX's OrderQty is the total: what filled plus the new open quantity.
         self.texts(cl, price.units(), o.cum + qty.lots(), o.instrument);
