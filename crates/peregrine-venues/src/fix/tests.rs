@@ -198,6 +198,31 @@ fn logged_on_pair() -> (FixVenue, ScriptedVenue, Vec<Report>) {
     (venue, v, reports)
 }
 
+/// Submits a buy of `qty` at `price` as engine order `id`, waits for the venue to
+/// see it, and returns its ClOrdID.
+fn submit_buy(
+    venue: &mut FixVenue,
+    v: &mut ScriptedVenue,
+    reports: &mut Vec<Report>,
+    id: u64,
+    price: i64,
+    qty: i64,
+) -> String {
+    let seen = v.seen.iter().filter(|s| s.0 == "D").count();
+    let order = VenueOrder::limit(
+        id,
+        InstrumentId(1),
+        Side::Buy,
+        Price::from_raw(price),
+        Qty::from_raw(qty),
+    );
+    venue.submit(order, wall_ns()).unwrap();
+    drive(venue, v, reports, |_, v| {
+        v.seen.iter().filter(|s| s.0 == "D").count() > seen
+    });
+    v.seen.iter().rfind(|s| s.0 == "D").unwrap().1.clone()
+}
+
 /// Polls both sides for a while (long enough for a message to cross many times).
 fn settle(venue: &mut FixVenue, v: &mut ScriptedVenue, reports: &mut Vec<Report>) {
     for _ in 0..50 {
@@ -217,16 +242,7 @@ fn settle(venue: &mut FixVenue, v: &mut ScriptedVenue, reports: &mut Vec<Report>
 fn a_cancel_waits_for_the_ack_and_for_a_replace_in_flight() {
     let (mut venue, mut v, mut reports) = logged_on_pair();
     let count = |v: &ScriptedVenue, t: &str| v.seen.iter().filter(|s| s.0 == t).count();
-    let order = VenueOrder::limit(
-        5,
-        InstrumentId(1),
-        Side::Buy,
-        Price::from_raw(10025),
-        Qty::from_raw(10),
-    );
-    venue.submit(order, wall_ns()).unwrap();
-    drive(&mut venue, &mut v, &mut reports, |_, v| count(v, "D") == 1);
-    let cl = v.seen[0].1.clone();
+    let cl = submit_buy(&mut venue, &mut v, &mut reports, 5, 10025, 10);
 
     // Not acknowledged yet: the cancel waits for the ack.
     venue.cancel(5, wall_ns()).unwrap();
@@ -278,7 +294,7 @@ fn a_cancel_waits_for_the_ack_and_for_a_replace_in_flight() {
         "the cancel names the order as the replace renamed it"
     );
 
-    // A replace the venue refuses: the waiting cancel then names the unchanged order.
+    // The venue cancels order 5.
     v.report(
         &f2.1,
         Some(&g.1),
@@ -293,16 +309,8 @@ fn a_cancel_waits_for_the_ack_and_for_a_replace_in_flight() {
         r.iter()
             .any(|r| matches!(r, Report::Cancelled { engine_id: 5, .. }))
     });
-    let order = VenueOrder::limit(
-        6,
-        InstrumentId(1),
-        Side::Buy,
-        Price::from_raw(10000),
-        Qty::from_raw(1),
-    );
-    venue.submit(order, wall_ns()).unwrap();
-    drive(&mut venue, &mut v, &mut reports, |_, v| count(v, "D") == 2);
-    let cl6 = v.seen.iter().rfind(|s| s.0 == "D").unwrap().1.clone();
+    // A replace the venue refuses: the waiting cancel then names the unchanged order.
+    let cl6 = submit_buy(&mut venue, &mut v, &mut reports, 6, 10000, 1);
     v.report(&cl6, None, ExecType::New, OrdStatus::New, None, 1, 0, 10000);
     drive(&mut venue, &mut v, &mut reports, |r, _| {
         r.iter()
